@@ -1,0 +1,17 @@
+//! squad: a terminal coding assistant where one session is a team of agents.
+//!
+//! Layers (see docs/ and DESIGN.md): front ends (`tui`, `exec`) send [`protocol::Op`]s to
+//! the `runtime` and draw the [`protocol::Event`]s it sends back; the runtime runs agents
+//! that call the `model` and `tools`, confined to the `workspace`.
+
+pub mod config;
+pub mod exec;
+pub mod logging;
+pub mod model;
+pub mod protocol;
+pub mod roles;
+pub mod runtime;
+pub mod session;
+pub mod tools;
+pub mod tui;
+pub mod workspace;

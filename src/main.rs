@@ -1,0 +1,3 @@
+fn main() {
+    println!("squad {}", env!("CARGO_PKG_VERSION"));
+}

@@ -1,0 +1,91 @@
+//! Talking to an OpenAI-compatible chat-completions server: streaming, tool-call delta
+//! assembly, retries and usage. The runtime sees only [`ModelClient`].
+
+use crate::protocol::{HistoryItem, ToolCall};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// What the model is told about one tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// One model call. The system prompt is sent first, then the history in order.
+#[derive(Clone, Debug)]
+pub struct ChatRequest {
+    pub model: String,
+    pub system_prompt: String,
+    pub history: Vec<HistoryItem>,
+    pub tools: Vec<ToolSpec>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChatResponse {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<TokenUsage>,
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// Reported while a call is under way.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelProgress {
+    TextDelta(String),
+    /// The call will be tried again; front ends drop any partial text they showed.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay: Duration,
+        reason: String,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("cancelled")]
+    Cancelled,
+    #[error("the model server answered {status}: {message}")]
+    Http { status: u16, message: String },
+    #[error("cannot reach the model server at {base_url}: {message}")]
+    Connection { base_url: String, message: String },
+    #[error("the model's stream broke off: {0}")]
+    StreamBroken(String),
+    #[error("the model server sent nothing for {0:?}")]
+    IdleTimeout(Duration),
+    #[error("the model server sent a response squad cannot read: {0}")]
+    BadResponse(String),
+}
+
+impl ModelError {
+    /// Whether another attempt may succeed (429, 5xx, connection trouble, broken stream).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Http { status, .. } => *status == 429 || *status >= 500,
+            Self::Connection { .. } | Self::StreamBroken(_) | Self::IdleTimeout(_) => true,
+            Self::Cancelled | Self::BadResponse(_) => false,
+        }
+    }
+}
+
+#[async_trait]
+pub trait ModelClient: Send + Sync {
+    /// Runs one chat completion, streaming, with retries. Returns the assembled answer.
+    async fn stream_chat(
+        &self,
+        request: &ChatRequest,
+        progress: &(dyn Fn(ModelProgress) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<ChatResponse, ModelError>;
+}

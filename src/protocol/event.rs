@@ -1,0 +1,246 @@
+use super::{AgentId, AgentResult, AgentStatus, HistoryItem};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// One thing that happened, to one agent. The TUI, `exec --json` and the session log all
+/// consume this same stream; it serializes flat: `{"seq":1,"agent_id":"…","type":"…",…}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub seq: u64,
+    pub agent_id: AgentId,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// First event of a session (and of each resumed run of it).
+    SessionStarted {
+        session_id: String,
+        workspace: PathBuf,
+        model: String,
+        role: String,
+        approval: ApprovalPolicy,
+        #[serde(default)]
+        resumed: bool,
+    },
+    /// An agent came into being. The root persona has `parent_id: None`.
+    AgentSpawned {
+        parent_id: Option<AgentId>,
+        role: String,
+        model: String,
+        task: String,
+        #[serde(default)]
+        depth: u32,
+    },
+    AgentStatus {
+        parent_id: Option<AgentId>,
+        status: AgentStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    TurnStarted,
+    TurnFinished {
+        end: TurnEnd,
+    },
+    /// A durable entry of the agent's history. Resume rebuilds conversations from these.
+    ItemAdded {
+        item: HistoryItem,
+    },
+    /// Live assistant text while the model streams; superseded by the `item_added` after.
+    TextDelta {
+        delta: String,
+    },
+    ToolCallBegin {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    ToolCallEnd {
+        call_id: String,
+        name: String,
+        output: String,
+        is_error: bool,
+        duration_ms: u64,
+    },
+    ApprovalRequested {
+        request_id: u64,
+        role: String,
+        tool: String,
+        action: ApprovalAction,
+    },
+    ApprovalResolved {
+        request_id: u64,
+        decision: ApprovalDecision,
+    },
+    /// Token usage of one model call, with its cost where the model's price is known.
+    Usage {
+        model: String,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        cost_usd: f64,
+    },
+    /// A model call failed in a way worth another try; `delay_ms` until it happens.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    /// Something went wrong that the user should see; the session goes on.
+    Error {
+        message: String,
+    },
+    ResultReturned {
+        parent_id: Option<AgentId>,
+        result: AgentResult,
+    },
+    Despawned {
+        parent_id: Option<AgentId>,
+    },
+    /// The session's active persona changed (`agent_id` is the root agent).
+    Handoff {
+        from: String,
+        to: String,
+        reason: String,
+    },
+    /// Last event of an `exec` run: per-agent figures and totals.
+    Summary {
+        agents: Vec<AgentSummary>,
+        totals: SessionTotals,
+    },
+}
+
+/// Why a turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEnd {
+    /// The model answered without tool calls.
+    Completed,
+    /// The agent called `return_results`.
+    Returned,
+    /// The agent handed the session to another persona.
+    HandedOff,
+    MaxIterations,
+    Interrupted,
+    Cancelled,
+    Error,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalPolicy {
+    /// Ask the user before every mutating action (exec cannot ask: there it denies).
+    #[default]
+    Ask,
+    Auto,
+    ReadOnly,
+}
+
+impl ApprovalPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ask => "ask",
+            Self::Auto => "auto",
+            Self::ReadOnly => "read-only",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "ask" => Some(Self::Ask),
+            "auto" => Some(Self::Auto),
+            "read-only" | "readonly" | "read_only" => Some(Self::ReadOnly),
+            _ => None,
+        }
+    }
+
+    /// The narrower of two policies: a worker never gets more than its parent.
+    pub fn narrowest(self, other: Self) -> Self {
+        fn rank(p: ApprovalPolicy) -> u8 {
+            match p {
+                ApprovalPolicy::ReadOnly => 0,
+                ApprovalPolicy::Ask => 1,
+                ApprovalPolicy::Auto => 2,
+            }
+        }
+        if rank(self) <= rank(other) { self } else { other }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    Approve,
+    /// Approve this and matching later actions (same tool and path/command prefix).
+    ApproveForSession,
+    Deny,
+}
+
+/// What a mutating tool call would do, shown to the user before it runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalAction {
+    Command {
+        command: String,
+    },
+    /// A write or edit; `diff` is a unified diff of the file before and after.
+    FileChange {
+        path: String,
+        diff: String,
+    },
+    Spawn {
+        role: String,
+        task: String,
+        tools: Vec<String>,
+        model: String,
+    },
+}
+
+impl ApprovalAction {
+    /// The key "approve for this session" is cached under, with the tool name.
+    pub fn cache_key(&self) -> String {
+        match self {
+            Self::Command { command } => {
+                command.split_whitespace().next().unwrap_or("").to_string()
+            }
+            Self::FileChange { path, .. } => path.clone(),
+            Self::Spawn { role, .. } => role.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentSummary {
+    pub agent_id: AgentId,
+    pub parent_id: Option<AgentId>,
+    pub role: String,
+    pub status: AgentStatus,
+    pub model: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost_usd: f64,
+    pub model_calls: u64,
+    pub tool_calls: u64,
+    pub errors: u64,
+    pub wall_ms: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionTotals {
+    pub agents: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost_usd: f64,
+    pub model_calls: u64,
+    pub tool_calls: u64,
+    pub errors: u64,
+    pub wall_ms: u64,
+}
+
+impl Default for AgentStatus {
+    fn default() -> Self {
+        Self::Inactive
+    }
+}

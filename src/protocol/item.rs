@@ -1,0 +1,54 @@
+use serde::{Deserialize, Serialize};
+
+/// One entry of an agent's conversation. The same items are sent to the model, written
+/// to the session log and drawn by the front ends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HistoryItem {
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    ToolResult {
+        call_id: String,
+        name: String,
+        output: String,
+        #[serde(default)]
+        is_error: bool,
+    },
+    /// Something the runtime tells the model (a handoff, workers' results arriving).
+    Notice {
+        text: String,
+    },
+    /// The active persona changed; the next model call uses `to`'s prompt and tools.
+    Handoff {
+        from: String,
+        to: String,
+        reason: String,
+        #[serde(default)]
+        context: String,
+    },
+}
+
+impl HistoryItem {
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::User { text: text.into() }
+    }
+
+    pub fn notice(text: impl Into<String>) -> Self {
+        Self::Notice { text: text.into() }
+    }
+}
+
+/// A tool call as the model wrote it. `arguments` stays the raw string: the model may
+/// have produced malformed JSON, and the error it gets back must quote what it sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}

@@ -1,0 +1,17 @@
+//! The one vocabulary the core and the front ends share: `Op` in, `Event` out, and the
+//! history item model used for requests, the session log and rendering alike.
+
+mod event;
+mod ids;
+mod item;
+mod op;
+mod result;
+
+pub use event::{
+    AgentSummary, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind,
+    SessionTotals, TurnEnd,
+};
+pub use ids::AgentId;
+pub use item::{HistoryItem, ToolCall};
+pub use op::Op;
+pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};

@@ -1,0 +1,28 @@
+use super::{AgentId, ApprovalDecision};
+use serde::{Deserialize, Serialize};
+
+/// Everything a front end can ask of the core.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// A message from the user. `to: None` goes to the active persona; a worker's id
+    /// sends it to that worker the way `speak_to_agent` does.
+    UserMessage {
+        #[serde(default)]
+        to: Option<AgentId>,
+        text: String,
+    },
+    /// The user's answer to an `approval_requested` event.
+    Approval {
+        request_id: u64,
+        decision: ApprovalDecision,
+    },
+    /// Stop the running turn of one agent; its pending tool calls get "interrupted" results.
+    Interrupt { agent_id: AgentId },
+    /// Cancel a worker and its descendants.
+    Despawn { agent_id: AgentId },
+    /// The user hands the session to another persona (`/role NAME`).
+    SwitchPersona { role: String },
+    /// Finish: cancel all work and close the log.
+    Shutdown,
+}

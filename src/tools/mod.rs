@@ -1,0 +1,131 @@
+//! The tools an agent can call: a handler trait and a registry that looks them up by name.
+
+use crate::model::ToolSpec;
+use crate::protocol::{AgentId, ApprovalAction};
+use crate::workspace::Workspace;
+use async_trait::async_trait;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Whether a tool changes the world; mutating tools pass the approval gate first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolEffect {
+    ReadOnly,
+    Mutating,
+}
+
+/// Settings the coding tools need, taken from config and role.
+#[derive(Clone, Debug)]
+pub struct ToolSettings {
+    pub command_timeout: Duration,
+    /// Cap on combined command output kept for the model, in bytes.
+    pub max_output_bytes: usize,
+    /// Cap on what `read_file` returns, in bytes.
+    pub read_max_bytes: usize,
+    /// Shell command `run_tests` runs; `None` means the tool explains how to set one.
+    pub test_command: Option<String>,
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        Self {
+            command_timeout: Duration::from_secs(120),
+            max_output_bytes: 32 * 1024,
+            read_max_bytes: 256 * 1024,
+            test_command: None,
+        }
+    }
+}
+
+/// What a tool call may use.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub agent_id: AgentId,
+    pub workspace: Arc<Workspace>,
+    pub settings: Arc<ToolSettings>,
+    pub cancel: CancellationToken,
+}
+
+/// Errors the model can act on: they go back to it as the tool result.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    #[error("{0}")]
+    Path(#[from] crate::workspace::PathError),
+    #[error("{0}")]
+    Failed(String),
+    #[error("denied: {0}")]
+    Denied(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl ToolError {
+    pub fn io(what: &str, path: &str, err: std::io::Error) -> Self {
+        Self::Failed(format!("cannot {what} {path}: {err}"))
+    }
+}
+
+#[async_trait]
+pub trait ToolHandler: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+
+    fn effect(&self) -> ToolEffect;
+
+    /// For mutating tools: what the user is asked to approve (a diff, a command). Argument
+    /// errors found here are returned before anyone is asked.
+    async fn describe(
+        &self,
+        _ctx: &ToolContext,
+        _args: &Value,
+    ) -> Result<Option<ApprovalAction>, ToolError> {
+        Ok(None)
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError>;
+}
+
+/// Tools by name, in a stable order for the model.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn ToolHandler>>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn ToolHandler>) {
+        let name = tool.spec().name;
+        self.tools.retain(|t| t.spec().name != name);
+        self.tools.push(tool);
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn ToolHandler>> {
+        self.tools.iter().find(|t| t.spec().name == name).cloned()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.spec().name).collect()
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec()).collect()
+    }
+
+    /// Only the tools whose names `keep` accepts.
+    pub fn filtered(&self, keep: impl Fn(&str) -> bool) -> Self {
+        Self {
+            tools: self
+                .tools
+                .iter()
+                .filter(|t| keep(&t.spec().name))
+                .cloned()
+                .collect(),
+        }
+    }
+}
