@@ -1,1 +1,23 @@
-//! (in progress)
+//! PLACEHOLDER — to be replaced by the config loader (layering, env, errors).
+use super::Config;
+use crate::protocol::ApprovalPolicy;
+use std::path::{Path, PathBuf};
+
+/// What the command line sets; applied last.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigOverrides {
+    pub config_file: Option<PathBuf>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub approval: Option<ApprovalPolicy>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub fn load_config(_workspace: &Path, _overrides: &ConfigOverrides) -> Result<Config, ConfigError> {
+    Ok(Config::default())
+}
