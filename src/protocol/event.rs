@@ -105,6 +105,8 @@ pub enum EventKind {
         to: String,
         reason: String,
     },
+    /// The whole tree is idle: nothing runs until the user speaks again.
+    Idle,
     /// Last event of an `exec` run: per-agent figures and totals.
     Summary {
         agents: Vec<AgentSummary>,
@@ -165,7 +167,11 @@ impl ApprovalPolicy {
                 ApprovalPolicy::Auto => 2,
             }
         }
-        if rank(self) <= rank(other) { self } else { other }
+        if rank(self) <= rank(other) {
+            self
+        } else {
+            other
+        }
     }
 }
 
@@ -237,10 +243,4 @@ pub struct SessionTotals {
     pub tool_calls: u64,
     pub errors: u64,
     pub wall_ms: u64,
-}
-
-impl Default for AgentStatus {
-    fn default() -> Self {
-        Self::Inactive
-    }
 }

@@ -2,13 +2,14 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Lifecycle of an agent (see DESIGN.md, "Statuses").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentStatus {
     Running,
     /// Blocked on workers or on an approval.
     Waiting,
     /// Turn ended without `return_results` (for the root persona: waiting for the user).
+    #[default]
     Inactive,
     Completed,
     Failed,

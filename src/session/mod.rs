@@ -1,1 +1,10 @@
-//! (in progress)
+//! The session log: every event of a session as JSON lines, one file per session, so a
+//! session can be listed, inspected and resumed.
+
+mod log;
+mod replay;
+mod store;
+
+pub use log::{SessionLog, read_events};
+pub use replay::{ReplayedAgent, ReplayedSession, replay};
+pub use store::{SessionMeta, SessionStore, StoreError};

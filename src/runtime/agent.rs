@@ -1,0 +1,260 @@
+//! An agent's life: wait for input, run a turn, settle its status, deliver workers'
+//! results to it when they arrive. One tokio task per agent.
+
+use super::Shared;
+use super::agent_tools::fan_in_report;
+use super::registry::{AgentEntry, AgentInput, AgentStats};
+use super::turn::run_turn;
+use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, EventKind, HistoryItem, TurnEnd};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Everything needed to bring an agent into the session.
+pub struct NewAgent {
+    pub id: AgentId,
+    pub parent: Option<AgentId>,
+    pub role: String,
+    pub model: String,
+    pub depth: u32,
+    pub task: String,
+    pub policy: ApprovalPolicy,
+    pub tools: Vec<String>,
+    /// Earlier history (resume) or the worker's starting context.
+    pub history: Vec<HistoryItem>,
+    pub status: AgentStatus,
+    pub stats: AgentStats,
+    /// Starts a turn at once with this message.
+    pub first_message: Option<String>,
+    /// Whether to announce it (a resumed agent was announced in the log already).
+    pub announce: bool,
+}
+
+/// Registers the agent, announces it, and starts its task.
+pub fn spawn_agent_task(shared: &Arc<Shared>, new: NewAgent) -> AgentId {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let cancel = match new
+        .parent
+        .and_then(|p| shared.registry.with(p, |a| a.cancel.clone()))
+    {
+        Some(parent_cancel) => parent_cancel.child_token(),
+        None => CancellationToken::new(),
+    };
+    let id = new.id;
+    let queued = usize::from(new.first_message.is_some());
+    let entry = AgentEntry {
+        id,
+        parent: new.parent,
+        children: Vec::new(),
+        role: new.role.clone(),
+        model: new.model.clone(),
+        depth: new.depth,
+        task: new.task.clone(),
+        status: new.status,
+        policy: new.policy,
+        tools: new.tools,
+        history: Vec::new(),
+        result: None,
+        failure: None,
+        delivered: true,
+        stats: new.stats,
+        created: Instant::now(),
+        finished: None,
+        cancel: cancel.clone(),
+        turn_cancel: cancel.child_token(),
+        inbox: tx.clone(),
+        queued,
+    };
+    shared.registry.insert(entry);
+    if new.announce {
+        shared.events.emit(
+            id,
+            EventKind::AgentSpawned {
+                parent_id: new.parent,
+                role: new.role,
+                model: new.model,
+                task: new.task,
+                depth: new.depth,
+            },
+        );
+    }
+    for item in new.history {
+        if new.announce {
+            shared.push_item(id, item);
+        } else {
+            shared.registry.with(id, |a| a.history.push(item));
+        }
+    }
+    if let Some(text) = new.first_message {
+        let _ = tx.send(AgentInput::Message { text, reply: None });
+    }
+    let shared = shared.clone();
+    tokio::spawn(async move { agent_main(shared, id, rx, cancel).await });
+    id
+}
+
+enum Next {
+    Input(AgentInput),
+    Results(String),
+}
+
+async fn agent_main(
+    shared: Arc<Shared>,
+    id: AgentId,
+    mut inbox: mpsc::UnboundedReceiver<AgentInput>,
+    cancel: CancellationToken,
+) {
+    let mut changes = shared.registry.subscribe();
+    loop {
+        let next = match fan_in_state(&shared, id) {
+            FanIn::Ready(report) => Next::Results(report),
+            FanIn::Waiting => {
+                shared.registry.set_status(
+                    id,
+                    AgentStatus::Waiting,
+                    None,
+                    &shared.events,
+                    shared.root,
+                );
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => break,
+                    msg = inbox.recv() => match msg {
+                        Some(m) => Next::Input(m),
+                        None => break,
+                    },
+                    r = changes.changed() => {
+                        if r.is_err() { break; }
+                        continue;
+                    }
+                }
+            }
+            FanIn::Nothing => {
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => break,
+                    msg = inbox.recv() => match msg {
+                        Some(m) => Next::Input(m),
+                        None => break,
+                    },
+                }
+            }
+        };
+
+        let mut reply = None;
+        match next {
+            Next::Results(report) => shared.push_item(id, HistoryItem::notice(report)),
+            Next::Input(AgentInput::SwitchPersona(role)) => {
+                shared
+                    .registry
+                    .with(id, |a| a.queued = a.queued.saturating_sub(1));
+                let _ = super::session::switch_persona(&shared, &role, "switched by the user", "");
+                settle_idle(&shared, id);
+                continue;
+            }
+            Next::Input(AgentInput::Message { text, reply: r }) => {
+                reply = r;
+                shared.push_item(id, HistoryItem::user(text));
+            }
+        }
+
+        let turn_cancel = cancel.child_token();
+        shared.registry.with(id, |a| {
+            a.queued = a.queued.saturating_sub(1);
+            a.turn_cancel = turn_cancel.clone();
+        });
+        shared
+            .registry
+            .set_status(id, AgentStatus::Running, None, &shared.events, shared.root);
+        let outcome = run_turn(&shared, id, turn_cancel).await;
+
+        if cancel.is_cancelled() {
+            if let Some(r) = reply {
+                let _ = r.send(Err("the agent was cancelled".to_string()));
+            }
+            break;
+        }
+        let is_worker = id != shared.root;
+        let status = match outcome.end {
+            TurnEnd::Returned => AgentStatus::Completed,
+            TurnEnd::Error if is_worker => AgentStatus::Failed,
+            TurnEnd::Cancelled => AgentStatus::Cancelled,
+            _ => AgentStatus::Inactive,
+        };
+        if status == AgentStatus::Failed {
+            let why = outcome
+                .error
+                .clone()
+                .unwrap_or_else(|| "unknown error".to_string());
+            shared.registry.with(id, |a| a.failure = Some(why.clone()));
+            // A failed worker's own workers have nobody left to report to.
+            for child in shared.registry.subtree(id).into_iter().skip(1) {
+                super::agent_tools::cancel_agent(&shared, child, "its supervisor failed");
+            }
+            shared
+                .registry
+                .set_status(id, status, Some(why), &shared.events, shared.root);
+        } else if matches!(fan_in_state(&shared, id), FanIn::Nothing) {
+            shared
+                .registry
+                .set_status(id, status, None, &shared.events, shared.root);
+        } else {
+            // Workers still owe results: wait for them instead of resting.
+            shared
+                .registry
+                .set_status(id, AgentStatus::Waiting, None, &shared.events, shared.root);
+        }
+        if let Some(r) = reply {
+            let answer = match (&outcome.error, outcome.end) {
+                (Some(e), _) => Err(e.clone()),
+                _ => Ok(outcome.final_text.clone()),
+            };
+            let _ = r.send(answer);
+        }
+    }
+}
+
+/// After a persona switch between turns the status does not change; re-check idleness.
+fn settle_idle(shared: &Arc<Shared>, id: AgentId) {
+    let status = shared.registry.with(id, |a| a.status).unwrap_or_default();
+    shared
+        .registry
+        .set_status(id, status, None, &shared.events, shared.root);
+}
+
+enum FanIn {
+    /// Every worker has finished and some results are undelivered: here they are.
+    Ready(String),
+    /// Workers are still running.
+    Waiting,
+    Nothing,
+}
+
+fn fan_in_state(shared: &Arc<Shared>, id: AgentId) -> FanIn {
+    let (running, undelivered) = {
+        let agents = shared.registry.lock();
+        let Some(me) = agents.get(&id) else {
+            return FanIn::Nothing;
+        };
+        let mut running = false;
+        let mut undelivered = Vec::new();
+        for child in &me.children {
+            if let Some(c) = agents.get(child) {
+                if !c.status.is_idle() {
+                    running = true;
+                } else if !c.delivered && c.status != AgentStatus::Cancelled {
+                    undelivered.push(*child);
+                }
+            }
+        }
+        (running, undelivered)
+    };
+    if running {
+        FanIn::Waiting
+    } else if undelivered.is_empty() {
+        FanIn::Nothing
+    } else {
+        FanIn::Ready(fan_in_report(shared, &undelivered, &[]))
+    }
+}

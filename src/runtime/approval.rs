@@ -1,0 +1,270 @@
+//! The one gate every mutating action passes. Policy and "approved for this session"
+//! caching live here and nowhere else.
+
+use super::events::EventSink;
+use crate::protocol::{AgentId, ApprovalAction, ApprovalDecision, ApprovalPolicy, EventKind};
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+pub struct ApprovalGate {
+    /// Whether a front end can answer; `exec` cannot, so there `ask` denies.
+    can_ask: bool,
+    /// (tool, key) pairs approved for the rest of the session.
+    cache: Mutex<HashSet<(String, String)>>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<ApprovalDecision>>>,
+    next_id: AtomicU64,
+}
+
+/// Why an action may not run; goes back to the model as the tool result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Denied(pub String);
+
+/// Everything the gate needs to know about one request.
+pub struct ApprovalRequest<'a> {
+    pub agent_id: AgentId,
+    pub role: &'a str,
+    pub policy: ApprovalPolicy,
+    pub tool: &'a str,
+    pub action: &'a ApprovalAction,
+}
+
+impl ApprovalGate {
+    pub fn new(can_ask: bool) -> Self {
+        Self {
+            can_ask,
+            cache: Mutex::new(HashSet::new()),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    pub fn can_ask(&self) -> bool {
+        self.can_ask
+    }
+
+    /// Decides, asking the user through the event stream when the policy says so.
+    pub async fn check(
+        &self,
+        req: ApprovalRequest<'_>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<(), Denied> {
+        match req.policy {
+            ApprovalPolicy::Auto => return Ok(()),
+            ApprovalPolicy::ReadOnly => {
+                return Err(Denied(format!(
+                    "`{}` was denied: the session is read-only (approval policy `read-only`). \
+                     Do not retry it; describe the change you would make instead.",
+                    req.tool
+                )));
+            }
+            ApprovalPolicy::Ask => {}
+        }
+        if self.is_cached(req.tool, req.action) {
+            return Ok(());
+        }
+        if !self.can_ask {
+            return Err(Denied(format!(
+                "`{}` was denied: approval policy is `ask` but nobody can answer in this \
+                 headless run (use `--approval auto` to allow changes). Do not retry it.",
+                req.tool
+            )));
+        }
+        let request_id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(request_id, tx);
+        events.emit(
+            req.agent_id,
+            EventKind::ApprovalRequested {
+                request_id,
+                role: req.role.to_string(),
+                tool: req.tool.to_string(),
+                action: req.action.clone(),
+            },
+        );
+        let decision = tokio::select! {
+            d = rx => d.unwrap_or(ApprovalDecision::Deny),
+            _ = cancel.cancelled() => {
+                lock(&self.pending).remove(&request_id);
+                ApprovalDecision::Deny
+            }
+        };
+        events.emit(
+            req.agent_id,
+            EventKind::ApprovalResolved {
+                request_id,
+                decision,
+            },
+        );
+        match decision {
+            ApprovalDecision::Approve => Ok(()),
+            ApprovalDecision::ApproveForSession => {
+                lock(&self.cache).insert((req.tool.to_string(), cache_key(req.action)));
+                Ok(())
+            }
+            ApprovalDecision::Deny => Err(Denied(format!(
+                "the user refused `{}`. Do not retry the same action; ask the user what they \
+                 want instead or take another approach.",
+                req.tool
+            ))),
+        }
+    }
+
+    /// The user's answer. Unknown ids (already answered, or cancelled) are ignored.
+    pub fn resolve(&self, request_id: u64, decision: ApprovalDecision) -> bool {
+        match lock(&self.pending).remove(&request_id) {
+            Some(tx) => tx.send(decision).is_ok(),
+            None => false,
+        }
+    }
+
+    fn is_cached(&self, tool: &str, action: &ApprovalAction) -> bool {
+        let key = cache_key(action);
+        lock(&self.cache)
+            .iter()
+            .any(|(t, k)| t == tool && covers(k, &key, action))
+    }
+}
+
+/// Commands are cached by their first two words (`cargo test`), file changes by their
+/// folder, spawns by role: approving one approves its kind, not everything.
+fn cache_key(action: &ApprovalAction) -> String {
+    match action {
+        ApprovalAction::Command { command } => command
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" "),
+        ApprovalAction::FileChange { path, .. } => match path.rfind('/') {
+            Some(i) => path[..=i].to_string(),
+            None => String::new(),
+        },
+        ApprovalAction::Spawn { role, .. } => role.clone(),
+    }
+}
+
+fn covers(cached: &str, key: &str, action: &ApprovalAction) -> bool {
+    match action {
+        ApprovalAction::Command { .. } => key == cached || key.starts_with(&format!("{cached} ")),
+        ApprovalAction::FileChange { .. } => key.starts_with(cached),
+        ApprovalAction::Spawn { .. } => key == cached,
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use tokio::sync::mpsc;
+
+    fn sink() -> (
+        Arc<EventSink>,
+        mpsc::UnboundedReceiver<crate::protocol::Event>,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Arc::new(EventSink::new(None, 0, tx)), rx)
+    }
+
+    fn cmd(c: &str) -> ApprovalAction {
+        ApprovalAction::Command {
+            command: c.to_string(),
+        }
+    }
+
+    #[tokio::test]
+    async fn policies_and_session_cache() {
+        let (events, mut rx) = sink();
+        let gate = Arc::new(ApprovalGate::new(true));
+        let agent = AgentId::new();
+        let cancel = CancellationToken::new();
+        let action = cmd("cargo test --all");
+        let req = |policy| ApprovalRequest {
+            agent_id: agent,
+            role: "copilot",
+            policy,
+            tool: "run_command",
+            action: &action,
+        };
+        assert!(
+            gate.check(req(ApprovalPolicy::Auto), &events, &cancel)
+                .await
+                .is_ok()
+        );
+        assert!(
+            gate.check(req(ApprovalPolicy::ReadOnly), &events, &cancel)
+                .await
+                .is_err()
+        );
+
+        // Ask: answered through the event stream.
+        let g2 = gate.clone();
+        let answer = tokio::spawn(async move {
+            loop {
+                let ev = rx.recv().await.unwrap();
+                if let EventKind::ApprovalRequested {
+                    request_id, action, ..
+                } = ev.kind
+                {
+                    assert_eq!(action, cmd("cargo test --all"));
+                    g2.resolve(request_id, ApprovalDecision::ApproveForSession);
+                    return rx;
+                }
+            }
+        });
+        assert!(
+            gate.check(req(ApprovalPolicy::Ask), &events, &cancel)
+                .await
+                .is_ok()
+        );
+        let _rx = answer.await.unwrap();
+        // Cached: `cargo test` again needs no question, `cargo publish` does (and nobody answers).
+        let again = cmd("cargo test -p x");
+        let r = ApprovalRequest {
+            agent_id: agent,
+            role: "copilot",
+            policy: ApprovalPolicy::Ask,
+            tool: "run_command",
+            action: &again,
+        };
+        assert!(gate.check(r, &events, &cancel).await.is_ok());
+        let other = cmd("cargo publish");
+        cancel.cancel();
+        let r = ApprovalRequest {
+            agent_id: agent,
+            role: "copilot",
+            policy: ApprovalPolicy::Ask,
+            tool: "run_command",
+            action: &other,
+        };
+        assert!(gate.check(r, &events, &cancel).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn headless_ask_denies_with_a_reason() {
+        let (events, _rx) = sink();
+        let gate = ApprovalGate::new(false);
+        let action = cmd("rm -rf build");
+        let r = ApprovalRequest {
+            agent_id: AgentId::new(),
+            role: "copilot",
+            policy: ApprovalPolicy::Ask,
+            tool: "run_command",
+            action: &action,
+        };
+        let err = gate
+            .check(r, &events, &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(err.0.contains("--approval auto"), "{}", err.0);
+    }
+}

@@ -1,0 +1,98 @@
+use crate::protocol::Event;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+/// Appends events to `<id>.jsonl`. Each event is one `write` of a whole line followed by a
+/// flush, so a crash can at worst leave a torn last line; earlier lines stay intact.
+pub struct SessionLog {
+    path: PathBuf,
+    file: File,
+    buf: Vec<u8>,
+}
+
+impl SessionLog {
+    /// Opens (creating if needed) the log for appending.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            buf: Vec::with_capacity(512),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn append(&mut self, event: &Event) -> io::Result<()> {
+        self.buf.clear();
+        serde_json::to_writer(&mut self.buf, event).map_err(io::Error::other)?;
+        self.buf.push(b'\n');
+        self.file.write_all(&self.buf)?;
+        self.file.flush()
+    }
+}
+
+/// Reads a log back. Lines that do not parse (a torn last line after a crash, or a line
+/// written by a newer squad) are skipped and counted, never fatal.
+pub fn read_events(path: &Path) -> io::Result<(Vec<Event>, usize)> {
+    let reader = BufReader::new(File::open(path)?);
+    let mut events = Vec::new();
+    let mut skipped = 0;
+    for line in reader.lines() {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                skipped += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Event>(&line) {
+            Ok(ev) => events.push(ev),
+            Err(_) => skipped += 1,
+        }
+    }
+    Ok((events, skipped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{AgentId, EventKind, HistoryItem};
+
+    #[test]
+    fn torn_last_line_is_skipped_and_earlier_lines_survive() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let agent = AgentId::new();
+        {
+            let mut log = SessionLog::open(&path).unwrap();
+            for seq in 1..=3 {
+                log.append(&Event {
+                    seq,
+                    agent_id: agent,
+                    kind: EventKind::ItemAdded {
+                        item: HistoryItem::user(format!("message {seq}")),
+                    },
+                })
+                .unwrap();
+            }
+        }
+        // Simulate a crash in the middle of writing a fourth line.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(br#"{"seq":4,"agent_id":"#).unwrap();
+        let (events, skipped) = read_events(&path).unwrap();
+        assert_eq!(events.len(), 3);
+        assert_eq!(skipped, 1);
+        assert_eq!(events[2].seq, 3);
+    }
+}
