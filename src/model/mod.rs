@@ -1,6 +1,14 @@
 //! Talking to an OpenAI-compatible chat-completions server: streaming, tool-call delta
 //! assembly, retries and usage. The runtime sees only [`ModelClient`].
 
+mod http;
+mod openai;
+mod retry;
+mod stream;
+mod wire;
+
+pub use openai::{ClientSettings, OpenAiClient};
+
 use crate::protocol::{HistoryItem, ToolCall};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -44,6 +52,8 @@ pub struct TokenUsage {
 pub enum ModelProgress {
     TextDelta(String),
     /// The call will be tried again; front ends drop any partial text they showed.
+    /// `attempt` is the number of the attempt about to start (2 for the first retry),
+    /// out of `max_attempts` (= retries + 1); `delay` is the wait before it.
     Retrying {
         attempt: u32,
         max_attempts: u32,

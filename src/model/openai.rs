@@ -1,0 +1,305 @@
+//! [`ModelClient`] for any OpenAI-compatible chat-completions server, over async-openai
+//! in "bring your own types" mode.
+
+use super::http::{HttpFailure, StatusService, truncate};
+use super::retry::{AttemptError, RetryPolicy};
+use super::stream::StreamAssembler;
+use super::wire::{ChatChunk, WireRequest};
+use super::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress};
+use crate::config::ProviderConfig;
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use async_trait::async_trait;
+use futures::StreamExt;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Longest time spent establishing a TCP/TLS connection, whatever the request timeout.
+const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How to reach the model server.
+#[derive(Clone)]
+pub struct ClientSettings {
+    /// Includes `/v1`.
+    pub base_url: String,
+    /// `None` (a local server): no `Authorization` header is sent.
+    pub api_key: Option<String>,
+    /// Name of the environment variable the key comes from, for error messages.
+    pub api_key_env: String,
+    /// Limit for one attempt, from sending the request to the end of the stream.
+    pub request_timeout: Duration,
+    /// An attempt whose stream sends nothing for this long is abandoned (and retried).
+    pub idle_timeout: Duration,
+    pub max_retries: u32,
+    /// First backoff delay; doubles with each retry.
+    pub retry_base: Duration,
+}
+
+impl ClientSettings {
+    /// Settings from the provider config, with the key read from its environment
+    /// variable (unset or empty: no key).
+    pub fn from_provider(provider: &ProviderConfig) -> Self {
+        let api_key = std::env::var(&provider.api_key_env)
+            .ok()
+            .filter(|k| !k.trim().is_empty());
+        Self {
+            base_url: provider.base_url.clone(),
+            api_key,
+            api_key_env: provider.api_key_env.clone(),
+            request_timeout: Duration::from_secs(provider.request_timeout_s),
+            idle_timeout: Duration::from_secs(provider.idle_timeout_s),
+            max_retries: provider.max_retries,
+            retry_base: Duration::from_millis(provider.retry_base_ms),
+        }
+    }
+}
+
+/// Never prints the key.
+impl std::fmt::Debug for ClientSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientSettings")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api_key_env", &self.api_key_env)
+            .field("request_timeout", &self.request_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_retries", &self.max_retries)
+            .field("retry_base", &self.retry_base)
+            .finish()
+    }
+}
+
+pub struct OpenAiClient {
+    client: Client<OpenAIConfig>,
+    base_url: String,
+    api_key_env: String,
+    has_key: bool,
+    request_timeout: Duration,
+    idle_timeout: Duration,
+    policy: RetryPolicy,
+}
+
+impl std::fmt::Debug for OpenAiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiClient")
+            .field("base_url", &self.base_url)
+            .field("has_key", &self.has_key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiClient {
+    pub fn new(settings: ClientSettings) -> Result<Self, ModelError> {
+        let base_url = settings.base_url.trim_end_matches('/').to_string();
+        let http = reqwest::Client::builder()
+            .connect_timeout(settings.request_timeout.min(MAX_CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| ModelError::Connection {
+                base_url: base_url.clone(),
+                message: format!("cannot set up the HTTP client: {}", error_chain(&e)),
+            })?;
+        let has_key = settings.api_key.is_some();
+        // Explicit empty org/project so async-openai does not pick them up from the
+        // environment; the key is ours or nothing.
+        let config = OpenAIConfig::new()
+            .with_api_base(&base_url)
+            .with_api_key(settings.api_key.unwrap_or_default())
+            .with_org_id("")
+            .with_project_id("");
+        let client = Client::build(http.clone(), config)
+            .with_http_service(StatusService::new(http, has_key));
+        Ok(Self {
+            client,
+            base_url,
+            api_key_env: settings.api_key_env,
+            has_key,
+            request_timeout: settings.request_timeout,
+            idle_timeout: settings.idle_timeout,
+            policy: RetryPolicy {
+                max_retries: settings.max_retries,
+                base: settings.retry_base,
+            },
+        })
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// One attempt: send, then read the stream until it ends, goes idle or runs out of
+    /// time. Text deltas are reported as they arrive.
+    async fn attempt(
+        &self,
+        body: &WireRequest<'_>,
+        progress: &(dyn Fn(ModelProgress) + Send + Sync),
+    ) -> Result<ChatResponse, AttemptError> {
+        let deadline = Instant::now() + self.request_timeout;
+        let opened = tokio::time::timeout_at(
+            deadline,
+            self.client.chat().create_stream_byot::<_, ChatChunk>(body),
+        )
+        .await;
+        let mut stream = match opened {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(e)) => return Err(self.map_error(e)),
+            Err(_) => {
+                return Err(ModelError::Connection {
+                    base_url: self.base_url.clone(),
+                    message: format!(
+                        "no answer within the request timeout of {:?}",
+                        self.request_timeout
+                    ),
+                }
+                .into());
+            }
+        };
+        let mut assembler = StreamAssembler::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let wait = self.idle_timeout.min(left);
+            match tokio::time::timeout(wait, stream.next()).await {
+                Ok(Some(Ok(chunk))) => {
+                    let text = assembler.push(chunk)?;
+                    if !text.is_empty() {
+                        progress(ModelProgress::TextDelta(text));
+                    }
+                }
+                Ok(Some(Err(e))) => return Err(self.map_error(e)),
+                Ok(None) => break,
+                Err(_) if wait < self.idle_timeout => {
+                    return Err(ModelError::StreamBroken(format!(
+                        "the answer did not finish within the request timeout of {:?}",
+                        self.request_timeout
+                    ))
+                    .into());
+                }
+                Err(_) => return Err(ModelError::IdleTimeout(self.idle_timeout).into()),
+            }
+        }
+        Ok(assembler.finish()?)
+    }
+
+    fn map_error(&self, e: OpenAIError) -> AttemptError {
+        let error = match e {
+            OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
+                Ok(f) => {
+                    return AttemptError {
+                        error: ModelError::Http {
+                            status: f.status,
+                            message: self.explain_status(f.status, f.message),
+                        },
+                        retry_after: f.retry_after,
+                    };
+                }
+                Err(other) => self.connection(other.to_string()),
+            },
+            OpenAIError::Reqwest(e) if e.is_connect() => self.connection(format!(
+                "{}. Check --base-url / OPENAI_BASE_URL",
+                error_chain(&e)
+            )),
+            OpenAIError::Reqwest(e) if e.is_body() || e.is_decode() => {
+                ModelError::StreamBroken(error_chain(&e))
+            }
+            OpenAIError::Reqwest(e) => self.connection(error_chain(&e)),
+            OpenAIError::StreamError(e) => {
+                ModelError::StreamBroken(format!("the connection dropped mid-answer ({e})"))
+            }
+            OpenAIError::ApiError(r) => ModelError::Http {
+                status: r.status_code.as_u16(),
+                message: self.explain_status(r.status_code.as_u16(), r.api_error.message),
+            },
+            OpenAIError::JSONDeserialize(e, content) => {
+                ModelError::BadResponse(format!("{e} in {}", truncate(&content, 300)))
+            }
+            other => ModelError::BadResponse(other.to_string()),
+        };
+        error.into()
+    }
+
+    fn connection(&self, message: String) -> ModelError {
+        ModelError::Connection {
+            base_url: self.base_url.clone(),
+            message,
+        }
+    }
+
+    /// Adds what the user can do about an authentication failure.
+    fn explain_status(&self, status: u16, message: String) -> String {
+        match status {
+            401 | 403 if self.has_key => format!(
+                "{message} (check the API key in the {} environment variable)",
+                self.api_key_env
+            ),
+            401 | 403 => format!(
+                "{message} (no API key is set: put it in the {} environment variable)",
+                self.api_key_env
+            ),
+            _ => message,
+        }
+    }
+}
+
+/// The error with its causes: reqwest's own text is only "error sending request".
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+#[async_trait]
+impl ModelClient for OpenAiClient {
+    async fn stream_chat(
+        &self,
+        request: &ChatRequest,
+        progress: &(dyn Fn(ModelProgress) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<ChatResponse, ModelError> {
+        let body = WireRequest::from_chat(request);
+        let max_attempts = self.policy.max_retries.saturating_add(1);
+        let mut attempt = 1;
+        loop {
+            if cancel.is_cancelled() {
+                return Err(ModelError::Cancelled);
+            }
+            let result = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(ModelError::Cancelled),
+                r = self.attempt(&body, progress) => r,
+            };
+            let failed = match result {
+                Ok(response) => return Ok(response),
+                Err(failed) => failed,
+            };
+            if !failed.error.is_retryable() || attempt >= max_attempts {
+                return Err(failed.error);
+            }
+            let delay = self.policy.delay(attempt, &failed);
+            tracing::warn!(
+                attempt,
+                max_attempts,
+                ?delay,
+                error = %failed.error,
+                "model call failed, retrying"
+            );
+            attempt += 1;
+            progress(ModelProgress::Retrying {
+                attempt,
+                max_attempts,
+                delay,
+                reason: failed.error.to_string(),
+            });
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(ModelError::Cancelled),
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! Our own wire types for chat completions.
+//!
+//! Requests carry only the fields every OpenAI-compatible server understands. Chunks are
+//! parsed leniently (every field optional, `null` accepted for lists) so servers that omit
+//! OpenAI-only fields (Ollama, llama.cpp, vLLM) still work.
+
+use super::{ChatRequest, ToolSpec};
+use crate::protocol::HistoryItem;
+use serde::{Deserialize, Deserializer, Serialize};
+
+#[derive(Debug, Serialize)]
+pub(crate) struct WireRequest<'a> {
+    pub model: &'a str,
+    pub messages: Vec<WireMessage>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<WireTool<'a>>,
+    pub stream: bool,
+    pub stream_options: StreamOptions,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct StreamOptions {
+    pub include_usage: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub(crate) enum WireMessage {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        /// `null` when the turn was only tool calls, as OpenAI sends it.
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct WireToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: WireFunctionCall,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct WireFunctionCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct WireTool<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: WireFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct WireFunction<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub parameters: &'a serde_json::Value,
+}
+
+impl<'a> WireRequest<'a> {
+    pub fn from_chat(request: &'a ChatRequest) -> Self {
+        Self {
+            model: &request.model,
+            messages: messages(&request.system_prompt, &request.history),
+            tools: request.tools.iter().map(wire_tool).collect(),
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+        }
+    }
+}
+
+fn wire_tool(spec: &ToolSpec) -> WireTool<'_> {
+    WireTool {
+        kind: "function",
+        function: WireFunction {
+            name: &spec.name,
+            description: &spec.description,
+            parameters: &spec.parameters,
+        },
+    }
+}
+
+/// System prompt first, then one message per history item. Notices and handoffs become
+/// `user` messages prefixed `[squad]`: many local chat templates reject a `system`
+/// message anywhere but first.
+pub(crate) fn messages(system_prompt: &str, history: &[HistoryItem]) -> Vec<WireMessage> {
+    let mut out = Vec::with_capacity(history.len() + 1);
+    if !system_prompt.is_empty() {
+        out.push(WireMessage::System {
+            content: system_prompt.to_string(),
+        });
+    }
+    for item in history {
+        out.push(match item {
+            HistoryItem::User { text } => WireMessage::User {
+                content: text.clone(),
+            },
+            HistoryItem::Assistant { text, tool_calls } => WireMessage::Assistant {
+                content: if text.is_empty() && !tool_calls.is_empty() {
+                    None
+                } else {
+                    Some(text.clone())
+                },
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|c| WireToolCall {
+                        id: c.id.clone(),
+                        kind: "function",
+                        function: WireFunctionCall {
+                            name: c.name.clone(),
+                            arguments: c.arguments.clone(),
+                        },
+                    })
+                    .collect(),
+            },
+            HistoryItem::ToolResult {
+                call_id, output, ..
+            } => WireMessage::Tool {
+                tool_call_id: call_id.clone(),
+                content: output.clone(),
+            },
+            HistoryItem::Notice { text } => WireMessage::User {
+                content: format!("[squad] {text}"),
+            },
+            HistoryItem::Handoff {
+                from,
+                to,
+                reason,
+                context,
+            } => {
+                let mut content = format!("[squad] Handoff: {from} → {to}. Reason: {reason}");
+                if !context.is_empty() {
+                    content.push_str(" Context: ");
+                    content.push_str(context);
+                }
+                WireMessage::User { content }
+            }
+        });
+    }
+    out
+}
+
+/// `null` and a missing field both mean "empty".
+fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// One `data:` payload of the stream.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ChatChunk {
+    #[serde(deserialize_with = "null_default")]
+    pub choices: Vec<ChunkChoice>,
+    pub usage: Option<WireUsage>,
+    /// Some servers (vLLM, proxies) report a failure mid-stream as `{"error": {...}}`.
+    pub error: Option<serde_json::Value>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ChunkChoice {
+    pub index: Option<u32>,
+    pub delta: Option<Delta>,
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Delta {
+    pub content: Option<String>,
+    #[serde(deserialize_with = "null_default")]
+    pub tool_calls: Vec<ToolCallDelta>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ToolCallDelta {
+    pub index: Option<u32>,
+    pub id: Option<String>,
+    pub function: Option<FunctionDelta>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct FunctionDelta {
+    pub name: Option<String>,
+    /// Normally a string fragment; some servers send the whole arguments as an object.
+    pub arguments: Option<serde_json::Value>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct WireUsage {
+    #[serde(deserialize_with = "null_default")]
+    pub prompt_tokens: u64,
+    #[serde(deserialize_with = "null_default")]
+    pub completion_tokens: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ToolCall;
+    use serde_json::json;
+
+    #[test]
+    fn history_maps_to_openai_messages() {
+        let history = vec![
+            HistoryItem::user("fix the bug"),
+            HistoryItem::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"a.rs"}"#.into(),
+                }],
+            },
+            HistoryItem::ToolResult {
+                call_id: "c1".into(),
+                name: "read_file".into(),
+                output: "fn main() {}".into(),
+                is_error: false,
+            },
+            HistoryItem::notice("worker w1 finished"),
+            HistoryItem::Handoff {
+                from: "planner".into(),
+                to: "coder".into(),
+                reason: "plan ready".into(),
+                context: "step 1".into(),
+            },
+            HistoryItem::Assistant {
+                text: "done".into(),
+                tool_calls: vec![],
+            },
+        ];
+        let v = serde_json::to_value(messages("be helpful", &history)).unwrap();
+        assert_eq!(
+            v,
+            json!([
+                {"role": "system", "content": "be helpful"},
+                {"role": "user", "content": "fix the bug"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function",
+                     "function": {"name": "read_file", "arguments": "{\"path\":\"a.rs\"}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "content": "fn main() {}"},
+                {"role": "user", "content": "[squad] worker w1 finished"},
+                {"role": "user",
+                 "content": "[squad] Handoff: planner → coder. Reason: plan ready Context: step 1"},
+                {"role": "assistant", "content": "done"},
+            ])
+        );
+    }
+
+    #[test]
+    fn request_omits_empty_tools_and_asks_for_usage() {
+        let req = ChatRequest {
+            model: "m".into(),
+            system_prompt: "s".into(),
+            history: vec![HistoryItem::user("hi")],
+            tools: vec![],
+        };
+        let v = serde_json::to_value(WireRequest::from_chat(&req)).unwrap();
+        assert!(v.get("tools").is_none());
+        assert_eq!(v["stream"], true);
+        assert_eq!(v["stream_options"], json!({"include_usage": true}));
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 4, "no other fields: {keys:?}");
+    }
+
+    #[test]
+    fn chunks_parse_without_openai_only_fields() {
+        let c: ChatChunk = serde_json::from_str(
+            r#"{"choices":[{"delta":{"content":"hi","tool_calls":null},"finish_reason":null}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.choices[0].delta.as_ref().unwrap().content.as_deref(),
+            Some("hi")
+        );
+        let c: ChatChunk =
+            serde_json::from_str(r#"{"choices":null,"usage":{"prompt_tokens":3}}"#).unwrap();
+        assert!(c.choices.is_empty());
+        assert_eq!(c.usage.unwrap().prompt_tokens, 3);
+        assert_eq!(c.usage.unwrap().completion_tokens, 0);
+        let c: ChatChunk = serde_json::from_str("{}").unwrap();
+        assert!(c.choices.is_empty() && c.usage.is_none());
+    }
+}

@@ -1,0 +1,600 @@
+//! A scripted OpenAI-compatible chat-completions server for tests and benches.
+//!
+//! Serves `POST /v1/chat/completions` on 127.0.0.1 with a random port. Each request takes
+//! the next scripted [`MockResponse`] from the queue, or asks the responder closure when the
+//! queue is empty; with neither, it answers 500 so a test fails loudly instead of hanging.
+//! Every request is recorded (body, headers, receive and finish times).
+//!
+//! Self-contained on purpose (axum, tokio, serde_json, futures only): a bench binary
+//! includes this file with `#[path = ...]`.
+#![allow(dead_code)]
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Body text of the 500 answered when nothing is scripted.
+pub const NO_RESPONSE_LEFT: &str = "mock: no scripted response left";
+
+type Responder = Arc<dyn Fn(&Value) -> MockResponse + Send + Sync>;
+
+/// One tool call the mock will stream: `arguments` is the raw JSON text, sent in fragments.
+#[derive(Clone, Debug)]
+pub struct MockToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+impl MockToolCall {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+}
+
+/// How a streamed answer ends.
+#[derive(Clone, Debug)]
+enum Ending {
+    /// Finish chunk, optional usage chunk, then `data: [DONE]`.
+    Complete,
+    /// After `after` content deltas the connection is dropped (no finish_reason, no [DONE]).
+    Cut { after: usize },
+    /// After `after` content deltas, nothing is sent for `pause`; then the connection drops.
+    Stall { after: usize, pause: Duration },
+    /// All deltas and the finish chunk, but the body ends cleanly without `data: [DONE]`.
+    NoDone,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    Stream {
+        text_deltas: Vec<String>,
+        tool_calls: Vec<MockToolCall>,
+        /// Max characters per tool-argument fragment.
+        arg_fragment: usize,
+        finish_reason: Option<String>,
+        usage: Option<(u64, u64)>,
+        ending: Ending,
+        chunk_delay: Duration,
+    },
+    Error {
+        status: u16,
+        retry_after: Option<String>,
+        body: Value,
+    },
+}
+
+/// One scripted answer. Build with the constructors, adjust with the `with_*` methods.
+#[derive(Clone, Debug)]
+pub struct MockResponse {
+    kind: Kind,
+    delay: Duration,
+}
+
+/// Splits `text` into pieces of at most `size` characters (never inside a char).
+pub fn split_text(text: &str, size: usize) -> Vec<String> {
+    let size = size.max(1);
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(size).map(|c| c.iter().collect()).collect()
+}
+
+impl MockResponse {
+    fn stream(text_deltas: Vec<String>, tool_calls: Vec<MockToolCall>) -> Self {
+        let finish = if tool_calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
+        Self {
+            kind: Kind::Stream {
+                text_deltas,
+                tool_calls,
+                arg_fragment: 5,
+                finish_reason: Some(finish.to_string()),
+                usage: None,
+                ending: Ending::Complete,
+                chunk_delay: Duration::ZERO,
+            },
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// Streamed text, split into deltas of a few characters.
+    pub fn text(text: &str) -> Self {
+        Self::stream(split_text(text, 4), Vec::new())
+    }
+
+    /// Streamed text with exactly these deltas.
+    pub fn text_deltas<S: Into<String>>(deltas: impl IntoIterator<Item = S>) -> Self {
+        Self::stream(deltas.into_iter().map(Into::into).collect(), Vec::new())
+    }
+
+    /// One streamed tool call (arguments split across many deltas).
+    pub fn tool_call(id: &str, name: &str, arguments: &str) -> Self {
+        Self::tool_calls(vec![MockToolCall::new(id, name, arguments)])
+    }
+
+    /// Several tool calls in one turn, streamed one after the other with indexes 0, 1, ...
+    pub fn tool_calls(calls: Vec<MockToolCall>) -> Self {
+        Self::stream(Vec::new(), calls)
+    }
+
+    /// Text deltas first, then the tool calls.
+    pub fn text_and_tool_calls(text: &str, calls: Vec<MockToolCall>) -> Self {
+        Self::stream(split_text(text, 4), calls)
+    }
+
+    /// An HTTP error with an OpenAI-style JSON body `{"error": {"message": ...}}`.
+    pub fn error(status: u16, message: &str) -> Self {
+        let body = json!({
+            "error": {"message": message, "type": "mock_error", "param": null, "code": null}
+        });
+        Self::error_body(status, body)
+    }
+
+    /// An HTTP error with exactly this JSON body.
+    pub fn error_body(status: u16, body: Value) -> Self {
+        Self {
+            kind: Kind::Error {
+                status,
+                retry_after: None,
+                body,
+            },
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// Adds a `Retry-After: <secs>` header (errors only).
+    pub fn with_retry_after(mut self, secs: u64) -> Self {
+        if let Kind::Error { retry_after, .. } = &mut self.kind {
+            *retry_after = Some(secs.to_string());
+        }
+        self
+    }
+
+    /// Waits this long before answering at all (latency before the status line).
+    pub fn with_delay(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    /// Waits this long before each SSE chunk (a slow model).
+    pub fn with_chunk_delay(mut self, delay: Duration) -> Self {
+        if let Kind::Stream { chunk_delay, .. } = &mut self.kind {
+            *chunk_delay = delay;
+        }
+        self
+    }
+
+    /// Ends with a usage chunk (`choices: []`), as with `stream_options.include_usage`.
+    pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
+        if let Kind::Stream { usage, .. } = &mut self.kind {
+            *usage = Some((prompt_tokens, completion_tokens));
+        }
+        self
+    }
+
+    /// Overrides the finish_reason of the last chunk (`None`: the field stays null).
+    pub fn with_finish_reason(mut self, reason: Option<&str>) -> Self {
+        if let Kind::Stream { finish_reason, .. } = &mut self.kind {
+            *finish_reason = reason.map(str::to_string);
+        }
+        self
+    }
+
+    /// Max characters per tool-argument fragment (default 5).
+    pub fn with_arg_fragment(mut self, chars: usize) -> Self {
+        if let Kind::Stream { arg_fragment, .. } = &mut self.kind {
+            *arg_fragment = chars.max(1);
+        }
+        self
+    }
+
+    /// Sends the first `after` content deltas, then drops the connection mid-body.
+    pub fn cut_after(mut self, after: usize) -> Self {
+        if let Kind::Stream { ending, .. } = &mut self.kind {
+            *ending = Ending::Cut { after };
+        }
+        self
+    }
+
+    /// Sends the first `after` content deltas, then nothing for `pause`, then drops.
+    pub fn stall_after(mut self, after: usize, pause: Duration) -> Self {
+        if let Kind::Stream { ending, .. } = &mut self.kind {
+            *ending = Ending::Stall { after, pause };
+        }
+        self
+    }
+
+    /// Sends everything but the final `data: [DONE]`, then ends the body cleanly.
+    pub fn without_done(mut self) -> Self {
+        if let Kind::Stream { ending, .. } = &mut self.kind {
+            *ending = Ending::NoDone;
+        }
+        self
+    }
+}
+
+/// What the server recorded about one request.
+#[derive(Clone, Debug)]
+pub struct RecordedRequest {
+    pub body: Value,
+    /// Header names lower-cased, in arrival order.
+    pub headers: Vec<(String, String)>,
+    pub received_at: Instant,
+    /// When the response body ended (or the client went away); `None` while in flight.
+    pub finished_at: Option<Instant>,
+}
+
+impl RecordedRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The request's system prompt (content of the first `system` message), if any.
+    pub fn system_prompt(&self) -> Option<&str> {
+        self.body["messages"]
+            .as_array()?
+            .iter()
+            .find(|m| m["role"] == "system")?
+            .get("content")?
+            .as_str()
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<VecDeque<MockResponse>>,
+    responder: Mutex<Option<Responder>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    counter: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The running server; stops when dropped.
+pub struct MockServer {
+    addr: std::net::SocketAddr,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Binds 127.0.0.1:0 and serves in a background task of the current runtime.
+    pub async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("mock: bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("mock: local addr");
+        let shared = Arc::new(Shared::default());
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat_completions))
+            .with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { addr, shared, task }
+    }
+
+    /// `http://127.0.0.1:PORT/v1`
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.addr
+    }
+
+    /// Queues one response.
+    pub fn push(&self, response: MockResponse) {
+        lock(&self.shared.queue).push_back(response);
+    }
+
+    /// Queues several responses, answered in order.
+    pub fn push_all(&self, responses: impl IntoIterator<Item = MockResponse>) {
+        lock(&self.shared.queue).extend(responses);
+    }
+
+    /// Scripted responses not yet used.
+    pub fn remaining(&self) -> usize {
+        lock(&self.shared.queue).len()
+    }
+
+    /// Answers requests the queue does not cover by looking at the request body.
+    pub fn set_responder(&self, f: impl Fn(&Value) -> MockResponse + Send + Sync + 'static) {
+        *lock(&self.shared.responder) = Some(Arc::new(f));
+    }
+
+    /// All requests received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// Waits (up to `timeout`) until `n` requests have been received.
+    pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if lock(&self.shared.requests).len() >= n {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        lock(&self.shared.requests).len() >= n
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Sets `finished_at` of its request when the response body is done or dropped.
+struct FinishGuard {
+    shared: Arc<Shared>,
+    index: usize,
+}
+
+impl Drop for FinishGuard {
+    fn drop(&mut self) {
+        if let Some(r) = lock(&self.shared.requests).get_mut(self.index) {
+            r.finished_at = Some(Instant::now());
+        }
+    }
+}
+
+async fn chat_completions(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let received_at = Instant::now();
+    let parsed: Value = serde_json::from_slice(&body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let recorded_headers = headers
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_ascii_lowercase(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let index = {
+        let mut reqs = lock(&shared.requests);
+        reqs.push(RecordedRequest {
+            body: parsed.clone(),
+            headers: recorded_headers,
+            received_at,
+            finished_at: None,
+        });
+        reqs.len() - 1
+    };
+    let guard = FinishGuard {
+        shared: shared.clone(),
+        index,
+    };
+
+    let scripted = lock(&shared.queue).pop_front();
+    let response = match scripted {
+        Some(r) => r,
+        None => {
+            let responder = lock(&shared.responder).clone();
+            match responder {
+                Some(f) => f(&parsed),
+                None => MockResponse::error(500, NO_RESPONSE_LEFT),
+            }
+        }
+    };
+    if !response.delay.is_zero() {
+        tokio::time::sleep(response.delay).await;
+    }
+    let model = parsed
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("mock-model")
+        .to_string();
+    let n = shared.counter.fetch_add(1, Ordering::Relaxed);
+    render(response.kind, &model, n, guard)
+}
+
+/// One step of a streamed body.
+enum Step {
+    Data(String),
+    Sleep(Duration),
+    /// Abort the body with an error: hyper drops the connection without the final chunk.
+    Fail,
+}
+
+fn render(kind: Kind, model: &str, n: u64, guard: FinishGuard) -> Response {
+    match kind {
+        Kind::Error {
+            status,
+            retry_after,
+            body,
+        } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut resp = (status, axum::Json(body)).into_response();
+            if let Some(secs) = retry_after.and_then(|s| HeaderValue::from_str(&s).ok()) {
+                resp.headers_mut().insert(header::RETRY_AFTER, secs);
+            }
+            drop(guard);
+            resp
+        }
+        Kind::Stream {
+            text_deltas,
+            tool_calls,
+            arg_fragment,
+            finish_reason,
+            usage,
+            ending,
+            chunk_delay,
+        } => {
+            let steps = stream_steps(
+                &format!("chatcmpl-mock-{n}"),
+                model,
+                &text_deltas,
+                &tool_calls,
+                arg_fragment,
+                finish_reason,
+                usage,
+                ending,
+                chunk_delay,
+            );
+            let body = futures::stream::unfold(
+                (steps.into_iter(), Some(guard)),
+                |(mut steps, mut guard)| async move {
+                    loop {
+                        match steps.next() {
+                            Some(Step::Sleep(d)) => tokio::time::sleep(d).await,
+                            Some(Step::Data(s)) => {
+                                return Some((Ok(Bytes::from(s)), (steps, guard)));
+                            }
+                            Some(Step::Fail) => {
+                                guard.take();
+                                let err = std::io::Error::new(
+                                    std::io::ErrorKind::ConnectionAborted,
+                                    "mock: stream cut",
+                                );
+                                return Some((Err(err), (steps, None)));
+                            }
+                            None => {
+                                guard.take();
+                                return None;
+                            }
+                        }
+                    }
+                },
+            );
+            Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "text/event-stream")
+                .header(header::CACHE_CONTROL, "no-cache")
+                .body(Body::from_stream(body))
+                .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stream_steps(
+    id: &str,
+    model: &str,
+    text_deltas: &[String],
+    tool_calls: &[MockToolCall],
+    arg_fragment: usize,
+    finish_reason: Option<String>,
+    usage: Option<(u64, u64)>,
+    ending: Ending,
+    chunk_delay: Duration,
+) -> Vec<Step> {
+    let chunk = |delta: Value, finish: Option<&str>| -> String {
+        let c = json!({
+            "id": id,
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000u64,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        });
+        format!("data: {c}\n\n")
+    };
+
+    // Content deltas: the ones `cut_after` / `stall_after` count.
+    let mut content: Vec<String> = Vec::new();
+    let mut first = true;
+    let mut with_role = |mut delta: Value| {
+        if first {
+            delta["role"] = json!("assistant");
+            first = false;
+        }
+        delta
+    };
+    for t in text_deltas {
+        content.push(chunk(with_role(json!({"content": t})), None));
+    }
+    for (index, call) in tool_calls.iter().enumerate() {
+        let head = json!({"tool_calls": [{
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }]});
+        content.push(chunk(with_role(head), None));
+        for frag in split_text(&call.arguments, arg_fragment) {
+            let d = json!({"tool_calls": [{"index": index, "function": {"arguments": frag}}]});
+            content.push(chunk(d, None));
+        }
+    }
+    if content.is_empty() {
+        content.push(chunk(with_role(json!({"content": ""})), None));
+    }
+
+    let mut steps = Vec::new();
+    let push = |steps: &mut Vec<Step>, s: String| {
+        if !chunk_delay.is_zero() {
+            steps.push(Step::Sleep(chunk_delay));
+        }
+        steps.push(Step::Data(s));
+    };
+    match ending {
+        Ending::Cut { after } => {
+            for s in content.into_iter().take(after) {
+                push(&mut steps, s);
+            }
+            // Let hyper flush what was sent, so the client sees a cut mid-body rather
+            // than a response that never started.
+            steps.push(Step::Sleep(Duration::from_millis(20)));
+            steps.push(Step::Fail);
+        }
+        Ending::Stall { after, pause } => {
+            for s in content.into_iter().take(after) {
+                push(&mut steps, s);
+            }
+            steps.push(Step::Sleep(pause));
+            steps.push(Step::Fail);
+        }
+        Ending::Complete | Ending::NoDone => {
+            for s in content {
+                push(&mut steps, s);
+            }
+            push(&mut steps, chunk(json!({}), finish_reason.as_deref()));
+            if let Some((p, c)) = usage {
+                let u = json!({
+                    "id": id,
+                    "object": "chat.completion.chunk",
+                    "created": 1_700_000_000u64,
+                    "model": model,
+                    "choices": [],
+                    "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
+                });
+                push(&mut steps, format!("data: {u}\n\n"));
+            }
+            if matches!(ending, Ending::Complete) {
+                steps.push(Step::Data("data: [DONE]\n\n".to_string()));
+            }
+        }
+    }
+    steps
+}

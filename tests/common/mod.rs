@@ -1,0 +1,6 @@
+//! Shared support for integration tests: the scripted OpenAI-compatible mock server.
+#![allow(dead_code, unused_imports)]
+
+pub mod mock_server;
+
+pub use mock_server::{MockResponse, MockServer, MockToolCall, RecordedRequest};
