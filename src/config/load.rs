@@ -320,7 +320,11 @@ mod tests {
         let c = f.load(&env, &o).unwrap();
         assert_eq!(c.provider.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(c.approval, ApprovalPolicy::ReadOnly);
-        assert!(c.models.values().all(|m| m == "env-model"), "{:?}", c.models);
+        assert!(
+            c.models.values().all(|m| m == "env-model"),
+            "{:?}",
+            c.models
+        );
         assert_eq!(c.model_for_level("smart"), "env-model");
         assert_eq!(c.limits.max_iterations, 300);
 
@@ -411,7 +415,10 @@ mod tests {
         // the user file is read first and is still broken
         assert!(f_err.to_string().contains("provder"));
         f.user_file("");
-        let msg = f.load(&[], &ConfigOverrides::default()).unwrap_err().to_string();
+        let msg = f
+            .load(&[], &ConfigOverrides::default())
+            .unwrap_err()
+            .to_string();
         assert!(
             msg.starts_with(&format!(
                 "config error in {}: limits: unknown key 'max_dept' (known keys: max_depth,",
@@ -462,7 +469,10 @@ mod tests {
             "config error in environment variable SQUAD_APPROVAL: expected one of ask, auto, read-only, found \"yolo\""
         );
         let err = f
-            .load(&[("OPENAI_BASE_URL", "api.example")], &ConfigOverrides::default())
+            .load(
+                &[("OPENAI_BASE_URL", "api.example")],
+                &ConfigOverrides::default(),
+            )
             .unwrap_err();
         assert!(
             err.to_string()
@@ -492,8 +502,11 @@ mod tests {
 
     #[test]
     fn config_dir_env_overrides_the_platform_dir() {
-        let env: HashMap<String, String> =
-            [(CONFIG_DIR_ENV.to_string(), "/tmp/squad-test-dir".to_string())].into();
+        let env: HashMap<String, String> = [(
+            CONFIG_DIR_ENV.to_string(),
+            "/tmp/squad-test-dir".to_string(),
+        )]
+        .into();
         assert_eq!(
             user_config_dir_from(&env),
             Some(PathBuf::from("/tmp/squad-test-dir"))

@@ -213,7 +213,10 @@ impl Config {
                 out.push((key.to_string(), "expected at least 1, found 0".to_string()));
             }
         };
-        at_least_one("provider.request_timeout_s", self.provider.request_timeout_s);
+        at_least_one(
+            "provider.request_timeout_s",
+            self.provider.request_timeout_s,
+        );
         at_least_one("provider.idle_timeout_s", self.provider.idle_timeout_s);
         at_least_one("limits.max_live_agents", self.limits.max_live_agents.into());
         at_least_one("limits.max_iterations", self.limits.max_iterations.into());
@@ -320,7 +323,10 @@ mod tests {
         assert_eq!((s.max_output_bytes, s.read_max_bytes), (100, 200));
         assert_eq!(s.test_command, None);
         c.tools.test_command = Some("make test".into());
-        assert_eq!(c.tool_settings(None).test_command.as_deref(), Some("make test"));
+        assert_eq!(
+            c.tool_settings(None).test_command.as_deref(),
+            Some("make test")
+        );
         assert_eq!(
             c.tool_settings(Some("cargo test")).test_command.as_deref(),
             Some("cargo test")

@@ -55,7 +55,13 @@ pub(crate) fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<(T, toml::Ta
         Err(err) => {
             let segments: Vec<Segment> = err.path().iter().cloned().collect();
             let (line, column) = position(text, err.inner().span());
-            Err(describe(err.inner().message(), &segments, &table, line, column))
+            Err(describe(
+                err.inner().message(),
+                &segments,
+                &table,
+                line,
+                column,
+            ))
         }
     }
 }
@@ -278,7 +284,10 @@ mod tests {
     #[test]
     fn negative_and_too_large_integers_say_the_range() {
         let p = problem("n = -1\n");
-        assert_eq!(p.message, "expected an integer from 0 to 4294967295, found the integer -1");
+        assert_eq!(
+            p.message,
+            "expected an integer from 0 to 4294967295, found the integer -1"
+        );
         let p = problem("n = 5000000000\n");
         assert_eq!(p.key, "n");
         assert!(p.message.contains("from 0 to 4294967295"), "{p}");
