@@ -347,8 +347,10 @@ mod tests {
 
     #[test]
     fn force_model_maps_every_level_and_unknown_ones() {
-        let mut c = Config::default();
-        c.default_level = "custom".into();
+        let mut c = Config {
+            default_level: "custom".into(),
+            ..Config::default()
+        };
         c.force_model("m");
         assert!(c.models.values().all(|v| v == "m"));
         assert_eq!(c.models["custom"], "m");
