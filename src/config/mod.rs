@@ -2,8 +2,12 @@
 //! `.squad/config.toml`, `--config FILE`, environment variables, then flags.
 
 mod load;
+pub(crate) mod parse;
 
-pub use load::{ConfigError, ConfigOverrides, load_config};
+pub use load::{
+    ConfigError, ConfigOverrides, ConfigSources, load_config, load_config_from, user_config_dir,
+};
+pub use parse::TomlProblem;
 
 use crate::protocol::ApprovalPolicy;
 use serde::{Deserialize, Serialize};
@@ -22,6 +26,10 @@ pub struct Config {
     pub approval: ApprovalPolicy,
     pub limits: Limits,
     pub tools: ToolsConfig,
+    /// Set by `--model` / `SQUAD_MODEL`: every agent uses this model, whatever its role
+    /// names. Never read from a file (a file sets `[models]` instead).
+    #[serde(skip)]
+    pub model_override: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,18 +58,25 @@ pub struct Price {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
+    /// How deep the agent tree may grow (the persona is depth 0).
     pub max_depth: u32,
+    /// Workers alive at once across the whole tree.
     pub max_live_agents: u32,
+    /// Model calls per agent turn before the turn is stopped.
     pub max_iterations: u32,
+    /// Model requests in flight at once across the session.
     pub max_concurrent_requests: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ToolsConfig {
+    /// Shell command `run_tests` runs; a role's `test_command` wins over it.
     pub test_command: Option<String>,
     pub command_timeout_s: u64,
+    /// Cap on command output kept for the model, in bytes.
     pub max_output_bytes: usize,
+    /// Cap on what `read_file` returns, in bytes.
     pub read_max_bytes: usize,
 }
 
@@ -101,6 +116,7 @@ impl Default for Config {
             approval: ApprovalPolicy::Ask,
             limits: Limits::default(),
             tools: ToolsConfig::default(),
+            model_override: None,
         }
     }
 }
@@ -143,10 +159,92 @@ impl Default for ToolsConfig {
 impl Config {
     /// The model a level maps to; an unknown level is used as a model name.
     pub fn model_for_level(&self, level: &str) -> String {
+        if let Some(model) = &self.model_override {
+            return model.clone();
+        }
         self.models
             .get(level)
             .cloned()
             .unwrap_or_else(|| level.to_string())
+    }
+
+    /// Makes every agent use `model` (`--model`, `SQUAD_MODEL`): every level maps to it,
+    /// and roles that name a model of their own are overridden too.
+    pub fn force_model(&mut self, model: &str) {
+        for value in self.models.values_mut() {
+            *value = model.to_string();
+        }
+        self.models
+            .insert(self.default_level.clone(), model.to_string());
+        self.model_override = Some(model.to_string());
+    }
+
+    /// The API key, read from the variable `provider.api_key_env` names, at the moment it
+    /// is needed, so the key never sits in the config, the log or a session file.
+    /// Unset or empty means none (local servers usually need none).
+    pub fn api_key(&self) -> Option<String> {
+        if self.provider.api_key_env.is_empty() {
+            return None;
+        }
+        std::env::var(&self.provider.api_key_env)
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+    }
+
+    /// What the coding tools need; the role's test command wins over `[tools]`.
+    pub fn tool_settings(&self, role_test_command: Option<&str>) -> crate::tools::ToolSettings {
+        crate::tools::ToolSettings {
+            command_timeout: std::time::Duration::from_secs(self.tools.command_timeout_s),
+            max_output_bytes: self.tools.max_output_bytes,
+            read_max_bytes: self.tools.read_max_bytes,
+            test_command: role_test_command
+                .map(str::to_string)
+                .or_else(|| self.tools.test_command.clone())
+                .filter(|c| !c.trim().is_empty()),
+        }
+    }
+
+    /// Values that parse but cannot work (a zero limit, a URL without a scheme), as
+    /// `(key, what is expected)`.
+    pub fn problems(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut at_least_one = |key: &str, value: u64| {
+            if value == 0 {
+                out.push((key.to_string(), "expected at least 1, found 0".to_string()));
+            }
+        };
+        at_least_one(
+            "provider.request_timeout_s",
+            self.provider.request_timeout_s,
+        );
+        at_least_one("provider.idle_timeout_s", self.provider.idle_timeout_s);
+        at_least_one("limits.max_live_agents", self.limits.max_live_agents.into());
+        at_least_one("limits.max_iterations", self.limits.max_iterations.into());
+        at_least_one(
+            "limits.max_concurrent_requests",
+            self.limits.max_concurrent_requests.into(),
+        );
+        at_least_one("tools.command_timeout_s", self.tools.command_timeout_s);
+        at_least_one("tools.max_output_bytes", self.tools.max_output_bytes as u64);
+        at_least_one("tools.read_max_bytes", self.tools.read_max_bytes as u64);
+        if let Err(e) = check_base_url(&self.provider.base_url) {
+            out.push(("provider.base_url".to_string(), e));
+        }
+        if self.default_level.trim().is_empty() {
+            out.push((
+                "default_level".to_string(),
+                "expected a level name such as \"base\", found an empty string".to_string(),
+            ));
+        }
+        for (level, model) in &self.models {
+            if model.trim().is_empty() {
+                out.push((
+                    format!("models.{level}"),
+                    "expected a model name, found an empty string".to_string(),
+                ));
+            }
+        }
+        out
     }
 
     /// Cost in US dollars of one call's usage; 0 when the model has no price.
@@ -155,5 +253,115 @@ impl Config {
             (prompt_tokens as f64 * p.input_per_mtok + completion_tokens as f64 * p.output_per_mtok)
                 / 1_000_000.0
         })
+    }
+}
+
+/// A base URL must name its scheme; `/v1` is the caller's business (local servers differ).
+pub(crate) fn check_base_url(url: &str) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(()),
+        _ => Err(format!(
+            "expected a URL starting with http:// or https:// (e.g. https://api.openai.com/v1), found {url:?}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The documented default file, so the docs and the code cannot drift apart.
+    const DEFAULT_CONFIG_FILE: &str = include_str!("../../config/config.toml");
+
+    #[test]
+    fn documented_default_file_equals_built_in_defaults() {
+        let (parsed, _) = parse::parse_toml::<Config>(DEFAULT_CONFIG_FILE).unwrap();
+        assert_eq!(parsed, Config::default());
+        // every section and top-level key is spelled out, not just left to defaults
+        let table: toml::Table = DEFAULT_CONFIG_FILE.parse().unwrap();
+        let keys: Vec<&str> = table.keys().map(String::as_str).collect();
+        for key in [
+            "provider",
+            "models",
+            "default_level",
+            "prices",
+            "approval",
+            "limits",
+            "tools",
+        ] {
+            assert!(keys.contains(&key), "config/config.toml lacks {key}");
+        }
+        let default = toml::Table::try_from(Config::default()).unwrap();
+        for (section, value) in &default {
+            if let toml::Value::Table(inner) = value {
+                for key in inner.keys() {
+                    assert!(
+                        table[section].get(key).is_some(),
+                        "config/config.toml lacks {section}.{key}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn defaults_have_no_problems() {
+        assert!(Config::default().problems().is_empty());
+    }
+
+    #[test]
+    fn tool_settings_map_tools_section_and_role_wins() {
+        let mut c = Config::default();
+        c.tools.command_timeout_s = 7;
+        c.tools.max_output_bytes = 100;
+        c.tools.read_max_bytes = 200;
+        let s = c.tool_settings(None);
+        assert_eq!(s.command_timeout, std::time::Duration::from_secs(7));
+        assert_eq!((s.max_output_bytes, s.read_max_bytes), (100, 200));
+        assert_eq!(s.test_command, None);
+        c.tools.test_command = Some("make test".into());
+        assert_eq!(
+            c.tool_settings(None).test_command.as_deref(),
+            Some("make test")
+        );
+        assert_eq!(
+            c.tool_settings(Some("cargo test")).test_command.as_deref(),
+            Some("cargo test")
+        );
+    }
+
+    #[test]
+    fn api_key_comes_from_the_named_variable() {
+        let mut c = Config::default();
+        // PATH is set and non-empty in any process that can run tests.
+        c.provider.api_key_env = "PATH".into();
+        assert_eq!(c.api_key(), std::env::var("PATH").ok());
+        c.provider.api_key_env = "SQUAD_TEST_SURELY_UNSET_VARIABLE_1f3a".into();
+        assert_eq!(c.api_key(), None);
+        c.provider.api_key_env = String::new();
+        assert_eq!(c.api_key(), None);
+    }
+
+    #[test]
+    fn force_model_maps_every_level_and_unknown_ones() {
+        let mut c = Config {
+            default_level: "custom".into(),
+            ..Config::default()
+        };
+        c.force_model("m");
+        assert!(c.models.values().all(|v| v == "m"));
+        assert_eq!(c.models["custom"], "m");
+        assert_eq!(c.model_for_level("anything"), "m");
+    }
+
+    #[test]
+    fn base_url_needs_a_scheme_and_host() {
+        assert!(check_base_url("http://127.0.0.1:11434/v1").is_ok());
+        assert!(check_base_url("https://api.openai.com/v1").is_ok());
+        assert!(check_base_url("127.0.0.1:11434").is_err());
+        assert!(check_base_url("http://").is_err());
     }
 }

@@ -1,12 +1,50 @@
-//! PLACEHOLDER — to be replaced by the role loader (built-ins, user and workspace files).
-use super::Role;
-use std::collections::BTreeMap;
-use std::path::Path;
+//! Role loading: built-ins (embedded from `roles/*.toml`), then `<config dir>/squad/roles/`,
+//! then `<workspace>/.squad/roles/`; a later file replaces an earlier role of the same name.
+//!
+//! A broken file never stops squad: it is skipped, the role it would have replaced stays,
+//! and `RoleSet::warnings` says which file, which key and what was expected.
+
+use super::{Role, RoleSource, TOOL_NAMES};
+use crate::config::parse::{TomlProblem, parse_toml};
+use crate::config::user_config_dir;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The built-in roles, embedded so the binary needs no files at run time.
+const BUILT_INS: [(&str, &str); 8] = [
+    ("copilot.toml", include_str!("../../roles/copilot.toml")),
+    ("architect.toml", include_str!("../../roles/architect.toml")),
+    (
+        "implementer.toml",
+        include_str!("../../roles/implementer.toml"),
+    ),
+    ("tester.toml", include_str!("../../roles/tester.toml")),
+    (
+        "documentation.toml",
+        include_str!("../../roles/documentation.toml"),
+    ),
+    (
+        "agentic_coder.toml",
+        include_str!("../../roles/agentic_coder.toml"),
+    ),
+    (
+        "test_writer.toml",
+        include_str!("../../roles/test_writer.toml"),
+    ),
+    (
+        "code_reviewer.toml",
+        include_str!("../../roles/code_reviewer.toml"),
+    ),
+];
+
+/// The persona a session starts with unless told otherwise.
+pub const DEFAULT_ROLE: &str = "copilot";
 
 #[derive(Clone, Debug, Default)]
 pub struct RoleSet {
     roles: BTreeMap<String, Role>,
-    /// Problems with role files that were skipped (file, key, what is expected).
+    /// Problems with role files (file, key, what is expected); most mean the file was
+    /// skipped.
     pub warnings: Vec<String>,
 }
 
@@ -23,16 +61,633 @@ impl RoleSet {
     pub fn insert(&mut self, role: Role) {
         self.roles.insert(role.name.clone(), role);
     }
+    /// The role called `name`, or an error that lists the roles there are.
+    pub fn require(&self, name: &str) -> Result<&Role, RoleError> {
+        self.roles.get(name).ok_or_else(|| RoleError::Unknown {
+            name: name.to_string(),
+            known: self.names().join(", "),
+        })
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum RoleError {
     #[error("unknown role '{name}'; known roles: {known}")]
     Unknown { name: String, known: String },
+    /// A built-in role file does not load: a bug in squad, caught by its tests.
+    #[error("built-in role file roles/{file} is broken: {problem}")]
+    BuiltIn { file: String, problem: String },
 }
 
-pub fn load_roles(_workspace: &Path) -> Result<RoleSet, RoleError> {
-    Ok(RoleSet::default())
+/// Loads the roles for `workspace` from the built-ins, the user's config dir (honouring
+/// `SQUAD_CONFIG_DIR`) and the workspace.
+pub fn load_roles(workspace: &Path) -> Result<RoleSet, RoleError> {
+    load_roles_from(user_config_dir().as_deref(), workspace)
+}
+
+/// Loads the roles from explicit places: `user_dir` is the user's squad directory (its
+/// `roles/` folder is read), `workspace` the workspace root (its `.squad/roles/`).
+pub fn load_roles_from(user_dir: Option<&Path>, workspace: &Path) -> Result<RoleSet, RoleError> {
+    let mut warnings = Vec::new();
+    // Every definition of each name, lowest layer first; the last one that is valid wins.
+    let mut layers: BTreeMap<String, Vec<Role>> = BTreeMap::new();
+
+    for (file, text) in BUILT_INS {
+        let built_in = |problem: String| RoleError::BuiltIn {
+            file: file.to_string(),
+            problem,
+        };
+        let (role, _) = parse_toml::<Role>(text).map_err(|p| built_in(p.to_string()))?;
+        check_fields(&role).map_err(|p| built_in(p.to_string()))?;
+        if let Some(w) = unknown_tools(&role) {
+            return Err(built_in(w));
+        }
+        layers.entry(role.name.clone()).or_default().push(role);
+    }
+
+    let dirs = [
+        user_dir.map(|d| d.join("roles")),
+        Some(workspace.join(".squad").join("roles")),
+    ];
+    for dir in dirs.iter().flatten() {
+        // Within one folder the later file (by name) wins; say so, it is rarely intended.
+        let mut seen_here: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for path in role_files(dir, &mut warnings) {
+            let Some(role) = load_file(&path, &mut warnings) else {
+                continue;
+            };
+            if let Some(earlier) = seen_here.insert(role.name.clone(), path.clone()) {
+                warnings.push(format!(
+                    "role file {} defines role '{}' again (also in {}); using {}",
+                    path.display(),
+                    role.name,
+                    earlier.display(),
+                    path.display()
+                ));
+            }
+            layers.entry(role.name.clone()).or_default().push(role);
+        }
+    }
+
+    drop_unresolved(&mut layers, &mut warnings)?;
+
+    let mut set = RoleSet {
+        roles: BTreeMap::new(),
+        warnings,
+    };
+    for (_, mut stack) in layers {
+        if let Some(role) = stack.pop() {
+            set.insert(role);
+        }
+    }
+    Ok(set)
+}
+
+/// `*.toml` files directly in `dir`, sorted; a missing folder is simply empty.
+fn role_files(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            warnings.push(format!("cannot read role folder {}: {e}", dir.display()));
+            return Vec::new();
+        }
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// One user role file, or `None` with a warning saying why it was skipped.
+fn load_file(path: &Path, warnings: &mut Vec<String>) -> Option<Role> {
+    let skipped = |why: String| format!("skipped role file {}: {why}", path.display());
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => {
+            warnings.push(skipped(format!("cannot read it: {e}")));
+            return None;
+        }
+    };
+    let mut role = match parse_toml::<Role>(&text) {
+        Ok((role, _)) => role,
+        Err(problem) => {
+            warnings.push(skipped(problem.to_string()));
+            return None;
+        }
+    };
+    if let Err(problem) = check_fields(&role) {
+        warnings.push(skipped(problem.to_string()));
+        return None;
+    }
+    if let Some(w) = unknown_tools(&role) {
+        // Kept: the role still works, it just will not get a tool that does not exist.
+        warnings.push(format!("role file {}: {w}", path.display()));
+    }
+    role.source = RoleSource::File(path.to_path_buf());
+    Some(role)
+}
+
+/// Checks serde cannot express: names usable on the command line, a real prompt.
+fn check_fields(role: &Role) -> Result<(), TomlProblem> {
+    let problem = |key: &str, message: String| TomlProblem {
+        line: None,
+        column: None,
+        key: key.to_string(),
+        message,
+    };
+    let valid_name = !role.name.is_empty()
+        && role
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid_name {
+        return Err(problem(
+            "name",
+            format!(
+                "expected a name of letters, digits, '_' or '-', found {:?}",
+                role.name
+            ),
+        ));
+    }
+    if role.system_prompt.trim().is_empty() {
+        return Err(problem(
+            "system_prompt",
+            "expected the role's instructions, found an empty string".to_string(),
+        ));
+    }
+    if role.max_iterations == Some(0) {
+        return Err(problem(
+            "max_iterations",
+            "expected at least 1, found 0".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+fn unknown_tools(role: &Role) -> Option<String> {
+    let lists = [
+        ("tools", role.tools.as_deref().unwrap_or_default()),
+        ("excluded_tools", role.excluded_tools.as_slice()),
+    ];
+    for (key, list) in lists {
+        if let Some(bad) = list.iter().find(|t| !TOOL_NAMES.contains(&t.as_str())) {
+            return Some(format!(
+                "{key}: unknown tool '{bad}' is ignored (known tools: {})",
+                TOOL_NAMES.join(", ")
+            ));
+        }
+    }
+    None
+}
+
+/// Drops file roles whose `enabled_agents` or `handoffs` name roles that do not exist,
+/// falling back to the definition below them. Repeats, since dropping a role can leave
+/// others pointing at nothing.
+fn drop_unresolved(
+    layers: &mut BTreeMap<String, Vec<Role>>,
+    warnings: &mut Vec<String>,
+) -> Result<(), RoleError> {
+    loop {
+        let known: BTreeSet<String> = layers.keys().cloned().collect();
+        let mut changed = false;
+        for stack in layers.values_mut() {
+            let Some(role) = stack.last() else {
+                continue;
+            };
+            let Some(problem) = unknown_reference(role, &known) else {
+                continue;
+            };
+            match &role.source {
+                RoleSource::BuiltIn => {
+                    return Err(RoleError::BuiltIn {
+                        file: format!("{}.toml", role.name),
+                        problem,
+                    });
+                }
+                RoleSource::File(path) => {
+                    warnings.push(format!("skipped role file {}: {problem}", path.display()));
+                }
+            }
+            stack.pop();
+            changed = true;
+        }
+        layers.retain(|_, stack| !stack.is_empty());
+        if !changed {
+            return Ok(());
+        }
+    }
+}
+
+fn unknown_reference(role: &Role, known: &BTreeSet<String>) -> Option<String> {
+    for (key, list) in [
+        ("enabled_agents", &role.enabled_agents),
+        ("handoffs", &role.handoffs),
+    ] {
+        if let Some(bad) = list.iter().find(|n| !known.contains(n.as_str())) {
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            return Some(format!(
+                "{key}: unknown role '{bad}' (known roles: {})",
+                known.join(", ")
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use std::fs;
+    use tempfile::TempDir;
+
+    struct Dirs {
+        _tmp: TempDir,
+        user: PathBuf,
+        workspace: PathBuf,
+    }
+
+    impl Dirs {
+        fn new() -> Self {
+            let tmp = tempfile::tempdir().unwrap();
+            let user = tmp.path().join("user");
+            let workspace = tmp.path().join("ws");
+            fs::create_dir_all(user.join("roles")).unwrap();
+            fs::create_dir_all(workspace.join(".squad/roles")).unwrap();
+            Self {
+                _tmp: tmp,
+                user,
+                workspace,
+            }
+        }
+        fn user_role(&self, file: &str, text: &str) -> PathBuf {
+            let p = self.user.join("roles").join(file);
+            fs::write(&p, text).unwrap();
+            p
+        }
+        fn ws_role(&self, file: &str, text: &str) -> PathBuf {
+            let p = self.workspace.join(".squad/roles").join(file);
+            fs::write(&p, text).unwrap();
+            p
+        }
+        fn load(&self) -> RoleSet {
+            load_roles_from(Some(&self.user), &self.workspace).unwrap()
+        }
+    }
+
+    const BUILT_IN_NAMES: [&str; 8] = [
+        "agentic_coder",
+        "architect",
+        "code_reviewer",
+        "copilot",
+        "documentation",
+        "implementer",
+        "test_writer",
+        "tester",
+    ];
+
+    #[test]
+    fn built_ins_load_without_warnings_and_reference_only_known_roles() {
+        let tmp = tempfile::tempdir().unwrap();
+        let set = load_roles_from(None, tmp.path()).unwrap();
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        assert_eq!(set.names(), BUILT_IN_NAMES);
+        for role in set.iter() {
+            assert_eq!(role.source, RoleSource::BuiltIn);
+            assert!(
+                role.system_prompt.len() > 200,
+                "{} prompt too thin",
+                role.name
+            );
+            assert!(!role.description.is_empty(), "{}", role.name);
+            for other in role.enabled_agents.iter().chain(&role.handoffs) {
+                assert!(set.get(other).is_some(), "{} names {other}", role.name);
+            }
+            // each built-in file is named after its role
+            assert!(
+                BUILT_INS
+                    .iter()
+                    .any(|(file, _)| *file == format!("{}.toml", role.name))
+            );
+        }
+    }
+
+    #[test]
+    fn built_ins_match_their_briefs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let set = load_roles_from(None, tmp.path()).unwrap();
+        let copilot = set.require(DEFAULT_ROLE).unwrap();
+        for t in [
+            "read_file",
+            "edit_file",
+            "search_files",
+            "run_command",
+            "spawn_agent",
+        ] {
+            assert!(copilot.offers_tool(t, false), "copilot lacks {t}");
+        }
+        assert_eq!(
+            copilot.handoffs,
+            ["architect", "implementer", "tester", "documentation"]
+        );
+        assert_eq!(copilot.enabled_agents.len(), 7);
+
+        let architect = set.require("architect").unwrap();
+        assert!(!architect.offers_tool("run_command", false));
+        assert!(architect.offers_tool("write_file", false));
+        assert!(architect.offers_tool("handoff_to", false));
+
+        let reviewer = set.require("code_reviewer").unwrap();
+        for t in [
+            "write_file",
+            "edit_file",
+            "run_command",
+            "run_tests",
+            "spawn_agent",
+        ] {
+            assert!(
+                !reviewer.offers_tool(t, true),
+                "code_reviewer must not get {t}"
+            );
+        }
+        assert!(reviewer.offers_tool("return_results", true));
+        assert!(reviewer.offers_tool("read_file", true));
+
+        let tester = set.require("tester").unwrap();
+        assert!(tester.offers_tool("run_tests", false));
+        // workers are told to finish with return_results
+        for name in ["agentic_coder", "test_writer", "code_reviewer"] {
+            let role = set.require(name).unwrap();
+            assert!(role.system_prompt.contains("return_results"), "{name}");
+            assert!(role.handoffs.is_empty(), "{name}");
+        }
+        assert_eq!(
+            set.require("agentic_coder").unwrap().enabled_agents,
+            ["test_writer", "code_reviewer", "documentation"]
+        );
+    }
+
+    #[test]
+    fn agent_tool_rules() {
+        let tmp = tempfile::tempdir().unwrap();
+        let set = load_roles_from(None, tmp.path()).unwrap();
+        let copilot = set.require("copilot").unwrap();
+        assert!(copilot.offers_tool("handoff_to", false));
+        assert!(!copilot.offers_tool("handoff_to", true)); // a worker never hands off
+        assert!(!copilot.offers_tool("return_results", false));
+        let mut reviewer = set.require("code_reviewer").unwrap().clone();
+        assert!(!reviewer.offers_tool("get_agents", true));
+        reviewer.enabled_agents = vec!["tester".into()];
+        assert!(reviewer.offers_tool("get_agents", true)); // granted by the rule, not `tools`
+        reviewer.excluded_tools = vec!["despawn_agent".into()];
+        assert!(!reviewer.offers_tool("despawn_agent", true));
+    }
+
+    #[test]
+    fn user_role_overrides_built_in_and_workspace_overrides_user() {
+        let d = Dirs::new();
+        let user = d.user_role(
+            "mine.toml",
+            "name = \"copilot\"\nsystem_prompt = \"user copilot\"\nlevel = \"fast\"\n",
+        );
+        d.user_role(
+            "helper.toml",
+            "name = \"helper\"\nsystem_prompt = \"user helper\"\nhandoffs = [\"copilot\"]\n",
+        );
+        let set = d.load();
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        let copilot = set.require("copilot").unwrap();
+        assert_eq!(copilot.system_prompt, "user copilot");
+        assert_eq!(copilot.source, RoleSource::File(user));
+        assert_eq!(
+            set.require("architect").unwrap().source,
+            RoleSource::BuiltIn
+        );
+
+        let ws = d.ws_role(
+            "copilot.toml",
+            "name = \"copilot\"\nsystem_prompt = \"workspace copilot\"\nenabled_agents = [\"helper\"]\n",
+        );
+        let set = d.load();
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        let copilot = set.require("copilot").unwrap();
+        assert_eq!(copilot.system_prompt, "workspace copilot");
+        assert_eq!(copilot.source, RoleSource::File(ws.clone()));
+        assert_eq!(copilot.source.to_string(), ws.display().to_string());
+        assert_eq!(copilot.level, None); // replaced whole, not merged
+        assert_eq!(set.require("helper").unwrap().system_prompt, "user helper");
+    }
+
+    #[test]
+    fn broken_files_are_skipped_with_warnings_naming_file_and_key() {
+        let d = Dirs::new();
+        let cases = [
+            (
+                "syntax.toml",
+                "name = \"a\"\nsystem_prompt = \"\"\"\nunterminated\n",
+                "invalid TOML",
+            ),
+            (
+                "unknown.toml",
+                "name = \"b\"\nsystem_prompt = \"x\"\nenabled_agent = []\n",
+                "unknown key 'enabled_agent' (known keys: name,",
+            ),
+            (
+                "noname.toml",
+                "system_prompt = \"x\"\n",
+                "missing key 'name'",
+            ),
+            (
+                "noprompt.toml",
+                "name = \"c\"\n",
+                "missing key 'system_prompt'",
+            ),
+            (
+                "type.toml",
+                "name = \"d\"\nsystem_prompt = \"x\"\ntools = \"read_file\"\n",
+                "tools: expected an array, found a string \"read_file\"",
+            ),
+            (
+                "item.toml",
+                "name = \"e\"\nsystem_prompt = \"x\"\nhandoffs = [\"copilot\", 3]\n",
+                "handoffs[1]: expected a string, found the integer 3",
+            ),
+            (
+                "ref.toml",
+                "name = \"f\"\nsystem_prompt = \"x\"\nenabled_agents = [\"ghost\"]\n",
+                "enabled_agents: unknown role 'ghost' (known roles: agentic_coder, architect,",
+            ),
+            (
+                "empty.toml",
+                "name = \"g\"\nsystem_prompt = \"  \"\n",
+                "system_prompt: expected the role's instructions",
+            ),
+            (
+                "badname.toml",
+                "name = \"my role\"\nsystem_prompt = \"x\"\n",
+                "name: expected a name of letters",
+            ),
+        ];
+        for (file, text, _) in &cases {
+            d.ws_role(file, text);
+        }
+        d.ws_role("notes.md", "not a role");
+        let set = d.load();
+        for (file, _, expected) in &cases {
+            let path = d.workspace.join(".squad/roles").join(file);
+            let prefix = format!("skipped role file {}: ", path.display());
+            let w = set
+                .warnings
+                .iter()
+                .find(|w| w.starts_with(&prefix))
+                .unwrap_or_else(|| panic!("no warning for {file}: {:?}", set.warnings));
+            assert!(w.contains(expected), "{file}: {w}");
+        }
+        assert_eq!(set.warnings.len(), cases.len(), "{:?}", set.warnings);
+        assert_eq!(set.names(), BUILT_IN_NAMES);
+    }
+
+    #[test]
+    fn wrong_type_warning_has_a_line() {
+        let d = Dirs::new();
+        d.ws_role(
+            "x.toml",
+            "name = \"x\"\nsystem_prompt = \"p\"\nmax_iterations = \"many\"\n",
+        );
+        let set = d.load();
+        assert_eq!(set.warnings.len(), 1);
+        assert!(
+            set.warnings[0]
+                .ends_with("max_iterations: expected an integer, found a string \"many\" (line 3)"),
+            "{}",
+            set.warnings[0]
+        );
+    }
+
+    #[test]
+    fn skipping_a_broken_override_keeps_the_role_below() {
+        let d = Dirs::new();
+        d.user_role(
+            "t.toml",
+            "name = \"tester\"\nsystem_prompt = \"user tester\"\n",
+        );
+        let ws = d.ws_role(
+            "t.toml",
+            "name = \"tester\"\nsystem_prompt = \"ws tester\"\nhandoffs = [\"nobody\"]\n",
+        );
+        let set = d.load();
+        assert_eq!(set.require("tester").unwrap().system_prompt, "user tester");
+        assert_eq!(set.warnings.len(), 1);
+        assert!(set.warnings[0].contains(&ws.display().to_string()));
+        assert!(set.warnings[0].contains("handoffs: unknown role 'nobody'"));
+    }
+
+    #[test]
+    fn dropping_a_role_drops_roles_that_need_it() {
+        let d = Dirs::new();
+        d.ws_role(
+            "a.toml",
+            "name = \"a\"\nsystem_prompt = \"x\"\nenabled_agents = [\"b\"]\n",
+        );
+        d.ws_role(
+            "b.toml",
+            "name = \"b\"\nsystem_prompt = \"x\"\nhandoffs = [\"ghost\"]\n",
+        );
+        let set = d.load();
+        assert!(set.get("a").is_none() && set.get("b").is_none());
+        assert_eq!(set.warnings.len(), 2, "{:?}", set.warnings);
+    }
+
+    #[test]
+    fn user_roles_may_reference_each_other_across_layers() {
+        let d = Dirs::new();
+        d.ws_role(
+            "lead.toml",
+            "name = \"lead\"\nsystem_prompt = \"x\"\nenabled_agents = [\"helper\"]\n",
+        );
+        d.user_role("helper.toml", "name = \"helper\"\nsystem_prompt = \"y\"\n");
+        let set = d.load();
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        assert!(set.get("lead").is_some());
+    }
+
+    #[test]
+    fn unknown_tool_names_warn_but_keep_the_role() {
+        let d = Dirs::new();
+        let p = d.ws_role(
+            "x.toml",
+            "name = \"x\"\nsystem_prompt = \"p\"\ntools = [\"read_file\", \"apply_patch\"]\n",
+        );
+        let set = d.load();
+        assert!(set.get("x").is_some());
+        assert_eq!(set.warnings.len(), 1);
+        assert!(
+            set.warnings[0].starts_with(&format!(
+                "role file {}: tools: unknown tool 'apply_patch'",
+                p.display()
+            )),
+            "{}",
+            set.warnings[0]
+        );
+    }
+
+    #[test]
+    fn same_name_twice_in_one_folder_warns() {
+        let d = Dirs::new();
+        d.ws_role("1.toml", "name = \"x\"\nsystem_prompt = \"first\"\n");
+        d.ws_role("2.toml", "name = \"x\"\nsystem_prompt = \"second\"\n");
+        let set = d.load();
+        assert_eq!(set.require("x").unwrap().system_prompt, "second");
+        assert_eq!(set.warnings.len(), 1);
+        assert!(set.warnings[0].contains("defines role 'x' again"));
+    }
+
+    #[test]
+    fn unknown_role_error_lists_known_roles() {
+        let tmp = tempfile::tempdir().unwrap();
+        let set = load_roles_from(None, tmp.path()).unwrap();
+        let err = set.require("archtect").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "unknown role 'archtect'; known roles: {}",
+                BUILT_IN_NAMES.join(", ")
+            )
+        );
+    }
+
+    #[test]
+    fn missing_folders_are_not_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let set =
+            load_roles_from(Some(&tmp.path().join("nowhere")), &tmp.path().join("ws")).unwrap();
+        assert!(set.warnings.is_empty());
+        assert_eq!(set.names().len(), BUILT_IN_NAMES.len());
+    }
+
+    #[test]
+    fn role_model_precedence() {
+        let tmp = tempfile::tempdir().unwrap();
+        let set = load_roles_from(None, tmp.path()).unwrap();
+        let mut config = Config::default();
+        config.models.insert("fast".into(), "small-model".into());
+        config.models.insert("base".into(), "base-model".into());
+        let mut role = set.require("copilot").unwrap().clone();
+        role.level = Some("fast".into());
+        role.model = None;
+        assert_eq!(role.model(&config), "small-model");
+        role.level = None;
+        assert_eq!(role.model(&config), "base-model"); // default_level
+        role.model = Some("pinned".into());
+        role.level = Some("fast".into());
+        assert_eq!(role.model(&config), "pinned"); // model wins over level
+        config.force_model("forced");
+        assert_eq!(role.model(&config), "forced"); // --model wins over everything
+    }
 }
 
 impl RoleSet {

@@ -4,10 +4,38 @@
 
 mod load;
 
-pub use load::{RoleError, RoleSet, load_roles};
+pub use load::{DEFAULT_ROLE, RoleError, RoleSet, load_roles, load_roles_from};
 
+use crate::config::Config;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+
+/// Every tool a role may name in `tools` / `excluded_tools`.
+pub const TOOL_NAMES: [&str; 14] = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_files",
+    "search_files",
+    "run_command",
+    "run_tests",
+    "spawn_agent",
+    "wait_for_agents",
+    "speak_to_agent",
+    "get_agents",
+    "despawn_agent",
+    "return_results",
+    "handoff_to",
+];
+
+/// Tools for managing workers: offered exactly when the role has `enabled_agents`.
+pub const WORKER_TOOLS: [&str; 5] = [
+    "spawn_agent",
+    "wait_for_agents",
+    "speak_to_agent",
+    "get_agents",
+    "despawn_agent",
+];
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -59,6 +87,41 @@ impl std::fmt::Display for RoleSource {
 }
 
 impl Role {
+    /// The model this role's agents call: `--model`/`SQUAD_MODEL` first, then the role's
+    /// `model`, then its `level`, then the config's `default_level`.
+    pub fn model(&self, config: &Config) -> String {
+        if let Some(model) = &config.model_override {
+            return model.clone();
+        }
+        if let Some(model) = self.model.as_deref().filter(|m| !m.is_empty()) {
+            return model.to_string();
+        }
+        let level = self
+            .level
+            .as_deref()
+            .filter(|l| !l.is_empty())
+            .unwrap_or(&config.default_level);
+        config.model_for_level(level)
+    }
+
+    /// Whether an agent of this role gets tool `name`, with the agent-tool rules applied:
+    /// the worker tools only with `enabled_agents`, `return_results` only to workers,
+    /// `handoff_to` only to the session's persona and only with `handoffs`. These do not
+    /// depend on `tools`; `excluded_tools` still removes any tool.
+    pub fn offers_tool(&self, name: &str, is_worker: bool) -> bool {
+        if self.excluded_tools.iter().any(|t| t == name) {
+            return false;
+        }
+        if WORKER_TOOLS.contains(&name) {
+            return !self.enabled_agents.is_empty();
+        }
+        match name {
+            "return_results" => is_worker,
+            "handoff_to" => !is_worker && !self.handoffs.is_empty(),
+            _ => self.allows_tool(name),
+        }
+    }
+
     /// Whether this role offers a tool named `name` (before the agent-tool rules apply).
     pub fn allows_tool(&self, name: &str) -> bool {
         if self.excluded_tools.iter().any(|t| t == name) {
