@@ -526,16 +526,3 @@ mod tests {
         assert_eq!(base, want);
     }
 }
-
-impl Config {
-    pub fn tool_settings(&self, role_test_command: Option<&str>) -> crate::tools::ToolSettings {
-        crate::tools::ToolSettings {
-            command_timeout: std::time::Duration::from_secs(self.tools.command_timeout_s),
-            max_output_bytes: self.tools.max_output_bytes,
-            read_max_bytes: self.tools.read_max_bytes,
-            test_command: role_test_command
-                .map(str::to_string)
-                .or_else(|| self.tools.test_command.clone()),
-        }
-    }
-}

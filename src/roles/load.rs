@@ -689,22 +689,3 @@ mod tests {
         assert_eq!(role.model(&config), "forced"); // --model wins over everything
     }
 }
-
-impl RoleSet {
-    pub fn require(&self, name: &str) -> Result<&Role, RoleError> {
-        self.get(name).ok_or_else(|| RoleError::Unknown {
-            name: name.to_string(),
-            known: self.names().join(", "),
-        })
-    }
-}
-
-impl Role {
-    pub fn model(&self, config: &crate::config::Config) -> String {
-        match (&self.model, &self.level) {
-            (Some(m), _) => m.clone(),
-            (None, Some(l)) => config.model_for_level(l),
-            (None, None) => config.model_for_level(&config.default_level),
-        }
-    }
-}
