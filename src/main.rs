@@ -1,3 +1,181 @@
-fn main() {
-    println!("squad {}", env!("CARGO_PKG_VERSION"));
+use anyhow::{Context, Result, anyhow};
+use clap::Parser;
+use squad::config::{Config, ConfigOverrides, load_config};
+use squad::logging::{self, Dirs};
+use squad::model::{ClientSettings, ModelClient, OpenAiClient};
+use squad::protocol::ApprovalPolicy;
+use squad::roles::{RoleSet, load_roles};
+use squad::runtime::{SessionOptions, start_session};
+use squad::session::SessionStore;
+use squad::tools::{ToolRegistry, coding_tools};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+mod cli;
+use cli::{Cli, Command, Common};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("squad: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let dirs = Dirs::discover();
+    let _log_guard = logging::init(&dirs.logs);
+    let workspace = match &cli.common.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let workspace = workspace
+        .canonicalize()
+        .with_context(|| format!("workspace {} does not exist", workspace.display()))?;
+
+    match cli.command {
+        Some(Command::Roles) => {
+            let roles = load_roles(&workspace)?;
+            print_roles(&roles);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Sessions) => {
+            print_sessions(&SessionStore::new(dirs.sessions()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Exec(args)) => {
+            let mut prompt = args.prompt.join(" ");
+            if prompt == "-" {
+                prompt.clear();
+                std::io::stdin()
+                    .read_to_string(&mut prompt)
+                    .context("cannot read the prompt from stdin")?;
+            }
+            if prompt.trim().is_empty() {
+                return Err(anyhow!("the prompt is empty"));
+            }
+            let rt = runtime()?;
+            rt.block_on(async {
+                let opts = session_options(&cli.common, workspace, &dirs, false)?;
+                let handle = start_session(opts).await?;
+                let outcome = squad::exec::run(handle, prompt, args.json).await;
+                Ok(match outcome.failure {
+                    None => ExitCode::SUCCESS,
+                    Some(reason) => {
+                        eprintln!("squad: {}", one_line(&reason));
+                        ExitCode::from(1)
+                    }
+                })
+            })
+        }
+        None => {
+            let rt = runtime()?;
+            rt.block_on(async {
+                let opts = session_options(&cli.common, workspace, &dirs, true)?;
+                let handle = start_session(opts).await?;
+                squad::tui::run(handle, cli.prompt).await?;
+                Ok(ExitCode::SUCCESS)
+            })
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Loads config and roles and builds the model client, for `exec` and the TUI alike.
+fn session_options(
+    common: &Common,
+    workspace: PathBuf,
+    dirs: &Dirs,
+    interactive: bool,
+) -> Result<SessionOptions> {
+    let approval = match &common.approval {
+        Some(s) => Some(ApprovalPolicy::parse(s).ok_or_else(|| {
+            anyhow!("--approval must be ask, auto or read-only (got `{s}`)")
+        })?),
+        None => None,
+    };
+    let overrides = ConfigOverrides {
+        config_file: common.config.clone(),
+        base_url: common.base_url.clone(),
+        model: common.model.clone(),
+        approval,
+    };
+    let config: Config = load_config(&workspace, &overrides)?;
+    let roles = load_roles(&workspace)?;
+    if let Some(role) = &common.role {
+        roles.require(role)?;
+    }
+    let client = OpenAiClient::new(ClientSettings::from_provider(&config.provider))?;
+    let model: Arc<dyn ModelClient> = Arc::new(client);
+    let mut tools = ToolRegistry::new();
+    for tool in coding_tools() {
+        tools.register(tool);
+    }
+    Ok(SessionOptions {
+        approval: config.approval,
+        config,
+        roles,
+        workspace,
+        role: common.role.clone(),
+        can_ask: interactive,
+        model,
+        tools,
+        store: Some(SessionStore::new(dirs.sessions())),
+        resume: common.resume.clone(),
+        replay_to_frontend: interactive,
+    })
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn print_roles(roles: &RoleSet) {
+    for warning in &roles.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let width = roles.iter().map(|r| r.name.len()).max().unwrap_or(4);
+    for role in roles.iter() {
+        println!(
+            "{:<width$}  {}  [{}]",
+            role.name,
+            role.description,
+            role.source,
+            width = width
+        );
+    }
+}
+
+fn print_sessions(store: &SessionStore) -> Result<()> {
+    let sessions = store.list()?;
+    if sessions.is_empty() {
+        println!("no saved sessions in {}", store.dir().display());
+        return Ok(());
+    }
+    for s in sessions {
+        let prompt = s.first_prompt.as_deref().map(one_line).unwrap_or_default();
+        let prompt: String = prompt.chars().take(60).collect();
+        println!(
+            "{}  {}  {}  {}",
+            s.id,
+            s.modified.format("%Y-%m-%d %H:%M"),
+            s.workspace
+                .as_ref()
+                .map(|w| w.display().to_string())
+                .unwrap_or_default(),
+            prompt
+        );
+    }
+    Ok(())
 }

@@ -4,3 +4,6 @@
 pub mod mock_server;
 
 pub use mock_server::{MockResponse, MockServer, MockToolCall, RecordedRequest};
+pub mod squad;
+
+pub use squad::{Run, Sandbox, content_text, of_type, tool_messages, transcript};

@@ -1,0 +1,75 @@
+//! Command-line arguments.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "squad",
+    version,
+    about = "A terminal coding assistant where one session is a team of agents",
+    after_help = "Run `squad` for the full-screen interface, or `squad exec \"PROMPT\"` headless."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// First message for the interactive session.
+    pub prompt: Option<String>,
+
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one prompt headless; print the final answer (or every event with --json).
+    Exec(ExecArgs),
+    /// List the roles squad knows and where each came from.
+    Roles,
+    /// List saved sessions, newest first.
+    Sessions,
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Print every event as one JSON object per line on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// The prompt (words are joined; `-` reads it from stdin).
+    #[arg(required = true, num_args = 1..)]
+    pub prompt: Vec<String>,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args, Clone, Default)]
+pub struct Common {
+    /// Workspace root (default: the current directory).
+    #[arg(short = 'C', long = "cd", global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// Extra config file, merged over the user and workspace ones.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Model for every agent (overrides the config's levels).
+    #[arg(long, global = true)]
+    pub model: Option<String>,
+
+    /// OpenAI-compatible server URL including /v1 (also OPENAI_BASE_URL).
+    #[arg(long, global = true, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// ask | auto | read-only
+    #[arg(long, global = true, value_name = "POLICY")]
+    pub approval: Option<String>,
+
+    /// Starting persona (default: copilot).
+    #[arg(long, global = true)]
+    pub role: Option<String>,
+
+    /// Continue a saved session: its id (or a unique prefix) or `last`.
+    #[arg(long, global = true, value_name = "ID")]
+    pub resume: Option<String>,
+}

@@ -1,0 +1,326 @@
+//! `squad exec` end to end: the real binary against the mock model server over HTTP.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streamed_answer_is_printed_and_events_are_flat_json() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push(MockResponse::text_deltas(["Hello", ", ", "world", "!"]).with_usage(12, 4));
+    let run = sb.exec(&mock, &["say hello"]).await;
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "Hello, world!");
+
+    mock.push(MockResponse::text_deltas(["Second", " answer"]));
+    let run = sb.exec(&mock, &["--json", "again"]).await;
+    run.assert_ok();
+    let events = run.events();
+    assert_eq!(events[0]["type"], "session_started");
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "seq not increasing: {seqs:?}");
+    assert!(events.iter().all(|e| e["agent_id"].is_string()));
+    let deltas: String = of_type(&events, "text_delta")
+        .iter()
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(deltas, "Second answer");
+    assert_eq!(events.last().unwrap()["type"], "summary");
+    // What the server got: system prompt first, then the user's message.
+    let body = &mock.requests()[1].body;
+    let t = transcript(body);
+    assert_eq!(t[0].0, "system");
+    assert_eq!(t.last().unwrap(), &("user".to_string(), "again".to_string()));
+    assert_eq!(body["stream"], true);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_edit_and_test_on_a_real_repo() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("greet.sh", "echo \"Helo, $1\"\n");
+    sb.write(
+        "test.sh",
+        "out=$(sh greet.sh squad)\n[ \"$out\" = \"Hello, squad\" ] || { echo \"got: $out\"; exit 1; }\necho ok\n",
+    );
+    sb.workspace_config("[tools]\ntest_command = \"sh test.sh\"\n");
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(sb.ws())
+        .status()
+        .unwrap();
+    assert!(git.success());
+
+    mock.push_all([
+        MockResponse::tool_call("c1", "read_file", r#"{"path":"greet.sh"}"#),
+        MockResponse::tool_call(
+            "c2",
+            "edit_file",
+            r#"{"path":"greet.sh","old_text":"Helo","new_text":"Hello"}"#,
+        ),
+        MockResponse::tool_call("c3", "run_tests", "{}"),
+        MockResponse::text("Fixed the typo; tests pass."),
+    ]);
+    let run = sb
+        .exec(&mock, &["--approval", "auto", "fix the greeting and run the tests"])
+        .await;
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "Fixed the typo; tests pass.");
+    assert_eq!(sb.read("greet.sh"), "echo \"Hello, $1\"\n");
+
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 4);
+    let read = tool_messages(&reqs[1].body);
+    assert!(read[0].1.contains("Helo"), "read_file result: {:?}", read[0]);
+    let tests = tool_messages(&reqs[3].body);
+    assert_eq!(tests.len(), 3);
+    assert_eq!(tests[2].0, "c3");
+    assert!(tests[2].1.contains("passed"), "run_tests result: {}", tests[2].1);
+    assert!(tests[2].1.contains("ok"), "test output missing: {}", tests[2].1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_tool_calls_in_one_turn_each_get_a_result() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("a.txt", "alpha\n");
+    sb.write("b.txt", "beta\n");
+    mock.push_all([
+        MockResponse::tool_calls(vec![
+            MockToolCall::new("r1", "read_file", r#"{"path":"a.txt"}"#),
+            MockToolCall::new("r2", "read_file", r#"{"path":"b.txt"}"#),
+        ])
+        .with_arg_fragment(3),
+        MockResponse::text("both read"),
+    ]);
+    sb.exec(&mock, &["read both"]).await.assert_ok();
+    let results = tool_messages(&mock.requests()[1].body);
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0].0, "r1");
+    assert!(results[0].1.contains("alpha"));
+    assert_eq!(results[1].0, "r2");
+    assert!(results[1].1.contains("beta"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_error_then_success_is_retried() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[provider]\nretry_base_ms = 10\n");
+    mock.push_all([
+        MockResponse::error(500, "upstream exploded"),
+        MockResponse::text("recovered"),
+    ]);
+    let run = sb.exec(&mock, &["--json", "hi"]).await;
+    run.assert_ok();
+    let events = run.events();
+    assert_eq!(of_type(&events, "retrying").len(), 1);
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rate_limit_honours_retry_after() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[provider]\nretry_base_ms = 10\n");
+    mock.push_all([
+        MockResponse::error(429, "slow down").with_retry_after(1),
+        MockResponse::text("after the wait"),
+    ]);
+    let run = sb.exec(&mock, &["hi"]).await;
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "after the wait");
+    let reqs = mock.requests();
+    let gap = reqs[1].received_at.duration_since(reqs[0].received_at);
+    assert!(gap >= Duration::from_millis(950), "retried after only {gap:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stream_cut_midway_is_retried_without_duplicate_text() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[provider]\nretry_base_ms = 10\n");
+    mock.push_all([
+        MockResponse::text_deltas(["Par", "tial ", "answer"]).cut_after(2),
+        MockResponse::text_deltas(["Full ", "answer"]),
+    ]);
+    let run = sb.exec(&mock, &["--json", "hi"]).await;
+    run.assert_ok();
+    let events = run.events();
+    let assistant: Vec<&Value> = of_type(&events, "item_added")
+        .into_iter()
+        .filter(|e| e["item"]["kind"] == "assistant")
+        .collect();
+    assert_eq!(assistant.len(), 1);
+    assert_eq!(assistant[0]["item"]["text"], "Full answer");
+    // Beyond the retry budget it is a clear error and a non-zero exit.
+    let sb = Sandbox::new();
+    sb.workspace_config("[provider]\nretry_base_ms = 10\nmax_retries = 1\n");
+    mock.push_all([
+        MockResponse::text_deltas(["a", "b", "c"]).cut_after(1),
+        MockResponse::text_deltas(["a", "b", "c"]).cut_after(1),
+    ]);
+    let run = sb.exec(&mock, &["hi"]).await;
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    let last = run.stderr.lines().last().unwrap();
+    assert!(last.starts_with("squad: ") && last.contains("broke"), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_arguments_and_unknown_tools_go_back_to_the_model() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([
+        MockResponse::tool_call("bad", "read_file", r#"{"path": "a.txt""#),
+        MockResponse::tool_call("nope", "launch_rockets", r#"{}"#),
+        MockResponse::text("I will stop."),
+    ]);
+    let run = sb.exec(&mock, &["go"]).await;
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "I will stop.");
+    let reqs = mock.requests();
+    let first = tool_messages(&reqs[1].body);
+    assert_eq!(first[0].0, "bad");
+    assert!(first[0].1.contains("not valid JSON"), "{}", first[0].1);
+    assert!(first[0].1.contains(r#"{"path": "a.txt""#), "quotes what was sent: {}", first[0].1);
+    let second = tool_messages(&reqs[2].body);
+    assert!(second[1].1.contains("unknown tool `launch_rockets`"), "{}", second[1].1);
+    assert!(second[1].1.contains("read_file"), "lists available tools: {}", second[1].1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn paths_outside_the_workspace_are_refused() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "top secret").unwrap();
+    std::os::unix::fs::symlink(outside.path(), sb.ws().join("escape")).unwrap();
+    mock.push_all([
+        MockResponse::tool_call("p1", "read_file", r#"{"path":"../../etc/passwd"}"#),
+        MockResponse::tool_call("p2", "read_file", r#"{"path":"escape/secret.txt"}"#),
+        MockResponse::tool_call("p3", "write_file", r#"{"path":"escape/new.txt","content":"x"}"#),
+        MockResponse::text("done"),
+    ]);
+    let run = sb.exec(&mock, &["--approval", "auto", "look around"]).await;
+    run.assert_ok();
+    let reqs = mock.requests();
+    let r1 = &tool_messages(&reqs[1].body)[0].1;
+    assert!(r1.contains("outside the workspace"), "{r1}");
+    assert!(!r1.contains("root:"), "leaked /etc/passwd: {r1}");
+    let r2 = &tool_messages(&reqs[2].body)[1].1;
+    assert!(!r2.contains("top secret"), "followed the symlink out: {r2}");
+    assert!(r2.contains("outside the workspace"), "{r2}");
+    let r3 = &tool_messages(&reqs[3].body)[2].1;
+    assert!(r3.contains("outside the workspace"), "{r3}");
+    assert!(!outside.path().join("new.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_only_denies_writes_and_the_session_goes_on() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([
+        MockResponse::tool_call("w1", "write_file", r#"{"path":"new.txt","content":"hello"}"#),
+        MockResponse::text("I could not write it."),
+    ]);
+    let run = sb.exec(&mock, &["--approval", "read-only", "--json", "write a file"]).await;
+    run.assert_ok();
+    assert!(!sb.ws().join("new.txt").exists());
+    let result = &tool_messages(&mock.requests()[1].body)[0].1;
+    assert!(result.contains("denied") && result.contains("read-only"), "{result}");
+    let ends = of_type(&run.events(), "tool_call_end");
+    assert_eq!(ends[0]["is_error"], true);
+
+    // `ask` cannot ask in exec: it denies too, and says how to allow it.
+    mock.push_all([
+        MockResponse::tool_call("w2", "run_command", r#"{"command":"touch made.txt"}"#),
+        MockResponse::text("ok"),
+    ]);
+    sb.exec(&mock, &["--approval", "ask", "touch it"]).await.assert_ok();
+    assert!(!sb.ws().join("made.txt").exists());
+    let result = &tool_messages(&mock.requests()[3].body)[0].1;
+    assert!(result.contains("--approval auto"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_sends_the_whole_history_back() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "remember me\n");
+    mock.push_all([
+        MockResponse::tool_call("n1", "read_file", r#"{"path":"notes.txt"}"#),
+        MockResponse::text("The notes say: remember me"),
+    ]);
+    sb.exec(&mock, &["read my notes"]).await.assert_ok();
+
+    let sessions = sb.run(None, &["sessions"]).await;
+    sessions.assert_ok();
+    assert!(sessions.stdout.contains("read my notes"), "{}", sessions.stdout);
+
+    mock.push(MockResponse::text("Updated."));
+    sb.exec(&mock, &["--resume", "last", "and now update the README"])
+        .await
+        .assert_ok();
+    let body = &mock.requests()[2].body;
+    let t = transcript(body);
+    let roles: Vec<&str> = t.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "user"]);
+    assert_eq!(t[1].1, "read my notes");
+    assert!(t[3].1.contains("remember me"));
+    assert_eq!(t[4].1, "The notes say: remember me");
+    assert_eq!(t[5].1, "and now update the README");
+    assert_eq!(body["messages"][2]["tool_calls"][0]["id"], "n1");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn clear_errors_for_bad_setup() {
+    let sb = Sandbox::new();
+    // Nothing listens on this port.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut cmd = sb.command(None);
+    cmd.env("OPENAI_BASE_URL", format!("http://127.0.0.1:{port}/v1"))
+        .args(["exec", "hi"]);
+    sb.workspace_config("[provider]\nretry_base_ms = 10\nmax_retries = 1\n");
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot reach the model server"), "{err}");
+
+    let run = sb.run(None, &["exec", "--approval", "sometimes", "hi"]).await;
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("ask, auto or read-only"), "{}", run.stderr);
+
+    let run = sb.run(None, &["exec", "--role", "wizard", "hi"]).await;
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("copilot"), "lists known roles: {}", run.stderr);
+
+    sb.workspace_config("[limits]\nmax_depth = \"three\"\n");
+    let run = sb.run(None, &["exec", "hi"]).await;
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("max_depth") && run.stderr.contains("config.toml"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn roles_lists_builtins_and_workspace_overrides() {
+    let sb = Sandbox::new();
+    sb.write(
+        ".squad/roles/tester.toml",
+        "name = \"tester\"\ndescription = \"our own tester\"\nsystem_prompt = \"test things\"\n",
+    );
+    let run = sb.run(None, &["roles"]).await;
+    run.assert_ok();
+    for name in ["copilot", "architect", "implementer", "documentation", "code_reviewer"] {
+        assert!(run.stdout.contains(name), "{name} missing:\n{}", run.stdout);
+    }
+    let tester = run.stdout.lines().find(|l| l.starts_with("tester")).unwrap();
+    assert!(tester.contains("our own tester") && tester.contains(".squad/roles/tester.toml"), "{tester}");
+}
