@@ -1,5 +1,17 @@
 //! The tools an agent can call: a handler trait and a registry that looks them up by name.
 
+mod args;
+mod files;
+mod list;
+mod process;
+mod search;
+mod shell;
+
+pub use files::{EditFile, ReadFile, WriteFile};
+pub use list::ListFiles;
+pub use search::SearchFiles;
+pub use shell::{RunCommand, RunTests};
+
 use crate::model::ToolSpec;
 use crate::protocol::{AgentId, ApprovalAction};
 use crate::workspace::Workspace;
@@ -128,4 +140,17 @@ impl ToolRegistry {
                 .collect(),
         }
     }
+}
+
+/// The coding tools (files, search, shell, tests), in the order the model sees them.
+pub fn coding_tools() -> Vec<Arc<dyn ToolHandler>> {
+    vec![
+        Arc::new(ReadFile),
+        Arc::new(ListFiles),
+        Arc::new(SearchFiles),
+        Arc::new(WriteFile),
+        Arc::new(EditFile),
+        Arc::new(RunCommand),
+        Arc::new(RunTests),
+    ]
 }

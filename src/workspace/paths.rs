@@ -1,10 +1,35 @@
-//! PLACEHOLDER — to be replaced by real path confinement.
-use std::path::{Path, PathBuf};
+//! Path confinement: every path a tool touches is resolved against the workspace root and
+//! refused if it could lead outside it (absolute paths, escaping `..`, symlinks out).
+//!
+//! The check resolves symlinks at the time of the call; a process that swaps a directory for
+//! a symlink between the check and the use is outside what this guards against (the model
+//! is not an adversary with a second process; the aim is to stop mistakes and stray paths).
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// The rule, repeated in every refusal so the model learns what to send instead.
+const RULE: &str = "paths are relative to the workspace root (e.g. 'src/main.rs', or '.' for the root) and must stay inside it";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
-    #[error("path '{path}' is outside the workspace: {why}")]
+    #[error("path '{path}' is absolute; {RULE}{hint}")]
+    Absolute {
+        path: String,
+        /// Suggests the relative form when the absolute path lies inside the root.
+        hint: String,
+    },
+    #[error("path '{path}' is outside the workspace: {why}; {RULE}")]
     Escapes { path: String, why: String },
+    #[error("path '{path}' cannot be used: {why}; {RULE}")]
+    Invalid { path: String, why: String },
+    #[error("cannot resolve path '{path}': {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
 }
 
 /// The workspace root; every tool path is resolved against it and confined to it.
@@ -14,16 +39,271 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    pub fn new(root: &Path) -> std::io::Result<Self> {
+    /// Canonicalizes `root` so that containment checks compare real paths.
+    pub fn new(root: &Path) -> io::Result<Self> {
         Ok(Self {
             root: root.canonicalize()?,
         })
     }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
+
     /// Resolves a path the model gave (relative to the root) to an absolute path inside it.
+    ///
+    /// Works for paths that do not exist yet (files about to be written): the deepest
+    /// existing ancestor is resolved and checked, and the missing rest is appended. Existing
+    /// symlinks along the way are followed, so the result is the real location, and refused
+    /// if that is outside the root. `""` and `"."` are the root.
     pub fn resolve(&self, path: &str) -> Result<PathBuf, PathError> {
-        Ok(self.root.join(path))
+        let rel = self.normalize(path)?;
+        let full = self.root.join(&rel);
+
+        // Walk up to the deepest entry that exists without following a final symlink, so a
+        // dangling symlink counts as existing (writing through it could create a file
+        // anywhere).
+        let mut existing = full.clone();
+        let mut missing: Vec<OsString> = Vec::new();
+        while existing != self.root && std::fs::symlink_metadata(&existing).is_err() {
+            match existing.file_name() {
+                Some(name) => missing.push(name.to_os_string()),
+                None => break,
+            }
+            existing.pop();
+        }
+
+        let real = match existing.canonicalize() {
+            Ok(real) => real,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                let shown = self.relative(&existing);
+                return Err(PathError::Invalid {
+                    path: path.to_string(),
+                    why: format!("'{shown}' is a symlink whose target does not exist"),
+                });
+            }
+            Err(source) => {
+                return Err(PathError::Io {
+                    path: path.to_string(),
+                    source,
+                });
+            }
+        };
+        if !real.starts_with(&self.root) {
+            let (link, to) = self.escaping_link(&existing).unwrap_or((existing, real));
+            return Err(PathError::Escapes {
+                path: path.to_string(),
+                why: format!(
+                    "'{}' is a symlink to '{}', which is outside",
+                    self.relative(&link),
+                    to.display()
+                ),
+            });
+        }
+        Ok(missing.into_iter().rev().fold(real, |acc, c| acc.join(c)))
+    }
+
+    /// How a path under the root is shown to the model and the user: relative, with `/`,
+    /// `.` for the root itself. Paths outside the root are shown in full.
+    pub fn relative(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+            Ok(rel) => rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+            Err(_) => path.display().to_string(),
+        }
+    }
+
+    /// The first component of `path` (under the root) whose real location is outside the
+    /// root, with that location: names the symlink to blame rather than the whole path.
+    fn escaping_link(&self, path: &Path) -> Option<(PathBuf, PathBuf)> {
+        let rel = path.strip_prefix(&self.root).ok()?;
+        let mut prefix = self.root.clone();
+        for component in rel.components() {
+            prefix.push(component);
+            if let Ok(real) = prefix.canonicalize()
+                && !real.starts_with(&self.root)
+            {
+                return Some((prefix, real));
+            }
+        }
+        None
+    }
+
+    /// Lexical clean-up: drops `.`, applies `..` (refusing any that climbs above the root)
+    /// and refuses absolute paths. Symlinks are dealt with afterwards, on the real files.
+    fn normalize(&self, path: &str) -> Result<PathBuf, PathError> {
+        if path.contains('\0') {
+            return Err(PathError::Invalid {
+                path: path.escape_debug().to_string(),
+                why: "it contains a NUL byte".to_string(),
+            });
+        }
+        let given = Path::new(path);
+        if given.has_root() {
+            return Err(PathError::Absolute {
+                path: path.to_string(),
+                hint: self.absolute_hint(given),
+            });
+        }
+        let mut out = PathBuf::new();
+        for component in given.components() {
+            match component {
+                Component::CurDir => {}
+                Component::Normal(name) => out.push(name),
+                Component::ParentDir => {
+                    if !out.pop() {
+                        return Err(PathError::Escapes {
+                            path: path.to_string(),
+                            why: "'..' climbs above the workspace root".to_string(),
+                        });
+                    }
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(PathError::Absolute {
+                        path: path.to_string(),
+                        hint: self.absolute_hint(given),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Models often echo the absolute path they saw in command output; tell them the
+    /// relative form instead of just saying no.
+    fn absolute_hint(&self, given: &Path) -> String {
+        match given.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => "; use '.' instead".to_string(),
+            Ok(rel) => format!("; use '{}' instead", rel.display()),
+            Err(_) => String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn setup() -> (tempfile::TempDir, tempfile::TempDir, Workspace) {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("src/inner")).unwrap();
+        std::fs::write(root.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "secret\n").unwrap();
+        let ws = Workspace::new(root.path()).unwrap();
+        (root, outside, ws)
+    }
+
+    #[test]
+    fn root_and_plain_paths_resolve_inside() {
+        let (_root, _out, ws) = setup();
+        assert_eq!(ws.resolve("").unwrap(), ws.root());
+        assert_eq!(ws.resolve(".").unwrap(), ws.root());
+        assert_eq!(ws.resolve("./").unwrap(), ws.root());
+        assert_eq!(
+            ws.resolve("src/main.rs").unwrap(),
+            ws.root().join("src/main.rs")
+        );
+        assert_eq!(
+            ws.resolve("src/inner/../main.rs").unwrap(),
+            ws.root().join("src/main.rs")
+        );
+        assert_eq!(ws.resolve("src/..").unwrap(), ws.root());
+    }
+
+    #[test]
+    fn missing_files_resolve_under_their_existing_ancestor() {
+        let (_root, _out, ws) = setup();
+        assert_eq!(
+            ws.resolve("src/new/dir/file.rs").unwrap(),
+            ws.root().join("src/new/dir/file.rs")
+        );
+        assert_eq!(
+            ws.resolve("new/../other.txt").unwrap(),
+            ws.root().join("other.txt")
+        );
+    }
+
+    #[test]
+    fn escaping_dotdot_is_refused() {
+        let (_root, _out, ws) = setup();
+        let err = ws.resolve("../../etc/passwd").unwrap_err();
+        assert!(matches!(err, PathError::Escapes { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("../../etc/passwd"), "{msg}");
+        assert!(msg.contains("relative to the workspace root"), "{msg}");
+        assert!(ws.resolve("src/../../x").is_err());
+        assert!(ws.resolve("..").is_err());
+    }
+
+    #[test]
+    fn absolute_paths_are_refused_with_a_hint_when_inside() {
+        let (_root, _out, ws) = setup();
+        let err = ws.resolve("/etc/passwd").unwrap_err();
+        assert!(matches!(err, PathError::Absolute { .. }), "{err}");
+        assert!(err.to_string().contains("relative to the workspace root"));
+        let inside = ws.root().join("src/main.rs");
+        let err = ws.resolve(inside.to_str().unwrap()).unwrap_err();
+        assert!(
+            err.to_string().contains("use 'src/main.rs' instead"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn symlinks_out_are_refused_anywhere_in_the_path() {
+        let (root, out, ws) = setup();
+        symlink(out.path(), root.path().join("outdir")).unwrap();
+        symlink(
+            out.path().join("secret.txt"),
+            root.path().join("src/secret"),
+        )
+        .unwrap();
+        for p in [
+            "outdir",
+            "outdir/secret.txt",
+            "outdir/new.txt",
+            "src/secret",
+        ] {
+            let err = ws.resolve(p).unwrap_err();
+            assert!(matches!(err, PathError::Escapes { .. }), "{p}: {err}");
+            assert!(err.to_string().contains("symlink"), "{err}");
+        }
+    }
+
+    #[test]
+    fn dangling_symlinks_are_refused() {
+        let (root, out, ws) = setup();
+        symlink(out.path().join("nope.txt"), root.path().join("dangling")).unwrap();
+        let err = ws.resolve("dangling").unwrap_err();
+        assert!(err.to_string().contains("target does not exist"), "{err}");
+        assert!(!out.path().join("nope.txt").exists());
+    }
+
+    #[test]
+    fn symlinks_inside_are_followed() {
+        let (root, _out, ws) = setup();
+        symlink(root.path().join("src"), root.path().join("code")).unwrap();
+        assert_eq!(
+            ws.resolve("code/main.rs").unwrap(),
+            ws.root().join("src/main.rs")
+        );
+        assert_eq!(
+            ws.resolve("code/new.rs").unwrap(),
+            ws.root().join("src/new.rs")
+        );
+    }
+
+    #[test]
+    fn relative_display() {
+        let (_root, _out, ws) = setup();
+        assert_eq!(ws.relative(ws.root()), ".");
+        assert_eq!(ws.relative(&ws.root().join("src/main.rs")), "src/main.rs");
+        assert_eq!(ws.relative(Path::new("/etc/passwd")), "/etc/passwd");
     }
 }

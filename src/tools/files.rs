@@ -1,0 +1,566 @@
+//! File tools: `read_file`, `write_file`, `edit_file`.
+
+use super::{ToolContext, ToolEffect, ToolError, ToolHandler, args};
+use crate::model::ToolSpec;
+use crate::protocol::ApprovalAction;
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use similar::TextDiff;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// How much of a file's start is checked for NUL bytes to call it binary (what git does).
+const BINARY_SNIFF: usize = 8 * 1024;
+
+fn not_found(rel: &str) -> ToolError {
+    ToolError::Failed(format!(
+        "file not found: '{rel}' (paths are relative to the workspace root; use list_files to see what exists)"
+    ))
+}
+
+fn not_text(rel: &str) -> ToolError {
+    ToolError::Failed(format!(
+        "'{rel}' is not a UTF-8 text file (it looks binary); these tools only read and edit text"
+    ))
+}
+
+fn is_dir_error(rel: &str) -> ToolError {
+    ToolError::Failed(format!(
+        "'{rel}' is a directory, not a file; use list_files to see its contents"
+    ))
+}
+
+/// Reads a whole text file for editing, with errors that say what to do.
+async fn read_text(path: &Path, rel: &str) -> Result<String, ToolError> {
+    match tokio::fs::metadata(path).await {
+        Ok(meta) if meta.is_dir() => return Err(is_dir_error(rel)),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(rel)),
+        Err(e) => return Err(ToolError::io("read", rel, e)),
+    }
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|e| ToolError::io("read", rel, e))?;
+    String::from_utf8(bytes).map_err(|_| not_text(rel))
+}
+
+fn count_lines(text: &str) -> usize {
+    let newlines = text.bytes().filter(|&b| b == b'\n').count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+fn plural(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
+/// Unified diff for the approval prompt; a new file is diffed against `/dev/null`.
+pub(crate) fn unified_diff(rel: &str, old: Option<&str>, new: &str) -> String {
+    let old_name = if old.is_some() {
+        format!("a/{rel}")
+    } else {
+        "/dev/null".to_string()
+    };
+    TextDiff::from_lines(old.unwrap_or(""), new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&old_name, &format!("b/{rel}"))
+        .to_string()
+}
+
+// ---------------------------------------------------------------------------------------
+// read_file
+
+pub struct ReadFile;
+
+#[derive(Deserialize)]
+struct ReadArgs {
+    path: String,
+    start_line: Option<u64>,
+    end_line: Option<u64>,
+}
+
+fn read_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File path relative to the workspace root, e.g. 'src/main.rs'."
+            },
+            "start_line": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "First line to return (1-based). Omit to start at the beginning."
+            },
+            "end_line": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Last line to return (1-based, inclusive). Omit to read to the end."
+            }
+        },
+        "required": ["path"],
+        "additionalProperties": false
+    })
+}
+
+#[async_trait]
+impl ToolHandler for ReadFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "read_file".to_string(),
+            description: "Read a text file in the workspace. Returns the file's exact text (no \
+                line numbers added), so it can be copied into edit_file's old_text. Use \
+                start_line/end_line to read part of a large file. Very large output is cut, \
+                with a note at the end saying which start_line to continue from."
+                .to_string(),
+            parameters: read_schema(),
+        }
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::ReadOnly
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
+        let args: ReadArgs = args::parse(&read_schema(), args)?;
+        if let (Some(s), Some(e)) = (args.start_line, args.end_line)
+            && e < s
+        {
+            return Err(ToolError::InvalidArguments(format!(
+                "end_line ({e}) is before start_line ({s})"
+            )));
+        }
+        let path = ctx.workspace.resolve(&args.path)?;
+        let rel = ctx.workspace.relative(&path);
+        match tokio::fs::metadata(&path).await {
+            Ok(meta) if meta.is_dir() => return Err(is_dir_error(&rel)),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(&rel)),
+            Err(e) => return Err(ToolError::io("read", &rel, e)),
+        }
+        let cap = ctx.settings.read_max_bytes.max(1);
+        let ranged = args.start_line.is_some() || args.end_line.is_some();
+        let start = args.start_line.unwrap_or(1);
+        let end = args.end_line.unwrap_or(u64::MAX);
+        let out = tokio::task::spawn_blocking(move || read_range(&path, start, end, cap))
+            .await
+            .map_err(|e| ToolError::Failed(format!("read task failed: {e}")))?;
+        let out = match out {
+            Ok(out) => out,
+            Err(ReadFail::Binary) => return Err(not_text(&rel)),
+            Err(ReadFail::Io(e)) => return Err(ToolError::io("read", &rel, e)),
+        };
+        format_read(&rel, out, start, ranged, cap)
+    }
+}
+
+#[derive(Debug)]
+enum ReadFail {
+    Binary,
+    Io(std::io::Error),
+}
+
+/// What `read_range` collected: the text and where it stopped.
+#[derive(Debug)]
+struct ReadOut {
+    text: String,
+    /// Last line included in full (0 if none).
+    last_shown: u64,
+    /// Lines in the whole file.
+    total: u64,
+    /// First line left out because of the cap, if any.
+    cut_at: Option<u64>,
+    /// That line was itself longer than the cap, and its start is in `text`.
+    cut_inside_line: bool,
+}
+
+/// Streams the file line by line, so a range near the end of a large file does not need
+/// the whole file in memory; keeps counting after the cap to report the total.
+fn read_range(path: &Path, start: u64, end: u64, cap: usize) -> Result<ReadOut, ReadFail> {
+    let file = std::fs::File::open(path).map_err(ReadFail::Io)?;
+    let mut reader = BufReader::with_capacity(BINARY_SNIFF, file);
+    if reader.fill_buf().map_err(ReadFail::Io)?.contains(&0) {
+        return Err(ReadFail::Binary);
+    }
+    let mut out = ReadOut {
+        text: String::new(),
+        last_shown: 0,
+        total: 0,
+        cut_at: None,
+        cut_inside_line: false,
+    };
+    let mut buf = Vec::new();
+    loop {
+        if out.cut_at.is_some() || out.total >= end {
+            // Past what is shown: only count the remaining lines.
+            let mut chunk = [0u8; 64 * 1024];
+            let mut last = b'\n';
+            let mut any = false;
+            loop {
+                let n = reader.read(&mut chunk).map_err(ReadFail::Io)?;
+                if n == 0 {
+                    break;
+                }
+                any = true;
+                out.total += chunk[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+                last = chunk[n - 1];
+            }
+            if any && last != b'\n' {
+                out.total += 1;
+            }
+            break;
+        }
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).map_err(ReadFail::Io)? == 0 {
+            break;
+        }
+        out.total += 1;
+        if out.total < start {
+            continue;
+        }
+        let line = std::str::from_utf8(&buf).map_err(|_| ReadFail::Binary)?;
+        if line.contains('\0') {
+            return Err(ReadFail::Binary);
+        }
+        if out.text.len() + line.len() > cap {
+            out.cut_at = Some(out.total);
+            if out.text.is_empty() {
+                let mut cut = cap.min(line.len());
+                while !line.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                out.text.push_str(&line[..cut]);
+                out.cut_inside_line = true;
+            }
+            continue;
+        }
+        out.text.push_str(line);
+        out.last_shown = out.total;
+    }
+    Ok(out)
+}
+
+fn format_read(
+    rel: &str,
+    out: ReadOut,
+    start: u64,
+    ranged: bool,
+    cap: usize,
+) -> Result<String, ToolError> {
+    if out.total == 0 {
+        return Ok(format!("[{rel} is empty]"));
+    }
+    if start > out.total {
+        return Err(ToolError::Failed(format!(
+            "start_line {start} is past the end of '{rel}', which has {}",
+            plural(out.total as usize, "line")
+        )));
+    }
+    let mut text = out.text;
+    let note = match out.cut_at {
+        Some(line) if out.cut_inside_line => format!(
+            "[cut: line {line} alone is longer than the read limit ({cap} bytes); only its start \
+             is shown. Use search_files or run_command to look at parts of it]"
+        ),
+        Some(line) => format!(
+            "[cut at the read limit ({cap} bytes): showed lines {start}-{} of {}. Read the rest \
+             with start_line={line}]",
+            out.last_shown, out.total
+        ),
+        None if ranged => format!("[lines {start}-{} of {}]", out.last_shown, out.total),
+        None => return Ok(text),
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&note);
+    Ok(text)
+}
+
+// ---------------------------------------------------------------------------------------
+// write_file
+
+pub struct WriteFile;
+
+#[derive(Deserialize)]
+struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+fn write_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File path relative to the workspace root. Missing parent directories are created."
+            },
+            "content": {
+                "type": "string",
+                "description": "The complete new content of the file."
+            }
+        },
+        "required": ["path", "content"],
+        "additionalProperties": false
+    })
+}
+
+/// Resolves a write target and reads what is there now (`None` if it does not exist).
+async fn write_target(
+    ctx: &ToolContext,
+    path: &str,
+) -> Result<(PathBuf, String, Option<String>), ToolError> {
+    let target = ctx.workspace.resolve(path)?;
+    let rel = ctx.workspace.relative(&target);
+    let old = match tokio::fs::metadata(&target).await {
+        Ok(meta) if meta.is_dir() => return Err(is_dir_error(&rel)),
+        Ok(_) => {
+            let bytes = tokio::fs::read(&target)
+                .await
+                .map_err(|e| ToolError::io("read", &rel, e))?;
+            Some(
+                String::from_utf8(bytes)
+                    .unwrap_or_else(|e| format!("(binary file, {} bytes)\n", e.as_bytes().len())),
+            )
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(ToolError::io("inspect", &rel, e)),
+    };
+    Ok((target, rel, old))
+}
+
+#[async_trait]
+impl ToolHandler for WriteFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "write_file".to_string(),
+            description: "Create a file, or replace a file's entire content. Parent directories \
+                are created as needed. To change part of an existing file, prefer edit_file, \
+                which does not require resending the whole file."
+                .to_string(),
+            parameters: write_schema(),
+        }
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Mutating
+    }
+
+    async fn describe(
+        &self,
+        ctx: &ToolContext,
+        args: &Value,
+    ) -> Result<Option<ApprovalAction>, ToolError> {
+        let args: WriteArgs = args::parse(&write_schema(), args.clone())?;
+        let (_, rel, old) = write_target(ctx, &args.path).await?;
+        let diff = unified_diff(&rel, old.as_deref(), &args.content);
+        Ok(Some(ApprovalAction::FileChange { path: rel, diff }))
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
+        let args: WriteArgs = args::parse(&write_schema(), args)?;
+        let (target, rel, old) = write_target(ctx, &args.path).await?;
+        if let Some(parent) = target.parent() {
+            tokio::fs::create_dir_all(parent).await.map_err(|e| {
+                ToolError::io("create directory", &ctx.workspace.relative(parent), e)
+            })?;
+        }
+        tokio::fs::write(&target, &args.content)
+            .await
+            .map_err(|e| ToolError::io("write", &rel, e))?;
+        let size = format!(
+            "{}, {}",
+            plural(count_lines(&args.content), "line"),
+            plural(args.content.len(), "byte")
+        );
+        Ok(match old {
+            None => format!("created '{rel}' ({size})"),
+            Some(_) => format!("overwrote '{rel}' ({size})"),
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// edit_file
+
+pub struct EditFile;
+
+#[derive(Deserialize)]
+struct EditArgs {
+    path: String,
+    old_text: String,
+    new_text: String,
+}
+
+fn edit_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File path relative to the workspace root."
+            },
+            "old_text": {
+                "type": "string",
+                "description": "Text to replace. Must occur exactly once in the file and match it exactly, including whitespace and indentation; include a few surrounding lines to make it unique."
+            },
+            "new_text": {
+                "type": "string",
+                "description": "Replacement text (may be empty to delete old_text)."
+            }
+        },
+        "required": ["path", "old_text", "new_text"],
+        "additionalProperties": false
+    })
+}
+
+/// A checked edit, ready to write.
+struct Edit {
+    target: PathBuf,
+    rel: String,
+    before: String,
+    after: String,
+    line: usize,
+    old_lines: usize,
+    new_lines: usize,
+}
+
+/// Start offsets of `needle` in `hay`, overlapping ones included (so "aa" in "aaa" is two:
+/// replacing "once" must not depend on which one a left-to-right scan happens to pick).
+fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    let step = needle.chars().next().map_or(1, char::len_utf8);
+    let mut from = 0;
+    while let Some(i) = hay[from..].find(needle) {
+        found.push(from + i);
+        from += i + step;
+    }
+    found
+}
+
+async fn plan_edit(ctx: &ToolContext, args: EditArgs) -> Result<Edit, ToolError> {
+    if args.old_text.is_empty() {
+        return Err(ToolError::InvalidArguments(
+            "old_text is empty; give the exact text to replace (to create or overwrite a whole file, use write_file)".to_string(),
+        ));
+    }
+    if args.old_text == args.new_text {
+        return Err(ToolError::InvalidArguments(
+            "old_text and new_text are identical; nothing would change".to_string(),
+        ));
+    }
+    let target = ctx.workspace.resolve(&args.path)?;
+    let rel = ctx.workspace.relative(&target);
+    let before = read_text(&target, &rel).await.map_err(|e| match e {
+        ToolError::Failed(m) if m.starts_with("file not found") => {
+            ToolError::Failed(format!("{m}; to create a new file use write_file"))
+        }
+        other => other,
+    })?;
+
+    let (mut old_text, mut new_text) = (args.old_text, args.new_text);
+    let mut found = occurrences(&before, &old_text);
+    // Files with CRLF line ends: the model almost always sends LF. Retry in the file's style.
+    if found.is_empty()
+        && before.contains("\r\n")
+        && old_text.contains('\n')
+        && !old_text.contains("\r\n")
+    {
+        let crlf_old = old_text.replace('\n', "\r\n");
+        let crlf_found = occurrences(&before, &crlf_old);
+        if !crlf_found.is_empty() {
+            old_text = crlf_old;
+            new_text = new_text.replace("\r\n", "\n").replace('\n', "\r\n");
+            found = crlf_found;
+        }
+    }
+    match found.len() {
+        0 => Err(ToolError::Failed(format!(
+            "old_text was not found in '{rel}'. It must match the file exactly, including \
+             whitespace, indentation and line breaks. Read the file again with read_file and \
+             copy the text exactly."
+        ))),
+        1 => {
+            let at = found[0];
+            let mut after = String::with_capacity(before.len() + new_text.len());
+            after.push_str(&before[..at]);
+            after.push_str(&new_text);
+            after.push_str(&before[at + old_text.len()..]);
+            Ok(Edit {
+                line: before[..at].matches('\n').count() + 1,
+                old_lines: count_lines(&old_text),
+                new_lines: count_lines(&new_text),
+                target,
+                rel,
+                before,
+                after,
+            })
+        }
+        n => {
+            let lines: Vec<String> = found
+                .iter()
+                .take(10)
+                .map(|&at| (before[..at].matches('\n').count() + 1).to_string())
+                .collect();
+            Err(ToolError::Failed(format!(
+                "old_text matches {n} times in '{rel}' (at lines {}); it must match exactly once. \
+                 Include more surrounding lines in old_text to make it unique.",
+                lines.join(", ")
+            )))
+        }
+    }
+}
+
+#[async_trait]
+impl ToolHandler for EditFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "edit_file".to_string(),
+            description: "Replace one exact piece of text in an existing file. old_text must \
+                occur exactly once and match exactly (whitespace and indentation included): \
+                copy it from read_file output, with enough surrounding lines to be unique. \
+                Make several calls for several separate changes."
+                .to_string(),
+            parameters: edit_schema(),
+        }
+    }
+
+    fn effect(&self) -> ToolEffect {
+        ToolEffect::Mutating
+    }
+
+    async fn describe(
+        &self,
+        ctx: &ToolContext,
+        args: &Value,
+    ) -> Result<Option<ApprovalAction>, ToolError> {
+        let args: EditArgs = args::parse(&edit_schema(), args.clone())?;
+        let edit = plan_edit(ctx, args).await?;
+        let diff = unified_diff(&edit.rel, Some(&edit.before), &edit.after);
+        Ok(Some(ApprovalAction::FileChange {
+            path: edit.rel,
+            diff,
+        }))
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
+        let args: EditArgs = args::parse(&edit_schema(), args)?;
+        let edit = plan_edit(ctx, args).await?;
+        tokio::fs::write(&edit.target, &edit.after)
+            .await
+            .map_err(|e| ToolError::io("write", &edit.rel, e))?;
+        Ok(format!(
+            "edited '{}': replaced {} at line {} with {}",
+            edit.rel,
+            plural(edit.old_lines, "line"),
+            edit.line,
+            plural(edit.new_lines, "line")
+        ))
+    }
+}
