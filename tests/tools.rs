@@ -829,6 +829,34 @@ async fn run_command_honours_cancellation() {
     assert!(!process_alive(&pid), "shell {pid} survived cancellation");
 }
 
+#[tokio::test]
+async fn run_command_dropped_mid_run_kills_the_process_group() {
+    let env = Env::new();
+    let call = env.call(
+        "run_command",
+        json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
+    );
+    // Drop the call once the background process is known to be running.
+    let started = async {
+        while !env.path("bg.pid").exists() || env.read("bg.pid").is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::select! {
+        out = call => panic!("returned before the drop: {out:?}"),
+        _ = started => {}
+    }
+    let pid = env.read("bg.pid");
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while process_alive(&pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !process_alive(&pid),
+        "background sleep {pid} survived the drop"
+    );
+}
+
 // ------------------------------------------------------------------------------- run_tests
 
 fn with_tests(cmd: Option<&str>) -> Env {

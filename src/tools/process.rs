@@ -88,6 +88,16 @@ fn kill_group(pgid: Option<u32>) {
     }
 }
 
+/// Kills the group if the running call is dropped before the shell was reaped (the caller
+/// gave up on the future rather than cancelling); `kill_on_drop` alone reaches only the shell.
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0.take());
+    }
+}
+
 /// Runs `command` with the workspace root as working directory and stdin closed.
 ///
 /// A non-zero exit is an ordinary outcome; only failing to start is an error, plus
@@ -121,6 +131,7 @@ pub(crate) async fn run_shell(
     drop(cmd);
     let mut child = spawned.map_err(cant_start)?;
     let pgid = child.id();
+    let mut guard = GroupGuard(pgid);
     let mut rx = pipe::Receiver::from_owned_fd(reader.into()).map_err(cant_start)?;
 
     let mut buf = HeadTail::new(ctx.settings.max_output_bytes);
@@ -134,7 +145,7 @@ pub(crate) async fn run_shell(
         let wake = grace_until.map_or(deadline, |g| g.min(deadline));
         tokio::select! {
             _ = ctx.cancel.cancelled() => {
-                kill_group(pgid);
+                kill_group(guard.0.take());
                 let _ = child.wait().await;
                 return Err(ToolError::Cancelled);
             }
@@ -148,6 +159,9 @@ pub(crate) async fn run_shell(
             },
             status = child.wait(), if exit.is_none() => {
                 exit = Some(status.map_err(|e| ToolError::Failed(format!("waiting for the command failed: {e}")))?);
+                // Reaped: the group id may be reused from now on, and whatever the shell left
+                // running in the background was started on purpose.
+                guard.0 = None;
                 grace_until = Some(tokio::time::Instant::now() + AFTER_EXIT_GRACE);
             }
         }
@@ -157,7 +171,7 @@ pub(crate) async fn run_shell(
     }
 
     if timed_out {
-        kill_group(pgid);
+        kill_group(guard.0.take());
         let _ = child.wait().await;
         // Collect what the group wrote before it died.
         let until = tokio::time::Instant::now() + AFTER_KILL_GRACE;
