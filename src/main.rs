@@ -100,9 +100,10 @@ fn session_options(
     interactive: bool,
 ) -> Result<SessionOptions> {
     let approval = match &common.approval {
-        Some(s) => Some(ApprovalPolicy::parse(s).ok_or_else(|| {
-            anyhow!("--approval must be ask, auto or read-only (got `{s}`)")
-        })?),
+        Some(s) => Some(
+            ApprovalPolicy::parse(s)
+                .ok_or_else(|| anyhow!("--approval must be ask, auto or read-only (got `{s}`)"))?,
+        ),
         None => None,
     };
     let overrides = ConfigOverrides {

@@ -21,7 +21,10 @@ async fn streamed_answer_is_printed_and_events_are_flat_json() {
     let events = run.events();
     assert_eq!(events[0]["type"], "session_started");
     let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
-    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "seq not increasing: {seqs:?}");
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "seq not increasing: {seqs:?}"
+    );
     assert!(events.iter().all(|e| e["agent_id"].is_string()));
     let deltas: String = of_type(&events, "text_delta")
         .iter()
@@ -33,7 +36,10 @@ async fn streamed_answer_is_printed_and_events_are_flat_json() {
     let body = &mock.requests()[1].body;
     let t = transcript(body);
     assert_eq!(t[0].0, "system");
-    assert_eq!(t.last().unwrap(), &("user".to_string(), "again".to_string()));
+    assert_eq!(
+        t.last().unwrap(),
+        &("user".to_string(), "again".to_string())
+    );
     assert_eq!(body["stream"], true);
 }
 
@@ -65,7 +71,10 @@ async fn read_edit_and_test_on_a_real_repo() {
         MockResponse::text("Fixed the typo; tests pass."),
     ]);
     let run = sb
-        .exec(&mock, &["--approval", "auto", "fix the greeting and run the tests"])
+        .exec(
+            &mock,
+            &["--approval", "auto", "fix the greeting and run the tests"],
+        )
         .await;
     run.assert_ok();
     assert_eq!(run.stdout.trim(), "Fixed the typo; tests pass.");
@@ -74,12 +83,24 @@ async fn read_edit_and_test_on_a_real_repo() {
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 4);
     let read = tool_messages(&reqs[1].body);
-    assert!(read[0].1.contains("Helo"), "read_file result: {:?}", read[0]);
+    assert!(
+        read[0].1.contains("Helo"),
+        "read_file result: {:?}",
+        read[0]
+    );
     let tests = tool_messages(&reqs[3].body);
     assert_eq!(tests.len(), 3);
     assert_eq!(tests[2].0, "c3");
-    assert!(tests[2].1.contains("passed"), "run_tests result: {}", tests[2].1);
-    assert!(tests[2].1.contains("ok"), "test output missing: {}", tests[2].1);
+    assert!(
+        tests[2].1.contains("passed"),
+        "run_tests result: {}",
+        tests[2].1
+    );
+    assert!(
+        tests[2].1.contains("ok"),
+        "test output missing: {}",
+        tests[2].1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -135,7 +156,10 @@ async fn rate_limit_honours_retry_after() {
     assert_eq!(run.stdout.trim(), "after the wait");
     let reqs = mock.requests();
     let gap = reqs[1].received_at.duration_since(reqs[0].received_at);
-    assert!(gap >= Duration::from_millis(950), "retried after only {gap:?}");
+    assert!(
+        gap >= Duration::from_millis(950),
+        "retried after only {gap:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -166,7 +190,10 @@ async fn stream_cut_midway_is_retried_without_duplicate_text() {
     let run = sb.exec(&mock, &["hi"]).await;
     assert_eq!(run.code, 1, "stderr: {}", run.stderr);
     let last = run.stderr.lines().last().unwrap();
-    assert!(last.starts_with("squad: ") && last.contains("broke"), "{last}");
+    assert!(
+        last.starts_with("squad: ") && last.contains("broke"),
+        "{last}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -185,10 +212,22 @@ async fn malformed_arguments_and_unknown_tools_go_back_to_the_model() {
     let first = tool_messages(&reqs[1].body);
     assert_eq!(first[0].0, "bad");
     assert!(first[0].1.contains("not valid JSON"), "{}", first[0].1);
-    assert!(first[0].1.contains(r#"{"path": "a.txt""#), "quotes what was sent: {}", first[0].1);
+    assert!(
+        first[0].1.contains(r#"{"path": "a.txt""#),
+        "quotes what was sent: {}",
+        first[0].1
+    );
     let second = tool_messages(&reqs[2].body);
-    assert!(second[1].1.contains("unknown tool `launch_rockets`"), "{}", second[1].1);
-    assert!(second[1].1.contains("read_file"), "lists available tools: {}", second[1].1);
+    assert!(
+        second[1].1.contains("unknown tool `launch_rockets`"),
+        "{}",
+        second[1].1
+    );
+    assert!(
+        second[1].1.contains("read_file"),
+        "lists available tools: {}",
+        second[1].1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -201,7 +240,11 @@ async fn paths_outside_the_workspace_are_refused() {
     mock.push_all([
         MockResponse::tool_call("p1", "read_file", r#"{"path":"../../etc/passwd"}"#),
         MockResponse::tool_call("p2", "read_file", r#"{"path":"escape/secret.txt"}"#),
-        MockResponse::tool_call("p3", "write_file", r#"{"path":"escape/new.txt","content":"x"}"#),
+        MockResponse::tool_call(
+            "p3",
+            "write_file",
+            r#"{"path":"escape/new.txt","content":"x"}"#,
+        ),
         MockResponse::text("done"),
     ]);
     let run = sb.exec(&mock, &["--approval", "auto", "look around"]).await;
@@ -223,15 +266,28 @@ async fn read_only_denies_writes_and_the_session_goes_on() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
     mock.push_all([
-        MockResponse::tool_call("w1", "write_file", r#"{"path":"new.txt","content":"hello"}"#),
+        MockResponse::tool_call(
+            "w1",
+            "write_file",
+            r#"{"path":"new.txt","content":"hello"}"#,
+        ),
         MockResponse::text("I could not write it."),
     ]);
-    let run = sb.exec(&mock, &["--approval", "read-only", "--json", "write a file"]).await;
+    let run = sb
+        .exec(
+            &mock,
+            &["--approval", "read-only", "--json", "write a file"],
+        )
+        .await;
     run.assert_ok();
     assert!(!sb.ws().join("new.txt").exists());
     let result = &tool_messages(&mock.requests()[1].body)[0].1;
-    assert!(result.contains("denied") && result.contains("read-only"), "{result}");
-    let ends = of_type(&run.events(), "tool_call_end");
+    assert!(
+        result.contains("denied") && result.contains("read-only"),
+        "{result}"
+    );
+    let events = run.events();
+    let ends = of_type(&events, "tool_call_end");
     assert_eq!(ends[0]["is_error"], true);
 
     // `ask` cannot ask in exec: it denies too, and says how to allow it.
@@ -239,7 +295,9 @@ async fn read_only_denies_writes_and_the_session_goes_on() {
         MockResponse::tool_call("w2", "run_command", r#"{"command":"touch made.txt"}"#),
         MockResponse::text("ok"),
     ]);
-    sb.exec(&mock, &["--approval", "ask", "touch it"]).await.assert_ok();
+    sb.exec(&mock, &["--approval", "ask", "touch it"])
+        .await
+        .assert_ok();
     assert!(!sb.ws().join("made.txt").exists());
     let result = &tool_messages(&mock.requests()[3].body)[0].1;
     assert!(result.contains("--approval auto"), "{result}");
@@ -258,7 +316,11 @@ async fn resume_sends_the_whole_history_back() {
 
     let sessions = sb.run(None, &["sessions"]).await;
     sessions.assert_ok();
-    assert!(sessions.stdout.contains("read my notes"), "{}", sessions.stdout);
+    assert!(
+        sessions.stdout.contains("read my notes"),
+        "{}",
+        sessions.stdout
+    );
 
     mock.push(MockResponse::text("Updated."));
     sb.exec(&mock, &["--resume", "last", "and now update the README"])
@@ -267,7 +329,10 @@ async fn resume_sends_the_whole_history_back() {
     let body = &mock.requests()[2].body;
     let t = transcript(body);
     let roles: Vec<&str> = t.iter().map(|(r, _)| r.as_str()).collect();
-    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "user"]);
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "user"]
+    );
     assert_eq!(t[1].1, "read my notes");
     assert!(t[3].1.contains("remember me"));
     assert_eq!(t[4].1, "The notes say: remember me");
@@ -295,18 +360,32 @@ async fn clear_errors_for_bad_setup() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot reach the model server"), "{err}");
 
-    let run = sb.run(None, &["exec", "--approval", "sometimes", "hi"]).await;
+    let run = sb
+        .run(None, &["exec", "--approval", "sometimes", "hi"])
+        .await;
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("ask, auto or read-only"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("ask, auto or read-only"),
+        "{}",
+        run.stderr
+    );
 
     let run = sb.run(None, &["exec", "--role", "wizard", "hi"]).await;
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("copilot"), "lists known roles: {}", run.stderr);
+    assert!(
+        run.stderr.contains("copilot"),
+        "lists known roles: {}",
+        run.stderr
+    );
 
     sb.workspace_config("[limits]\nmax_depth = \"three\"\n");
     let run = sb.run(None, &["exec", "hi"]).await;
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("max_depth") && run.stderr.contains("config.toml"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("max_depth") && run.stderr.contains("config.toml"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -318,9 +397,22 @@ async fn roles_lists_builtins_and_workspace_overrides() {
     );
     let run = sb.run(None, &["roles"]).await;
     run.assert_ok();
-    for name in ["copilot", "architect", "implementer", "documentation", "code_reviewer"] {
+    for name in [
+        "copilot",
+        "architect",
+        "implementer",
+        "documentation",
+        "code_reviewer",
+    ] {
         assert!(run.stdout.contains(name), "{name} missing:\n{}", run.stdout);
     }
-    let tester = run.stdout.lines().find(|l| l.starts_with("tester")).unwrap();
-    assert!(tester.contains("our own tester") && tester.contains(".squad/roles/tester.toml"), "{tester}");
+    let tester = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("tester"))
+        .unwrap();
+    assert!(
+        tester.contains("our own tester") && tester.contains(".squad/roles/tester.toml"),
+        "{tester}"
+    );
 }

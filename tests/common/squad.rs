@@ -118,7 +118,11 @@ impl Run {
     }
 
     pub fn assert_ok(&self) -> &Self {
-        assert_eq!(self.code, 0, "squad failed.\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, 0,
+            "squad failed.\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 }
@@ -163,6 +167,11 @@ pub fn transcript(body: &Value) -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| (m["role"].as_str().unwrap_or("").to_string(), content_text(&m["content"])))
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or("").to_string(),
+                content_text(&m["content"]),
+            )
+        })
         .collect()
 }
