@@ -65,25 +65,22 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                     root = Some(ev.agent_id);
                     active_role = Some(role.clone());
                 }
-                if !agents.contains_key(&ev.agent_id) {
+                if let std::collections::hash_map::Entry::Vacant(slot) = agents.entry(ev.agent_id) {
                     order.push(ev.agent_id);
-                    agents.insert(
-                        ev.agent_id,
-                        ReplayedAgent {
-                            id: ev.agent_id,
-                            parent_id: *parent_id,
-                            role: role.clone(),
-                            model: model.clone(),
-                            task: task.clone(),
-                            depth: *depth,
-                            status: AgentStatus::Inactive,
-                            history: Vec::new(),
-                            result: None,
-                            prompt_tokens: 0,
-                            completion_tokens: 0,
-                            cost_usd: 0.0,
-                        },
-                    );
+                    slot.insert(ReplayedAgent {
+                        id: ev.agent_id,
+                        parent_id: *parent_id,
+                        role: role.clone(),
+                        model: model.clone(),
+                        task: task.clone(),
+                        depth: *depth,
+                        status: AgentStatus::Inactive,
+                        history: Vec::new(),
+                        result: None,
+                        prompt_tokens: 0,
+                        completion_tokens: 0,
+                        cost_usd: 0.0,
+                    });
                 }
             }
             other => {
