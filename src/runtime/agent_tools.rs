@@ -11,7 +11,6 @@ use crate::model::ToolSpec;
 use crate::protocol::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalPolicy, EventKind,
 };
-use crate::roles::Role;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,32 +27,11 @@ pub const NAMES: &[&str] = &[
     "handoff_to",
 ];
 
-const SUPERVISOR_TOOLS: &[&str] = &[
-    "spawn_agent",
-    "wait_for_agents",
-    "speak_to_agent",
-    "get_agents",
-    "despawn_agent",
-];
-
 /// Longest a `wait_for_agents` call may block when the model gives no timeout.
 const DEFAULT_WAIT: Duration = Duration::from_secs(600);
 
 pub fn is_agent_tool(name: &str) -> bool {
     NAMES.contains(&name)
-}
-
-/// The offering rules of DESIGN.md: supervisor tools where `enabled_agents` is set,
-/// `return_results` to workers only, `handoff_to` to the session persona with `handoffs`.
-pub fn offered(name: &str, role: &Role, is_worker: bool) -> bool {
-    if SUPERVISOR_TOOLS.contains(&name) {
-        return !role.enabled_agents.is_empty();
-    }
-    match name {
-        "return_results" => is_worker,
-        "handoff_to" => !is_worker && !role.handoffs.is_empty(),
-        _ => true,
-    }
 }
 
 pub fn spec(name: &str) -> Option<ToolSpec> {

@@ -109,8 +109,7 @@ impl Shared {
             .names()
             .into_iter()
             .chain(agent_tools::NAMES.iter().map(|s| s.to_string()))
-            .filter(|n| role.allows_tool(n))
-            .filter(|n| agent_tools::offered(n, role, is_worker))
+            .filter(|n| role.offers_tool(n, is_worker))
             .collect();
         if let Some(ceiling) = ceiling {
             // Agent tools follow the worker's own role; coding tools may not widen.
