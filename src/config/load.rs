@@ -390,7 +390,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "config error in {}: limits.max_depth: expected an integer, found a string \"three\" (line 2)",
+                "config error in {}: limits.max_depth: expected an integer, found a string \"three\" (line 2, column 13)",
                 path.display()
             )
         );

@@ -24,8 +24,8 @@ impl fmt::Display for TomlProblem {
         }
         f.write_str(&self.message)?;
         match (self.line, self.column) {
-            (Some(l), Some(c)) if self.key.is_empty() => write!(f, " (line {l}, column {c})"),
-            (Some(l), _) => write!(f, " (line {l})"),
+            (Some(l), Some(c)) => write!(f, " (line {l}, column {c})"),
+            (Some(l), None) => write!(f, " (line {l})"),
             _ => Ok(()),
         }
     }

@@ -561,8 +561,9 @@ mod tests {
         let set = d.load();
         assert_eq!(set.warnings.len(), 1);
         assert!(
-            set.warnings[0]
-                .ends_with("max_iterations: expected an integer, found a string \"many\" (line 3)"),
+            set.warnings[0].ends_with(
+                "max_iterations: expected an integer, found a string \"many\" (line 3, column 18)"
+            ),
             "{}",
             set.warnings[0]
         );
@@ -667,6 +668,21 @@ mod tests {
             load_roles_from(Some(&tmp.path().join("nowhere")), &tmp.path().join("ws")).unwrap();
         assert!(set.warnings.is_empty());
         assert_eq!(set.names().len(), BUILT_IN_NAMES.len());
+    }
+
+    #[test]
+    fn example_in_docs_is_a_valid_role() {
+        let doc = include_str!("../../docs/roles.md");
+        let start = doc.find("```toml\n").unwrap() + "```toml\n".len();
+        let text = &doc[start..start + doc[start..].find("```").unwrap()];
+        let d = Dirs::new();
+        d.ws_role("reviewer.toml", text);
+        let set = d.load();
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        let role = set.require("reviewer").unwrap();
+        assert!(!role.offers_tool("run_command", false));
+        assert!(role.offers_tool("spawn_agent", false));
+        assert_eq!(role.test_command.as_deref(), Some("cargo test --quiet"));
     }
 
     #[test]
