@@ -117,7 +117,15 @@ fn session_options(
     if let Some(role) = &common.role {
         roles.require(role)?;
     }
-    let client = OpenAiClient::new(ClientSettings::from_provider(&config.provider))?;
+    let settings = ClientSettings::from_provider(&config.provider);
+    let mut warnings = Vec::new();
+    if settings.api_key.is_none() && config.provider.base_url.contains("api.openai.com") {
+        warnings.push(format!(
+            "no API key: set {} (export {}=sk-...), or point --base-url / OPENAI_BASE_URL at a local server such as http://127.0.0.1:11434/v1",
+            config.provider.api_key_env, config.provider.api_key_env
+        ));
+    }
+    let client = OpenAiClient::new(settings)?;
     let model: Arc<dyn ModelClient> = Arc::new(client);
     let mut tools = ToolRegistry::new();
     for tool in coding_tools() {
@@ -135,6 +143,7 @@ fn session_options(
         store: Some(SessionStore::new(dirs.sessions())),
         resume: common.resume.clone(),
         replay_to_frontend: interactive,
+        warnings,
     })
 }
 

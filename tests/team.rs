@@ -67,7 +67,10 @@ async fn three_workers_run_in_parallel_with_isolated_histories() {
         }
     });
     let run = sb
-        .exec(&mock, &["--json", "SUPERVISOR-SECRET plan: split the work in three"])
+        .exec(
+            &mock,
+            &["--json", "SUPERVISOR-SECRET plan: split the work in three"],
+        )
         .await;
     run.assert_ok();
     let events = run.events();
@@ -77,16 +80,27 @@ async fn three_workers_run_in_parallel_with_isolated_histories() {
     let workers: Vec<_> = reqs.iter().filter(|r| is_worker(&r.body)).collect();
     assert_eq!(workers.len(), 3);
     // Overlap, from the server's own clock: every worker request arrived before any finished.
-    let first_done = workers.iter().map(|r| r.finished_at.unwrap()).min().unwrap();
+    let first_done = workers
+        .iter()
+        .map(|r| r.finished_at.unwrap())
+        .min()
+        .unwrap();
     assert!(
         workers.iter().all(|r| r.received_at < first_done),
         "workers did not run in parallel"
     );
     for w in &workers {
         let text = w.body.to_string();
-        assert!(!text.contains("SUPERVISOR-SECRET"), "a worker saw the supervisor's transcript");
+        assert!(
+            !text.contains("SUPERVISOR-SECRET"),
+            "a worker saw the supervisor's transcript"
+        );
         let t = transcript(&w.body);
-        assert_eq!(t.len(), 2, "worker history is its system prompt and its task only: {t:?}");
+        assert_eq!(
+            t.len(),
+            2,
+            "worker history is its system prompt and its task only: {t:?}"
+        );
     }
     let with_ctx = workers
         .iter()
@@ -137,8 +151,15 @@ async fn supervisor_is_woken_with_results_and_inactive_workers_report_their_last
     assert_eq!(run.stdout.trim(), "final: got it");
     let last = mock.requests().last().unwrap().body.clone();
     let notice = transcript(&last).last().unwrap().1.clone();
-    assert!(notice.contains("inactive") && notice.contains("worker says hi"), "{notice}");
-    assert!(run.stderr.contains("agentic_coder"), "summary table: {}", run.stderr);
+    assert!(
+        notice.contains("inactive") && notice.contains("worker says hi"),
+        "{notice}"
+    );
+    assert!(
+        run.stderr.contains("agentic_coder"),
+        "summary table: {}",
+        run.stderr
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -154,14 +175,30 @@ async fn limits_and_permissions_are_errors_the_model_sees() {
                     "spawn_agent",
                     &json!({"role_name": "test_writer", "task_prompt": "go deeper"}).to_string(),
                 ),
-                _ => MockResponse::tool_call("r", "return_results", &good_result("shallow").to_string()),
+                _ => MockResponse::tool_call(
+                    "r",
+                    "return_results",
+                    &good_result("shallow").to_string(),
+                ),
             };
         }
         match tool_count(body) {
             0 => MockResponse::tool_calls(vec![
-                call("s1", "spawn_agent", json!({"role_name": "copilot", "task_prompt": "clone me"})),
-                call("s2", "spawn_agent", json!({"role_name": "agentic_coder", "task_prompt": "work"})),
-                call("s3", "spawn_agent", json!({"role_name": "code_reviewer", "task_prompt": "review"})),
+                call(
+                    "s1",
+                    "spawn_agent",
+                    json!({"role_name": "copilot", "task_prompt": "clone me"}),
+                ),
+                call(
+                    "s2",
+                    "spawn_agent",
+                    json!({"role_name": "agentic_coder", "task_prompt": "work"}),
+                ),
+                call(
+                    "s3",
+                    "spawn_agent",
+                    json!({"role_name": "code_reviewer", "task_prompt": "review"}),
+                ),
             ]),
             3 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
             _ => MockResponse::text("done"),
@@ -174,9 +211,17 @@ async fn limits_and_permissions_are_errors_the_model_sees() {
         .find(|r| !is_worker(&r.body) && tool_count(&r.body) == 3)
         .unwrap();
     let results = tool_messages(&sup.body);
-    assert!(results[0].1.contains("may not spawn `copilot`"), "{}", results[0].1);
+    assert!(
+        results[0].1.contains("may not spawn `copilot`"),
+        "{}",
+        results[0].1
+    );
     assert!(results[1].1.contains("agent_id"), "{}", results[1].1);
-    assert!(results[2].1.contains("live agent limit"), "{}", results[2].1);
+    assert!(
+        results[2].1.contains("live agent limit"),
+        "{}",
+        results[2].1
+    );
     let worker_second = reqs
         .iter()
         .find(|r| is_worker(&r.body) && tool_count(&r.body) == 1)
@@ -227,12 +272,19 @@ async fn invalid_results_name_the_field_and_a_corrected_call_succeeds() {
         .unwrap();
     let errs = tool_messages(&worker_last.body);
     assert!(errs[0].1.contains("result.status"), "{}", errs[0].1);
-    assert!(errs[1].1.contains("result.artifacts[0].change_type"), "{}", errs[1].1);
+    assert!(
+        errs[1].1.contains("result.artifacts[0].change_type"),
+        "{}",
+        errs[1].1
+    );
     let events = run.events();
     let returned = of_type(&events, "result_returned");
     assert_eq!(returned.len(), 1);
     assert_eq!(returned[0]["result"]["summary"], "fixed it");
-    assert_eq!(returned[0]["result"]["artifacts"][0]["change_type"], "modified");
+    assert_eq!(
+        returned[0]["result"]["artifacts"][0]["change_type"],
+        "modified"
+    );
     let statuses: Vec<&str> = of_type(&events, "agent_status")
         .iter()
         .filter(|e| e["agent_id"] == returned[0]["agent_id"])
@@ -256,7 +308,11 @@ async fn speak_to_agent_follows_up_with_a_completed_worker() {
             return if last_user.contains("also add docs") {
                 MockResponse::text("docs added too")
             } else {
-                MockResponse::tool_call("r", "return_results", &good_result("code done").to_string())
+                MockResponse::tool_call(
+                    "r",
+                    "return_results",
+                    &good_result("code done").to_string(),
+                )
             };
         }
         match tool_count(body) {
@@ -285,7 +341,12 @@ async fn speak_to_agent_follows_up_with_a_completed_worker() {
     // The worker's follow-up carried on its own history.
     let follow_up = reqs
         .iter()
-        .find(|r| is_worker(&r.body) && transcript(&r.body).iter().any(|(_, c)| c == "also add docs"))
+        .find(|r| {
+            is_worker(&r.body)
+                && transcript(&r.body)
+                    .iter()
+                    .any(|(_, c)| c == "also add docs")
+        })
         .unwrap();
     let t = transcript(&follow_up.body);
     assert!(t[1].1.starts_with("write code"));
@@ -320,10 +381,16 @@ async fn despawn_cancels_a_worker_whose_model_call_is_in_flight() {
     assert!(started.elapsed() < Duration::from_secs(20));
     let events = run.events();
     let worker_id = of_type(&events, "agent_spawned")[1]["agent_id"].clone();
-    assert!(of_type(&events, "despawned").iter().any(|e| e["agent_id"] == worker_id));
-    assert!(of_type(&events, "agent_status")
-        .iter()
-        .any(|e| e["agent_id"] == worker_id && e["status"] == "cancelled"));
+    assert!(
+        of_type(&events, "despawned")
+            .iter()
+            .any(|e| e["agent_id"] == worker_id)
+    );
+    assert!(
+        of_type(&events, "agent_status")
+            .iter()
+            .any(|e| e["agent_id"] == worker_id && e["status"] == "cancelled")
+    );
     let worker_req = mock
         .requests()
         .into_iter()
@@ -355,11 +422,17 @@ async fn a_failing_worker_is_marked_failed_and_its_parent_told_why() {
     let run = sb.exec(&mock, &["--json", "try"]).await;
     run.assert_ok();
     let report = &tool_messages(&mock.requests().last().unwrap().body)[1].1;
-    assert!(report.contains("\"failed\"") && report.contains("worker backend on fire"), "{report}");
+    assert!(
+        report.contains("\"failed\"") && report.contains("worker backend on fire"),
+        "{report}"
+    );
     let events = run.events();
-    assert!(of_type(&events, "agent_status")
-        .iter()
-        .any(|e| e["status"] == "failed" && e["reason"].as_str().unwrap_or("").contains("on fire")));
+    assert!(
+        of_type(&events, "agent_status")
+            .iter()
+            .any(|e| e["status"] == "failed"
+                && e["reason"].as_str().unwrap_or("").contains("on fire"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -368,7 +441,12 @@ async fn the_feature_chain_hands_off_through_four_personas_and_survives_resume()
     let sb = Sandbox::new();
     sb.workspace_config("[tools]\ntest_command = \"sh tests/login_test.sh\"\n");
     let handoff = |id: &str, to: &str, why: &str| {
-        MockResponse::tool_call(id, "handoff_to", &json!({"target_agent": to, "reason": why, "context": format!("ctx for {to}")}).to_string())
+        MockResponse::tool_call(
+            id,
+            "handoff_to",
+            &json!({"target_agent": to, "reason": why, "context": format!("ctx for {to}")})
+                .to_string(),
+        )
     };
     mock.push_all([
         handoff("h1", "architect", "design the login API"),
@@ -394,18 +472,36 @@ async fn the_feature_chain_hands_off_through_four_personas_and_survives_resume()
         MockResponse::text("The login API is designed, implemented and tested."),
     ]);
     let run = sb
-        .exec(&mock, &["--approval", "auto", "--json", "Create a new User Login API"])
+        .exec(
+            &mock,
+            &[
+                "--approval",
+                "auto",
+                "--json",
+                "Create a new User Login API",
+            ],
+        )
         .await;
     run.assert_ok();
     let events = run.events();
     let hops: Vec<(String, String)> = of_type(&events, "handoff")
         .iter()
-        .map(|e| (e["from"].as_str().unwrap().into(), e["to"].as_str().unwrap().into()))
+        .map(|e| {
+            (
+                e["from"].as_str().unwrap().into(),
+                e["to"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     assert_eq!(
         hops,
-        [("copilot", "architect"), ("architect", "implementer"), ("implementer", "tester"), ("tester", "copilot")]
-            .map(|(a, b)| (a.to_string(), b.to_string()))
+        [
+            ("copilot", "architect"),
+            ("architect", "implementer"),
+            ("implementer", "tester"),
+            ("tester", "copilot")
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
     );
     assert!(sb.ws().join("docs/LOGIN_DESIGN.md").exists());
     assert_eq!(sb.read("src/login.sh"), "echo logged-in\n");
@@ -413,10 +509,15 @@ async fn the_feature_chain_hands_off_through_four_personas_and_survives_resume()
     let reqs = mock.requests();
     let prompts: Vec<String> = reqs.iter().map(|r| system(&r.body)).collect();
     let who = |p: &str| {
-        ["You are copilot", "You are the architect", "You are the implementer", "You are the tester"]
-            .iter()
-            .position(|m| p.contains(m))
-            .unwrap_or(99)
+        [
+            "You are copilot",
+            "You are the architect",
+            "You are the implementer",
+            "You are the tester",
+        ]
+        .iter()
+        .position(|m| p.contains(m))
+        .unwrap_or(99)
     };
     let order: Vec<usize> = prompts.iter().map(|p| who(p)).collect();
     assert_eq!(order, [0, 1, 1, 2, 2, 3, 3, 3, 0]);
@@ -427,13 +528,24 @@ async fn the_feature_chain_hands_off_through_four_personas_and_survives_resume()
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert!(tools.contains(&"write_file") && !tools.contains(&"run_command"), "{tools:?}");
+    assert!(
+        tools.contains(&"write_file") && !tools.contains(&"run_command"),
+        "{tools:?}"
+    );
     // The transcript goes on across personas, with the handoff recorded in it.
     let t = transcript(&reqs[1].body);
     assert_eq!(t[1].1, "Create a new User Login API");
-    assert!(t.iter().any(|(_, c)| c.contains("Handoff: copilot → architect")), "{t:?}");
+    assert!(
+        t.iter()
+            .any(|(_, c)| c.contains("Handoff: copilot → architect")),
+        "{t:?}"
+    );
     let tests = tool_messages(&reqs[7].body);
-    assert!(tests.last().unwrap().1.contains("tests passed"), "{:?}", tests.last());
+    assert!(
+        tests.last().unwrap().1.contains("tests passed"),
+        "{:?}",
+        tests.last()
+    );
 
     // A session left with the architect resumes with the architect.
     let sb2 = Sandbox::new();
@@ -443,7 +555,9 @@ async fn the_feature_chain_hands_off_through_four_personas_and_survives_resume()
     ]);
     sb2.exec(&mock, &["design something"]).await.assert_ok();
     mock.push(MockResponse::text("Refined."));
-    let run = sb2.exec(&mock, &["--json", "--resume", "last", "refine it"]).await;
+    let run = sb2
+        .exec(&mock, &["--json", "--resume", "last", "refine it"])
+        .await;
     run.assert_ok();
     let started = &run.events()[0];
     assert_eq!(started["role"], "architect");

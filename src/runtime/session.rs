@@ -56,6 +56,8 @@ pub struct SessionOptions {
     pub resume: Option<String>,
     /// On resume, send the old events to the front end first (the TUI redraws from them).
     pub replay_to_frontend: bool,
+    /// Problems found while setting up (e.g. no API key) shown as the session's first errors.
+    pub warnings: Vec<String>,
 }
 
 pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
@@ -138,6 +140,9 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             resumed: resumed.is_some(),
         },
     );
+    for message in opts.warnings {
+        shared.events.emit(root, EventKind::Error { message });
+    }
     for warning in &shared.roles.warnings {
         shared.events.emit(
             root,

@@ -7,3 +7,4 @@ pub use mock_server::{MockResponse, MockServer, MockToolCall, RecordedRequest};
 pub mod squad;
 
 pub use squad::{Run, Sandbox, content_text, of_type, tool_messages, transcript};
+pub mod pty;
