@@ -165,11 +165,7 @@ impl ApprovalPolicy {
                 ApprovalPolicy::Auto => 2,
             }
         }
-        if rank(self) <= rank(other) {
-            self
-        } else {
-            other
-        }
+        if rank(self) <= rank(other) { self } else { other }
     }
 }
 

@@ -15,9 +15,7 @@ pub struct Workspace {
 
 impl Workspace {
     pub fn new(root: &Path) -> std::io::Result<Self> {
-        Ok(Self {
-            root: root.canonicalize()?,
-        })
+        Ok(Self { root: root.canonicalize()? })
     }
     pub fn root(&self) -> &Path {
         &self.root
