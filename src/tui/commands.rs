@@ -1,0 +1,180 @@
+//! Slash commands typed in the composer: parsing and Tab completion.
+
+/// Every command with a one-line description (shown in the completion popup and help).
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/role", "hand the session to another persona: /role NAME"),
+    ("/agents", "show the agent tree full screen"),
+    ("/cost", "tokens and cost per agent"),
+    ("/new", "start a new session"),
+    ("/resume", "resume an earlier session"),
+    ("/help", "keys and commands"),
+    ("/quit", "end the session"),
+];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlashCommand {
+    Role(String),
+    Agents,
+    Cost,
+    New,
+    Resume(Option<String>),
+    Help,
+    Quit,
+}
+
+/// `None` if `input` is an ordinary message; otherwise the command or what is wrong with
+/// it. `//text` is an escape for a message that starts with a slash.
+pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
+    let input = input.trim();
+    if !input.starts_with('/') || input.starts_with("//") {
+        return None;
+    }
+    let (word, rest) = match input.split_once(char::is_whitespace) {
+        Some((w, r)) => (w, r.trim()),
+        None => (input, ""),
+    };
+    // A unique prefix is enough: `/ag` runs `/agents`.
+    let name = match COMMANDS.iter().find(|(c, _)| *c == word) {
+        Some((c, _)) => *c,
+        None => {
+            let matches: Vec<&str> = COMMANDS
+                .iter()
+                .map(|(c, _)| *c)
+                .filter(|c| c.starts_with(word))
+                .collect();
+            match matches.as_slice() {
+                [one] => *one,
+                [] => return Some(Err(format!("unknown command {word} (/help lists them)"))),
+                _ => {
+                    return Some(Err(format!("{word} is ambiguous: {}", matches.join(", "))));
+                }
+            }
+        }
+    };
+    let arg = (!rest.is_empty()).then(|| rest.to_string());
+    Some(Ok(match name {
+        "/role" => match arg {
+            Some(r) if !r.contains(char::is_whitespace) => SlashCommand::Role(r),
+            _ => return Some(Err("usage: /role NAME".into())),
+        },
+        "/agents" => SlashCommand::Agents,
+        "/cost" => SlashCommand::Cost,
+        "/new" => SlashCommand::New,
+        "/resume" => SlashCommand::Resume(arg),
+        "/help" => SlashCommand::Help,
+        _ => SlashCommand::Quit,
+    }))
+}
+
+/// The message text for input starting with the `//` escape.
+pub fn unescape(input: &str) -> &str {
+    if input.trim_start().starts_with("//") {
+        &input.trim_start()[1..]
+    } else {
+        input
+    }
+}
+
+/// Candidates for what is typed so far: command names, or role names after `/role `.
+pub fn candidates(input: &str, roles: &[String]) -> Vec<String> {
+    if !input.starts_with('/') || input.starts_with("//") || input.contains('\n') {
+        return Vec::new();
+    }
+    if let Some(prefix) = input.strip_prefix("/role ") {
+        return roles
+            .iter()
+            .filter(|r| r.starts_with(prefix.trim_start()))
+            .map(|r| format!("/role {r}"))
+            .collect();
+    }
+    if input.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    COMMANDS
+        .iter()
+        .filter(|(c, _)| c.starts_with(input))
+        .map(|(c, _)| c.to_string())
+        .collect()
+}
+
+/// What Tab turns `input` into: the only candidate (plus a space after a command name),
+/// else the candidates' longer common prefix, else the `cycle`-th candidate.
+pub fn complete(input: &str, roles: &[String], cycle: usize) -> Option<String> {
+    let c = candidates(input, roles);
+    match c.len() {
+        0 => None,
+        1 => {
+            let one = &c[0];
+            let takes_arg = matches!(one.as_str(), "/role" | "/resume");
+            Some(if takes_arg {
+                format!("{one} ")
+            } else {
+                one.clone()
+            })
+        }
+        _ => {
+            let prefix = common_prefix(&c);
+            if prefix.len() > input.len() {
+                Some(prefix)
+            } else {
+                Some(c[cycle % c.len()].clone())
+            }
+        }
+    }
+}
+
+fn common_prefix(items: &[String]) -> String {
+    let Some(first) = items.first() else {
+        return String::new();
+    };
+    let mut end = first.len();
+    for s in &items[1..] {
+        end = end.min(
+            first
+                .char_indices()
+                .zip(s.chars())
+                .take_while(|((_, a), b)| a == b)
+                .map(|((i, a), _)| i + a.len_utf8())
+                .last()
+                .unwrap_or(0),
+        );
+    }
+    first[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands_and_prefixes() {
+        assert_eq!(parse("hello"), None);
+        assert_eq!(parse("//etc is odd"), None);
+        assert_eq!(unescape("//etc"), "/etc");
+        assert_eq!(
+            parse("/role architect"),
+            Some(Ok(SlashCommand::Role("architect".into())))
+        );
+        assert!(matches!(parse("/role"), Some(Err(_))));
+        assert_eq!(parse("/ag"), Some(Ok(SlashCommand::Agents)));
+        assert_eq!(parse("/quit"), Some(Ok(SlashCommand::Quit)));
+        assert!(matches!(parse("/frobnicate"), Some(Err(e)) if e.contains("unknown")));
+        assert_eq!(
+            parse("/resume abc"),
+            Some(Ok(SlashCommand::Resume(Some("abc".into()))))
+        );
+    }
+
+    #[test]
+    fn completes() {
+        let roles = vec!["architect".to_string(), "coder".to_string()];
+        assert_eq!(complete("/ro", &roles, 0).as_deref(), Some("/role "));
+        assert_eq!(
+            complete("/role a", &roles, 0).as_deref(),
+            Some("/role architect")
+        );
+        assert_eq!(complete("/", &roles, 1).as_deref(), Some("/agents"));
+        assert_eq!(complete("hi", &roles, 0), None);
+        assert_eq!(candidates("/re", &roles), ["/resume"]);
+    }
+}

@@ -1,0 +1,305 @@
+//! Read-only overlays about agents: the details panel (`i`), the cost table (`/cost`)
+//! and the confirmation before cancelling a worker (`x`).
+
+use crate::protocol::AgentId;
+use crate::tui::format::{cost, elapsed, millis, one_line, tokens, truncate};
+use crate::tui::popup;
+use crate::tui::state::{AgentView, SessionState};
+use crate::tui::theme::{Theme, status_symbol};
+use crate::tui::wrap::wrap;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use std::time::Instant;
+
+fn field(name: &str, value: Vec<Span<'static>>, theme: &Theme) -> Line<'static> {
+    let mut spans = vec![Span::styled(format!("{name:<10}"), theme.dim())];
+    spans.extend(value);
+    Line::from(spans)
+}
+
+fn text_block(title: &str, text: &str, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = vec![Line::styled(title.to_string(), theme.dim())];
+    for para in text.lines() {
+        out.extend(wrap(
+            &[Span::raw(para.to_string())],
+            w,
+            &[Span::raw("  ")],
+            &[Span::raw("  ")],
+        ));
+    }
+    out
+}
+
+pub fn agent_lines(
+    s: &SessionState,
+    a: &AgentView,
+    w: usize,
+    theme: &Theme,
+    now: Instant,
+) -> Vec<Line<'static>> {
+    let f = &a.figures;
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut status = vec![Span::styled(
+        format!("{} {}", status_symbol(a.status), a.status),
+        theme.status(a.status),
+    )];
+    if let Some(r) = &a.status_reason {
+        status.push(Span::styled(format!(" ({})", one_line(r)), theme.dim()));
+    }
+    if a.despawned {
+        status.push(Span::styled(" · despawned", theme.dim()));
+    }
+    let parent = match a.parent.and_then(|p| s.agent(p)) {
+        Some(p) => format!("{} {}", p.role, p.id.short()),
+        None if a.id == s.root_agent => "— (active persona)".into(),
+        None => "—".into(),
+    };
+    let tool_calls = if f.tool_errors > 0 {
+        format!("{} tool calls ({} failed)", f.tool_calls, f.tool_errors)
+    } else {
+        format!("{} tool calls", f.tool_calls)
+    };
+    let mut out = vec![
+        field("role", vec![Span::styled(a.role.clone(), bold)], theme),
+        field("id", vec![Span::raw(a.id.to_string())], theme),
+        field("model", vec![Span::raw(a.model.clone())], theme),
+        field("status", status, theme),
+        field("parent", vec![Span::raw(parent)], theme),
+        field(
+            "tokens",
+            vec![Span::raw(format!(
+                "{} (prompt {} · completion {})",
+                tokens(f.tokens()),
+                tokens(f.prompt_tokens),
+                tokens(f.completion_tokens)
+            ))],
+            theme,
+        ),
+        field("cost", vec![Span::raw(cost(f.cost_usd))], theme),
+        field(
+            "calls",
+            vec![Span::raw(format!(
+                "{} model calls · {tool_calls}",
+                f.model_calls
+            ))],
+            theme,
+        ),
+        field(
+            "errors",
+            vec![Span::styled(
+                f.errors.to_string(),
+                if f.errors > 0 {
+                    theme.error()
+                } else {
+                    Style::default()
+                },
+            )],
+            theme,
+        ),
+        field(
+            "wall time",
+            vec![Span::raw(elapsed(a.wall_time(now)))],
+            theme,
+        ),
+    ];
+    if !a.task.trim().is_empty() {
+        out.push(Line::default());
+        out.extend(text_block("task", &a.task, w, theme));
+    }
+    if let Some(r) = &a.result {
+        out.push(Line::default());
+        out.extend(text_block(
+            &format!("result · {}", r.status.as_str()),
+            &r.summary,
+            w,
+            theme,
+        ));
+        for art in &r.artifacts {
+            out.push(Line::raw(format!(
+                "  {} ({})",
+                art.file_path,
+                art.change_type.as_str()
+            )));
+        }
+        for issue in &r.known_issues {
+            out.push(Line::styled(format!("  ! {issue}"), theme.warn()));
+        }
+    }
+    out
+}
+
+pub fn render_agent(
+    buf: &mut Buffer,
+    area: Rect,
+    s: &SessionState,
+    id: AgentId,
+    scroll: &mut usize,
+    theme: &Theme,
+    now: Instant,
+) {
+    let Some(a) = s.agent(id) else { return };
+    let w = area.width.saturating_sub(4).min(90);
+    let lines = agent_lines(s, a, w.saturating_sub(4) as usize, theme, now);
+    let rect = popup::centered(area, w, lines.len() as u16 + 3);
+    let title = Line::styled(
+        format!(" {} {} ", a.role, a.id.short()),
+        theme.bold(Color::Cyan),
+    );
+    scrolled(buf, rect, title, &lines, scroll, theme);
+}
+
+fn scrolled(
+    buf: &mut Buffer,
+    rect: Rect,
+    title: Line<'static>,
+    lines: &[Line<'static>],
+    scroll: &mut usize,
+    theme: &Theme,
+) {
+    let inner = popup::frame(buf, rect, title, theme.accent());
+    if inner.height < 2 {
+        return;
+    }
+    let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
+    *scroll = (*scroll).min(lines.len().saturating_sub(body.height as usize));
+    popup::draw_lines(buf, body, lines, *scroll);
+    let hint = if lines.len() > body.height as usize {
+        "↑↓ scroll · Esc close"
+    } else {
+        "Esc close"
+    };
+    popup::draw_lines(
+        buf,
+        Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
+        &[popup::hint(hint, theme)],
+        0,
+    );
+}
+
+/// One row per agent (tree order) and the session's totals.
+pub fn cost_lines(
+    s: &SessionState,
+    order: &[AgentId],
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let role_w = w.saturating_sub(40).clamp(8, 24);
+    let mut out = vec![Line::styled(
+        format!(
+            "  {:<role_w$} {:<8} {:>7} {:>8} {:>6} {:>6}",
+            "agent", "id", "tokens", "cost", "calls", "tools"
+        ),
+        theme.dim(),
+    )];
+    for id in order {
+        let Some(a) = s.agent(*id) else { continue };
+        let f = &a.figures;
+        out.push(Line::from(vec![
+            Span::styled(
+                format!("{} ", status_symbol(a.status)),
+                theme.status(a.status),
+            ),
+            Span::raw(format!(
+                "{:<role_w$} {:<8} {:>7} {:>8} {:>6} {:>6}",
+                truncate(&a.role, role_w),
+                a.id.short(),
+                tokens(f.tokens()),
+                cost(f.cost_usd),
+                f.model_calls,
+                f.tool_calls
+            )),
+        ]));
+    }
+    let t = s.totals();
+    out.push(Line::default());
+    out.push(Line::styled(
+        format!(
+            "  {:<role_w$} {:<8} {:>7} {:>8} {:>6} {:>6}",
+            "total",
+            "",
+            tokens(t.tokens()),
+            cost(t.cost_usd),
+            t.model_calls,
+            t.tool_calls
+        ),
+        bold,
+    ));
+    out.push(Line::styled(
+        format!(
+            "  prompt {} · completion {} · {} errors",
+            tokens(t.prompt_tokens),
+            tokens(t.completion_tokens),
+            t.errors
+        ),
+        theme.dim(),
+    ));
+    if let Some((_, totals)) = &s.summary {
+        out.push(Line::styled(
+            format!(
+                "  run summary: {} agents · {} · wall {}",
+                totals.agents,
+                cost(totals.cost_usd),
+                millis(totals.wall_ms)
+            ),
+            theme.dim(),
+        ));
+    }
+    out
+}
+
+pub fn render_cost(
+    buf: &mut Buffer,
+    area: Rect,
+    s: &SessionState,
+    order: &[AgentId],
+    scroll: &mut usize,
+    theme: &Theme,
+) {
+    let w = area.width.saturating_sub(4).min(80);
+    let lines = cost_lines(s, order, w.saturating_sub(4) as usize, theme);
+    let rect = popup::centered(area, w, lines.len() as u16 + 3);
+    let title = Line::styled(" cost ", theme.bold(Color::Cyan));
+    scrolled(buf, rect, title, &lines, scroll, theme);
+}
+
+/// "Cancel coder 1a2b3c4d and its 2 workers?"
+pub fn render_confirm(buf: &mut Buffer, area: Rect, s: &SessionState, id: AgentId, theme: &Theme) {
+    let Some(a) = s.agent(id) else { return };
+    let n = s.descendants(id);
+    let what = match n {
+        0 => String::new(),
+        1 => " and its worker".into(),
+        n => format!(" and its {n} workers"),
+    };
+    let w = area.width.saturating_sub(4).min(60);
+    let lines = vec![
+        Line::from(vec![
+            Span::raw("Cancel "),
+            Span::styled(
+                format!("{} {}", a.role, a.id.short()),
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(format!("{what}?")),
+        ]),
+        Line::default(),
+        Line::from(vec![
+            Span::styled("y", theme.bold(Color::Cyan)),
+            Span::raw(" cancel it   "),
+            Span::styled("n", theme.bold(Color::Cyan)),
+            Span::raw(" / "),
+            Span::styled("Esc", theme.bold(Color::Cyan)),
+            Span::raw(" keep it"),
+        ]),
+    ];
+    let rect = popup::centered(area, w, lines.len() as u16 + 2);
+    let inner = popup::frame(
+        buf,
+        rect,
+        Line::styled(" cancel worker ", theme.bold(Color::Red)),
+        theme.error(),
+    );
+    popup::draw_lines(buf, inner, &lines, 0);
+}

@@ -1,0 +1,148 @@
+//! The `?` overlay: every key and command in one place (two columns when it fits).
+
+use crate::tui::popup;
+use crate::tui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+type Section = (&'static str, &'static [(&'static str, &'static str)]);
+
+const LEFT: &[Section] = &[
+    (
+        "Everywhere",
+        &[
+            ("Tab ⇧Tab", "move focus"),
+            ("Esc", "interrupt agent in view"),
+            ("Ctrl+C", "interrupt · twice: quit"),
+            ("? F1", "this help"),
+        ],
+    ),
+    (
+        "Agents",
+        &[
+            ("↑↓ j k", "move (view follows)"),
+            ("Enter →", "open conversation"),
+            ("← Space", "collapse / expand"),
+            ("i", "details"),
+            ("x", "cancel worker"),
+        ],
+    ),
+    (
+        "Approvals",
+        &[("y", "yes"), ("a", "yes for this session"), ("n Esc", "no")],
+    ),
+];
+
+const RIGHT: &[Section] = &[
+    (
+        "Conversation",
+        &[
+            ("↑↓ j k", "select a tool call"),
+            ("Enter", "expand / collapse it"),
+            ("PgUp PgDn", "scroll"),
+            ("Home End", "top · follow output"),
+        ],
+    ),
+    (
+        "Composer",
+        &[
+            ("Enter", "send"),
+            ("Alt+Enter", "new line (or ⇧Enter)"),
+            ("↑", "recall (when empty)"),
+            ("Tab", "complete /command"),
+        ],
+    ),
+    (
+        "Commands",
+        &[
+            ("/role NAME", "switch persona"),
+            ("/agents", "full-screen tree"),
+            ("/cost", "tokens and cost"),
+            ("/new", "new session"),
+            ("/resume", "resume a session"),
+            ("/help", "this help"),
+            ("/quit", "quit"),
+        ],
+    ),
+];
+
+const KEY_W: usize = 11;
+const COL_W: usize = 36;
+
+fn column(sections: &[Section], theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (i, (name, keys)) in sections.iter().enumerate() {
+        if i > 0 {
+            out.push(Line::default());
+        }
+        out.push(Line::from(Span::styled(
+            name.to_string(),
+            theme.bold(Color::Cyan).add_modifier(Modifier::UNDERLINED),
+        )));
+        for (k, what) in *keys {
+            out.push(Line::from(vec![
+                Span::styled(
+                    format!(" {k:<KEY_W$} "),
+                    Style::default().add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(what.to_string()),
+            ]));
+        }
+    }
+    out
+}
+
+/// The help text laid out for `width` columns: side by side if both columns fit.
+pub fn lines(theme: &Theme, width: usize) -> Vec<Line<'static>> {
+    let left = column(LEFT, theme);
+    let right = column(RIGHT, theme);
+    if width < 2 * COL_W + 2 {
+        let mut all = left;
+        all.push(Line::default());
+        all.extend(right);
+        return all;
+    }
+    let n = left.len().max(right.len());
+    (0..n)
+        .map(|i| {
+            let mut spans = left.get(i).cloned().unwrap_or_default().spans;
+            let used: usize = spans.iter().map(|s| s.width()).sum();
+            spans.push(Span::raw(" ".repeat((COL_W + 2).saturating_sub(used))));
+            if let Some(r) = right.get(i) {
+                spans.extend(r.spans.iter().cloned());
+            }
+            Line::from(spans)
+        })
+        .collect()
+}
+
+pub fn render(buf: &mut Buffer, area: Rect, scroll: &mut usize, theme: &Theme) {
+    let w = area.width.min(2 * COL_W as u16 + 6);
+    let lines = lines(theme, w.saturating_sub(4) as usize);
+    let rect = popup::centered(area, w, lines.len() as u16 + 3);
+    let inner = popup::frame(
+        buf,
+        rect,
+        Line::styled(" help ", theme.bold(Color::Cyan)),
+        theme.accent(),
+    );
+    if inner.height < 2 {
+        return;
+    }
+    let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
+    *scroll = (*scroll).min(lines.len().saturating_sub(body.height as usize));
+    popup::draw_lines(buf, body, &lines, *scroll);
+    let more = if lines.len() > body.height as usize {
+        "↑↓ scroll · Esc close"
+    } else {
+        "Esc close"
+    };
+    popup::draw_lines(
+        buf,
+        Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
+        &[popup::hint(more, theme)],
+        0,
+    );
+}

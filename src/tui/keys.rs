@@ -1,0 +1,686 @@
+//! Key handling: (app, key, now) → view changes and the [`Action`]s to carry out. No
+//! I/O happens here, so every binding is unit-tested without a terminal.
+
+use crate::protocol::{ApprovalDecision, Op};
+use crate::tui::app::{Action, App, Focus, Overlay};
+use crate::tui::commands::{self, SlashCommand};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use std::time::{Duration, Instant};
+
+/// Two Ctrl+C within this window quit.
+const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+/// Answers to an approval typed sooner than this after it appeared are ignored.
+pub const APPROVAL_GUARD: Duration = Duration::from_millis(300);
+
+fn quit() -> Vec<Action> {
+    vec![Action::Send(Op::Shutdown), Action::Quit]
+}
+
+impl App {
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && matches!(key.code, KeyCode::Char('c' | 'C')) {
+            return self.ctrl_c(now);
+        }
+        if !self.state.approvals.is_empty() {
+            return self.approval_key(key, now);
+        }
+        if let Some(o) = self.overlay {
+            return self.overlay_key(o, key, now);
+        }
+        match key.code {
+            KeyCode::F(1) => {
+                self.open(Overlay::Help);
+                return Vec::new();
+            }
+            KeyCode::Esc => return self.interrupt_viewed(now),
+            KeyCode::BackTab => {
+                self.cycle_focus(false);
+                return Vec::new();
+            }
+            KeyCode::Tab => {
+                if self.focus == Focus::Composer && self.try_complete() {
+                    return Vec::new();
+                }
+                self.cycle_focus(true);
+                return Vec::new();
+            }
+            _ => {}
+        }
+        match self.focus {
+            Focus::Tree => self.tree_key(key, now),
+            Focus::Conversation => self.conversation_key(key, now),
+            Focus::Composer => self.composer_key(key, now),
+        }
+    }
+
+    fn ctrl_c(&mut self, now: Instant) -> Vec<Action> {
+        if self
+            .last_ctrl_c
+            .is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_CTRL_C)
+        {
+            return quit();
+        }
+        self.last_ctrl_c = Some(now);
+        let id = self.viewed();
+        if self.state.is_busy(id) {
+            self.set_notice("interrupted · Ctrl+C again to quit", now);
+            vec![Action::Send(Op::Interrupt { agent_id: id })]
+        } else {
+            self.set_notice("Ctrl+C again to quit", now);
+            Vec::new()
+        }
+    }
+
+    fn interrupt_viewed(&mut self, now: Instant) -> Vec<Action> {
+        let id = self.viewed();
+        if self.state.is_busy(id) {
+            self.set_notice("interrupting…", now);
+            vec![Action::Send(Op::Interrupt { agent_id: id })]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn approval_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
+        let decision = match key.code {
+            KeyCode::Char('y' | 'Y') => Some(ApprovalDecision::Approve),
+            KeyCode::Char('a' | 'A') => Some(ApprovalDecision::ApproveForSession),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(ApprovalDecision::Deny),
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.approval_scroll = self.approval_scroll.saturating_sub(1);
+                None
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.approval_scroll += 1;
+                None
+            }
+            KeyCode::PageUp => {
+                self.approval_scroll = self.approval_scroll.saturating_sub(10);
+                None
+            }
+            KeyCode::PageDown => {
+                self.approval_scroll += 10;
+                None
+            }
+            _ => None,
+        };
+        let Some(decision) = decision else {
+            return Vec::new();
+        };
+        let Some((request_id, shown)) = self.approval_front else {
+            return Vec::new();
+        };
+        if now.saturating_duration_since(shown) < APPROVAL_GUARD {
+            return Vec::new();
+        }
+        self.state.resolve_approval(request_id);
+        self.sync_approval_front(now);
+        vec![Action::Send(Op::Approval {
+            request_id,
+            decision,
+        })]
+    }
+
+    fn open(&mut self, o: Overlay) {
+        self.overlay = Some(o);
+        self.overlay_scroll = 0;
+    }
+
+    fn overlay_key(&mut self, o: Overlay, key: KeyEvent, now: Instant) -> Vec<Action> {
+        let close = matches!(key.code, KeyCode::Esc | KeyCode::F(1))
+            || (o == Overlay::Help && key.code == KeyCode::Char('?'))
+            || (matches!(o, Overlay::Details(_)) && key.code == KeyCode::Char('i'))
+            || (o != Overlay::Agents && key.code == KeyCode::Char('q'));
+        match o {
+            Overlay::ConfirmDespawn(id) => {
+                self.overlay = None;
+                if matches!(key.code, KeyCode::Char('y' | 'Y')) {
+                    self.set_notice("cancelling…", now);
+                    return vec![Action::Send(Op::Despawn { agent_id: id })];
+                }
+                return Vec::new();
+            }
+            _ if close => self.overlay = None,
+            Overlay::Agents => {
+                if matches!(key.code, KeyCode::Enter) {
+                    self.overlay = None;
+                    self.focus = Focus::Conversation;
+                } else {
+                    return self.tree_key(key, now);
+                }
+            }
+            _ => match key.code {
+                KeyCode::Up | KeyCode::Char('k') => {
+                    self.overlay_scroll = self.overlay_scroll.saturating_sub(1);
+                }
+                KeyCode::Down | KeyCode::Char('j') => self.overlay_scroll += 1,
+                KeyCode::PageUp => self.overlay_scroll = self.overlay_scroll.saturating_sub(10),
+                KeyCode::PageDown => self.overlay_scroll += 10,
+                _ => {}
+            },
+        }
+        Vec::new()
+    }
+
+    fn cycle_focus(&mut self, forward: bool) {
+        use Focus::*;
+        self.focus = match (self.focus, forward) {
+            (Tree, true) => Conversation,
+            (Conversation, true) => Composer,
+            (Composer, true) => Tree,
+            (Tree, false) => Composer,
+            (Conversation, false) => Tree,
+            (Composer, false) => Conversation,
+        };
+    }
+
+    /// Tab in the composer while a command is being typed.
+    fn try_complete(&mut self) -> bool {
+        let text = self.composer.text();
+        let roles = self.state.known_roles();
+        match commands::complete(&text, &roles, self.composer.completion_cycle) {
+            Some(done) => {
+                self.composer.set_text(&done);
+                self.composer.completion_cycle += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A printable key in a pane that does not use it goes to the composer.
+    fn type_into_composer(&mut self, key: KeyEvent) -> Vec<Action> {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if plain && let KeyCode::Char(_) = key.code {
+            self.focus = Focus::Composer;
+            self.composer.input(key);
+        }
+        Vec::new()
+    }
+
+    pub(crate) fn tree_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
+        let id = self.viewed();
+        let page = self.tree.list_area.height.max(1) as i64;
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.tree.move_by(&self.state, -1),
+            KeyCode::Down | KeyCode::Char('j') => self.tree.move_by(&self.state, 1),
+            KeyCode::PageUp => self.tree.move_by(&self.state, -page),
+            KeyCode::PageDown => self.tree.move_by(&self.state, page),
+            KeyCode::Home | KeyCode::Char('g') => self.tree.move_by(&self.state, i64::MIN / 2),
+            KeyCode::End | KeyCode::Char('G') => self.tree.move_by(&self.state, i64::MAX / 2),
+            KeyCode::Enter => self.focus = Focus::Conversation,
+            KeyCode::Right | KeyCode::Char('l') => {
+                if !self.tree.set_collapsed(id, false) {
+                    self.focus = Focus::Conversation;
+                }
+            }
+            KeyCode::Left | KeyCode::Char('h') => {
+                let has_children = self.state.agent(id).is_some_and(|a| !a.children.is_empty());
+                if !(has_children && self.tree.set_collapsed(id, true))
+                    && let Some(p) = self.state.agent(id).and_then(|a| a.parent)
+                {
+                    self.tree.selected = Some(p);
+                }
+            }
+            KeyCode::Char(' ') => {
+                let collapsed = self.tree.collapsed.contains(&id);
+                self.tree.set_collapsed(id, !collapsed);
+            }
+            KeyCode::Char('i') => self.open(Overlay::Details(id)),
+            KeyCode::Char('x') => {
+                if id == self.state.root_agent {
+                    self.set_notice(
+                        "the active persona cannot be cancelled (Esc interrupts it)",
+                        now,
+                    );
+                } else if self.state.agent(id).is_some_and(|a| a.despawned) {
+                    self.set_notice("already cancelled", now);
+                } else {
+                    self.open(Overlay::ConfirmDespawn(id));
+                }
+            }
+            KeyCode::Char('?') => self.open(Overlay::Help),
+            _ => return self.type_into_composer(key),
+        }
+        Vec::new()
+    }
+
+    fn conversation_key(&mut self, key: KeyEvent, _now: Instant) -> Vec<Action> {
+        let id = self.viewed();
+        let Some(conv) = self.state.agents.get(&id).map(|a| &a.conversation) else {
+            return self.type_into_composer(key);
+        };
+        let view = self.views.entry(id).or_default();
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                if !view.select_prev(conv) {
+                    view.scroll(-1);
+                }
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                if !view.select_next(conv) {
+                    view.scroll(1);
+                }
+            }
+            KeyCode::PageUp => view.page(true),
+            KeyCode::PageDown => view.page(false),
+            KeyCode::Home | KeyCode::Char('g') => view.home(),
+            KeyCode::End | KeyCode::Char('G') => view.end(),
+            KeyCode::Enter | KeyCode::Char(' ') => {
+                if let Some(sel) = view.selected
+                    && let Some(a) = self.state.agents.get_mut(&id)
+                {
+                    a.conversation.toggle_tool(sel);
+                }
+            }
+            KeyCode::Char('?') => self.open(Overlay::Help),
+            _ => return self.type_into_composer(key),
+        }
+        Vec::new()
+    }
+
+    fn composer_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
+        let mods = key.modifiers;
+        match key.code {
+            KeyCode::Enter if mods.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) => {
+                self.composer.newline();
+            }
+            KeyCode::Char('j') if mods.contains(KeyModifiers::CONTROL) => self.composer.newline(),
+            KeyCode::Enter => return self.submit(now),
+            KeyCode::Up
+                if (self.composer.is_empty() || self.composer.recalling())
+                    && self.composer.cursor_on_first_line() =>
+            {
+                self.composer.recall_prev();
+            }
+            KeyCode::Down if self.composer.recalling() && self.composer.cursor_on_last_line() => {
+                self.composer.recall_next();
+            }
+            KeyCode::PageUp => {
+                let id = self.viewed();
+                self.view_mut(id).page(true);
+            }
+            KeyCode::PageDown => {
+                let id = self.viewed();
+                self.view_mut(id).page(false);
+            }
+            _ => {
+                self.composer.input(key);
+            }
+        }
+        Vec::new()
+    }
+
+    fn submit(&mut self, now: Instant) -> Vec<Action> {
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        match commands::parse(&text) {
+            Some(Err(msg)) => {
+                self.set_notice(msg, now);
+                Vec::new()
+            }
+            Some(Ok(cmd)) => {
+                self.composer.take();
+                self.run_command(cmd, now)
+            }
+            None => {
+                self.composer.take();
+                let text = commands::unescape(&text).to_string();
+                let to = self.target();
+                let id = self.viewed();
+                self.view_mut(id).end();
+                vec![Action::Send(Op::UserMessage { to, text })]
+            }
+        }
+    }
+
+    fn run_command(&mut self, cmd: SlashCommand, now: Instant) -> Vec<Action> {
+        match cmd {
+            SlashCommand::Role(role) => {
+                self.set_notice(format!("handing the session to {role}…"), now);
+                return vec![Action::Send(Op::SwitchPersona { role })];
+            }
+            SlashCommand::Agents => {
+                self.open(Overlay::Agents);
+                self.focus = Focus::Tree;
+            }
+            SlashCommand::Cost => self.open(Overlay::Cost),
+            SlashCommand::Help => self.open(Overlay::Help),
+            SlashCommand::New => self.set_notice("/new is not available yet", now),
+            SlashCommand::Resume(_) => self.set_notice("/resume is not available yet", now),
+            SlashCommand::Quit => return quit(),
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{AgentId, AgentStatus, ApprovalAction, ApprovalPolicy, Event, EventKind};
+    use crate::tui::handle::SessionInfo;
+    use crate::tui::theme::Theme;
+
+    struct T {
+        app: App,
+        root: AgentId,
+        t0: Instant,
+    }
+
+    fn setup() -> T {
+        let root = AgentId::new();
+        let info = SessionInfo {
+            session_id: "s".into(),
+            workspace: "/tmp/w".into(),
+            model: "m".into(),
+            approval: ApprovalPolicy::Ask,
+            role: "copilot".into(),
+            root_agent: root,
+        };
+        let mut app = App::new(&info, Theme::default());
+        let t0 = Instant::now();
+        app.apply(
+            &ev(
+                root,
+                EventKind::AgentSpawned {
+                    parent_id: None,
+                    role: "copilot".into(),
+                    model: "m".into(),
+                    task: String::new(),
+                    depth: 0,
+                },
+            ),
+            t0,
+        );
+        T { app, root, t0 }
+    }
+
+    fn ev(agent_id: AgentId, kind: EventKind) -> Event {
+        Event {
+            seq: 0,
+            agent_id,
+            kind,
+        }
+    }
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    fn type_text(app: &mut App, s: &str, now: Instant) {
+        for c in s.chars() {
+            assert!(app.on_key(key(KeyCode::Char(c)), now).is_empty());
+        }
+    }
+
+    fn spawn_worker(t: &mut T, role: &str) -> AgentId {
+        let w = AgentId::new();
+        t.app.apply(
+            &ev(
+                w,
+                EventKind::AgentSpawned {
+                    parent_id: Some(t.root),
+                    role: role.into(),
+                    model: "m".into(),
+                    task: "do it".into(),
+                    depth: 1,
+                },
+            ),
+            t.t0,
+        );
+        w
+    }
+
+    fn request(t: &mut T, id: u64, at: Instant) {
+        let root = t.root;
+        t.app.apply(
+            &ev(
+                root,
+                EventKind::ApprovalRequested {
+                    request_id: id,
+                    role: "copilot".into(),
+                    tool: "shell".into(),
+                    action: ApprovalAction::Command {
+                        command: "rm -rf build".into(),
+                    },
+                },
+            ),
+            at,
+        );
+    }
+
+    #[test]
+    fn enter_sends_the_message_to_the_active_persona_and_clears() {
+        let mut t = setup();
+        type_text(&mut t.app, "hello", t.t0);
+        let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+        assert_eq!(
+            out,
+            vec![Action::Send(Op::UserMessage {
+                to: None,
+                text: "hello".into()
+            })]
+        );
+        assert!(t.app.composer.is_empty());
+        // Empty input sends nothing.
+        assert!(t.app.on_key(key(KeyCode::Enter), t.t0).is_empty());
+        // Up on an empty composer recalls it.
+        t.app.on_key(key(KeyCode::Up), t.t0);
+        assert_eq!(t.app.composer.text(), "hello");
+    }
+
+    #[test]
+    fn alt_enter_makes_a_newline_and_paste_keeps_newlines() {
+        let mut t = setup();
+        type_text(&mut t.app, "a", t.t0);
+        let out = t
+            .app
+            .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT), t.t0);
+        assert!(out.is_empty());
+        t.app.on_paste("b\r\nc");
+        assert_eq!(t.app.composer.text(), "a\nb\nc");
+        let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+        assert_eq!(
+            out,
+            vec![Action::Send(Op::UserMessage {
+                to: None,
+                text: "a\nb\nc".into()
+            })]
+        );
+    }
+
+    #[test]
+    fn message_goes_to_the_worker_selected_in_the_tree() {
+        let mut t = setup();
+        let w = spawn_worker(&mut t, "coder");
+        t.app.focus = Focus::Tree;
+        t.app.on_key(key(KeyCode::Down), t.t0);
+        assert_eq!(t.app.viewed(), w);
+        // A printable key in the tree starts typing in the composer.
+        type_text(&mut t.app, "status?", t.t0);
+        assert_eq!(t.app.focus, Focus::Composer);
+        let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+        assert_eq!(
+            out,
+            vec![Action::Send(Op::UserMessage {
+                to: Some(w),
+                text: "status?".into()
+            })]
+        );
+    }
+
+    #[test]
+    fn approval_keys_answer_the_front_request_in_order() {
+        let mut t = setup();
+        let t0 = t.t0;
+        for id in [41, 42, 43] {
+            request(&mut t, id, t0);
+        }
+        let later = t.t0 + Duration::from_secs(1);
+        // Typed too soon after the dialog appeared: ignored.
+        assert!(t.app.on_key(key(KeyCode::Char('y')), t.t0).is_empty());
+        let cases = [
+            (KeyCode::Char('y'), 41, ApprovalDecision::Approve),
+            (KeyCode::Char('a'), 42, ApprovalDecision::ApproveForSession),
+            (KeyCode::Esc, 43, ApprovalDecision::Deny),
+        ];
+        let mut now = later;
+        for (code, id, decision) in cases {
+            assert_eq!(
+                t.app.on_key(key(code), now),
+                vec![Action::Send(Op::Approval {
+                    request_id: id,
+                    decision
+                })]
+            );
+            now += Duration::from_secs(1);
+        }
+        assert!(t.app.state.approvals.is_empty());
+        request(&mut t, 44, now);
+        now += Duration::from_secs(1);
+        assert_eq!(
+            t.app.on_key(key(KeyCode::Char('n')), now),
+            vec![Action::Send(Op::Approval {
+                request_id: 44,
+                decision: ApprovalDecision::Deny
+            })]
+        );
+        // With no approval pending, 'n' is just a character again.
+        assert!(t.app.on_key(key(KeyCode::Char('n')), now).is_empty());
+        assert_eq!(t.app.composer.text(), "n");
+    }
+
+    #[test]
+    fn ctrl_c_interrupts_then_quits_when_pressed_twice_quickly() {
+        let mut t = setup();
+        let root = t.root;
+        t.app.apply(
+            &ev(
+                root,
+                EventKind::AgentStatus {
+                    parent_id: None,
+                    status: AgentStatus::Running,
+                    reason: None,
+                },
+            ),
+            t.t0,
+        );
+        assert_eq!(
+            t.app.on_key(ctrl('c'), t.t0),
+            vec![Action::Send(Op::Interrupt { agent_id: root })]
+        );
+        // Too late for a double press: interrupts again.
+        let t1 = t.t0 + Duration::from_secs(3);
+        assert_eq!(
+            t.app.on_key(ctrl('c'), t1),
+            vec![Action::Send(Op::Interrupt { agent_id: root })]
+        );
+        let t2 = t1 + Duration::from_millis(400);
+        assert_eq!(
+            t.app.on_key(ctrl('c'), t2),
+            vec![Action::Send(Op::Shutdown), Action::Quit]
+        );
+    }
+
+    #[test]
+    fn esc_interrupts_only_a_busy_agent() {
+        let mut t = setup();
+        assert!(t.app.on_key(key(KeyCode::Esc), t.t0).is_empty());
+        let root = t.root;
+        t.app.apply(&ev(root, EventKind::TurnStarted), t.t0);
+        assert_eq!(
+            t.app.on_key(key(KeyCode::Esc), t.t0),
+            vec![Action::Send(Op::Interrupt { agent_id: root })]
+        );
+    }
+
+    #[test]
+    fn x_asks_before_despawning_a_worker() {
+        let mut t = setup();
+        let w = spawn_worker(&mut t, "coder");
+        t.app.focus = Focus::Tree;
+        // Not on the root persona.
+        assert!(t.app.on_key(key(KeyCode::Char('x')), t.t0).is_empty());
+        assert_eq!(t.app.overlay, None);
+        t.app.on_key(key(KeyCode::Char('j')), t.t0);
+        assert!(t.app.on_key(key(KeyCode::Char('x')), t.t0).is_empty());
+        assert_eq!(t.app.overlay, Some(Overlay::ConfirmDespawn(w)));
+        // 'n' keeps it.
+        assert!(t.app.on_key(key(KeyCode::Char('n')), t.t0).is_empty());
+        assert_eq!(t.app.overlay, None);
+        t.app.on_key(key(KeyCode::Char('x')), t.t0);
+        assert_eq!(
+            t.app.on_key(key(KeyCode::Char('y')), t.t0),
+            vec![Action::Send(Op::Despawn { agent_id: w })]
+        );
+        assert_eq!(t.app.overlay, None);
+    }
+
+    #[test]
+    fn slash_commands() {
+        let mut t = setup();
+        type_text(&mut t.app, "/role architect", t.t0);
+        assert_eq!(
+            t.app.on_key(key(KeyCode::Enter), t.t0),
+            vec![Action::Send(Op::SwitchPersona {
+                role: "architect".into()
+            })]
+        );
+        // Tab completes a command name.
+        type_text(&mut t.app, "/co", t.t0);
+        t.app.on_key(key(KeyCode::Tab), t.t0);
+        assert_eq!(t.app.composer.text(), "/cost");
+        assert_eq!(t.app.focus, Focus::Composer);
+        t.app.on_key(key(KeyCode::Enter), t.t0);
+        assert_eq!(t.app.overlay, Some(Overlay::Cost));
+        t.app.on_key(key(KeyCode::Esc), t.t0);
+        assert_eq!(t.app.overlay, None);
+        // /new is parsed but not wired yet: a notice, nothing sent.
+        type_text(&mut t.app, "/new", t.t0);
+        assert!(t.app.on_key(key(KeyCode::Enter), t.t0).is_empty());
+        assert!(
+            t.app
+                .notice
+                .as_ref()
+                .is_some_and(|(n, _)| n.contains("not available"))
+        );
+        // An unknown command stays in the composer to be fixed.
+        type_text(&mut t.app, "/bogus", t.t0);
+        assert!(t.app.on_key(key(KeyCode::Enter), t.t0).is_empty());
+        assert_eq!(t.app.composer.text(), "/bogus");
+        t.app.composer.take();
+        type_text(&mut t.app, "/quit", t.t0);
+        assert_eq!(
+            t.app.on_key(key(KeyCode::Enter), t.t0),
+            vec![Action::Send(Op::Shutdown), Action::Quit]
+        );
+    }
+
+    #[test]
+    fn tab_cycles_focus_and_help_opens() {
+        let mut t = setup();
+        assert_eq!(t.app.focus, Focus::Composer);
+        t.app.on_key(key(KeyCode::Tab), t.t0);
+        assert_eq!(t.app.focus, Focus::Tree);
+        t.app.on_key(key(KeyCode::BackTab), t.t0);
+        assert_eq!(t.app.focus, Focus::Composer);
+        t.app.on_key(key(KeyCode::BackTab), t.t0);
+        assert_eq!(t.app.focus, Focus::Conversation);
+        t.app.on_key(key(KeyCode::Char('?')), t.t0);
+        assert_eq!(t.app.overlay, Some(Overlay::Help));
+        t.app.on_key(key(KeyCode::Char('?')), t.t0);
+        assert_eq!(t.app.overlay, None);
+    }
+}

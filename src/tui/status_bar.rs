@@ -1,0 +1,87 @@
+//! The bottom line: model, approval mode, session figures, working directory, and the
+//! keys of the focused pane (or a short-lived notice).
+
+use crate::tui::format::{cost, tokens, truncate_left, width};
+use crate::tui::state::SessionState;
+use crate::tui::theme::Theme;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use std::path::Path;
+
+/// `/home/me/src/x` → `~/src/x`.
+pub fn display_path(path: &Path, home: Option<&Path>) -> String {
+    if let Some(home) = home.filter(|h| h.components().count() > 1)
+        && let Ok(rest) = path.strip_prefix(home)
+    {
+        return if rest.as_os_str().is_empty() {
+            "~".into()
+        } else {
+            format!("~/{}", rest.display())
+        };
+    }
+    path.display().to_string()
+}
+
+pub fn line(
+    s: &SessionState,
+    home: Option<&Path>,
+    hint: &str,
+    notice: Option<&str>,
+    w: usize,
+    theme: &Theme,
+) -> Line<'static> {
+    let t = s.totals();
+    let sep = || Span::styled(" │ ", theme.dim());
+    let approval_style = match s.approval {
+        crate::protocol::ApprovalPolicy::Auto => theme.warn(),
+        _ => Style::default(),
+    };
+    let mut left = vec![
+        Span::styled(
+            format!(" {}", s.model),
+            Style::default().add_modifier(Modifier::BOLD),
+        ),
+        sep(),
+        Span::styled(s.approval.as_str().to_string(), approval_style),
+        sep(),
+        Span::raw(format!("{} tok {}", tokens(t.tokens()), cost(t.cost_usd))),
+    ];
+    let (right, right_style) = match notice {
+        Some(n) => (n.to_string(), theme.bold(Color::Yellow)),
+        None => (hint.to_string(), theme.dim()),
+    };
+    let used: usize = left.iter().map(|s| width(&s.content)).sum();
+    let path = display_path(&s.workspace, home);
+    // The path gets what the figures and the hint leave, cut from the left.
+    let room = w.saturating_sub(used + 3 + width(&right) + 2);
+    if room >= 8 {
+        left.push(sep());
+        left.push(Span::styled(truncate_left(&path, room), theme.accent()));
+    }
+    let used: usize = left.iter().map(|s| width(&s.content)).sum();
+    let right = crate::tui::format::truncate(&right, w.saturating_sub(used + 2));
+    let pad = w.saturating_sub(used + width(&right) + 1);
+    left.push(Span::raw(" ".repeat(pad)));
+    left.push(Span::styled(right, right_style));
+    Line::from(left)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_becomes_tilde() {
+        let home = Path::new("/home/me");
+        assert_eq!(
+            display_path(Path::new("/home/me/src/x"), Some(home)),
+            "~/src/x"
+        );
+        assert_eq!(display_path(Path::new("/home/me"), Some(home)), "~");
+        assert_eq!(display_path(Path::new("/tmp/x"), Some(home)), "/tmp/x");
+        assert_eq!(
+            display_path(Path::new("/tmp/x"), Some(Path::new("/"))),
+            "/tmp/x"
+        );
+    }
+}
