@@ -18,7 +18,10 @@ async fn prompt_streams_an_answer_and_ctrl_c_twice_restores_the_terminal() {
     );
     let mut tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
     tui.wait_text("copilot").await;
-    assert!(tui.alternate_screen(), "the TUI draws on the alternate screen");
+    assert!(
+        tui.alternate_screen(),
+        "the TUI draws on the alternate screen"
+    );
     tui.type_text("what is the answer?").await;
     tui.enter().await;
     let screen = tui.wait_text("forty-two").await;
@@ -29,7 +32,10 @@ async fn prompt_streams_an_answer_and_ctrl_c_twice_restores_the_terminal() {
     tui.send(b"\x03");
     tokio::time::sleep(Duration::from_millis(100)).await;
     tui.send(b"\x03");
-    let status = tui.wait_exit(Duration::from_secs(10)).await.expect("squad exits");
+    let status = tui
+        .wait_exit(Duration::from_secs(10))
+        .await
+        .expect("squad exits");
     assert!(status.success(), "{status:?}");
     assert!(!tui.alternate_screen(), "left the alternate screen");
     assert!(!tui.cursor_hidden(), "cursor visible again");
@@ -44,7 +50,8 @@ async fn approving_with_y_changes_the_file_and_n_refuses() {
         MockResponse::tool_call(
             "e1",
             "edit_file",
-            &json!({"path": "notes.txt", "old_text": "old line", "new_text": "new line"}).to_string(),
+            &json!({"path": "notes.txt", "old_text": "old line", "new_text": "new line"})
+                .to_string(),
         ),
         MockResponse::text("Edited."),
         MockResponse::tool_call(
@@ -75,4 +82,94 @@ async fn approving_with_y_changes_the_file_and_n_refuses() {
     assert!(!sb.ws().join("other.txt").exists());
     let refused = tool_messages(&mock.requests()[3].body);
     assert!(refused.last().unwrap().1.contains("refused"), "{refused:?}");
+}
+
+fn is_worker(body: &serde_json::Value) -> bool {
+    content_text(&body["messages"][0]["content"]).contains("You are worker agent")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spawned_worker_appears_in_the_tree_and_its_conversation_can_be_read() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            let result = json!({"result": {"status": "success", "summary": "parser written",
+                "artifacts": [{"file_path": "src/parser.rs", "description": "new parser", "change_type": "created"}],
+                "known_issues": []}});
+            return MockResponse::text_and_tool_calls(
+                "WORKER-REPLY: writing the parser",
+                vec![MockToolCall::new("r", "return_results", result.to_string())],
+            )
+            .with_delay(Duration::from_millis(800));
+        }
+        match tool_messages(body).len() {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "agentic_coder", "task_prompt": "write the parser"}).to_string(),
+            ),
+            1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("Parser done."),
+        }
+    });
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 110);
+    tui.wait_text("copilot").await;
+    tui.type_text("build a parser").await;
+    tui.enter().await;
+    // A spawn under `ask` shows the worker's role, task, tools and model.
+    let dialog = tui.wait_text("write the parser").await;
+    assert!(dialog.contains("agentic_coder"), "{dialog}");
+    tokio::time::sleep(::squad::tui::APPROVAL_GUARD + Duration::from_millis(100)).await;
+    tui.send(b"y");
+    tui.wait_for("the worker in the tree", |s| {
+        s.contains("agentic_coder") && s.contains("2 agents")
+    })
+    .await;
+    let screen = tui.wait_text("Parser done.").await;
+    assert!(screen.contains("2 agents"), "{screen}");
+    // Select the worker in the tree and read its conversation.
+    tui.send(b"\t");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tui.send(b"j");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tui.send(b"\r");
+    let screen = tui.wait_text("WORKER-REPLY").await;
+    assert!(screen.contains("parser written"), "results card: {screen}");
+    assert!(
+        screen.contains("to agentic_coder"),
+        "composer addresses the worker: {screen}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn esc_interrupts_a_slow_stream() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let chunks: Vec<String> = (0..60).map(|i| format!("chunk{i} ")).collect();
+    mock.push_all([
+        MockResponse::text_deltas(chunks).with_chunk_delay(Duration::from_millis(250)),
+        MockResponse::text("Back again."),
+    ]);
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("talk slowly").await;
+    tui.enter().await;
+    tui.wait_text("chunk1").await;
+    tui.send(b"\x1b");
+    let screen = tui.wait_text("interrupted").await;
+    assert!(!screen.contains("chunk30"), "{screen}");
+    let req = mock.requests()[0].clone();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while mock.requests()[0].finished_at.is_none() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let finished = mock.requests()[0]
+        .finished_at
+        .expect("the stream was dropped");
+    assert!(finished.duration_since(req.received_at) < Duration::from_secs(8));
+    // The session goes on.
+    tui.type_text("are you there?").await;
+    tui.enter().await;
+    tui.wait_text("Back again.").await;
 }
