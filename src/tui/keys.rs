@@ -378,6 +378,7 @@ mod tests {
     fn setup() -> T {
         let root = AgentId::new();
         let info = SessionInfo {
+            log_path: None,
             session_id: "s".into(),
             workspace: "/tmp/w".into(),
             model: "m".into(),

@@ -689,6 +689,7 @@ mod tests {
 
     fn info(root: AgentId) -> SessionInfo {
         SessionInfo {
+            log_path: None,
             session_id: "s1".into(),
             workspace: "/tmp/w".into(),
             model: "m".into(),

@@ -323,6 +323,7 @@ mod tests {
     fn state() -> (SessionState, Vec<AgentId>) {
         let ids: Vec<AgentId> = (0..4).map(|_| AgentId::new()).collect();
         let mut s = SessionState::new(&SessionInfo {
+            log_path: None,
             session_id: "s".into(),
             workspace: "/w".into(),
             model: "m".into(),
