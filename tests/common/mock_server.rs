@@ -284,9 +284,14 @@ pub struct MockServer {
 impl MockServer {
     /// Binds 127.0.0.1:0 and serves in a background task of the current runtime.
     pub async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        Self::start_on(0).await
+    }
+
+    /// Binds 127.0.0.1:`port` (0 = any free port).
+    pub async fn start_on(port: u16) -> Self {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
-            .expect("mock: bind 127.0.0.1:0");
+            .expect("mock: bind 127.0.0.1");
         let addr = listener.local_addr().expect("mock: local addr");
         let shared = Arc::new(Shared::default());
         let app = Router::new()
