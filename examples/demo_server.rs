@@ -57,7 +57,9 @@ fn respond(body: &Value) -> MockResponse {
         };
     }
     if user.starts_with("[squad]") {
-        return stream("Both workers reported back. The **survey** is done:\n\n- the coder listed the files\n- the reviewer found nothing alarming");
+        return stream(
+            "Both workers reported back. The **survey** is done:\n\n- the coder listed the files\n- the reviewer found nothing alarming",
+        );
     }
     if user.contains("team") {
         return match tools_done {
@@ -94,6 +96,9 @@ async fn main() {
         .unwrap_or(8787);
     let server = MockServer::start_on(port).await;
     server.set_responder(respond);
-    eprintln!("demo model server on {} (Ctrl+C stops it)", server.base_url());
+    eprintln!(
+        "demo model server on {} (Ctrl+C stops it)",
+        server.base_url()
+    );
     let _ = tokio::signal::ctrl_c().await;
 }

@@ -117,29 +117,17 @@ async fn agent_main(
                     &shared.events,
                     shared.root,
                 );
-                tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => break,
-                    msg = inbox.recv() => match msg {
-                        Some(m) => Next::Input(m),
-                        None => break,
-                    },
-                    r = changes.changed() => {
-                        if r.is_err() { break; }
-                        continue;
-                    }
+                match wake(&cancel, &mut inbox, Some(&mut changes)).await {
+                    Wake::Input(m) => Next::Input(m),
+                    Wake::Changed => continue,
+                    Wake::Stop => break,
                 }
             }
-            FanIn::Nothing => {
-                tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => break,
-                    msg = inbox.recv() => match msg {
-                        Some(m) => Next::Input(m),
-                        None => break,
-                    },
-                }
-            }
+            FanIn::Nothing => match wake(&cancel, &mut inbox, None).await {
+                Wake::Input(m) => Next::Input(m),
+                Wake::Changed => continue,
+                Wake::Stop => break,
+            },
         };
 
         let mut reply = None;
@@ -150,7 +138,7 @@ async fn agent_main(
                     .registry
                     .with(id, |a| a.queued = a.queued.saturating_sub(1));
                 let _ = super::session::switch_persona(&shared, &role, "switched by the user", "");
-                settle_idle(&shared, id);
+                settle_idle(&shared);
                 continue;
             }
             Next::Input(AgentInput::Message { text, reply: r }) => {
@@ -216,11 +204,37 @@ async fn agent_main(
 }
 
 /// After a persona switch between turns the status does not change; re-check idleness.
-fn settle_idle(shared: &Arc<Shared>, id: AgentId) {
-    let status = shared.registry.with(id, |a| a.status).unwrap_or_default();
+fn settle_idle(shared: &Arc<Shared>) {
     shared
         .registry
-        .set_status(id, status, None, &shared.events, shared.root);
+        .announce_if_idle(&shared.events, shared.root);
+}
+
+enum Wake {
+    Input(AgentInput),
+    /// Some agent's status changed (only when watching `changes`).
+    Changed,
+    Stop,
+}
+
+/// Sleeps until there is input, the agent is cancelled, or (when given) the tree changes.
+async fn wake(
+    cancel: &CancellationToken,
+    inbox: &mut mpsc::UnboundedReceiver<AgentInput>,
+    changes: Option<&mut tokio::sync::watch::Receiver<u64>>,
+) -> Wake {
+    let changed = async {
+        match changes {
+            Some(rx) => rx.changed().await.is_ok(),
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Wake::Stop,
+        msg = inbox.recv() => msg.map_or(Wake::Stop, Wake::Input),
+        ok = changed => if ok { Wake::Changed } else { Wake::Stop },
+    }
 }
 
 enum FanIn {

@@ -133,12 +133,14 @@ impl Registry {
         events: &EventSink,
         root: AgentId,
     ) {
-        let (parent, changed) = {
+        let parent = {
             let mut agents = self.lock();
             let Some(entry) = agents.get_mut(&id) else {
                 return;
             };
-            let changed = entry.status != status;
+            if entry.status == status {
+                return;
+            }
             entry.status = status;
             if status.is_idle() {
                 entry.finished = Some(Instant::now());
@@ -152,20 +154,25 @@ impl Registry {
             {
                 entry.delivered = false;
             }
-            (entry.parent, changed)
+            entry.parent
         };
-        if changed {
-            events.emit(
-                id,
-                EventKind::AgentStatus {
-                    parent_id: parent,
-                    status,
-                    reason,
-                },
-            );
-        }
+        events.emit(
+            id,
+            EventKind::AgentStatus {
+                parent_id: parent,
+                status,
+                reason,
+            },
+        );
         self.bump();
-        if status.is_idle() && self.tree_idle() {
+        if status.is_idle() {
+            self.announce_if_idle(events, root);
+        }
+    }
+
+    /// Tells the front ends the whole tree rests, if it does.
+    pub fn announce_if_idle(&self, events: &EventSink, root: AgentId) {
+        if self.tree_idle() {
             events.emit(root, EventKind::Idle);
         }
     }
