@@ -568,3 +568,77 @@ async fn the_feature_chain_hands_off_through_four_personas_and_survives_resume()
     assert_eq!(t.last().unwrap().1, "refine it");
     assert!(t.iter().any(|(_, c)| c == "Here is the design."));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_never_gets_more_than_its_parent() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write(
+        ".squad/roles/lead.toml",
+        "name = \"lead\"\nsystem_prompt = \"You lead, reading only.\"\ntools = [\"read_file\", \"list_files\"]\nenabled_agents = [\"agentic_coder\"]\n",
+    );
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_call(
+                    "w",
+                    "write_file",
+                    &json!({"path": "x.txt", "content": "x"}).to_string(),
+                ),
+                _ => MockResponse::tool_call(
+                    "r",
+                    "return_results",
+                    &good_result("tried").to_string(),
+                ),
+            };
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "agentic_coder", "task_prompt": "write x.txt"}).to_string(),
+            ),
+            1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    sb.exec(&mock, &["--role", "lead", "--approval", "auto", "go"])
+        .await
+        .assert_ok();
+    let reqs = mock.requests();
+    let worker = reqs
+        .iter()
+        .find(|r| is_worker(&r.body) && tool_count(&r.body) == 1)
+        .unwrap();
+    let tools: Vec<&str> = worker.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"read_file") && tools.contains(&"return_results"),
+        "{tools:?}"
+    );
+    for wider in ["write_file", "edit_file", "run_command", "run_tests"] {
+        assert!(!tools.contains(&wider), "worker got {wider}: {tools:?}");
+    }
+    let refused = &tool_messages(&worker.body)[0].1;
+    assert!(refused.contains("not available"), "{refused}");
+    assert!(!sb.ws().join("x.txt").exists());
+
+    // The policy is inherited: under read-only the worker's writes are denied.
+    let sb = Sandbox::new();
+    sb.exec(&mock, &["--approval", "read-only", "go"])
+        .await
+        .assert_ok();
+    let reqs = mock.requests();
+    let worker = reqs
+        .iter()
+        .rev()
+        .find(|r| is_worker(&r.body) && tool_count(&r.body) == 1)
+        .unwrap();
+    let denied = &tool_messages(&worker.body)[0].1;
+    assert!(denied.contains("read-only"), "{denied}");
+    assert!(!sb.ws().join("x.txt").exists());
+}
