@@ -341,7 +341,12 @@ impl App {
     }
 
     fn render_switcher(&mut self, area: Rect, buf: &mut Buffer) {
-        let line = tree::switcher_line(&mut self.tree, &self.state, &self.theme);
+        let line = tree::switcher_line(
+            &mut self.tree,
+            &self.state,
+            &self.theme,
+            area.width as usize,
+        );
         buf.set_line(area.x, area.y, &line, area.width);
         if self.focus == Focus::Tree {
             buf.set_style(area, self.theme.selected());
@@ -469,17 +474,30 @@ impl App {
     }
 
     fn render_status(&mut self, area: Rect, buf: &mut Buffer) {
-        let hint = match (self.overlay, self.focus) {
-            (Some(_), _) => "Esc close",
-            (None, Focus::Tree) => {
-                "↑↓ move · Enter open · ← collapse · i details · x cancel · ? help"
-            }
-            (None, Focus::Conversation) => {
-                "↑↓ select · Enter expand · PgUp/PgDn scroll · Esc interrupt · ? help"
-            }
-            (None, Focus::Composer) => {
-                "Enter send · Alt+Enter newline · / commands · Tab focus · F1 help"
-            }
+        let hint: &[&str] = match (self.overlay, self.focus) {
+            (Some(_), _) => &["Esc close"],
+            (None, Focus::Tree) => &[
+                "? help",
+                "↑↓ move",
+                "Enter open",
+                "i details",
+                "x cancel",
+                "← collapse",
+            ],
+            (None, Focus::Conversation) => &[
+                "? help",
+                "↑↓ select",
+                "Enter expand",
+                "PgUp/PgDn scroll",
+                "Esc interrupt",
+            ],
+            (None, Focus::Composer) => &[
+                "F1 help",
+                "Enter send",
+                "Alt+Enter newline",
+                "Tab focus",
+                "/ commands",
+            ],
         };
         let line = status_bar::line(
             &self.state,
