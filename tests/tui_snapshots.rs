@@ -652,3 +652,56 @@ fn long_history_scrolls_and_follows() {
     s.key(KeyCode::End);
     assert!(s.screen(80, 24).contains("answer 499"));
 }
+
+/// Every screen at every size, tiny ones included, draws without panicking (no u16
+/// underflow in layout arithmetic) and leaves the buffer's size alone.
+#[test]
+fn any_size_draws() {
+    let sizes_w = [
+        1, 2, 5, 9, 10, 12, 15, 20, 30, 45, 60, 69, 70, 71, 80, 100, 200,
+    ];
+    let sizes_h = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 50];
+    let setups: [fn(&mut Script); 6] = [
+        |_| {},
+        |s| s.key(KeyCode::F(1)),
+        |s| {
+            s.app.focus = Focus::Tree;
+            s.key(KeyCode::Down);
+            s.key(KeyCode::Char('i'));
+        },
+        |s| {
+            s.app.focus = Focus::Tree;
+            s.key(KeyCode::Down);
+            s.key(KeyCode::Char('x'));
+        },
+        |s| {
+            for c in "/".chars() {
+                s.key(KeyCode::Char(c));
+            }
+        },
+        |s| {
+            let coder = id(1);
+            request(
+                s,
+                coder,
+                1,
+                "coder",
+                "edit_file",
+                ApprovalAction::FileChange {
+                    path: "a".into(),
+                    diff: "@@ -1 +1 @@\n-a\n+b\n".repeat(40),
+                },
+            );
+        },
+    ];
+    for setup in setups {
+        let (mut s, _) = team();
+        setup(&mut s);
+        for w in sizes_w {
+            for h in sizes_h {
+                let term = s.draw(w, h);
+                assert_eq!(term.backend().buffer().area.width, w);
+            }
+        }
+    }
+}
