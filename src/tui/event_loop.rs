@@ -5,7 +5,7 @@
 
 use crate::protocol::{Event, Op};
 use crate::tui::app::{Action, App};
-use crate::tui::terminal::Tui;
+use crate::tui::terminal::{self, Tui};
 use anyhow::{Context, anyhow};
 use crossterm::event::EventStream;
 use futures::StreamExt;
@@ -41,6 +41,9 @@ pub async fn run_loop(
     let mut last_draw: Option<Instant> = None;
 
     loop {
+        if terminal::panicked() {
+            return Err(anyhow!("stopped after a panic (its message is above)"));
+        }
         let due = last_draw.map(|t| t + FRAME);
         if dirty && due.is_none_or(|d| Instant::now() >= d) {
             terminal

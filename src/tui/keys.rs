@@ -352,7 +352,8 @@ impl App {
             }
             None => {
                 self.composer.take();
-                let text = commands::unescape(&text).to_string();
+                // Trailing blank lines (a stray Alt+Enter) are not part of the message.
+                let text = commands::unescape(text.trim_end()).to_string();
                 let to = self.target();
                 let id = self.viewed();
                 self.view_mut(id).end();
@@ -510,6 +511,9 @@ mod tests {
         assert!(out.is_empty());
         t.app.on_paste("b\r\nc");
         assert_eq!(t.app.composer.text(), "a\nb\nc");
+        // A stray trailing newline is not sent.
+        t.app
+            .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT), t.t0);
         let out = t.app.on_key(key(KeyCode::Enter), t.t0);
         assert_eq!(
             out,
