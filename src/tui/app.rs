@@ -82,6 +82,8 @@ pub struct App {
     pub(crate) notice: Option<(String, Instant)>,
     home: Option<PathBuf>,
     areas: Areas,
+    /// Whether the last frame was narrow (switcher instead of tree): ← → then switch.
+    pub(crate) narrow: bool,
 }
 
 impl App {
@@ -101,6 +103,7 @@ impl App {
             notice: None,
             home: std::env::var_os("HOME").map(PathBuf::from),
             areas: Areas::default(),
+            narrow: false,
         }
     }
 
@@ -169,10 +172,11 @@ impl App {
         }
     }
 
-    /// Bracketed paste: the text goes into the composer as is, newlines included.
+    /// Bracketed paste: the text goes into the composer as is, newlines included (never
+    /// to a dialog: pasted text must not answer an approval).
     pub fn on_paste(&mut self, text: &str) {
-        if !self.state.approvals.is_empty() || self.overlay.is_some() {
-            return;
+        if self.overlay.is_some_and(|o| o != Overlay::Help) {
+            self.overlay = None;
         }
         self.focus = Focus::Composer;
         self.composer.paste(text);
@@ -259,6 +263,7 @@ impl App {
             Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
         self.areas = Areas::default();
         let narrow = area.width < NARROW_WIDTH;
+        self.narrow = narrow;
 
         if self.overlay == Some(Overlay::Agents) {
             self.render_tree_pane(main, buf, true, now);
@@ -341,7 +346,12 @@ impl App {
     }
 
     fn render_switcher(&mut self, area: Rect, buf: &mut Buffer) {
-        let line = tree::switcher_line(&mut self.tree, &self.state, &self.theme);
+        let line = tree::switcher_line(
+            &mut self.tree,
+            &self.state,
+            &self.theme,
+            area.width as usize,
+        );
         buf.set_line(area.x, area.y, &line, area.width);
         if self.focus == Focus::Tree {
             buf.set_style(area, self.theme.selected());
@@ -469,17 +479,30 @@ impl App {
     }
 
     fn render_status(&mut self, area: Rect, buf: &mut Buffer) {
-        let hint = match (self.overlay, self.focus) {
-            (Some(_), _) => "Esc close",
-            (None, Focus::Tree) => {
-                "↑↓ move · Enter open · ← collapse · i details · x cancel · ? help"
-            }
-            (None, Focus::Conversation) => {
-                "↑↓ select · Enter expand · PgUp/PgDn scroll · Esc interrupt · ? help"
-            }
-            (None, Focus::Composer) => {
-                "Enter send · Alt+Enter newline · / commands · Tab focus · F1 help"
-            }
+        let hint: &[&str] = match (self.overlay, self.focus) {
+            (Some(_), _) => &["Esc close"],
+            (None, Focus::Tree) => &[
+                "? help",
+                "↑↓ move",
+                "Enter open",
+                "i details",
+                "x cancel",
+                "← collapse",
+            ],
+            (None, Focus::Conversation) => &[
+                "? help",
+                "↑↓ select",
+                "Enter expand",
+                "PgUp/PgDn scroll",
+                "Esc interrupt",
+            ],
+            (None, Focus::Composer) => &[
+                "F1 help",
+                "Enter send",
+                "Alt+Enter newline",
+                "Tab focus",
+                "/ commands",
+            ],
         };
         let line = status_bar::line(
             &self.state,
@@ -566,5 +589,127 @@ impl App {
                 details::render_confirm(buf, main, &self.state, id, &t);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ApprovalPolicy, EventKind, HistoryItem, ToolCall};
+    use crossterm::event::{KeyModifiers, MouseEvent};
+
+    fn ev(agent_id: AgentId, kind: EventKind) -> Event {
+        Event {
+            seq: 0,
+            agent_id,
+            kind,
+        }
+    }
+
+    fn spawn(app: &mut App, id: AgentId, parent: Option<AgentId>, role: &str, t: Instant) {
+        app.apply(
+            &ev(
+                id,
+                EventKind::AgentSpawned {
+                    parent_id: parent,
+                    role: role.into(),
+                    model: "m".into(),
+                    task: String::new(),
+                    depth: 0,
+                },
+            ),
+            t,
+        );
+    }
+
+    fn mouse(kind: MouseEventKind, column: u16, row: u16) -> MouseEvent {
+        MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }
+    }
+
+    fn draw(app: &mut App, w: u16, h: u16, t: Instant) -> Buffer {
+        let area = Rect::new(0, 0, w, h);
+        let mut buf = Buffer::empty(area);
+        app.render_to(area, &mut buf, t);
+        buf
+    }
+
+    fn setup() -> (App, AgentId, AgentId, Instant) {
+        let root = AgentId::new();
+        let info = SessionInfo {
+            session_id: "s".into(),
+            workspace: "/w".into(),
+            model: "m".into(),
+            approval: ApprovalPolicy::Ask,
+            role: "copilot".into(),
+            root_agent: root,
+        };
+        let mut app = App::new(&info, Theme::default());
+        let t = Instant::now();
+        spawn(&mut app, root, None, "copilot", t);
+        let worker = AgentId::new();
+        spawn(&mut app, worker, Some(root), "coder", t);
+        (app, root, worker, t)
+    }
+
+    #[test]
+    fn click_selects_a_tree_row_and_wheel_scrolls() {
+        let (mut app, root, worker, t) = setup();
+        for i in 0..60 {
+            let item = HistoryItem::user(format!("m{i}"));
+            app.apply(&ev(root, EventKind::ItemAdded { item }), t);
+        }
+        draw(&mut app, 80, 24, t);
+        // Border row 0, header row 1, root row 2, worker row 3.
+        app.on_mouse(mouse(MouseEventKind::Down(MouseButton::Left), 5, 3));
+        assert_eq!(app.viewed(), worker);
+        assert_eq!(app.focus, Focus::Tree);
+        app.on_mouse(mouse(MouseEventKind::Down(MouseButton::Left), 5, 2));
+        assert_eq!(app.viewed(), root);
+        // The wheel over the conversation scrolls it and stops following.
+        app.on_mouse(mouse(MouseEventKind::ScrollUp, 50, 10));
+        draw(&mut app, 80, 24, t);
+        assert!(!app.views[&root].follow);
+    }
+
+    #[test]
+    fn click_on_a_tool_line_expands_it() {
+        let (mut app, root, _, t) = setup();
+        let item = HistoryItem::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"a.rs"}"#.into(),
+            }],
+        };
+        app.apply(&ev(root, EventKind::ItemAdded { item }), t);
+        draw(&mut app, 80, 24, t);
+        // Conversation pane starts at x=28; its first inner row is y=1.
+        app.on_mouse(mouse(MouseEventKind::Down(MouseButton::Left), 40, 1));
+        let conv = &app.state.agents[&root].conversation;
+        assert!(
+            matches!(&conv.entries[0].kind, crate::tui::state::EntryKind::Tool(t) if t.expanded)
+        );
+        assert_eq!(app.focus, Focus::Conversation);
+    }
+
+    #[test]
+    fn narrow_switcher_steps_with_left_and_right() {
+        let (mut app, root, worker, t) = setup();
+        draw(&mut app, 60, 20, t);
+        app.focus = Focus::Tree;
+        let right =
+            crossterm::event::KeyEvent::new(crossterm::event::KeyCode::Right, KeyModifiers::NONE);
+        let left =
+            crossterm::event::KeyEvent::new(crossterm::event::KeyCode::Left, KeyModifiers::NONE);
+        app.on_key(right, t);
+        assert_eq!(app.viewed(), worker);
+        app.on_key(left, t);
+        assert_eq!(app.viewed(), root);
     }
 }

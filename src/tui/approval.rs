@@ -44,10 +44,7 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             ),
         ),
         ApprovalAction::FileChange { path, diff } => {
-            let mut lines = vec![Line::from(vec![
-                Span::styled("file ", t.dim()),
-                Span::styled(path.clone(), t.bold(Color::Cyan)),
-            ])];
+            let mut lines = Vec::new();
             if diff.trim().is_empty() {
                 lines.push(Line::styled("(no textual change)", t.dim()));
             } else {

@@ -2,8 +2,8 @@
 
 /// Every command with a one-line description (shown in the completion popup and help).
 pub const COMMANDS: &[(&str, &str)] = &[
-    ("/role", "hand the session to another persona: /role NAME"),
-    ("/agents", "show the agent tree full screen"),
+    ("/role", "switch persona (/role NAME)"),
+    ("/agents", "full-screen agent tree"),
     ("/cost", "tokens and cost per agent"),
     ("/new", "start a new session"),
     ("/resume", "resume an earlier session"),

@@ -171,6 +171,6 @@ fn new_textarea(lines: Vec<String>) -> TextArea<'static> {
     let mut t = TextArea::new(lines);
     t.set_wrap_mode(WrapMode::WordOrGlyph);
     t.set_cursor_line_style(Style::default());
-    t.set_placeholder_text("Type a message · Enter sends · Alt+Enter new line · / commands");
+    t.set_placeholder_text("Type a message, or / for commands");
     t
 }

@@ -13,6 +13,14 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use std::time::Instant;
 
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 fn field(name: &str, value: Vec<Span<'static>>, theme: &Theme) -> Line<'static> {
     let mut spans = vec![Span::styled(format!("{name:<10}"), theme.dim())];
     spans.extend(value);
@@ -56,11 +64,10 @@ pub fn agent_lines(
         None if a.id == s.root_agent => "— (active persona)".into(),
         None => "—".into(),
     };
-    let tool_calls = if f.tool_errors > 0 {
-        format!("{} tool calls ({} failed)", f.tool_calls, f.tool_errors)
-    } else {
-        format!("{} tool calls", f.tool_calls)
-    };
+    let mut tool_calls = plural(f.tool_calls, "tool call");
+    if f.tool_errors > 0 {
+        tool_calls.push_str(&format!(" ({} failed)", f.tool_errors));
+    }
     let mut out = vec![
         field("role", vec![Span::styled(a.role.clone(), bold)], theme),
         field("id", vec![Span::raw(a.id.to_string())], theme),
@@ -81,8 +88,8 @@ pub fn agent_lines(
         field(
             "calls",
             vec![Span::raw(format!(
-                "{} model calls · {tool_calls}",
-                f.model_calls
+                "{} · {tool_calls}",
+                plural(f.model_calls, "model call")
             ))],
             theme,
         ),
@@ -229,10 +236,10 @@ pub fn cost_lines(
     ));
     out.push(Line::styled(
         format!(
-            "  prompt {} · completion {} · {} errors",
+            "  prompt {} · completion {} · {}",
             tokens(t.prompt_tokens),
             tokens(t.completion_tokens),
-            t.errors
+            plural(t.errors, "error")
         ),
         theme.dim(),
     ));

@@ -5,7 +5,7 @@
 
 use crate::protocol::{Event, Op};
 use crate::tui::app::{Action, App};
-use crate::tui::terminal::Tui;
+use crate::tui::terminal::{self, Tui};
 use anyhow::{Context, anyhow};
 use crossterm::event::EventStream;
 use futures::StreamExt;
@@ -21,13 +21,15 @@ const MAX_BATCH: usize = 4096;
 /// How long to wait for the runtime to finish after `Op::Shutdown`.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
 
+/// Runs until the user quits (`Ok(true)`: `Op::Shutdown` was sent), the terminal input
+/// ends (`Ok(false)`), or something fails.
 pub async fn run_loop(
     terminal: &mut Tui,
     app: &mut App,
     ops: &UnboundedSender<Op>,
     events: &mut UnboundedReceiver<Event>,
     first_prompt: Option<String>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     let mut input = EventStream::new();
     if let Some(text) = first_prompt.filter(|t| !t.trim().is_empty()) {
         ops.send(Op::UserMessage { to: None, text })
@@ -39,6 +41,9 @@ pub async fn run_loop(
     let mut last_draw: Option<Instant> = None;
 
     loop {
+        if terminal::panicked() {
+            return Err(anyhow!("stopped after a panic (its message is above)"));
+        }
         let due = last_draw.map(|t| t + FRAME);
         if dirty && due.is_none_or(|d| Instant::now() >= d) {
             terminal
@@ -64,7 +69,7 @@ pub async fn run_loop(
                 dirty = true;
             }
             term = input.next() => {
-                let Some(term) = term else { return Ok(()) };
+                let Some(term) = term else { return Ok(false) };
                 let term = term.context("reading the terminal")?;
                 for action in app.on_terminal_event(term, Instant::now()) {
                     match action {
@@ -75,7 +80,7 @@ pub async fn run_loop(
                         }
                         Action::Quit => {
                             drain_until_closed(events).await;
-                            return Ok(());
+                            return Ok(true);
                         }
                     }
                 }

@@ -119,7 +119,13 @@ pub fn lines(theme: &Theme, width: usize) -> Vec<Line<'static>> {
 }
 
 pub fn render(buf: &mut Buffer, area: Rect, scroll: &mut usize, theme: &Theme) {
-    let w = area.width.min(2 * COL_W as u16 + 6);
+    // Just too narrow for margins: take the full width rather than leave slivers.
+    let full = 2 * COL_W as u16 + 6;
+    let w = if area.width < full + 6 {
+        area.width
+    } else {
+        full
+    };
     let lines = lines(theme, w.saturating_sub(4) as usize);
     let rect = popup::centered(area, w, lines.len() as u16 + 3);
     let inner = popup::frame(

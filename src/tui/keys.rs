@@ -150,7 +150,12 @@ impl App {
                     self.overlay = None;
                     self.focus = Focus::Conversation;
                 } else {
-                    return self.tree_key(key, now);
+                    let out = self.tree_key(key, now);
+                    if self.focus == Focus::Composer && self.overlay == Some(Overlay::Agents) {
+                        // Typing leaves the full-screen tree for the composer.
+                        self.overlay = None;
+                    }
+                    return out;
                 }
             }
             _ => match key.code {
@@ -207,6 +212,20 @@ impl App {
     pub(crate) fn tree_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
         let id = self.viewed();
         let page = self.tree.list_area.height.max(1) as i64;
+        if self.narrow && self.overlay.is_none() {
+            // The one-line switcher: left and right step through the agents.
+            match key.code {
+                KeyCode::Left | KeyCode::Char('h') => {
+                    self.tree.move_by(&self.state, -1);
+                    return Vec::new();
+                }
+                KeyCode::Right | KeyCode::Char('l') => {
+                    self.tree.move_by(&self.state, 1);
+                    return Vec::new();
+                }
+                _ => {}
+            }
+        }
         match key.code {
             KeyCode::Up | KeyCode::Char('k') => self.tree.move_by(&self.state, -1),
             KeyCode::Down | KeyCode::Char('j') => self.tree.move_by(&self.state, 1),
@@ -333,7 +352,8 @@ impl App {
             }
             None => {
                 self.composer.take();
-                let text = commands::unescape(&text).to_string();
+                // Trailing blank lines (a stray Alt+Enter) are not part of the message.
+                let text = commands::unescape(text.trim_end()).to_string();
                 let to = self.target();
                 let id = self.viewed();
                 self.view_mut(id).end();
@@ -492,6 +512,9 @@ mod tests {
         assert!(out.is_empty());
         t.app.on_paste("b\r\nc");
         assert_eq!(t.app.composer.text(), "a\nb\nc");
+        // A stray trailing newline is not sent.
+        t.app
+            .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT), t.t0);
         let out = t.app.on_key(key(KeyCode::Enter), t.t0);
         assert_eq!(
             out,

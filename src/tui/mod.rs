@@ -27,6 +27,8 @@ mod theme;
 mod tree;
 mod wrap;
 
+use crate::protocol::Op;
+
 pub use app::{Action, App, Focus, NARROW_WIDTH, Overlay};
 pub use commands::{COMMANDS, SlashCommand};
 pub use handle::{SessionHandle, SessionInfo};
@@ -47,5 +49,9 @@ pub async fn run(handle: SessionHandle, first_prompt: Option<String>) -> anyhow:
     let (mut tui, guard) = terminal::setup()?;
     let result = event_loop::run_loop(&mut tui, &mut app, &ops, &mut events, first_prompt).await;
     drop(guard);
-    result
+    // However the loop ended, the runtime is told to stop (and close its log).
+    if !matches!(result, Ok(true)) {
+        let _ = ops.send(Op::Shutdown);
+    }
+    result.map(|_| ())
 }

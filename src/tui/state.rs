@@ -28,7 +28,7 @@ pub struct SessionState {
     /// Pending approvals, oldest first; the dialog shows the front one.
     pub approvals: VecDeque<PendingApproval>,
     pub summary: Option<(Vec<AgentSummary>, SessionTotals)>,
-    /// Notices that belong to no agent (e.g. a resumed session), shown in the root's view.
+    /// Whether this run continues an earlier session (from `session_started`).
     pub resumed: bool,
 }
 

@@ -1,7 +1,8 @@
 //! The bottom line: model, approval mode, session figures, working directory, and the
 //! keys of the focused pane (or a short-lived notice).
 
-use crate::tui::format::{cost, tokens, truncate_left, width};
+use crate::protocol::ApprovalPolicy;
+use crate::tui::format::{cost, tokens, truncate, truncate_left, width};
 use crate::tui::state::SessionState;
 use crate::tui::theme::Theme;
 use ratatui::style::{Color, Modifier, Style};
@@ -22,10 +23,12 @@ pub fn display_path(path: &Path, home: Option<&Path>) -> String {
     path.display().to_string()
 }
 
+/// Fits everything in `w` columns: the path keeps at least a short tail, key hints are
+/// dropped from the end of `hints` (least important last), the rest goes to the path.
 pub fn line(
     s: &SessionState,
     home: Option<&Path>,
-    hint: &str,
+    hints: &[&str],
     notice: Option<&str>,
     w: usize,
     theme: &Theme,
@@ -33,7 +36,7 @@ pub fn line(
     let t = s.totals();
     let sep = || Span::styled(" │ ", theme.dim());
     let approval_style = match s.approval {
-        crate::protocol::ApprovalPolicy::Auto => theme.warn(),
+        ApprovalPolicy::Auto => theme.warn(),
         _ => Style::default(),
     };
     let mut left = vec![
@@ -46,20 +49,42 @@ pub fn line(
         sep(),
         Span::raw(format!("{} tok {}", tokens(t.tokens()), cost(t.cost_usd))),
     ];
-    let (right, right_style) = match notice {
-        Some(n) => (n.to_string(), theme.bold(Color::Yellow)),
-        None => (hint.to_string(), theme.dim()),
-    };
-    let used: usize = left.iter().map(|s| width(&s.content)).sum();
+    let left_w: usize = left.iter().map(|s| width(&s.content)).sum();
     let path = display_path(&s.workspace, home);
-    // The path gets what the figures and the hint leave, cut from the left.
-    let room = w.saturating_sub(used + 3 + width(&right) + 2);
-    if room >= 8 {
+    // The path keeps a readable tail if it can, but not at the cost of every key hint.
+    let fit_hints = |budget: usize| {
+        let mut text = String::new();
+        for h in hints {
+            let next = if text.is_empty() {
+                h.to_string()
+            } else {
+                format!("{text} · {h}")
+            };
+            if width(&next) > budget {
+                break;
+            }
+            text = next;
+        }
+        text
+    };
+    let budget_for = |path_min: usize| w.saturating_sub(left_w + 3 + path_min + 2);
+    let (right, right_style) = match notice {
+        Some(n) => (truncate(n, budget_for(8)), theme.bold(Color::Yellow)),
+        None => {
+            let text = [32, 16, 8, 0]
+                .iter()
+                .map(|&m| fit_hints(budget_for(width(&path).min(m))))
+                .find(|t| !t.is_empty())
+                .unwrap_or_default();
+            (text, theme.dim())
+        }
+    };
+    let room = w.saturating_sub(left_w + 3 + width(&right) + 2);
+    if room >= 6 {
         left.push(sep());
         left.push(Span::styled(truncate_left(&path, room), theme.accent()));
     }
     let used: usize = left.iter().map(|s| width(&s.content)).sum();
-    let right = crate::tui::format::truncate(&right, w.saturating_sub(used + 2));
     let pad = w.saturating_sub(used + width(&right) + 1);
     left.push(Span::raw(" ".repeat(pad)));
     left.push(Span::styled(right, right_style));

@@ -22,7 +22,14 @@ pub type Tui = Terminal<CrosstermBackend<Stdout>>;
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Whether keyboard enhancement was pushed (and must be popped).
 static ENHANCED: AtomicBool = AtomicBool::new(false);
+/// Set by the panic hook. A panic anywhere (a runtime task included) has already
+/// restored the terminal, so the event loop must stop drawing and end.
+static PANICKED: AtomicBool = AtomicBool::new(false);
 static HOOK: Once = Once::new();
+
+pub fn panicked() -> bool {
+    PANICKED.load(Ordering::SeqCst)
+}
 
 /// Restores the terminal when dropped.
 pub struct TerminalGuard(());
@@ -87,6 +94,7 @@ fn install_panic_hook() {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            PANICKED.store(true, Ordering::SeqCst);
             restore();
             previous(info);
         }));

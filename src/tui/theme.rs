@@ -24,10 +24,6 @@ impl Theme {
         Self { color: !no_color }
     }
 
-    pub fn plain() -> Style {
-        Style::default()
-    }
-
     pub fn fg(&self, c: Color) -> Style {
         if self.color {
             Style::default().fg(c)

@@ -114,7 +114,8 @@ impl TreeView {
         if area.height == 0 || area.width == 0 {
             return;
         }
-        buf.set_line(area.x, area.y, &header(s, theme), area.width);
+        let head = header(s, theme, area.width as usize);
+        buf.set_line(area.x, area.y, &head, area.width);
         let list = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
         self.list_area = list;
         let cur = self.current(s);
@@ -177,8 +178,29 @@ fn flatten(s: &SessionState, collapsed: &HashSet<AgentId>) -> Vec<Row> {
     rows
 }
 
-/// "3 agents: 1 running, 2 done".
-pub fn header(s: &SessionState, theme: &Theme) -> Line<'static> {
+/// "3 agents: 1 running, 2 done", or "3 agents ●1 ✓2" when that does not fit in `w`.
+pub fn header(s: &SessionState, theme: &Theme, w: usize) -> Line<'static> {
+    let full = header_words(s, theme);
+    if full.width() <= w {
+        return full;
+    }
+    let n = s.agents.len();
+    let mut spans = vec![Span::styled(
+        format!("{n} agent{}", if n == 1 { "" } else { "s" }),
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    for (st, count) in s.status_counts() {
+        if count > 0 {
+            spans.push(Span::styled(
+                format!(" {}{count}", status_symbol(st)),
+                theme.status(st),
+            ));
+        }
+    }
+    Line::from(spans)
+}
+
+fn header_words(s: &SessionState, theme: &Theme) -> Line<'static> {
     let n = s.agents.len();
     let mut parts = Vec::new();
     for (st, count) in s.status_counts() {
@@ -221,7 +243,7 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
     let active = row.id == s.root_agent;
     let mut left = vec![Span::styled(row.guide.clone(), theme.dim())];
     if row.collapsed_children > 0 {
-        left.push(Span::styled("▸", theme.dim()));
+        left.push(Span::styled("▸ ", theme.dim()));
     }
     left.push(Span::styled(
         format!("{} ", status_symbol(a.status)),
@@ -242,25 +264,31 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
     }
     let left_w: usize = left.iter().map(|s| width(&s.content)).sum();
 
-    // Right-hand figures, dropped from the least telling end when space runs out.
-    let busy = a.busy_for(now).map(elapsed);
-    let mut right_parts: Vec<String> = Vec::new();
+    // Right-hand figures (tokens, cost, elapsed), the least telling dropped first when
+    // space runs out: cost, then tokens, keeping the clock that says an agent is alive —
+    // except on a collapsed row, whose point is the subtree's totals.
+    let collapsed = row.collapsed_children > 0;
+    let mut parts: Vec<(u8, String)> = Vec::new();
     if figures.tokens() > 0 || figures.cost_usd > 0.0 {
-        right_parts.push(tokens(figures.tokens()));
-        right_parts.push(cost(figures.cost_usd));
+        parts.push((if collapsed { 3 } else { 2 }, tokens(figures.tokens())));
+        parts.push((1, cost(figures.cost_usd)));
     }
-    if let Some(b) = &busy {
-        right_parts.push(b.clone());
+    if let Some(b) = a.busy_for(now).map(elapsed) {
+        parts.push((if collapsed { 2 } else { 3 }, b));
     }
-    let mut right = right_parts.join(" ");
+    let join = |parts: &[(u8, String)]| {
+        parts
+            .iter()
+            .map(|(_, s)| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut right = join(&parts);
     while !right.is_empty() && left_w + 1 + width(&right) > w {
-        // Keep the elapsed time longest: it says the agent is alive.
-        if right_parts.len() > 1 && busy.is_some() {
-            right_parts.remove(right_parts.len() - 2);
-        } else {
-            right_parts.pop();
+        if let Some(i) = (0..parts.len()).min_by_key(|&i| parts[i].0) {
+            parts.remove(i);
         }
-        right = right_parts.join(" ");
+        right = join(&parts);
     }
     let right_w = if right.is_empty() {
         0
@@ -270,7 +298,7 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
 
     let task_room = w.saturating_sub(left_w + right_w + 1);
     let task = one_line(&a.task);
-    if task_room >= 4 && !task.is_empty() {
+    if task_room >= 8 && !task.is_empty() {
         left.push(Span::raw(" "));
         left.push(Span::styled(truncate(&task, task_room), theme.dim()));
     }
@@ -284,7 +312,12 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
 }
 
 /// The narrow-screen replacement for the tree: `‹ ● coder 1a2b3c4d  2/5 ›  5 agents: …`.
-pub fn switcher_line(tree: &mut TreeView, s: &SessionState, theme: &Theme) -> Line<'static> {
+pub fn switcher_line(
+    tree: &mut TreeView,
+    s: &SessionState,
+    theme: &Theme,
+    w: usize,
+) -> Line<'static> {
     let cur = tree.current(s);
     let rows = tree.rows(s);
     let idx = rows.iter().position(|r| r.id == cur).unwrap_or(0);
@@ -310,7 +343,8 @@ pub fn switcher_line(tree: &mut TreeView, s: &SessionState, theme: &Theme) -> Li
         theme.dim(),
     ));
     spans.push(Span::styled(" › ", theme.accent()));
-    spans.extend(header(s, theme).spans);
+    let used: usize = spans.iter().map(|s| s.width()).sum();
+    spans.extend(header(s, theme, w.saturating_sub(used)).spans);
     Line::from(spans)
 }
 

@@ -1,0 +1,707 @@
+//! Snapshot tests of the TUI: scripted event sequences folded into an `App`, drawn into
+//! ratatui's `TestBackend`. The snapshots in `tests/snapshots/` are the visual spec.
+//! Time is injected (every event and frame gets an explicit `Instant`), so elapsed
+//! times in the snapshots are fixed.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use squad::protocol::{
+    AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalPolicy, Artifact, ChangeType, Event,
+    EventKind, HistoryItem, ResultStatus, ToolCall, TurnEnd,
+};
+use squad::tui::{App, Focus, SessionInfo, Theme};
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+fn id(n: u128) -> AgentId {
+    AgentId(Uuid::from_u128(
+        0x1a2b_3c4d_0000_0000_0000_0000_0000_0000 + (n << 96),
+    ))
+}
+
+/// A scripted session: events are stamped with increasing seq numbers and a clock that
+/// starts at `t0` and moves only when the script says so.
+struct Script {
+    app: App,
+    root: AgentId,
+    t0: Instant,
+    now: Instant,
+    seq: u64,
+}
+
+impl Script {
+    fn new() -> Self {
+        Self::with_theme(Theme::default())
+    }
+
+    fn with_theme(theme: Theme) -> Self {
+        let root = id(0);
+        let info = SessionInfo {
+            session_id: "20260101-demo".into(),
+            workspace: "/srv/projects/demo".into(),
+            model: "gpt-4.1".into(),
+            approval: ApprovalPolicy::Ask,
+            role: "copilot".into(),
+            root_agent: root,
+        };
+        let mut app = App::new(&info, theme);
+        app.set_home(None);
+        let t0 = Instant::now();
+        let mut s = Self {
+            app,
+            root,
+            t0,
+            now: t0,
+            seq: 0,
+        };
+        s.ev(
+            root,
+            EventKind::SessionStarted {
+                session_id: "20260101-demo".into(),
+                workspace: "/srv/projects/demo".into(),
+                model: "gpt-4.1".into(),
+                role: "copilot".into(),
+                approval: ApprovalPolicy::Ask,
+                resumed: false,
+            },
+        );
+        s.spawn(root, None, "copilot", "");
+        s
+    }
+
+    fn ev(&mut self, agent_id: AgentId, kind: EventKind) {
+        self.seq += 1;
+        let ev = Event {
+            seq: self.seq,
+            agent_id,
+            kind,
+        };
+        self.app.apply(&ev, self.now);
+    }
+
+    fn at(&mut self, secs: u64) -> &mut Self {
+        self.now = self.t0 + Duration::from_secs(secs);
+        self
+    }
+
+    fn spawn(&mut self, agent: AgentId, parent: Option<AgentId>, role: &str, task: &str) {
+        self.ev(
+            agent,
+            EventKind::AgentSpawned {
+                parent_id: parent,
+                role: role.into(),
+                model: "gpt-4.1-mini".into(),
+                task: task.into(),
+                depth: u32::from(parent.is_some()),
+            },
+        );
+    }
+
+    fn status(&mut self, agent: AgentId, status: AgentStatus) {
+        self.ev(
+            agent,
+            EventKind::AgentStatus {
+                parent_id: None,
+                status,
+                reason: None,
+            },
+        );
+    }
+
+    fn item(&mut self, agent: AgentId, item: HistoryItem) {
+        self.ev(agent, EventKind::ItemAdded { item });
+    }
+
+    fn user(&mut self, agent: AgentId, text: &str) {
+        self.item(agent, HistoryItem::user(text));
+    }
+
+    fn assistant(&mut self, agent: AgentId, text: &str, calls: &[(&str, &str, &str)]) {
+        let tool_calls = calls
+            .iter()
+            .map(|(id, name, args)| ToolCall {
+                id: (*id).into(),
+                name: (*name).into(),
+                arguments: (*args).into(),
+            })
+            .collect();
+        self.item(
+            agent,
+            HistoryItem::Assistant {
+                text: text.into(),
+                tool_calls,
+            },
+        );
+    }
+
+    fn tool(&mut self, agent: AgentId, call: (&str, &str, &str), output: &str, ok: bool, ms: u64) {
+        let (call_id, name, arguments) = call;
+        self.ev(
+            agent,
+            EventKind::ToolCallBegin {
+                call_id: call_id.into(),
+                name: name.into(),
+                arguments: arguments.into(),
+            },
+        );
+        self.ev(
+            agent,
+            EventKind::ToolCallEnd {
+                call_id: call_id.into(),
+                name: name.into(),
+                output: output.into(),
+                is_error: !ok,
+                duration_ms: ms,
+            },
+        );
+    }
+
+    fn usage(&mut self, agent: AgentId, prompt: u64, completion: u64, cost: f64) {
+        self.ev(
+            agent,
+            EventKind::Usage {
+                model: "gpt-4.1".into(),
+                prompt_tokens: prompt,
+                completion_tokens: completion,
+                cost_usd: cost,
+            },
+        );
+    }
+
+    fn delta(&mut self, agent: AgentId, text: &str) {
+        self.ev(agent, EventKind::TextDelta { delta: text.into() });
+    }
+
+    fn key(&mut self, code: KeyCode) {
+        self.key_mod(code, KeyModifiers::NONE);
+    }
+
+    fn key_mod(&mut self, code: KeyCode, m: KeyModifiers) {
+        let _ = self.app.on_key(KeyEvent::new(code, m), self.now);
+    }
+
+    fn draw(&mut self, w: u16, h: u16) -> Terminal<TestBackend> {
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        let now = self.now;
+        term.draw(|f| self.app.render(f, now)).unwrap();
+        term
+    }
+
+    fn screen(&mut self, w: u16, h: u16) -> String {
+        self.draw(w, h).backend().to_string()
+    }
+}
+
+/// A supervisor (running) with three workers: running, completed, failed.
+fn team() -> (Script, [AgentId; 3]) {
+    let mut s = Script::new();
+    let root = s.root;
+    let (coder, tester, scout) = (id(1), id(2), id(3));
+    s.user(
+        root,
+        "Add a --json flag to the CLI and make sure the tests pass.",
+    );
+    s.ev(root, EventKind::TurnStarted);
+    s.status(root, AgentStatus::Running);
+    s.usage(root, 5200, 310, 0.0123);
+    s.assistant(
+        root,
+        "I'll split this: a **coder** for the flag, a **tester** for the suite, and a scout to check the docs.",
+        &[],
+    );
+    s.at(2);
+    s.spawn(
+        coder,
+        Some(root),
+        "coder",
+        "Add a --json flag to `squad exec` that prints events as JSONL",
+    );
+    s.spawn(
+        tester,
+        Some(root),
+        "tester",
+        "Run cargo test and report failures",
+    );
+    s.spawn(
+        scout,
+        Some(root),
+        "researcher",
+        "Find where the CLI flags are documented",
+    );
+    for w in [coder, tester, scout] {
+        s.status(w, AgentStatus::Running);
+    }
+    s.usage(coder, 12_000, 800, 0.021);
+    s.usage(tester, 3_100, 200, 0.004);
+    s.usage(scout, 900, 40, 0.001);
+    s.at(30);
+    s.status(tester, AgentStatus::Completed);
+    s.at(41);
+    s.ev(
+        scout,
+        EventKind::Error {
+            message: "model returned 500 three times".into(),
+        },
+    );
+    s.status(scout, AgentStatus::Failed);
+    s.status(root, AgentStatus::Waiting);
+    s.at(75);
+    (s, [coder, tester, scout])
+}
+
+#[test]
+fn empty_session() {
+    let mut s = Script::new();
+    insta::assert_snapshot!("empty_session_80x24", s.screen(80, 24));
+}
+
+#[test]
+fn streamed_answer_mid_stream() {
+    let mut s = Script::new();
+    let root = s.root;
+    s.user(root, "Why does `cargo test` fail on CI but not locally?");
+    s.ev(root, EventKind::TurnStarted);
+    s.status(root, AgentStatus::Running);
+    for d in [
+        "## Likely cause\n\n",
+        "The CI runner sets `TZ=UTC`, while your machine uses local time. ",
+        "Two tests compare *formatted* dates:\n\n",
+        "- `log::tests::rotates_daily`\n",
+        "- `report::tests::",
+    ] {
+        s.delta(root, d);
+    }
+    s.at(12);
+    insta::assert_snapshot!("streaming_80x24", s.screen(80, 24));
+    // The committed item replaces the streamed text (no duplicate).
+    s.assistant(root, "## Likely cause\n\nTime zones.", &[]);
+    let screen = s.screen(80, 24);
+    assert_eq!(screen.matches("Likely cause").count(), 1, "{screen}");
+    assert!(!screen.contains("rotates_daily"), "{screen}");
+}
+
+#[test]
+fn supervisor_with_three_workers() {
+    let (mut s, _) = team();
+    insta::assert_snapshot!("team_80x24", s.screen(80, 24));
+    insta::assert_snapshot!("team_120x30", s.screen(120, 30));
+}
+
+#[test]
+fn narrow_terminal_uses_the_switcher() {
+    let (mut s, [coder, ..]) = team();
+    insta::assert_snapshot!("team_60x20", s.screen(60, 20));
+    // In the switcher, arrows move between agents.
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    assert_eq!(s.app.viewed(), coder);
+    let screen = s.screen(60, 20);
+    assert!(screen.contains("coder 1a2b3c4e"), "{screen}");
+}
+
+#[test]
+fn collapsed_subtree_shows_totals() {
+    let (mut s, _) = team();
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Left);
+    let screen = s.screen(80, 24);
+    // 5200+310 + 12000+800 + 3100+200 + 900+40 = 22.6k tokens for the whole subtree.
+    assert!(screen.contains("▸ ◐ copilot ★ +3"), "{screen}");
+    assert!(screen.contains("22.6k"), "{screen}");
+    assert!(
+        screen.contains("4 agents"),
+        "header still counts all agents: {screen}"
+    );
+}
+
+#[test]
+fn handoff_banner() {
+    let mut s = Script::new();
+    let root = s.root;
+    s.user(
+        root,
+        "Let's redesign the plugin system before we write more code.",
+    );
+    s.assistant(
+        root,
+        "That is a design question; the architect is better placed.",
+        &[],
+    );
+    s.ev(
+        root,
+        EventKind::Handoff {
+            from: "copilot".into(),
+            to: "architect".into(),
+            reason: "the user asks for a design, not a change".into(),
+        },
+    );
+    s.item(
+        root,
+        HistoryItem::Handoff {
+            from: "copilot".into(),
+            to: "architect".into(),
+            reason: "the user asks for a design, not a change".into(),
+            context: "plugin system".into(),
+        },
+    );
+    s.assistant(
+        root,
+        "Architect here. First question: must plugins run **out of process**?",
+        &[],
+    );
+    insta::assert_snapshot!("handoff_80x24", s.screen(80, 24));
+}
+
+#[test]
+fn tool_calls_collapsed_and_expanded() {
+    let mut s = Script::new();
+    let root = s.root;
+    s.user(root, "Fix the typo in README");
+    s.assistant(
+        root,
+        "Let me look.",
+        &[("c1", "read_file", r#"{"path":"README.md"}"#)],
+    );
+    s.tool(
+        root,
+        ("c1", "read_file", r#"{"path":"README.md"}"#),
+        "# squad\n\nA teh terminal assistant.\n",
+        true,
+        3,
+    );
+    let edit = r#"{"path":"README.md","old":"teh","new":"the"}"#;
+    s.assistant(root, "", &[("c2", "edit_file", edit)]);
+    s.tool(
+        root,
+        ("c2", "edit_file", edit),
+        "replaced 1 occurrence",
+        true,
+        12,
+    );
+    let cmd = r#"{"command":"cargo test --quiet"}"#;
+    s.assistant(root, "", &[("c3", "shell", cmd)]);
+    s.tool(
+        root,
+        ("c3", "shell", cmd),
+        "error: could not compile `squad`",
+        false,
+        1840,
+    );
+    s.assistant(
+        root,
+        "Fixed the typo; the build is broken for an unrelated reason.",
+        &[],
+    );
+    insta::assert_snapshot!("tools_collapsed_80x24", s.screen(80, 24));
+    // Select the first tool line from the conversation pane and expand it.
+    s.app.focus = Focus::Conversation;
+    s.key(KeyCode::Up);
+    s.key(KeyCode::Up);
+    s.key(KeyCode::Up);
+    s.key(KeyCode::Enter);
+    insta::assert_snapshot!("tool_expanded_80x24", s.screen(80, 24));
+}
+
+#[test]
+fn results_card() {
+    let (mut s, [coder, ..]) = team();
+    s.user(
+        coder,
+        "Add a --json flag to `squad exec` that prints events as JSONL",
+    );
+    s.assistant(
+        coder,
+        "",
+        &[("r1", "return_results", r#"{"status":"partial"}"#)],
+    );
+    s.tool(
+        coder,
+        ("r1", "return_results", r#"{"status":"partial"}"#),
+        "ok",
+        true,
+        1,
+    );
+    s.ev(
+        coder,
+        EventKind::ResultReturned {
+            parent_id: Some(s.root),
+            result: AgentResult {
+                status: ResultStatus::Partial,
+                summary: "Added `--json`; events print as one JSON object per line.".into(),
+                artifacts: vec![
+                    Artifact {
+                        file_path: "src/exec/mod.rs".into(),
+                        description: "JSONL printer".into(),
+                        change_type: ChangeType::Modified,
+                    },
+                    Artifact {
+                        file_path: "tests/exec_json.rs".into(),
+                        description: String::new(),
+                        change_type: ChangeType::Created,
+                    },
+                ],
+                known_issues: vec!["summary event not printed on Ctrl+C".into()],
+            },
+        },
+    );
+    s.status(coder, AgentStatus::Completed);
+    s.ev(
+        coder,
+        EventKind::TurnFinished {
+            end: TurnEnd::Returned,
+        },
+    );
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    insta::assert_snapshot!("results_card_80x24", s.screen(80, 24));
+}
+
+fn request(
+    s: &mut Script,
+    agent: AgentId,
+    request_id: u64,
+    role: &str,
+    tool: &str,
+    action: ApprovalAction,
+) {
+    s.ev(
+        agent,
+        EventKind::ApprovalRequested {
+            request_id,
+            role: role.into(),
+            tool: tool.into(),
+            action,
+        },
+    );
+}
+
+#[test]
+fn approval_dialogs() {
+    let (mut s, [coder, ..]) = team();
+    let diff = "--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,4 +1,5 @@\n use clap::Parser;\n+use serde_json::json;\n \n fn main() {\n-    run();\n+    run_json();\n }\n";
+    request(
+        &mut s,
+        coder,
+        7,
+        "coder",
+        "edit_file",
+        ApprovalAction::FileChange {
+            path: "src/main.rs".into(),
+            diff: diff.into(),
+        },
+    );
+    request(
+        &mut s,
+        coder,
+        8,
+        "coder",
+        "shell",
+        ApprovalAction::Command {
+            command: "cargo test --all-features -- --nocapture".into(),
+        },
+    );
+    let root = s.root;
+    request(
+        &mut s,
+        root,
+        9,
+        "copilot",
+        "spawn_agent",
+        ApprovalAction::Spawn {
+            role: "reviewer".into(),
+            task: "Review the --json change for edge cases: empty output, non-UTF-8 paths, Ctrl+C mid-stream.".into(),
+            tools: vec!["read_file".into(), "search".into(), "return_results".into()],
+            model: "gpt-4.1".into(),
+        },
+    );
+    insta::assert_snapshot!("approval_diff_80x24", s.screen(80, 24));
+    s.at(80);
+    s.key(KeyCode::Char('y'));
+    insta::assert_snapshot!("approval_command_80x24", s.screen(80, 24));
+    s.at(85);
+    s.key(KeyCode::Char('a'));
+    insta::assert_snapshot!("approval_spawn_80x24", s.screen(80, 24));
+    insta::assert_snapshot!("approval_spawn_60x20", s.screen(60, 20));
+    s.at(90);
+    s.key(KeyCode::Esc);
+    assert!(s.app.state.approvals.is_empty());
+}
+
+#[test]
+fn help_overlay() {
+    let (mut s, _) = team();
+    s.key(KeyCode::F(1));
+    insta::assert_snapshot!("help_80x24", s.screen(80, 24));
+    insta::assert_snapshot!("help_60x20", s.screen(60, 20));
+}
+
+#[test]
+fn details_and_cost_overlays() {
+    let (mut s, _) = team();
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Char('i'));
+    insta::assert_snapshot!("details_80x24", s.screen(80, 24));
+    s.key(KeyCode::Esc);
+    s.app.focus = Focus::Composer;
+    for c in "/cost".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    s.key(KeyCode::Enter);
+    insta::assert_snapshot!("cost_80x24", s.screen(80, 24));
+}
+
+#[test]
+fn command_completion_popup() {
+    let (mut s, _) = team();
+    s.key(KeyCode::Char('/'));
+    s.key(KeyCode::Char('r'));
+    insta::assert_snapshot!("completion_80x24", s.screen(80, 24));
+}
+
+#[test]
+fn retry_and_error_lines() {
+    let mut s = Script::new();
+    let root = s.root;
+    s.user(root, "hello");
+    s.delta(root, "Hel");
+    s.ev(
+        root,
+        EventKind::Retrying {
+            attempt: 2,
+            max_attempts: 4,
+            delay_ms: 800,
+            reason: "stream ended before [DONE]".into(),
+        },
+    );
+    s.ev(
+        root,
+        EventKind::Error {
+            message: "the model is unreachable: connection refused".into(),
+        },
+    );
+    let screen = s.screen(80, 24);
+    assert!(
+        screen.contains("↻ retrying (2/4): stream ended before [DONE]"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("✗ error: the model is unreachable"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("Hel▌"),
+        "partial text dropped on retry: {screen}"
+    );
+}
+
+#[test]
+fn no_color_means_no_colour_anywhere() {
+    let build = |theme| {
+        let (team, _) = team();
+        let mut s = Script::with_theme(theme);
+        // Replay the same content under the given theme.
+        s.app.state = team.app.state.clone();
+        s.now = team.now;
+        let diff = "@@ -1 +1 @@\n-a\n+b\n";
+        let coder = id(1);
+        request(
+            &mut s,
+            coder,
+            1,
+            "coder",
+            "edit_file",
+            ApprovalAction::FileChange {
+                path: "a".into(),
+                diff: diff.into(),
+            },
+        );
+        s.draw(80, 24)
+    };
+    let colored = |term: &Terminal<TestBackend>| {
+        term.backend()
+            .buffer()
+            .content()
+            .iter()
+            .filter(|c| c.fg != Color::Reset || c.bg != Color::Reset)
+            .count()
+    };
+    assert!(colored(&build(Theme::default())) > 0);
+    assert_eq!(colored(&build(Theme { color: false })), 0);
+}
+
+#[test]
+fn long_history_scrolls_and_follows() {
+    let mut s = Script::new();
+    let root = s.root;
+    for i in 0..500 {
+        s.user(root, &format!("question {i}"));
+        s.assistant(root, &format!("answer {i}"), &[]);
+    }
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("answer 499"), "{screen}");
+    s.app.focus = Focus::Conversation;
+    s.key(KeyCode::PageUp);
+    let screen = s.screen(80, 24);
+    assert!(!screen.contains("answer 499"), "{screen}");
+    assert!(screen.contains("more below"), "{screen}");
+    s.key(KeyCode::Home);
+    assert!(s.screen(80, 24).contains("question 0"));
+    s.key(KeyCode::End);
+    assert!(s.screen(80, 24).contains("answer 499"));
+}
+
+/// Every screen at every size, tiny ones included, draws without panicking (no u16
+/// underflow in layout arithmetic) and leaves the buffer's size alone.
+#[test]
+fn any_size_draws() {
+    let sizes_w = [
+        1, 2, 5, 9, 10, 12, 15, 20, 30, 45, 60, 69, 70, 71, 80, 100, 200,
+    ];
+    let sizes_h = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 50];
+    let setups: [fn(&mut Script); 6] = [
+        |_| {},
+        |s| s.key(KeyCode::F(1)),
+        |s| {
+            s.app.focus = Focus::Tree;
+            s.key(KeyCode::Down);
+            s.key(KeyCode::Char('i'));
+        },
+        |s| {
+            s.app.focus = Focus::Tree;
+            s.key(KeyCode::Down);
+            s.key(KeyCode::Char('x'));
+        },
+        |s| {
+            for c in "/".chars() {
+                s.key(KeyCode::Char(c));
+            }
+        },
+        |s| {
+            let coder = id(1);
+            request(
+                s,
+                coder,
+                1,
+                "coder",
+                "edit_file",
+                ApprovalAction::FileChange {
+                    path: "a".into(),
+                    diff: "@@ -1 +1 @@\n-a\n+b\n".repeat(40),
+                },
+            );
+        },
+    ];
+    for setup in setups {
+        let (mut s, _) = team();
+        setup(&mut s);
+        for w in sizes_w {
+            for h in sizes_h {
+                let term = s.draw(w, h);
+                assert_eq!(term.backend().buffer().area.width, w);
+            }
+        }
+    }
+}
