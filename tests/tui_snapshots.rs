@@ -39,6 +39,7 @@ impl Script {
     fn with_theme(theme: Theme) -> Self {
         let root = id(0);
         let info = SessionInfo {
+            log_path: None,
             session_id: "20260101-demo".into(),
             workspace: "/srv/projects/demo".into(),
             model: "gpt-4.1".into(),

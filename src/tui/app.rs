@@ -641,6 +641,7 @@ mod tests {
     fn setup() -> (App, AgentId, AgentId, Instant) {
         let root = AgentId::new();
         let info = SessionInfo {
+            log_path: None,
             session_id: "s".into(),
             workspace: "/w".into(),
             model: "m".into(),
