@@ -24,6 +24,7 @@ fn ev(seq: &mut u64, agent_id: AgentId, kind: EventKind) -> Event {
 fn build(messages: usize, agents: usize) -> (App, AgentId) {
     let root = AgentId::new();
     let info = SessionInfo {
+        log_path: None,
         session_id: "bench".into(),
         workspace: "/srv/bench".into(),
         model: "gpt-4.1".into(),
