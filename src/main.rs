@@ -8,6 +8,7 @@ use squad::roles::{RoleSet, load_roles};
 use squad::runtime::{SessionOptions, start_session};
 use squad::session::SessionStore;
 use squad::tools::{ToolRegistry, coding_tools};
+use squad::tui::Exit;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -75,14 +76,48 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         None => {
             let rt = runtime()?;
-            rt.block_on(async {
-                let opts = session_options(&cli.common, workspace, &dirs, true)?;
-                let handle = start_session(opts).await?;
-                squad::tui::run(handle, cli.prompt).await?;
-                Ok(ExitCode::SUCCESS)
-            })
+            rt.block_on(interactive(cli, workspace, dirs))
         }
     }
+}
+
+/// The full-screen session; `/new` and `/resume` start another one in its place.
+async fn interactive(cli: Cli, workspace: PathBuf, dirs: Dirs) -> Result<ExitCode> {
+    let opts = session_options(&cli.common, workspace.clone(), &dirs, true)?;
+    let handle = start_session(opts).await?;
+    let launch = |exit: Exit, current: String| {
+        let mut common = cli.common.clone();
+        let workspace = workspace.clone();
+        let dirs = dirs.clone();
+        async move {
+            common.resume = match exit {
+                Exit::Resume(Some(id)) => Some(id),
+                Exit::Resume(None) => {
+                    let store = SessionStore::new(dirs.sessions());
+                    let previous = store.list()?.into_iter().find(|s| s.id != current);
+                    Some(previous.map_or(current, |s| s.id))
+                }
+                Exit::NewSession | Exit::Quit => None,
+            };
+            // A resumed session keeps its own persona.
+            if common.resume.is_some() {
+                common.role = None;
+            }
+            let opts = session_options(&common, workspace.clone(), &dirs, true)?;
+            match start_session(opts).await {
+                Ok(handle) => Ok(handle),
+                Err(e) => {
+                    // Say why on the screen, in a fresh session, rather than leave the user.
+                    common.resume = None;
+                    let mut opts = session_options(&common, workspace, &dirs, true)?;
+                    opts.warnings.push(format!("cannot resume: {e}"));
+                    Ok(start_session(opts).await?)
+                }
+            }
+        }
+    };
+    squad::tui::run(handle, cli.prompt, launch).await?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

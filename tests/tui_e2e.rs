@@ -173,3 +173,46 @@ async fn esc_interrupts_a_slow_stream() {
     tui.enter().await;
     tui.wait_text("Back again.").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn new_and_resume_switch_sessions_in_place() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([
+        MockResponse::text("FIRST-SESSION-ANSWER"),
+        MockResponse::text("SECOND-SESSION-ANSWER"),
+        MockResponse::text("continued the first"),
+    ]);
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("first question").await;
+    tui.enter().await;
+    tui.wait_text("FIRST-SESSION-ANSWER").await;
+
+    tui.type_text("/new").await;
+    tui.enter().await;
+    tui.wait_for("an empty session", |s| {
+        !s.contains("FIRST-SESSION-ANSWER") && s.contains("copilot")
+    })
+    .await;
+    tui.type_text("second question").await;
+    tui.enter().await;
+    tui.wait_text("SECOND-SESSION-ANSWER").await;
+
+    // /resume without an id goes back to the latest other session, history and all.
+    tui.type_text("/resume").await;
+    tui.enter().await;
+    let screen = tui.wait_text("FIRST-SESSION-ANSWER").await;
+    assert!(!screen.contains("SECOND-SESSION-ANSWER"), "{screen}");
+    tui.type_text("go on").await;
+    tui.enter().await;
+    tui.wait_text("continued the first").await;
+    let t = transcript(&mock.requests()[2].body);
+    assert_eq!(t[1].1, "first question");
+    assert_eq!(t.last().unwrap().1, "go on");
+
+    // A session that does not exist: a fresh session that says why.
+    tui.type_text("/resume no-such-session").await;
+    tui.enter().await;
+    tui.wait_text("cannot resume").await;
+}

@@ -50,8 +50,18 @@ pub enum Overlay {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     Send(Op),
-    /// Leave the TUI (an `Op::Shutdown` has been sent just before).
+    /// Leave this session's screen (an `Op::Shutdown` has been sent just before).
+    Quit(Exit),
+}
+
+/// What the user wants after leaving a session's screen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
     Quit,
+    /// `/new`: a fresh session in the same workspace.
+    NewSession,
+    /// `/resume [ID]`: a saved session (the latest other one without an id).
+    Resume(Option<String>),
 }
 
 /// Where things were drawn in the last frame, for mouse hit-testing.

@@ -4,7 +4,7 @@
 //! stream of deltas costs one frame, not one per delta.
 
 use crate::protocol::{Event, Op};
-use crate::tui::app::{Action, App};
+use crate::tui::app::{Action, App, Exit};
 use crate::tui::terminal::{self, Tui};
 use anyhow::{Context, anyhow};
 use crossterm::event::EventStream;
@@ -21,16 +21,18 @@ const MAX_BATCH: usize = 4096;
 /// How long to wait for the runtime to finish after `Op::Shutdown`.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
 
-/// Runs until the user quits (`Ok(true)`: `Op::Shutdown` was sent), the terminal input
-/// ends (`Ok(false)`), or something fails.
+/// Runs one session's screen until the user leaves it (`Ok(Some(exit))`: `Op::Shutdown`
+/// was sent), the terminal input ends (`Ok(None)`), or something fails. `input` outlives
+/// the session: crossterm's reader holds the terminal while a stream exists, so there
+/// must be only one for the life of the process.
 pub async fn run_loop(
     terminal: &mut Tui,
+    input: &mut EventStream,
     app: &mut App,
     ops: &UnboundedSender<Op>,
     events: &mut UnboundedReceiver<Event>,
     first_prompt: Option<String>,
-) -> anyhow::Result<bool> {
-    let mut input = EventStream::new();
+) -> anyhow::Result<Option<Exit>> {
     if let Some(text) = first_prompt.filter(|t| !t.trim().is_empty()) {
         ops.send(Op::UserMessage { to: None, text })
             .map_err(|_| anyhow!("the session ended before the first message"))?;
@@ -69,7 +71,7 @@ pub async fn run_loop(
                 dirty = true;
             }
             term = input.next() => {
-                let Some(term) = term else { return Ok(false) };
+                let Some(term) = term else { return Ok(None) };
                 let term = term.context("reading the terminal")?;
                 for action in app.on_terminal_event(term, Instant::now()) {
                     match action {
@@ -78,9 +80,9 @@ pub async fn run_loop(
                                 return Err(anyhow!("the session ended unexpectedly"));
                             }
                         }
-                        Action::Quit => {
+                        Action::Quit(exit) => {
                             drain_until_closed(events).await;
-                            return Ok(true);
+                            return Ok(Some(exit));
                         }
                     }
                 }

@@ -2,7 +2,7 @@
 //! I/O happens here, so every binding is unit-tested without a terminal.
 
 use crate::protocol::{ApprovalDecision, Op};
-use crate::tui::app::{Action, App, Focus, Overlay};
+use crate::tui::app::{Action, App, Exit, Focus, Overlay};
 use crate::tui::commands::{self, SlashCommand};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
@@ -13,7 +13,7 @@ const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
 pub const APPROVAL_GUARD: Duration = Duration::from_millis(300);
 
 fn quit() -> Vec<Action> {
-    vec![Action::Send(Op::Shutdown), Action::Quit]
+    vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
 }
 
 impl App {
@@ -374,8 +374,12 @@ impl App {
             }
             SlashCommand::Cost => self.open(Overlay::Cost),
             SlashCommand::Help => self.open(Overlay::Help),
-            SlashCommand::New => self.set_notice("/new is not available yet", now),
-            SlashCommand::Resume(_) => self.set_notice("/resume is not available yet", now),
+            SlashCommand::New => {
+                return vec![Action::Send(Op::Shutdown), Action::Quit(Exit::NewSession)];
+            }
+            SlashCommand::Resume(id) => {
+                return vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Resume(id))];
+            }
             SlashCommand::Quit => return quit(),
         }
         Vec::new()
@@ -614,7 +618,7 @@ mod tests {
         let t2 = t1 + Duration::from_millis(400);
         assert_eq!(
             t.app.on_key(ctrl('c'), t2),
-            vec![Action::Send(Op::Shutdown), Action::Quit]
+            vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
         );
     }
 
@@ -671,14 +675,19 @@ mod tests {
         assert_eq!(t.app.overlay, Some(Overlay::Cost));
         t.app.on_key(key(KeyCode::Esc), t.t0);
         assert_eq!(t.app.overlay, None);
-        // /new is parsed but not wired yet: a notice, nothing sent.
+        // /new and /resume leave this session's screen for another session.
         type_text(&mut t.app, "/new", t.t0);
-        assert!(t.app.on_key(key(KeyCode::Enter), t.t0).is_empty());
-        assert!(
-            t.app
-                .notice
-                .as_ref()
-                .is_some_and(|(n, _)| n.contains("not available"))
+        assert_eq!(
+            t.app.on_key(key(KeyCode::Enter), t.t0),
+            vec![Action::Send(Op::Shutdown), Action::Quit(Exit::NewSession)]
+        );
+        type_text(&mut t.app, "/resume 2026", t.t0);
+        assert_eq!(
+            t.app.on_key(key(KeyCode::Enter), t.t0),
+            vec![
+                Action::Send(Op::Shutdown),
+                Action::Quit(Exit::Resume(Some("2026".into())))
+            ]
         );
         // An unknown command stays in the composer to be fixed.
         type_text(&mut t.app, "/bogus", t.t0);
@@ -688,7 +697,7 @@ mod tests {
         type_text(&mut t.app, "/quit", t.t0);
         assert_eq!(
             t.app.on_key(key(KeyCode::Enter), t.t0),
-            vec![Action::Send(Op::Shutdown), Action::Quit]
+            vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
         );
     }
 

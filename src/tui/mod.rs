@@ -29,7 +29,7 @@ mod wrap;
 
 use crate::protocol::Op;
 
-pub use app::{Action, App, Focus, NARROW_WIDTH, Overlay};
+pub use app::{Action, App, Exit, Focus, NARROW_WIDTH, Overlay};
 pub use commands::{COMMANDS, SlashCommand};
 pub use handle::{SessionHandle, SessionInfo};
 pub use keys::APPROVAL_GUARD;
@@ -38,20 +38,51 @@ pub use theme::Theme;
 
 /// Runs the TUI until the user quits; sends `Op::Shutdown` on the way out and restores
 /// the terminal on every exit path. `first_prompt` (from the command line) is sent as
-/// the first message to the active persona.
-pub async fn run(handle: SessionHandle, first_prompt: Option<String>) -> anyhow::Result<()> {
-    let SessionHandle {
-        ops,
-        mut events,
-        info,
-    } = handle;
-    let mut app = App::new(&info, Theme::from_env());
+/// the first message to the active persona. `/new` and `/resume` ask `launch` (given the
+/// request and the current session's id) for the next session; the terminal and its input
+/// stream stay the same throughout.
+pub async fn run<F, Fut>(
+    handle: SessionHandle,
+    first_prompt: Option<String>,
+    mut launch: F,
+) -> anyhow::Result<()>
+where
+    F: FnMut(Exit, String) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<SessionHandle>>,
+{
     let (mut tui, guard) = terminal::setup()?;
-    let result = event_loop::run_loop(&mut tui, &mut app, &ops, &mut events, first_prompt).await;
+    let mut input = crossterm::event::EventStream::new();
+    let mut handle = handle;
+    let mut prompt = first_prompt;
+    let result = loop {
+        let SessionHandle {
+            ops,
+            mut events,
+            info,
+        } = handle;
+        let mut app = App::new(&info, Theme::from_env());
+        let result = event_loop::run_loop(
+            &mut tui,
+            &mut input,
+            &mut app,
+            &ops,
+            &mut events,
+            prompt.take(),
+        )
+        .await;
+        match result {
+            Ok(Some(Exit::Quit)) => break Ok(()),
+            Ok(Some(exit)) => match launch(exit, info.session_id.clone()).await {
+                Ok(next) => handle = next,
+                Err(e) => break Err(e),
+            },
+            other => {
+                // However the loop ended, the runtime is told to stop (and close its log).
+                let _ = ops.send(Op::Shutdown);
+                break other.map(|_| ());
+            }
+        }
+    };
     drop(guard);
-    // However the loop ended, the runtime is told to stop (and close its log).
-    if !matches!(result, Ok(true)) {
-        let _ = ops.send(Op::Shutdown);
-    }
-    result.map(|_| ())
+    result
 }
