@@ -119,6 +119,14 @@ async fn three_workers_run_in_parallel_with_isolated_histories() {
     assert_eq!(spawned.len(), 4);
     assert!(spawned[1..].iter().all(|e| e["parent_id"] == root.as_str()));
     assert_eq!(of_type(&events, "result_returned").len(), 3);
+    for w in &spawned[1..] {
+        let statuses: Vec<&str> = of_type(&events, "agent_status")
+            .iter()
+            .filter(|e| e["agent_id"] == w["agent_id"])
+            .map(|e| e["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses, ["running", "completed"], "a front end sees each worker run");
+    }
     let summary = of_type(&events, "summary");
     assert_eq!(summary[0]["agents"].as_array().unwrap().len(), 4);
     assert_eq!(summary[0]["totals"]["agents"], 4);

@@ -320,7 +320,8 @@ async fn spawn(
             policy,
             tools,
             history: Vec::new(),
-            status: AgentStatus::Running,
+            // Its task is queued; taking it up is the first status change front ends see.
+            status: AgentStatus::Inactive,
             stats: AgentStats::default(),
             first_message: Some(first),
             announce: true,
