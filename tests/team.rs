@@ -125,7 +125,11 @@ async fn three_workers_run_in_parallel_with_isolated_histories() {
             .filter(|e| e["agent_id"] == w["agent_id"])
             .map(|e| e["status"].as_str().unwrap())
             .collect();
-        assert_eq!(statuses, ["running", "completed"], "a front end sees each worker run");
+        assert_eq!(
+            statuses,
+            ["running", "completed"],
+            "a front end sees each worker run"
+        );
     }
     let summary = of_type(&events, "summary");
     assert_eq!(summary[0]["agents"].as_array().unwrap().len(), 4);

@@ -216,3 +216,32 @@ async fn new_and_resume_switch_sessions_in_place() {
     tui.enter().await;
     tui.wait_text("cannot resume").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_key_or_an_unreachable_server_is_explained_on_screen() {
+    let sb = Sandbox::new();
+    // No key and the default provider: said at once, before anything is sent.
+    let mut tui = Tui::spawn(&sb, "", &[], 30, 100);
+    tui.wait_text("OPENAI_API_KEY").await;
+    tui.send(b"\x03");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tui.send(b"\x03");
+    tui.wait_exit(Duration::from_secs(10)).await.expect("exits");
+
+    // A server that is not there: the message says what to check, and the session goes on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    sb.workspace_config("[provider]\nmax_retries = 0\n");
+    let tui = Tui::spawn(&sb, &format!("http://127.0.0.1:{port}/v1"), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("hello?").await;
+    tui.enter().await;
+    let screen = tui.wait_text("cannot reach the model server").await;
+    assert!(
+        screen.contains("base-url") || screen.contains("OPENAI_BASE_URL"),
+        "{screen}"
+    );
+    assert!(screen.contains("copilot"), "still running: {screen}");
+}

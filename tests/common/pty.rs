@@ -18,6 +18,8 @@ pub struct Tui {
 }
 
 impl Tui {
+    /// Starts squad with `base_url` as its provider (empty: the default, api.openai.com;
+    /// such a test must not send a message).
     pub fn spawn(sb: &Sandbox, base_url: &str, args: &[&str], rows: u16, cols: u16) -> Self {
         let pair = native_pty_system()
             .openpty(PtySize {
@@ -37,7 +39,9 @@ impl Tui {
         cmd.env("SQUAD_CONFIG_DIR", sb.config_dir());
         cmd.env("SQUAD_DATA_DIR", sb.data_dir());
         cmd.env("SQUAD_LOG", "debug");
-        cmd.env("OPENAI_BASE_URL", base_url);
+        if !base_url.is_empty() {
+            cmd.env("OPENAI_BASE_URL", base_url);
+        }
         let child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
