@@ -1,0 +1,513 @@
+//! `cargo bench --bench team`: one supervisor, 1,000 workers, a slow model.
+//!
+//! Runs the real release binary (`squad exec --approval auto`) against the mock server,
+//! which lives in this process on a runtime of its own and answers every request after
+//! 200 ms. Measuring the binary keeps squad's memory apart from the mock's, and its peak
+//! RSS comes exactly from `wait4`.
+//!
+//! The script, driven by the mock's responder (it looks at each request):
+//! - supervisor, first request: 1,000 `spawn_agent` calls (role `agentic_coder`);
+//! - supervisor, after the spawn results: one `wait_for_agents` call;
+//! - every worker (its system prompt says it is one): a `return_results` call;
+//! - supervisor, after the wait result: the final text.
+//!
+//! Targets: < 1.5 s from the first request to the end of the final answer; < 100 KB per
+//! idle agent, from the child's RSS with 0 and with 1,000 idle completed workers.
+
+#[path = "../tests/common/mock_server.rs"]
+mod mock_server;
+mod support;
+
+use mock_server::{MockResponse, MockServer, MockToolCall, RecordedRequest};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use support::{ms, verdict};
+
+const WORKERS: usize = 1000;
+const LATENCY: Duration = Duration::from_millis(200);
+/// How long after a supervisor request arrives its RSS is read: squad is then idle,
+/// waiting for the (200 ms) answer, and the request it just sent is gone from its buffers.
+const SAMPLE_AFTER: Duration = Duration::from_millis(120);
+const RUNS: usize = 3;
+const FINAL_TEXT: &str = "All 1000 workers reported success.";
+const WORKER_MARK: &str = "You are worker agent";
+
+fn main() {
+    support::launcher_main_if_asked();
+    let squad = env!("CARGO_BIN_EXE_squad");
+    // 1,000 sockets in the mock (this process) and 1,000 in squad (the child inherits
+    // this limit), plus files and pipes.
+    let nofile = support::raise_nofile(8192);
+    println!("squad binary: {squad}");
+    println!("open-files soft limit: {nofile} (raised to >= 8192 when the hard limit allows)");
+    assert!(
+        nofile >= 2 * WORKERS as u64 + 100,
+        "open-files limit {nofile} is too low for {WORKERS} concurrent requests"
+    );
+    let wrap: Vec<String> = std::env::var("SQUAD_BENCH_WRAP")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    if !wrap.is_empty() {
+        println!(
+            "SQUAD_BENCH_WRAP: squad runs under `{}`; memory figures are the wrapper's, not squad's",
+            wrap.join(" ")
+        );
+    }
+    let mock_rt = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("mock")
+        .enable_all()
+        .build()
+        .unwrap();
+
+    println!(
+        "\n== 1 supervisor + {WORKERS} workers, mock latency {} per response, binary `squad exec`",
+        ms(LATENCY)
+    );
+    let mut results = Vec::new();
+    for run in 1..=RUNS {
+        // A fresh mock per run, so its records hold one run only.
+        let mock = mock_rt.block_on(MockServer::start());
+        let r = team_run(squad, &mock, &wrap, false);
+        r.print(run);
+        results.push(r);
+    }
+    let mut walls: Vec<Duration> = results.iter().map(|r| r.wall).collect();
+    walls.sort();
+    let mut per_agent: Vec<f64> = results.iter().map(|r| r.per_agent_kb()).collect();
+    per_agent.sort_by(f64::total_cmp);
+    let peak = results.iter().map(|r| r.peak_kb).max().unwrap();
+    println!("\n   summary over {RUNS} runs:");
+    println!(
+        "   wall first request -> final answer: median {}, min {}, max {}",
+        ms(walls[RUNS / 2]),
+        ms(walls[0]),
+        ms(walls[RUNS - 1])
+    );
+    println!("   peak RSS (max of runs): {:.1} MB", peak as f64 / 1024.0);
+    verdict("wall time, median", walls[RUNS / 2].as_secs_f64(), 1.5, "s");
+    if wrap.is_empty() {
+        verdict(
+            "RSS per idle agent (incl. history), median",
+            per_agent[RUNS / 2],
+            100.0,
+            "KB",
+        );
+        heap_diagnosis(squad, &mock_rt);
+    }
+}
+
+/// RSS counts what the allocator keeps after the 1,000-request peak as well as what is
+/// live. One more run asks glibc itself (`malloc_stats()`, called through gdb at the
+/// same two moments) how many bytes are in use. gdb stops squad while it is attached,
+/// so this run's times are not reported. Skipped without gdb or without ptrace rights.
+fn heap_diagnosis(squad: &str, mock_rt: &tokio::runtime::Runtime) {
+    println!("\n== diagnosis: live heap (glibc malloc_stats via gdb) at the same two moments");
+    let gdb = Command::new("gdb")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status();
+    if !gdb.is_ok_and(|s| s.success()) {
+        println!("   skipped: gdb not found");
+        return;
+    }
+    let mock = mock_rt.block_on(MockServer::start());
+    let r = team_run(squad, &mock, &[], true);
+    let (Some(before), Some(idle)) = (r.heap_before, r.heap_idle) else {
+        println!("   skipped: malloc_stats gave no figures (ptrace not allowed?)");
+        return;
+    };
+    let per_agent = idle.in_use.saturating_sub(before.in_use) as f64 / 1024.0 / WORKERS as f64;
+    println!(
+        "   malloc in use:     before spawning {:.1} MB, with {WORKERS} idle workers {:.1} MB -> {per_agent:.1} KB per idle agent",
+        mb(before.in_use),
+        mb(idle.in_use)
+    );
+    println!(
+        "   malloc from the OS: before spawning {:.1} MB, with {WORKERS} idle workers {:.1} MB -> {:.1} MB held but free",
+        mb(before.system),
+        mb(idle.system),
+        mb(idle.system.saturating_sub(idle.in_use))
+    );
+    println!(
+        "   RSS in this run:   before {:.1} MB, idle {:.1} MB",
+        r.rss_before_kb as f64 / 1024.0,
+        r.rss_idle_kb as f64 / 1024.0
+    );
+    verdict(
+        "live heap per idle agent (incl. history)",
+        per_agent,
+        100.0,
+        "KB",
+    );
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1024.0 / 1024.0
+}
+
+/// One `Total` block of glibc's `malloc_stats()` output.
+#[derive(Clone, Copy, Debug)]
+struct MallocTotal {
+    system: u64,
+    in_use: u64,
+}
+
+/// The `Total (incl. mmap)` blocks in `text`, in order.
+fn malloc_totals(text: &str) -> Vec<MallocTotal> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        if !l.starts_with("Total (incl. mmap):") {
+            continue;
+        }
+        let mut num = |key: &str| {
+            lines
+                .next()
+                .filter(|l| l.trim_start().starts_with(key))
+                .and_then(|l| l.split('=').nth(1))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        if let (Some(system), Some(in_use)) = (num("system bytes"), num("in use bytes")) {
+            out.push(MallocTotal { system, in_use });
+        }
+    }
+    out
+}
+
+struct RunResult {
+    wall: Duration,
+    exit: Duration,
+    peak_kb: u64,
+    rss_before_kb: u64,
+    rss_idle_kb: u64,
+    fds_before: u64,
+    fds_idle: u64,
+    /// Text kept in histories by the run (workers' and the supervisor's growth), bytes.
+    history_bytes: u64,
+    timeline: Vec<(&'static str, Duration)>,
+    child_cpu: Duration,
+    bench_cpu: Duration,
+    heap_before: Option<MallocTotal>,
+    heap_idle: Option<MallocTotal>,
+}
+
+impl RunResult {
+    fn per_agent_kb(&self) -> f64 {
+        self.rss_idle_kb.saturating_sub(self.rss_before_kb) as f64 / WORKERS as f64
+    }
+
+    fn print(&self, run: usize) {
+        println!("\n   run {run}:");
+        for (what, at) in &self.timeline {
+            println!("     {:>12}  {what}", ms(*at));
+        }
+        println!(
+            "     wall first request -> final answer {} (process start -> exit {})",
+            ms(self.wall),
+            ms(self.exit)
+        );
+        println!(
+            "     CPU: squad {}, bench process (mostly the mock) {}",
+            ms(self.child_cpu),
+            ms(self.bench_cpu)
+        );
+        println!(
+            "     peak RSS {:.1} MB; RSS before spawning {:.1} MB, with {WORKERS} idle workers {:.1} MB",
+            self.peak_kb as f64 / 1024.0,
+            self.rss_before_kb as f64 / 1024.0,
+            self.rss_idle_kb as f64 / 1024.0
+        );
+        println!(
+            "     open file descriptors: {} before spawning, {} with {WORKERS} idle workers",
+            self.fds_before, self.fds_idle
+        );
+        let hist_kb = self.history_bytes as f64 / 1024.0 / WORKERS as f64;
+        println!(
+            "     per idle agent: {:.1} KB RSS, of which ~{:.1} KB is history text (the worker's own and its share of the supervisor's) -> ~{:.1} KB beyond history",
+            self.per_agent_kb(),
+            hist_kb,
+            self.per_agent_kb() - hist_kb
+        );
+    }
+}
+
+/// One run. `wrap`: a profiler command squad runs under (SQUAD_BENCH_WRAP); `heap`:
+/// also call `malloc_stats()` in squad through gdb at the two sampling moments.
+fn team_run(squad: &str, mock: &MockServer, wrap: &[String], heap: bool) -> RunResult {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".squad")).unwrap();
+    std::fs::write(
+        ws.path().join(".squad/config.toml"),
+        "[limits]\nmax_concurrent_requests = 1000\nmax_live_agents = 1100\nmax_depth = 2\n",
+    )
+    .unwrap();
+
+    let sampler = Sampler {
+        pid_file: home.path().join("launcher-report.pid"),
+        samples: Arc::default(),
+        threads: Arc::default(),
+        heap,
+    };
+    {
+        let sampler = sampler.clone();
+        mock.set_responder(move |body| respond(body, &sampler));
+    }
+
+    let out_path = home.path().join("stdout");
+    let err_path = home.path().join("stderr");
+    let cpu_before = support::self_cpu();
+    let started = Instant::now();
+    let mut launch = match wrap.split_first() {
+        Some((program, args)) => {
+            let mut l = support::Measured::new(program, home.path());
+            l.cmd.args(args).arg(squad);
+            l
+        }
+        None => support::Measured::new(squad, home.path()),
+    };
+    launch
+        .cmd
+        .args([
+            "exec",
+            "--approval",
+            "auto",
+            "Split the work into 1000 tasks and run them in parallel.",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("SQUAD_CONFIG_DIR", home.path().join("config"))
+        .env("SQUAD_DATA_DIR", home.path().join("data"))
+        .env("OPENAI_BASE_URL", mock.base_url())
+        .current_dir(ws.path())
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap());
+    let reaped = launch.spawn().wait();
+    let exit = started.elapsed();
+    // The samplers (and gdb) are done with squad before it can exit; wait for them.
+    for t in std::mem::take(&mut *sampler.threads.lock().unwrap()) {
+        t.join().unwrap();
+    }
+    let bench_cpu = support::self_cpu() - cpu_before;
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    assert_eq!(
+        reaped.code,
+        Some(0),
+        "squad exec failed: {}",
+        tail(&stderr, 3000)
+    );
+    let stdout = std::fs::read_to_string(&out_path).unwrap();
+    assert_eq!(stdout.trim(), FINAL_TEXT);
+
+    let reqs = mock.requests();
+    let (sup, workers): (Vec<&RecordedRequest>, Vec<&RecordedRequest>) = reqs
+        .iter()
+        .partition(|r| !r.system_prompt().unwrap_or("").contains(WORKER_MARK));
+    assert_eq!(workers.len(), WORKERS, "one request per worker");
+    assert_eq!(sup.len(), 3, "supervisor: spawn, wait, answer");
+    // The wait result must hold every worker's result.
+    let last = sup[2].body["messages"].as_array().unwrap();
+    let report = last.last().unwrap()["content"].to_string();
+    assert_eq!(report.matches("\\\"success\\\"").count(), WORKERS);
+
+    let t0 = sup[0].received_at;
+    let at = |i: Instant| i.saturating_duration_since(t0);
+    let fin = |r: &RecordedRequest| r.finished_at.expect("response never finished");
+    let first_worker = workers.iter().map(|r| r.received_at).min().unwrap();
+    let last_worker = workers.iter().map(|r| r.received_at).max().unwrap();
+    let last_worker_done = workers.iter().map(|r| fin(r)).max().unwrap();
+    let timeline = vec![
+        ("supervisor request 1 (spawn x1000) received", at(t0)),
+        ("supervisor response 1 finished", at(fin(sup[0]))),
+        ("first worker request received", at(first_worker)),
+        (
+            "supervisor request 2 (wait_for_agents) received",
+            at(sup[1].received_at),
+        ),
+        ("last worker request received", at(last_worker)),
+        ("last worker response finished", at(last_worker_done)),
+        (
+            "supervisor request 3 (after the wait) received",
+            at(sup[2].received_at),
+        ),
+        ("supervisor final answer finished", at(fin(sup[2]))),
+    ];
+
+    let samples = sampler.samples.lock().unwrap().clone();
+    let heap = malloc_totals(&stderr);
+    let get = |k: &str| {
+        samples
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("no RSS sample `{k}`"))
+    };
+    RunResult {
+        wall: at(fin(sup[2])),
+        exit,
+        peak_kb: reaped.max_rss_kb,
+        rss_before_kb: get("before"),
+        rss_idle_kb: get("idle"),
+        fds_before: get("fds before"),
+        fds_idle: get("fds idle"),
+        history_bytes: history_text(&workers, sup[0], sup[2]),
+        timeline,
+        child_cpu: reaped.user + reaped.sys,
+        bench_cpu,
+        heap_before: heap.first().copied().filter(|_| heap.len() == 2),
+        heap_idle: heap.get(1).copied(),
+    }
+}
+
+/// Reads squad's RSS (and, for the diagnosis, its malloc figures) a little after a
+/// supervisor request arrives: squad is then idle, waiting for the 200 ms answer.
+#[derive(Clone)]
+struct Sampler {
+    pid_file: PathBuf,
+    samples: Arc<Mutex<Vec<(&'static str, u64)>>>,
+    threads: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
+    heap: bool,
+}
+
+impl Sampler {
+    fn sample(&self, name: &'static str) {
+        let this = self.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(SAMPLE_AFTER);
+            let Some(pid) = support::read_pid(&this.pid_file) else {
+                return;
+            };
+            if let Some(kb) = support::proc_status_kb(pid, "VmRSS") {
+                this.samples.lock().unwrap().push((name, kb));
+            }
+            // Open sockets tell whether the HTTP pool keeps idle connections.
+            if let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
+                let key = if name == "before" {
+                    "fds before"
+                } else {
+                    "fds idle"
+                };
+                this.samples.lock().unwrap().push((key, dir.count() as u64));
+            }
+            if this.heap {
+                // Writes glibc's per-arena and total figures to squad's stderr.
+                let _ = Command::new("gdb")
+                    .args(["-p", &pid.to_string(), "-batch", "-nx"])
+                    .args(["-ex", "call (void)malloc_stats()", "-ex", "detach"])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        });
+        self.threads.lock().unwrap().push(t);
+    }
+}
+
+/// Answers by looking at the request; samples squad at the two supervisor moments that
+/// bracket the workers' lives.
+fn respond(body: &Value, sampler: &Sampler) -> MockResponse {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let system = messages
+        .iter()
+        .find(|m| m["role"] == "system")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("");
+    if system.contains(WORKER_MARK) {
+        let task = messages
+            .iter()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("");
+        let summary: String = task.chars().take(40).collect();
+        let args = json!({"result": {
+            "status": "success",
+            "summary": format!("done: {summary}"),
+            "artifacts": [],
+            "known_issues": []
+        }});
+        return MockResponse::tool_call("ret", "return_results", &args.to_string())
+            .with_delay(LATENCY);
+    }
+    let last_call = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "assistant")
+        .and_then(|m| m["tool_calls"][0]["function"]["name"].as_str());
+    let response = match last_call {
+        None => {
+            sampler.sample("before");
+            let calls = (0..WORKERS)
+                .map(|i| {
+                    let args = json!({
+                        "role_name": "agentic_coder",
+                        "task_prompt": format!("Task {i}: update module_{i}.rs and report what changed.")
+                    });
+                    MockToolCall::new(format!("spawn_{i}"), "spawn_agent", args.to_string())
+                })
+                .collect();
+            MockResponse::tool_calls(calls)
+        }
+        Some("spawn_agent") => MockResponse::tool_call("wait", "wait_for_agents", "{}"),
+        Some(_) => {
+            sampler.sample("idle");
+            MockResponse::text(FINAL_TEXT)
+        }
+    };
+    response.with_delay(LATENCY)
+}
+
+/// Bytes of text the run added to histories: each worker's messages (task, its call,
+/// its result) and what the supervisor's history gained from its first request to its
+/// last. An estimate of the history part of the memory the idle agents hold.
+fn history_text(
+    workers: &[&RecordedRequest],
+    sup_first: &RecordedRequest,
+    sup_last: &RecordedRequest,
+) -> u64 {
+    fn text_of(body: &Value) -> u64 {
+        body["messages"]
+            .as_array()
+            .map(|ms| {
+                ms.iter()
+                    .filter(|m| m["role"] != "system")
+                    .map(|m| {
+                        let content = match &m["content"] {
+                            Value::String(s) => s.len(),
+                            Value::Null => 0,
+                            other => other.to_string().len(),
+                        };
+                        let calls = m["tool_calls"].as_array().map_or(0, |cs| {
+                            cs.iter()
+                                .map(|c| {
+                                    c["function"]["arguments"].as_str().map_or(0, str::len)
+                                        + c["id"].as_str().map_or(0, str::len)
+                                })
+                                .sum()
+                        });
+                        (content + calls) as u64
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+    // A worker's request holds its task; its return_results call and the tool result
+    // ("results delivered to your supervisor") come after, about 200 bytes.
+    let workers: u64 = workers.iter().map(|r| text_of(&r.body) + 200).sum();
+    workers + text_of(&sup_last.body).saturating_sub(text_of(&sup_first.body))
+}
+
+fn tail(s: &str, n: usize) -> &str {
+    let mut start = s.len().saturating_sub(n);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
