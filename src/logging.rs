@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
 
+const LOG_QUEUE_LINES: usize = 1024;
+
 /// Starts file logging; keep the guard alive for the life of the process. Failing to set
 /// up logging never stops squad.
 pub fn init(dir: &Path) -> Option<WorkerGuard> {
@@ -15,7 +17,10 @@ pub fn init(dir: &Path) -> Option<WorkerGuard> {
         .and_then(|s| EnvFilter::try_new(s).ok())
         .unwrap_or_else(|| EnvFilter::new("warn,squad=info"));
     let appender = tracing_appender::rolling::daily(dir, "squad.log");
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // The default queue holds 128,000 lines (4 MB up front); diagnostics need far less.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(appender);
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(writer)

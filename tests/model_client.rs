@@ -196,7 +196,7 @@ fn request() -> ChatRequest {
         model: "test-model".to_string(),
         system_prompt: "You are a coder.".to_string(),
         history: vec![HistoryItem::user("hello")],
-        tools: vec![],
+        tools: Vec::new().into(),
     }
 }
 
@@ -600,7 +600,8 @@ async fn request_body_carries_history_tools_and_usage_option() {
             name: "list_dir".into(),
             description: "List a directory".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
     };
     run(&client(&mock), &req, &CancellationToken::new())
         .await

@@ -12,6 +12,7 @@ pub use openai::{ClientSettings, OpenAiClient};
 use crate::protocol::{HistoryItem, ToolCall};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +31,8 @@ pub struct ChatRequest {
     pub model: String,
     pub system_prompt: String,
     pub history: Vec<HistoryItem>,
-    pub tools: Vec<ToolSpec>,
+    /// Shared between the requests of every agent with the same tools: built once.
+    pub tools: Arc<[ToolSpec]>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Longest time spent establishing a TCP/TLS connection, whatever the request timeout.
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+const MAX_IDLE_CONNECTIONS: usize = 16;
 
 /// How to reach the model server.
 #[derive(Clone)]
@@ -95,6 +96,9 @@ impl OpenAiClient {
         let base_url = settings.base_url.trim_end_matches('/').to_string();
         let http = reqwest::Client::builder()
             .connect_timeout(settings.request_timeout.min(MAX_CONNECT_TIMEOUT))
+            // Many workers may call at once; keep only a few idle connections afterwards
+            // (each costs a socket and ~27 KB), not one per worker that ever ran.
+            .pool_max_idle_per_host(MAX_IDLE_CONNECTIONS)
             .build()
             .map_err(|e| ModelError::Connection {
                 base_url: base_url.clone(),

@@ -279,7 +279,7 @@ mod tests {
             model: "m".into(),
             system_prompt: "s".into(),
             history: vec![HistoryItem::user("hi")],
-            tools: vec![],
+            tools: Vec::new().into(),
         };
         let v = serde_json::to_value(WireRequest::from_chat(&req)).unwrap();
         assert!(v.get("tools").is_none());

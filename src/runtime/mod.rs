@@ -6,6 +6,7 @@ mod agent;
 pub mod agent_tools;
 pub mod approval;
 mod events;
+mod memory;
 mod registry;
 mod session;
 mod shared;

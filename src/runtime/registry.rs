@@ -174,6 +174,7 @@ impl Registry {
     pub fn announce_if_idle(&self, events: &EventSink, root: AgentId) {
         if self.tree_idle() {
             events.emit(root, EventKind::Idle);
+            super::memory::release_free_memory();
         }
     }
 

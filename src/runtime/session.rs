@@ -127,6 +127,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         gate: ApprovalGate::new(opts.can_ask),
         registry: Registry::new(),
         root,
+        spec_cache: Default::default(),
     });
 
     shared.events.emit(

@@ -8,7 +8,8 @@ use crate::protocol::{AgentId, AgentSummary, EventKind, HistoryItem, SessionTota
 use crate::roles::{Role, RoleSet};
 use crate::tools::{ToolRegistry, ToolSettings};
 use crate::workspace::Workspace;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 
 /// Everything the agents of one session share.
@@ -26,6 +27,8 @@ pub struct Shared {
     /// Bounds model calls in flight across the whole session; workers queue here.
     pub model_slots: Semaphore,
     pub root: AgentId,
+    /// Tool specs per tool set: agents of one role share one, built on first use.
+    pub spec_cache: Mutex<HashMap<Vec<String>, Arc<[ToolSpec]>>>,
 }
 
 /// One model call, ready to send.
@@ -84,16 +87,20 @@ impl Shared {
         })
     }
 
-    fn specs_for(&self, names: &[String]) -> Vec<ToolSpec> {
-        names
+    fn specs_for(&self, names: &[String]) -> Arc<[ToolSpec]> {
+        let mut cache = match self.spec_cache.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if let Some(specs) = cache.get(names) {
+            return specs.clone();
+        }
+        let specs: Arc<[ToolSpec]> = names
             .iter()
-            .filter_map(|n| {
-                self.tools
-                    .get(n)
-                    .map(|t| t.spec())
-                    .or_else(|| agent_tools::spec(n))
-            })
-            .collect()
+            .filter_map(|n| self.tools.spec(n).cloned().or_else(|| agent_tools::spec(n)))
+            .collect();
+        cache.insert(names.to_vec(), specs.clone());
+        specs
     }
 
     /// The tools an agent of `role` gets: the role's list, the agent-tool rules, and never

@@ -100,10 +100,11 @@ pub trait ToolHandler: Send + Sync {
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError>;
 }
 
-/// Tools by name, in a stable order for the model.
+/// Tools by name, in a stable order for the model. Each tool's spec is built once, at
+/// registration: lookups happen on every call and must not rebuild JSON schemas.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
-    tools: Vec<Arc<dyn ToolHandler>>,
+    tools: Vec<(ToolSpec, Arc<dyn ToolHandler>)>,
 }
 
 impl ToolRegistry {
@@ -112,33 +113,31 @@ impl ToolRegistry {
     }
 
     pub fn register(&mut self, tool: Arc<dyn ToolHandler>) {
-        let name = tool.spec().name;
-        self.tools.retain(|t| t.spec().name != name);
-        self.tools.push(tool);
+        let spec = tool.spec();
+        self.tools.retain(|(s, _)| s.name != spec.name);
+        self.tools.push((spec, tool));
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn ToolHandler>> {
-        self.tools.iter().find(|t| t.spec().name == name).cloned()
+        self.tools
+            .iter()
+            .find(|(s, _)| s.name == name)
+            .map(|(_, t)| t.clone())
+    }
+
+    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools
+            .iter()
+            .find(|(s, _)| s.name == name)
+            .map(|(s, _)| s)
     }
 
     pub fn names(&self) -> Vec<String> {
-        self.tools.iter().map(|t| t.spec().name).collect()
+        self.tools.iter().map(|(s, _)| s.name.clone()).collect()
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
-    }
-
-    /// Only the tools whose names `keep` accepts.
-    pub fn filtered(&self, keep: impl Fn(&str) -> bool) -> Self {
-        Self {
-            tools: self
-                .tools
-                .iter()
-                .filter(|t| keep(&t.spec().name))
-                .cloned()
-                .collect(),
-        }
+        self.tools.iter().map(|(s, _)| s.clone()).collect()
     }
 }
 
