@@ -224,6 +224,7 @@ async fn one_session(mock: &MockServer, iterations: usize) -> Vec<Sample> {
         store: Some(SessionStore::new(data.path().join("sessions"))),
         resume: None,
         replay_to_frontend: false,
+        warnings: Vec::new(),
     };
     let mut handle = start_session(opts).await.unwrap();
     let root = handle.info.root_agent;
