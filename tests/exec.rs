@@ -416,3 +416,57 @@ async fn roles_lists_builtins_and_workspace_overrides() {
         "{tester}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crash_mid_call_loses_nothing_and_the_session_resumes() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([
+        MockResponse::text_and_tool_calls(
+            "Running the slow step.",
+            vec![MockToolCall::new(
+                "slow",
+                "run_command",
+                r#"{"command":"sleep 30"}"#,
+            )],
+        ),
+        MockResponse::text("Picked up where we left off."),
+    ]);
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "do the slow thing"]);
+    let mut child = cmd.spawn().unwrap();
+    // Wait until the command is running, as the session log says, then kill squad hard.
+    let sessions = sb.data_dir().join("sessions");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let running = std::fs::read_dir(&sessions)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| std::fs::read_to_string(e.path()).ok())
+            .is_some_and(|log| log.contains("\"tool_call_begin\""));
+        if running {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool call never started"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+
+    sb.exec(&mock, &["--resume", "last", "continue"])
+        .await
+        .assert_ok();
+    let body = &mock.requests()[1].body;
+    let t = transcript(body);
+    assert_eq!(t[1].1, "do the slow thing");
+    assert_eq!(t[2].1, "Running the slow step.");
+    let results = tool_messages(body);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].0, "slow");
+    assert!(results[0].1.contains("not finished"), "{}", results[0].1);
+    assert_eq!(t.last().unwrap().1, "continue");
+}

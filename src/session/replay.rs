@@ -118,6 +118,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         if !agent.status.is_idle() {
             agent.status = AgentStatus::Inactive;
         }
+        close_open_calls(&mut agent.history);
     }
     Some(ReplayedSession {
         session_id: session_id.unwrap_or_default(),
@@ -130,4 +131,83 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             .collect(),
         last_seq,
     })
+}
+
+/// Gives every tool call that has no result (the process ended mid-call) one, so the
+/// history is valid to send again: servers reject a tool call without its result.
+fn close_open_calls(history: &mut Vec<HistoryItem>) {
+    let mut i = 0;
+    while i < history.len() {
+        let HistoryItem::Assistant { tool_calls, .. } = &history[i] else {
+            i += 1;
+            continue;
+        };
+        let calls = tool_calls.clone();
+        let mut end = i + 1;
+        while end < history.len() && matches!(history[end], HistoryItem::ToolResult { .. }) {
+            end += 1;
+        }
+        let answered: Vec<String> = history[i + 1..end]
+            .iter()
+            .filter_map(|item| match item {
+                HistoryItem::ToolResult { call_id, .. } => Some(call_id.clone()),
+                _ => None,
+            })
+            .collect();
+        let missing: Vec<HistoryItem> = calls
+            .iter()
+            .filter(|c| !answered.contains(&c.id))
+            .map(|c| HistoryItem::ToolResult {
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                output: "not finished: squad stopped before this call completed; check its effect before trying again".into(),
+                is_error: true,
+            })
+            .collect();
+        let added = missing.len();
+        history.splice(end..end, missing);
+        i = end + added;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ToolCall;
+
+    #[test]
+    fn calls_left_open_by_a_crash_get_a_result() {
+        let call = |id: &str| ToolCall {
+            id: id.into(),
+            name: "run_command".into(),
+            arguments: "{}".into(),
+        };
+        let mut history = vec![
+            HistoryItem::user("go"),
+            HistoryItem::Assistant {
+                text: String::new(),
+                tool_calls: vec![call("a"), call("b")],
+            },
+            HistoryItem::ToolResult {
+                call_id: "a".into(),
+                name: "run_command".into(),
+                output: "ok".into(),
+                is_error: false,
+            },
+        ];
+        close_open_calls(&mut history);
+        assert_eq!(history.len(), 4);
+        let HistoryItem::ToolResult {
+            call_id, is_error, ..
+        } = &history[3]
+        else {
+            panic!("{history:?}");
+        };
+        assert_eq!(call_id, "b");
+        assert!(is_error);
+        // Already complete: unchanged.
+        let before = history.clone();
+        close_open_calls(&mut history);
+        assert_eq!(history, before);
+    }
 }
