@@ -654,3 +654,92 @@ async fn a_worker_never_gets_more_than_its_parent() {
     assert!(denied.contains("read-only"), "{denied}");
     assert!(!sb.ws().join("x.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wait_for_agents_times_out_with_who_is_still_running() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return MockResponse::tool_call(
+                "r",
+                "return_results",
+                &good_result("slow but done").to_string(),
+            )
+            .with_delay(Duration::from_millis(1500));
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "agentic_coder", "task_prompt": "take your time"}).to_string(),
+            ),
+            1 => MockResponse::tool_call("w1", "wait_for_agents", r#"{"timeout_s": 0.2}"#),
+            2 => {
+                let id = spawned_ids(body)[0].clone();
+                MockResponse::tool_call(
+                    "w2",
+                    "wait_for_agents",
+                    &json!({"agent_ids": [id]}).to_string(),
+                )
+            }
+            _ => MockResponse::text("done"),
+        }
+    });
+    sb.exec(&mock, &["go"]).await.assert_ok();
+    let last = mock.requests().last().unwrap().body.clone();
+    let results = tool_messages(&last);
+    let first: Value = serde_json::from_str(results[1].1.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(first["results"].as_array().unwrap().len(), 0, "{first}");
+    assert_eq!(first["still_running"][0]["role"], "agentic_coder");
+    let second: Value = serde_json::from_str(results[2].1.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(second["results"][0]["result"]["summary"], "slow but done");
+    assert_eq!(second["still_running"].as_array().unwrap().len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_agents_lists_workers_with_counts() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return MockResponse::tool_call("r", "return_results", &good_result("ok").to_string());
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(vec![
+                call(
+                    "s1",
+                    "spawn_agent",
+                    json!({"role_name": "agentic_coder", "task_prompt": "one"}),
+                ),
+                call(
+                    "s2",
+                    "spawn_agent",
+                    json!({"role_name": "code_reviewer", "task_prompt": "two"}),
+                ),
+            ]),
+            2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            3 => MockResponse::tool_call("g", "get_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    sb.exec(&mock, &["go"]).await.assert_ok();
+    let last = mock.requests().last().unwrap().body.clone();
+    let listing: Value = serde_json::from_str(&tool_messages(&last)[3].1).unwrap();
+    assert_eq!(listing["total"], 2);
+    assert_eq!(listing["counts"]["completed"], 2);
+    let roles: Vec<&str> = listing["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["agentic_coder", "code_reviewer"]);
+    assert!(
+        listing["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["has_result"] == true)
+    );
+}
