@@ -245,3 +245,24 @@ async fn a_missing_key_or_an_unreachable_server_is_explained_on_screen() {
     );
     assert!(screen.contains("copilot"), "still running: {screen}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_role_hands_the_session_to_another_persona() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push(MockResponse::text("Architect here."));
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("/role architect").await;
+    tui.enter().await;
+    let screen = tui.wait_text("copilot → architect").await;
+    assert!(
+        screen.contains("to architect"),
+        "composer title follows: {screen}"
+    );
+    tui.type_text("design it").await;
+    tui.enter().await;
+    tui.wait_text("Architect here.").await;
+    let system = content_text(&mock.requests()[0].body["messages"][0]["content"]);
+    assert!(system.contains("You are the architect"), "{system}");
+}
