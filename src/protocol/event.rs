@@ -204,19 +204,6 @@ pub enum ApprovalAction {
     },
 }
 
-impl ApprovalAction {
-    /// The key "approve for this session" is cached under, with the tool name.
-    pub fn cache_key(&self) -> String {
-        match self {
-            Self::Command { command } => {
-                command.split_whitespace().next().unwrap_or("").to_string()
-            }
-            Self::FileChange { path, .. } => path.clone(),
-            Self::Spawn { role, .. } => role.clone(),
-        }
-    }
-}
-
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentSummary {
     pub agent_id: AgentId,

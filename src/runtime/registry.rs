@@ -5,7 +5,7 @@ use super::events::EventSink;
 use crate::protocol::{AgentId, AgentResult, AgentStatus, ApprovalPolicy, EventKind, HistoryItem};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -29,8 +29,6 @@ pub struct AgentStats {
     pub model_calls: u64,
     pub tool_calls: u64,
     pub errors: u64,
-    /// Time spent in turns (not idle time).
-    pub busy: Duration,
 }
 
 pub struct AgentEntry {

@@ -36,11 +36,7 @@ pub async fn run_turn(
     cancel: CancellationToken,
 ) -> TurnOutcome {
     shared.events.emit(agent, EventKind::TurnStarted);
-    let started = Instant::now();
     let outcome = turn_loop(shared, agent, &cancel).await;
-    shared
-        .registry
-        .with(agent, |a| a.stats.busy += started.elapsed());
     shared
         .events
         .emit(agent, EventKind::TurnFinished { end: outcome.end });
