@@ -301,11 +301,7 @@ async fn spawn(
             tool: "spawn_agent",
             action: &action,
         };
-        shared
-            .gate
-            .check(req, &shared.events, cancel)
-            .await
-            .map_err(|d| d.0)?;
+        shared.approve(req, cancel).await.map_err(|d| d.0)?;
     }
 
     let id = spawn_agent_task(

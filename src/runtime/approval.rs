@@ -45,6 +45,11 @@ impl ApprovalGate {
         self.can_ask
     }
 
+    /// Whether `check` would put the question to the user (so the agent waits on them).
+    pub fn will_ask(&self, req: &ApprovalRequest<'_>) -> bool {
+        req.policy == ApprovalPolicy::Ask && self.can_ask && !self.is_cached(req.tool, req.action)
+    }
+
     /// Decides, asking the user through the event stream when the policy says so.
     pub async fn check(
         &self,

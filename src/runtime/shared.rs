@@ -1,16 +1,17 @@
 use super::agent_tools;
-use super::approval::ApprovalGate;
+use super::approval::{ApprovalGate, ApprovalRequest, Denied};
 use super::events::EventSink;
 use super::registry::Registry;
 use crate::config::Config;
 use crate::model::{ChatRequest, ModelClient, ToolSpec};
-use crate::protocol::{AgentId, AgentSummary, EventKind, HistoryItem, SessionTotals};
+use crate::protocol::{AgentId, AgentStatus, AgentSummary, EventKind, HistoryItem, SessionTotals};
 use crate::roles::{Role, RoleSet};
 use crate::tools::{ToolRegistry, ToolSettings};
 use crate::workspace::Workspace;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 /// Everything the agents of one session share.
 pub struct Shared {
@@ -177,6 +178,27 @@ impl Shared {
             totals.wall_ms = totals.wall_ms.max(r.wall_ms);
         }
         (rows, totals)
+    }
+
+    /// Passes a mutating action through the gate; while the user is asked, the agent is
+    /// `waiting`.
+    pub async fn approve(
+        &self,
+        req: ApprovalRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Denied> {
+        let agent = req.agent_id;
+        let asks = self.gate.will_ask(&req);
+        if asks {
+            self.registry
+                .set_status(agent, AgentStatus::Waiting, None, &self.events, self.root);
+        }
+        let decision = self.gate.check(req, &self.events, cancel).await;
+        if asks {
+            self.registry
+                .set_status(agent, AgentStatus::Running, None, &self.events, self.root);
+        }
+        decision
     }
 
     pub fn count_error(&self, agent: AgentId) {

@@ -396,7 +396,7 @@ async fn execute_call(
                 tool: &call.name,
                 action: &action,
             };
-            if let Err(denied) = shared.gate.check(req, &shared.events, cancel).await {
+            if let Err(denied) = shared.approve(req, cancel).await {
                 return CallResult::error(denied.0);
             }
         }

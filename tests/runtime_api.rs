@@ -1,0 +1,155 @@
+//! The engine through its public API, as a front end uses it: `Op`s in, `Event`s out, with
+//! the real HTTP client against the mock server.
+
+mod common;
+
+use ::squad::config::Config;
+use ::squad::model::{ClientSettings, OpenAiClient};
+use ::squad::protocol::{
+    AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind, Op,
+};
+use ::squad::roles::load_roles;
+use ::squad::runtime::{SessionHandle, SessionOptions, start_session};
+use ::squad::tools::{ToolRegistry, coding_tools};
+use common::*;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+
+async fn start(mock: &MockServer, sb: &Sandbox) -> SessionHandle {
+    let mut config = Config::default();
+    config.provider.base_url = mock.base_url();
+    config.provider.api_key_env = String::new();
+    let mut tools = ToolRegistry::new();
+    for t in coding_tools() {
+        tools.register(t);
+    }
+    let client = OpenAiClient::new(ClientSettings::from_provider(&config.provider)).unwrap();
+    start_session(SessionOptions {
+        approval: ApprovalPolicy::Ask,
+        config,
+        roles: load_roles(sb.ws()).unwrap(),
+        workspace: sb.ws().to_path_buf(),
+        role: None,
+        can_ask: true,
+        model: Arc::new(client),
+        tools,
+        store: None,
+        resume: None,
+        replay_to_frontend: false,
+        warnings: Vec::new(),
+    })
+    .await
+    .unwrap()
+}
+
+async fn next_matching(
+    handle: &mut SessionHandle,
+    seen: &mut Vec<Event>,
+    f: impl Fn(&Event) -> bool,
+) -> Event {
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
+            .await
+            .expect("an event in time")
+            .expect("the session is alive");
+        seen.push(ev.clone());
+        if f(&ev) {
+            return ev;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approvals_reach_the_front_end_and_approve_for_session_is_remembered() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([
+        MockResponse::tool_call(
+            "w1",
+            "write_file",
+            &json!({"path": "src/a.txt", "content": "A\n"}).to_string(),
+        ),
+        MockResponse::tool_call(
+            "w2",
+            "write_file",
+            &json!({"path": "src/b.txt", "content": "B\n"}).to_string(),
+        ),
+        MockResponse::text("both written"),
+    ]);
+    let mut handle = start(&mock, &sb).await;
+    let root = handle.info.root_agent;
+    handle
+        .ops
+        .send(Op::UserMessage {
+            to: None,
+            text: "write two files".into(),
+        })
+        .unwrap();
+    let mut seen = Vec::new();
+    let asked = next_matching(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::ApprovalRequested { .. })
+    })
+    .await;
+    let EventKind::ApprovalRequested {
+        request_id,
+        role,
+        tool,
+        action,
+    } = asked.kind
+    else {
+        unreachable!()
+    };
+    assert_eq!((role.as_str(), tool.as_str()), ("copilot", "write_file"));
+    let ApprovalAction::FileChange { path, diff } = action else {
+        panic!("{action:?}")
+    };
+    assert_eq!(path, "src/a.txt");
+    assert!(diff.contains("+A"), "{diff}");
+    // While the user decides, the agent is waiting, and nothing is written yet.
+    assert!(seen.iter().any(|e| e.agent_id == root
+        && matches!(
+            e.kind,
+            EventKind::AgentStatus {
+                status: AgentStatus::Waiting,
+                ..
+            }
+        )));
+    assert!(!sb.ws().join("src/a.txt").exists());
+
+    handle
+        .ops
+        .send(Op::Approval {
+            request_id,
+            decision: ApprovalDecision::ApproveForSession,
+        })
+        .unwrap();
+    // The second write, in the same folder, is not asked again.
+    next_matching(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await;
+    assert_eq!(sb.read("src/a.txt"), "A\n");
+    assert_eq!(sb.read("src/b.txt"), "B\n");
+    let asked = seen
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::ApprovalRequested { .. }))
+        .count();
+    assert_eq!(asked, 1);
+    assert!(
+        seen.iter()
+            .all(|e| !matches!(e.kind, EventKind::Error { .. })),
+        "{seen:#?}"
+    );
+
+    handle.ops.send(Op::Shutdown).unwrap();
+    let summary = next_matching(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Summary { .. })
+    })
+    .await;
+    let EventKind::Summary { totals, .. } = summary.kind else {
+        unreachable!()
+    };
+    assert_eq!(totals.tool_calls, 2);
+    assert_eq!(totals.model_calls, 3);
+}
