@@ -131,6 +131,7 @@ async fn agent_main(
         };
 
         let mut reply = None;
+        let took_input = matches!(next, Next::Input(_));
         match next {
             Next::Results(report) => shared.push_item(id, HistoryItem::notice(report)),
             Next::Input(AgentInput::SwitchPersona(role)) => {
@@ -147,14 +148,17 @@ async fn agent_main(
             }
         }
 
-        let turn_cancel = cancel.child_token();
-        shared.registry.with(id, |a| {
-            a.queued = a.queued.saturating_sub(1);
-            a.turn_cancel = turn_cancel.clone();
-        });
+        // Running first, then the input counts as taken: never a moment that looks idle.
         shared
             .registry
             .set_status(id, AgentStatus::Running, None, &shared.events, shared.root);
+        let turn_cancel = cancel.child_token();
+        shared.registry.with(id, |a| {
+            if took_input {
+                a.queued = a.queued.saturating_sub(1);
+            }
+            a.turn_cancel = turn_cancel.clone();
+        });
         let outcome = run_turn(&shared, id, turn_cancel).await;
 
         if cancel.is_cancelled() {
@@ -255,7 +259,7 @@ fn fan_in_state(shared: &Arc<Shared>, id: AgentId) -> FanIn {
         let mut undelivered = Vec::new();
         for child in &me.children {
             if let Some(c) = agents.get(child) {
-                if !c.status.is_idle() {
+                if c.is_busy() {
                     running = true;
                 } else if !c.delivered && c.status != AgentStatus::Cancelled {
                     undelivered.push(*child);

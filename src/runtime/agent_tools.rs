@@ -349,7 +349,7 @@ async fn wait(
                 .into_iter()
                 .filter(|c| {
                     agents.get(c).is_some_and(|a| {
-                        !a.status.is_idle() || (!a.delivered && a.status != AgentStatus::Cancelled)
+                        a.is_busy() || (!a.delivered && a.status != AgentStatus::Cancelled)
                     })
                 })
                 .collect()
@@ -397,7 +397,7 @@ async fn wait(
         let all_done = {
             let agents = shared.registry.lock();
             ids.iter()
-                .all(|id| agents.get(id).is_none_or(|a| a.status.is_idle()))
+                .all(|id| agents.get(id).is_none_or(|a| !a.is_busy()))
         };
         if all_done {
             break;
@@ -421,7 +421,7 @@ async fn wait(
     let (done, running): (Vec<AgentId>, Vec<AgentId>) = {
         let agents = shared.registry.lock();
         ids.iter()
-            .partition(|id| agents.get(id).is_none_or(|a| a.status.is_idle()))
+            .partition(|id| agents.get(id).is_none_or(|a| !a.is_busy()))
     };
     Ok(fan_in_report(shared, &done, &running))
 }

@@ -63,6 +63,11 @@ pub struct AgentEntry {
 }
 
 impl AgentEntry {
+    /// Running, waiting, or holding input it has not taken up yet (a worker just spawned).
+    pub fn is_busy(&self) -> bool {
+        !self.status.is_idle() || self.queued > 0
+    }
+
     /// The last thing the agent said, used as its result when it never called
     /// `return_results`.
     pub fn last_message(&self) -> Option<&str> {
@@ -178,9 +183,7 @@ impl Registry {
 
     /// No agent running or waiting, and no input waiting to be taken up.
     pub fn tree_idle(&self) -> bool {
-        self.lock()
-            .values()
-            .all(|a| a.status.is_idle() && a.queued == 0)
+        self.lock().values().all(|a| !a.is_busy())
     }
 
     /// `id` and everyone below it, parents before children.
