@@ -743,3 +743,36 @@ async fn get_agents_lists_workers_with_counts() {
             .all(|a| a["has_result"] == true)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn results_that_arrive_during_the_supervisors_turn_are_delivered_after_it() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return MockResponse::tool_call(
+                "r",
+                "return_results",
+                &good_result("quick work").to_string(),
+            );
+        }
+        if transcript(body)
+            .iter()
+            .any(|(_, c)| c.contains("Results of your workers"))
+        {
+            return MockResponse::text("final: the worker reported quick work");
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "agentic_coder", "task_prompt": "be quick"}).to_string(),
+            ),
+            // The worker finishes while this (slow) answer is being produced.
+            _ => MockResponse::text("I'll wait for it").with_delay(Duration::from_millis(500)),
+        }
+    });
+    let run = sb.exec(&mock, &["delegate"]).await;
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "final: the worker reported quick work");
+}

@@ -108,7 +108,7 @@ async fn agent_main(
     let mut changes = shared.registry.subscribe();
     loop {
         let next = match fan_in_state(&shared, id) {
-            FanIn::Ready(report) => Next::Results(report),
+            FanIn::Ready(done) => Next::Results(fan_in_report(&shared, &done, &[])),
             FanIn::Waiting => {
                 shared.registry.set_status(
                     id,
@@ -242,13 +242,15 @@ async fn wake(
 }
 
 enum FanIn {
-    /// Every worker has finished and some results are undelivered: here they are.
-    Ready(String),
+    /// Every worker has finished and these have results not yet given to the agent.
+    Ready(Vec<AgentId>),
     /// Workers are still running.
     Waiting,
     Nothing,
 }
 
+/// Where the agent's workers stand. Only looks: results are marked delivered when the
+/// report is built, right before it is given to the agent.
 fn fan_in_state(shared: &Arc<Shared>, id: AgentId) -> FanIn {
     let (running, undelivered) = {
         let agents = shared.registry.lock();
@@ -273,6 +275,6 @@ fn fan_in_state(shared: &Arc<Shared>, id: AgentId) -> FanIn {
     } else if undelivered.is_empty() {
         FanIn::Nothing
     } else {
-        FanIn::Ready(fan_in_report(shared, &undelivered, &[]))
+        FanIn::Ready(undelivered)
     }
 }
