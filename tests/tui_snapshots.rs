@@ -66,6 +66,7 @@ impl Script {
                 role: "copilot".into(),
                 approval: ApprovalPolicy::Ask,
                 resumed: false,
+                roles: vec!["architect".into(), "copilot".into(), "tester".into()],
             },
         );
         s.spawn(root, None, "copilot", "");

@@ -24,6 +24,9 @@ pub enum EventKind {
         approval: ApprovalPolicy,
         #[serde(default)]
         resumed: bool,
+        /// Every role loaded, for `/role` completion.
+        #[serde(default)]
+        roles: Vec<String>,
     },
     /// An agent came into being. The root persona has `parent_id: None`.
     AgentSpawned {

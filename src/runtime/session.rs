@@ -139,6 +139,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             role: role.name.clone(),
             approval: opts.approval,
             resumed: resumed.is_some(),
+            roles: shared.roles.names(),
         },
     );
     for message in opts.warnings {

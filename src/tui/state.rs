@@ -28,6 +28,8 @@ pub struct SessionState {
     /// Pending approvals, oldest first; the dialog shows the front one.
     pub approvals: VecDeque<PendingApproval>,
     pub summary: Option<(Vec<AgentSummary>, SessionTotals)>,
+    /// Every role the session loaded (from `session_started`).
+    pub roles: Vec<String>,
     /// Whether this run continues an earlier session (from `session_started`).
     pub resumed: bool,
 }
@@ -287,6 +289,7 @@ impl SessionState {
             tree_rev: 0,
             approvals: VecDeque::new(),
             summary: None,
+            roles: Vec::new(),
             resumed: false,
         }
     }
@@ -327,7 +330,9 @@ impl SessionState {
                 role,
                 approval,
                 resumed,
+                roles,
             } => {
+                self.roles = roles.clone();
                 self.session_id = session_id.clone();
                 self.workspace = workspace.clone();
                 self.model = model.clone();
@@ -660,9 +665,10 @@ impl SessionState {
             .is_some_and(|a| a.in_turn || !a.status.is_idle())
     }
 
-    /// Roles seen in this session, for `/role` completion.
+    /// Roles loaded or seen in this session, for `/role` completion.
     pub fn known_roles(&self) -> Vec<String> {
         let mut roles: Vec<String> = self.agents.values().map(|a| a.role.clone()).collect();
+        roles.extend(self.roles.iter().cloned());
         roles.push(self.active_role.clone());
         roles.sort();
         roles.dedup();
@@ -928,5 +934,29 @@ mod tests {
             a.wall_time(t0 + Duration::from_secs(99)),
             Duration::from_secs(70)
         );
+    }
+
+    #[test]
+    fn role_completion_knows_every_loaded_role() {
+        let root = AgentId::new();
+        let mut s = SessionState::new(&info(root));
+        s.apply(
+            &ev(
+                root,
+                EventKind::SessionStarted {
+                    session_id: "s1".into(),
+                    workspace: "/tmp/w".into(),
+                    model: "m".into(),
+                    role: "copilot".into(),
+                    approval: ApprovalPolicy::Ask,
+                    resumed: false,
+                    roles: vec!["copilot".into(), "documentation".into(), "tester".into()],
+                },
+            ),
+            Instant::now(),
+        );
+        let roles = s.known_roles();
+        assert!(roles.contains(&"documentation".to_string()), "{roles:?}");
+        assert!(roles.contains(&"tester".to_string()), "{roles:?}");
     }
 }
