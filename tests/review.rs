@@ -7,8 +7,7 @@ mod common;
 use ::squad::config::Config;
 use ::squad::model::{ClientSettings, OpenAiClient};
 use ::squad::protocol::{
-    AgentId, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind,
-    Op,
+    AgentId, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind, Op,
 };
 use ::squad::roles::load_roles;
 use ::squad::runtime::approval::{ApprovalGate, ApprovalRequest};
@@ -272,6 +271,70 @@ async fn despawning_a_worker_with_a_queued_message_lets_the_session_rest() {
 }
 
 // ---------------------------------------------------------------------------------------
+// 2b. The user cancels the only worker a resting supervisor waits on: the supervisor stays
+//     `waiting` for ever (nothing left to deliver, but nobody sets it back to inactive).
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_supervisor_whose_worker_is_cancelled_by_the_user_stops_waiting() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return MockResponse::text("slow").with_delay(Duration::from_secs(30));
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "agentic_coder", "task_prompt": "slow work"}).to_string(),
+            ),
+            _ => MockResponse::text("spawned it"),
+        }
+    });
+    let mut handle = start(&mock, &sb, ApprovalPolicy::Auto).await;
+    let root = handle.info.root_agent;
+    handle
+        .ops
+        .send(Op::UserMessage {
+            to: None,
+            text: "start a worker".into(),
+        })
+        .unwrap();
+    let mut seen = Vec::new();
+    // The supervisor's turn is over and it waits on its worker.
+    wait_event(&mut handle, &mut seen, Duration::from_secs(20), |e| {
+        e.agent_id == root && matches!(e.kind, EventKind::TurnFinished { .. })
+    })
+    .await
+    .expect("the supervisor's turn ends");
+    let worker = seen
+        .iter()
+        .find_map(|e| match e.kind {
+            EventKind::AgentSpawned {
+                parent_id: Some(_), ..
+            } => Some(e.agent_id),
+            _ => None,
+        })
+        .unwrap();
+    handle.ops.send(Op::Despawn { agent_id: worker }).unwrap();
+    let idle = wait_event(&mut handle, &mut seen, Duration::from_secs(10), |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await;
+    assert!(
+        idle.is_some(),
+        "no idle after the user cancelled the worker; root statuses: {:?}, worker statuses: {:?}",
+        statuses_of(&seen, root),
+        statuses_of(&seen, worker)
+    );
+    assert_eq!(
+        statuses_of(&seen, root).last(),
+        Some(&AgentStatus::Inactive)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
 // 3. A worker that calls return_results while its own workers still run is woken later
 //    with their results; that extra turn ends without return_results, so the worker ends
 //    `inactive` and the parent is given its last message instead of the result it returned.
@@ -402,7 +465,10 @@ async fn despawning_a_worker_that_waits_for_approval_lets_the_session_rest() {
         "no idle after the waiting worker was cancelled; worker statuses: {:?}",
         statuses_of(&seen, worker)
     );
-    assert_eq!(statuses_of(&seen, worker).last(), Some(&AgentStatus::Cancelled));
+    assert_eq!(
+        statuses_of(&seen, worker).last(),
+        Some(&AgentStatus::Cancelled)
+    );
     assert!(!sb.ws().join("w.txt").exists());
 }
 
@@ -441,7 +507,9 @@ async fn approving_a_command_for_the_session_does_not_approve_chained_commands()
             action,
         }
     }
-    gate.check(req(agent, &approved), &events, &cancel).await.unwrap();
+    gate.check(req(agent, &approved), &events, &cancel)
+        .await
+        .unwrap();
     answer.await.unwrap();
     // Same kind: fine not to ask again.
     let same_kind = cmd("cargo test --release");
@@ -548,4 +616,56 @@ async fn a_result_not_yet_delivered_before_a_crash_is_delivered_after_resume() {
         "after resume the supervisor never got its worker's result; wait_for_agents said: {:?}",
         tool_messages(&last).last()
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// 7. "Approve for session" of a change to a file at the workspace root (cache key "")
+//    approves every later change to any file anywhere in the workspace.
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approving_a_root_file_for_the_session_does_not_approve_every_file() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let events = EventSink::new(None, 0, tx);
+    let gate = Arc::new(ApprovalGate::new(true));
+    let agent = AgentId::new();
+    let change = |p: &str| ApprovalAction::FileChange {
+        path: p.to_string(),
+        diff: String::new(),
+    };
+    fn req(agent: AgentId, action: &ApprovalAction) -> ApprovalRequest<'_> {
+        ApprovalRequest {
+            agent_id: agent,
+            role: "copilot",
+            policy: ApprovalPolicy::Ask,
+            tool: "write_file",
+            action,
+        }
+    }
+    let g2 = gate.clone();
+    let answer = tokio::spawn(async move {
+        loop {
+            let ev = rx.recv().await.unwrap();
+            if let EventKind::ApprovalRequested { request_id, .. } = ev.kind {
+                g2.resolve(request_id, ApprovalDecision::ApproveForSession);
+                return;
+            }
+        }
+    });
+    let readme = change("README.md");
+    gate.check(req(agent, &readme), &events, &CancellationToken::new())
+        .await
+        .unwrap();
+    answer.await.unwrap();
+    for other in [
+        "src/main.rs",
+        ".squad/config.toml",
+        ".github/workflows/ci.yml",
+    ] {
+        let action = change(other);
+        assert!(
+            gate.will_ask(&req(agent, &action)),
+            "writing `{other}` was approved because README.md was approved for the session"
+        );
+    }
 }
