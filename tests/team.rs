@@ -776,3 +776,39 @@ async fn results_that_arrive_during_the_supervisors_turn_are_delivered_after_it(
     run.assert_ok();
     assert_eq!(run.stdout.trim(), "final: the worker reported quick work");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_handoffs_in_one_response_hand_the_session_to_the_first() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([
+        MockResponse::tool_calls(vec![
+            call(
+                "h1",
+                "handoff_to",
+                json!({"target_agent": "architect", "reason": "design", "context": "c"}),
+            ),
+            call(
+                "h2",
+                "handoff_to",
+                json!({"target_agent": "tester", "reason": "test", "context": "c"}),
+            ),
+        ]),
+        MockResponse::text("Architect speaking."),
+    ]);
+    let run = sb.exec(&mock, &["--json", "go"]).await;
+    run.assert_ok();
+    let events = run.events();
+    let hops = of_type(&events, "handoff");
+    assert_eq!(hops.len(), 1);
+    assert_eq!(hops[0]["to"], "architect");
+    let reqs = mock.requests();
+    let results = tool_messages(&reqs[1].body);
+    assert!(results[0].1.contains("architect"), "{}", results[0].1);
+    assert!(
+        results[1].1.contains("only one handoff"),
+        "{}",
+        results[1].1
+    );
+    assert!(system(&reqs[1].body).contains("You are the architect"));
+}

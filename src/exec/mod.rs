@@ -87,7 +87,7 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
     }
 
     let failure = match last_end {
-        Some(TurnEnd::Completed | TurnEnd::Returned | TurnEnd::HandedOff) if !interrupted => None,
+        Some(TurnEnd::Completed | TurnEnd::Returned) if !interrupted => None,
         Some(end) => Some(last_error.unwrap_or_else(|| format!("the turn ended: {end:?}"))),
         None => Some(last_error.unwrap_or_else(|| "the session ended before the turn ran".into())),
     };

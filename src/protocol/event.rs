@@ -125,8 +125,6 @@ pub enum TurnEnd {
     Completed,
     /// The agent called `return_results`.
     Returned,
-    /// The agent handed the session to another persona.
-    HandedOff,
     MaxIterations,
     Interrupted,
     Cancelled,

@@ -27,7 +27,8 @@ pub struct NewAgent {
     pub stats: AgentStats,
     /// Starts a turn at once with this message.
     pub first_message: Option<String>,
-    /// Whether to announce it (a resumed agent was announced in the log already).
+    /// Whether to announce it. A resumed agent was announced in the log already; it also
+    /// waits for someone to speak before it acts on results owed to it.
     pub announce: bool,
 }
 
@@ -42,7 +43,6 @@ pub fn spawn_agent_task(shared: &Arc<Shared>, new: NewAgent) -> AgentId {
         None => CancellationToken::new(),
     };
     let id = new.id;
-    let queued = usize::from(new.first_message.is_some());
     let entry = AgentEntry {
         id,
         parent: new.parent,
@@ -63,8 +63,8 @@ pub fn spawn_agent_task(shared: &Arc<Shared>, new: NewAgent) -> AgentId {
         finished: None,
         cancel: cancel.clone(),
         turn_cancel: cancel.child_token(),
-        inbox: tx.clone(),
-        queued,
+        inbox: tx,
+        queued: 0,
     };
     shared.registry.insert(entry);
     if new.announce {
@@ -87,10 +87,13 @@ pub fn spawn_agent_task(shared: &Arc<Shared>, new: NewAgent) -> AgentId {
         }
     }
     if let Some(text) = new.first_message {
-        let _ = tx.send(AgentInput::Message { text, reply: None });
+        shared
+            .registry
+            .deliver(id, AgentInput::Message { text, reply: None });
     }
     let shared = shared.clone();
-    tokio::spawn(async move { agent_main(shared, id, rx, cancel).await });
+    let hold = !new.announce;
+    tokio::spawn(async move { agent_main(shared, id, rx, cancel, hold).await });
     id
 }
 
@@ -104,10 +107,22 @@ async fn agent_main(
     id: AgentId,
     mut inbox: mpsc::UnboundedReceiver<AgentInput>,
     cancel: CancellationToken,
+    mut hold: bool,
 ) {
     let mut changes = shared.registry.subscribe();
+    // What the agent rests as between turns (it waits only while workers owe results).
+    let mut rest = shared
+        .registry
+        .with(id, |a| a.status)
+        .filter(|s| s.is_idle())
+        .unwrap_or_default();
     loop {
-        let next = match fan_in_state(&shared, id) {
+        let state = if hold {
+            FanIn::Nothing
+        } else {
+            fan_in_state(&shared, id)
+        };
+        let next = match state {
             FanIn::Ready(done) => Next::Results(fan_in_report(&shared, &done, &[])),
             FanIn::Waiting => {
                 shared.registry.set_status(
@@ -123,11 +138,17 @@ async fn agent_main(
                     Wake::Stop => break,
                 }
             }
-            FanIn::Nothing => match wake(&cancel, &mut inbox, None).await {
-                Wake::Input(m) => Next::Input(m),
-                Wake::Changed => continue,
-                Wake::Stop => break,
-            },
+            FanIn::Nothing => {
+                // Workers it waited for may have been cancelled: nothing is owed any more.
+                shared
+                    .registry
+                    .set_status(id, rest, None, &shared.events, shared.root);
+                match wake(&cancel, &mut inbox, None).await {
+                    Wake::Input(m) => Next::Input(m),
+                    Wake::Changed => continue,
+                    Wake::Stop => break,
+                }
+            }
         };
 
         let mut reply = None;
@@ -144,21 +165,30 @@ async fn agent_main(
             }
             Next::Input(AgentInput::Message { text, reply: r }) => {
                 reply = r;
+                // Results owed to a resumed agent come first, then what it was just told.
+                if std::mem::take(&mut hold)
+                    && let FanIn::Ready(done) = fan_in_state(&shared, id)
+                {
+                    shared.push_item(id, HistoryItem::notice(fan_in_report(&shared, &done, &[])));
+                }
                 shared.push_item(id, HistoryItem::user(text));
             }
         }
 
-        // Running first, then the input counts as taken: never a moment that looks idle.
+        // The turn's token first, so an interrupt from now on reaches this turn; then
+        // running; then the input counts as taken: never a moment that looks idle.
+        let turn_cancel = cancel.child_token();
+        shared
+            .registry
+            .with(id, |a| a.turn_cancel = turn_cancel.clone());
         shared
             .registry
             .set_status(id, AgentStatus::Running, None, &shared.events, shared.root);
-        let turn_cancel = cancel.child_token();
-        shared.registry.with(id, |a| {
-            if took_input {
-                a.queued = a.queued.saturating_sub(1);
-            }
-            a.turn_cancel = turn_cancel.clone();
-        });
+        if took_input {
+            shared
+                .registry
+                .with(id, |a| a.queued = a.queued.saturating_sub(1));
+        }
         let outcome = run_turn(&shared, id, turn_cancel).await;
 
         if cancel.is_cancelled() {
@@ -174,20 +204,30 @@ async fn agent_main(
             TurnEnd::Cancelled => AgentStatus::Cancelled,
             _ => AgentStatus::Inactive,
         };
+        rest = status;
+        if matches!(status, AgentStatus::Failed | AgentStatus::Completed) {
+            // A worker that failed or returned its result is done: its own workers have
+            // nobody left to report to.
+            let why = match status {
+                AgentStatus::Failed => "its supervisor failed",
+                _ => "its supervisor already returned its result",
+            };
+            for child in shared.registry.subtree(id).into_iter().skip(1) {
+                super::agent_tools::cancel_agent(&shared, child, why);
+            }
+        }
         if status == AgentStatus::Failed {
             let why = outcome
                 .error
                 .clone()
                 .unwrap_or_else(|| "unknown error".to_string());
             shared.registry.with(id, |a| a.failure = Some(why.clone()));
-            // A failed worker's own workers have nobody left to report to.
-            for child in shared.registry.subtree(id).into_iter().skip(1) {
-                super::agent_tools::cancel_agent(&shared, child, "its supervisor failed");
-            }
             shared
                 .registry
                 .set_status(id, status, Some(why), &shared.events, shared.root);
-        } else if matches!(fan_in_state(&shared, id), FanIn::Nothing) {
+        } else if status == AgentStatus::Completed
+            || matches!(fan_in_state(&shared, id), FanIn::Nothing)
+        {
             shared
                 .registry
                 .set_status(id, status, None, &shared.events, shared.root);

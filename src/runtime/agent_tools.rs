@@ -261,8 +261,8 @@ async fn spawn(
     let live = shared.registry.live_count();
     if live >= limits.max_live_agents as usize {
         return Err(format!(
-            "live agent limit reached ({live} of max_live_agents = {}); wait for workers to \
-             finish or despawn ones you no longer need",
+            "live agent limit reached ({live} of max_live_agents = {}, finished workers \
+             included until despawned); despawn workers you no longer need",
             limits.max_live_agents
         ));
     }
@@ -441,12 +441,12 @@ pub fn fan_in_report(shared: &Shared, done: &[AgentId], running: &[AgentId]) -> 
             "role": a.role,
             "status": a.status.as_str(),
         });
+        // A result once returned is always reported, whatever happened after it.
+        if let Some(r) = &a.result {
+            entry["result"] = serde_json::to_value(r).unwrap_or(Value::Null);
+        }
         match a.status {
-            AgentStatus::Completed => {
-                if let Some(r) = &a.result {
-                    entry["result"] = serde_json::to_value(r).unwrap_or(Value::Null);
-                }
-            }
+            AgentStatus::Completed => {}
             AgentStatus::Failed => {
                 entry["error"] = json!(a.failure.clone().unwrap_or_else(|| "unknown error".into()));
                 entry["note"] = json!("the worker failed; spawn a new one or do the work yourself");
@@ -454,6 +454,7 @@ pub fn fan_in_report(shared: &Shared, done: &[AgentId], running: &[AgentId]) -> 
             AgentStatus::Cancelled => {
                 entry["note"] = json!("the worker was cancelled before it finished");
             }
+            _ if a.result.is_some() => {}
             _ => {
                 entry["note"] = json!(
                     "the worker ended its turn without return_results; its last message follows"
@@ -513,19 +514,11 @@ async fn speak(
         }
     }
     let (tx, rx) = oneshot::channel();
-    let sent = shared
-        .registry
-        .with(id, |a| {
-            a.queued += 1;
-            a.inbox
-                .send(AgentInput::Message {
-                    text: message,
-                    reply: Some(tx),
-                })
-                .is_ok()
-        })
-        .unwrap_or(false);
-    if !sent {
+    let input = AgentInput::Message {
+        text: message,
+        reply: Some(tx),
+    };
+    if !shared.registry.deliver(id, input) {
         return Err("the worker has stopped".to_string());
     }
     shared.registry.set_status(

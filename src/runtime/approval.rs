@@ -135,27 +135,50 @@ impl ApprovalGate {
 }
 
 /// Commands are cached by their first two words (`cargo test`), file changes by their
-/// folder, spawns by role: approving one approves its kind, not everything.
+/// folder, spawns by role: approving one approves its kind, not everything. A command
+/// with shell syntax (`;`, `&&`, pipes, substitutions, redirections) is cached whole and
+/// covers only itself: `cargo test && rm -rf src` is not "`cargo test`".
 fn cache_key(action: &ApprovalAction) -> String {
     match action {
+        ApprovalAction::Command { command } if has_shell_syntax(command) => {
+            format!("={}", command.trim())
+        }
         ApprovalAction::Command { command } => command
             .split_whitespace()
             .take(2)
             .collect::<Vec<_>>()
             .join(" "),
-        ApprovalAction::FileChange { path, .. } => match path.rfind('/') {
-            Some(i) => path[..=i].to_string(),
-            None => String::new(),
-        },
+        ApprovalAction::FileChange { path, .. } => folder_of(path),
         ApprovalAction::Spawn { role, .. } => role.clone(),
     }
 }
 
 fn covers(cached: &str, key: &str, action: &ApprovalAction) -> bool {
     match action {
-        ApprovalAction::Command { .. } => key == cached || key.starts_with(&format!("{cached} ")),
-        ApprovalAction::FileChange { .. } => key.starts_with(cached),
-        ApprovalAction::Spawn { .. } => key == cached,
+        ApprovalAction::Command { command } if has_shell_syntax(command) => key == cached,
+        ApprovalAction::Command { .. } => {
+            !cached.starts_with('=') && (key == cached || key.starts_with(&format!("{cached} ")))
+        }
+        // The same folder only: approving `README.md` is not approving `src/`.
+        ApprovalAction::FileChange { .. } | ApprovalAction::Spawn { .. } => key == cached,
+    }
+}
+
+fn has_shell_syntax(command: &str) -> bool {
+    command.chars().any(|c| {
+        matches!(
+            c,
+            ';' | '&' | '|' | '`' | '$' | '>' | '<' | '\n' | '(' | ')'
+        )
+    })
+}
+
+/// `src/` for `src/main.rs`, `./` for a file at the root.
+fn folder_of(path: &str) -> String {
+    let path = path.trim_start_matches("./");
+    match path.rfind('/') {
+        Some(i) => path[..=i].to_string(),
+        None => "./".to_string(),
     }
 }
 

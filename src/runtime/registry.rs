@@ -65,7 +65,7 @@ pub struct AgentEntry {
 impl AgentEntry {
     /// Running, waiting, or holding input it has not taken up yet (a worker just spawned).
     pub fn is_busy(&self) -> bool {
-        !self.status.is_idle() || self.queued > 0
+        !self.status.is_idle() || (self.queued > 0 && !self.cancel.is_cancelled())
     }
 
     /// The last thing the agent said, used as its result when it never called
@@ -118,6 +118,22 @@ impl Registry {
         self.lock().get_mut(&id).map(f)
     }
 
+    /// Queues input for an agent, counted until it is taken up. False if the agent is gone
+    /// or has stopped.
+    pub fn deliver(&self, id: AgentId, input: AgentInput) -> bool {
+        self.with(id, |a| {
+            if a.cancel.is_cancelled() {
+                return false;
+            }
+            let sent = a.inbox.send(input).is_ok();
+            if sent {
+                a.queued += 1;
+            }
+            sent
+        })
+        .unwrap_or(false)
+    }
+
     /// Wakes everyone waiting on a change.
     pub fn bump(&self) {
         self.version.send_modify(|v| *v += 1);
@@ -141,7 +157,8 @@ impl Registry {
             let Some(entry) = agents.get_mut(&id) else {
                 return;
             };
-            if entry.status == status {
+            // Cancelled is final: a cancelled wait or approval must not revive the agent.
+            if entry.status == status || entry.status == AgentStatus::Cancelled {
                 return;
             }
             entry.status = status;

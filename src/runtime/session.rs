@@ -258,10 +258,36 @@ fn restore_agents(
                 announce: false,
             },
         );
-        shared.registry.with(agent.id, |a| {
-            a.result = agent.result;
-            a.delivered = true;
-        });
+        shared.registry.with(agent.id, |a| a.result = agent.result);
+    }
+    // A worker's outcome was delivered if its supervisor's history carries a report of it
+    // (a wait, a follow-up's reply or a fan-in notice names the worker's id); one that
+    // finished just before the process ended is still owed.
+    let mut agents = shared.registry.lock();
+    let owed: Vec<(AgentId, bool)> = agents
+        .values()
+        .filter_map(|a| {
+            let parent = agents.get(&a.parent?)?;
+            let id = a.id.to_string();
+            let reported = parent.history.iter().any(|item| match item {
+                HistoryItem::ToolResult { name, output, .. } => {
+                    matches!(name.as_str(), "wait_for_agents" | "speak_to_agent")
+                        && output.contains(&id)
+                }
+                HistoryItem::Notice { text } => text.contains(&id),
+                _ => false,
+            });
+            let finished = matches!(
+                a.status,
+                AgentStatus::Completed | AgentStatus::Inactive | AgentStatus::Failed
+            );
+            Some((a.id, !finished || reported))
+        })
+        .collect();
+    for (id, delivered) in owed {
+        if let Some(a) = agents.get_mut(&id) {
+            a.delivered = delivered;
+        }
     }
 }
 
@@ -358,15 +384,9 @@ async fn serve_ops(shared: Arc<Shared>, mut ops: mpsc::UnboundedReceiver<Op>) {
                         .emit(shared.root, EventKind::Error { message });
                     continue;
                 }
-                let sent = shared.registry.with(shared.root, |a| {
-                    a.queued += 1;
-                    a.inbox.send(AgentInput::SwitchPersona(role)).is_ok()
-                });
-                if sent != Some(true) {
-                    shared
-                        .registry
-                        .with(shared.root, |a| a.queued = a.queued.saturating_sub(1));
-                }
+                shared
+                    .registry
+                    .deliver(shared.root, AgentInput::SwitchPersona(role));
             }
             Op::Shutdown => {
                 let (agents, totals) = shared.summary();
@@ -395,19 +415,10 @@ fn deliver_user_message(shared: &Arc<Shared>, target: AgentId, text: String) -> 
             "this worker is {status} and cannot take messages; talk to the supervisor or spawn a new worker"
         ));
     }
-    let sent = shared
+    if !shared
         .registry
-        .with(target, |a| {
-            a.queued += 1;
-            a.inbox
-                .send(AgentInput::Message { text, reply: None })
-                .is_ok()
-        })
-        .unwrap_or(false);
-    if !sent {
-        shared
-            .registry
-            .with(target, |a| a.queued = a.queued.saturating_sub(1));
+        .deliver(target, AgentInput::Message { text, reply: None })
+    {
         return Err("this agent has stopped and cannot take messages".to_string());
     }
     Ok(())

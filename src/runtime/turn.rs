@@ -160,8 +160,8 @@ async fn turn_loop(
 
         let (flow, requested) = run_tool_calls(shared, agent, &calls, cancel).await;
         // A handoff is applied after every result: a tool-calling message must be
-        // followed by its results before anything else. Only the last one counts.
-        let handed_off = match requested.into_iter().last() {
+        // followed by its results before anything else.
+        let handed_off = match requested.into_iter().next() {
             Some(h) => super::session::switch_persona(shared, &h.to, &h.reason, &h.context).is_ok(),
             None => false,
         };
@@ -219,6 +219,7 @@ async fn run_tool_calls(
 ) -> (Flow, Vec<agent_tools::Handoff>) {
     let mut flow = Flow::Continue;
     let mut handoffs = Vec::new();
+    let mut handoff_target: Option<String> = None;
     let mut i = 0;
     while i < calls.len() {
         let mut j = i + 1;
@@ -251,7 +252,17 @@ async fn run_tool_calls(
             });
             let timed = futures::future::join_all(futures).await;
             let mut results = Vec::with_capacity(timed.len());
-            for (call, (result, elapsed)) in batch.iter().zip(timed) {
+            for (call, (mut result, elapsed)) in batch.iter().zip(timed) {
+                // One persona takes over per response: the first handoff wins.
+                if result.handoff.is_some() {
+                    if let Some(first) = &handoff_target {
+                        result = CallResult::error(format!(
+                            "only one handoff per response: the session is already being handed to `{first}`"
+                        ));
+                    } else {
+                        handoff_target = result.handoff.as_ref().map(|h| h.to.clone());
+                    }
+                }
                 shared.events.emit(
                     agent,
                     EventKind::ToolCallEnd {

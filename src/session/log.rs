@@ -1,6 +1,6 @@
 use crate::protocol::Event;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Appends events to `<id>.jsonl`. Each event is one `write` of a whole line followed by a
@@ -17,7 +17,12 @@ impl SessionLog {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)?;
+        end_torn_line(&mut file)?;
         Ok(Self {
             path: path.to_path_buf(),
             file,
@@ -36,6 +41,23 @@ impl SessionLog {
         self.file.write_all(&self.buf)?;
         self.file.flush()
     }
+}
+
+/// A crash mid-write can leave a last line without its newline; end it, so the next event
+/// starts a line of its own instead of being glued to (and lost with) the torn one.
+fn end_torn_line(file: &mut File) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(());
+    }
+    file.seek(SeekFrom::Start(len - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        file.write_all(b"\n")?;
+    }
+    Ok(())
 }
 
 /// Reads a log back. Lines that do not parse (a torn last line after a crash, or a line
@@ -94,5 +116,16 @@ mod tests {
         assert_eq!(events.len(), 3);
         assert_eq!(skipped, 1);
         assert_eq!(events[2].seq, 3);
+        // Appending after the crash starts a fresh line: the new event survives.
+        let mut log = SessionLog::open(&path).unwrap();
+        log.append(&Event {
+            seq: 5,
+            agent_id: agent,
+            kind: EventKind::Idle,
+        })
+        .unwrap();
+        let (events, skipped) = read_events(&path).unwrap();
+        assert_eq!((events.len(), skipped), (4, 1));
+        assert_eq!(events[3].seq, 5);
     }
 }
