@@ -1,6 +1,7 @@
-//! Adversarial review of the multi-agent runtime: each test reproduces one bug found by
-//! reading `src/runtime/` and `src/session/`. They drive the real binary (`exec`) or the
-//! public API against the mock server, like `tests/team.rs` and `tests/runtime_api.rs`.
+//! Edge cases of the multi-agent runtime, each once a real bug found in review: despawns
+//! during waits and approvals, results owed across a crash, approvals that must not cover
+//! more than they say. They drive the real binary (`exec`) or the public API against the
+//! mock server, like `tests/team.rs` and `tests/runtime_api.rs`.
 
 mod common;
 
