@@ -99,7 +99,8 @@ fn wire_tool(spec: &ToolSpec) -> WireTool<'_> {
 
 /// System prompt first, then one message per history item. Notices and handoffs become
 /// `user` messages prefixed `[squad]`: many local chat templates reject a `system`
-/// message anywhere but first.
+/// message anywhere but first. Neighbouring `user` messages (a notice, then the user's
+/// words) are joined into one, for templates that insist on alternating roles.
 pub(crate) fn messages(system_prompt: &str, history: &[HistoryItem]) -> Vec<WireMessage> {
     let mut out = Vec::with_capacity(history.len() + 1);
     if !system_prompt.is_empty() {
@@ -108,7 +109,7 @@ pub(crate) fn messages(system_prompt: &str, history: &[HistoryItem]) -> Vec<Wire
         });
     }
     for item in history {
-        out.push(match item {
+        let message = match item {
             HistoryItem::User { text } => WireMessage::User {
                 content: text.clone(),
             },
@@ -152,7 +153,14 @@ pub(crate) fn messages(system_prompt: &str, history: &[HistoryItem]) -> Vec<Wire
                 }
                 WireMessage::User { content }
             }
-        });
+        };
+        match (out.last_mut(), message) {
+            (Some(WireMessage::User { content: previous }), WireMessage::User { content }) => {
+                previous.push_str("\n\n");
+                previous.push_str(&content);
+            }
+            (_, message) => out.push(message),
+        }
     }
     out
 }
@@ -265,9 +273,8 @@ mod tests {
                      "function": {"name": "read_file", "arguments": "{\"path\":\"a.rs\"}"}}
                 ]},
                 {"role": "tool", "tool_call_id": "c1", "content": "fn main() {}"},
-                {"role": "user", "content": "[squad] worker w1 finished"},
                 {"role": "user",
-                 "content": "[squad] Handoff: planner → coder. Reason: plan ready Context: step 1"},
+                 "content": "[squad] worker w1 finished\n\n[squad] Handoff: planner → coder. Reason: plan ready Context: step 1"},
                 {"role": "assistant", "content": "done"},
             ])
         );
@@ -306,5 +313,30 @@ mod tests {
         assert_eq!(c.usage.unwrap().completion_tokens, 0);
         let c: ChatChunk = serde_json::from_str("{}").unwrap();
         assert!(c.choices.is_empty() && c.usage.is_none());
+    }
+
+    #[test]
+    fn neighbouring_user_messages_are_joined() {
+        let history = vec![
+            HistoryItem::user("first"),
+            HistoryItem::Assistant {
+                text: "ok".into(),
+                tool_calls: vec![],
+            },
+            HistoryItem::notice("Results of your workers: …"),
+            HistoryItem::user("what did they find?"),
+        ];
+        let v = serde_json::to_value(messages("sys", &history)).unwrap();
+        let roles: Vec<&str> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["system", "user", "assistant", "user"]);
+        assert_eq!(
+            v[3]["content"],
+            "[squad] Results of your workers: …\n\nwhat did they find?"
+        );
     }
 }
