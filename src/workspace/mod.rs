@@ -1,4 +1,5 @@
-//! The workspace root every path is confined to, and the approval gate for mutating actions.
+//! The workspace root every tool path is confined to. (The approval gate, which needs the
+//! event stream to ask the user, lives in `runtime::approval`.)
 
 mod paths;
 
