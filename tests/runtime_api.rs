@@ -153,3 +153,113 @@ async fn approvals_reach_the_front_end_and_approve_for_session_is_remembered() {
     assert_eq!(totals.tool_calls, 2);
     assert_eq!(totals.model_calls, 3);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        let system = content_text(&body["messages"][0]["content"]);
+        if system.contains("You are worker agent") {
+            let result = json!({"result": {"status": "success", "summary": "HELD-RESULT",
+                "artifacts": [], "known_issues": []}});
+            return MockResponse::tool_call("r", "return_results", &result.to_string())
+                .with_delay(Duration::from_millis(600));
+        }
+        let t = transcript(body);
+        if t.last().is_some_and(|(_, c)| c.contains("what happened?")) {
+            return MockResponse::text("the worker found HELD-RESULT");
+        }
+        match tool_messages(body).len() {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "agentic_coder", "task_prompt": "slow"}).to_string(),
+            ),
+            _ => MockResponse::text("waiting for the worker"),
+        }
+    });
+    let mut handle = start(&mock, &sb).await;
+    let root = handle.info.root_agent;
+    handle
+        .ops
+        .send(Op::UserMessage {
+            to: None,
+            text: "delegate".into(),
+        })
+        .unwrap();
+    let mut seen = Vec::new();
+    // Spawning asks (ask policy, a front end that can answer): approve it.
+    let asked = next_matching(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::ApprovalRequested { .. })
+    })
+    .await;
+    let EventKind::ApprovalRequested { request_id, .. } = asked.kind else {
+        unreachable!()
+    };
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    handle
+        .ops
+        .send(Op::Approval {
+            request_id,
+            decision: ApprovalDecision::Approve,
+        })
+        .unwrap();
+    // (The Waiting of the approval came before the question; this one is the fan-in's.)
+    next_matching(&mut handle, &mut seen, |e| {
+        e.agent_id == root
+            && matches!(
+                e.kind,
+                EventKind::AgentStatus {
+                    status: AgentStatus::Waiting,
+                    ..
+                }
+            )
+    })
+    .await;
+    handle.ops.send(Op::Interrupt { agent_id: root }).unwrap();
+    next_matching(&mut handle, &mut seen, |e| {
+        e.agent_id == root
+            && matches!(
+                e.kind,
+                EventKind::AgentStatus {
+                    status: AgentStatus::Inactive,
+                    ..
+                }
+            )
+    })
+    .await;
+    // The worker finishes; the tree rests without the supervisor taking a turn of its own.
+    next_matching(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await;
+    let supervisor_calls = |m: &MockServer| {
+        m.requests()
+            .iter()
+            .filter(|r| {
+                !content_text(&r.body["messages"][0]["content"]).contains("You are worker agent")
+            })
+            .count()
+    };
+    assert_eq!(supervisor_calls(&mock), 2);
+
+    handle
+        .ops
+        .send(Op::UserMessage {
+            to: None,
+            text: "what happened?".into(),
+        })
+        .unwrap();
+    next_matching(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await;
+    assert_eq!(supervisor_calls(&mock), 3);
+    let last = mock.requests().last().unwrap().body.clone();
+    let told = transcript(&last).last().unwrap().1.clone();
+    assert!(
+        told.contains("HELD-RESULT") && told.ends_with("what happened?"),
+        "{told}"
+    );
+}

@@ -65,6 +65,7 @@ pub fn spawn_agent_task(shared: &Arc<Shared>, new: NewAgent) -> AgentId {
         turn_cancel: cancel.child_token(),
         inbox: tx,
         queued: 0,
+        hold: false,
     };
     shared.registry.insert(entry);
     if new.announce {
@@ -117,7 +118,8 @@ async fn agent_main(
         .filter(|s| s.is_idle())
         .unwrap_or_default();
     loop {
-        let state = if hold {
+        let held = hold || shared.registry.with(id, |a| a.hold).unwrap_or(false);
+        let state = if held {
             FanIn::Nothing
         } else {
             fan_in_state(&shared, id)
@@ -165,10 +167,14 @@ async fn agent_main(
             }
             Next::Input(AgentInput::Message { text, reply: r }) => {
                 reply = r;
-                // Results owed to a resumed agent come first, then what it was just told.
-                if std::mem::take(&mut hold)
-                    && let FanIn::Ready(done) = fan_in_state(&shared, id)
-                {
+                // Results held back (after a resume or an interrupt) come first, then what
+                // it was just told.
+                let held = std::mem::take(&mut hold)
+                    | shared
+                        .registry
+                        .with(id, |a| std::mem::take(&mut a.hold))
+                        .unwrap_or(false);
+                if held && let FanIn::Ready(done) = fan_in_state(&shared, id) {
                     shared.push_item(id, HistoryItem::notice(fan_in_report(&shared, &done, &[])));
                 }
                 shared.push_item(id, HistoryItem::user(text));

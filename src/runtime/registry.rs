@@ -60,6 +60,9 @@ pub struct AgentEntry {
     pub inbox: mpsc::UnboundedSender<AgentInput>,
     /// Inputs sent but not yet taken up, so "idle" is not declared too early.
     pub queued: usize,
+    /// Interrupted by the user: results owed to it wait for their next message instead of
+    /// starting a turn on their own.
+    pub hold: bool,
 }
 
 impl AgentEntry {

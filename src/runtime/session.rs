@@ -359,7 +359,12 @@ async fn serve_ops(shared: Arc<Shared>, mut ops: mpsc::UnboundedReceiver<Op>) {
                 shared.gate.resolve(request_id, decision);
             }
             Op::Interrupt { agent_id } => {
-                shared.registry.with(agent_id, |a| a.turn_cancel.cancel());
+                shared.registry.with(agent_id, |a| {
+                    a.turn_cancel.cancel();
+                    a.hold = true;
+                });
+                // Wake it if it rests waiting on workers, so it stops waiting.
+                shared.registry.bump();
             }
             Op::Despawn { agent_id } => {
                 if agent_id == shared.root {
