@@ -5,15 +5,13 @@
 
 mod common;
 
-use ::squad::config::Config;
-use ::squad::model::{ClientSettings, OpenAiClient};
 use ::squad::protocol::{
-    AgentId, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind, Op,
+    AgentId, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, EventKind, Op,
 };
-use ::squad::roles::load_roles;
+use ::squad::runtime::EventSink;
 use ::squad::runtime::approval::{ApprovalGate, ApprovalRequest};
-use ::squad::runtime::{EventSink, SessionHandle, SessionOptions, start_session};
-use ::squad::tools::{ToolRegistry, coding_tools};
+use common::agents::*;
+use common::engine::*;
 use common::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -23,39 +21,6 @@ use tokio_util::sync::CancellationToken;
 // ---------------------------------------------------------------------------------------
 // Helpers (the same conventions as tests/team.rs and tests/runtime_api.rs)
 // ---------------------------------------------------------------------------------------
-
-fn system(body: &Value) -> String {
-    content_text(&body["messages"][0]["content"])
-}
-
-fn is_worker(body: &Value) -> bool {
-    system(body).contains("You are worker agent")
-}
-
-fn is_role(body: &Value, role: &str) -> bool {
-    is_worker(body) && system(body).contains(&format!("(role `{role}`"))
-}
-
-fn tool_count(body: &Value) -> usize {
-    tool_messages(body).len()
-}
-
-fn spawned_ids(body: &Value) -> Vec<String> {
-    tool_messages(body)
-        .iter()
-        .filter_map(|(_, c)| serde_json::from_str::<Value>(c).ok())
-        .filter_map(|v| v["agent_id"].as_str().map(str::to_string))
-        .collect()
-}
-
-fn good_result(summary: &str) -> Value {
-    json!({"result": {
-        "status": "success",
-        "summary": summary,
-        "artifacts": [],
-        "known_issues": []
-    }})
-}
 
 /// `squad exec ARGS…` that must finish within `secs` (shorter than the common 60 s guard,
 /// so a hang fails fast with a clear message).
@@ -95,62 +60,6 @@ fn logged_statuses(sb: &Sandbox) -> String {
         }
     }
     out
-}
-
-async fn start(mock: &MockServer, sb: &Sandbox, approval: ApprovalPolicy) -> SessionHandle {
-    let mut config = Config::default();
-    config.provider.base_url = mock.base_url();
-    config.provider.api_key_env = String::new();
-    let mut tools = ToolRegistry::new();
-    for t in coding_tools() {
-        tools.register(t);
-    }
-    let client = OpenAiClient::new(ClientSettings::from_provider(&config.provider)).unwrap();
-    start_session(SessionOptions {
-        approval,
-        config,
-        roles: load_roles(sb.ws()).unwrap(),
-        workspace: sb.ws().to_path_buf(),
-        role: None,
-        can_ask: true,
-        model: Arc::new(client),
-        tools,
-        store: None,
-        resume: None,
-        replay_to_frontend: false,
-        warnings: Vec::new(),
-    })
-    .await
-    .unwrap()
-}
-
-/// The next event matching `f` within `within`, or `None` (events seen are kept).
-async fn wait_event(
-    handle: &mut SessionHandle,
-    seen: &mut Vec<Event>,
-    within: Duration,
-    f: impl Fn(&Event) -> bool,
-) -> Option<Event> {
-    let deadline = tokio::time::Instant::now() + within;
-    loop {
-        let ev = tokio::time::timeout_at(deadline, handle.events.recv())
-            .await
-            .ok()??;
-        seen.push(ev.clone());
-        if f(&ev) {
-            return Some(ev);
-        }
-    }
-}
-
-fn statuses_of(seen: &[Event], id: AgentId) -> Vec<AgentStatus> {
-    seen.iter()
-        .filter(|e| e.agent_id == id)
-        .filter_map(|e| match e.kind {
-            EventKind::AgentStatus { status, .. } => Some(status),
-            _ => None,
-        })
-        .collect()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -227,7 +136,7 @@ async fn despawning_a_worker_with_a_queued_message_lets_the_session_rest() {
             _ => MockResponse::text("spawned it"),
         }
     });
-    let mut handle = start(&mock, &sb, ApprovalPolicy::Auto).await;
+    let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
     let root = handle.info.root_agent;
     handle
         .ops
@@ -293,7 +202,7 @@ async fn a_supervisor_whose_worker_is_cancelled_by_the_user_stops_waiting() {
             _ => MockResponse::text("spawned it"),
         }
     });
-    let mut handle = start(&mock, &sb, ApprovalPolicy::Auto).await;
+    let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
     let root = handle.info.root_agent;
     handle
         .ops
@@ -422,7 +331,7 @@ async fn despawning_a_worker_that_waits_for_approval_lets_the_session_rest() {
             _ => MockResponse::text("spawned it"),
         }
     });
-    let mut handle = start(&mock, &sb, ApprovalPolicy::Ask).await;
+    let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Ask).await;
     let root = handle.info.root_agent;
     handle
         .ops

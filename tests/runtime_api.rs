@@ -3,62 +3,13 @@
 
 mod common;
 
-use ::squad::config::Config;
-use ::squad::model::{ClientSettings, OpenAiClient};
 use ::squad::protocol::{
-    AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind, Op,
+    AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, EventKind, Op,
 };
-use ::squad::roles::load_roles;
-use ::squad::runtime::{SessionHandle, SessionOptions, start_session};
-use ::squad::tools::{ToolRegistry, coding_tools};
+use common::engine::*;
 use common::*;
 use serde_json::json;
-use std::sync::Arc;
 use std::time::Duration;
-
-async fn start(mock: &MockServer, sb: &Sandbox) -> SessionHandle {
-    let mut config = Config::default();
-    config.provider.base_url = mock.base_url();
-    config.provider.api_key_env = String::new();
-    let mut tools = ToolRegistry::new();
-    for t in coding_tools() {
-        tools.register(t);
-    }
-    let client = OpenAiClient::new(ClientSettings::from_provider(&config.provider)).unwrap();
-    start_session(SessionOptions {
-        approval: ApprovalPolicy::Ask,
-        config,
-        roles: load_roles(sb.ws()).unwrap(),
-        workspace: sb.ws().to_path_buf(),
-        role: None,
-        can_ask: true,
-        model: Arc::new(client),
-        tools,
-        store: None,
-        resume: None,
-        replay_to_frontend: false,
-        warnings: Vec::new(),
-    })
-    .await
-    .unwrap()
-}
-
-async fn next_matching(
-    handle: &mut SessionHandle,
-    seen: &mut Vec<Event>,
-    f: impl Fn(&Event) -> bool,
-) -> Event {
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(20), handle.events.recv())
-            .await
-            .expect("an event in time")
-            .expect("the session is alive");
-        seen.push(ev.clone());
-        if f(&ev) {
-            return ev;
-        }
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn approvals_reach_the_front_end_and_approve_for_session_is_remembered() {
@@ -77,7 +28,7 @@ async fn approvals_reach_the_front_end_and_approve_for_session_is_remembered() {
         ),
         MockResponse::text("both written"),
     ]);
-    let mut handle = start(&mock, &sb).await;
+    let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Ask).await;
     let root = handle.info.root_agent;
     handle
         .ops
@@ -87,7 +38,7 @@ async fn approvals_reach_the_front_end_and_approve_for_session_is_remembered() {
         })
         .unwrap();
     let mut seen = Vec::new();
-    let asked = next_matching(&mut handle, &mut seen, |e| {
+    let asked = next_event(&mut handle, &mut seen, |e| {
         matches!(e.kind, EventKind::ApprovalRequested { .. })
     })
     .await;
@@ -125,7 +76,7 @@ async fn approvals_reach_the_front_end_and_approve_for_session_is_remembered() {
         })
         .unwrap();
     // The second write, in the same folder, is not asked again.
-    next_matching(&mut handle, &mut seen, |e| {
+    next_event(&mut handle, &mut seen, |e| {
         matches!(e.kind, EventKind::Idle)
     })
     .await;
@@ -143,7 +94,7 @@ async fn approvals_reach_the_front_end_and_approve_for_session_is_remembered() {
     );
 
     handle.ops.send(Op::Shutdown).unwrap();
-    let summary = next_matching(&mut handle, &mut seen, |e| {
+    let summary = next_event(&mut handle, &mut seen, |e| {
         matches!(e.kind, EventKind::Summary { .. })
     })
     .await;
@@ -179,7 +130,7 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
             _ => MockResponse::text("waiting for the worker"),
         }
     });
-    let mut handle = start(&mock, &sb).await;
+    let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Ask).await;
     let root = handle.info.root_agent;
     handle
         .ops
@@ -190,7 +141,7 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
         .unwrap();
     let mut seen = Vec::new();
     // Spawning asks (ask policy, a front end that can answer): approve it.
-    let asked = next_matching(&mut handle, &mut seen, |e| {
+    let asked = next_event(&mut handle, &mut seen, |e| {
         matches!(e.kind, EventKind::ApprovalRequested { .. })
     })
     .await;
@@ -206,7 +157,7 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
         })
         .unwrap();
     // (The Waiting of the approval came before the question; this one is the fan-in's.)
-    next_matching(&mut handle, &mut seen, |e| {
+    next_event(&mut handle, &mut seen, |e| {
         e.agent_id == root
             && matches!(
                 e.kind,
@@ -218,7 +169,7 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
     })
     .await;
     handle.ops.send(Op::Interrupt { agent_id: root }).unwrap();
-    next_matching(&mut handle, &mut seen, |e| {
+    next_event(&mut handle, &mut seen, |e| {
         e.agent_id == root
             && matches!(
                 e.kind,
@@ -230,7 +181,7 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
     })
     .await;
     // The worker finishes; the tree rests without the supervisor taking a turn of its own.
-    next_matching(&mut handle, &mut seen, |e| {
+    next_event(&mut handle, &mut seen, |e| {
         matches!(e.kind, EventKind::Idle)
     })
     .await;
@@ -251,7 +202,7 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
             text: "what happened?".into(),
         })
         .unwrap();
-    next_matching(&mut handle, &mut seen, |e| {
+    next_event(&mut handle, &mut seen, |e| {
         matches!(e.kind, EventKind::Idle)
     })
     .await;

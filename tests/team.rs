@@ -4,43 +4,10 @@
 
 mod common;
 
+use common::agents::*;
 use common::*;
 use serde_json::{Value, json};
 use std::time::Duration;
-
-fn is_worker(body: &Value) -> bool {
-    system(body).contains("You are worker agent")
-}
-
-fn system(body: &Value) -> String {
-    content_text(&body["messages"][0]["content"])
-}
-
-fn tool_count(body: &Value) -> usize {
-    tool_messages(body).len()
-}
-
-fn call(id: &str, name: &str, args: Value) -> MockToolCall {
-    MockToolCall::new(id, name, args.to_string())
-}
-
-/// The agent ids that the supervisor's spawn calls returned, in order.
-fn spawned_ids(body: &Value) -> Vec<String> {
-    tool_messages(body)
-        .iter()
-        .filter_map(|(_, c)| serde_json::from_str::<Value>(c).ok())
-        .filter_map(|v| v["agent_id"].as_str().map(str::to_string))
-        .collect()
-}
-
-fn good_result(summary: &str) -> Value {
-    json!({"result": {
-        "status": "success",
-        "summary": summary,
-        "artifacts": [{"file_path": "src/lib.rs", "description": "touched", "change_type": "modified"}],
-        "known_issues": []
-    }})
-}
 
 fn root_id(events: &[Value]) -> String {
     events[0]["agent_id"].as_str().unwrap().to_string()

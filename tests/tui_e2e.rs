@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::agents::is_worker;
 use common::pty::Tui;
 use common::*;
 use serde_json::json;
@@ -82,10 +83,6 @@ async fn approving_with_y_changes_the_file_and_n_refuses() {
     assert!(!sb.ws().join("other.txt").exists());
     let refused = tool_messages(&mock.requests()[3].body);
     assert!(refused.last().unwrap().1.contains("refused"), "{refused:?}");
-}
-
-fn is_worker(body: &serde_json::Value) -> bool {
-    content_text(&body["messages"][0]["content"]).contains("You are worker agent")
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -7,4 +7,6 @@ pub use mock_server::{MockResponse, MockServer, MockToolCall, RecordedRequest};
 pub mod squad;
 
 pub use squad::{Run, Sandbox, content_text, of_type, tool_messages, transcript};
+pub mod agents;
+pub mod engine;
 pub mod pty;

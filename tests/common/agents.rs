@@ -1,0 +1,50 @@
+//! Reading and answering requests of a team session: which agent is asking, what it has
+//! been told, and scripted tool calls for it.
+#![allow(dead_code)]
+
+use super::{MockToolCall, content_text, tool_messages};
+use serde_json::{Value, json};
+
+/// The request's system prompt.
+pub fn system(body: &Value) -> String {
+    content_text(&body["messages"][0]["content"])
+}
+
+/// Whether a worker (not the session's persona) sent this request.
+pub fn is_worker(body: &Value) -> bool {
+    system(body).contains("You are worker agent")
+}
+
+/// Whether a worker of `role` sent this request.
+pub fn is_role(body: &Value, role: &str) -> bool {
+    is_worker(body) && system(body).contains(&format!("(role `{role}`"))
+}
+
+/// How many tool results the request carries.
+pub fn tool_count(body: &Value) -> usize {
+    tool_messages(body).len()
+}
+
+/// A scripted tool call with JSON arguments.
+pub fn call(id: &str, name: &str, args: Value) -> MockToolCall {
+    MockToolCall::new(id, name, args.to_string())
+}
+
+/// The agent ids that the supervisor's spawn calls returned, in order.
+pub fn spawned_ids(body: &Value) -> Vec<String> {
+    tool_messages(body)
+        .iter()
+        .filter_map(|(_, c)| serde_json::from_str::<Value>(c).ok())
+        .filter_map(|v| v["agent_id"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// `return_results` arguments for a successful task.
+pub fn good_result(summary: &str) -> Value {
+    json!({"result": {
+        "status": "success",
+        "summary": summary,
+        "artifacts": [{"file_path": "src/lib.rs", "description": "touched", "change_type": "modified"}],
+        "known_issues": []
+    }})
+}
