@@ -393,18 +393,14 @@ fn exec_once(squad: &str, mock: &MockServer, turns: usize) -> support::Reaped {
     let out_path = home.path().join("stdout");
     let err_path = home.path().join("stderr");
     let mut run = support::Measured::new(squad, home.path());
-    run.cmd
-        .args(["exec", "--approval", "auto", "Read small.rs many times."])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("SQUAD_CONFIG_DIR", home.path().join("config"))
-        .env("SQUAD_DATA_DIR", home.path().join("data"))
-        .env("OPENAI_BASE_URL", mock.base_url())
-        .current_dir(ws.path())
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(std::fs::File::create(&err_path).unwrap());
+    run.sandboxed(
+        home.path(),
+        ws.path(),
+        &mock.base_url(),
+        &out_path,
+        &err_path,
+    )
+    .args(["exec", "--approval", "auto", "Read small.rs many times."]);
     let reaped = run.spawn().wait();
     let stdout = std::fs::read_to_string(&out_path).unwrap();
     assert_eq!(

@@ -272,23 +272,19 @@ fn team_run(squad: &str, mock: &MockServer, wrap: &[String], heap: bool) -> RunR
         None => support::Measured::new(squad, home.path()),
     };
     launch
-        .cmd
+        .sandboxed(
+            home.path(),
+            ws.path(),
+            &mock.base_url(),
+            &out_path,
+            &err_path,
+        )
         .args([
             "exec",
             "--approval",
             "auto",
             "Split the work into 1000 tasks and run them in parallel.",
-        ])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("SQUAD_CONFIG_DIR", home.path().join("config"))
-        .env("SQUAD_DATA_DIR", home.path().join("data"))
-        .env("OPENAI_BASE_URL", mock.base_url())
-        .current_dir(ws.path())
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(std::fs::File::create(&err_path).unwrap());
+        ]);
     let reaped = launch.spawn().wait();
     let exit = started.elapsed();
     // The samplers (and gdb) are done with squad before it can exit; wait for them.

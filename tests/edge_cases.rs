@@ -78,21 +78,13 @@ async fn despawn_while_the_worker_waits_on_its_own_workers_does_not_hang() {
         }
         if is_role(body, "agentic_coder") {
             return match tool_count(body) {
-                0 => MockResponse::tool_call(
-                    "sub",
-                    "spawn_agent",
-                    &json!({"role_name": "test_writer", "task_prompt": "sub task"}).to_string(),
-                ),
+                0 => spawn("test_writer", "sub task"),
                 1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
                 _ => MockResponse::tool_call("r", "return_results", &good_result("x").to_string()),
             };
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "lead the work"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "lead the work"),
             // Long enough for the worker to be inside its own wait_for_agents.
             1 => MockResponse::tool_call("w", "wait_for_agents", r#"{"timeout_s": 1.5}"#),
             2 => {
@@ -128,23 +120,13 @@ async fn despawning_a_worker_with_a_queued_message_lets_the_session_rest() {
             return MockResponse::text("slow").with_delay(Duration::from_secs(30));
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "slow work"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "slow work"),
             _ => MockResponse::text("spawned it"),
         }
     });
     let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
     let root = handle.info.root_agent;
-    handle
-        .ops
-        .send(Op::UserMessage {
-            to: None,
-            text: "start a worker".into(),
-        })
-        .unwrap();
+    say(&handle, "start a worker");
     let mut seen = Vec::new();
     let running = wait_event(&mut handle, &mut seen, Duration::from_secs(20), |e| {
         e.agent_id != root
@@ -194,23 +176,13 @@ async fn a_supervisor_whose_worker_is_cancelled_by_the_user_stops_waiting() {
             return MockResponse::text("slow").with_delay(Duration::from_secs(30));
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "slow work"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "slow work"),
             _ => MockResponse::text("spawned it"),
         }
     });
     let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
     let root = handle.info.root_agent;
-    handle
-        .ops
-        .send(Op::UserMessage {
-            to: None,
-            text: "start a worker".into(),
-        })
-        .unwrap();
+    say(&handle, "start a worker");
     let mut seen = Vec::new();
     // The supervisor's turn is over and it waits on its worker.
     wait_event(&mut handle, &mut seen, Duration::from_secs(20), |e| {
@@ -265,11 +237,7 @@ async fn a_result_returned_while_sub_workers_run_reaches_the_supervisor() {
         }
         if is_role(body, "agentic_coder") {
             return match tool_count(body) {
-                0 => MockResponse::tool_call(
-                    "sub",
-                    "spawn_agent",
-                    &json!({"role_name": "test_writer", "task_prompt": "write tests"}).to_string(),
-                ),
+                0 => spawn("test_writer", "write tests"),
                 1 => MockResponse::tool_call(
                     "r",
                     "return_results",
@@ -279,11 +247,7 @@ async fn a_result_returned_while_sub_workers_run_reaches_the_supervisor() {
             };
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "implement"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "implement"),
             1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
             _ => MockResponse::text("done"),
         }
@@ -323,23 +287,13 @@ async fn despawning_a_worker_that_waits_for_approval_lets_the_session_rest() {
             };
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "write w.txt"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "write w.txt"),
             _ => MockResponse::text("spawned it"),
         }
     });
     let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Ask).await;
     let root = handle.info.root_agent;
-    handle
-        .ops
-        .send(Op::UserMessage {
-            to: None,
-            text: "delegate a write".into(),
-        })
-        .unwrap();
+    say(&handle, "delegate a write");
     let mut seen = Vec::new();
     // The spawn itself is asked first (ask policy): approve it.
     let asked = wait_event(&mut handle, &mut seen, Duration::from_secs(20), |e| {
@@ -466,11 +420,7 @@ async fn a_result_not_yet_delivered_before_a_crash_is_delivered_after_resume() {
             };
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "find it"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "find it"),
             // The supervisor is still thinking when the worker finishes, and squad dies.
             _ => MockResponse::text("still thinking").with_delay(Duration::from_secs(30)),
         }

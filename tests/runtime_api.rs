@@ -6,6 +6,7 @@ mod common;
 use ::squad::protocol::{
     AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, EventKind, Op,
 };
+use common::agents::spawn;
 use common::engine::*;
 use common::*;
 use serde_json::json;
@@ -30,13 +31,7 @@ async fn approvals_reach_the_front_end_and_approve_for_session_is_remembered() {
     ]);
     let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Ask).await;
     let root = handle.info.root_agent;
-    handle
-        .ops
-        .send(Op::UserMessage {
-            to: None,
-            text: "write two files".into(),
-        })
-        .unwrap();
+    say(&handle, "write two files");
     let mut seen = Vec::new();
     let asked = next_event(&mut handle, &mut seen, |e| {
         matches!(e.kind, EventKind::ApprovalRequested { .. })
@@ -122,23 +117,13 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
             return MockResponse::text("the worker found HELD-RESULT");
         }
         match tool_messages(body).len() {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "slow"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "slow"),
             _ => MockResponse::text("waiting for the worker"),
         }
     });
     let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Ask).await;
     let root = handle.info.root_agent;
-    handle
-        .ops
-        .send(Op::UserMessage {
-            to: None,
-            text: "delegate".into(),
-        })
-        .unwrap();
+    say(&handle, "delegate");
     let mut seen = Vec::new();
     // Spawning asks (ask policy, a front end that can answer): approve it.
     let asked = next_event(&mut handle, &mut seen, |e| {
@@ -195,13 +180,7 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
     };
     assert_eq!(supervisor_calls(&mock), 2);
 
-    handle
-        .ops
-        .send(Op::UserMessage {
-            to: None,
-            text: "what happened?".into(),
-        })
-        .unwrap();
+    say(&handle, "what happened?");
     next_event(&mut handle, &mut seen, |e| {
         matches!(e.kind, EventKind::Idle)
     })

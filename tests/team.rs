@@ -117,11 +117,7 @@ async fn supervisor_is_woken_with_results_and_inactive_workers_report_their_last
             return MockResponse::text("final: got it");
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s1",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "say hi"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "say hi"),
             _ => MockResponse::text("started a worker; I will report when it is done"),
         }
     });
@@ -149,11 +145,7 @@ async fn limits_and_permissions_are_errors_the_model_sees() {
     mock.set_responder(|body| {
         if is_worker(body) {
             return match tool_count(body) {
-                0 => MockResponse::tool_call(
-                    "d",
-                    "spawn_agent",
-                    &json!({"role_name": "test_writer", "task_prompt": "go deeper"}).to_string(),
-                ),
+                0 => spawn("test_writer", "go deeper"),
                 _ => MockResponse::tool_call(
                     "r",
                     "return_results",
@@ -232,11 +224,7 @@ async fn invalid_results_name_the_field_and_a_corrected_call_succeeds() {
             };
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "do it"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "do it"),
             1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
             _ => MockResponse::text("done"),
         }
@@ -295,11 +283,7 @@ async fn speak_to_agent_follows_up_with_a_completed_worker() {
             };
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "write code"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "write code"),
             1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
             2 => {
                 let id = spawned_ids(body)[0].clone();
@@ -341,11 +325,7 @@ async fn despawn_cancels_a_worker_whose_model_call_is_in_flight() {
             return MockResponse::text("too late").with_delay(Duration::from_secs(30));
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "slow work"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "slow work"),
             1 => {
                 let id = spawned_ids(body)[0].clone();
                 MockResponse::tool_call("d", "despawn_agent", &json!({"agent_id": id}).to_string())
@@ -389,11 +369,7 @@ async fn a_failing_worker_is_marked_failed_and_its_parent_told_why() {
             return MockResponse::error(500, "worker backend on fire");
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "doomed"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "doomed"),
             1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
             _ => MockResponse::text("the worker failed; I will do it myself"),
         }
@@ -572,11 +548,7 @@ async fn a_worker_never_gets_more_than_its_parent() {
             };
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "write x.txt"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "write x.txt"),
             1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
             _ => MockResponse::text("done"),
         }
@@ -636,11 +608,7 @@ async fn wait_for_agents_times_out_with_who_is_still_running() {
             .with_delay(Duration::from_millis(1500));
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "take your time"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "take your time"),
             1 => MockResponse::tool_call("w1", "wait_for_agents", r#"{"timeout_s": 0.2}"#),
             2 => {
                 let id = spawned_ids(body)[0].clone();
@@ -730,11 +698,7 @@ async fn results_that_arrive_during_the_supervisors_turn_are_delivered_after_it(
             return MockResponse::text("final: the worker reported quick work");
         }
         match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "agentic_coder", "task_prompt": "be quick"}).to_string(),
-            ),
+            0 => spawn("agentic_coder", "be quick"),
             // The worker finishes while this (slow) answer is being produced.
             _ => MockResponse::text("I'll wait for it").with_delay(Duration::from_millis(500)),
         }

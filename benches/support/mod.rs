@@ -164,6 +164,29 @@ impl Measured {
         Self { cmd, report }
     }
 
+    /// squad's environment for a bench run: only PATH from outside, its own config and
+    /// data dirs under `home`, the mock as provider, `ws` as workspace, output to files.
+    pub fn sandboxed(
+        &mut self,
+        home: &Path,
+        ws: &Path,
+        base_url: &str,
+        out: &Path,
+        err: &Path,
+    ) -> &mut Command {
+        self.cmd
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("SQUAD_CONFIG_DIR", home.join("config"))
+            .env("SQUAD_DATA_DIR", home.join("data"))
+            .env("OPENAI_BASE_URL", base_url)
+            .current_dir(ws)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::fs::File::create(out).unwrap())
+            .stderr(std::fs::File::create(err).unwrap())
+    }
+
     /// Starts it; the env must be set up by then (the launcher variable is added last,
     /// so `env_clear` on `cmd` does not remove it).
     pub fn spawn(mut self) -> Running {

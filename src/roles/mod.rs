@@ -28,6 +28,17 @@ pub const TOOL_NAMES: [&str; 14] = [
     "handoff_to",
 ];
 
+/// The tools that act on the team rather than on files: the runtime runs them itself.
+pub const AGENT_TOOLS: [&str; 7] = [
+    "spawn_agent",
+    "wait_for_agents",
+    "speak_to_agent",
+    "get_agents",
+    "despawn_agent",
+    "return_results",
+    "handoff_to",
+];
+
 /// Tools for managing workers: offered exactly when the role has `enabled_agents`.
 pub const WORKER_TOOLS: [&str; 5] = [
     "spawn_agent",
@@ -131,5 +142,21 @@ impl Role {
             Some(list) => list.iter().any(|t| t == name),
             None => true,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_lists_agree() {
+        assert!(AGENT_TOOLS.iter().all(|t| TOOL_NAMES.contains(t)));
+        assert!(WORKER_TOOLS.iter().all(|t| AGENT_TOOLS.contains(t)));
+        assert_eq!(
+            TOOL_NAMES.len(),
+            AGENT_TOOLS.len() + 7,
+            "seven coding tools"
+        );
     }
 }

@@ -65,7 +65,8 @@ pub fn spawn_agent_task(shared: &Arc<Shared>, new: NewAgent) -> AgentId {
         turn_cancel: cancel.child_token(),
         inbox: tx,
         queued: 0,
-        hold: false,
+        // A resumed agent acts on results owed to it only when someone speaks to it.
+        hold: !new.announce,
     };
     shared.registry.insert(entry);
     if new.announce {
@@ -93,8 +94,7 @@ pub fn spawn_agent_task(shared: &Arc<Shared>, new: NewAgent) -> AgentId {
             .deliver(id, AgentInput::Message { text, reply: None });
     }
     let shared = shared.clone();
-    let hold = !new.announce;
-    tokio::spawn(async move { agent_main(shared, id, rx, cancel, hold).await });
+    tokio::spawn(async move { agent_main(shared, id, rx, cancel).await });
     id
 }
 
@@ -108,7 +108,6 @@ async fn agent_main(
     id: AgentId,
     mut inbox: mpsc::UnboundedReceiver<AgentInput>,
     cancel: CancellationToken,
-    mut hold: bool,
 ) {
     let mut changes = shared.registry.subscribe();
     // What the agent rests as between turns (it waits only while workers owe results).
@@ -118,7 +117,7 @@ async fn agent_main(
         .filter(|s| s.is_idle())
         .unwrap_or_default();
     loop {
-        let held = hold || shared.registry.with(id, |a| a.hold).unwrap_or(false);
+        let held = shared.registry.with(id, |a| a.hold).unwrap_or(false);
         let state = if held {
             FanIn::Nothing
         } else {
@@ -169,11 +168,10 @@ async fn agent_main(
                 reply = r;
                 // Results held back (after a resume or an interrupt) come first, then what
                 // it was just told.
-                let held = std::mem::take(&mut hold)
-                    | shared
-                        .registry
-                        .with(id, |a| std::mem::take(&mut a.hold))
-                        .unwrap_or(false);
+                let held = shared
+                    .registry
+                    .with(id, |a| std::mem::take(&mut a.hold))
+                    .unwrap_or(false);
                 if held && let FanIn::Ready(done) = fan_in_state(&shared, id) {
                     shared.push_item(id, HistoryItem::notice(fan_in_report(&shared, &done, &[])));
                 }

@@ -17,15 +17,8 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-pub const NAMES: &[&str] = &[
-    "spawn_agent",
-    "wait_for_agents",
-    "speak_to_agent",
-    "get_agents",
-    "despawn_agent",
-    "return_results",
-    "handoff_to",
-];
+/// The agent tools; one list, kept with the role rules that offer them.
+pub use crate::roles::AGENT_TOOLS as NAMES;
 
 /// Longest a `wait_for_agents` call may block when the model gives no timeout.
 const DEFAULT_WAIT: Duration = Duration::from_secs(600);

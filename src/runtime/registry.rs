@@ -60,8 +60,8 @@ pub struct AgentEntry {
     pub inbox: mpsc::UnboundedSender<AgentInput>,
     /// Inputs sent but not yet taken up, so "idle" is not declared too early.
     pub queued: usize,
-    /// Interrupted by the user: results owed to it wait for their next message instead of
-    /// starting a turn on their own.
+    /// Interrupted by the user, or just resumed: results owed to it wait for the next
+    /// message instead of starting a turn on their own.
     pub hold: bool,
 }
 

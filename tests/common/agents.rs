@@ -2,7 +2,7 @@
 //! been told, and scripted tool calls for it.
 #![allow(dead_code)]
 
-use super::{MockToolCall, content_text, tool_messages};
+use super::{MockResponse, MockToolCall, content_text, tool_messages};
 use serde_json::{Value, json};
 
 /// The request's system prompt.
@@ -47,4 +47,13 @@ pub fn good_result(summary: &str) -> Value {
         "artifacts": [{"file_path": "src/lib.rs", "description": "touched", "change_type": "modified"}],
         "known_issues": []
     }})
+}
+
+/// A model answer that spawns one worker of `role` with `task`.
+pub fn spawn(role: &str, task: &str) -> MockResponse {
+    MockResponse::tool_call(
+        "spawn",
+        "spawn_agent",
+        &json!({"role_name": role, "task_prompt": task}).to_string(),
+    )
 }

@@ -5,7 +5,7 @@
 use super::{MockServer, Sandbox};
 use ::squad::config::Config;
 use ::squad::model::{ClientSettings, OpenAiClient};
-use ::squad::protocol::{AgentId, AgentStatus, ApprovalPolicy, Event, EventKind};
+use ::squad::protocol::{AgentId, AgentStatus, ApprovalPolicy, Event, EventKind, Op};
 use ::squad::roles::load_roles;
 use ::squad::runtime::{SessionHandle, SessionOptions, start_session};
 use ::squad::tools::{ToolRegistry, coding_tools};
@@ -83,4 +83,15 @@ pub fn statuses_of(seen: &[Event], id: AgentId) -> Vec<AgentStatus> {
             _ => None,
         })
         .collect()
+}
+
+/// The user says `text` to the active persona.
+pub fn say(handle: &SessionHandle, text: &str) {
+    handle
+        .ops
+        .send(Op::UserMessage {
+            to: None,
+            text: text.into(),
+        })
+        .expect("the session is alive");
 }
