@@ -287,7 +287,7 @@ async fn read_only_denies_writes_and_the_session_goes_on() {
         "{result}"
     );
     let events = run.events();
-    let ends = of_type(&events, "tool_call_end");
+    let ends = items_of_kind(&events, "tool_result");
     assert_eq!(ends[0]["is_error"], true);
 
     // `ask` cannot ask in exec: it denies too, and says how to allow it.

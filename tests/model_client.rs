@@ -195,7 +195,7 @@ fn request() -> ChatRequest {
     ChatRequest {
         model: "test-model".to_string(),
         system_prompt: "You are a coder.".to_string(),
-        history: vec![HistoryItem::user("hello")],
+        history: vec![HistoryItem::user("hello")].into(),
         tools: Vec::new().into(),
     }
 }
@@ -595,7 +595,8 @@ async fn request_body_carries_history_tools_and_usage_option() {
                 tool_calls: vec![],
             },
             HistoryItem::user("thanks"),
-        ],
+        ]
+        .into(),
         tools: vec![ToolSpec {
             name: "list_dir".into(),
             description: "List a directory".into(),

@@ -439,7 +439,7 @@ async fn the_feature_chain_hands_off_through_four_personas_and_survives_resume()
         .await;
     run.assert_ok();
     let events = run.events();
-    let hops: Vec<(String, String)> = of_type(&events, "handoff")
+    let hops: Vec<(String, String)> = items_of_kind(&events, "handoff")
         .iter()
         .map(|e| {
             (
@@ -730,7 +730,7 @@ async fn two_handoffs_in_one_response_hand_the_session_to_the_first() {
     let run = sb.exec(&mock, &["--json", "go"]).await;
     run.assert_ok();
     let events = run.events();
-    let hops = of_type(&events, "handoff");
+    let hops = items_of_kind(&events, "handoff");
     assert_eq!(hops.len(), 1);
     assert_eq!(hops[0]["to"], "architect");
     let reqs = mock.requests();

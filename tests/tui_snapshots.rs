@@ -139,23 +139,27 @@ impl Script {
     }
 
     fn tool(&mut self, agent: AgentId, call: (&str, &str, &str), output: &str, ok: bool, ms: u64) {
-        let (call_id, name, arguments) = call;
+        let (call_id, name, _arguments) = call;
         self.ev(
             agent,
             EventKind::ToolCallBegin {
                 call_id: call_id.into(),
-                name: name.into(),
-                arguments: arguments.into(),
             },
         );
         self.ev(
             agent,
             EventKind::ToolCallEnd {
                 call_id: call_id.into(),
+                duration_ms: ms,
+            },
+        );
+        self.item(
+            agent,
+            HistoryItem::ToolResult {
+                call_id: call_id.into(),
                 name: name.into(),
                 output: output.into(),
                 is_error: !ok,
-                duration_ms: ms,
             },
         );
     }
@@ -330,14 +334,6 @@ fn handoff_banner() {
         root,
         "That is a design question; the architect is better placed.",
         &[],
-    );
-    s.ev(
-        root,
-        EventKind::Handoff {
-            from: "copilot".into(),
-            to: "architect".into(),
-            reason: "the user asks for a design, not a change".into(),
-        },
     );
     s.item(
         root,

@@ -191,19 +191,6 @@ impl Config {
             .filter(|k| !k.trim().is_empty())
     }
 
-    /// What the coding tools need; the role's test command wins over `[tools]`.
-    pub fn tool_settings(&self, role_test_command: Option<&str>) -> crate::tools::ToolSettings {
-        crate::tools::ToolSettings {
-            command_timeout: std::time::Duration::from_secs(self.tools.command_timeout_s),
-            max_output_bytes: self.tools.max_output_bytes,
-            read_max_bytes: self.tools.read_max_bytes,
-            test_command: role_test_command
-                .map(str::to_string)
-                .or_else(|| self.tools.test_command.clone())
-                .filter(|c| !c.trim().is_empty()),
-        }
-    }
-
     /// Values that parse but cannot work (a zero limit, a URL without a scheme), as
     /// `(key, what is expected)`.
     pub fn problems(&self) -> Vec<(String, String)> {
@@ -310,27 +297,6 @@ mod tests {
     #[test]
     fn defaults_have_no_problems() {
         assert!(Config::default().problems().is_empty());
-    }
-
-    #[test]
-    fn tool_settings_map_tools_section_and_role_wins() {
-        let mut c = Config::default();
-        c.tools.command_timeout_s = 7;
-        c.tools.max_output_bytes = 100;
-        c.tools.read_max_bytes = 200;
-        let s = c.tool_settings(None);
-        assert_eq!(s.command_timeout, std::time::Duration::from_secs(7));
-        assert_eq!((s.max_output_bytes, s.read_max_bytes), (100, 200));
-        assert_eq!(s.test_command, None);
-        c.tools.test_command = Some("make test".into());
-        assert_eq!(
-            c.tool_settings(None).test_command.as_deref(),
-            Some("make test")
-        );
-        assert_eq!(
-            c.tool_settings(Some("cargo test")).test_command.as_deref(),
-            Some("cargo test")
-        );
     }
 
     #[test]

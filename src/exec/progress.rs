@@ -1,13 +1,15 @@
 //! Human progress lines on stderr for `exec` text mode.
 
-use crate::protocol::{AgentId, ApprovalAction, Event, EventKind};
-use crate::runtime::{agent_tools::describe_result, clip};
+use crate::protocol::{AgentId, ApprovalAction, Event, EventKind, HistoryItem};
+use crate::text::{clip, describe_result, key_argument};
 use std::collections::HashMap;
 use std::io::Write;
 
 pub struct Progress {
     root: AgentId,
     roles: HashMap<AgentId, String>,
+    /// Calls named by the assistant items, by id, until they begin: (name, arguments).
+    calls: HashMap<String, (String, String)>,
 }
 
 impl Progress {
@@ -15,6 +17,7 @@ impl Progress {
         Self {
             root,
             roles: HashMap::new(),
+            calls: HashMap::new(),
         }
     }
 
@@ -39,26 +42,16 @@ impl Progress {
                 self.roles.insert(id, role.clone());
                 parent_id.map(|_| format!("+ spawned {} — {}", self.who(id), clip(task, 100)))
             }
-            EventKind::Handoff { from, to, reason } => {
-                self.roles.insert(id, to.clone());
-                Some(format!("⇄ {from} → {to}: {reason}"))
+            EventKind::ItemAdded { item } => self.item(id, item),
+            EventKind::ToolCallBegin { call_id } => {
+                self.calls.remove(call_id).map(|(name, arguments)| {
+                    format!(
+                        "→ [{}] {name} {}",
+                        self.who(id),
+                        clip(&key_argument(&arguments), 100)
+                    )
+                })
             }
-            EventKind::ToolCallBegin {
-                name, arguments, ..
-            } => Some(format!(
-                "→ [{}] {name} {}",
-                self.who(id),
-                key_argument(arguments)
-            )),
-            EventKind::ToolCallEnd {
-                name,
-                output,
-                is_error: true,
-                ..
-            } => Some(format!(
-                "  ✗ {name}: {}",
-                clip(output.lines().next().unwrap_or(""), 200)
-            )),
             EventKind::Retrying {
                 attempt,
                 max_attempts,
@@ -94,25 +87,35 @@ impl Progress {
             let _ = writeln!(out, "{line}");
         }
     }
-}
 
-/// The argument that says most about a call (a path, a command, a role).
-pub fn key_argument(arguments: &str) -> String {
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(arguments)
-    else {
-        return clip(arguments, 80);
-    };
-    for key in [
-        "path",
-        "command",
-        "pattern",
-        "role_name",
-        "agent_id",
-        "target_agent",
-    ] {
-        if let Some(v) = map.get(key).and_then(|v| v.as_str()) {
-            return clip(v, 100);
+    fn item(&mut self, id: AgentId, item: &HistoryItem) -> Option<String> {
+        match item {
+            HistoryItem::Assistant { tool_calls, .. } => {
+                for c in tool_calls {
+                    self.calls
+                        .insert(c.id.clone(), (c.name.clone(), c.arguments.clone()));
+                }
+                None
+            }
+            HistoryItem::ToolResult {
+                name,
+                output,
+                is_error: true,
+                call_id,
+            } => {
+                self.calls.remove(call_id);
+                Some(format!(
+                    "  ✗ {name}: {}",
+                    clip(output.lines().next().unwrap_or(""), 200)
+                ))
+            }
+            HistoryItem::Handoff {
+                from, to, reason, ..
+            } => {
+                self.roles.insert(id, to.clone());
+                Some(format!("⇄ {from} → {to}: {reason}"))
+            }
+            _ => None,
         }
     }
-    String::new()
 }

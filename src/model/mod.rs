@@ -30,7 +30,8 @@ pub struct ToolSpec {
 pub struct ChatRequest {
     pub model: String,
     pub system_prompt: String,
-    pub history: Vec<HistoryItem>,
+    /// Shared with the agent that sends it: building a request copies no history.
+    pub history: Arc<Vec<HistoryItem>>,
     /// Shared between the requests of every agent with the same tools: built once.
     pub tools: Arc<[ToolSpec]>,
 }

@@ -285,7 +285,7 @@ mod tests {
         let req = ChatRequest {
             model: "m".into(),
             system_prompt: "s".into(),
-            history: vec![HistoryItem::user("hi")],
+            history: vec![HistoryItem::user("hi")].into(),
             tools: Vec::new().into(),
         };
         let v = serde_json::to_value(WireRequest::from_chat(&req)).unwrap();

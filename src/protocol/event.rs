@@ -55,16 +55,14 @@ pub enum EventKind {
     TextDelta {
         delta: String,
     },
+    /// A tool call (named in the `item_added` of the assistant message) started running.
+    /// Live only: the call itself and its result are `item_added` items.
     ToolCallBegin {
         call_id: String,
-        name: String,
-        arguments: String,
     },
+    /// A tool call finished after `duration_ms`; its result is the `item_added` that follows.
     ToolCallEnd {
         call_id: String,
-        name: String,
-        output: String,
-        is_error: bool,
         duration_ms: u64,
     },
     ApprovalRequested {
@@ -99,14 +97,13 @@ pub enum EventKind {
         parent_id: Option<AgentId>,
         result: AgentResult,
     },
+    /// The worker's latest outcome (result, failure or last message) was given to its
+    /// supervisor. Resume reads this to know which outcomes are still owed.
+    ResultDelivered {
+        parent_id: AgentId,
+    },
     Despawned {
         parent_id: Option<AgentId>,
-    },
-    /// The session's active persona changed (`agent_id` is the root agent).
-    Handoff {
-        from: String,
-        to: String,
-        reason: String,
     },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,

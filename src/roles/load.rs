@@ -4,7 +4,7 @@
 //! A broken file never stops squad: it is skipped, the role it would have replaced stays,
 //! and `RoleSet::warnings` says which file, which key and what was expected.
 
-use super::{Role, RoleSource, TOOL_NAMES};
+use super::{Role, RoleSource};
 use crate::config::parse::{TomlProblem, parse_toml};
 use crate::config::user_config_dir;
 use std::collections::{BTreeMap, BTreeSet};
@@ -99,9 +99,6 @@ pub fn load_roles_from(user_dir: Option<&Path>, workspace: &Path) -> Result<Role
         };
         let (role, _) = parse_toml::<Role>(text).map_err(|p| built_in(p.to_string()))?;
         check_fields(&role).map_err(|p| built_in(p.to_string()))?;
-        if let Some(w) = unknown_tools(&role) {
-            return Err(built_in(w));
-        }
         layers.entry(role.name.clone()).or_default().push(role);
     }
 
@@ -183,10 +180,6 @@ fn load_file(path: &Path, warnings: &mut Vec<String>) -> Option<Role> {
         warnings.push(skipped(problem.to_string()));
         return None;
     }
-    if let Some(w) = unknown_tools(&role) {
-        // Kept: the role still works, it just will not get a tool that does not exist.
-        warnings.push(format!("role file {}: {w}", path.display()));
-    }
     role.source = RoleSource::File(path.to_path_buf());
     Some(role)
 }
@@ -226,22 +219,6 @@ fn check_fields(role: &Role) -> Result<(), TomlProblem> {
         ));
     }
     Ok(())
-}
-
-fn unknown_tools(role: &Role) -> Option<String> {
-    let lists = [
-        ("tools", role.tools.as_deref().unwrap_or_default()),
-        ("excluded_tools", role.excluded_tools.as_slice()),
-    ];
-    for (key, list) in lists {
-        if let Some(bad) = list.iter().find(|t| !TOOL_NAMES.contains(&t.as_str())) {
-            return Some(format!(
-                "{key}: unknown tool '{bad}' is ignored (known tools: {})",
-                TOOL_NAMES.join(", ")
-            ));
-        }
-    }
-    None
 }
 
 /// Drops file roles whose `enabled_agents` or `handoffs` name roles that do not exist,
@@ -302,6 +279,7 @@ fn unknown_reference(role: &Role, known: &BTreeSet<String>) -> Option<String> {
 mod tests {
     use super::*;
     use crate::config::Config;
+    use crate::roles::Audience;
     use std::fs;
     use tempfile::TempDir;
 
@@ -378,47 +356,16 @@ mod tests {
 
     #[test]
     fn built_ins_match_their_briefs() {
+        // Which tools each built-in gets is checked with the tool registry, in
+        // runtime/toolbox/tests.rs.
         let tmp = tempfile::tempdir().unwrap();
         let set = load_roles_from(None, tmp.path()).unwrap();
         let copilot = set.require(DEFAULT_ROLE).unwrap();
-        for t in [
-            "read_file",
-            "edit_file",
-            "search_files",
-            "run_command",
-            "spawn_agent",
-        ] {
-            assert!(copilot.offers_tool(t, false), "copilot lacks {t}");
-        }
         assert_eq!(
             copilot.handoffs,
             ["architect", "implementer", "tester", "documentation"]
         );
         assert_eq!(copilot.enabled_agents.len(), 7);
-
-        let architect = set.require("architect").unwrap();
-        assert!(!architect.offers_tool("run_command", false));
-        assert!(architect.offers_tool("write_file", false));
-        assert!(architect.offers_tool("handoff_to", false));
-
-        let reviewer = set.require("code_reviewer").unwrap();
-        for t in [
-            "write_file",
-            "edit_file",
-            "run_command",
-            "run_tests",
-            "spawn_agent",
-        ] {
-            assert!(
-                !reviewer.offers_tool(t, true),
-                "code_reviewer must not get {t}"
-            );
-        }
-        assert!(reviewer.offers_tool("return_results", true));
-        assert!(reviewer.offers_tool("read_file", true));
-
-        let tester = set.require("tester").unwrap();
-        assert!(tester.offers_tool("run_tests", false));
         // workers are told to finish with return_results
         for name in ["agentic_coder", "test_writer", "code_reviewer"] {
             let role = set.require(name).unwrap();
@@ -429,22 +376,6 @@ mod tests {
             set.require("agentic_coder").unwrap().enabled_agents,
             ["test_writer", "code_reviewer", "documentation"]
         );
-    }
-
-    #[test]
-    fn agent_tool_rules() {
-        let tmp = tempfile::tempdir().unwrap();
-        let set = load_roles_from(None, tmp.path()).unwrap();
-        let copilot = set.require("copilot").unwrap();
-        assert!(copilot.offers_tool("handoff_to", false));
-        assert!(!copilot.offers_tool("handoff_to", true)); // a worker never hands off
-        assert!(!copilot.offers_tool("return_results", false));
-        let mut reviewer = set.require("code_reviewer").unwrap().clone();
-        assert!(!reviewer.offers_tool("get_agents", true));
-        reviewer.enabled_agents = vec!["tester".into()];
-        assert!(reviewer.offers_tool("get_agents", true)); // granted by the rule, not `tools`
-        reviewer.excluded_tools = vec!["despawn_agent".into()];
-        assert!(!reviewer.offers_tool("despawn_agent", true));
     }
 
     #[test]
@@ -617,26 +548,6 @@ mod tests {
     }
 
     #[test]
-    fn unknown_tool_names_warn_but_keep_the_role() {
-        let d = Dirs::new();
-        let p = d.ws_role(
-            "x.toml",
-            "name = \"x\"\nsystem_prompt = \"p\"\ntools = [\"read_file\", \"apply_patch\"]\n",
-        );
-        let set = d.load();
-        assert!(set.get("x").is_some());
-        assert_eq!(set.warnings.len(), 1);
-        assert!(
-            set.warnings[0].starts_with(&format!(
-                "role file {}: tools: unknown tool 'apply_patch'",
-                p.display()
-            )),
-            "{}",
-            set.warnings[0]
-        );
-    }
-
-    #[test]
     fn same_name_twice_in_one_folder_warns() {
         let d = Dirs::new();
         d.ws_role("1.toml", "name = \"x\"\nsystem_prompt = \"first\"\n");
@@ -680,8 +591,8 @@ mod tests {
         let set = d.load();
         assert!(set.warnings.is_empty(), "{:?}", set.warnings);
         let role = set.require("reviewer").unwrap();
-        assert!(!role.offers_tool("run_command", false));
-        assert!(role.offers_tool("spawn_agent", false));
+        assert!(!role.offers("run_command", Audience::Everyone, false));
+        assert!(role.offers("spawn_agent", Audience::Supervisors, false));
         assert_eq!(role.test_command.as_deref(), Some("cargo test --quiet"));
     }
 

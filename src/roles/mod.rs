@@ -6,47 +6,51 @@ mod load;
 
 pub use load::{DEFAULT_ROLE, RoleError, RoleSet, load_roles, load_roles_from};
 
+impl RoleSet {
+    /// Warns about role files that name tools no handler serves (the names come from the
+    /// runtime's tool registry). The role is kept: it just will not get a tool that does
+    /// not exist. A built-in naming one is a bug, caught by the runtime's tests.
+    pub fn check_tools(&mut self, known: &[String]) {
+        let mut found = Vec::new();
+        for role in self.iter() {
+            let RoleSource::File(path) = &role.source else {
+                continue;
+            };
+            let lists = [
+                ("tools", role.tools.as_deref().unwrap_or_default()),
+                ("excluded_tools", role.excluded_tools.as_slice()),
+            ];
+            for (key, list) in lists {
+                if let Some(bad) = list.iter().find(|t| !known.contains(t)) {
+                    found.push(format!(
+                        "role file {}: {key}: unknown tool '{bad}' is ignored (known tools: {})",
+                        path.display(),
+                        known.join(", ")
+                    ));
+                    break;
+                }
+            }
+        }
+        self.warnings.extend(found);
+    }
+}
+
 use crate::config::Config;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// Every tool a role may name in `tools` / `excluded_tools`.
-pub const TOOL_NAMES: [&str; 14] = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_files",
-    "search_files",
-    "run_command",
-    "run_tests",
-    "spawn_agent",
-    "wait_for_agents",
-    "speak_to_agent",
-    "get_agents",
-    "despawn_agent",
-    "return_results",
-    "handoff_to",
-];
-
-/// The tools that act on the team rather than on files: the runtime runs them itself.
-pub const AGENT_TOOLS: [&str; 7] = [
-    "spawn_agent",
-    "wait_for_agents",
-    "speak_to_agent",
-    "get_agents",
-    "despawn_agent",
-    "return_results",
-    "handoff_to",
-];
-
-/// Tools for managing workers: offered exactly when the role has `enabled_agents`.
-pub const WORKER_TOOLS: [&str; 5] = [
-    "spawn_agent",
-    "wait_for_agents",
-    "speak_to_agent",
-    "get_agents",
-    "despawn_agent",
-];
+/// Who a tool is meant for. Each tool's handler says; a role decides within that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Audience {
+    /// Any agent whose role lists it (or lists no tools at all).
+    Everyone,
+    /// Agents that manage workers: offered exactly when the role has `enabled_agents`.
+    Supervisors,
+    /// Workers only (`return_results`).
+    Workers,
+    /// The session's persona, when its role has `handoffs` (`handoff_to`).
+    Persona,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -115,21 +119,19 @@ impl Role {
         config.model_for_level(level)
     }
 
-    /// Whether an agent of this role gets tool `name`, with the agent-tool rules applied:
-    /// the worker tools only with `enabled_agents`, `return_results` only to workers,
-    /// `handoff_to` only to the session's persona and only with `handoffs`. These do not
-    /// depend on `tools`; `excluded_tools` still removes any tool.
-    pub fn offers_tool(&self, name: &str, is_worker: bool) -> bool {
+    /// Whether an agent of this role gets tool `name`, meant for `audience`: supervisor
+    /// tools only with `enabled_agents`, worker tools only to workers, persona tools only
+    /// to the session's persona and only with `handoffs`. These do not depend on `tools`;
+    /// `excluded_tools` still removes any tool.
+    pub fn offers(&self, name: &str, audience: Audience, is_worker: bool) -> bool {
         if self.excluded_tools.iter().any(|t| t == name) {
             return false;
         }
-        if WORKER_TOOLS.contains(&name) {
-            return !self.enabled_agents.is_empty();
-        }
-        match name {
-            "return_results" => is_worker,
-            "handoff_to" => !is_worker && !self.handoffs.is_empty(),
-            _ => self.allows_tool(name),
+        match audience {
+            Audience::Supervisors => !self.enabled_agents.is_empty(),
+            Audience::Workers => is_worker,
+            Audience::Persona => !is_worker && !self.handoffs.is_empty(),
+            Audience::Everyone => self.allows_tool(name),
         }
     }
 
@@ -142,21 +144,5 @@ impl Role {
             Some(list) => list.iter().any(|t| t == name),
             None => true,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tool_lists_agree() {
-        assert!(AGENT_TOOLS.iter().all(|t| TOOL_NAMES.contains(t)));
-        assert!(WORKER_TOOLS.iter().all(|t| AGENT_TOOLS.contains(t)));
-        assert_eq!(
-            TOOL_NAMES.len(),
-            AGENT_TOOLS.len() + 7,
-            "seven coding tools"
-        );
     }
 }

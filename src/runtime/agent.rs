@@ -1,101 +1,69 @@
 //! An agent's life: wait for input, run a turn, settle its status, deliver workers'
 //! results to it when they arrive. One tokio task per agent.
 
-use super::Shared;
-use super::agent_tools::fan_in_report;
-use super::registry::{AgentEntry, AgentInput, AgentStats};
+use super::agent_tools::Host;
+use super::approval::{ApprovalRequest, Denied};
+use super::engine::Engine;
+use super::persona::switch_persona;
+use super::report::results_report;
+use super::team::{AgentInput, FanIn, NewAgent};
 use super::turn::run_turn;
-use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, EventKind, HistoryItem, TurnEnd};
+use crate::config::Config;
+use crate::protocol::{AgentId, AgentStatus, HistoryItem, TurnEnd};
+use crate::roles::{Role, RoleSet};
+use crate::tools::ToolError;
+use async_trait::async_trait;
 use std::sync::Arc;
-use std::time::Instant;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-/// Everything needed to bring an agent into the session.
-pub struct NewAgent {
-    pub id: AgentId,
-    pub parent: Option<AgentId>,
-    pub role: String,
-    pub model: String,
-    pub depth: u32,
-    pub task: String,
-    pub policy: ApprovalPolicy,
-    pub tools: Vec<String>,
-    /// Earlier history (resume) or the worker's starting context.
-    pub history: Vec<HistoryItem>,
-    pub status: AgentStatus,
-    pub stats: AgentStats,
-    /// Starts a turn at once with this message.
-    pub first_message: Option<String>,
-    /// Whether to announce it. A resumed agent was announced in the log already; it also
-    /// waits for someone to speak before it acts on results owed to it.
-    pub announce: bool,
+/// Registers the agent, announces it, and starts its task.
+pub fn start_agent(engine: &Arc<Engine>, new: NewAgent) -> AgentId {
+    let id = new.id;
+    let (inbox, cancel) = engine.team.add(new);
+    let engine = engine.clone();
+    tokio::spawn(async move { agent_main(engine, id, inbox, cancel).await });
+    id
 }
 
-/// Registers the agent, announces it, and starts its task.
-pub fn spawn_agent_task(shared: &Arc<Shared>, new: NewAgent) -> AgentId {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let cancel = match new
-        .parent
-        .and_then(|p| shared.registry.with(p, |a| a.cancel.clone()))
-    {
-        Some(parent_cancel) => parent_cancel.child_token(),
-        None => CancellationToken::new(),
-    };
-    let id = new.id;
-    let entry = AgentEntry {
-        id,
-        parent: new.parent,
-        children: Vec::new(),
-        role: new.role.clone(),
-        model: new.model.clone(),
-        depth: new.depth,
-        task: new.task.clone(),
-        status: new.status,
-        policy: new.policy,
-        tools: new.tools,
-        history: Vec::new(),
-        result: None,
-        failure: None,
-        delivered: true,
-        stats: new.stats,
-        created: Instant::now(),
-        finished: None,
-        cancel: cancel.clone(),
-        turn_cancel: cancel.child_token(),
-        inbox: tx,
-        queued: 0,
-        // A resumed agent acts on results owed to it only when someone speaks to it.
-        hold: !new.announce,
-    };
-    shared.registry.insert(entry);
-    if new.announce {
-        shared.events.emit(
-            id,
-            EventKind::AgentSpawned {
-                parent_id: new.parent,
-                role: new.role,
-                model: new.model,
-                task: new.task,
-                depth: new.depth,
-            },
-        );
+/// The agent tools reach the runtime through this; starting a worker from a tool call is
+/// the one recursion of the runtime (agent → turn → spawn_agent → agent).
+#[async_trait]
+impl Host for Arc<Engine> {
+    fn config(&self) -> &Config {
+        &self.config
     }
-    for item in new.history {
-        if new.announce {
-            shared.push_item(id, item);
-        } else {
-            shared.registry.with(id, |a| a.history.push(item));
-        }
+
+    fn roles(&self) -> &RoleSet {
+        &self.roles
     }
-    if let Some(text) = new.first_message {
-        shared
-            .registry
-            .deliver(id, AgentInput::Message { text, reply: None });
+
+    fn tools_for(&self, role: &Role, is_worker: bool, ceiling: Option<&[String]>) -> Vec<String> {
+        self.tools.tools_for(role, is_worker, ceiling)
     }
-    let shared = shared.clone();
-    tokio::spawn(async move { agent_main(shared, id, rx, cancel).await });
-    id
+
+    async fn approve(
+        &self,
+        req: ApprovalRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Denied> {
+        Engine::approve(self, req, cancel).await
+    }
+
+    async fn read_for_prompt(
+        &self,
+        caller: AgentId,
+        path: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, ToolError> {
+        let role = self.team.role(caller).unwrap_or_default();
+        let ctx = self.tool_context(caller, &role, cancel);
+        crate::tools::read_for_prompt(&ctx, path).await
+    }
+
+    fn start_agent(&self, new: NewAgent) -> AgentId {
+        start_agent(self, new)
+    }
 }
 
 enum Next {
@@ -104,35 +72,25 @@ enum Next {
 }
 
 async fn agent_main(
-    shared: Arc<Shared>,
+    engine: Arc<Engine>,
     id: AgentId,
     mut inbox: mpsc::UnboundedReceiver<AgentInput>,
     cancel: CancellationToken,
 ) {
-    let mut changes = shared.registry.subscribe();
+    let team = &engine.team;
+    let mut changes = team.subscribe();
     // What the agent rests as between turns (it waits only while workers owe results).
-    let mut rest = shared
-        .registry
-        .with(id, |a| a.status)
-        .filter(|s| s.is_idle())
-        .unwrap_or_default();
+    let mut rest = team.status(id).filter(|s| s.is_idle()).unwrap_or_default();
     loop {
-        let held = shared.registry.with(id, |a| a.hold).unwrap_or(false);
-        let state = if held {
+        let state = if team.is_held(id) {
             FanIn::Nothing
         } else {
-            fan_in_state(&shared, id)
+            team.owed_results(id)
         };
         let next = match state {
-            FanIn::Ready(done) => Next::Results(fan_in_report(&shared, &done, &[])),
+            FanIn::Ready(done) => Next::Results(results_report(team, &done, &[])),
             FanIn::Waiting => {
-                shared.registry.set_status(
-                    id,
-                    AgentStatus::Waiting,
-                    None,
-                    &shared.events,
-                    shared.root,
-                );
+                team.set_status(id, AgentStatus::Waiting, None);
                 match wake(&cancel, &mut inbox, Some(&mut changes)).await {
                     Wake::Input(m) => Next::Input(m),
                     Wake::Changed => continue,
@@ -141,9 +99,7 @@ async fn agent_main(
             }
             FanIn::Nothing => {
                 // Workers it waited for may have been cancelled: nothing is owed any more.
-                shared
-                    .registry
-                    .set_status(id, rest, None, &shared.events, shared.root);
+                team.set_status(id, rest, None);
                 match wake(&cancel, &mut inbox, None).await {
                     Wake::Input(m) => Next::Input(m),
                     Wake::Changed => continue,
@@ -155,45 +111,31 @@ async fn agent_main(
         let mut reply = None;
         let took_input = matches!(next, Next::Input(_));
         match next {
-            Next::Results(report) => shared.push_item(id, HistoryItem::notice(report)),
+            Next::Results(report) => team.push_item(id, HistoryItem::notice(report)),
             Next::Input(AgentInput::SwitchPersona(role)) => {
-                shared
-                    .registry
-                    .with(id, |a| a.queued = a.queued.saturating_sub(1));
-                let _ = super::session::switch_persona(&shared, &role, "switched by the user", "");
-                settle_idle(&shared);
+                team.take_input(id);
+                let _ = switch_persona(&engine, &role, "switched by the user", "");
+                // The status does not change; re-check idleness.
+                team.announce_if_idle();
                 continue;
             }
             Next::Input(AgentInput::Message { text, reply: r }) => {
                 reply = r;
                 // Results held back (after a resume or an interrupt) come first, then what
                 // it was just told.
-                let held = shared
-                    .registry
-                    .with(id, |a| std::mem::take(&mut a.hold))
-                    .unwrap_or(false);
-                if held && let FanIn::Ready(done) = fan_in_state(&shared, id) {
-                    shared.push_item(id, HistoryItem::notice(fan_in_report(&shared, &done, &[])));
+                if team.release_hold(id)
+                    && let FanIn::Ready(done) = team.owed_results(id)
+                {
+                    team.push_item(id, HistoryItem::notice(results_report(team, &done, &[])));
                 }
-                shared.push_item(id, HistoryItem::user(text));
+                team.push_item(id, HistoryItem::user(text));
             }
         }
 
-        // The turn's token first, so an interrupt from now on reaches this turn; then
-        // running; then the input counts as taken: never a moment that looks idle.
-        let turn_cancel = cancel.child_token();
-        shared
-            .registry
-            .with(id, |a| a.turn_cancel = turn_cancel.clone());
-        shared
-            .registry
-            .set_status(id, AgentStatus::Running, None, &shared.events, shared.root);
-        if took_input {
-            shared
-                .registry
-                .with(id, |a| a.queued = a.queued.saturating_sub(1));
-        }
-        let outcome = run_turn(&shared, id, turn_cancel).await;
+        let Some(turn_cancel) = team.begin_turn(id, took_input) else {
+            break;
+        };
+        let outcome = run_turn(&engine, id, turn_cancel).await;
 
         if cancel.is_cancelled() {
             if let Some(r) = reply {
@@ -201,7 +143,7 @@ async fn agent_main(
             }
             break;
         }
-        let is_worker = id != shared.root;
+        let is_worker = id != engine.root();
         let status = match outcome.end {
             TurnEnd::Returned => AgentStatus::Completed,
             TurnEnd::Error if is_worker => AgentStatus::Failed,
@@ -216,8 +158,8 @@ async fn agent_main(
                 AgentStatus::Failed => "its supervisor failed",
                 _ => "its supervisor already returned its result",
             };
-            for child in shared.registry.subtree(id).into_iter().skip(1) {
-                super::agent_tools::cancel_agent(&shared, child, why);
+            for child in team.subtree(id).into_iter().skip(1) {
+                team.cancel_subtree(child, why);
             }
         }
         if status == AgentStatus::Failed {
@@ -225,21 +167,12 @@ async fn agent_main(
                 .error
                 .clone()
                 .unwrap_or_else(|| "unknown error".to_string());
-            shared.registry.with(id, |a| a.failure = Some(why.clone()));
-            shared
-                .registry
-                .set_status(id, status, Some(why), &shared.events, shared.root);
-        } else if status == AgentStatus::Completed
-            || matches!(fan_in_state(&shared, id), FanIn::Nothing)
-        {
-            shared
-                .registry
-                .set_status(id, status, None, &shared.events, shared.root);
+            team.fail(id, why);
+        } else if status == AgentStatus::Completed || team.owed_results(id) == FanIn::Nothing {
+            team.set_status(id, status, None);
         } else {
             // Workers still owe results: wait for them instead of resting.
-            shared
-                .registry
-                .set_status(id, AgentStatus::Waiting, None, &shared.events, shared.root);
+            team.set_status(id, AgentStatus::Waiting, None);
         }
         if let Some(r) = reply {
             let answer = match (&outcome.error, outcome.end) {
@@ -249,13 +182,6 @@ async fn agent_main(
             let _ = r.send(answer);
         }
     }
-}
-
-/// After a persona switch between turns the status does not change; re-check idleness.
-fn settle_idle(shared: &Arc<Shared>) {
-    shared
-        .registry
-        .announce_if_idle(&shared.events, shared.root);
 }
 
 enum Wake {
@@ -269,7 +195,7 @@ enum Wake {
 async fn wake(
     cancel: &CancellationToken,
     inbox: &mut mpsc::UnboundedReceiver<AgentInput>,
-    changes: Option<&mut tokio::sync::watch::Receiver<u64>>,
+    changes: Option<&mut watch::Receiver<u64>>,
 ) -> Wake {
     let changed = async {
         match changes {
@@ -282,43 +208,5 @@ async fn wake(
         _ = cancel.cancelled() => Wake::Stop,
         msg = inbox.recv() => msg.map_or(Wake::Stop, Wake::Input),
         ok = changed => if ok { Wake::Changed } else { Wake::Stop },
-    }
-}
-
-enum FanIn {
-    /// Every worker has finished and these have results not yet given to the agent.
-    Ready(Vec<AgentId>),
-    /// Workers are still running.
-    Waiting,
-    Nothing,
-}
-
-/// Where the agent's workers stand. Only looks: results are marked delivered when the
-/// report is built, right before it is given to the agent.
-fn fan_in_state(shared: &Arc<Shared>, id: AgentId) -> FanIn {
-    let (running, undelivered) = {
-        let agents = shared.registry.lock();
-        let Some(me) = agents.get(&id) else {
-            return FanIn::Nothing;
-        };
-        let mut running = false;
-        let mut undelivered = Vec::new();
-        for child in &me.children {
-            if let Some(c) = agents.get(child) {
-                if c.is_busy() {
-                    running = true;
-                } else if !c.delivered && c.status != AgentStatus::Cancelled {
-                    undelivered.push(*child);
-                }
-            }
-        }
-        (running, undelivered)
-    };
-    if running {
-        FanIn::Waiting
-    } else if undelivered.is_empty() {
-        FanIn::Nothing
-    } else {
-        FanIn::Ready(undelivered)
     }
 }

@@ -41,8 +41,9 @@ impl ApprovalGate {
         }
     }
 
-    pub fn can_ask(&self) -> bool {
-        self.can_ask
+    /// Whether an agent under `policy` could be asked anything at all.
+    pub fn may_ask(&self, policy: ApprovalPolicy) -> bool {
+        policy == ApprovalPolicy::Ask && self.can_ask
     }
 
     /// Whether `check` would put the question to the user (so the agent waits on them).
@@ -57,6 +58,13 @@ impl ApprovalGate {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<(), Denied> {
+        // A spawn changes nothing on disk and the worker inherits its parent's policy, so
+        // it cannot do more than its parent: only an `ask` session with someone to answer
+        // is asked about it.
+        let is_spawn = matches!(req.action, ApprovalAction::Spawn { .. });
+        if is_spawn && !self.may_ask(req.policy) {
+            return Ok(());
+        }
         match req.policy {
             ApprovalPolicy::Auto => return Ok(()),
             ApprovalPolicy::ReadOnly => {
@@ -190,109 +198,4 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::Arc;
-    use tokio::sync::mpsc;
-
-    fn sink() -> (
-        Arc<EventSink>,
-        mpsc::UnboundedReceiver<crate::protocol::Event>,
-    ) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (Arc::new(EventSink::new(None, 0, tx)), rx)
-    }
-
-    fn cmd(c: &str) -> ApprovalAction {
-        ApprovalAction::Command {
-            command: c.to_string(),
-        }
-    }
-
-    #[tokio::test]
-    async fn policies_and_session_cache() {
-        let (events, mut rx) = sink();
-        let gate = Arc::new(ApprovalGate::new(true));
-        let agent = AgentId::new();
-        let cancel = CancellationToken::new();
-        let action = cmd("cargo test --all");
-        let req = |policy| ApprovalRequest {
-            agent_id: agent,
-            role: "copilot",
-            policy,
-            tool: "run_command",
-            action: &action,
-        };
-        assert!(
-            gate.check(req(ApprovalPolicy::Auto), &events, &cancel)
-                .await
-                .is_ok()
-        );
-        assert!(
-            gate.check(req(ApprovalPolicy::ReadOnly), &events, &cancel)
-                .await
-                .is_err()
-        );
-
-        // Ask: answered through the event stream.
-        let g2 = gate.clone();
-        let answer = tokio::spawn(async move {
-            loop {
-                let ev = rx.recv().await.unwrap();
-                if let EventKind::ApprovalRequested {
-                    request_id, action, ..
-                } = ev.kind
-                {
-                    assert_eq!(action, cmd("cargo test --all"));
-                    g2.resolve(request_id, ApprovalDecision::ApproveForSession);
-                    return rx;
-                }
-            }
-        });
-        assert!(
-            gate.check(req(ApprovalPolicy::Ask), &events, &cancel)
-                .await
-                .is_ok()
-        );
-        let _rx = answer.await.unwrap();
-        // Cached: `cargo test` again needs no question, `cargo publish` does (and nobody answers).
-        let again = cmd("cargo test -p x");
-        let r = ApprovalRequest {
-            agent_id: agent,
-            role: "copilot",
-            policy: ApprovalPolicy::Ask,
-            tool: "run_command",
-            action: &again,
-        };
-        assert!(gate.check(r, &events, &cancel).await.is_ok());
-        let other = cmd("cargo publish");
-        cancel.cancel();
-        let r = ApprovalRequest {
-            agent_id: agent,
-            role: "copilot",
-            policy: ApprovalPolicy::Ask,
-            tool: "run_command",
-            action: &other,
-        };
-        assert!(gate.check(r, &events, &cancel).await.is_err());
-    }
-
-    #[tokio::test]
-    async fn headless_ask_denies_with_a_reason() {
-        let (events, _rx) = sink();
-        let gate = ApprovalGate::new(false);
-        let action = cmd("rm -rf build");
-        let r = ApprovalRequest {
-            agent_id: AgentId::new(),
-            role: "copilot",
-            policy: ApprovalPolicy::Ask,
-            tool: "run_command",
-            action: &action,
-        };
-        let err = gate
-            .check(r, &events, &CancellationToken::new())
-            .await
-            .unwrap_err();
-        assert!(err.0.contains("--approval auto"), "{}", err.0);
-    }
-}
+mod tests;

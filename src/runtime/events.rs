@@ -43,7 +43,11 @@ impl EventSink {
                 kind,
             };
             let failed_before = inner.log_failed;
-            if let Some(log) = inner.log.as_mut()
+            // Streamed text is live only: the `item_added` after it is the durable record,
+            // so the log is written once per answer, not once per token.
+            let durable = !matches!(event.kind, EventKind::TextDelta { .. });
+            if durable
+                && let Some(log) = inner.log.as_mut()
                 && let Err(e) = log.append(&event)
                 && !failed_before
             {

@@ -1,25 +1,37 @@
 //! The headless core. A session owns the agent tree, the active persona, the approval gate
 //! and the event log; each agent runs in its own tokio task. Front ends reach it only
 //! through [`SessionHandle`]: `Op`s in, `Event`s out.
+//!
+//! Who owns what (arrows point to what a file uses; the one recursion, agent → turn →
+//! calls → spawn_agent → agent, runs through the [`agent_tools::Host`] trait, not an import):
+//! `start` → `agent` → `turn` → `calls` → `agent_tools` → `team` → `events`;
+//! `engine` holds the `toolbox`, the `approval` gate and the `team`.
 
 mod agent;
-pub mod agent_tools;
-pub mod approval;
+mod agent_tools;
+mod approval;
+mod calls;
+mod engine;
 mod events;
 mod memory;
-mod registry;
-mod session;
-mod shared;
+mod ops;
+mod persona;
+mod report;
+mod start;
+mod team;
+mod toolbox;
 mod turn;
 
-pub use events::EventSink;
-pub use registry::{AgentEntry, AgentStats};
-pub use session::{RuntimeError, SessionOptions, start_session};
-pub use shared::Shared;
-pub use turn::clip;
+pub use start::{RuntimeError, start_session};
 
+use crate::config::Config;
+use crate::model::ModelClient;
 use crate::protocol::{AgentId, ApprovalPolicy, Event, Op};
+use crate::roles::RoleSet;
+use crate::session::SessionStore;
+use crate::tools::ToolRegistry;
 use std::path::PathBuf;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// What a front end holds: a way to send `Op`s and the stream of `Event`s.
@@ -40,4 +52,32 @@ pub struct SessionInfo {
     pub root_agent: AgentId,
     /// Where the session log is written, if anywhere.
     pub log_path: Option<PathBuf>,
+}
+
+pub struct SessionOptions {
+    pub config: Config,
+    pub roles: RoleSet,
+    pub workspace: PathBuf,
+    /// Starting persona; on resume, `None` keeps the persona the session had.
+    pub role: Option<String>,
+    pub approval: ApprovalPolicy,
+    /// Whether a front end can answer approval requests.
+    pub can_ask: bool,
+    pub model: Arc<dyn ModelClient>,
+    /// The coding tools; the agent tools are the runtime's own.
+    pub tools: ToolRegistry,
+    /// Where logs go; `None` keeps no log (and cannot resume).
+    pub store: Option<SessionStore>,
+    /// `last` or a session id.
+    pub resume: Option<String>,
+    /// On resume, send the old events to the front end first (the TUI redraws from them).
+    pub replay_to_frontend: bool,
+    /// Problems found while setting up (e.g. no API key) shown as the session's first errors.
+    pub warnings: Vec<String>,
+}
+
+/// Every tool name an agent may be given with these coding tools, for checking role files
+/// (`squad roles`) outside a session.
+pub fn tool_names(coding: &ToolRegistry) -> Vec<String> {
+    toolbox::ToolBox::new(coding).names()
 }

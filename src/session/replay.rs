@@ -17,6 +17,9 @@ pub struct ReplayedAgent {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cost_usd: f64,
+    /// Whether its latest outcome reached its supervisor (`result_delivered`); one that
+    /// finished, or was cut off, without it is still owed.
+    pub delivered: bool,
 }
 
 /// A session rebuilt from its log.
@@ -80,6 +83,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         prompt_tokens: 0,
                         completion_tokens: 0,
                         cost_usd: 0.0,
+                        // A worker owes its supervisor an outcome from the start.
+                        delivered: parent_id.is_none(),
                     });
                 }
             }
@@ -87,9 +92,23 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                 let Some(agent) = agents.get_mut(&ev.agent_id) else {
                     continue;
                 };
+                let is_root = Some(ev.agent_id) == root;
                 match other {
-                    EventKind::AgentStatus { status, .. } => agent.status = *status,
-                    EventKind::ItemAdded { item } => agent.history.push(item.clone()),
+                    EventKind::AgentStatus { status, .. } => {
+                        agent.status = *status;
+                        if finished(*status) && !is_root {
+                            agent.delivered = false;
+                        }
+                    }
+                    EventKind::ResultDelivered { .. } => agent.delivered = true,
+                    EventKind::ItemAdded { item } => {
+                        // The handoff item is the one record of a persona switch.
+                        if let (true, HistoryItem::Handoff { to, .. }) = (is_root, item) {
+                            agent.role = to.clone();
+                            active_role = Some(to.clone());
+                        }
+                        agent.history.push(item.clone());
+                    }
                     EventKind::ResultReturned { result, .. } => agent.result = Some(result.clone()),
                     EventKind::Usage {
                         prompt_tokens,
@@ -101,10 +120,9 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         agent.completion_tokens += completion_tokens;
                         agent.cost_usd += cost_usd;
                     }
-                    EventKind::Despawned { .. } => agent.status = AgentStatus::Cancelled,
-                    EventKind::Handoff { to, .. } if Some(ev.agent_id) == root => {
-                        agent.role = to.clone();
-                        active_role = Some(to.clone());
+                    EventKind::Despawned { .. } => {
+                        agent.status = AgentStatus::Cancelled;
+                        agent.delivered = true;
                     }
                     _ => {}
                 }
@@ -113,10 +131,14 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     }
 
     let root = root?;
-    // Work that was under way when the process ended did not finish.
+    // Work that was under way when the process ended did not finish; what a worker had
+    // said by then is owed to its supervisor.
     for agent in agents.values_mut() {
         if !agent.status.is_idle() {
             agent.status = AgentStatus::Inactive;
+            if agent.id != root {
+                agent.delivered = false;
+            }
         }
         close_open_calls(&mut agent.history);
     }
@@ -131,6 +153,13 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             .collect(),
         last_seq,
     })
+}
+
+fn finished(status: AgentStatus) -> bool {
+    matches!(
+        status,
+        AgentStatus::Completed | AgentStatus::Inactive | AgentStatus::Failed
+    )
 }
 
 /// Gives every tool call that has no result (the process ended mid-call) one, so the

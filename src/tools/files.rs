@@ -45,6 +45,12 @@ async fn read_text(path: &Path, rel: &str) -> Result<String, ToolError> {
     String::from_utf8(bytes).map_err(|_| not_text(rel))
 }
 
+/// A file's text for a prompt (a worker's starting context), with the same confinement,
+/// size cap and binary check as `read_file`.
+pub async fn read_for_prompt(ctx: &ToolContext, path: &str) -> Result<String, ToolError> {
+    ReadFile.call(ctx, json!({ "path": path })).await
+}
+
 fn count_lines(text: &str) -> usize {
     let newlines = text.bytes().filter(|&b| b == b'\n').count();
     newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))

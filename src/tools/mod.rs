@@ -5,11 +5,14 @@ mod files;
 mod list;
 mod process;
 mod search;
+mod settings;
 mod shell;
 
-pub use files::{EditFile, ReadFile, WriteFile};
+pub(crate) use args::parse as parse_args;
+pub use files::{EditFile, ReadFile, WriteFile, read_for_prompt};
 pub use list::ListFiles;
 pub use search::SearchFiles;
+pub use settings::ToolSettings;
 pub use shell::{RunCommand, RunTests};
 
 use crate::model::ToolSpec;
@@ -18,7 +21,6 @@ use crate::workspace::Workspace;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Whether a tool changes the world; mutating tools pass the approval gate first.
@@ -26,29 +28,6 @@ use tokio_util::sync::CancellationToken;
 pub enum ToolEffect {
     ReadOnly,
     Mutating,
-}
-
-/// Settings the coding tools need, taken from config and role.
-#[derive(Clone, Debug)]
-pub struct ToolSettings {
-    pub command_timeout: Duration,
-    /// Cap on combined command output kept for the model, in bytes.
-    pub max_output_bytes: usize,
-    /// Cap on what `read_file` returns, in bytes.
-    pub read_max_bytes: usize,
-    /// Shell command `run_tests` runs; `None` means the tool explains how to set one.
-    pub test_command: Option<String>,
-}
-
-impl Default for ToolSettings {
-    fn default() -> Self {
-        Self {
-            command_timeout: Duration::from_secs(120),
-            max_output_bytes: 32 * 1024,
-            read_max_bytes: 256 * 1024,
-            test_command: None,
-        }
-    }
 }
 
 /// What a tool call may use.

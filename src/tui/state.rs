@@ -204,17 +204,9 @@ impl Conversation {
         self.entries.get_mut(idx)
     }
 
-    /// Opens the tool call's line the first time it is heard of (from the assistant item
-    /// or from `tool_call_begin`, whichever comes first).
+    /// Opens the tool call's line, from the assistant item that makes the call.
     fn begin_tool(&mut self, call_id: &str, name: &str, arguments: &str) {
-        if let Some(e) = self.tool_mut(call_id) {
-            if let EntryKind::Tool(t) = &mut e.kind
-                && t.arguments.is_empty()
-                && !arguments.is_empty()
-            {
-                t.arguments = arguments.to_string();
-                e.rev += 1;
-            }
+        if self.tool_index.contains_key(call_id) {
             return;
         }
         self.push(EntryKind::Tool(ToolEntry {
@@ -228,14 +220,8 @@ impl Conversation {
         }));
     }
 
-    fn end_tool(
-        &mut self,
-        call_id: &str,
-        name: &str,
-        output: &str,
-        is_error: bool,
-        duration_ms: Option<u64>,
-    ) {
+    /// Fills in a call's result (opening its line if the call was never seen).
+    fn end_tool(&mut self, call_id: &str, name: &str, output: &str, is_error: bool) {
         if !self.tool_index.contains_key(call_id) {
             self.begin_tool(call_id, name, "");
         }
@@ -244,19 +230,18 @@ impl Conversation {
         {
             t.output = Some(output.to_string());
             t.is_error = is_error;
-            if duration_ms.is_some() {
-                t.duration_ms = duration_ms;
-            }
             e.rev += 1;
         }
     }
 
-    /// Whether a banner for this handoff is already among the last few entries (the
-    /// runtime reports a handoff both as an event and as a history item).
-    fn has_recent_handoff(&self, from: &str, to: &str) -> bool {
-        self.entries.iter().rev().take(4).any(|e| {
-            matches!(&e.kind, EntryKind::Handoff { from: f, to: t, .. } if f == from && t == to)
-        })
+    /// How long a call ran, from its live `tool_call_end`.
+    fn set_tool_duration(&mut self, call_id: &str, duration_ms: u64) {
+        if let Some(e) = self.tool_mut(call_id)
+            && let EntryKind::Tool(t) = &mut e.kind
+        {
+            t.duration_ms = Some(duration_ms);
+            e.rev += 1;
+        }
     }
 
     /// Flips a tool line between one line and its full arguments and output.
@@ -382,29 +367,16 @@ impl SessionState {
                 conv.streaming.push_str(delta);
                 conv.stream_rev += 1;
             }
-            EventKind::ToolCallBegin {
+            // The call's line comes from the assistant item; the running tool is shown by
+            // its missing output until the result item arrives.
+            EventKind::ToolCallBegin { .. } => {}
+            EventKind::ToolCallEnd {
                 call_id,
-                name,
-                arguments,
+                duration_ms,
             } => {
                 self.agent_entry(id, now)
                     .conversation
-                    .begin_tool(call_id, name, arguments);
-            }
-            EventKind::ToolCallEnd {
-                call_id,
-                name,
-                output,
-                is_error,
-                duration_ms,
-            } => {
-                let a = self.agent_entry(id, now);
-                a.figures.tool_calls += 1;
-                if *is_error {
-                    a.figures.tool_errors += 1;
-                }
-                a.conversation
-                    .end_tool(call_id, name, output, *is_error, Some(*duration_ms));
+                    .set_tool_duration(call_id, *duration_ms);
             }
             EventKind::ApprovalRequested {
                 request_id,
@@ -480,18 +452,7 @@ impl SessionState {
                     set_status(a, AgentStatus::Cancelled, now);
                 }
             }
-            EventKind::Handoff { from, to, reason } => {
-                self.active_role = to.clone();
-                let a = self.agent_entry(id, now);
-                a.role = to.clone();
-                if !a.conversation.has_recent_handoff(from, to) {
-                    a.conversation.push(EntryKind::Handoff {
-                        from: from.clone(),
-                        to: to.clone(),
-                        reason: reason.clone(),
-                    });
-                }
-            }
+            EventKind::ResultDelivered { .. } => {}
             EventKind::Summary { agents, totals } => {
                 self.summary = Some((agents.clone(), totals.clone()));
             }
@@ -537,7 +498,20 @@ impl SessionState {
     }
 
     fn add_item(&mut self, id: AgentId, item: &HistoryItem, now: Instant) {
-        let conv = &mut self.agent_entry(id, now).conversation;
+        if let HistoryItem::Handoff { to, .. } = item
+            && id == self.root_agent
+        {
+            self.active_role = to.clone();
+            self.agent_entry(id, now).role = to.clone();
+        }
+        let a = self.agent_entry(id, now);
+        if let HistoryItem::ToolResult { is_error, .. } = item {
+            a.figures.tool_calls += 1;
+            if *is_error {
+                a.figures.tool_errors += 1;
+            }
+        }
+        let conv = &mut a.conversation;
         match item {
             HistoryItem::User { text } => conv.push(EntryKind::User(text.clone())),
             HistoryItem::Assistant { text, tool_calls } => {
@@ -555,30 +529,15 @@ impl SessionState {
                 name,
                 output,
                 is_error,
-            } => {
-                let already = matches!(
-                    conv.tool_mut(call_id).map(|e| &e.kind),
-                    Some(EntryKind::Tool(ToolEntry {
-                        output: Some(_),
-                        ..
-                    }))
-                );
-                if !already {
-                    conv.end_tool(call_id, name, output, *is_error, None);
-                }
-            }
+            } => conv.end_tool(call_id, name, output, *is_error),
             HistoryItem::Notice { text } => conv.push(EntryKind::Notice(text.clone())),
             HistoryItem::Handoff {
                 from, to, reason, ..
-            } => {
-                if !conv.has_recent_handoff(from, to) {
-                    conv.push(EntryKind::Handoff {
-                        from: from.clone(),
-                        to: to.clone(),
-                        reason: reason.clone(),
-                    });
-                }
-            }
+            } => conv.push(EntryKind::Handoff {
+                from: from.clone(),
+                to: to.clone(),
+                reason: reason.clone(),
+            }),
         }
     }
 
@@ -751,8 +710,6 @@ mod tests {
                 root,
                 EventKind::ToolCallBegin {
                     call_id: "c1".into(),
-                    name: "read_file".into(),
-                    arguments: r#"{"path":"a"}"#.into(),
                 },
             ),
             t,
@@ -842,12 +799,6 @@ mod tests {
             t,
         );
         assert!(s.agents[&w].result.is_some());
-        let handoff = EventKind::Handoff {
-            from: "copilot".into(),
-            to: "architect".into(),
-            reason: "design".into(),
-        };
-        s.apply(&ev(root, handoff), t);
         let item = HistoryItem::Handoff {
             from: "copilot".into(),
             to: "architect".into(),

@@ -132,6 +132,15 @@ pub fn of_type<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == ty).collect()
 }
 
+/// The history items of one kind (`tool_result`, `handoff`, …) among `item_added` events.
+pub fn items_of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "item_added" && e["item"]["kind"] == kind)
+        .map(|e| &e["item"])
+        .collect()
+}
+
 /// The `tool` messages a request carried, as (tool_call_id, content).
 pub fn tool_messages(body: &Value) -> Vec<(String, String)> {
     body["messages"]

@@ -1,0 +1,177 @@
+//! The tools that make a session a team: spawning workers, talking to them, collecting
+//! their results, and handing the session to another persona. Each is a handler like the
+//! coding tools, registered in the same [`super::toolbox::ToolBox`]; what they need of the
+//! runtime reaches them through [`Host`], so this module does not depend on the agent
+//! loop that runs them.
+
+mod despawn;
+mod get_agents;
+mod handoff;
+mod return_results;
+mod spawn;
+mod speak;
+mod wait;
+
+pub use handoff::Handoff;
+
+use super::approval::{ApprovalRequest, Denied};
+use super::team::{NewAgent, Team};
+use crate::config::Config;
+use crate::model::ToolSpec;
+use crate::protocol::AgentId;
+use crate::roles::{Audience, Role, RoleSet};
+use crate::tools::ToolError;
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Every agent tool, in the order the model sees them.
+pub fn all() -> Vec<Arc<dyn AgentTool>> {
+    vec![
+        Arc::new(spawn::SpawnAgent),
+        Arc::new(wait::WaitForAgents),
+        Arc::new(speak::SpeakToAgent),
+        Arc::new(get_agents::GetAgents),
+        Arc::new(despawn::DespawnAgent),
+        Arc::new(return_results::ReturnResults),
+        Arc::new(handoff::HandoffTo),
+    ]
+}
+
+/// What the agent tools need of the runtime beyond the team itself.
+#[async_trait]
+pub trait Host: Send + Sync {
+    fn config(&self) -> &Config;
+    fn roles(&self) -> &RoleSet;
+    /// The tools an agent of `role` gets, never more than `ceiling` (its parent's).
+    fn tools_for(&self, role: &Role, is_worker: bool, ceiling: Option<&[String]>) -> Vec<String>;
+    /// Passes an action through the approval gate (the caller waits while the user is asked).
+    async fn approve(
+        &self,
+        req: ApprovalRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Denied>;
+    /// A workspace file's text for a worker's first message (same checks as `read_file`).
+    async fn read_for_prompt(
+        &self,
+        caller: AgentId,
+        path: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, ToolError>;
+    /// Registers a new agent and starts its task.
+    fn start_agent(&self, new: NewAgent) -> AgentId;
+}
+
+/// One agent-tool call: who calls, and what it may act on.
+pub struct Call<'a> {
+    pub caller: AgentId,
+    pub team: &'a Team,
+    pub host: &'a dyn Host,
+    pub cancel: &'a CancellationToken,
+}
+
+/// A call that worked: its output for the model, and what it means for the turn.
+pub struct Done {
+    pub output: String,
+    pub effect: Effect,
+}
+
+impl Done {
+    pub fn output(output: impl Into<String>) -> Self {
+        Self {
+            output: output.into(),
+            effect: Effect::None,
+        }
+    }
+}
+
+/// What a call asks of the turn beyond its result.
+pub enum Effect {
+    None,
+    /// `return_results` succeeded: the turn ends after this batch.
+    Returned,
+    /// The session is handed to another persona after this batch's results.
+    Handoff(Handoff),
+}
+
+/// Why a call did not work.
+#[derive(Debug)]
+pub enum Failure {
+    /// The model can fix it: goes back as the tool result.
+    Fixable(String),
+    /// The turn cannot go on (the calling agent is gone).
+    Fatal(String),
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Self::Fixable(message)
+    }
+}
+
+impl From<ToolError> for Failure {
+    fn from(e: ToolError) -> Self {
+        Self::Fixable(e.to_string())
+    }
+}
+
+#[async_trait]
+pub trait AgentTool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+
+    /// Which agents are offered it (the role's lists decide within that).
+    fn audience(&self) -> Audience;
+
+    /// Whether neighbouring calls of this tool in one response may run at once when nobody
+    /// has to be asked (spawning a thousand workers should not take a thousand steps).
+    fn concurrent(&self) -> bool {
+        false
+    }
+
+    async fn call(&self, cx: &Call<'_>, args: Value) -> Result<Done, Failure>;
+}
+
+/// Parses arguments by the tool's own schema (the path the coding tools use too).
+fn parse<T: DeserializeOwned>(spec: &ToolSpec, args: Value) -> Result<T, Failure> {
+    crate::tools::parse_args(&spec.parameters, args).map_err(Failure::from)
+}
+
+/// The caller as the team knows it; a caller that is gone ends the turn.
+fn card(cx: &Call<'_>) -> Result<super::team::AgentCard, Failure> {
+    cx.team
+        .card(cx.caller)
+        .ok_or_else(|| Failure::Fatal("agent no longer exists".to_string()))
+}
+
+/// A worker id (full or its 8-digit short form) that must belong to the caller.
+fn resolve_child(team: &Team, caller: AgentId, raw: &str) -> Result<AgentId, Failure> {
+    let children = team.children(caller);
+    let raw = raw.trim();
+    let found = AgentId::parse(raw)
+        .filter(|id| children.contains(id))
+        .or_else(|| children.iter().copied().find(|c| c.short() == raw));
+    found.ok_or_else(|| {
+        Failure::Fixable(format!(
+            "`{raw}` is not one of your workers (yours: {}); call get_agents to list them",
+            if children.is_empty() {
+                "none".to_string()
+            } else {
+                children
+                    .iter()
+                    .map(|c| c.short())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ))
+    })
+}
+
+/// Rejects empty strings the schema cannot (it only says "string").
+fn non_empty(name: &str, value: &str) -> Result<(), Failure> {
+    if value.trim().is_empty() {
+        return Err(Failure::Fixable(format!("`{name}` must not be empty")));
+    }
+    Ok(())
+}

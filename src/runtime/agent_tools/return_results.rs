@@ -1,0 +1,160 @@
+//! `return_results`: a worker's structured result, validated field by field.
+
+use super::{AgentTool, Call, Done, Effect, Failure};
+use crate::model::ToolSpec;
+use crate::protocol::{AgentResult, EventKind};
+use crate::roles::Audience;
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+pub struct ReturnResults;
+
+#[async_trait]
+impl AgentTool for ReturnResults {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "return_results".into(),
+            description: "Finish your task and hand your supervisor the result. Call it exactly once when done \
+                (also when you failed: say so in status and summary)."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "result": {
+                        "type": "object",
+                        "properties": {
+                            "status": {"type": "string", "enum": ["success", "failure", "partial"]},
+                            "summary": {"type": "string", "description": "What you did and found, concretely."},
+                            "artifacts": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "file_path": {"type": "string"},
+                                        "description": {"type": "string"},
+                                        "change_type": {"type": "string", "enum": ["created", "modified", "deleted", "referenced"]}
+                                    },
+                                    "required": ["file_path", "description", "change_type"]
+                                }
+                            },
+                            "known_issues": {"type": "array", "items": {"type": "string"}, "description": "What is left or doubtful; [] if nothing."}
+                        },
+                        "required": ["status", "summary", "artifacts", "known_issues"]
+                    }
+                },
+                "required": ["result"]
+            }),
+        }
+    }
+
+    fn audience(&self) -> Audience {
+        Audience::Workers
+    }
+
+    /// The wrapper is checked by hand, not by the schema: a model that leaves out the
+    /// `result` object but sends its fields is forgiven; the content is checked strictly.
+    async fn call(&self, cx: &Call<'_>, args: Value) -> Result<Done, Failure> {
+        let raw = match args.get("result") {
+            Some(v) => v.clone(),
+            None if args.get("status").is_some() => args,
+            None => {
+                return Err(Failure::Fixable(
+                    "missing required argument `result` (an object with status, summary, artifacts, known_issues)".into(),
+                ));
+            }
+        };
+        let result = validate_result(&raw).map_err(|e| {
+            Failure::Fixable(format!(
+                "invalid result: {e}. Fix it and call return_results again."
+            ))
+        })?;
+        let parent = cx.team.set_result(cx.caller, result.clone());
+        cx.team.emit(
+            cx.caller,
+            EventKind::ResultReturned {
+                parent_id: parent,
+                result,
+            },
+        );
+        Ok(Done {
+            output: "results delivered to your supervisor".to_string(),
+            effect: Effect::Returned,
+        })
+    }
+}
+
+/// Checks a `return_results` payload field by field, naming the first bad one.
+pub fn validate_result(v: &Value) -> Result<AgentResult, String> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| format!("`result` must be an object, got {v}"))?;
+    let status = match obj.get("status") {
+        Some(Value::String(s)) if ["success", "failure", "partial"].contains(&s.as_str()) => s,
+        Some(other) => {
+            return Err(format!(
+                "`result.status` must be one of \"success\", \"failure\", \"partial\"; got {other}"
+            ));
+        }
+        None => return Err("missing `result.status` (success, failure or partial)".into()),
+    };
+    match obj.get("summary") {
+        Some(Value::String(s)) if !s.trim().is_empty() => {}
+        Some(Value::String(_)) => return Err("`result.summary` must not be empty".into()),
+        Some(other) => return Err(format!("`result.summary` must be a string; got {other}")),
+        None => return Err("missing `result.summary`".into()),
+    }
+    match obj.get("artifacts") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let Some(a) = item.as_object() else {
+                    return Err(format!(
+                        "`result.artifacts[{i}]` must be an object; got {item}"
+                    ));
+                };
+                for key in ["file_path", "description"] {
+                    if !a.get(key).is_some_and(Value::is_string) {
+                        return Err(format!("`result.artifacts[{i}].{key}` must be a string"));
+                    }
+                }
+                match a.get("change_type").and_then(Value::as_str) {
+                    Some("created" | "modified" | "deleted" | "referenced") => {}
+                    _ => {
+                        return Err(format!(
+                            "`result.artifacts[{i}].change_type` must be one of created, modified, deleted, referenced; got {}",
+                            a.get("change_type")
+                                .map_or("nothing".to_string(), |v| v.to_string())
+                        ));
+                    }
+                }
+            }
+        }
+        Some(other) => return Err(format!("`result.artifacts` must be an array; got {other}")),
+    }
+    match obj.get("known_issues") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            if let Some((i, bad)) = items.iter().enumerate().find(|(_, v)| !v.is_string()) {
+                return Err(format!(
+                    "`result.known_issues[{i}]` must be a string; got {bad}"
+                ));
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "`result.known_issues` must be an array of strings; got {other}"
+            ));
+        }
+    }
+    let mut clean = obj.clone();
+    clean.insert("status".into(), json!(status));
+    clean.entry("artifacts").or_insert(json!([]));
+    clean.entry("known_issues").or_insert(json!([]));
+    if clean.get("artifacts") == Some(&Value::Null) {
+        clean.insert("artifacts".into(), json!([]));
+    }
+    if clean.get("known_issues") == Some(&Value::Null) {
+        clean.insert("known_issues".into(), json!([]));
+    }
+    serde_json::from_value(Value::Object(clean)).map_err(|e| e.to_string())
+}

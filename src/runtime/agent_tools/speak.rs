@@ -1,0 +1,92 @@
+//! `speak_to_agent`: a follow-up to a worker that finished, and its reply.
+
+use super::{AgentTool, Call, Done, Failure, non_empty, parse, resolve_child};
+use crate::model::ToolSpec;
+use crate::protocol::AgentStatus;
+use crate::roles::Audience;
+use crate::runtime::team::AgentInput;
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+pub struct SpeakToAgent;
+
+#[derive(Deserialize)]
+struct Args {
+    agent_id: String,
+    message: String,
+}
+
+#[async_trait]
+impl AgentTool for SpeakToAgent {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "speak_to_agent".into(),
+            description:
+                "Send a follow-up message to one of your workers that has completed or is inactive \
+                (e.g. ask for a correction) and get its reply. Not for failed or cancelled workers."
+                    .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "agent_id": {"type": "string"},
+                    "message": {"type": "string"}
+                },
+                "required": ["agent_id", "message"]
+            }),
+        }
+    }
+
+    fn audience(&self) -> Audience {
+        Audience::Supervisors
+    }
+
+    async fn call(&self, cx: &Call<'_>, args: Value) -> Result<Done, Failure> {
+        let args: Args = parse(&self.spec(), args)?;
+        non_empty("agent_id", &args.agent_id)?;
+        non_empty("message", &args.message)?;
+        let team = cx.team;
+        let id = resolve_child(team, cx.caller, &args.agent_id)?;
+        let status = team.status(id).ok_or("worker is gone".to_string())?;
+        match status {
+            AgentStatus::Completed | AgentStatus::Inactive => {}
+            AgentStatus::Running | AgentStatus::Waiting => {
+                return Err(Failure::Fixable(format!(
+                    "worker {} is still {status}; call wait_for_agents first, then speak to it",
+                    id.short()
+                )));
+            }
+            AgentStatus::Failed | AgentStatus::Cancelled => {
+                return Err(Failure::Fixable(format!(
+                    "worker {} is {status} and cannot take messages; spawn a new worker with the \
+                     task (and what went wrong) instead",
+                    id.short()
+                )));
+            }
+        }
+        let (tx, rx) = oneshot::channel();
+        let input = AgentInput::Message {
+            text: args.message,
+            reply: Some(tx),
+        };
+        if !team.deliver(id, input) {
+            return Err(Failure::Fixable("the worker has stopped".to_string()));
+        }
+        team.set_status(cx.caller, AgentStatus::Waiting, None);
+        let reply = tokio::select! {
+            r = rx => r.unwrap_or_else(|_| Err("the worker stopped before answering".to_string())),
+            _ = cx.cancel.cancelled() => Err("interrupted while waiting for the worker's reply".to_string()),
+        };
+        team.set_status(cx.caller, AgentStatus::Running, None);
+        let (status, result) = team.mark_delivered(id);
+        let text = reply?;
+        let mut out = json!({"agent_id": id.to_string(), "status": status.as_str(), "reply": text});
+        if status == AgentStatus::Completed
+            && let Some(r) = result
+        {
+            out["result"] = serde_json::to_value(r).unwrap_or(Value::Null);
+        }
+        Ok(Done::output(out.to_string()))
+    }
+}

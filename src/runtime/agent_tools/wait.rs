@@ -1,0 +1,101 @@
+//! `wait_for_agents`: fan-in, until the workers finish or the timeout.
+
+use super::{AgentTool, Call, Done, Failure, parse, resolve_child};
+use crate::model::ToolSpec;
+use crate::protocol::{AgentId, AgentStatus};
+use crate::roles::Audience;
+use crate::runtime::report::results_report;
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+pub struct WaitForAgents;
+
+#[derive(Deserialize)]
+struct Args {
+    #[serde(default)]
+    agent_ids: Option<Vec<Value>>,
+    #[serde(default)]
+    timeout_s: Option<f64>,
+}
+
+/// Longest a `wait_for_agents` call may block when the model gives no timeout.
+const DEFAULT_WAIT: Duration = Duration::from_secs(600);
+
+#[async_trait]
+impl AgentTool for WaitForAgents {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "wait_for_agents".into(),
+            description: "Block until the given workers (default: all your unfinished or unreported workers) \
+                finish, and return their results. On timeout, returns the results that are ready and \
+                lists who is still running."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "agent_ids": {"type": "array", "items": {"type": "string"}, "description": "Workers to wait for; omit for all of yours."},
+                    "timeout_s": {"type": "number", "description": "Longest wait in seconds (default 600)."}
+                }
+            }),
+        }
+    }
+
+    fn audience(&self) -> Audience {
+        Audience::Supervisors
+    }
+
+    async fn call(&self, cx: &Call<'_>, args: Value) -> Result<Done, Failure> {
+        let args: Args = parse(&self.spec(), args)?;
+        let ids: Vec<AgentId> = match args.agent_ids {
+            None => cx.team.unfinished_children(cx.caller),
+            Some(list) => {
+                let mut ids = Vec::with_capacity(list.len());
+                for v in list {
+                    let raw = v
+                        .as_str()
+                        .ok_or_else(|| format!("`agent_ids` must hold strings, got {v}"))?;
+                    ids.push(resolve_child(cx.team, cx.caller, raw)?);
+                }
+                ids
+            }
+        };
+        if ids.is_empty() {
+            return Ok(Done::output(
+                json!({"results": [], "still_running": [], "note": "no workers to wait for"})
+                    .to_string(),
+            ));
+        }
+        let timeout = match args.timeout_s {
+            None => DEFAULT_WAIT,
+            Some(s) if s >= 0.0 && s.is_finite() => Duration::from_secs_f64(s.min(3600.0)),
+            Some(s) => {
+                return Err(Failure::Fixable(format!(
+                    "`timeout_s` must be a non-negative number of seconds, got {s}"
+                )));
+            }
+        };
+
+        let team = cx.team;
+        team.set_status(cx.caller, AgentStatus::Waiting, None);
+        let mut changes = team.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if team.partition_busy(&ids).1.is_empty() {
+                break;
+            }
+            tokio::select! {
+                r = changes.changed() => if r.is_err() { break },
+                _ = tokio::time::sleep_until(deadline) => break,
+                _ = cx.cancel.cancelled() => {
+                    team.set_status(cx.caller, AgentStatus::Running, None);
+                    return Err(Failure::Fixable("interrupted while waiting for workers".to_string()));
+                }
+            }
+        }
+        team.set_status(cx.caller, AgentStatus::Running, None);
+        let (done, running) = team.partition_busy(&ids);
+        Ok(Done::output(results_report(team, &done, &running)))
+    }
+}

@@ -1,0 +1,258 @@
+//! The tool calls of one model response: checked against the agent's tools, run through
+//! their handlers (neighbours that may run together do), and answered with exactly one
+//! result each, in order, even when interrupted.
+
+use super::agent_tools::{Call, Effect, Failure, Handoff};
+use super::approval::ApprovalRequest;
+use super::engine::Engine;
+use super::toolbox::Handler;
+use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall};
+use crate::text::clip;
+use crate::tools::{ToolEffect, ToolError};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How a batch of calls ended, for the turn.
+pub enum BatchEnd {
+    Continue,
+    /// `return_results` succeeded: finish the turn.
+    Returned,
+    /// A call found the turn cannot go on.
+    Fatal(String),
+}
+
+pub struct BatchOutcome {
+    pub end: BatchEnd,
+    /// The first handoff asked for; applied after every result is recorded.
+    pub handoff: Option<Handoff>,
+}
+
+/// The result of one call, with what it means for the turn.
+struct CallResult {
+    output: String,
+    is_error: bool,
+    effect: Effect,
+    fatal: bool,
+}
+
+impl CallResult {
+    fn ok(output: String, effect: Effect) -> Self {
+        Self {
+            output,
+            is_error: false,
+            effect,
+            fatal: false,
+        }
+    }
+
+    fn error(output: String) -> Self {
+        Self {
+            output,
+            is_error: true,
+            effect: Effect::None,
+            fatal: false,
+        }
+    }
+}
+
+/// Runs one response's calls: neighbours that may run together do (reads, and spawns
+/// nobody has to approve), the rest one by one, in order.
+pub async fn run_tool_calls(
+    engine: &Arc<Engine>,
+    agent: AgentId,
+    calls: &[ToolCall],
+    cancel: &CancellationToken,
+) -> BatchOutcome {
+    let team = &engine.team;
+    let policy = team.card(agent).map(|c| c.policy);
+    let may_ask = policy.is_some_and(|p| engine.gate.may_ask(p));
+    let together = |name: &str| {
+        engine.tools.is_read_only(name) || (!may_ask && engine.tools.is_concurrent(name))
+    };
+    let mut out = BatchOutcome {
+        end: BatchEnd::Continue,
+        handoff: None,
+    };
+    let mut i = 0;
+    while i < calls.len() {
+        let mut j = i + 1;
+        if together(&calls[i].name) {
+            while j < calls.len() && together(&calls[j].name) {
+                j += 1;
+            }
+        }
+        let batch = &calls[i..j];
+        let stopped = match &out.end {
+            BatchEnd::Fatal(why) => Some(format!("not run: {why}")),
+            _ if cancel.is_cancelled() => Some("interrupted by the user before it ran".to_string()),
+            _ => None,
+        };
+        let results: Vec<CallResult> = match stopped {
+            Some(why) => batch
+                .iter()
+                .map(|_| CallResult::error(why.clone()))
+                .collect(),
+            None => {
+                for call in batch {
+                    team.emit(
+                        agent,
+                        EventKind::ToolCallBegin {
+                            call_id: call.id.clone(),
+                        },
+                    );
+                }
+                let timed = futures::future::join_all(batch.iter().map(|call| async move {
+                    let started = Instant::now();
+                    let r = execute(engine, agent, call, cancel).await;
+                    (r, started.elapsed())
+                }))
+                .await;
+                let mut results = Vec::with_capacity(timed.len());
+                for (call, (result, elapsed)) in batch.iter().zip(timed) {
+                    team.emit(
+                        agent,
+                        EventKind::ToolCallEnd {
+                            call_id: call.id.clone(),
+                            duration_ms: elapsed.as_millis() as u64,
+                        },
+                    );
+                    results.push(result);
+                }
+                results
+            }
+        };
+        for (call, mut result) in batch.iter().zip(results) {
+            match std::mem::replace(&mut result.effect, Effect::None) {
+                Effect::None => {}
+                Effect::Returned => out.end = BatchEnd::Returned,
+                // One persona takes over per response: the first handoff wins.
+                Effect::Handoff(h) => match &out.handoff {
+                    Some(first) => {
+                        result = CallResult::error(format!(
+                            "only one handoff per response: the session is already being handed to `{}`",
+                            first.to
+                        ));
+                    }
+                    None => out.handoff = Some(h),
+                },
+            }
+            if result.fatal {
+                out.end = BatchEnd::Fatal(result.output.clone());
+            }
+            team.count_tool_result(agent, result.is_error);
+            team.push_item(
+                agent,
+                HistoryItem::ToolResult {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    output: result.output,
+                    is_error: result.is_error,
+                },
+            );
+        }
+        i = j;
+    }
+    out
+}
+
+async fn execute(
+    engine: &Arc<Engine>,
+    agent: AgentId,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+) -> CallResult {
+    let Some(me) = engine.team.card(agent) else {
+        return CallResult {
+            fatal: true,
+            ..CallResult::error("agent no longer exists".to_string())
+        };
+    };
+    let handler = engine.tools.handler(&call.name);
+    if !me.tools.iter().any(|t| t == &call.name) {
+        let known = if handler.is_some() {
+            format!(
+                "tool `{}` is not available to the `{}` role",
+                call.name, me.role
+            )
+        } else {
+            format!("unknown tool `{}`", call.name)
+        };
+        return CallResult::error(format!(
+            "{known}. Available tools: {}.",
+            me.tools.join(", ")
+        ));
+    }
+    let Some(handler) = handler else {
+        return CallResult::error(format!("unknown tool `{}`", call.name));
+    };
+    let args = match parse_arguments(call) {
+        Ok(args) => args,
+        Err(message) => return CallResult::error(message),
+    };
+
+    match handler {
+        Handler::Agent(tool) => {
+            let cx = Call {
+                caller: agent,
+                team: &engine.team,
+                host: engine,
+                cancel,
+            };
+            match tool.call(&cx, args).await {
+                Ok(done) => CallResult::ok(done.output, done.effect),
+                Err(Failure::Fixable(message)) => CallResult::error(message),
+                Err(Failure::Fatal(message)) => CallResult {
+                    fatal: true,
+                    ..CallResult::error(message)
+                },
+            }
+        }
+        Handler::Coding(tool) => {
+            let ctx = engine.tool_context(agent, &me.role, cancel);
+            if tool.effect() == ToolEffect::Mutating {
+                let action = match tool.describe(&ctx, &args).await {
+                    Ok(a) => a,
+                    Err(e) => return CallResult::error(e.to_string()),
+                };
+                if let Some(action) = action {
+                    let req = ApprovalRequest {
+                        agent_id: agent,
+                        role: &me.role,
+                        policy: me.policy,
+                        tool: &call.name,
+                        action: &action,
+                    };
+                    if let Err(denied) = engine.approve(req, cancel).await {
+                        return CallResult::error(denied.0);
+                    }
+                }
+            }
+            match tool.call(&ctx, args).await {
+                Ok(output) => CallResult::ok(output, Effect::None),
+                Err(ToolError::Cancelled) => CallResult::error("cancelled by the user".to_string()),
+                Err(e) => CallResult::error(e.to_string()),
+            }
+        }
+    }
+}
+
+/// The call's arguments as a JSON object; errors quote what the model sent.
+fn parse_arguments(call: &ToolCall) -> Result<Value, String> {
+    if call.arguments.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str(&call.arguments) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(format!(
+            "arguments must be a JSON object; you sent: {}",
+            clip(&call.arguments, 400)
+        )),
+        Err(e) => Err(format!(
+            "arguments are not valid JSON ({e}); you sent: {}. Call `{}` again with a valid JSON object.",
+            clip(&call.arguments, 400),
+            call.name
+        )),
+    }
+}

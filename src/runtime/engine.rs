@@ -1,0 +1,112 @@
+//! What the agents of one session share: config, roles, the model, the tools, the
+//! workspace, the approval gate and the team. Built once by `start`, then read-only but
+//! for the team, which owns all that changes.
+
+use super::approval::{ApprovalGate, ApprovalRequest, Denied};
+use super::team::Team;
+use super::toolbox::ToolBox;
+use crate::config::Config;
+use crate::model::{ChatRequest, ModelClient};
+use crate::protocol::{AgentId, AgentStatus};
+use crate::roles::{Role, RoleSet};
+use crate::tools::{ToolContext, ToolSettings};
+use crate::workspace::Workspace;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+pub struct Engine {
+    pub config: Config,
+    pub roles: RoleSet,
+    pub model: Arc<dyn ModelClient>,
+    pub tools: ToolBox,
+    pub workspace: Arc<Workspace>,
+    pub gate: ApprovalGate,
+    pub team: Team,
+    /// Bounds model calls in flight across the whole session; workers queue here.
+    pub model_slots: Semaphore,
+}
+
+/// One model call, ready to send.
+pub struct RequestSetup {
+    pub request: ChatRequest,
+    pub max_iterations: u32,
+}
+
+impl Engine {
+    pub fn role(&self, name: &str) -> Option<&Role> {
+        self.roles.get(name)
+    }
+
+    pub fn root(&self) -> AgentId {
+        self.team.root()
+    }
+
+    /// Builds the next request of `agent` from its role and history.
+    pub fn request_for(&self, agent: AgentId) -> Option<RequestSetup> {
+        let view = self.team.request_view(agent)?;
+        let role = self.role(&view.role)?;
+        let mut system_prompt = role.system_prompt.trim().to_string();
+        system_prompt.push_str(&format!(
+            "\n\n# Environment\nWorkspace root: {}. Every path you pass to a tool is relative to it.",
+            self.workspace.root().display()
+        ));
+        if let Some(parent_role) = &view.parent_role {
+            system_prompt.push_str(&format!(
+                "\nYou are worker agent {} (role `{}`, depth {}), started by `{parent_role}` \
+                 for one task. When the task is done, call `return_results` with status, summary, \
+                 artifacts and known_issues; your supervisor reads only that.",
+                agent.short(),
+                view.role,
+                view.depth,
+            ));
+        }
+        Some(RequestSetup {
+            request: ChatRequest {
+                model: view.model,
+                system_prompt,
+                history: view.history,
+                tools: self.tools.specs_for(&view.tools),
+            },
+            max_iterations: role
+                .max_iterations
+                .unwrap_or(self.config.limits.max_iterations)
+                .max(1),
+        })
+    }
+
+    /// What a coding tool called by `agent` may use.
+    pub fn tool_context(
+        &self,
+        agent: AgentId,
+        role: &str,
+        cancel: &CancellationToken,
+    ) -> ToolContext {
+        let test_command = self.role(role).and_then(|r| r.test_command.as_deref());
+        ToolContext {
+            agent_id: agent,
+            workspace: self.workspace.clone(),
+            settings: Arc::new(ToolSettings::from_config(&self.config, test_command)),
+            cancel: cancel.clone(),
+        }
+    }
+
+    /// Passes a mutating action through the gate; while the user is asked, the agent is
+    /// `waiting`.
+    pub async fn approve(
+        &self,
+        req: ApprovalRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Denied> {
+        let agent = req.agent_id;
+        let asks = self.gate.will_ask(&req);
+        if asks {
+            self.team.set_status(agent, AgentStatus::Waiting, None);
+        }
+        let decision = self.gate.check(req, self.team.events(), cancel).await;
+        if asks {
+            self.team.set_status(agent, AgentStatus::Running, None);
+        }
+        decision
+    }
+}

@@ -1,0 +1,243 @@
+//! Starting a session, or resuming one from its log: the engine, the root persona (or
+//! the whole restored team), and the task that serves the front end's `Op`s.
+
+use super::agent::start_agent;
+use super::approval::ApprovalGate;
+use super::engine::Engine;
+use super::events::EventSink;
+use super::ops::serve_ops;
+use super::persona::switch_persona;
+use super::team::{AgentStats, NewAgent, Team};
+use super::toolbox::ToolBox;
+use super::{SessionHandle, SessionInfo, SessionOptions};
+use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, EventKind};
+use crate::session::{ReplayedSession, SessionLog, read_events, replay};
+use crate::workspace::Workspace;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::{Semaphore, mpsc};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("cannot use workspace {path}: {source}")]
+    Workspace {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Role(#[from] crate::roles::RoleError),
+    #[error("{0}")]
+    Store(#[from] crate::session::StoreError),
+    #[error("cannot open the session log {path}: {source}")]
+    Log {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("session log {0} holds no session to resume")]
+    EmptyLog(PathBuf),
+}
+
+pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
+    let workspace = Workspace::new(&opts.workspace).map_err(|source| RuntimeError::Workspace {
+        path: opts.workspace.clone(),
+        source,
+    })?;
+    let (event_tx, event_rx) = mpsc::unbounded_channel();
+
+    let resumed = match (&opts.resume, &opts.store) {
+        (Some(which), Some(store)) => {
+            let meta = store.resolve(which)?;
+            let (events, _skipped) =
+                read_events(&meta.path).map_err(|source| RuntimeError::Log {
+                    path: meta.path.clone(),
+                    source,
+                })?;
+            let session =
+                replay(&events).ok_or_else(|| RuntimeError::EmptyLog(meta.path.clone()))?;
+            Some((meta.path, events, session))
+        }
+        _ => None,
+    };
+
+    let (session_id, root, first_seq) = match &resumed {
+        Some((_, _, s)) => (s.session_id.clone(), s.root, s.last_seq),
+        None => (new_session_id(), AgentId::new(), 0),
+    };
+    let log_path = opts.store.as_ref().map(|s| match &resumed {
+        Some((path, _, _)) => path.clone(),
+        None => s.path_for(&session_id),
+    });
+    let log = match &log_path {
+        Some(p) => Some(SessionLog::open(p).map_err(|source| RuntimeError::Log {
+            path: p.clone(),
+            source,
+        })?),
+        None => None,
+    };
+    let sink = EventSink::new(log, first_seq, event_tx);
+    if opts.replay_to_frontend
+        && let Some((_, events, _)) = &resumed
+    {
+        for ev in events {
+            sink.forward(ev.clone());
+        }
+    }
+
+    let active_role = match (&opts.role, &resumed) {
+        (Some(r), _) => r.clone(),
+        (None, Some((_, _, s))) => s.active_role.clone(),
+        (None, None) => crate::roles::DEFAULT_ROLE.to_string(),
+    };
+    let role = opts.roles.require(&active_role)?.clone();
+    let model_name = role.model(&opts.config);
+    let tools = ToolBox::new(&opts.tools);
+    let mut roles = opts.roles;
+    roles.check_tools(&tools.names());
+
+    let engine = Arc::new(Engine {
+        model_slots: Semaphore::new(opts.config.limits.max_concurrent_requests.max(1) as usize),
+        config: opts.config,
+        roles,
+        model: opts.model,
+        tools,
+        workspace: Arc::new(workspace),
+        gate: ApprovalGate::new(opts.can_ask),
+        team: Team::new(sink, root),
+    });
+    let team = &engine.team;
+
+    team.emit(
+        root,
+        EventKind::SessionStarted {
+            session_id: session_id.clone(),
+            workspace: engine.workspace.root().to_path_buf(),
+            model: model_name.clone(),
+            role: role.name.clone(),
+            approval: opts.approval,
+            resumed: resumed.is_some(),
+            roles: engine.roles.names(),
+        },
+    );
+    for message in opts.warnings {
+        team.emit(root, EventKind::Error { message });
+    }
+    for warning in &engine.roles.warnings {
+        team.emit(
+            root,
+            EventKind::Error {
+                message: format!("role file skipped: {warning}"),
+            },
+        );
+    }
+
+    match resumed {
+        Some((_, _, session)) => restore_agents(&engine, session, opts.approval),
+        None => {
+            let tools = engine.tools.tools_for(&role, false, None);
+            start_agent(
+                &engine,
+                NewAgent {
+                    id: root,
+                    parent: None,
+                    role: role.name.clone(),
+                    model: model_name.clone(),
+                    depth: 0,
+                    task: String::new(),
+                    policy: opts.approval,
+                    tools,
+                    history: Vec::new(),
+                    status: AgentStatus::Inactive,
+                    stats: AgentStats::default(),
+                    result: None,
+                    first_message: None,
+                    announce: true,
+                },
+            );
+        }
+    }
+    // A resumed persona switch from the flag is recorded like any other.
+    if let Some(current) = team.role(root)
+        && current != role.name
+    {
+        let _ = switch_persona(&engine, &role.name, "chosen with --role on resume", "");
+    }
+
+    let (op_tx, op_rx) = mpsc::unbounded_channel();
+    tokio::spawn(serve_ops(engine.clone(), op_rx));
+    Ok(SessionHandle {
+        ops: op_tx,
+        events: event_rx,
+        info: SessionInfo {
+            session_id,
+            workspace: engine.workspace.root().to_path_buf(),
+            model: model_name,
+            approval: opts.approval,
+            role: role.name.clone(),
+            root_agent: root,
+            log_path,
+        },
+    })
+}
+
+fn new_session_id() -> String {
+    format!(
+        "{}-{}",
+        chrono::Utc::now().format("%Y%m%d-%H%M%S"),
+        &uuid::Uuid::new_v4().simple().to_string()[..6]
+    )
+}
+
+/// Brings the logged agents back (root first), idle, with their histories; outcomes the
+/// log does not show as delivered are still owed to their supervisors.
+fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: ApprovalPolicy) {
+    let mut delivered = HashMap::new();
+    for agent in session.agents {
+        let is_root = agent.id == session.root;
+        let role_name = if is_root {
+            session.active_role.clone()
+        } else {
+            agent.role.clone()
+        };
+        let Some(role) = engine.role(&role_name) else {
+            continue;
+        };
+        let ceiling = agent.parent_id.and_then(|p| engine.team.tools(p));
+        let tools = engine.tools.tools_for(role, !is_root, ceiling.as_deref());
+        let model = if is_root {
+            role.model(&engine.config)
+        } else {
+            agent.model.clone()
+        };
+        delivered.insert(agent.id, agent.delivered);
+        start_agent(
+            engine,
+            NewAgent {
+                id: agent.id,
+                parent: agent.parent_id,
+                role: role.name.clone(),
+                model,
+                depth: agent.depth,
+                task: agent.task,
+                policy,
+                tools,
+                history: agent.history,
+                status: agent.status,
+                stats: AgentStats {
+                    prompt_tokens: agent.prompt_tokens,
+                    completion_tokens: agent.completion_tokens,
+                    cost_usd: agent.cost_usd,
+                    ..AgentStats::default()
+                },
+                result: agent.result,
+                first_message: None,
+                announce: false,
+            },
+        );
+    }
+    engine
+        .team
+        .restore_delivery(|id, _| delivered.get(&id).copied().unwrap_or(true));
+}

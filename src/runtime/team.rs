@@ -1,0 +1,730 @@
+//! The one owner of the agent tree: every agent's record, who spawned whom, statuses, inboxes
+//! and the fan-in bookkeeping (which outcomes the supervisor has been given). Its fields
+//! are private; the rest of the runtime changes an agent only through the named steps
+//! here, so the busy/idle/fan-in rules live in one place and are tested next to it.
+
+use super::events::EventSink;
+use crate::protocol::{
+    AgentId, AgentResult, AgentStatus, AgentSummary, ApprovalPolicy, EventKind, HistoryItem,
+    SessionTotals,
+};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+/// Work handed to an agent's task.
+pub enum AgentInput {
+    /// A message that starts a turn: from the user, or a follow-up from the parent
+    /// (`speak_to_agent`), whose `reply` receives the turn's final answer.
+    Message {
+        text: String,
+        reply: Option<oneshot::Sender<Result<String, String>>>,
+    },
+    /// The user switches the persona (`/role NAME`); applied between turns.
+    SwitchPersona(String),
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AgentStats {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost_usd: f64,
+    pub model_calls: u64,
+    pub tool_calls: u64,
+    pub errors: u64,
+}
+
+/// Everything needed to bring an agent into the team.
+pub struct NewAgent {
+    pub id: AgentId,
+    pub parent: Option<AgentId>,
+    pub role: String,
+    pub model: String,
+    pub depth: u32,
+    pub task: String,
+    pub policy: ApprovalPolicy,
+    pub tools: Vec<String>,
+    /// Earlier history (resume) or the worker's starting context.
+    pub history: Vec<HistoryItem>,
+    pub status: AgentStatus,
+    pub stats: AgentStats,
+    pub result: Option<AgentResult>,
+    /// Starts a turn at once with this message.
+    pub first_message: Option<String>,
+    /// Whether to announce it. A resumed agent was announced in the log already; it also
+    /// waits for someone to speak before it acts on results owed to it.
+    pub announce: bool,
+}
+
+/// A conversation shared with the requests built from it: a request holds a clone of the
+/// `Arc`, and the agent appends only once the call is over, so nothing is copied.
+pub type History = Arc<Vec<HistoryItem>>;
+
+struct Agent {
+    id: AgentId,
+    parent: Option<AgentId>,
+    children: Vec<AgentId>,
+    /// For the root: the active persona.
+    role: String,
+    model: String,
+    depth: u32,
+    task: String,
+    status: AgentStatus,
+    policy: ApprovalPolicy,
+    tools: Arc<[String]>,
+    history: History,
+    result: Option<AgentResult>,
+    /// Why it failed, for the parent.
+    failure: Option<String>,
+    /// Whether the parent has been given this agent's latest outcome.
+    delivered: bool,
+    stats: AgentStats,
+    created: Instant,
+    finished: Option<Instant>,
+    /// Cancels the agent for good (despawn), and with it every turn it runs.
+    cancel: CancellationToken,
+    /// Cancels only the running turn (interrupt); renewed for each turn.
+    turn_cancel: CancellationToken,
+    inbox: mpsc::UnboundedSender<AgentInput>,
+    /// Inputs sent but not yet taken up, so "idle" is not declared too early.
+    queued: usize,
+    /// Interrupted by the user, or just resumed: results owed to it wait for the next
+    /// message instead of starting a turn on their own.
+    hold: bool,
+}
+
+impl Agent {
+    /// Running, waiting, or holding input it has not taken up yet (a worker just spawned).
+    fn is_busy(&self) -> bool {
+        !self.status.is_idle() || (self.queued > 0 && !self.cancel.is_cancelled())
+    }
+
+    /// Finished with an outcome the parent has not been given yet.
+    fn owes_outcome(&self) -> bool {
+        !self.is_busy() && !self.delivered && self.status != AgentStatus::Cancelled
+    }
+
+    /// The last thing the agent said, used as its result when it never called
+    /// `return_results`.
+    fn last_message(&self) -> Option<&str> {
+        self.history.iter().rev().find_map(|item| match item {
+            HistoryItem::Assistant { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// What the next model call of an agent is built from.
+pub struct RequestView {
+    pub role: String,
+    pub model: String,
+    pub tools: Arc<[String]>,
+    pub history: History,
+    pub depth: u32,
+    /// The role of its supervisor, for workers.
+    pub parent_role: Option<String>,
+}
+
+/// Who an agent is, for the tools that act on it.
+#[derive(Clone, Debug)]
+pub struct AgentCard {
+    pub role: String,
+    pub depth: u32,
+    pub policy: ApprovalPolicy,
+    pub tools: Arc<[String]>,
+}
+
+/// A worker's outcome as its supervisor is told it.
+pub struct Outcome {
+    pub id: AgentId,
+    pub role: String,
+    pub status: AgentStatus,
+    pub result: Option<AgentResult>,
+    pub failure: Option<String>,
+    pub last_message: Option<String>,
+}
+
+/// A worker still at work, for reports that list who is still running.
+pub struct StillRunning {
+    pub id: AgentId,
+    pub role: String,
+    pub status: AgentStatus,
+}
+
+/// One line of `get_agents`.
+pub struct ChildInfo {
+    pub id: AgentId,
+    pub role: String,
+    pub status: AgentStatus,
+    pub task: String,
+    pub has_result: bool,
+}
+
+/// Where an agent's workers stand.
+#[derive(Debug, PartialEq)]
+pub enum FanIn {
+    /// Every worker has finished and these have outcomes not yet given to the agent.
+    Ready(Vec<AgentId>),
+    /// Workers are still running.
+    Waiting,
+    Nothing,
+}
+
+pub struct Team {
+    agents: Mutex<HashMap<AgentId, Agent>>,
+    version: watch::Sender<u64>,
+    events: EventSink,
+    root: AgentId,
+}
+
+impl Team {
+    pub fn new(events: EventSink, root: AgentId) -> Self {
+        Self {
+            agents: Mutex::new(HashMap::new()),
+            version: watch::channel(0).0,
+            events,
+            root,
+        }
+    }
+
+    pub fn root(&self) -> AgentId {
+        self.root
+    }
+
+    pub fn events(&self) -> &EventSink {
+        &self.events
+    }
+
+    pub fn emit(&self, id: AgentId, kind: EventKind) {
+        self.events.emit(id, kind);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<AgentId, Agent>> {
+        match self.agents.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    fn with<R>(&self, id: AgentId, f: impl FnOnce(&mut Agent) -> R) -> Option<R> {
+        self.lock().get_mut(&id).map(f)
+    }
+
+    /// Registers an agent (announcing it unless it is being restored) and returns its
+    /// inbox and its cancellation token; the caller starts its task.
+    pub fn add(&self, new: NewAgent) -> (mpsc::UnboundedReceiver<AgentInput>, CancellationToken) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let id = new.id;
+        let mut agents = self.lock();
+        let cancel = match new.parent.and_then(|p| agents.get(&p)) {
+            Some(parent) => parent.cancel.child_token(),
+            None => CancellationToken::new(),
+        };
+        if let Some(parent) = new.parent.and_then(|p| agents.get_mut(&p)) {
+            parent.children.push(id);
+        }
+        let history = if new.announce {
+            Vec::with_capacity(new.history.len() + 4)
+        } else {
+            new.history.clone()
+        };
+        agents.insert(
+            id,
+            Agent {
+                id,
+                parent: new.parent,
+                children: Vec::new(),
+                role: new.role.clone(),
+                model: new.model.clone(),
+                depth: new.depth,
+                task: new.task.clone(),
+                status: new.status,
+                policy: new.policy,
+                tools: new.tools.into(),
+                history: Arc::new(history),
+                result: new.result,
+                failure: None,
+                delivered: true,
+                stats: new.stats,
+                created: Instant::now(),
+                finished: None,
+                cancel: cancel.clone(),
+                turn_cancel: cancel.child_token(),
+                inbox: tx,
+                queued: 0,
+                // A resumed agent acts on results owed to it only when someone speaks to it.
+                hold: !new.announce,
+            },
+        );
+        drop(agents);
+        self.bump();
+        if new.announce {
+            self.emit(
+                id,
+                EventKind::AgentSpawned {
+                    parent_id: new.parent,
+                    role: new.role,
+                    model: new.model,
+                    task: new.task,
+                    depth: new.depth,
+                },
+            );
+            for item in new.history {
+                self.push_item(id, item);
+            }
+        }
+        if let Some(text) = new.first_message {
+            self.deliver(id, AgentInput::Message { text, reply: None });
+        }
+        (rx, cancel)
+    }
+
+    /// Queues input for an agent, counted until it is taken up. False if the agent is gone
+    /// or has stopped.
+    pub fn deliver(&self, id: AgentId, input: AgentInput) -> bool {
+        self.with(id, |a| {
+            if a.cancel.is_cancelled() {
+                return false;
+            }
+            let sent = a.inbox.send(input).is_ok();
+            if sent {
+                a.queued += 1;
+            }
+            sent
+        })
+        .unwrap_or(false)
+    }
+
+    /// The agent has taken up one queued input.
+    pub fn take_input(&self, id: AgentId) {
+        self.with(id, |a| a.queued = a.queued.saturating_sub(1));
+    }
+
+    /// Wakes everyone waiting on a change.
+    pub fn bump(&self) {
+        self.version.send_modify(|v| *v += 1);
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.version.subscribe()
+    }
+
+    /// Sets a status, tells the front ends, and announces `idle` when the whole tree rests.
+    pub fn set_status(&self, id: AgentId, status: AgentStatus, reason: Option<String>) {
+        let parent = {
+            let mut agents = self.lock();
+            let Some(entry) = agents.get_mut(&id) else {
+                return;
+            };
+            // Cancelled is final: a cancelled wait or approval must not revive the agent.
+            if entry.status == status || entry.status == AgentStatus::Cancelled {
+                return;
+            }
+            entry.status = status;
+            entry.finished = status.is_idle().then(Instant::now);
+            if matches!(
+                status,
+                AgentStatus::Completed | AgentStatus::Inactive | AgentStatus::Failed
+            ) && id != self.root
+            {
+                entry.delivered = false;
+            }
+            entry.parent
+        };
+        self.emit(
+            id,
+            EventKind::AgentStatus {
+                parent_id: parent,
+                status,
+                reason,
+            },
+        );
+        self.bump();
+        if status.is_idle() {
+            self.announce_if_idle();
+        }
+    }
+
+    /// Records why a worker failed (for its supervisor) and marks it failed.
+    pub fn fail(&self, id: AgentId, why: String) {
+        self.with(id, |a| a.failure = Some(why.clone()));
+        self.set_status(id, AgentStatus::Failed, Some(why));
+    }
+
+    /// Tells the front ends the whole tree rests, if it does.
+    pub fn announce_if_idle(&self) {
+        if self.tree_idle() {
+            self.emit(self.root, EventKind::Idle);
+            super::memory::release_free_memory();
+        }
+    }
+
+    /// No agent running or waiting, and no input waiting to be taken up.
+    pub fn tree_idle(&self) -> bool {
+        self.lock().values().all(|a| !a.is_busy())
+    }
+
+    /// Appends to an agent's history and records it in the event stream.
+    pub fn push_item(&self, id: AgentId, item: HistoryItem) {
+        let added = self.with(id, |a| Arc::make_mut(&mut a.history).push(item.clone()));
+        if added.is_some() {
+            self.emit(id, EventKind::ItemAdded { item });
+        }
+    }
+
+    /// Starts a turn: a fresh turn token (so an interrupt from now on reaches this turn),
+    /// then `running`, then the input counts as taken: never a moment that looks idle.
+    pub fn begin_turn(&self, id: AgentId, took_input: bool) -> Option<CancellationToken> {
+        let token = self.with(id, |a| {
+            a.turn_cancel = a.cancel.child_token();
+            a.turn_cancel.clone()
+        })?;
+        self.set_status(id, AgentStatus::Running, None);
+        if took_input {
+            self.take_input(id);
+        }
+        Some(token)
+    }
+
+    /// Stops the agent's running turn; results owed to it wait for the next message.
+    pub fn interrupt(&self, id: AgentId) {
+        self.with(id, |a| {
+            a.turn_cancel.cancel();
+            a.hold = true;
+        });
+        // Wake it if it rests waiting on workers, so it stops waiting.
+        self.bump();
+    }
+
+    pub fn is_held(&self, id: AgentId) -> bool {
+        self.with(id, |a| a.hold).unwrap_or(false)
+    }
+
+    /// Clears the hold; true if there was one.
+    pub fn release_hold(&self, id: AgentId) -> bool {
+        self.with(id, |a| std::mem::take(&mut a.hold))
+            .unwrap_or(false)
+    }
+
+    /// Where `id`'s workers stand. Only looks: outcomes are marked delivered when they are
+    /// taken with [`Team::take_outcomes`].
+    pub fn owed_results(&self, id: AgentId) -> FanIn {
+        let agents = self.lock();
+        let Some(me) = agents.get(&id) else {
+            return FanIn::Nothing;
+        };
+        let mut running = false;
+        let mut owed = Vec::new();
+        for child in me.children.iter().filter_map(|c| agents.get(c)) {
+            if child.is_busy() {
+                running = true;
+            } else if child.owes_outcome() {
+                owed.push(child.id);
+            }
+        }
+        if running {
+            FanIn::Waiting
+        } else if owed.is_empty() {
+            FanIn::Nothing
+        } else {
+            FanIn::Ready(owed)
+        }
+    }
+
+    /// The outcomes of finished workers, marked delivered to their supervisor (an event
+    /// each, which resume reads), and the ones in `running` as they stand.
+    pub fn take_outcomes(
+        &self,
+        done: &[AgentId],
+        running: &[AgentId],
+    ) -> (Vec<Outcome>, Vec<StillRunning>) {
+        let mut agents = self.lock();
+        let mut outcomes = Vec::with_capacity(done.len());
+        let mut delivered = Vec::with_capacity(done.len());
+        for id in done {
+            let Some(a) = agents.get_mut(id) else {
+                continue;
+            };
+            a.delivered = true;
+            delivered.push((a.id, a.parent));
+            outcomes.push(Outcome {
+                id: a.id,
+                role: a.role.clone(),
+                status: a.status,
+                result: a.result.clone(),
+                failure: a.failure.clone(),
+                last_message: a.last_message().map(str::to_string),
+            });
+        }
+        let still = running
+            .iter()
+            .filter_map(|id| agents.get(id))
+            .map(|a| StillRunning {
+                id: a.id,
+                role: a.role.clone(),
+                status: a.status,
+            })
+            .collect();
+        drop(agents);
+        for (id, parent) in delivered {
+            if let Some(parent) = parent {
+                self.emit(id, EventKind::ResultDelivered { parent_id: parent });
+            }
+        }
+        (outcomes, still)
+    }
+
+    /// A follow-up's reply carried the worker's outcome to its supervisor.
+    pub fn mark_delivered(&self, id: AgentId) -> (AgentStatus, Option<AgentResult>) {
+        let found = self.with(id, |a| {
+            a.delivered = true;
+            (a.status, a.result.clone(), a.parent)
+        });
+        let Some((status, result, parent)) = found else {
+            return (AgentStatus::Failed, None);
+        };
+        if let Some(parent) = parent {
+            self.emit(id, EventKind::ResultDelivered { parent_id: parent });
+        }
+        (status, result)
+    }
+
+    /// On resume: which outcomes reached their supervisors, as the log says.
+    pub fn restore_delivery(&self, delivered: impl Fn(AgentId, AgentStatus) -> bool) {
+        let mut agents = self.lock();
+        for a in agents.values_mut() {
+            if a.parent.is_some() {
+                a.delivered = delivered(a.id, a.status);
+            }
+        }
+    }
+
+    /// Cancels an agent and its descendants; returns how many were stopped.
+    pub fn cancel_subtree(&self, id: AgentId, reason: &str) -> usize {
+        let ids = self.subtree(id);
+        for a in &ids {
+            let found = self.with(*a, |e| {
+                e.cancel.cancel();
+                e.delivered = true;
+                (e.parent, e.status == AgentStatus::Cancelled)
+            });
+            let Some((Some(parent), already)) = found else {
+                continue;
+            };
+            if !already {
+                self.set_status(*a, AgentStatus::Cancelled, Some(reason.to_string()));
+                self.emit(
+                    *a,
+                    EventKind::Despawned {
+                        parent_id: Some(parent),
+                    },
+                );
+            }
+        }
+        ids.len()
+    }
+
+    /// Cancels everything (the session ends).
+    pub fn cancel_all(&self) {
+        for a in self.lock().values() {
+            a.cancel.cancel();
+        }
+    }
+
+    /// `id` and everyone below it, parents before children.
+    pub fn subtree(&self, id: AgentId) -> Vec<AgentId> {
+        let agents = self.lock();
+        let mut out = vec![id];
+        let mut i = 0;
+        while i < out.len() {
+            if let Some(a) = agents.get(&out[i]) {
+                out.extend(a.children.iter().copied());
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Agents that still hold work or may be spoken to again (not failed or cancelled).
+    pub fn live_count(&self) -> usize {
+        self.lock()
+            .values()
+            .filter(|a| !matches!(a.status, AgentStatus::Failed | AgentStatus::Cancelled))
+            .count()
+    }
+
+    pub fn status(&self, id: AgentId) -> Option<AgentStatus> {
+        self.with(id, |a| a.status)
+    }
+
+    pub fn role(&self, id: AgentId) -> Option<String> {
+        self.with(id, |a| a.role.clone())
+    }
+
+    pub fn card(&self, id: AgentId) -> Option<AgentCard> {
+        self.with(id, |a| AgentCard {
+            role: a.role.clone(),
+            depth: a.depth,
+            policy: a.policy,
+            tools: a.tools.clone(),
+        })
+    }
+
+    pub fn tools(&self, id: AgentId) -> Option<Arc<[String]>> {
+        self.with(id, |a| a.tools.clone())
+    }
+
+    /// What the agent's next request is built from; the history is shared, not copied.
+    pub fn request_view(&self, id: AgentId) -> Option<RequestView> {
+        let agents = self.lock();
+        let a = agents.get(&id)?;
+        Some(RequestView {
+            role: a.role.clone(),
+            model: a.model.clone(),
+            tools: a.tools.clone(),
+            history: a.history.clone(),
+            depth: a.depth,
+            parent_role: a
+                .parent
+                .map(|p| agents.get(&p).map(|p| p.role.clone()).unwrap_or_default()),
+        })
+    }
+
+    pub fn children(&self, id: AgentId) -> Vec<AgentId> {
+        self.with(id, |a| a.children.clone()).unwrap_or_default()
+    }
+
+    /// The caller's workers that are at work or owe an outcome.
+    pub fn unfinished_children(&self, id: AgentId) -> Vec<AgentId> {
+        let agents = self.lock();
+        let Some(me) = agents.get(&id) else {
+            return Vec::new();
+        };
+        me.children
+            .iter()
+            .filter(|c| {
+                agents
+                    .get(c)
+                    .is_some_and(|a| a.is_busy() || a.owes_outcome())
+            })
+            .copied()
+            .collect()
+    }
+
+    /// Splits `ids` into those that have finished and those still at work.
+    pub fn partition_busy(&self, ids: &[AgentId]) -> (Vec<AgentId>, Vec<AgentId>) {
+        let agents = self.lock();
+        ids.iter()
+            .partition(|id| agents.get(id).is_none_or(|a| !a.is_busy()))
+    }
+
+    pub fn child_infos(&self, id: AgentId) -> Vec<ChildInfo> {
+        let agents = self.lock();
+        let Some(me) = agents.get(&id) else {
+            return Vec::new();
+        };
+        me.children
+            .iter()
+            .filter_map(|c| agents.get(c))
+            .map(|a| ChildInfo {
+                id: a.id,
+                role: a.role.clone(),
+                status: a.status,
+                task: a.task.clone(),
+                has_result: a.result.is_some(),
+            })
+            .collect()
+    }
+
+    /// Stores a worker's validated result; returns its supervisor.
+    pub fn set_result(&self, id: AgentId, result: AgentResult) -> Option<AgentId> {
+        self.with(id, |a| {
+            a.result = Some(result);
+            a.parent
+        })
+        .flatten()
+    }
+
+    /// The root takes on another persona; returns the one it had.
+    pub fn switch_root(&self, role: String, tools: Vec<String>, model: String) -> String {
+        self.with(self.root, |a| {
+            a.tools = tools.into();
+            a.model = model;
+            std::mem::replace(&mut a.role, role)
+        })
+        .unwrap_or_default()
+    }
+
+    pub fn count_model_call(&self, id: AgentId) {
+        self.with(id, |a| a.stats.model_calls += 1);
+    }
+
+    pub fn count_error(&self, id: AgentId) {
+        self.with(id, |a| a.stats.errors += 1);
+    }
+
+    pub fn count_tool_result(&self, id: AgentId, is_error: bool) {
+        self.with(id, |a| {
+            a.stats.tool_calls += 1;
+            if is_error {
+                a.stats.errors += 1;
+            }
+        });
+    }
+
+    pub fn add_usage(&self, id: AgentId, prompt: u64, completion: u64, cost: f64) {
+        self.with(id, |a| {
+            a.stats.prompt_tokens += prompt;
+            a.stats.completion_tokens += completion;
+            a.stats.cost_usd += cost;
+        });
+    }
+
+    /// Per-agent figures in spawn order, and the session's totals.
+    pub fn summary(&self) -> (Vec<AgentSummary>, SessionTotals) {
+        let agents = self.lock();
+        let mut list: Vec<_> = agents.values().collect();
+        list.sort_by_key(|a| a.created);
+        let now = Instant::now();
+        let rows: Vec<AgentSummary> = list
+            .iter()
+            .map(|a| AgentSummary {
+                agent_id: a.id,
+                parent_id: a.parent,
+                role: a.role.clone(),
+                status: a.status,
+                model: a.model.clone(),
+                prompt_tokens: a.stats.prompt_tokens,
+                completion_tokens: a.stats.completion_tokens,
+                cost_usd: a.stats.cost_usd,
+                model_calls: a.stats.model_calls,
+                tool_calls: a.stats.tool_calls,
+                errors: a.stats.errors,
+                wall_ms: a
+                    .finished
+                    .unwrap_or(now)
+                    .duration_since(a.created)
+                    .as_millis() as u64,
+            })
+            .collect();
+        let mut totals = SessionTotals {
+            agents: rows.len() as u64,
+            ..SessionTotals::default()
+        };
+        for r in &rows {
+            totals.prompt_tokens += r.prompt_tokens;
+            totals.completion_tokens += r.completion_tokens;
+            totals.cost_usd += r.cost_usd;
+            totals.model_calls += r.model_calls;
+            totals.tool_calls += r.tool_calls;
+            totals.errors += r.errors;
+            totals.wall_ms = totals.wall_ms.max(r.wall_ms);
+        }
+        (rows, totals)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,171 @@
+//! The team's busy/idle/fan-in rules, without a model or a task per agent.
+
+use super::*;
+use crate::protocol::{Event, ResultStatus};
+
+fn team() -> (Team, AgentId, mpsc::UnboundedReceiver<Event>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let root = AgentId::new();
+    let team = Team::new(EventSink::new(None, 0, tx), root);
+    let _ = team.add(new_agent(root, None));
+    (team, root, rx)
+}
+
+fn new_agent(id: AgentId, parent: Option<AgentId>) -> NewAgent {
+    NewAgent {
+        id,
+        parent,
+        role: "r".into(),
+        model: "m".into(),
+        depth: u32::from(parent.is_some()),
+        task: "t".into(),
+        policy: ApprovalPolicy::Auto,
+        tools: vec!["read_file".into()],
+        history: Vec::new(),
+        status: AgentStatus::Inactive,
+        stats: AgentStats::default(),
+        result: None,
+        first_message: None,
+        announce: true,
+    }
+}
+
+fn worker(team: &Team, parent: AgentId) -> AgentId {
+    let id = AgentId::new();
+    let _ = team.add(NewAgent {
+        first_message: Some("do it".into()),
+        ..new_agent(id, Some(parent))
+    });
+    id
+}
+
+fn kinds(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<EventKind> {
+    let mut out = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        out.push(ev.kind);
+    }
+    out
+}
+
+fn result() -> AgentResult {
+    AgentResult {
+        status: ResultStatus::Success,
+        summary: "done".into(),
+        artifacts: Vec::new(),
+        known_issues: Vec::new(),
+    }
+}
+
+#[test]
+fn a_worker_with_queued_input_is_busy_until_it_takes_it_up() {
+    let (team, root, _rx) = team();
+    let w = worker(&team, root);
+    assert!(!team.tree_idle(), "a spawned worker's task is queued work");
+    assert_eq!(team.owed_results(root), FanIn::Waiting);
+    team.begin_turn(w, true);
+    assert_eq!(team.status(w), Some(AgentStatus::Running));
+    assert_eq!(team.owed_results(root), FanIn::Waiting);
+}
+
+#[test]
+fn a_finished_worker_is_owed_until_its_outcome_is_taken() {
+    let (team, root, mut rx) = team();
+    let w = worker(&team, root);
+    team.begin_turn(w, true);
+    team.set_result(w, result());
+    team.set_status(w, AgentStatus::Completed, None);
+    assert_eq!(team.owed_results(root), FanIn::Ready(vec![w]));
+    assert!(team.tree_idle());
+    kinds(&mut rx);
+    let (outcomes, still) = team.take_outcomes(&[w], &[]);
+    assert_eq!(outcomes.len(), 1);
+    assert!(still.is_empty());
+    assert_eq!(
+        outcomes[0].result.as_ref().map(|r| r.summary.as_str()),
+        Some("done")
+    );
+    assert_eq!(team.owed_results(root), FanIn::Nothing);
+    // Delivery is its own event, which resume reads.
+    assert_eq!(
+        kinds(&mut rx),
+        vec![EventKind::ResultDelivered { parent_id: root }]
+    );
+}
+
+#[test]
+fn a_new_outcome_after_a_follow_up_is_owed_again() {
+    let (team, root, _rx) = team();
+    let w = worker(&team, root);
+    team.begin_turn(w, true);
+    team.set_status(w, AgentStatus::Inactive, None);
+    team.take_outcomes(&[w], &[]);
+    assert_eq!(team.owed_results(root), FanIn::Nothing);
+    team.begin_turn(w, false);
+    team.set_status(w, AgentStatus::Completed, None);
+    assert_eq!(team.owed_results(root), FanIn::Ready(vec![w]));
+}
+
+#[test]
+fn cancelled_is_final_and_owes_nothing() {
+    let (team, root, _rx) = team();
+    let w = worker(&team, root);
+    let sub = worker(&team, w);
+    team.begin_turn(w, true);
+    assert_eq!(team.cancel_subtree(w, "despawned"), 2);
+    assert_eq!(team.status(w), Some(AgentStatus::Cancelled));
+    assert_eq!(team.status(sub), Some(AgentStatus::Cancelled));
+    // A cancelled wait or approval must not revive it.
+    team.set_status(w, AgentStatus::Running, None);
+    assert_eq!(team.status(w), Some(AgentStatus::Cancelled));
+    assert_eq!(team.owed_results(root), FanIn::Nothing);
+    assert!(
+        team.tree_idle(),
+        "queued input of a cancelled agent is not work"
+    );
+    assert!(!team.deliver(
+        w,
+        AgentInput::Message {
+            text: "x".into(),
+            reply: None
+        }
+    ));
+}
+
+#[test]
+fn idle_is_announced_once_the_whole_tree_rests() {
+    let (team, root, mut rx) = team();
+    let w = worker(&team, root);
+    team.begin_turn(root, false);
+    team.begin_turn(w, true);
+    kinds(&mut rx);
+    team.set_status(root, AgentStatus::Inactive, None);
+    assert!(
+        !kinds(&mut rx).contains(&EventKind::Idle),
+        "a worker still runs"
+    );
+    team.set_status(w, AgentStatus::Completed, None);
+    assert!(kinds(&mut rx).contains(&EventKind::Idle));
+}
+
+#[test]
+fn an_interrupt_holds_results_until_the_next_message() {
+    let (team, root, _rx) = team();
+    let turn = team.begin_turn(root, false).unwrap();
+    team.interrupt(root);
+    assert!(turn.is_cancelled());
+    assert!(team.is_held(root));
+    assert!(team.release_hold(root));
+    assert!(!team.is_held(root));
+}
+
+#[test]
+fn requests_share_the_history_instead_of_copying_it() {
+    let (team, root, _rx) = team();
+    team.push_item(root, HistoryItem::user("one"));
+    let view = team.request_view(root).unwrap();
+    let again = team.request_view(root).unwrap();
+    assert!(Arc::ptr_eq(&view.history, &again.history));
+    drop((view, again));
+    team.push_item(root, HistoryItem::user("two"));
+    assert_eq!(team.request_view(root).unwrap().history.len(), 2);
+}

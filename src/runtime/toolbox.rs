@@ -1,0 +1,136 @@
+//! Every tool an agent can call, coding tools and agent tools alike, in one registry: one
+//! list of names, one way to look up a spec, an effect and a handler.
+
+use super::agent_tools::{self, AgentTool};
+use crate::model::ToolSpec;
+use crate::roles::{Audience, Role};
+use crate::tools::{ToolEffect, ToolHandler, ToolRegistry};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// How a tool is run.
+#[derive(Clone)]
+pub enum Handler {
+    /// Acts on the workspace (files, search, commands).
+    Coding(Arc<dyn ToolHandler>),
+    /// Acts on the team.
+    Agent(Arc<dyn AgentTool>),
+}
+
+struct Entry {
+    spec: ToolSpec,
+    handler: Handler,
+    audience: Audience,
+    read_only: bool,
+    concurrent: bool,
+}
+
+pub struct ToolBox {
+    entries: Vec<Entry>,
+    /// Tool specs per tool set: agents of one role share one, built on first use.
+    spec_cache: Mutex<HashMap<Arc<[String]>, Arc<[ToolSpec]>>>,
+}
+
+impl ToolBox {
+    /// The coding tools given, then the agent tools. A name registered twice keeps the
+    /// first: the agent tools cannot be shadowed.
+    pub fn new(coding: &ToolRegistry) -> Self {
+        let mut entries: Vec<Entry> = Vec::new();
+        for tool in agent_tools::all() {
+            let concurrent = tool.concurrent();
+            entries.push(Entry {
+                spec: tool.spec(),
+                audience: tool.audience(),
+                read_only: false,
+                concurrent,
+                handler: Handler::Agent(tool),
+            });
+        }
+        let mut coding_entries = Vec::new();
+        for name in coding.names() {
+            let (Some(spec), Some(tool)) = (coding.spec(&name), coding.get(&name)) else {
+                continue;
+            };
+            if entries.iter().any(|e| e.spec.name == name) {
+                continue;
+            }
+            let read_only = tool.effect() == ToolEffect::ReadOnly;
+            coding_entries.push(Entry {
+                spec: spec.clone(),
+                audience: Audience::Everyone,
+                read_only,
+                concurrent: read_only,
+                handler: Handler::Coding(tool),
+            });
+        }
+        // The model sees the coding tools first.
+        coding_entries.append(&mut entries);
+        Self {
+            entries: coding_entries,
+            spec_cache: Mutex::default(),
+        }
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.spec.name == name)
+    }
+
+    /// Every tool name, in the order the model sees them.
+    pub fn names(&self) -> Vec<String> {
+        self.entries.iter().map(|e| e.spec.name.clone()).collect()
+    }
+
+    pub fn handler(&self, name: &str) -> Option<Handler> {
+        self.entry(name).map(|e| e.handler.clone())
+    }
+
+    pub fn is_read_only(&self, name: &str) -> bool {
+        self.entry(name).is_some_and(|e| e.read_only)
+    }
+
+    /// Whether neighbouring calls of this tool may run at the same time (when nobody has to
+    /// be asked about them).
+    pub fn is_concurrent(&self, name: &str) -> bool {
+        self.entry(name).is_some_and(|e| e.concurrent)
+    }
+
+    /// The tools an agent of `role` gets: the role's lists within each tool's audience,
+    /// and never more than `ceiling` (its parent's tools). Agent tools follow the worker's
+    /// own role; coding tools may not widen.
+    pub fn tools_for(
+        &self,
+        role: &Role,
+        is_worker: bool,
+        ceiling: Option<&[String]>,
+    ) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| role.offers(&e.spec.name, e.audience, is_worker))
+            .filter(|e| {
+                matches!(e.handler, Handler::Agent(_))
+                    || ceiling.is_none_or(|c| c.contains(&e.spec.name))
+            })
+            .map(|e| e.spec.name.clone())
+            .collect()
+    }
+
+    /// The specs of a tool set, built once per distinct set.
+    pub fn specs_for(&self, names: &Arc<[String]>) -> Arc<[ToolSpec]> {
+        let mut cache = match self.spec_cache.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if let Some(specs) = cache.get(names) {
+            return specs.clone();
+        }
+        let specs: Arc<[ToolSpec]> = names
+            .iter()
+            .filter_map(|n| self.entry(n).map(|e| e.spec.clone()))
+            .collect();
+        cache.insert(names.clone(), specs.clone());
+        specs
+    }
+}
+
+#[cfg(test)]
+mod tests;

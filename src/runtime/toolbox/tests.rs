@@ -1,0 +1,146 @@
+//! One list of tool names, served by handlers; the role rules that decide who gets which.
+
+use super::*;
+use crate::roles::{DEFAULT_ROLE, RoleSet, load_roles_from};
+use crate::tools::coding_tools;
+use std::collections::HashSet;
+
+fn toolbox() -> ToolBox {
+    let mut coding = ToolRegistry::new();
+    for t in coding_tools() {
+        coding.register(t);
+    }
+    ToolBox::new(&coding)
+}
+
+fn built_ins() -> RoleSet {
+    let tmp = tempfile::tempdir().unwrap();
+    load_roles_from(None, tmp.path()).unwrap()
+}
+
+fn offers(role: &Role, name: &str, is_worker: bool) -> bool {
+    toolbox()
+        .tools_for(role, is_worker, None)
+        .iter()
+        .any(|t| t == name)
+}
+
+#[test]
+fn every_tool_has_one_handler_and_a_unique_name() {
+    let tb = toolbox();
+    let names = tb.names();
+    let unique: HashSet<&String> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    for n in &names {
+        assert!(tb.handler(n).is_some(), "{n} has no handler");
+    }
+    // The coding tools and the seven agent tools.
+    assert_eq!(names.len(), coding_tools().len() + agent_tools::all().len());
+}
+
+#[test]
+fn no_built_in_role_names_a_tool_no_handler_serves() {
+    let names = toolbox().names();
+    for role in built_ins().iter() {
+        for t in role
+            .tools
+            .iter()
+            .flatten()
+            .chain(role.excluded_tools.iter())
+        {
+            assert!(
+                names.contains(t),
+                "role {} names unknown tool {t}",
+                role.name
+            );
+        }
+    }
+}
+
+#[test]
+fn a_role_file_naming_an_unknown_tool_is_warned_about() {
+    let mut set = built_ins();
+    let mut role = set.require("tester").unwrap().clone();
+    role.name = "x".into();
+    role.tools = Some(vec!["read_file".into(), "apply_patch".into()]);
+    role.source = crate::roles::RoleSource::File("/r/x.toml".into());
+    set.insert(role);
+    set.check_tools(&toolbox().names());
+    assert_eq!(set.warnings.len(), 1, "{:?}", set.warnings);
+    assert!(
+        set.warnings[0].starts_with("role file /r/x.toml: tools: unknown tool 'apply_patch'"),
+        "{}",
+        set.warnings[0]
+    );
+}
+
+#[test]
+fn built_ins_get_the_tools_of_their_briefs() {
+    let set = built_ins();
+    let copilot = set.require(DEFAULT_ROLE).unwrap();
+    for t in [
+        "read_file",
+        "edit_file",
+        "search_files",
+        "run_command",
+        "spawn_agent",
+    ] {
+        assert!(offers(copilot, t, false), "copilot lacks {t}");
+    }
+    let architect = set.require("architect").unwrap();
+    assert!(!offers(architect, "run_command", false));
+    assert!(offers(architect, "write_file", false));
+    assert!(offers(architect, "handoff_to", false));
+
+    let reviewer = set.require("code_reviewer").unwrap();
+    for t in [
+        "write_file",
+        "edit_file",
+        "run_command",
+        "run_tests",
+        "spawn_agent",
+    ] {
+        assert!(!offers(reviewer, t, true), "code_reviewer must not get {t}");
+    }
+    assert!(offers(reviewer, "return_results", true));
+    assert!(offers(reviewer, "read_file", true));
+    let tester = set.require("tester").unwrap();
+    assert!(offers(tester, "run_tests", false));
+}
+
+#[test]
+fn agent_tool_rules() {
+    let set = built_ins();
+    let copilot = set.require("copilot").unwrap();
+    assert!(offers(copilot, "handoff_to", false));
+    assert!(!offers(copilot, "handoff_to", true)); // a worker never hands off
+    assert!(!offers(copilot, "return_results", false));
+    let mut reviewer = set.require("code_reviewer").unwrap().clone();
+    assert!(!offers(&reviewer, "get_agents", true));
+    reviewer.enabled_agents = vec!["tester".into()];
+    assert!(offers(&reviewer, "get_agents", true)); // granted by the rule, not `tools`
+    reviewer.excluded_tools = vec!["despawn_agent".into()];
+    assert!(!offers(&reviewer, "despawn_agent", true));
+}
+
+#[test]
+fn a_worker_never_gets_coding_tools_its_parent_lacks() {
+    let set = built_ins();
+    let coder = set.require("agentic_coder").unwrap();
+    let ceiling = vec!["read_file".to_string(), "spawn_agent".to_string()];
+    let tools = toolbox().tools_for(coder, true, Some(&ceiling));
+    assert!(tools.contains(&"read_file".to_string()));
+    assert!(!tools.contains(&"write_file".to_string()));
+    // Agent tools follow the worker's own role.
+    assert!(tools.contains(&"return_results".to_string()));
+}
+
+#[test]
+fn tool_sets_share_one_spec_list() {
+    let tb = toolbox();
+    let names: Arc<[String]> = vec!["read_file".to_string(), "spawn_agent".to_string()].into();
+    let a = tb.specs_for(&names);
+    let b = tb.specs_for(&names);
+    assert!(Arc::ptr_eq(&a, &b));
+    assert_eq!(a.len(), 2);
+}

@@ -1,0 +1,115 @@
+//! Text both front ends and the runtime show: clipping, one-line labels, the argument that
+//! says what a tool call is about, and a worker's result in words.
+
+use crate::protocol::{AgentId, AgentResult};
+use serde_json::Value;
+
+/// `s` cut to at most `max` bytes (on a character boundary), saying how long it was.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &s[..end], s.len())
+}
+
+/// Whitespace collapsed to single spaces: a one-line label for a task or a message.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The argument that says what a call is about: the command, the path, the role…
+pub fn key_argument(arguments: &str) -> String {
+    const KEYS: &[&str] = &[
+        "command",
+        "cmd",
+        "path",
+        "file_path",
+        "pattern",
+        "query",
+        "role_name",
+        "role",
+        "target_agent",
+        "agent_id",
+        "agent_ids",
+        "url",
+        "status",
+    ];
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(arguments) else {
+        return one_line(arguments);
+    };
+    let show = |v: &Value| -> Option<String> {
+        match v {
+            Value::String(s) => Some(one_line(s)),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Array(a) => Some(
+                a.iter()
+                    .filter_map(|x| x.as_str().map(short_id_or))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            _ => None,
+        }
+    };
+    for k in KEYS {
+        if let Some(s) = map.get(*k).and_then(show) {
+            return if k.starts_with("agent_id") {
+                short_id_or(&s)
+            } else {
+                s
+            };
+        }
+    }
+    map.values().find_map(show).unwrap_or_default()
+}
+
+/// Agent ids are uuids; eight hex digits are enough for a person.
+fn short_id_or(s: &str) -> String {
+    match AgentId::parse(s) {
+        Some(id) => id.short(),
+        None => s.to_string(),
+    }
+}
+
+/// A worker's result for people: status and summary, then artifacts and known issues.
+pub fn describe_result(result: &AgentResult) -> String {
+    let mut s = format!("{}: {}", result.status.as_str(), result.summary);
+    for a in &result.artifacts {
+        s.push_str(&format!(
+            "\n  {} {} — {}",
+            a.change_type.as_str(),
+            a.file_path,
+            a.description
+        ));
+    }
+    for k in &result.known_issues {
+        s.push_str(&format!("\n  known issue: {k}"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_keeps_char_boundaries_and_says_the_size() {
+        assert_eq!(clip("short", 10), "short");
+        assert_eq!(clip("héllo", 2), "h… (6 bytes in all)");
+    }
+
+    #[test]
+    fn key_argument_prefers_what_the_call_is_about() {
+        assert_eq!(key_argument(r#"{"path":"a.rs","content":"x"}"#), "a.rs");
+        assert_eq!(key_argument(r#"{"command":"cargo  test"}"#), "cargo test");
+        let id = AgentId::new();
+        assert_eq!(
+            key_argument(&format!(r#"{{"agent_id":"{id}"}}"#)),
+            id.short()
+        );
+        assert_eq!(key_argument("not json\nat all"), "not json at all");
+    }
+}
