@@ -4,7 +4,7 @@
 use super::http::{HttpFailure, StatusService, truncate};
 use super::retry::{AttemptError, RetryPolicy};
 use super::stream::StreamAssembler;
-use super::wire::{ChatChunk, WireRequest};
+use super::wire::{ChatChunk, ToolsJson, WireRequest};
 use super::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress};
 use crate::config::ProviderConfig;
 use async_openai::Client;
@@ -80,6 +80,7 @@ pub struct OpenAiClient {
     request_timeout: Duration,
     idle_timeout: Duration,
     policy: RetryPolicy,
+    tools_json: ToolsJson,
 }
 
 impl std::fmt::Debug for OpenAiClient {
@@ -125,6 +126,7 @@ impl OpenAiClient {
                 max_retries: settings.max_retries,
                 base: settings.retry_base,
             },
+            tools_json: ToolsJson::default(),
         })
     }
 
@@ -265,7 +267,8 @@ impl ModelClient for OpenAiClient {
         progress: &(dyn Fn(ModelProgress) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, ModelError> {
-        let body = WireRequest::from_chat(request);
+        let tools = self.tools_json.get(&request.tools);
+        let body = WireRequest::from_chat(request, tools.as_deref());
         let max_attempts = self.policy.max_retries.saturating_add(1);
         let mut attempt = 1;
         loop {

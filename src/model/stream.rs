@@ -21,6 +21,8 @@ struct PartialCall {
 pub(crate) struct StreamAssembler {
     text: String,
     calls: Vec<PartialCall>,
+    /// Where each call index sits in `calls`: a response may carry thousands of calls.
+    positions: std::collections::HashMap<u32, usize>,
     usage: Option<TokenUsage>,
     finish_reason: Option<String>,
 }
@@ -75,16 +77,14 @@ impl StreamAssembler {
                 (_, None) => 0,
             },
         };
-        let pos = match self.calls.iter().position(|c| c.index == index) {
-            Some(p) => p,
-            None => {
-                self.calls.push(PartialCall {
-                    index,
-                    ..PartialCall::default()
-                });
-                self.calls.len() - 1
-            }
-        };
+        let next = self.calls.len();
+        let pos = *self.positions.entry(index).or_insert(next);
+        if pos == next {
+            self.calls.push(PartialCall {
+                index,
+                ..PartialCall::default()
+            });
+        }
         let call = &mut self.calls[pos];
         if let Some(id) = d.id.filter(|s| !s.is_empty())
             && call.id.is_empty()

@@ -7,13 +7,17 @@
 use super::{ChatRequest, ToolSpec};
 use crate::protocol::HistoryItem;
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, Weak};
 
 #[derive(Debug, Serialize)]
 pub(crate) struct WireRequest<'a> {
     pub model: &'a str,
-    pub messages: Vec<WireMessage>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<WireTool<'a>>,
+    pub messages: Vec<WireMessage<'a>>,
+    /// The `tools` array, serialized once per tool set (see [`ToolsJson`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<&'a RawValue>,
     pub stream: bool,
     pub stream_options: StreamOptions,
 }
@@ -25,37 +29,39 @@ pub(crate) struct StreamOptions {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
-pub(crate) enum WireMessage {
+/// Messages borrow the history's text: building a request copies none of it (only the
+/// joined neighbouring user messages and the `[squad]` notices are new strings).
+pub(crate) enum WireMessage<'a> {
     System {
-        content: String,
+        content: Cow<'a, str>,
     },
     User {
-        content: String,
+        content: Cow<'a, str>,
     },
     Assistant {
         /// `null` when the turn was only tool calls, as OpenAI sends it.
-        content: Option<String>,
+        content: Option<&'a str>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
-        tool_calls: Vec<WireToolCall>,
+        tool_calls: Vec<WireToolCall<'a>>,
     },
     Tool {
-        tool_call_id: String,
-        content: String,
+        tool_call_id: &'a str,
+        content: &'a str,
     },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub(crate) struct WireToolCall {
-    pub id: String,
+pub(crate) struct WireToolCall<'a> {
+    pub id: &'a str,
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub function: WireFunctionCall,
+    pub function: WireFunctionCall<'a>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub(crate) struct WireFunctionCall {
-    pub name: String,
-    pub arguments: String,
+pub(crate) struct WireFunctionCall<'a> {
+    pub name: &'a str,
+    pub arguments: &'a str,
 }
 
 #[derive(Debug, Serialize)]
@@ -72,12 +78,45 @@ pub(crate) struct WireFunction<'a> {
     pub parameters: &'a serde_json::Value,
 }
 
+/// The `tools` array of each tool set as JSON, made once: every agent of a role sends the
+/// same specs on every call, and serializing them each time was most of a request's cost.
+/// Keyed by the set's allocation (agents of one role share one `Arc`); entries for sets
+/// no longer in use are dropped.
+#[derive(Default)]
+pub(crate) struct ToolsJson {
+    sets: Mutex<Vec<(Weak<[ToolSpec]>, Arc<RawValue>)>>,
+}
+
+impl ToolsJson {
+    /// `None` for an empty set (the request then carries no `tools`).
+    pub fn get(&self, tools: &Arc<[ToolSpec]>) -> Option<Arc<RawValue>> {
+        if tools.is_empty() {
+            return None;
+        }
+        let mut sets = match self.sets.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        sets.retain(|(w, _)| w.strong_count() > 0);
+        if let Some((_, json)) = sets
+            .iter()
+            .find(|(w, _)| std::ptr::addr_eq(w.as_ptr(), Arc::as_ptr(tools)))
+        {
+            return Some(json.clone());
+        }
+        let wire: Vec<WireTool<'_>> = tools.iter().map(wire_tool).collect();
+        let json: Arc<RawValue> = serde_json::value::to_raw_value(&wire).ok()?.into();
+        sets.push((Arc::downgrade(tools), json.clone()));
+        Some(json)
+    }
+}
+
 impl<'a> WireRequest<'a> {
-    pub fn from_chat(request: &'a ChatRequest) -> Self {
+    pub fn from_chat(request: &'a ChatRequest, tools: Option<&'a RawValue>) -> Self {
         Self {
             model: &request.model,
             messages: messages(&request.system_prompt, &request.history),
-            tools: request.tools.iter().map(wire_tool).collect(),
+            tools,
             stream: true,
             stream_options: StreamOptions {
                 include_usage: true,
@@ -101,32 +140,32 @@ fn wire_tool(spec: &ToolSpec) -> WireTool<'_> {
 /// `user` messages prefixed `[squad]`: many local chat templates reject a `system`
 /// message anywhere but first. Neighbouring `user` messages (a notice, then the user's
 /// words) are joined into one, for templates that insist on alternating roles.
-pub(crate) fn messages(system_prompt: &str, history: &[HistoryItem]) -> Vec<WireMessage> {
+pub(crate) fn messages<'a>(system_prompt: &'a str, history: &'a [HistoryItem]) -> Vec<WireMessage<'a>> {
     let mut out = Vec::with_capacity(history.len() + 1);
     if !system_prompt.is_empty() {
         out.push(WireMessage::System {
-            content: system_prompt.to_string(),
+            content: Cow::Borrowed(system_prompt),
         });
     }
     for item in history {
         let message = match item {
             HistoryItem::User { text } => WireMessage::User {
-                content: text.clone(),
+                content: Cow::Borrowed(text),
             },
             HistoryItem::Assistant { text, tool_calls } => WireMessage::Assistant {
                 content: if text.is_empty() && !tool_calls.is_empty() {
                     None
                 } else {
-                    Some(text.clone())
+                    Some(text)
                 },
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| WireToolCall {
-                        id: c.id.clone(),
+                        id: &c.id,
                         kind: "function",
                         function: WireFunctionCall {
-                            name: c.name.clone(),
-                            arguments: c.arguments.clone(),
+                            name: &c.name,
+                            arguments: &c.arguments,
                         },
                     })
                     .collect(),
@@ -134,11 +173,11 @@ pub(crate) fn messages(system_prompt: &str, history: &[HistoryItem]) -> Vec<Wire
             HistoryItem::ToolResult {
                 call_id, output, ..
             } => WireMessage::Tool {
-                tool_call_id: call_id.clone(),
-                content: output.clone(),
+                tool_call_id: call_id,
+                content: output,
             },
             HistoryItem::Notice { text } => WireMessage::User {
-                content: format!("[squad] {text}"),
+                content: Cow::Owned(format!("[squad] {text}")),
             },
             HistoryItem::Handoff {
                 from,
@@ -151,13 +190,16 @@ pub(crate) fn messages(system_prompt: &str, history: &[HistoryItem]) -> Vec<Wire
                     content.push_str(" Context: ");
                     content.push_str(context);
                 }
-                WireMessage::User { content }
+                WireMessage::User {
+                    content: Cow::Owned(content),
+                }
             }
         };
         match (out.last_mut(), message) {
             (Some(WireMessage::User { content: previous }), WireMessage::User { content }) => {
-                previous.push_str("\n\n");
-                previous.push_str(&content);
+                let joined = previous.to_mut();
+                joined.push_str("\n\n");
+                joined.push_str(&content);
             }
             (_, message) => out.push(message),
         }
@@ -281,6 +323,34 @@ mod tests {
     }
 
     #[test]
+    fn tool_sets_are_serialized_once_and_forgotten_when_unused() {
+        let cache = ToolsJson::default();
+        let set: Arc<[ToolSpec]> = vec![ToolSpec {
+            name: "read_file".into(),
+            description: "Read".into(),
+            parameters: json!({"type": "object"}),
+        }]
+        .into();
+        let a = cache.get(&set).unwrap();
+        let b = cache.get(&set).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        let v: serde_json::Value = serde_json::from_str(a.get()).unwrap();
+        assert_eq!(v[0]["type"], "function");
+        assert_eq!(v[0]["function"]["name"], "read_file");
+        assert!(cache.get(&Vec::new().into()).is_none());
+        drop(set);
+        let other: Arc<[ToolSpec]> = vec![ToolSpec {
+            name: "list_files".into(),
+            description: "List".into(),
+            parameters: json!({"type": "object"}),
+        }]
+        .into();
+        let c = cache.get(&other).unwrap();
+        assert!(c.get().contains("list_files"));
+        assert_eq!(cache.sets.lock().unwrap().len(), 1, "the dropped set is gone");
+    }
+
+    #[test]
     fn request_omits_empty_tools_and_asks_for_usage() {
         let req = ChatRequest {
             model: "m".into(),
@@ -288,7 +358,7 @@ mod tests {
             history: vec![HistoryItem::user("hi")].into(),
             tools: Vec::new().into(),
         };
-        let v = serde_json::to_value(WireRequest::from_chat(&req)).unwrap();
+        let v = serde_json::to_value(WireRequest::from_chat(&req, None)).unwrap();
         assert!(v.get("tools").is_none());
         assert_eq!(v["stream"], true);
         assert_eq!(v["stream_options"], json!({"include_usage": true}));

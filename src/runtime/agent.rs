@@ -135,7 +135,9 @@ async fn agent_main(
         let Some(turn_cancel) = team.begin_turn(id, took_input) else {
             break;
         };
-        let outcome = run_turn(&engine, id, turn_cancel).await;
+        // Boxed: a turn's state (model stream, tool calls) is large, and an idle agent
+        // should not carry room for it.
+        let outcome = Box::pin(run_turn(&engine, id, turn_cancel)).await;
 
         if cancel.is_cancelled() {
             if let Some(r) = reply {

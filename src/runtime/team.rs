@@ -172,8 +172,66 @@ pub enum FanIn {
     Nothing,
 }
 
+/// The agents, with counts kept as statuses change so the checks made on every status
+/// change (is the tree idle? how many are live?) do not walk ten thousand agents.
+#[derive(Default)]
+struct Roster {
+    map: HashMap<AgentId, Agent>,
+    /// Agents running or waiting.
+    active: usize,
+    /// Agents not failed or cancelled.
+    live: usize,
+    /// Agents with input not yet taken up.
+    queued: usize,
+    /// Most agents active at once since memory was last given back.
+    peak_active: usize,
+}
+
+impl std::ops::Deref for Roster {
+    type Target = HashMap<AgentId, Agent>;
+    fn deref(&self) -> &Self::Target {
+        &self.map
+    }
+}
+
+impl std::ops::DerefMut for Roster {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.map
+    }
+}
+
+fn is_live(status: AgentStatus) -> bool {
+    !matches!(status, AgentStatus::Failed | AgentStatus::Cancelled)
+}
+
+impl Roster {
+    /// Adjusts the counts for one agent's status going from `old` to `new`.
+    fn count_status(&mut self, old: Option<AgentStatus>, new: AgentStatus) {
+        if let Some(old) = old {
+            self.active -= usize::from(!old.is_idle());
+            self.live -= usize::from(is_live(old));
+        }
+        self.active += usize::from(!new.is_idle());
+        self.live += usize::from(is_live(new));
+        self.peak_active = self.peak_active.max(self.active);
+    }
+
+    /// Whether a burst of workers just ended (at most the supervisor is left at work):
+    /// the moment to give the allocator's freed memory back.
+    fn burst_ended(&mut self) -> bool {
+        if self.active <= 1 && self.peak_active >= BURST {
+            self.peak_active = self.active;
+            return true;
+        }
+        false
+    }
+}
+
+/// Agents active at once that count as a burst worth giving memory back after.
+const BURST: usize = 64;
+
 pub struct Team {
-    agents: Mutex<HashMap<AgentId, Agent>>,
+    agents: Mutex<Roster>,
     version: watch::Sender<u64>,
     events: EventSink,
     root: AgentId,
@@ -182,7 +240,7 @@ pub struct Team {
 impl Team {
     pub fn new(events: EventSink, root: AgentId) -> Self {
         Self {
-            agents: Mutex::new(HashMap::new()),
+            agents: Mutex::new(Roster::default()),
             version: watch::channel(0).0,
             events,
             root,
@@ -201,7 +259,7 @@ impl Team {
         self.events.emit(id, kind);
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<AgentId, Agent>> {
+    fn lock(&self) -> MutexGuard<'_, Roster> {
         match self.agents.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -225,6 +283,7 @@ impl Team {
         if let Some(parent) = new.parent.and_then(|p| agents.get_mut(&p)) {
             parent.children.push(id);
         }
+        agents.count_status(None, new.status);
         let history = if new.announce {
             Vec::with_capacity(new.history.len() + 4)
         } else {
@@ -284,22 +343,32 @@ impl Team {
     /// Queues input for an agent, counted until it is taken up. False if the agent is gone
     /// or has stopped.
     pub fn deliver(&self, id: AgentId, input: AgentInput) -> bool {
-        self.with(id, |a| {
-            if a.cancel.is_cancelled() {
-                return false;
-            }
-            let sent = a.inbox.send(input).is_ok();
-            if sent {
-                a.queued += 1;
-            }
-            sent
-        })
-        .unwrap_or(false)
+        let mut agents = self.lock();
+        let Some(a) = agents.get_mut(&id) else {
+            return false;
+        };
+        if a.cancel.is_cancelled() || a.inbox.send(input).is_err() {
+            return false;
+        }
+        a.queued += 1;
+        if a.queued == 1 {
+            agents.queued += 1;
+        }
+        true
     }
 
     /// The agent has taken up one queued input.
     pub fn take_input(&self, id: AgentId) {
-        self.with(id, |a| a.queued = a.queued.saturating_sub(1));
+        let mut agents = self.lock();
+        let Some(a) = agents.get_mut(&id) else {
+            return;
+        };
+        if a.queued > 0 {
+            a.queued -= 1;
+            if a.queued == 0 {
+                agents.queued -= 1;
+            }
+        }
     }
 
     /// Wakes everyone waiting on a change.
@@ -313,7 +382,7 @@ impl Team {
 
     /// Sets a status, tells the front ends, and announces `idle` when the whole tree rests.
     pub fn set_status(&self, id: AgentId, status: AgentStatus, reason: Option<String>) {
-        let parent = {
+        let (parent, burst_ended) = {
             let mut agents = self.lock();
             let Some(entry) = agents.get_mut(&id) else {
                 return;
@@ -322,7 +391,7 @@ impl Team {
             if entry.status == status || entry.status == AgentStatus::Cancelled {
                 return;
             }
-            entry.status = status;
+            let old = std::mem::replace(&mut entry.status, status);
             entry.finished = status.is_idle().then(Instant::now);
             if matches!(
                 status,
@@ -331,8 +400,13 @@ impl Team {
             {
                 entry.delivered = false;
             }
-            entry.parent
+            let parent = entry.parent;
+            agents.count_status(Some(old), status);
+            (parent, agents.burst_ended())
         };
+        if burst_ended {
+            super::memory::release_free_memory();
+        }
         self.emit(
             id,
             EventKind::AgentStatus {
@@ -363,7 +437,12 @@ impl Team {
 
     /// No agent running or waiting, and no input waiting to be taken up.
     pub fn tree_idle(&self) -> bool {
-        self.lock().values().all(|a| !a.is_busy())
+        let agents = self.lock();
+        if agents.active > 0 {
+            return false;
+        }
+        // Input queued to a cancelled agent is not work; only then is a walk needed.
+        agents.queued == 0 || agents.values().all(|a| !a.is_busy())
     }
 
     /// Appends to an agent's history and records it in the event stream.
@@ -549,10 +628,7 @@ impl Team {
 
     /// Agents that still hold work or may be spoken to again (not failed or cancelled).
     pub fn live_count(&self) -> usize {
-        self.lock()
-            .values()
-            .filter(|a| !matches!(a.status, AgentStatus::Failed | AgentStatus::Cancelled))
-            .count()
+        self.lock().live
     }
 
     pub fn status(&self, id: AgentId) -> Option<AgentStatus> {
@@ -611,6 +687,16 @@ impl Team {
             })
             .copied()
             .collect()
+    }
+
+    /// How many of `ids`, from the start, have finished: the index of the first still at
+    /// work, or `ids.len()`. A waiting supervisor keeps its place, so a wait over ten
+    /// thousand workers walks each once, not once per status change.
+    pub fn finished_prefix(&self, ids: &[AgentId]) -> usize {
+        let agents = self.lock();
+        ids.iter()
+            .position(|id| agents.get(id).is_some_and(|a| a.is_busy()))
+            .unwrap_or(ids.len())
     }
 
     /// Splits `ids` into those that have finished and those still at work.
@@ -723,6 +809,18 @@ impl Team {
             totals.wall_ms = totals.wall_ms.max(r.wall_ms);
         }
         (rows, totals)
+    }
+}
+
+#[cfg(test)]
+impl Team {
+    /// The kept counts equal a fresh count (for tests).
+    fn counts_agree(&self) -> bool {
+        let agents = self.lock();
+        let active = agents.values().filter(|a| !a.status.is_idle()).count();
+        let live = agents.values().filter(|a| is_live(a.status)).count();
+        let queued = agents.values().filter(|a| a.queued > 0).count();
+        (agents.active, agents.live, agents.queued) == (active, live, queued)
     }
 }
 

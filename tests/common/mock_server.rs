@@ -296,6 +296,8 @@ impl MockServer {
         let shared = Arc::new(Shared::default());
         let app = Router::new()
             .route("/v1/chat/completions", post(chat_completions))
+            // A supervisor's request after 10,000 workers report is several MB.
+            .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(shared.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;

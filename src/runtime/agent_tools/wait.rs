@@ -81,8 +81,12 @@ impl AgentTool for WaitForAgents {
         team.set_status(cx.caller, AgentStatus::Waiting, None);
         let mut changes = team.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
+        // A worker that finished stays finished while its supervisor waits (only the
+        // supervisor could speak to it again), so the walk resumes where it stopped.
+        let mut done = 0;
         loop {
-            if team.partition_busy(&ids).1.is_empty() {
+            done += team.finished_prefix(&ids[done..]);
+            if done == ids.len() {
                 break;
             }
             tokio::select! {

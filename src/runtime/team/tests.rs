@@ -65,6 +65,7 @@ fn a_worker_with_queued_input_is_busy_until_it_takes_it_up() {
     team.begin_turn(w, true);
     assert_eq!(team.status(w), Some(AgentStatus::Running));
     assert_eq!(team.owed_results(root), FanIn::Waiting);
+    assert!(team.counts_agree());
 }
 
 #[test]
@@ -145,6 +146,7 @@ fn idle_is_announced_once_the_whole_tree_rests() {
     );
     team.set_status(w, AgentStatus::Completed, None);
     assert!(kinds(&mut rx).contains(&EventKind::Idle));
+    assert!(team.counts_agree());
 }
 
 #[test]
