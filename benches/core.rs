@@ -7,7 +7,10 @@
 //!    request's arrival is squad's time (plus the HTTP client's and hyper's on both ends).
 //! b. `squad --version` start-up: the release binary, spawned and waited for.
 //! c. Peak RSS of a real `squad exec --approval auto` run with 20 tool-call turns.
+//! d. Session-log bytes per 1,000 streamed tokens: one answer streamed as 1,000 deltas,
+//!    against the same answer in one delta.
 //!
+//! SQUAD_BENCH_BIN=path measures another build (e.g. an older commit) in b-d.
 //! Targets: < 1 ms per iteration, < 10 ms start-up, < 20 MB peak.
 
 #[path = "../tests/common/mock_server.rs"]
@@ -36,7 +39,8 @@ const SMALL_FILE: &str = "fn main() {\n    println!(\"hello from a small file\")
 
 fn main() {
     support::launcher_main_if_asked();
-    let squad = env!("CARGO_BIN_EXE_squad");
+    let bin = std::env::var("SQUAD_BENCH_BIN").ok();
+    let squad = bin.as_deref().unwrap_or(env!("CARGO_BIN_EXE_squad"));
     println!("squad binary: {squad}");
     // The mock gets a runtime (and a thread) of its own, as a real server would be
     // another process: squad's runtime is not busy running the mock.
@@ -50,6 +54,7 @@ fn main() {
     startup(squad);
     let mock = mock_rt.block_on(MockServer::start());
     exec_peak_memory(squad, &mock);
+    log_per_token(squad, &mock);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -412,6 +417,81 @@ fn exec_once(squad: &str, mock: &MockServer, turns: usize) -> support::Reaped {
     assert_eq!(stdout.trim(), "All read.");
     assert_eq!(mock.remaining(), 0);
     reaped
+}
+
+// ---------------------------------------------------------------------------------------
+// d. Session log per 1,000 streamed tokens
+
+fn log_per_token(squad: &str, mock: &MockServer) {
+    const TOKENS: usize = 1000;
+    println!("\n== d. session-log size for one answer of {TOKENS} streamed tokens");
+    let tokens: Vec<String> = (0..TOKENS).map(|i| format!("word{i} ")).collect();
+    let whole = tokens.concat();
+    let streamed = log_bytes(
+        squad,
+        mock,
+        MockResponse::text_deltas(tokens.clone()),
+        &whole,
+    );
+    let at_once = log_bytes(
+        squad,
+        mock,
+        MockResponse::text_deltas([whole.clone()]),
+        &whole,
+    );
+    println!(
+        "   log with {TOKENS} deltas {streamed} bytes, with the same answer in one delta {at_once} bytes"
+    );
+    println!(
+        "   -> {} bytes per {TOKENS} streamed tokens beyond the answer itself",
+        streamed.saturating_sub(at_once)
+    );
+    verdict(
+        "log bytes added by streaming 1,000 tokens",
+        streamed.saturating_sub(at_once) as f64,
+        1024.0,
+        "bytes",
+    );
+}
+
+/// Runs one `squad exec` answered by `answer`; returns the size of its session log.
+fn log_bytes(squad: &str, mock: &MockServer, answer: MockResponse, text: &str) -> u64 {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    mock.push(answer);
+    let out_path = home.path().join("stdout");
+    let err_path = home.path().join("stderr");
+    let mut run = support::Measured::new(squad, home.path());
+    run.sandboxed(
+        home.path(),
+        ws.path(),
+        &mock.base_url(),
+        &out_path,
+        &err_path,
+    )
+    .args(["exec", "Say many words."]);
+    let reaped = run.spawn().wait();
+    assert_eq!(
+        reaped.code,
+        Some(0),
+        "squad exec failed: {}",
+        read(&err_path)
+    );
+    assert_eq!(read(&out_path).trim(), text.trim());
+    let mut total = 0;
+    let mut stack = vec![home.path().to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                total += entry.metadata().map_or(0, |m| m.len());
+            }
+        }
+    }
+    assert!(total > 0, "no session log under {}", home.path().display());
+    total
 }
 
 fn read(p: &Path) -> String {

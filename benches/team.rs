@@ -21,7 +21,7 @@ mod support;
 
 use mock_server::{MockResponse, MockServer, MockToolCall, RecordedRequest};
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -40,7 +40,9 @@ const WORKER_MARK: &str = "You are worker agent";
 
 fn main() {
     support::launcher_main_if_asked();
-    let squad = env!("CARGO_BIN_EXE_squad");
+    // SQUAD_BENCH_BIN=path measures another build (e.g. an older commit) on the same mock.
+    let bin = std::env::var("SQUAD_BENCH_BIN").ok();
+    let squad = bin.as_deref().unwrap_or(env!("CARGO_BIN_EXE_squad"));
     // N sockets in the mock (this process) and N in squad (the child inherits this
     // limit), plus files and pipes.
     let most = SCALES.iter().map(|s| s.0).max().unwrap_or(0) as u64;
@@ -218,6 +220,9 @@ struct RunResult {
     fds_idle: u64,
     /// Text kept in histories by the run (workers' and the supervisor's growth), bytes.
     history_bytes: u64,
+    /// The session log squad wrote: lines (events) and bytes.
+    log_lines: u64,
+    log_bytes: u64,
     timeline: Vec<(&'static str, Duration)>,
     child_cpu: Duration,
     bench_cpu: Duration,
@@ -255,6 +260,12 @@ impl RunResult {
         println!(
             "     open file descriptors: {} before spawning, {} with {workers} idle workers",
             self.fds_before, self.fds_idle
+        );
+        println!(
+            "     session log: {} events, {:.1} MB ({:.0} bytes per worker)",
+            self.log_lines,
+            self.log_bytes as f64 / 1024.0 / 1024.0,
+            self.log_bytes as f64 / workers as f64
         );
         let hist_kb = self.history_bytes as f64 / 1024.0 / workers as f64;
         println!(
@@ -340,6 +351,7 @@ fn team_run(
     );
     let stdout = std::fs::read_to_string(&out_path).unwrap();
     assert_eq!(stdout.trim(), FINAL_TEXT);
+    let (log_lines, log_bytes) = session_logs(home.path());
 
     let reqs = mock.requests();
     let n = workers;
@@ -353,6 +365,16 @@ fn team_run(
     let report = last.last().unwrap()["content"].to_string();
     assert_eq!(report.matches("\\\"success\\\"").count(), n);
 
+    if std::env::var_os("SQUAD_BENCH_SIZES").is_some() {
+        let size = |r: &RecordedRequest| serde_json::to_string(&r.body).map_or(0, |s| s.len());
+        println!(
+            "     request bodies: worker {} bytes, supervisor {} / {} / {} bytes",
+            size(workers[0]),
+            size(sup[0]),
+            size(sup[1]),
+            size(sup[2])
+        );
+    }
     let t0 = sup[0].received_at;
     let at = |i: Instant| i.saturating_duration_since(t0);
     let fin = |r: &RecordedRequest| r.finished_at.expect("response never finished");
@@ -395,6 +417,8 @@ fn team_run(
         fds_before: get("fds before"),
         fds_idle: get("fds idle"),
         history_bytes: history_text(&workers, sup[0], sup[2]),
+        log_lines,
+        log_bytes,
         timeline,
         child_cpu: reaped.user + reaped.sys,
         bench_cpu,
@@ -504,6 +528,25 @@ fn respond(body: &Value, sampler: &Sampler, workers: usize) -> MockResponse {
 /// Bytes of text the run added to histories: each worker's messages (task, its call,
 /// its result) and what the supervisor's history gained from its first request to its
 /// last. An estimate of the history part of the memory the idle agents hold.
+/// Lines and bytes of every session log (`*.jsonl`) under `dir`.
+fn session_logs(dir: &Path) -> (u64, u64) {
+    let (mut lines, mut bytes) = (0, 0);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                let text = std::fs::read(&path).unwrap_or_default();
+                lines += text.iter().filter(|b| **b == b'\n').count() as u64;
+                bytes += text.len() as u64;
+            }
+        }
+    }
+    (lines, bytes)
+}
+
 fn history_text(
     workers: &[&RecordedRequest],
     sup_first: &RecordedRequest,

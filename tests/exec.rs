@@ -435,7 +435,8 @@ async fn a_crash_mid_call_loses_nothing_and_the_session_resumes() {
     let mut cmd = sb.command(Some(&mock));
     cmd.args(["exec", "--approval", "auto", "do the slow thing"]);
     let mut child = cmd.spawn().unwrap();
-    // Wait until the command is running, as the session log says, then kill squad hard.
+    // Wait until the call is in the session log (the assistant item naming it), then kill
+    // squad hard: the call is running or about to.
     let sessions = sb.data_dir().join("sessions");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -444,7 +445,7 @@ async fn a_crash_mid_call_loses_nothing_and_the_session_resumes() {
             .and_then(|mut d| d.next())
             .and_then(|e| e.ok())
             .and_then(|e| std::fs::read_to_string(e.path()).ok())
-            .is_some_and(|log| log.contains("\"tool_call_begin\""));
+            .is_some_and(|log| log.contains(r#""id":"slow""#));
         if running {
             break;
         }

@@ -140,7 +140,10 @@ fn wire_tool(spec: &ToolSpec) -> WireTool<'_> {
 /// `user` messages prefixed `[squad]`: many local chat templates reject a `system`
 /// message anywhere but first. Neighbouring `user` messages (a notice, then the user's
 /// words) are joined into one, for templates that insist on alternating roles.
-pub(crate) fn messages<'a>(system_prompt: &'a str, history: &'a [HistoryItem]) -> Vec<WireMessage<'a>> {
+pub(crate) fn messages<'a>(
+    system_prompt: &'a str,
+    history: &'a [HistoryItem],
+) -> Vec<WireMessage<'a>> {
     let mut out = Vec::with_capacity(history.len() + 1);
     if !system_prompt.is_empty() {
         out.push(WireMessage::System {
@@ -347,7 +350,11 @@ mod tests {
         .into();
         let c = cache.get(&other).unwrap();
         assert!(c.get().contains("list_files"));
-        assert_eq!(cache.sets.lock().unwrap().len(), 1, "the dropped set is gone");
+        assert_eq!(
+            cache.sets.lock().unwrap().len(),
+            1,
+            "the dropped set is gone"
+        );
     }
 
     #[test]

@@ -61,6 +61,7 @@ pub enum EventKind {
         call_id: String,
     },
     /// A tool call finished after `duration_ms`; its result is the `item_added` that follows.
+    /// Live only, like the begin.
     ToolCallEnd {
         call_id: String,
         duration_ms: u64,
@@ -112,6 +113,17 @@ pub enum EventKind {
         agents: Vec<AgentSummary>,
         totals: SessionTotals,
     },
+}
+
+impl EventKind {
+    /// Events that only matter while the session runs (streamed text, call timing): the
+    /// session log leaves them out, because the `item_added` records tell the same story.
+    pub fn is_live_only(&self) -> bool {
+        matches!(
+            self,
+            Self::TextDelta { .. } | Self::ToolCallBegin { .. } | Self::ToolCallEnd { .. }
+        )
+    }
 }
 
 /// Why a turn ended.

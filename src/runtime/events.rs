@@ -1,10 +1,11 @@
 use crate::protocol::{AgentId, Event, EventKind};
-use crate::session::SessionLog;
+use crate::session::LogWriter;
 use std::sync::Mutex;
 use tokio::sync::mpsc;
 
-/// Numbers events, writes each to the session log, then hands it to the front end.
-/// One lock covers numbering and writing so the log's order is the `seq` order.
+/// Numbers events, queues the durable ones for the session log, then hands each to the
+/// front end. One lock covers numbering and queueing so the log's order is the `seq`
+/// order; the disk write itself happens on the log's own thread ([`LogWriter`]).
 pub struct EventSink {
     inner: Mutex<Inner>,
     tx: mpsc::UnboundedSender<Event>,
@@ -12,55 +13,42 @@ pub struct EventSink {
 
 struct Inner {
     seq: u64,
-    log: Option<SessionLog>,
-    /// Set once a log write failed, so the user is told once, not per event.
-    log_failed: bool,
+    log: Option<LogWriter>,
 }
 
 impl EventSink {
-    pub fn new(log: Option<SessionLog>, first_seq: u64, tx: mpsc::UnboundedSender<Event>) -> Self {
+    pub fn new(log: Option<LogWriter>, first_seq: u64, tx: mpsc::UnboundedSender<Event>) -> Self {
         Self {
             inner: Mutex::new(Inner {
                 seq: first_seq,
                 log,
-                log_failed: false,
             }),
             tx,
         }
     }
 
     pub fn emit(&self, agent_id: AgentId, kind: EventKind) {
-        let mut warn = None;
-        let event = {
-            let mut inner = match self.inner.lock() {
-                Ok(g) => g,
-                Err(poisoned) => poisoned.into_inner(),
-            };
+        let (event, warn) = {
+            let mut inner = self.lock();
             inner.seq += 1;
             let event = Event {
                 seq: inner.seq,
                 agent_id,
                 kind,
             };
-            let failed_before = inner.log_failed;
-            // Streamed text is live only: the `item_added` after it is the durable record,
-            // so the log is written once per answer, not once per token.
-            let durable = !matches!(event.kind, EventKind::TextDelta { .. });
-            if durable
-                && let Some(log) = inner.log.as_mut()
-                && let Err(e) = log.append(&event)
-                && !failed_before
-            {
-                tracing::error!("session log write failed: {e}");
-                warn = Some(format!(
-                    "cannot write the session log {}: {e}; this session will not be resumable",
-                    log.path().display()
-                ));
+            let mut warn = None;
+            if let Some(log) = &inner.log {
+                if !event.kind.is_live_only() {
+                    log.push(&event);
+                }
+                warn = log.take_failure().map(|e| {
+                    format!(
+                        "cannot write the session log {}: {e}; this session will not be resumable",
+                        log.path().display()
+                    )
+                });
             }
-            if warn.is_some() {
-                inner.log_failed = true;
-            }
-            event
+            (event, warn)
         };
         // A front end that went away is not the core's problem: keep working, keep logging.
         let _ = self.tx.send(event);
@@ -69,8 +57,32 @@ impl EventSink {
         }
     }
 
+    /// Emits the session's last event once everything before it, and it, is on disk, so
+    /// a front end that exits on it leaves a complete log behind.
+    pub fn emit_last(&self, agent_id: AgentId, kind: EventKind) {
+        let event = {
+            let mut inner = self.lock();
+            inner.seq += 1;
+            let event = Event {
+                seq: inner.seq,
+                agent_id,
+                kind,
+            };
+            if let Some(log) = &inner.log {
+                log.push(&event);
+                log.sync();
+            }
+            event
+        };
+        let _ = self.tx.send(event);
+    }
+
     /// Sends an already-numbered event (a replay of the log) to the front end only.
     pub fn forward(&self, event: Event) {
         let _ = self.tx.send(event);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -49,7 +49,8 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
             }
             Op::Shutdown => {
                 let (agents, totals) = team.summary();
-                team.emit(root, EventKind::Summary { agents, totals });
+                team.events()
+                    .emit_last(root, EventKind::Summary { agents, totals });
                 team.cancel_all();
                 break;
             }

@@ -11,7 +11,7 @@ use super::team::{AgentStats, NewAgent, Team};
 use super::toolbox::ToolBox;
 use super::{SessionHandle, SessionInfo, SessionOptions};
 use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, EventKind};
-use crate::session::{ReplayedSession, SessionLog, read_events, replay};
+use crate::session::{LogWriter, ReplayedSession, SessionLog, read_events, replay};
 use crate::workspace::Workspace;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -71,10 +71,14 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         None => s.path_for(&session_id),
     });
     let log = match &log_path {
-        Some(p) => Some(SessionLog::open(p).map_err(|source| RuntimeError::Log {
-            path: p.clone(),
-            source,
-        })?),
+        Some(p) => Some(
+            SessionLog::open(p)
+                .and_then(LogWriter::spawn)
+                .map_err(|source| RuntimeError::Log {
+                    path: p.clone(),
+                    source,
+                })?,
+        ),
         None => None,
     };
     let sink = EventSink::new(log, first_seq, event_tx);

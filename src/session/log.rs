@@ -34,6 +34,11 @@ impl SessionLog {
         &self.path
     }
 
+    /// The open file, for a writer that buffers (see [`super::LogWriter`]).
+    pub fn into_file(self) -> File {
+        self.file
+    }
+
     pub fn append(&mut self, event: &Event) -> io::Result<()> {
         self.buf.clear();
         serde_json::to_writer(&mut self.buf, event).map_err(io::Error::other)?;

@@ -4,7 +4,9 @@
 mod log;
 mod replay;
 mod store;
+mod writer;
 
 pub use log::{SessionLog, read_events};
 pub use replay::{ReplayedAgent, ReplayedSession, replay};
 pub use store::{SessionMeta, SessionStore, StoreError};
+pub use writer::LogWriter;
