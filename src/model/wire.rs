@@ -84,8 +84,11 @@ pub(crate) struct WireFunction<'a> {
 /// no longer in use are dropped.
 #[derive(Default)]
 pub(crate) struct ToolsJson {
-    sets: Mutex<Vec<(Weak<[ToolSpec]>, Arc<RawValue>)>>,
+    sets: Mutex<Vec<EncodedSet>>,
 }
+
+/// A tool set (held weakly, so a dropped set's entry can go) and its `tools` JSON.
+type EncodedSet = (Weak<[ToolSpec]>, Arc<RawValue>);
 
 impl ToolsJson {
     /// `None` for an empty set (the request then carries no `tools`).

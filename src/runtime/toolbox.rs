@@ -28,8 +28,11 @@ struct Entry {
 pub struct ToolBox {
     entries: Vec<Entry>,
     /// Tool specs per tool set: agents of one role share one, built on first use.
-    spec_cache: Mutex<HashMap<Arc<[String]>, Arc<[ToolSpec]>>>,
+    spec_cache: Mutex<HashMap<ToolSet, Arc<[ToolSpec]>>>,
 }
+
+/// The names of a tool set, as one role's agents share them.
+type ToolSet = Arc<[String]>;
 
 impl ToolBox {
     /// The coding tools given, then the agent tools. A name registered twice keeps the
