@@ -15,4 +15,5 @@ pub mod session;
 pub mod text;
 pub mod tools;
 pub mod tui;
+pub mod verify;
 pub mod workspace;

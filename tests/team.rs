@@ -220,7 +220,13 @@ async fn invalid_results_name_the_field_and_a_corrected_call_succeeds() {
                         "artifacts": [{"file_path": "a", "description": "b", "change_type": "changed"}]}})
                     .to_string(),
                 ),
-                _ => MockResponse::tool_call("ok", "return_results", &good_result("fixed it").to_string()),
+                _ => MockResponse::tool_call(
+                    "ok",
+                    "return_results",
+                    &json!({"result": {"status": "success", "summary": "fixed it", "known_issues": [],
+                        "artifacts": [{"file_path": "src/lib.rs", "description": "touched", "change_type": "modified"}]}})
+                    .to_string(),
+                ),
             };
         }
         match tool_count(body) {
@@ -229,6 +235,8 @@ async fn invalid_results_name_the_field_and_a_corrected_call_succeeds() {
             _ => MockResponse::text("done"),
         }
     });
+    // This test is about the result's shape; the claim about src/lib.rs is not checked.
+    sb.workspace_config("[verify]\nenabled = false\n");
     let run = sb.exec(&mock, &["--json", "go"]).await;
     run.assert_ok();
     let reqs = mock.requests();

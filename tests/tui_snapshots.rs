@@ -441,6 +441,7 @@ fn results_card() {
                     },
                 ],
                 known_issues: vec!["summary event not printed on Ctrl+C".into()],
+                verification: None,
             },
         },
     );

@@ -77,6 +77,8 @@ pub enum ConfigError {
     Env { var: String, message: String },
     #[error("config error in {flag}: {message}")]
     Flag { flag: String, message: String },
+    #[error("config error in [[verify.rules]] `{id}`: {message}")]
+    VerifyRule { id: String, message: String },
 }
 
 /// The user's squad directory: `$SQUAD_CONFIG_DIR`, else `<config dir>/squad`
@@ -130,6 +132,12 @@ pub fn load_config_from(
         }
     }
     let mut config: Config = from_table(merged).map_err(ConfigError::Merged)?;
+    for rule in &config.verify.rules {
+        check_rule(rule).map_err(|message| ConfigError::VerifyRule {
+            id: rule.id.clone(),
+            message,
+        })?;
+    }
 
     let env = |name: &str| {
         sources
@@ -169,6 +177,21 @@ pub fn load_config_from(
         config.approval = approval;
     }
     Ok(config)
+}
+
+/// A verify rule needs an id and a command, and its globs must parse.
+pub(crate) fn check_rule(rule: &super::CommandRule) -> Result<(), String> {
+    if rule.id.trim().is_empty() {
+        return Err("`id` must not be empty".into());
+    }
+    if rule.command.trim().is_empty() {
+        return Err("`command` must not be empty".into());
+    }
+    for pattern in &rule.when_changed {
+        globset::Glob::new(pattern)
+            .map_err(|e| format!("`when_changed` pattern {pattern:?} is not a valid glob: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Reads and checks one file; `None` when an optional file is absent.

@@ -26,6 +26,7 @@ pub struct Config {
     pub approval: ApprovalPolicy,
     pub limits: Limits,
     pub tools: ToolsConfig,
+    pub verify: VerifyConfig,
     /// Set by `--model` / `SQUAD_MODEL`: every agent uses this model, whatever its role
     /// names. Never read from a file (a file sets `[models]` instead).
     #[serde(skip)]
@@ -80,6 +81,40 @@ pub struct ToolsConfig {
     pub read_max_bytes: usize,
 }
 
+/// Checking workers' results against the workspace before their supervisor gets them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VerifyConfig {
+    pub enabled: bool,
+    /// Correction rounds a worker gets before its result goes up as failed verification.
+    pub max_corrections: u32,
+    /// Commands every checked result must pass (a role can add its own).
+    pub rules: Vec<CommandRule>,
+}
+
+impl Default for VerifyConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_corrections: 3,
+            rules: Vec::new(),
+        }
+    }
+}
+
+/// A user's check: `command` must exit 0, run only when a changed file matches one of
+/// `when_changed` (all changes when empty).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandRule {
+    pub id: String,
+    pub command: String,
+    #[serde(default)]
+    pub severity: crate::protocol::Severity,
+    #[serde(default)]
+    pub when_changed: Vec<String>,
+}
+
 impl Default for Config {
     fn default() -> Self {
         let models = [
@@ -116,6 +151,7 @@ impl Default for Config {
             approval: ApprovalPolicy::Ask,
             limits: Limits::default(),
             tools: ToolsConfig::default(),
+            verify: VerifyConfig::default(),
             model_override: None,
         }
     }
@@ -278,6 +314,7 @@ mod tests {
             "approval",
             "limits",
             "tools",
+            "verify",
         ] {
             assert!(keys.contains(&key), "config/config.toml lacks {key}");
         }

@@ -1,4 +1,4 @@
-use super::{AgentId, AgentResult, AgentStatus, HistoryItem};
+use super::{AgentId, AgentResult, AgentStatus, HistoryItem, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -98,6 +98,9 @@ pub enum EventKind {
         parent_id: Option<AgentId>,
         result: AgentResult,
     },
+    /// A worker's `return_results` was checked against the workspace. Not passed and
+    /// corrections left: the worker gets a correction and the result waits.
+    Verification(Verdict),
     /// The worker's latest outcome (result, failure or last message) was given to its
     /// supervisor. Resume reads this to know which outcomes are still owed.
     ResultDelivered {

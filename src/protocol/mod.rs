@@ -6,6 +6,7 @@ mod ids;
 mod item;
 mod op;
 mod result;
+mod verdict;
 
 pub use event::{
     AgentSummary, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind,
@@ -15,3 +16,4 @@ pub use ids::AgentId;
 pub use item::{HistoryItem, ToolCall};
 pub use op::Op;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
+pub use verdict::{Finding, Severity, Verdict};

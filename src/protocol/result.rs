@@ -49,6 +49,9 @@ pub struct AgentResult {
     pub artifacts: Vec<Artifact>,
     #[serde(default)]
     pub known_issues: Vec<String>,
+    /// Set by squad, never by the worker: how the result fared against the workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<super::Verdict>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

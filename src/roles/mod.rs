@@ -80,6 +80,12 @@ pub struct Role {
     /// Overrides the config's test command for `run_tests`.
     #[serde(default)]
     pub test_command: Option<String>,
+    /// `false`: this role's results are not checked (`[verify]` decides otherwise).
+    #[serde(default)]
+    pub verify: Option<bool>,
+    /// Checks added to `[verify] rules` for this role's results.
+    #[serde(default)]
+    pub verify_rules: Vec<crate::config::CommandRule>,
     /// Where the role came from; filled by the loader, never read from the file.
     #[serde(skip)]
     pub source: RoleSource,

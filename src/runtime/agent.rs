@@ -8,8 +8,9 @@ use super::persona::switch_persona;
 use super::report::results_report;
 use super::team::{AgentInput, FanIn, NewAgent};
 use super::turn::run_turn;
+use super::verification::{self, Checked};
 use crate::config::Config;
-use crate::protocol::{AgentId, AgentStatus, HistoryItem, TurnEnd};
+use crate::protocol::{AgentId, AgentResult, AgentStatus, HistoryItem, TurnEnd};
 use crate::roles::{Role, RoleSet};
 use crate::tools::ToolError;
 use async_trait::async_trait;
@@ -63,6 +64,15 @@ impl Host for Arc<Engine> {
 
     fn start_agent(&self, new: NewAgent) -> AgentId {
         start_agent(self, new)
+    }
+
+    async fn check_result(
+        &self,
+        caller: AgentId,
+        result: &AgentResult,
+        cancel: &CancellationToken,
+    ) -> Checked {
+        verification::check(self, caller, result, cancel).await
     }
 }
 
@@ -127,6 +137,20 @@ async fn agent_main(
                     && let FanIn::Ready(done) = team.owed_results(id)
                 {
                     team.push_item(id, HistoryItem::notice(results_report(team, &done, &[])));
+                }
+                // A worker's task starts here (its first message, or a follow-up after
+                // it returned): its result will be checked against the workspace as it
+                // is now.
+                if id != engine.root()
+                    && engine.checks.starts_task(id)
+                    && team
+                        .role(id)
+                        .is_some_and(|r| verification::enabled_for(&engine, &r))
+                {
+                    engine
+                        .checks
+                        .begin(id, &text, engine.workspace.root())
+                        .await;
                 }
                 team.push_item(id, HistoryItem::user(text));
             }

@@ -6,7 +6,8 @@ use super::agent_tools::{Call, Effect, Failure, Handoff};
 use super::approval::ApprovalRequest;
 use super::engine::Engine;
 use super::toolbox::Handler;
-use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall};
+use super::verification;
+use crate::protocol::{AgentId, ApprovalAction, EventKind, HistoryItem, ToolCall};
 use crate::text::clip;
 use crate::tools::{ToolEffect, ToolError};
 use serde_json::Value;
@@ -27,6 +28,8 @@ pub struct BatchOutcome {
     pub end: BatchEnd,
     /// The first handoff asked for; applied after every result is recorded.
     pub handoff: Option<Handoff>,
+    /// Corrections of results that did not pass, told after every result.
+    pub corrections: Vec<String>,
 }
 
 /// The result of one call, with what it means for the turn.
@@ -74,6 +77,7 @@ pub async fn run_tool_calls(
     let mut out = BatchOutcome {
         end: BatchEnd::Continue,
         handoff: None,
+        corrections: Vec::new(),
     };
     let mut i = 0;
     while i < calls.len() {
@@ -127,6 +131,7 @@ pub async fn run_tool_calls(
             match std::mem::replace(&mut result.effect, Effect::None) {
                 Effect::None => {}
                 Effect::Returned => out.end = BatchEnd::Returned,
+                Effect::Correct(message) => out.corrections.push(message),
                 // One persona takes over per response: the first handoff wins.
                 Effect::Handoff(h) => match &out.handoff {
                     Some(first) => {
@@ -211,25 +216,60 @@ async fn execute(
         }
         Handler::Coding(tool) => {
             let ctx = engine.tool_context(agent, &me.role, cancel);
-            if tool.effect() == ToolEffect::Mutating {
-                let action = match tool.describe(&ctx, &args).await {
+            let mutating = tool.effect() == ToolEffect::Mutating;
+            let mut action = None;
+            if mutating {
+                action = match tool.describe(&ctx, &args).await {
                     Ok(a) => a,
                     Err(e) => return CallResult::error(e.to_string()),
                 };
-                if let Some(action) = action {
+                if let Some(action) = &action {
                     let req = ApprovalRequest {
                         agent_id: agent,
                         role: &me.role,
                         policy: me.policy,
                         tool: &call.name,
-                        action: &action,
+                        action,
                     };
                     if let Err(denied) = engine.approve(req, cancel).await {
                         return CallResult::error(denied.0);
                     }
                 }
             }
-            match tool.call(&ctx, args).await {
+            let tracked = mutating && engine.checks.is_tracked(agent);
+            // File tools name the file they change; anything else (a command) is measured.
+            let named = match &action {
+                Some(ApprovalAction::FileChange { path, .. }) => engine
+                    .workspace
+                    .resolve(path)
+                    .ok()
+                    .map(|p| engine.workspace.relative(&p)),
+                _ => None,
+            };
+            let before = match (tracked, &named) {
+                (true, None) => Some(verification::take(engine.workspace.root()).await),
+                _ => None,
+            };
+            if mutating {
+                engine.checks.files_may_change();
+            }
+            let result = tool.call(&ctx, args).await;
+            if mutating {
+                engine.checks.files_may_change();
+            }
+            if tracked {
+                match (named, before) {
+                    (Some(path), _) => engine.checks.touch(agent, [path]),
+                    (None, Some(before)) => {
+                        let after = verification::take(engine.workspace.root()).await;
+                        engine
+                            .checks
+                            .touch(agent, before.changes_to(&after).paths());
+                    }
+                    (None, None) => {}
+                }
+            }
+            match result {
                 Ok(output) => CallResult::ok(output, Effect::None),
                 Err(ToolError::Cancelled) => CallResult::error("cancelled by the user".to_string()),
                 Err(e) => CallResult::error(e.to_string()),

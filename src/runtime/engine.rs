@@ -5,6 +5,7 @@
 use super::approval::{ApprovalGate, ApprovalRequest, Denied};
 use super::team::Team;
 use super::toolbox::ToolBox;
+use super::verification::Checks;
 use crate::config::Config;
 use crate::model::{ChatRequest, ModelClient};
 use crate::protocol::{AgentId, AgentStatus};
@@ -25,6 +26,8 @@ pub struct Engine {
     pub team: Team,
     /// Bounds model calls in flight across the whole session; workers queue here.
     pub model_slots: Semaphore,
+    /// What each worker's result is checked against.
+    pub checks: Checks,
 }
 
 /// One model call, ready to send.

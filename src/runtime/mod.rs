@@ -21,6 +21,7 @@ mod start;
 mod team;
 mod toolbox;
 mod turn;
+mod verification;
 
 pub use start::{RuntimeError, start_session};
 

@@ -110,6 +110,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         workspace: Arc::new(workspace),
         gate: ApprovalGate::new(opts.can_ask),
         team: Team::new(sink, root),
+        checks: Default::default(),
     });
     let team = &engine.team;
 
@@ -216,6 +217,12 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
             agent.model.clone()
         };
         delivered.insert(agent.id, agent.delivered);
+        if !is_root {
+            // Its snapshot is gone with the old process; its next message takes a new one.
+            engine
+                .checks
+                .restore_attempts(agent.id, agent.attempts, agent.task_closed);
+        }
         start_agent(
             engine,
             NewAgent {

@@ -141,6 +141,9 @@ async fn turn_loop(
         }
 
         let batch = run_tool_calls(engine, agent, &calls, cancel).await;
+        for correction in batch.corrections {
+            team.push_item(agent, HistoryItem::notice(correction));
+        }
         // A handoff is applied after every result: a tool-calling message must be
         // followed by its results before anything else.
         let handed_off = match batch.handoff {

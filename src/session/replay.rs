@@ -20,6 +20,11 @@ pub struct ReplayedAgent {
     /// Whether its latest outcome reached its supervisor (`result_delivered`); one that
     /// finished, or was cut off, without it is still owed.
     pub delivered: bool,
+    /// Results checked for its current task (`verification` events since its last
+    /// accepted result), so a resumed worker keeps its count of corrections.
+    pub attempts: u32,
+    /// Whether its last task is settled (result accepted or delivered as failed checks).
+    pub task_closed: bool,
 }
 
 /// A session rebuilt from its log.
@@ -85,6 +90,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         cost_usd: 0.0,
                         // A worker owes its supervisor an outcome from the start.
                         delivered: parent_id.is_none(),
+                        attempts: 0,
+                        task_closed: false,
                     });
                 }
             }
@@ -101,6 +108,10 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         }
                     }
                     EventKind::ResultDelivered { .. } => agent.delivered = true,
+                    EventKind::Verification(v) => {
+                        agent.attempts = v.attempt;
+                        agent.task_closed = false;
+                    }
                     EventKind::ItemAdded { item } => {
                         // The handoff item is the one record of a persona switch.
                         if let (true, HistoryItem::Handoff { to, .. }) = (is_root, item) {
@@ -109,7 +120,10 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         }
                         agent.history.push(item.clone());
                     }
-                    EventKind::ResultReturned { result, .. } => agent.result = Some(result.clone()),
+                    EventKind::ResultReturned { result, .. } => {
+                        agent.result = Some(result.clone());
+                        agent.task_closed = true;
+                    }
                     EventKind::Usage {
                         prompt_tokens,
                         completion_tokens,

@@ -11,6 +11,7 @@ mod shell;
 pub(crate) use args::parse as parse_args;
 pub use files::{EditFile, ReadFile, WriteFile, read_for_prompt};
 pub use list::ListFiles;
+pub(crate) use process::{Status as RunStatus, run_shell};
 pub use search::SearchFiles;
 pub use settings::ToolSettings;
 pub use shell::{RunCommand, RunTests};

@@ -453,6 +453,8 @@ impl SessionState {
                 }
             }
             EventKind::ResultDelivered { .. } => {}
+            // Drawn by the results card (issue 8, TUI part): not yet.
+            EventKind::Verification(_) => {}
             EventKind::Summary { agents, totals } => {
                 self.summary = Some((agents.clone(), totals.clone()));
             }
@@ -793,6 +795,7 @@ mod tests {
                         summary: "ok".into(),
                         artifacts: vec![],
                         known_issues: vec![],
+                        verification: None,
                     },
                 },
             ),

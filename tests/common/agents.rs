@@ -39,12 +39,13 @@ pub fn spawned_ids(body: &Value) -> Vec<String> {
         .collect()
 }
 
-/// `return_results` arguments for a successful task.
+/// `return_results` arguments for a successful task that changed no file (so the check
+/// against the workspace passes).
 pub fn good_result(summary: &str) -> Value {
     json!({"result": {
         "status": "success",
         "summary": summary,
-        "artifacts": [{"file_path": "src/lib.rs", "description": "touched", "change_type": "modified"}],
+        "artifacts": [],
         "known_issues": []
     }})
 }

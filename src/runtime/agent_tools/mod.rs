@@ -16,9 +16,10 @@ pub use handoff::Handoff;
 
 use super::approval::{ApprovalRequest, Denied};
 use super::team::{NewAgent, Team};
+pub use super::verification::Checked;
 use crate::config::Config;
 use crate::model::ToolSpec;
-use crate::protocol::AgentId;
+use crate::protocol::{AgentId, AgentResult};
 use crate::roles::{Audience, Role, RoleSet};
 use crate::tools::ToolError;
 use async_trait::async_trait;
@@ -62,6 +63,13 @@ pub trait Host: Send + Sync {
     ) -> Result<String, ToolError>;
     /// Registers a new agent and starts its task.
     fn start_agent(&self, new: NewAgent) -> AgentId;
+    /// Checks a worker's result against the workspace (see `runtime/verification.rs`).
+    async fn check_result(
+        &self,
+        caller: AgentId,
+        result: &AgentResult,
+        cancel: &CancellationToken,
+    ) -> Checked;
 }
 
 /// One agent-tool call: who calls, and what it may act on.
@@ -94,6 +102,9 @@ pub enum Effect {
     Returned,
     /// The session is handed to another persona after this batch's results.
     Handoff(Handoff),
+    /// The result did not pass its checks: this correction follows the batch's results
+    /// and the turn goes on.
+    Correct(String),
 }
 
 /// Why a call did not work.

@@ -1,6 +1,6 @@
 //! `return_results`: a worker's structured result, validated field by field.
 
-use super::{AgentTool, Call, Done, Effect, Failure};
+use super::{AgentTool, Call, Checked, Done, Effect, Failure};
 use crate::model::ToolSpec;
 use crate::protocol::{AgentResult, EventKind};
 use crate::roles::Audience;
@@ -63,11 +63,31 @@ impl AgentTool for ReturnResults {
                 ));
             }
         };
-        let result = validate_result(&raw).map_err(|e| {
+        let mut result = validate_result(&raw).map_err(|e| {
             Failure::Fixable(format!(
                 "invalid result: {e}. Fix it and call return_results again."
             ))
         })?;
+        match cx.host.check_result(cx.caller, &result, cx.cancel).await {
+            Checked::Unchecked => {}
+            Checked::Deliver(verdict) => {
+                cx.team
+                    .emit(cx.caller, EventKind::Verification(verdict.clone()));
+                result.verification = Some(verdict);
+            }
+            Checked::Correct { verdict, message } => {
+                let output = format!(
+                    "result not accepted yet: the check against the workspace scored {}/100 with {} error(s); the correction follows",
+                    verdict.score,
+                    verdict.failures.len()
+                );
+                cx.team.emit(cx.caller, EventKind::Verification(verdict));
+                return Ok(Done {
+                    output,
+                    effect: Effect::Correct(message),
+                });
+            }
+        }
         let parent = cx.team.set_result(cx.caller, result.clone());
         cx.team.emit(
             cx.caller,
@@ -147,6 +167,8 @@ pub fn validate_result(v: &Value) -> Result<AgentResult, String> {
         }
     }
     let mut clean = obj.clone();
+    // Only squad sets the verdict.
+    clean.remove("verification");
     clean.insert("status".into(), json!(status));
     clean.entry("artifacts").or_insert(json!([]));
     clean.entry("known_issues").or_insert(json!([]));

@@ -53,6 +53,7 @@ fn result() -> AgentResult {
         summary: "done".into(),
         artifacts: Vec::new(),
         known_issues: Vec::new(),
+        verification: None,
     }
 }
 

@@ -1,0 +1,114 @@
+//! The rules that run a command: the tests, and the user's own `[[verify.rules]]`. A
+//! command passes when it exits 0; otherwise the finding carries the tail of its output,
+//! which is what the worker needs to fix it.
+
+use crate::config::CommandRule;
+use crate::protocol::{Finding, Severity};
+use crate::tools::{RunStatus, ToolContext, ToolError, run_shell};
+use globset::{Glob, GlobSetBuilder};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// Lines of a failing command's output kept in its finding.
+const TAIL_LINES: usize = 30;
+
+/// Runs `command` as rule `rule`; `None` when it passed.
+pub async fn run_rule(
+    ctx: &ToolContext,
+    rule: &str,
+    severity: Severity,
+    command: &str,
+    timeout: Duration,
+) -> Option<Finding> {
+    let finding = |message: String, fix: String| Finding {
+        rule: rule.to_string(),
+        severity,
+        message,
+        fix,
+    };
+    let outcome = match run_shell(ctx, command, timeout).await {
+        Ok(o) => o,
+        Err(ToolError::Cancelled) => return None,
+        Err(e) => {
+            return Some(finding(
+                format!("`{command}` could not run: {e}"),
+                "tell your supervisor in known_issues; this check cannot run here".into(),
+            ));
+        }
+    };
+    let what = match outcome.status {
+        RunStatus::Exited(0) => return None,
+        RunStatus::Exited(code) => format!("exited {code}"),
+        RunStatus::Signalled(sig) => format!("was killed by signal {sig}"),
+        RunStatus::TimedOut(after) => format!("did not finish within {}s", after.as_secs()),
+    };
+    let tail = tail(&outcome.output, TAIL_LINES);
+    let message = if tail.is_empty() {
+        format!("`{command}` {what}")
+    } else {
+        format!("`{command}` {what}; its output ends with:\n{tail}")
+    };
+    Some(finding(
+        message,
+        format!("make `{command}` pass (run it yourself to see the whole output)"),
+    ))
+}
+
+/// Whether a rule applies to these changes: rules without `when_changed` always do.
+pub fn applies(rule: &CommandRule, changed: &BTreeSet<String>) -> bool {
+    if rule.when_changed.is_empty() {
+        return true;
+    }
+    let mut set = GlobSetBuilder::new();
+    for pattern in &rule.when_changed {
+        // Bad globs are refused when the config and roles load; skip one here, never fail.
+        if let Ok(g) = Glob::new(pattern) {
+            set.add(g);
+        }
+        // `*.rs` should match `src/x.rs` too, as users mean it.
+        if !pattern.contains('/')
+            && let Ok(g) = Glob::new(&format!("**/{pattern}"))
+        {
+            set.add(g);
+        }
+    }
+    let Ok(set) = set.build() else { return true };
+    changed.iter().any(|p| set.is_match(p))
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    let start = all.len().saturating_sub(lines);
+    all[start..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(globs: &[&str]) -> CommandRule {
+        CommandRule {
+            id: "lint".into(),
+            command: "true".into(),
+            severity: Severity::Error,
+            when_changed: globs.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn when_changed_globs_match_paths_at_any_depth() {
+        let changed: BTreeSet<String> = ["src/lib.rs".to_string()].into();
+        assert!(applies(&rule(&[]), &changed));
+        assert!(applies(&rule(&["*.rs"]), &changed));
+        assert!(applies(&rule(&["src/**"]), &changed));
+        assert!(!applies(&rule(&["*.md"]), &changed));
+        assert!(!applies(&rule(&["docs/*.rs"]), &changed));
+    }
+
+    #[test]
+    fn tail_keeps_the_last_lines() {
+        let text = (1..=50).map(|i| format!("line {i}\n")).collect::<String>();
+        let t = tail(&text, 3);
+        assert_eq!(t, "line 48\nline 49\nline 50");
+    }
+}

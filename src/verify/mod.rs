@@ -1,0 +1,45 @@
+//! Checking a worker's result against the workspace: what changed on disk since it
+//! started, the rules a result must pass, and the correction it gets when it does not.
+//! The runtime decides when to check and what to do with the verdict
+//! (`runtime/verification.rs`); this module only knows files, commands and results.
+
+mod commands;
+mod rules;
+mod snapshot;
+
+pub use commands::{applies, run_rule};
+pub use rules::{Evidence, check_result, inside};
+pub use snapshot::{Changes, Snapshot, Stamp};
+
+use crate::protocol::Verdict;
+
+/// The message a worker gets when its result did not pass: the task, every failure with
+/// its fix, and what to do next. `round` counts corrections from 1, of at most `max`.
+pub fn correction_message(task: &str, verdict: &Verdict, round: u32, max: u32) -> String {
+    let mut out = format!(
+        "Your result was checked against the workspace and did not pass \
+         (score {}/100; correction {round} of {max}).\n\nYour task was:\n{}\n\nFix only these, then call return_results again with an accurate result:\n",
+        verdict.score,
+        task.trim()
+    );
+    for (i, f) in verdict.failures.iter().enumerate() {
+        out.push_str(&format!("{}. [{}] {}\n", i + 1, f.rule, f.message));
+        if !f.fix.is_empty() {
+            out.push_str(&format!("   Fix: {}\n", f.fix));
+        }
+    }
+    if !verdict.warnings.is_empty() {
+        out.push_str("\nWarnings (they lower the score but do not block the result):\n");
+        for f in &verdict.warnings {
+            out.push_str(&format!("- [{}] {}", f.rule, f.message));
+            if !f.fix.is_empty() {
+                out.push_str(&format!(" Fix: {}", f.fix));
+            }
+            out.push('\n');
+        }
+    }
+    out.push_str(
+        "\nIf a failure cannot be fixed, call return_results with status \"failure\" or \"partial\" and say why in known_issues.",
+    );
+    out
+}

@@ -1,0 +1,98 @@
+use super::*;
+use crate::protocol::Artifact;
+
+fn result(status: ResultStatus, artifacts: &[(&str, ChangeType)], issues: &[&str]) -> AgentResult {
+    AgentResult {
+        status,
+        summary: "did it".into(),
+        artifacts: artifacts
+            .iter()
+            .map(|(p, c)| Artifact {
+                file_path: p.to_string(),
+                description: "d".into(),
+                change_type: *c,
+            })
+            .collect(),
+        known_issues: issues.iter().map(|s| s.to_string()).collect(),
+        verification: None,
+    }
+}
+
+fn rules_of(findings: &[Finding]) -> Vec<(&str, Severity)> {
+    findings
+        .iter()
+        .map(|f| (f.rule.as_str(), f.severity))
+        .collect()
+}
+
+#[test]
+fn artifacts_are_checked_against_the_start_and_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("old.md"), "old").unwrap();
+    std::fs::write(root.join("same.md"), "same").unwrap();
+    std::fs::write(root.join("doomed.md"), "x").unwrap();
+    let start = Snapshot::take(root);
+    std::fs::write(root.join("old.md"), "changed text").unwrap();
+    std::fs::write(root.join("new.md"), "new").unwrap();
+    let own: BTreeSet<String> = ["old.md", "new.md"].iter().map(|s| s.to_string()).collect();
+    let ev = Evidence {
+        root,
+        start: &start,
+        own_changes: &own,
+    };
+    use ChangeType::*;
+    // Every claim true: no findings.
+    let good = result(
+        ResultStatus::Success,
+        &[
+            ("./new.md", Created),
+            ("old.md", Modified),
+            ("same.md", Referenced),
+        ],
+        &[],
+    );
+    assert_eq!(check_result(&good, &ev), vec![]);
+    // Every claim false.
+    let bad = result(
+        ResultStatus::Success,
+        &[
+            ("notes.md", Created),
+            ("same.md", Created),
+            ("same.md", Modified),
+            ("doomed.md", Deleted),
+            ("missing.md", Referenced),
+            ("../etc/passwd", Referenced),
+        ],
+        &["flaky test"],
+    );
+    let findings = check_result(&bad, &ev);
+    assert_eq!(
+        rules_of(&findings),
+        vec![
+            ("artifact_created", Severity::Error),
+            ("artifact_created", Severity::Error),
+            ("artifact_modified", Severity::Error),
+            ("artifact_deleted", Severity::Error),
+            ("artifact_referenced", Severity::Error),
+            ("artifact_path", Severity::Error),
+            ("unlisted_changes", Severity::Warning),
+            ("success_with_known_issues", Severity::Warning),
+        ]
+    );
+    assert!(
+        findings[0].message.contains("notes.md") && findings[0].message.contains("does not exist")
+    );
+    assert!(findings[2].message.contains("unchanged since you started"));
+    assert!(findings[6].message.contains("new.md") && findings[6].message.contains("old.md"));
+}
+
+#[test]
+fn paths_are_normalised_and_escapes_refused() {
+    let root = Path::new("/ws");
+    assert_eq!(inside(root, "./a/../b.md").as_deref(), Some("b.md"));
+    assert_eq!(inside(root, "/ws/src/x.rs").as_deref(), Some("src/x.rs"));
+    assert_eq!(inside(root, "../x"), None);
+    assert_eq!(inside(root, "/etc/passwd"), None);
+    assert_eq!(inside(root, "."), None);
+}
