@@ -1,0 +1,317 @@
+//! Verified results: a worker's `return_results` is checked against the real workspace (a
+//! temp git repository) before its supervisor sees it, and a failed check goes back to the
+//! worker as a correction. Real `squad exec` binary, mock server over HTTP.
+
+mod common;
+
+use common::agents::*;
+use common::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+fn sandbox() -> Sandbox {
+    let sb = Sandbox::new();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(sb.ws())
+        .status()
+        .expect("git runs");
+    assert!(git.success());
+    sb.write("README.md", "# project\n");
+    sb
+}
+
+/// `return_results` claiming `artifacts` as `(path, change_type)`.
+fn claim(id: &str, status: &str, artifacts: &[(&str, &str)]) -> MockResponse {
+    let artifacts: Vec<Value> = artifacts
+        .iter()
+        .map(|(p, c)| json!({"file_path": p, "description": "the change", "change_type": c}))
+        .collect();
+    MockResponse::tool_call(
+        id,
+        "return_results",
+        &json!({"result": {"status": status, "summary": "done", "artifacts": artifacts, "known_issues": []}})
+            .to_string(),
+    )
+}
+
+fn write(id: &str, path: &str, content: &str) -> MockResponse {
+    MockResponse::tool_call(
+        id,
+        "write_file",
+        &json!({"path": path, "content": content}).to_string(),
+    )
+}
+
+/// The supervisor's script: spawn one worker, wait, answer.
+fn supervisor(body: &Value) -> MockResponse {
+    match tool_count(body) {
+        0 => spawn("agentic_coder", "write the notes"),
+        1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+        _ => MockResponse::text("done"),
+    }
+}
+
+/// The `[squad]` notices (corrections) in a request, in order.
+fn notices(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| content_text(&m["content"]))
+        .filter(|t| t.contains("[squad] Your result was checked"))
+        .collect()
+}
+
+fn last_worker_request(mock: &MockServer) -> Value {
+    mock.requests()
+        .into_iter()
+        .filter(|r| is_worker(&r.body))
+        .max_by_key(|r| tool_count(&r.body))
+        .unwrap()
+        .body
+}
+
+fn supervisor_report(mock: &MockServer) -> String {
+    let last = mock
+        .requests()
+        .into_iter()
+        .rfind(|r| !is_worker(&r.body))
+        .unwrap();
+    tool_messages(&last.body)
+        .last()
+        .map(|m| m.1.clone())
+        .unwrap_or_default()
+}
+
+async fn exec(sb: &Sandbox, mock: &MockServer) -> Run {
+    let run = sb
+        .exec(mock, &["--json", "--approval", "auto", "write the notes"])
+        .await;
+    run.assert_ok();
+    run
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_claimed_file_that_was_never_written_is_corrected_then_verified() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return supervisor(body);
+        }
+        match tool_count(body) {
+            0 => claim("r1", "success", &[("notes.md", "created")]),
+            1 => write("w1", "notes.md", "the notes\n"),
+            _ => claim("r2", "success", &[("notes.md", "created")]),
+        }
+    });
+    let run = exec(&sb, &mock).await;
+
+    let body = last_worker_request(&mock);
+    let corrections = notices(&body);
+    assert_eq!(corrections.len(), 1, "{corrections:?}");
+    assert!(
+        corrections[0].contains("notes.md") && corrections[0].contains("does not exist"),
+        "{}",
+        corrections[0]
+    );
+    assert!(corrections[0].contains("write the notes"), "names the task");
+    let first_answer = &tool_messages(&body)[0].1;
+    assert!(first_answer.contains("not accepted yet"), "{first_answer}");
+
+    let events = run.events();
+    let verdicts = of_type(&events, "verification");
+    assert_eq!(verdicts.len(), 2);
+    assert_eq!(
+        (&verdicts[0]["attempt"], &verdicts[0]["passed"]),
+        (&json!(1), &json!(false))
+    );
+    assert_eq!(verdicts[0]["failures"][0]["rule"], "artifact_created");
+    assert_eq!(
+        (
+            &verdicts[1]["attempt"],
+            &verdicts[1]["passed"],
+            &verdicts[1]["score"]
+        ),
+        (&json!(2), &json!(true), &json!(100))
+    );
+    let returned = of_type(&events, "result_returned");
+    assert_eq!(returned.len(), 1);
+    assert_eq!(returned[0]["result"]["verification"]["passed"], true);
+    let report = supervisor_report(&mock);
+    assert!(report.contains("\"verification\""), "{report}");
+    assert!(report.contains("\"score\": 100"), "{report}");
+    assert_eq!(sb.read("notes.md"), "the notes\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_test_command_is_sent_back_with_its_output_until_fixed() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    sb.write("status.txt", "broken\n");
+    sb.workspace_config("[tools]\ntest_command = \"cat status.txt && grep -q fixed status.txt\"\n");
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return supervisor(body);
+        }
+        match tool_count(body) {
+            0 => write("w1", "status.txt", "still broken\n"),
+            1 => claim("r1", "success", &[("status.txt", "modified")]),
+            2 => write("w2", "status.txt", "fixed\n"),
+            _ => claim("r2", "success", &[("status.txt", "modified")]),
+        }
+    });
+    let run = exec(&sb, &mock).await;
+    let corrections = notices(&last_worker_request(&mock));
+    assert_eq!(corrections.len(), 1);
+    assert!(
+        corrections[0].contains("[tests]")
+            && corrections[0].contains("exited 1")
+            && corrections[0].contains("still broken"),
+        "{}",
+        corrections[0]
+    );
+    let verdicts = of_type(&run.events(), "verification")
+        .into_iter()
+        .map(|v| v["passed"].as_bool().unwrap())
+        .collect::<Vec<_>>();
+    assert_eq!(verdicts, vec![false, true]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_that_never_fixes_gets_max_corrections_then_goes_up_failed() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    sb.workspace_config("[verify]\nmax_corrections = 2\n");
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return supervisor(body);
+        }
+        claim("r", "success", &[("notes.md", "created")])
+    });
+    let run = exec(&sb, &mock).await;
+    let body = last_worker_request(&mock);
+    assert_eq!(notices(&body).len(), 2);
+    assert!(notices(&body)[1].contains("correction 2 of 2"));
+    let events = run.events();
+    assert_eq!(of_type(&events, "verification").len(), 3);
+    let returned = of_type(&events, "result_returned");
+    assert_eq!(returned.len(), 1);
+    assert_eq!(returned[0]["result"]["verification"]["passed"], false);
+    assert_eq!(returned[0]["result"]["verification"]["attempt"], 3);
+    let report = supervisor_report(&mock);
+    assert!(report.contains("\"passed\": false"), "{report}");
+    // Three worker requests: no fourth round.
+    let worker_requests = mock
+        .requests()
+        .iter()
+        .filter(|r| is_worker(&r.body))
+        .count();
+    assert_eq!(worker_requests, 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_honest_failure_goes_up_at_once_and_verify_off_skips_checks() {
+    for (config, status) in [("", "failure"), ("[verify]\nenabled = false\n", "success")] {
+        let mock = MockServer::start().await;
+        let sb = sandbox();
+        sb.workspace_config(config);
+        mock.set_responder(move |body| {
+            if !is_worker(body) {
+                return supervisor(body);
+            }
+            claim("r", status, &[("never-written.md", "created")])
+        });
+        let run = exec(&sb, &mock).await;
+        let events = run.events();
+        assert!(of_type(&events, "verification").is_empty(), "{config}");
+        assert_eq!(notices(&last_worker_request(&mock)).len(), 0);
+        let returned = of_type(&events, "result_returned");
+        assert_eq!(returned[0]["result"]["status"], status);
+        assert!(returned[0]["result"].get("verification").is_none());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_workers_are_each_judged_on_their_own_changes_and_rules_follow_when_changed() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    sb.workspace_config(
+        "[verify]\nmax_corrections = 1\n\n[[verify.rules]]\nid = \"md_lint\"\ncommand = \"echo markdown is not allowed here; exit 3\"\nwhen_changed = [\"*.md\"]\n",
+    );
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_calls(vec![
+                    call(
+                        "s1",
+                        "spawn_agent",
+                        json!({"role_name": "agentic_coder", "task_prompt": "task rs"}),
+                    ),
+                    call(
+                        "s2",
+                        "spawn_agent",
+                        json!({"role_name": "agentic_coder", "task_prompt": "task md"}),
+                    ),
+                ]),
+                2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+                _ => MockResponse::text("done"),
+            };
+        }
+        let file = if content_text(&body["messages"][1]["content"]).contains("task rs") {
+            "src/code.rs"
+        } else {
+            "docs/notes.md"
+        };
+        match tool_count(body) {
+            // Both write first; the returns come after both writes are on disk.
+            0 => write("w", file, "content\n"),
+            _ => claim("r", "success", &[(file, "created")]).with_delay(Duration::from_millis(600)),
+        }
+    });
+    let run = exec(&sb, &mock).await;
+    let events = run.events();
+    let spawned: Vec<&Value> = of_type(&events, "agent_spawned")
+        .into_iter()
+        .filter(|e| !e["parent_id"].is_null())
+        .collect();
+    assert_eq!(spawned.len(), 2);
+    let verdicts_of = |task: &str| -> Vec<Value> {
+        let id = &spawned
+            .iter()
+            .find(|e| e["task"].as_str().unwrap().contains(task))
+            .unwrap()["agent_id"];
+        of_type(&events, "verification")
+            .into_iter()
+            .filter(|v| &v["agent_id"] == id)
+            .cloned()
+            .collect()
+    };
+    let rs = verdicts_of("task rs");
+    assert_eq!(rs.len(), 1);
+    assert_eq!(rs[0]["passed"], true);
+    assert_eq!(
+        rs[0]["score"], 100,
+        "not blamed for the other's file: {}",
+        rs[0]
+    );
+    let md = verdicts_of("task md");
+    assert_eq!(md.len(), 2, "one correction, then delivered: {md:?}");
+    assert!(md.iter().all(|v| v["passed"] == false));
+    assert_eq!(md[0]["failures"][0]["rule"], "md_lint");
+    assert!(
+        md[0]["failures"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("markdown is not allowed"),
+        "{}",
+        md[0]
+    );
+    assert!(
+        md[0]["warnings"].as_array().unwrap().is_empty(),
+        "{}",
+        md[0]
+    );
+}
