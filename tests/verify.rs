@@ -315,3 +315,33 @@ async fn two_workers_are_each_judged_on_their_own_changes_and_rules_follow_when_
         md[0]
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_shows_each_verdict_and_its_findings() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return supervisor(body);
+        }
+        match tool_count(body) {
+            0 => claim("r1", "success", &[("notes.md", "created")]),
+            1 => write("w1", "notes.md", "the notes\n"),
+            _ => claim("r2", "success", &[("notes.md", "created")]),
+        }
+    });
+    let run = sb
+        .exec(&mock, &["--approval", "auto", "write the notes"])
+        .await;
+    run.assert_ok();
+    assert!(
+        run.stderr
+            .contains("verification 80/100, correction 1 of 3")
+            && run
+                .stderr
+                .contains("error   artifact notes.md (created): the file does not exist")
+            && run.stderr.contains("verified 100/100 after 1 correction"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,6 +1,6 @@
 //! Human progress lines on stderr for `exec` text mode.
 
-use crate::protocol::{AgentId, ApprovalAction, Event, EventKind, HistoryItem};
+use crate::protocol::{AgentId, ApprovalAction, Event, EventKind, HistoryItem, Verdict};
 use crate::text::{clip, describe_result, key_argument};
 use std::collections::HashMap;
 use std::io::Write;
@@ -76,6 +76,7 @@ impl Progress {
                 self.who(id),
                 describe_result(result)
             )),
+            EventKind::Verification(v) => Some(self.verdict(id, v)),
             EventKind::AgentStatus {
                 status,
                 reason: Some(reason),
@@ -86,6 +87,43 @@ impl Progress {
         if let Some(line) = line {
             let _ = writeln!(out, "{line}");
         }
+    }
+
+    /// `✗ [implementer 1a2b3c4d] verification 40/100, correction 1 of 3` and one line per
+    /// finding; `✓ … verified 100/100 after 1 correction`.
+    fn verdict(&self, id: AgentId, v: &Verdict) -> String {
+        let who = self.who(id);
+        let corrections = v.attempt.saturating_sub(1);
+        let mut out = if v.passed {
+            let after = match corrections {
+                0 => String::new(),
+                1 => " after 1 correction".to_string(),
+                n => format!(" after {n} corrections"),
+            };
+            format!("✓ [{who}] verified {}/100{after}", v.score)
+        } else if v.attempt <= v.max_corrections {
+            format!(
+                "✗ [{who}] verification {}/100, correction {} of {}",
+                v.score, v.attempt, v.max_corrections
+            )
+        } else {
+            format!(
+                "✗ [{who}] verification {}/100 after {corrections} correction(s): goes up as failed",
+                v.score
+            )
+        };
+        for (label, f) in v
+            .failures
+            .iter()
+            .map(|f| ("error  ", f))
+            .chain(v.warnings.iter().map(|f| ("warning", f)))
+        {
+            out.push_str(&format!(
+                "\n    {label} {}",
+                clip(f.message.lines().next().unwrap_or(""), 160)
+            ));
+        }
+        out
     }
 
     fn item(&mut self, id: AgentId, item: &HistoryItem) -> Option<String> {

@@ -34,6 +34,10 @@ pub struct Verdict {
     pub failures: Vec<Finding>,
     #[serde(default)]
     pub warnings: Vec<Finding>,
+    /// Correction rounds allowed (`[verify] max_corrections`): an attempt beyond it goes
+    /// up as it is.
+    #[serde(default)]
+    pub max_corrections: u32,
 }
 
 impl Verdict {
@@ -49,6 +53,7 @@ impl Verdict {
             score: 100usize.saturating_sub(penalty) as u8,
             failures,
             warnings,
+            max_corrections: 0,
         }
     }
 

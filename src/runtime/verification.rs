@@ -215,8 +215,11 @@ pub async fn check(
             findings.push(f);
         }
     }
-    let verdict = Verdict::of(attempt, findings);
     let max = engine.config.verify.max_corrections;
+    let verdict = Verdict {
+        max_corrections: max,
+        ..Verdict::of(attempt, findings)
+    };
     if verdict.passed || attempt > max {
         engine.checks.close(agent);
         return Checked::Deliver(verdict);
