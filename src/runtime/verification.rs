@@ -183,13 +183,18 @@ pub async fn check(
         )
     };
     let root = engine.workspace.root();
-    let now = take(root).await;
-    let own: BTreeSet<String> = start
-        .changes_to(&now)
-        .paths()
-        .intersection(&touched)
-        .cloned()
-        .collect();
+    // Only files its own calls touched can be its changes: a worker that touched none
+    // needs no second walk of the tree.
+    let own: BTreeSet<String> = if touched.is_empty() {
+        BTreeSet::new()
+    } else {
+        start
+            .changes_to(&take(root).await)
+            .paths()
+            .intersection(&touched)
+            .cloned()
+            .collect()
+    };
     let mut findings = verify::check_result(
         result,
         &Evidence {
