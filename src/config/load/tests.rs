@@ -1,0 +1,310 @@
+use super::*;
+use std::fs;
+use tempfile::TempDir;
+
+/// A user dir and a workspace in real temp dirs.
+struct Fixture {
+    _tmp: TempDir,
+    user: PathBuf,
+    workspace: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let user = tmp.path().join("user");
+        let workspace = tmp.path().join("ws");
+        fs::create_dir_all(&user).unwrap();
+        fs::create_dir_all(workspace.join(".squad")).unwrap();
+        Self {
+            _tmp: tmp,
+            user,
+            workspace,
+        }
+    }
+    fn user_file(&self, text: &str) -> PathBuf {
+        let p = self.user.join("config.toml");
+        fs::write(&p, text).unwrap();
+        p
+    }
+    fn ws_file(&self, text: &str) -> PathBuf {
+        let p = self.workspace.join(".squad/config.toml");
+        fs::write(&p, text).unwrap();
+        p
+    }
+    fn extra_file(&self, text: &str) -> PathBuf {
+        let p = self.workspace.join("extra.toml");
+        fs::write(&p, text).unwrap();
+        p
+    }
+    fn sources(&self, env: &[(&str, &str)]) -> ConfigSources {
+        ConfigSources {
+            user_dir: Some(self.user.clone()),
+            workspace: self.workspace.clone(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+    fn load(&self, env: &[(&str, &str)], o: &ConfigOverrides) -> Result<Config, ConfigError> {
+        load_config_from(&self.sources(env), o)
+    }
+}
+
+#[test]
+fn no_files_gives_defaults() {
+    let f = Fixture::new();
+    let c = f.load(&[], &ConfigOverrides::default()).unwrap();
+    assert_eq!(c, Config::default());
+}
+
+#[test]
+fn a_file_changes_only_the_keys_it_sets() {
+    let f = Fixture::new();
+    f.ws_file("[limits]\nmax_depth = 5\n[models]\nfast = \"tiny\"\n");
+    let c = f.load(&[], &ConfigOverrides::default()).unwrap();
+    let mut want = Config::default();
+    want.limits.max_depth = 5;
+    want.models.insert("fast".into(), "tiny".into());
+    assert_eq!(c, want);
+    assert_eq!(c.models["base"], "gpt-4.1");
+}
+
+#[test]
+fn layers_apply_in_order_defaults_user_workspace_file_env_flags() {
+    let f = Fixture::new();
+    f.user_file(
+        "default_level = \"fast\"\napproval = \"auto\"\n[provider]\nbase_url = \"http://user/v1\"\nmax_retries = 9\n[limits]\nmax_depth = 1\nmax_live_agents = 2\nmax_iterations = 3\n",
+    );
+    f.ws_file("[provider]\nbase_url = \"http://ws/v1\"\n[limits]\nmax_live_agents = 20\nmax_iterations = 30\n");
+    let extra = f.extra_file("[limits]\nmax_iterations = 300\n");
+    let o = ConfigOverrides {
+        config_file: Some(extra.clone()),
+        ..Default::default()
+    };
+
+    let c = f.load(&[], &o).unwrap();
+    assert_eq!(c.default_level, "fast"); // user only
+    assert_eq!(c.provider.max_retries, 9); // user only
+    assert_eq!(c.limits.max_depth, 1); // user only
+    assert_eq!(c.limits.max_live_agents, 20); // workspace beats user
+    assert_eq!(c.limits.max_iterations, 300); // --config beats workspace
+    assert_eq!(c.provider.base_url, "http://ws/v1");
+    assert_eq!(c.approval, ApprovalPolicy::Auto);
+    assert_eq!(c.limits.max_concurrent_requests, 8); // default
+
+    // env beats files
+    let env = [
+        ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("SQUAD_APPROVAL", "read-only"),
+        ("SQUAD_MODEL", "env-model"),
+    ];
+    let c = f.load(&env, &o).unwrap();
+    assert_eq!(c.provider.base_url, "http://127.0.0.1:9/v1");
+    assert_eq!(c.approval, ApprovalPolicy::ReadOnly);
+    assert!(
+        c.models.values().all(|m| m == "env-model"),
+        "{:?}",
+        c.models
+    );
+    assert_eq!(c.model_for_level("smart"), "env-model");
+    assert_eq!(c.limits.max_iterations, 300);
+
+    // flags beat env
+    let o = ConfigOverrides {
+        config_file: Some(extra),
+        base_url: Some("http://127.0.0.1:11434/v1".into()),
+        model: Some("flag-model".into()),
+        approval: Some(ApprovalPolicy::Ask),
+    };
+    let c = f.load(&env, &o).unwrap();
+    assert_eq!(c.provider.base_url, "http://127.0.0.1:11434/v1");
+    assert_eq!(c.approval, ApprovalPolicy::Ask);
+    assert_eq!(c.model_for_level("fast"), "flag-model");
+    assert_eq!(c.model_for_level("some-level"), "flag-model");
+    assert_eq!(c.model_override.as_deref(), Some("flag-model"));
+}
+
+#[test]
+fn missing_user_dir_and_files_are_fine() {
+    let f = Fixture::new();
+    let mut s = f.sources(&[]);
+    s.user_dir = Some(f.user.join("does-not-exist"));
+    assert_eq!(
+        load_config_from(&s, &ConfigOverrides::default()).unwrap(),
+        Config::default()
+    );
+    s.user_dir = None;
+    assert!(load_config_from(&s, &ConfigOverrides::default()).is_ok());
+}
+
+#[test]
+fn missing_config_file_is_an_error() {
+    let f = Fixture::new();
+    let path = f.workspace.join("nope.toml");
+    let o = ConfigOverrides {
+        config_file: Some(path.clone()),
+        ..Default::default()
+    };
+    let err = f.load(&[], &o).unwrap_err();
+    assert!(matches!(&err, ConfigError::MissingFile { path: p } if *p == path));
+    assert!(err.to_string().contains("nope.toml"), "{err}");
+}
+
+#[test]
+fn syntax_error_names_file_and_line() {
+    let f = Fixture::new();
+    let path = f.ws_file("[limits]\nmax_depth = 3\nmax_iterations = = 4\n");
+    let err = f.load(&[], &ConfigOverrides::default()).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(&format!("config error in {}: invalid TOML", path.display())),
+        "{msg}"
+    );
+    assert!(msg.contains("line 3, column"), "{msg}");
+}
+
+#[test]
+fn wrong_type_names_file_key_and_expectation() {
+    let f = Fixture::new();
+    let path = f.ws_file("[limits]\nmax_depth = \"three\"\n");
+    let err = f.load(&[], &ConfigOverrides::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "config error in {}: limits.max_depth: expected an integer, found a string \"three\" (line 2, column 13)",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn unknown_key_lists_known_keys() {
+    let f = Fixture::new();
+    f.ws_file("[limits]\nmax_depth = 2\n");
+    let path = f.user_file("[provder]\nbase_url = \"http://x/v1\"\n");
+    let err = f.load(&[], &ConfigOverrides::default()).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(&format!(
+            "config error in {}: unknown key 'provder' (known keys: provider, models, default_level,",
+            path.display()
+        )),
+        "{msg}"
+    );
+    let path = f.ws_file("[limits]\nmax_dept = 2\n");
+    let f_err = f.load(&[], &ConfigOverrides::default()).unwrap_err();
+    // the user file is read first and is still broken
+    assert!(f_err.to_string().contains("provder"));
+    f.user_file("");
+    let msg = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with(&format!(
+            "config error in {}: limits: unknown key 'max_dept' (known keys: max_depth,",
+            path.display()
+        )),
+        "{msg}"
+    );
+}
+
+#[test]
+fn bad_value_in_a_file_names_the_file() {
+    let f = Fixture::new();
+    let path = f.extra_file("approval = \"sometimes\"\n[limits]\nmax_live_agents = 0\n");
+    let o = ConfigOverrides {
+        config_file: Some(path.clone()),
+        ..Default::default()
+    };
+    let msg = f.load(&[], &o).unwrap_err().to_string();
+    assert!(
+        msg.starts_with(&format!(
+            "config error in {}: approval: expected one of ask, auto, read-only, found \"sometimes\"",
+            path.display()
+        )),
+        "{msg}"
+    );
+    fs::write(&path, "[limits]\nmax_live_agents = 0\n").unwrap();
+    let msg = f.load(&[], &o).unwrap_err().to_string();
+    assert_eq!(
+        msg,
+        format!(
+            "config error in {}: limits.max_live_agents: expected at least 1, found 0",
+            path.display()
+        )
+    );
+    fs::write(&path, "[provider]\nbase_url = \"localhost:11434\"\n").unwrap();
+    let msg = f.load(&[], &o).unwrap_err().to_string();
+    assert!(msg.contains("provider.base_url: expected a URL"), "{msg}");
+}
+
+#[test]
+fn bad_env_values_name_the_variable() {
+    let f = Fixture::new();
+    let err = f
+        .load(&[("SQUAD_APPROVAL", "yolo")], &ConfigOverrides::default())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config error in environment variable SQUAD_APPROVAL: expected one of ask, auto, read-only, found \"yolo\""
+    );
+    let err = f
+        .load(
+            &[("OPENAI_BASE_URL", "api.example")],
+            &ConfigOverrides::default(),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("config error in environment variable OPENAI_BASE_URL"),
+        "{err}"
+    );
+    // empty values count as unset
+    let c = f
+        .load(
+            &[("SQUAD_APPROVAL", ""), ("SQUAD_MODEL", " ")],
+            &ConfigOverrides::default(),
+        )
+        .unwrap();
+    assert_eq!(c, Config::default());
+}
+
+#[test]
+fn bad_base_url_flag_is_named() {
+    let f = Fixture::new();
+    let o = ConfigOverrides {
+        base_url: Some("127.0.0.1:8080".into()),
+        ..Default::default()
+    };
+    let msg = f.load(&[], &o).unwrap_err().to_string();
+    assert!(msg.starts_with("config error in --base-url:"), "{msg}");
+}
+
+#[test]
+fn config_dir_env_overrides_the_platform_dir() {
+    let env: HashMap<String, String> = [(
+        CONFIG_DIR_ENV.to_string(),
+        "/tmp/squad-test-dir".to_string(),
+    )]
+    .into();
+    assert_eq!(
+        user_config_dir_from(&env),
+        Some(PathBuf::from("/tmp/squad-test-dir"))
+    );
+    let env: HashMap<String, String> = [(CONFIG_DIR_ENV.to_string(), String::new())].into();
+    if let Some(dir) = user_config_dir_from(&env) {
+        assert!(dir.ends_with("squad"), "{}", dir.display());
+    }
+}
+
+#[test]
+fn merge_is_deep() {
+    let mut base: toml::Table = "[a]\nx = 1\ny = 2\n[b]\nz = 3\n".parse().unwrap();
+    let upper: toml::Table = "[a]\ny = 20\nw = 4\n".parse().unwrap();
+    merge(&mut base, upper);
+    let want: toml::Table = "[a]\nx = 1\ny = 20\nw = 4\n[b]\nz = 3\n".parse().unwrap();
+    assert_eq!(base, want);
+}

@@ -1,0 +1,337 @@
+use super::*;
+use crate::config::Config;
+use crate::roles::Audience;
+use std::fs;
+use tempfile::TempDir;
+
+struct Dirs {
+    _tmp: TempDir,
+    user: PathBuf,
+    workspace: PathBuf,
+}
+
+impl Dirs {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let user = tmp.path().join("user");
+        let workspace = tmp.path().join("ws");
+        fs::create_dir_all(user.join("roles")).unwrap();
+        fs::create_dir_all(workspace.join(".squad/roles")).unwrap();
+        Self {
+            _tmp: tmp,
+            user,
+            workspace,
+        }
+    }
+    fn user_role(&self, file: &str, text: &str) -> PathBuf {
+        let p = self.user.join("roles").join(file);
+        fs::write(&p, text).unwrap();
+        p
+    }
+    fn ws_role(&self, file: &str, text: &str) -> PathBuf {
+        let p = self.workspace.join(".squad/roles").join(file);
+        fs::write(&p, text).unwrap();
+        p
+    }
+    fn load(&self) -> RoleSet {
+        load_roles_from(Some(&self.user), &self.workspace).unwrap()
+    }
+}
+
+const BUILT_IN_NAMES: [&str; 8] = [
+    "agentic_coder",
+    "architect",
+    "code_reviewer",
+    "copilot",
+    "documentation",
+    "implementer",
+    "test_writer",
+    "tester",
+];
+
+#[test]
+fn built_ins_load_without_warnings_and_reference_only_known_roles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = load_roles_from(None, tmp.path()).unwrap();
+    assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+    assert_eq!(set.names(), BUILT_IN_NAMES);
+    for role in set.iter() {
+        assert_eq!(role.source, RoleSource::BuiltIn);
+        assert!(
+            role.system_prompt.len() > 200,
+            "{} prompt too thin",
+            role.name
+        );
+        assert!(!role.description.is_empty(), "{}", role.name);
+        for other in role.enabled_agents.iter().chain(&role.handoffs) {
+            assert!(set.get(other).is_some(), "{} names {other}", role.name);
+        }
+        // each built-in file is named after its role
+        assert!(
+            BUILT_INS
+                .iter()
+                .any(|(file, _)| *file == format!("{}.toml", role.name))
+        );
+    }
+}
+
+#[test]
+fn built_ins_match_their_briefs() {
+    // Which tools each built-in gets is checked with the tool registry, in
+    // runtime/toolbox/tests.rs.
+    let tmp = tempfile::tempdir().unwrap();
+    let set = load_roles_from(None, tmp.path()).unwrap();
+    let copilot = set.require(DEFAULT_ROLE).unwrap();
+    assert_eq!(
+        copilot.handoffs,
+        ["architect", "implementer", "tester", "documentation"]
+    );
+    assert_eq!(copilot.enabled_agents.len(), 7);
+    // workers are told to finish with return_results
+    for name in ["agentic_coder", "test_writer", "code_reviewer"] {
+        let role = set.require(name).unwrap();
+        assert!(role.system_prompt.contains("return_results"), "{name}");
+        assert!(role.handoffs.is_empty(), "{name}");
+    }
+    assert_eq!(
+        set.require("agentic_coder").unwrap().enabled_agents,
+        ["test_writer", "code_reviewer", "documentation"]
+    );
+}
+
+#[test]
+fn user_role_overrides_built_in_and_workspace_overrides_user() {
+    let d = Dirs::new();
+    let user = d.user_role(
+        "mine.toml",
+        "name = \"copilot\"\nsystem_prompt = \"user copilot\"\nlevel = \"fast\"\n",
+    );
+    d.user_role(
+        "helper.toml",
+        "name = \"helper\"\nsystem_prompt = \"user helper\"\nhandoffs = [\"copilot\"]\n",
+    );
+    let set = d.load();
+    assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+    let copilot = set.require("copilot").unwrap();
+    assert_eq!(copilot.system_prompt, "user copilot");
+    assert_eq!(copilot.source, RoleSource::File(user));
+    assert_eq!(
+        set.require("architect").unwrap().source,
+        RoleSource::BuiltIn
+    );
+
+    let ws = d.ws_role(
+        "copilot.toml",
+        "name = \"copilot\"\nsystem_prompt = \"workspace copilot\"\nenabled_agents = [\"helper\"]\n",
+    );
+    let set = d.load();
+    assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+    let copilot = set.require("copilot").unwrap();
+    assert_eq!(copilot.system_prompt, "workspace copilot");
+    assert_eq!(copilot.source, RoleSource::File(ws.clone()));
+    assert_eq!(copilot.source.to_string(), ws.display().to_string());
+    assert_eq!(copilot.level, None); // replaced whole, not merged
+    assert_eq!(set.require("helper").unwrap().system_prompt, "user helper");
+}
+
+#[test]
+fn broken_files_are_skipped_with_warnings_naming_file_and_key() {
+    let d = Dirs::new();
+    let cases = [
+        (
+            "syntax.toml",
+            "name = \"a\"\nsystem_prompt = \"\"\"\nunterminated\n",
+            "invalid TOML",
+        ),
+        (
+            "unknown.toml",
+            "name = \"b\"\nsystem_prompt = \"x\"\nenabled_agent = []\n",
+            "unknown key 'enabled_agent' (known keys: name,",
+        ),
+        (
+            "noname.toml",
+            "system_prompt = \"x\"\n",
+            "missing key 'name'",
+        ),
+        (
+            "noprompt.toml",
+            "name = \"c\"\n",
+            "missing key 'system_prompt'",
+        ),
+        (
+            "type.toml",
+            "name = \"d\"\nsystem_prompt = \"x\"\ntools = \"read_file\"\n",
+            "tools: expected an array, found a string \"read_file\"",
+        ),
+        (
+            "item.toml",
+            "name = \"e\"\nsystem_prompt = \"x\"\nhandoffs = [\"copilot\", 3]\n",
+            "handoffs[1]: expected a string, found the integer 3",
+        ),
+        (
+            "ref.toml",
+            "name = \"f\"\nsystem_prompt = \"x\"\nenabled_agents = [\"ghost\"]\n",
+            "enabled_agents: unknown role 'ghost' (known roles: agentic_coder, architect,",
+        ),
+        (
+            "empty.toml",
+            "name = \"g\"\nsystem_prompt = \"  \"\n",
+            "system_prompt: expected the role's instructions",
+        ),
+        (
+            "badname.toml",
+            "name = \"my role\"\nsystem_prompt = \"x\"\n",
+            "name: expected a name of letters",
+        ),
+    ];
+    for (file, text, _) in &cases {
+        d.ws_role(file, text);
+    }
+    d.ws_role("notes.md", "not a role");
+    let set = d.load();
+    for (file, _, expected) in &cases {
+        let path = d.workspace.join(".squad/roles").join(file);
+        let prefix = format!("skipped role file {}: ", path.display());
+        let w = set
+            .warnings
+            .iter()
+            .find(|w| w.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no warning for {file}: {:?}", set.warnings));
+        assert!(w.contains(expected), "{file}: {w}");
+    }
+    assert_eq!(set.warnings.len(), cases.len(), "{:?}", set.warnings);
+    assert_eq!(set.names(), BUILT_IN_NAMES);
+}
+
+#[test]
+fn wrong_type_warning_has_a_line() {
+    let d = Dirs::new();
+    d.ws_role(
+        "x.toml",
+        "name = \"x\"\nsystem_prompt = \"p\"\nmax_iterations = \"many\"\n",
+    );
+    let set = d.load();
+    assert_eq!(set.warnings.len(), 1);
+    assert!(
+        set.warnings[0].ends_with(
+            "max_iterations: expected an integer, found a string \"many\" (line 3, column 18)"
+        ),
+        "{}",
+        set.warnings[0]
+    );
+}
+
+#[test]
+fn skipping_a_broken_override_keeps_the_role_below() {
+    let d = Dirs::new();
+    d.user_role(
+        "t.toml",
+        "name = \"tester\"\nsystem_prompt = \"user tester\"\n",
+    );
+    let ws = d.ws_role(
+        "t.toml",
+        "name = \"tester\"\nsystem_prompt = \"ws tester\"\nhandoffs = [\"nobody\"]\n",
+    );
+    let set = d.load();
+    assert_eq!(set.require("tester").unwrap().system_prompt, "user tester");
+    assert_eq!(set.warnings.len(), 1);
+    assert!(set.warnings[0].contains(&ws.display().to_string()));
+    assert!(set.warnings[0].contains("handoffs: unknown role 'nobody'"));
+}
+
+#[test]
+fn dropping_a_role_drops_roles_that_need_it() {
+    let d = Dirs::new();
+    d.ws_role(
+        "a.toml",
+        "name = \"a\"\nsystem_prompt = \"x\"\nenabled_agents = [\"b\"]\n",
+    );
+    d.ws_role(
+        "b.toml",
+        "name = \"b\"\nsystem_prompt = \"x\"\nhandoffs = [\"ghost\"]\n",
+    );
+    let set = d.load();
+    assert!(set.get("a").is_none() && set.get("b").is_none());
+    assert_eq!(set.warnings.len(), 2, "{:?}", set.warnings);
+}
+
+#[test]
+fn user_roles_may_reference_each_other_across_layers() {
+    let d = Dirs::new();
+    d.ws_role(
+        "lead.toml",
+        "name = \"lead\"\nsystem_prompt = \"x\"\nenabled_agents = [\"helper\"]\n",
+    );
+    d.user_role("helper.toml", "name = \"helper\"\nsystem_prompt = \"y\"\n");
+    let set = d.load();
+    assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+    assert!(set.get("lead").is_some());
+}
+
+#[test]
+fn same_name_twice_in_one_folder_warns() {
+    let d = Dirs::new();
+    d.ws_role("1.toml", "name = \"x\"\nsystem_prompt = \"first\"\n");
+    d.ws_role("2.toml", "name = \"x\"\nsystem_prompt = \"second\"\n");
+    let set = d.load();
+    assert_eq!(set.require("x").unwrap().system_prompt, "second");
+    assert_eq!(set.warnings.len(), 1);
+    assert!(set.warnings[0].contains("defines role 'x' again"));
+}
+
+#[test]
+fn unknown_role_error_lists_known_roles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = load_roles_from(None, tmp.path()).unwrap();
+    let err = set.require("archtect").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "unknown role 'archtect'; known roles: {}",
+            BUILT_IN_NAMES.join(", ")
+        )
+    );
+}
+
+#[test]
+fn missing_folders_are_not_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = load_roles_from(Some(&tmp.path().join("nowhere")), &tmp.path().join("ws")).unwrap();
+    assert!(set.warnings.is_empty());
+    assert_eq!(set.names().len(), BUILT_IN_NAMES.len());
+}
+
+#[test]
+fn example_in_docs_is_a_valid_role() {
+    let doc = include_str!("../../../docs/roles.md");
+    let start = doc.find("```toml\n").unwrap() + "```toml\n".len();
+    let text = &doc[start..start + doc[start..].find("```").unwrap()];
+    let d = Dirs::new();
+    d.ws_role("reviewer.toml", text);
+    let set = d.load();
+    assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+    let role = set.require("reviewer").unwrap();
+    assert!(!role.offers("run_command", Audience::Everyone, false));
+    assert!(role.offers("spawn_agent", Audience::Supervisors, false));
+    assert_eq!(role.test_command.as_deref(), Some("cargo test --quiet"));
+}
+
+#[test]
+fn role_model_precedence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = load_roles_from(None, tmp.path()).unwrap();
+    let mut config = Config::default();
+    config.models.insert("fast".into(), "small-model".into());
+    config.models.insert("base".into(), "base-model".into());
+    let mut role = set.require("copilot").unwrap().clone();
+    role.level = Some("fast".into());
+    role.model = None;
+    assert_eq!(role.model(&config), "small-model");
+    role.level = None;
+    assert_eq!(role.model(&config), "base-model"); // default_level
+    role.model = Some("pinned".into());
+    role.level = Some("fast".into());
+    assert_eq!(role.model(&config), "pinned"); // model wins over level
+    config.force_model("forced");
+    assert_eq!(role.model(&config), "forced"); // --model wins over everything
+}

@@ -1,0 +1,248 @@
+//! The whole screen as one value: session state plus view state (focus, selection,
+//! scroll, overlays). Input goes in through `on_key` / `on_paste` / `on_mouse`, which
+//! return the [`Action`]s to carry out and do no I/O, so the loop in `event_loop` is a thin
+//! shell and everything here can be driven by tests. Drawing is in `draw.rs`; keys are
+//! mapped in `tui/keys.rs`.
+
+use crate::protocol::{AgentId, AgentStatus, Event, Op};
+use crate::tui::composer::Composer;
+use crate::tui::conversation::ConvView;
+use crate::tui::handle::SessionInfo;
+use crate::tui::state::SessionState;
+use crate::tui::theme::Theme;
+use crate::tui::tree::TreeView;
+use crossterm::event::{Event as TermEvent, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+mod draw;
+
+/// Below this width the tree gives way to a one-line agent switcher.
+pub const NARROW_WIDTH: u16 = 70;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Tree,
+    Conversation,
+    Composer,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlay {
+    Help,
+    Details(AgentId),
+    Cost,
+    ConfirmDespawn(AgentId),
+    /// The tree, full screen (`/agents`).
+    Agents,
+}
+
+/// What the caller must do after an input.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Send(Op),
+    /// Leave this session's screen (an `Op::Shutdown` has been sent just before).
+    Quit(Exit),
+}
+
+/// What the user wants after leaving a session's screen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Quit,
+    /// `/new`: a fresh session in the same workspace.
+    NewSession,
+    /// `/resume [ID]`: a saved session (the latest other one without an id).
+    Resume(Option<String>),
+}
+
+/// Where things were drawn in the last frame, for mouse hit-testing.
+#[derive(Clone, Copy, Debug, Default)]
+struct Areas {
+    tree: Rect,
+    switcher: Rect,
+    conv: Rect,
+    conv_inner: Rect,
+    composer: Rect,
+}
+
+pub struct App {
+    pub state: SessionState,
+    pub theme: Theme,
+    pub focus: Focus,
+    pub tree: TreeView,
+    pub composer: Composer,
+    pub overlay: Option<Overlay>,
+    pub(crate) views: HashMap<AgentId, ConvView>,
+    pub(crate) overlay_scroll: usize,
+    pub(crate) approval_scroll: usize,
+    /// The approval at the front of the queue and when it got there: answers typed in
+    /// the first moments are ignored, so a keystroke meant for the composer cannot
+    /// approve something the user has not seen.
+    pub(crate) approval_front: Option<(u64, Instant)>,
+    pub(crate) last_ctrl_c: Option<Instant>,
+    pub(crate) notice: Option<(String, Instant)>,
+    home: Option<PathBuf>,
+    areas: Areas,
+    /// Whether the last frame was narrow (switcher instead of tree): ← → then switch.
+    pub(crate) narrow: bool,
+}
+
+impl App {
+    pub fn new(info: &SessionInfo, theme: Theme) -> Self {
+        Self {
+            state: SessionState::new(info),
+            theme,
+            focus: Focus::Composer,
+            tree: TreeView::default(),
+            composer: Composer::new(),
+            overlay: None,
+            views: HashMap::new(),
+            overlay_scroll: 0,
+            approval_scroll: 0,
+            approval_front: None,
+            last_ctrl_c: None,
+            notice: None,
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            areas: Areas::default(),
+            narrow: false,
+        }
+    }
+
+    /// Sets the home directory shown as `~` (tests pin it for stable snapshots).
+    pub fn set_home(&mut self, home: Option<PathBuf>) {
+        self.home = home;
+    }
+
+    /// Folds in one event from the runtime.
+    pub fn apply(&mut self, ev: &Event, now: Instant) {
+        self.state.apply(ev, now);
+        self.sync_approval_front(now);
+    }
+
+    pub(crate) fn sync_approval_front(&mut self, now: Instant) {
+        let front = self.state.approvals.front().map(|p| p.request_id);
+        match (front, self.approval_front) {
+            (None, _) => self.approval_front = None,
+            (Some(id), Some((cur, _))) if id == cur => {}
+            (Some(id), _) => {
+                self.approval_front = Some((id, now));
+                self.approval_scroll = 0;
+            }
+        }
+    }
+
+    /// The agent whose conversation is on screen.
+    pub fn viewed(&self) -> AgentId {
+        self.tree.current(&self.state)
+    }
+
+    /// Who the composer's message goes to: `None` for the active persona.
+    pub fn target(&self) -> Option<AgentId> {
+        let v = self.viewed();
+        (v != self.state.root_agent).then_some(v)
+    }
+
+    pub(crate) fn view_mut(&mut self, id: AgentId) -> &mut ConvView {
+        self.views.entry(id).or_default()
+    }
+
+    pub(crate) fn set_notice(&mut self, text: impl Into<String>, now: Instant) {
+        self.notice = Some((text.into(), now));
+    }
+
+    /// Whether anything on screen changes with time alone (elapsed clocks, notices).
+    pub fn animating(&self) -> bool {
+        self.notice.is_some()
+            || self
+                .state
+                .agents
+                .values()
+                .any(|a| a.status == AgentStatus::Running || a.status == AgentStatus::Waiting)
+    }
+
+    /// Any terminal input.
+    pub fn on_terminal_event(&mut self, ev: TermEvent, now: Instant) -> Vec<Action> {
+        match ev {
+            TermEvent::Key(k) => self.on_key(k, now),
+            TermEvent::Paste(text) => {
+                self.on_paste(&text);
+                Vec::new()
+            }
+            TermEvent::Mouse(m) => self.on_mouse(m),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Bracketed paste: the text goes into the composer as is, newlines included (never
+    /// to a dialog: pasted text must not answer an approval).
+    pub fn on_paste(&mut self, text: &str) {
+        if self.overlay.is_some_and(|o| o != Overlay::Help) {
+            self.overlay = None;
+        }
+        self.focus = Focus::Composer;
+        self.composer.paste(text);
+    }
+
+    pub fn on_mouse(&mut self, m: MouseEvent) -> Vec<Action> {
+        if !self.state.approvals.is_empty() {
+            return Vec::new();
+        }
+        let inside =
+            |r: Rect| m.column >= r.x && m.column < r.right() && m.row >= r.y && m.row < r.bottom();
+        match m.kind {
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let up = m.kind == MouseEventKind::ScrollUp;
+                if matches!(self.overlay, Some(Overlay::Agents)) || inside(self.areas.tree) {
+                    self.tree.move_by(&self.state, if up { -1 } else { 1 });
+                } else if self.overlay.is_some() {
+                    self.overlay_scroll = if up {
+                        self.overlay_scroll.saturating_sub(3)
+                    } else {
+                        self.overlay_scroll + 3
+                    };
+                } else {
+                    let id = self.viewed();
+                    self.view_mut(id).scroll(if up { -3 } else { 3 });
+                }
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                if let Some(row) = self.tree.row_at(m.column, m.row)
+                    && (inside(self.areas.tree) || self.overlay == Some(Overlay::Agents))
+                {
+                    if self.tree.select_row(&self.state, row) {
+                        self.focus = Focus::Tree;
+                    }
+                } else if self.overlay.is_some() {
+                    return Vec::new();
+                } else if inside(self.areas.switcher) {
+                    self.focus = Focus::Tree;
+                    let mid = self.areas.switcher.x + self.areas.switcher.width / 2;
+                    self.tree
+                        .move_by(&self.state, if m.column < mid { -1 } else { 1 });
+                } else if inside(self.areas.conv) {
+                    self.focus = Focus::Conversation;
+                    let inner = self.areas.conv_inner;
+                    if m.row >= inner.y {
+                        let id = self.viewed();
+                        let row = (m.row - inner.y) as usize;
+                        if let Some(idx) = self.view_mut(id).entry_at_row(row)
+                            && let Some(a) = self.state.agents.get_mut(&id)
+                            && a.conversation.toggle_tool(idx)
+                        {
+                            self.view_mut(id).selected = Some(idx);
+                        }
+                    }
+                } else if inside(self.areas.composer) {
+                    self.focus = Focus::Composer;
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,328 @@
+use super::*;
+use crate::protocol::{AgentId, AgentStatus, ApprovalAction, ApprovalPolicy, Event, EventKind};
+use crate::tui::handle::SessionInfo;
+use crate::tui::theme::Theme;
+
+struct T {
+    app: App,
+    root: AgentId,
+    t0: Instant,
+}
+
+fn setup() -> T {
+    let root = AgentId::new();
+    let info = SessionInfo {
+        log_path: None,
+        session_id: "s".into(),
+        workspace: "/tmp/w".into(),
+        model: "m".into(),
+        approval: ApprovalPolicy::Ask,
+        role: "copilot".into(),
+        root_agent: root,
+    };
+    let mut app = App::new(&info, Theme::default());
+    let t0 = Instant::now();
+    app.apply(
+        &ev(
+            root,
+            EventKind::AgentSpawned {
+                parent_id: None,
+                role: "copilot".into(),
+                model: "m".into(),
+                task: String::new(),
+                depth: 0,
+            },
+        ),
+        t0,
+    );
+    T { app, root, t0 }
+}
+
+fn ev(agent_id: AgentId, kind: EventKind) -> Event {
+    Event {
+        seq: 0,
+        agent_id,
+        kind,
+    }
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn type_text(app: &mut App, s: &str, now: Instant) {
+    for c in s.chars() {
+        assert!(app.on_key(key(KeyCode::Char(c)), now).is_empty());
+    }
+}
+
+fn spawn_worker(t: &mut T, role: &str) -> AgentId {
+    let w = AgentId::new();
+    t.app.apply(
+        &ev(
+            w,
+            EventKind::AgentSpawned {
+                parent_id: Some(t.root),
+                role: role.into(),
+                model: "m".into(),
+                task: "do it".into(),
+                depth: 1,
+            },
+        ),
+        t.t0,
+    );
+    w
+}
+
+fn request(t: &mut T, id: u64, at: Instant) {
+    let root = t.root;
+    t.app.apply(
+        &ev(
+            root,
+            EventKind::ApprovalRequested {
+                request_id: id,
+                role: "copilot".into(),
+                tool: "shell".into(),
+                action: ApprovalAction::Command {
+                    command: "rm -rf build".into(),
+                },
+            },
+        ),
+        at,
+    );
+}
+
+#[test]
+fn enter_sends_the_message_to_the_active_persona_and_clears() {
+    let mut t = setup();
+    type_text(&mut t.app, "hello", t.t0);
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(
+        out,
+        vec![Action::Send(Op::UserMessage {
+            to: None,
+            text: "hello".into()
+        })]
+    );
+    assert!(t.app.composer.is_empty());
+    // Empty input sends nothing.
+    assert!(t.app.on_key(key(KeyCode::Enter), t.t0).is_empty());
+    // Up on an empty composer recalls it.
+    t.app.on_key(key(KeyCode::Up), t.t0);
+    assert_eq!(t.app.composer.text(), "hello");
+}
+
+#[test]
+fn alt_enter_makes_a_newline_and_paste_keeps_newlines() {
+    let mut t = setup();
+    type_text(&mut t.app, "a", t.t0);
+    let out = t
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT), t.t0);
+    assert!(out.is_empty());
+    t.app.on_paste("b\r\nc");
+    assert_eq!(t.app.composer.text(), "a\nb\nc");
+    // A stray trailing newline is not sent.
+    t.app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT), t.t0);
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(
+        out,
+        vec![Action::Send(Op::UserMessage {
+            to: None,
+            text: "a\nb\nc".into()
+        })]
+    );
+}
+
+#[test]
+fn message_goes_to_the_worker_selected_in_the_tree() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    t.app.focus = Focus::Tree;
+    t.app.on_key(key(KeyCode::Down), t.t0);
+    assert_eq!(t.app.viewed(), w);
+    // A printable key in the tree starts typing in the composer.
+    type_text(&mut t.app, "status?", t.t0);
+    assert_eq!(t.app.focus, Focus::Composer);
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(
+        out,
+        vec![Action::Send(Op::UserMessage {
+            to: Some(w),
+            text: "status?".into()
+        })]
+    );
+}
+
+#[test]
+fn approval_keys_answer_the_front_request_in_order() {
+    let mut t = setup();
+    let t0 = t.t0;
+    for id in [41, 42, 43] {
+        request(&mut t, id, t0);
+    }
+    let later = t.t0 + Duration::from_secs(1);
+    // Typed too soon after the dialog appeared: ignored.
+    assert!(t.app.on_key(key(KeyCode::Char('y')), t.t0).is_empty());
+    let cases = [
+        (KeyCode::Char('y'), 41, ApprovalDecision::Approve),
+        (KeyCode::Char('a'), 42, ApprovalDecision::ApproveForSession),
+        (KeyCode::Esc, 43, ApprovalDecision::Deny),
+    ];
+    let mut now = later;
+    for (code, id, decision) in cases {
+        assert_eq!(
+            t.app.on_key(key(code), now),
+            vec![Action::Send(Op::Approval {
+                request_id: id,
+                decision
+            })]
+        );
+        now += Duration::from_secs(1);
+    }
+    assert!(t.app.state.approvals.is_empty());
+    request(&mut t, 44, now);
+    now += Duration::from_secs(1);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('n')), now),
+        vec![Action::Send(Op::Approval {
+            request_id: 44,
+            decision: ApprovalDecision::Deny
+        })]
+    );
+    // With no approval pending, 'n' is just a character again.
+    assert!(t.app.on_key(key(KeyCode::Char('n')), now).is_empty());
+    assert_eq!(t.app.composer.text(), "n");
+}
+
+#[test]
+fn ctrl_c_interrupts_then_quits_when_pressed_twice_quickly() {
+    let mut t = setup();
+    let root = t.root;
+    t.app.apply(
+        &ev(
+            root,
+            EventKind::AgentStatus {
+                parent_id: None,
+                status: AgentStatus::Running,
+                reason: None,
+            },
+        ),
+        t.t0,
+    );
+    assert_eq!(
+        t.app.on_key(ctrl('c'), t.t0),
+        vec![Action::Send(Op::Interrupt { agent_id: root })]
+    );
+    // Too late for a double press: interrupts again.
+    let t1 = t.t0 + Duration::from_secs(3);
+    assert_eq!(
+        t.app.on_key(ctrl('c'), t1),
+        vec![Action::Send(Op::Interrupt { agent_id: root })]
+    );
+    let t2 = t1 + Duration::from_millis(400);
+    assert_eq!(
+        t.app.on_key(ctrl('c'), t2),
+        vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
+    );
+}
+
+#[test]
+fn esc_interrupts_only_a_busy_agent() {
+    let mut t = setup();
+    assert!(t.app.on_key(key(KeyCode::Esc), t.t0).is_empty());
+    let root = t.root;
+    t.app.apply(&ev(root, EventKind::TurnStarted), t.t0);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Esc), t.t0),
+        vec![Action::Send(Op::Interrupt { agent_id: root })]
+    );
+}
+
+#[test]
+fn x_asks_before_despawning_a_worker() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    t.app.focus = Focus::Tree;
+    // Not on the root persona.
+    assert!(t.app.on_key(key(KeyCode::Char('x')), t.t0).is_empty());
+    assert_eq!(t.app.overlay, None);
+    t.app.on_key(key(KeyCode::Char('j')), t.t0);
+    assert!(t.app.on_key(key(KeyCode::Char('x')), t.t0).is_empty());
+    assert_eq!(t.app.overlay, Some(Overlay::ConfirmDespawn(w)));
+    // 'n' keeps it.
+    assert!(t.app.on_key(key(KeyCode::Char('n')), t.t0).is_empty());
+    assert_eq!(t.app.overlay, None);
+    t.app.on_key(key(KeyCode::Char('x')), t.t0);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('y')), t.t0),
+        vec![Action::Send(Op::Despawn { agent_id: w })]
+    );
+    assert_eq!(t.app.overlay, None);
+}
+
+#[test]
+fn slash_commands() {
+    let mut t = setup();
+    type_text(&mut t.app, "/role architect", t.t0);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), t.t0),
+        vec![Action::Send(Op::SwitchPersona {
+            role: "architect".into()
+        })]
+    );
+    // Tab completes a command name.
+    type_text(&mut t.app, "/co", t.t0);
+    t.app.on_key(key(KeyCode::Tab), t.t0);
+    assert_eq!(t.app.composer.text(), "/cost");
+    assert_eq!(t.app.focus, Focus::Composer);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::Cost));
+    t.app.on_key(key(KeyCode::Esc), t.t0);
+    assert_eq!(t.app.overlay, None);
+    // /new and /resume leave this session's screen for another session.
+    type_text(&mut t.app, "/new", t.t0);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), t.t0),
+        vec![Action::Send(Op::Shutdown), Action::Quit(Exit::NewSession)]
+    );
+    type_text(&mut t.app, "/resume 2026", t.t0);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), t.t0),
+        vec![
+            Action::Send(Op::Shutdown),
+            Action::Quit(Exit::Resume(Some("2026".into())))
+        ]
+    );
+    // An unknown command stays in the composer to be fixed.
+    type_text(&mut t.app, "/bogus", t.t0);
+    assert!(t.app.on_key(key(KeyCode::Enter), t.t0).is_empty());
+    assert_eq!(t.app.composer.text(), "/bogus");
+    t.app.composer.take();
+    type_text(&mut t.app, "/quit", t.t0);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), t.t0),
+        vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
+    );
+}
+
+#[test]
+fn tab_cycles_focus_and_help_opens() {
+    let mut t = setup();
+    assert_eq!(t.app.focus, Focus::Composer);
+    t.app.on_key(key(KeyCode::Tab), t.t0);
+    assert_eq!(t.app.focus, Focus::Tree);
+    t.app.on_key(key(KeyCode::BackTab), t.t0);
+    assert_eq!(t.app.focus, Focus::Composer);
+    t.app.on_key(key(KeyCode::BackTab), t.t0);
+    assert_eq!(t.app.focus, Focus::Conversation);
+    t.app.on_key(key(KeyCode::Char('?')), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::Help));
+    t.app.on_key(key(KeyCode::Char('?')), t.t0);
+    assert_eq!(t.app.overlay, None);
+}

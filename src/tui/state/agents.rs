@@ -1,0 +1,149 @@
+//! One agent as the screen knows it (place in the tree, status and its clock, figures,
+//! result, conversation), and the questions asked of the tree as a whole.
+
+use super::{Conversation, Figures, SessionState};
+use crate::protocol::{AgentId, AgentResult, AgentStatus};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct AgentView {
+    pub id: AgentId,
+    pub parent: Option<AgentId>,
+    pub children: Vec<AgentId>,
+    pub role: String,
+    pub model: String,
+    pub task: String,
+    pub depth: u32,
+    pub status: AgentStatus,
+    pub status_reason: Option<String>,
+    pub in_turn: bool,
+    pub despawned: bool,
+    pub spawned_at: Instant,
+    /// Start of the current stretch of work; cleared when the agent goes idle.
+    pub busy_since: Option<Instant>,
+    /// When the agent last reached an idle status, for its wall time.
+    pub idle_at: Option<Instant>,
+    pub figures: Figures,
+    pub result: Option<AgentResult>,
+    pub conversation: Conversation,
+}
+
+impl AgentView {
+    pub(super) fn new(id: AgentId, parent: Option<AgentId>, now: Instant) -> Self {
+        Self {
+            id,
+            parent,
+            children: Vec::new(),
+            role: "?".into(),
+            model: String::new(),
+            task: String::new(),
+            depth: 0,
+            status: AgentStatus::Inactive,
+            status_reason: None,
+            in_turn: false,
+            despawned: false,
+            spawned_at: now,
+            busy_since: None,
+            idle_at: None,
+            figures: Figures::default(),
+            result: None,
+            conversation: Conversation::default(),
+        }
+    }
+
+    /// Wall time from spawn to now, or to the moment the agent last went idle.
+    pub fn wall_time(&self, now: Instant) -> Duration {
+        let end = if self.status.is_idle() {
+            self.idle_at.unwrap_or(now)
+        } else {
+            now
+        };
+        end.saturating_duration_since(self.spawned_at)
+    }
+
+    /// How long the current stretch of work has been going on, if any.
+    pub fn busy_for(&self, now: Instant) -> Option<Duration> {
+        self.busy_since
+            .map(|t| now.saturating_duration_since(t))
+            .filter(|_| !self.status.is_idle())
+    }
+}
+
+impl SessionState {
+    /// Number of descendants of an agent.
+    pub fn descendants(&self, id: AgentId) -> usize {
+        let mut n = 0;
+        let mut stack: Vec<AgentId> = self
+            .agents
+            .get(&id)
+            .map(|a| a.children.clone())
+            .unwrap_or_default();
+        while let Some(c) = stack.pop() {
+            n += 1;
+            if let Some(a) = self.agents.get(&c) {
+                stack.extend(a.children.iter().copied());
+            }
+        }
+        n
+    }
+
+    /// Counts per status, for the tree's header line.
+    pub fn status_counts(&self) -> [(AgentStatus, usize); 6] {
+        let mut counts = [
+            (AgentStatus::Running, 0),
+            (AgentStatus::Waiting, 0),
+            (AgentStatus::Inactive, 0),
+            (AgentStatus::Completed, 0),
+            (AgentStatus::Failed, 0),
+            (AgentStatus::Cancelled, 0),
+        ];
+        for a in self.agents.values() {
+            if let Some(c) = counts.iter_mut().find(|(s, _)| *s == a.status) {
+                c.1 += 1;
+            }
+        }
+        counts
+    }
+
+    /// Every agent, depth first in spawn order (the tree's order, nothing collapsed).
+    pub fn tree_order(&self) -> Vec<AgentId> {
+        let mut out = Vec::with_capacity(self.agents.len());
+        let mut stack: Vec<AgentId> = self.roots.iter().rev().copied().collect();
+        while let Some(id) = stack.pop() {
+            if let Some(a) = self.agents.get(&id) {
+                out.push(id);
+                stack.extend(a.children.iter().rev().copied());
+            }
+        }
+        out
+    }
+
+    /// Whether the agent has work under way (a turn, a tool, workers to wait for).
+    pub fn is_busy(&self, id: AgentId) -> bool {
+        self.agents
+            .get(&id)
+            .is_some_and(|a| a.in_turn || !a.status.is_idle())
+    }
+
+    /// Roles loaded or seen in this session, for `/role` completion.
+    pub fn known_roles(&self) -> Vec<String> {
+        let mut roles: Vec<String> = self.agents.values().map(|a| a.role.clone()).collect();
+        roles.extend(self.roles.iter().cloned());
+        roles.push(self.active_role.clone());
+        roles.sort();
+        roles.dedup();
+        roles
+    }
+}
+
+pub(super) fn set_status(a: &mut AgentView, status: AgentStatus, now: Instant) {
+    if status.is_idle() {
+        if !a.status.is_idle() || a.idle_at.is_none() {
+            a.idle_at = Some(now);
+        }
+        a.busy_since = None;
+    } else if a.busy_since.is_none() {
+        a.busy_since = Some(now);
+    }
+    a.status = status;
+}

@@ -1,0 +1,350 @@
+//! What the screen shows, as data: the agent tree, every agent's conversation, figures
+//! and the approval queue. `apply` folds one [`Event`] in; nothing here draws or does I/O,
+//! so any sequence of events can be replayed in a test. Time is passed in, never read.
+//!
+//! This file folds the events; `agents.rs` holds an agent's view and the tree's queries,
+//! `conversation.rs` its entries, `figures.rs` tokens, cost and counts.
+
+use crate::protocol::{
+    AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, Event, EventKind,
+    HistoryItem, SessionTotals, TurnEnd,
+};
+use crate::tui::handle::SessionInfo;
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::time::Instant;
+
+mod agents;
+mod conversation;
+mod figures;
+
+pub use agents::AgentView;
+use agents::set_status;
+pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
+pub use figures::Figures;
+
+#[derive(Clone, Debug)]
+pub struct SessionState {
+    pub session_id: String,
+    pub workspace: PathBuf,
+    pub model: String,
+    pub approval: ApprovalPolicy,
+    /// The persona that receives messages sent with `to: None`.
+    pub active_role: String,
+    pub root_agent: AgentId,
+    pub agents: HashMap<AgentId, AgentView>,
+    /// Agents without a (known) parent, in order of appearance.
+    pub roots: Vec<AgentId>,
+    /// Bumped whenever the tree's shape changes, so cached flattenings know to rebuild.
+    pub tree_rev: u64,
+    /// Pending approvals, oldest first; the dialog shows the front one.
+    pub approvals: VecDeque<PendingApproval>,
+    pub summary: Option<(Vec<AgentSummary>, SessionTotals)>,
+    /// Every role the session loaded (from `session_started`).
+    pub roles: Vec<String>,
+    /// Whether this run continues an earlier session (from `session_started`).
+    pub resumed: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingApproval {
+    pub request_id: u64,
+    pub agent_id: AgentId,
+    pub role: String,
+    pub tool: String,
+    pub action: ApprovalAction,
+}
+
+impl SessionState {
+    pub fn new(info: &SessionInfo) -> Self {
+        Self {
+            session_id: info.session_id.clone(),
+            workspace: info.workspace.clone(),
+            model: info.model.clone(),
+            approval: info.approval,
+            active_role: info.role.clone(),
+            root_agent: info.root_agent,
+            agents: HashMap::new(),
+            roots: Vec::new(),
+            tree_rev: 0,
+            approvals: VecDeque::new(),
+            summary: None,
+            roles: Vec::new(),
+            resumed: false,
+        }
+    }
+
+    pub fn agent(&self, id: AgentId) -> Option<&AgentView> {
+        self.agents.get(&id)
+    }
+
+    /// The agent an event names, created on the fly if its `agent_spawned` never came
+    /// (e.g. a log replayed from the middle): nothing the runtime says is dropped.
+    fn agent_entry(&mut self, id: AgentId, now: Instant) -> &mut AgentView {
+        let mut created = false;
+        let root_role = (id == self.root_agent).then(|| self.active_role.clone());
+        let a = self.agents.entry(id).or_insert_with(|| {
+            created = true;
+            let mut a = AgentView::new(id, None, now);
+            if let Some(r) = root_role {
+                a.role = r;
+            }
+            a
+        });
+        if created {
+            self.roots.push(id);
+            self.tree_rev += 1;
+        }
+        a
+    }
+
+    /// Folds one event into the state. `now` is when it arrived (elapsed times and wall
+    /// times are measured from it, which keeps tests independent of the clock).
+    pub fn apply(&mut self, ev: &Event, now: Instant) {
+        let id = ev.agent_id;
+        match &ev.kind {
+            EventKind::SessionStarted {
+                session_id,
+                workspace,
+                model,
+                role,
+                approval,
+                resumed,
+                roles,
+            } => {
+                self.roles = roles.clone();
+                self.session_id = session_id.clone();
+                self.workspace = workspace.clone();
+                self.model = model.clone();
+                self.active_role = role.clone();
+                self.approval = *approval;
+                self.resumed = *resumed;
+            }
+            EventKind::AgentSpawned {
+                parent_id,
+                role,
+                model,
+                task,
+                depth,
+            } => self.spawn(id, *parent_id, role, model, task, *depth, now),
+            EventKind::AgentStatus { status, reason, .. } => {
+                let a = self.agent_entry(id, now);
+                set_status(a, *status, now);
+                a.status_reason = reason.clone();
+            }
+            EventKind::TurnStarted => {
+                let a = self.agent_entry(id, now);
+                a.in_turn = true;
+                if a.busy_since.is_none() {
+                    a.busy_since = Some(now);
+                }
+            }
+            EventKind::TurnFinished { end } => {
+                let a = self.agent_entry(id, now);
+                a.in_turn = false;
+                let conv = &mut a.conversation;
+                if !conv.streaming.is_empty() {
+                    // Text the model streamed but never committed: keep what was seen.
+                    let text = std::mem::take(&mut conv.streaming);
+                    conv.stream_rev += 1;
+                    conv.push(EntryKind::Assistant(text));
+                }
+                if matches!(
+                    end,
+                    TurnEnd::Interrupted | TurnEnd::Cancelled | TurnEnd::MaxIterations
+                ) {
+                    conv.push(EntryKind::TurnStopped(*end));
+                }
+            }
+            EventKind::ItemAdded { item } => self.add_item(id, item, now),
+            EventKind::TextDelta { delta } => {
+                let conv = &mut self.agent_entry(id, now).conversation;
+                conv.streaming.push_str(delta);
+                conv.stream_rev += 1;
+            }
+            // The call's line comes from the assistant item; the running tool is shown by
+            // its missing output until the result item arrives.
+            EventKind::ToolCallBegin { .. } => {}
+            EventKind::ToolCallEnd {
+                call_id,
+                duration_ms,
+            } => {
+                self.agent_entry(id, now)
+                    .conversation
+                    .set_tool_duration(call_id, *duration_ms);
+            }
+            EventKind::ApprovalRequested {
+                request_id,
+                role,
+                tool,
+                action,
+            } => {
+                self.agent_entry(id, now);
+                if !self.approvals.iter().any(|p| p.request_id == *request_id) {
+                    self.approvals.push_back(PendingApproval {
+                        request_id: *request_id,
+                        agent_id: id,
+                        role: role.clone(),
+                        tool: tool.clone(),
+                        action: action.clone(),
+                    });
+                }
+            }
+            EventKind::ApprovalResolved { request_id, .. } => {
+                self.resolve_approval(*request_id);
+            }
+            EventKind::Usage {
+                prompt_tokens,
+                completion_tokens,
+                cost_usd,
+                ..
+            } => {
+                let f = &mut self.agent_entry(id, now).figures;
+                f.prompt_tokens += prompt_tokens;
+                f.completion_tokens += completion_tokens;
+                f.cost_usd += cost_usd;
+                f.model_calls += 1;
+            }
+            EventKind::Retrying {
+                attempt,
+                max_attempts,
+                reason,
+                ..
+            } => {
+                let conv = &mut self.agent_entry(id, now).conversation;
+                conv.set_streaming(String::new());
+                let kind = EntryKind::Retrying {
+                    attempt: *attempt,
+                    max_attempts: *max_attempts,
+                    reason: reason.clone(),
+                };
+                // One line per retry streak: a later attempt replaces the earlier line.
+                match conv.entries.last_mut() {
+                    Some(e) if matches!(e.kind, EntryKind::Retrying { .. }) => {
+                        e.kind = kind;
+                        e.rev += 1;
+                    }
+                    _ => conv.push(kind),
+                }
+            }
+            EventKind::Error { message } => {
+                let a = self.agent_entry(id, now);
+                a.figures.errors += 1;
+                a.conversation.push(EntryKind::Error(message.clone()));
+            }
+            EventKind::ResultReturned { result, .. } => {
+                let a = self.agent_entry(id, now);
+                a.result = Some(result.clone());
+                a.conversation.push(EntryKind::Result(result.clone()));
+            }
+            EventKind::Despawned { .. } => {
+                let a = self.agent_entry(id, now);
+                a.despawned = true;
+                if !matches!(
+                    a.status,
+                    AgentStatus::Completed | AgentStatus::Failed | AgentStatus::Cancelled
+                ) {
+                    set_status(a, AgentStatus::Cancelled, now);
+                }
+            }
+            EventKind::ResultDelivered { .. } => {}
+            // Drawn by the results card (issue 8, TUI part): not yet.
+            EventKind::Verification(_) => {}
+            EventKind::Summary { agents, totals } => {
+                self.summary = Some((agents.clone(), totals.clone()));
+            }
+            // The tree rests; statuses already say so.
+            EventKind::Idle => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn spawn(
+        &mut self,
+        id: AgentId,
+        parent: Option<AgentId>,
+        role: &str,
+        model: &str,
+        task: &str,
+        depth: u32,
+        now: Instant,
+    ) {
+        let parent = parent.filter(|p| self.agents.contains_key(p) && *p != id);
+        let known = self.agents.contains_key(&id);
+        let a = self.agent_entry(id, now);
+        a.role = role.to_string();
+        a.model = model.to_string();
+        a.task = task.to_string();
+        a.depth = depth;
+        if !known {
+            a.spawned_at = now;
+        }
+        if let Some(p) = parent
+            && a.parent.is_none()
+        {
+            a.parent = Some(p);
+            self.roots.retain(|r| *r != id);
+            if let Some(pa) = self.agents.get_mut(&p) {
+                pa.children.push(id);
+            }
+        }
+        if parent.is_none() && id == self.root_agent {
+            self.active_role = role.to_string();
+        }
+        self.tree_rev += 1;
+    }
+
+    fn add_item(&mut self, id: AgentId, item: &HistoryItem, now: Instant) {
+        if let HistoryItem::Handoff { to, .. } = item
+            && id == self.root_agent
+        {
+            self.active_role = to.clone();
+            self.agent_entry(id, now).role = to.clone();
+        }
+        let a = self.agent_entry(id, now);
+        if let HistoryItem::ToolResult { is_error, .. } = item {
+            a.figures.tool_calls += 1;
+            if *is_error {
+                a.figures.tool_errors += 1;
+            }
+        }
+        let conv = &mut a.conversation;
+        match item {
+            HistoryItem::User { text } => conv.push(EntryKind::User(text.clone())),
+            HistoryItem::Assistant { text, tool_calls } => {
+                // The committed text supersedes whatever streamed in before it.
+                conv.set_streaming(String::new());
+                if !text.trim().is_empty() {
+                    conv.push(EntryKind::Assistant(text.clone()));
+                }
+                for c in tool_calls {
+                    conv.begin_tool(&c.id, &c.name, &c.arguments);
+                }
+            }
+            HistoryItem::ToolResult {
+                call_id,
+                name,
+                output,
+                is_error,
+            } => conv.end_tool(call_id, name, output, *is_error),
+            HistoryItem::Notice { text } => conv.push(EntryKind::Notice(text.clone())),
+            HistoryItem::Handoff {
+                from, to, reason, ..
+            } => conv.push(EntryKind::Handoff {
+                from: from.clone(),
+                to: to.clone(),
+                reason: reason.clone(),
+            }),
+        }
+    }
+
+    /// Drops a pending approval (answered here, or resolved by the runtime). Idempotent.
+    pub fn resolve_approval(&mut self, request_id: u64) -> bool {
+        let before = self.approvals.len();
+        self.approvals.retain(|p| p.request_id != request_id);
+        before != self.approvals.len()
+    }
+}
+
+#[cfg(test)]
+mod tests;

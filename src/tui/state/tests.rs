@@ -1,0 +1,263 @@
+use super::*;
+use crate::protocol::{AgentResult, ResultStatus, ToolCall};
+use std::time::Duration;
+
+fn info(root: AgentId) -> SessionInfo {
+    SessionInfo {
+        log_path: None,
+        session_id: "s1".into(),
+        workspace: "/tmp/w".into(),
+        model: "m".into(),
+        approval: ApprovalPolicy::Ask,
+        role: "copilot".into(),
+        root_agent: root,
+    }
+}
+
+fn ev(agent_id: AgentId, kind: EventKind) -> Event {
+    Event {
+        seq: 0,
+        agent_id,
+        kind,
+    }
+}
+
+fn spawn(id: AgentId, parent: Option<AgentId>, role: &str) -> Event {
+    ev(
+        id,
+        EventKind::AgentSpawned {
+            parent_id: parent,
+            role: role.into(),
+            model: "m".into(),
+            task: "t".into(),
+            depth: 0,
+        },
+    )
+}
+
+#[test]
+fn assistant_item_replaces_streaming_text() {
+    let root = AgentId::new();
+    let mut s = SessionState::new(&info(root));
+    let t = Instant::now();
+    s.apply(&spawn(root, None, "copilot"), t);
+    for d in ["Hel", "lo"] {
+        s.apply(&ev(root, EventKind::TextDelta { delta: d.into() }), t);
+    }
+    assert_eq!(s.agents[&root].conversation.streaming, "Hello");
+    let item = HistoryItem::Assistant {
+        text: "Hello!".into(),
+        tool_calls: vec![ToolCall {
+            id: "c1".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path":"a"}"#.into(),
+        }],
+    };
+    s.apply(&ev(root, EventKind::ItemAdded { item }), t);
+    // The begin event for the same call must not open a second line.
+    s.apply(
+        &ev(
+            root,
+            EventKind::ToolCallBegin {
+                call_id: "c1".into(),
+            },
+        ),
+        t,
+    );
+    let conv = &s.agents[&root].conversation;
+    assert!(conv.streaming.is_empty());
+    assert_eq!(conv.entries.len(), 2);
+    assert_eq!(conv.entries[0].kind, EntryKind::Assistant("Hello!".into()));
+}
+
+#[test]
+fn retry_drops_partial_text_and_keeps_one_line() {
+    let root = AgentId::new();
+    let mut s = SessionState::new(&info(root));
+    let t = Instant::now();
+    s.apply(
+        &ev(
+            root,
+            EventKind::TextDelta {
+                delta: "par".into(),
+            },
+        ),
+        t,
+    );
+    for attempt in [1, 2] {
+        s.apply(
+            &ev(
+                root,
+                EventKind::Retrying {
+                    attempt,
+                    max_attempts: 4,
+                    delay_ms: 10,
+                    reason: "503".into(),
+                },
+            ),
+            t,
+        );
+    }
+    let conv = &s.agents[&root].conversation;
+    assert!(conv.streaming.is_empty());
+    assert_eq!(conv.entries.len(), 1);
+    assert!(matches!(
+        conv.entries[0].kind,
+        EntryKind::Retrying { attempt: 2, .. }
+    ));
+}
+
+#[test]
+fn tree_usage_results_and_handoff() {
+    let root = AgentId::new();
+    let w = AgentId::new();
+    let mut s = SessionState::new(&info(root));
+    let t = Instant::now();
+    s.apply(&spawn(root, None, "copilot"), t);
+    s.apply(&spawn(w, Some(root), "coder"), t);
+    assert_eq!(s.agents[&root].children, vec![w]);
+    assert_eq!(s.roots, vec![root]);
+    for _ in 0..2 {
+        s.apply(
+            &ev(
+                w,
+                EventKind::Usage {
+                    model: "m".into(),
+                    prompt_tokens: 100,
+                    completion_tokens: 10,
+                    cost_usd: 0.5,
+                },
+            ),
+            t,
+        );
+    }
+    assert_eq!(s.agents[&w].figures.tokens(), 220);
+    assert_eq!(s.subtree_figures(root).model_calls, 2);
+    s.apply(
+        &ev(
+            w,
+            EventKind::ResultReturned {
+                parent_id: Some(root),
+                result: AgentResult {
+                    status: ResultStatus::Success,
+                    summary: "ok".into(),
+                    artifacts: vec![],
+                    known_issues: vec![],
+                    verification: None,
+                },
+            },
+        ),
+        t,
+    );
+    assert!(s.agents[&w].result.is_some());
+    let item = HistoryItem::Handoff {
+        from: "copilot".into(),
+        to: "architect".into(),
+        reason: "design".into(),
+        context: String::new(),
+    };
+    s.apply(&ev(root, EventKind::ItemAdded { item }), t);
+    assert_eq!(s.active_role, "architect");
+    assert_eq!(s.agents[&root].role, "architect");
+    assert_eq!(s.agents[&root].conversation.entries.len(), 1);
+}
+
+#[test]
+fn approvals_queue_and_resolve() {
+    let root = AgentId::new();
+    let mut s = SessionState::new(&info(root));
+    let t = Instant::now();
+    for id in [7, 8, 7] {
+        s.apply(
+            &ev(
+                root,
+                EventKind::ApprovalRequested {
+                    request_id: id,
+                    role: "copilot".into(),
+                    tool: "shell".into(),
+                    action: ApprovalAction::Command {
+                        command: "ls".into(),
+                    },
+                },
+            ),
+            t,
+        );
+    }
+    assert_eq!(s.approvals.len(), 2);
+    s.apply(
+        &ev(
+            root,
+            EventKind::ApprovalResolved {
+                request_id: 7,
+                decision: crate::protocol::ApprovalDecision::Deny,
+            },
+        ),
+        t,
+    );
+    assert_eq!(s.approvals.front().map(|p| p.request_id), Some(8));
+}
+
+#[test]
+fn elapsed_comes_from_the_injected_clock() {
+    let root = AgentId::new();
+    let mut s = SessionState::new(&info(root));
+    let t0 = Instant::now();
+    s.apply(&spawn(root, None, "copilot"), t0);
+    s.apply(
+        &ev(
+            root,
+            EventKind::AgentStatus {
+                parent_id: None,
+                status: AgentStatus::Running,
+                reason: None,
+            },
+        ),
+        t0 + Duration::from_secs(5),
+    );
+    let a = &s.agents[&root];
+    assert_eq!(
+        a.busy_for(t0 + Duration::from_secs(65)),
+        Some(Duration::from_secs(60))
+    );
+    s.apply(
+        &ev(
+            root,
+            EventKind::AgentStatus {
+                parent_id: None,
+                status: AgentStatus::Inactive,
+                reason: None,
+            },
+        ),
+        t0 + Duration::from_secs(70),
+    );
+    let a = &s.agents[&root];
+    assert_eq!(a.busy_for(t0 + Duration::from_secs(99)), None);
+    assert_eq!(
+        a.wall_time(t0 + Duration::from_secs(99)),
+        Duration::from_secs(70)
+    );
+}
+
+#[test]
+fn role_completion_knows_every_loaded_role() {
+    let root = AgentId::new();
+    let mut s = SessionState::new(&info(root));
+    s.apply(
+        &ev(
+            root,
+            EventKind::SessionStarted {
+                session_id: "s1".into(),
+                workspace: "/tmp/w".into(),
+                model: "m".into(),
+                role: "copilot".into(),
+                approval: ApprovalPolicy::Ask,
+                resumed: false,
+                roles: vec!["copilot".into(), "documentation".into(), "tester".into()],
+            },
+        ),
+        Instant::now(),
+    );
+    let roles = s.known_roles();
+    assert!(roles.contains(&"documentation".to_string()), "{roles:?}");
+    assert!(roles.contains(&"tester".to_string()), "{roles:?}");
+}
