@@ -13,6 +13,9 @@
 //! SQUAD_BENCH_BIN=path measures another build (e.g. an older commit) in b-d.
 //! Targets: < 1 ms per iteration, < 10 ms start-up, < 20 MB peak.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/common/mock_server.rs"]
 mod mock_server;
 mod support;

@@ -15,6 +15,9 @@
 //! latencies, 0.6 s): 1,000 workers <= 0.7 s; 10,000 workers <= 1.5 s and <= 30 KB per idle
 //! agent, from the child's RSS with 0 and with N idle completed workers.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/common/mock_server.rs"]
 mod mock_server;
 mod support;

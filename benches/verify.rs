@@ -4,6 +4,8 @@
 //! when a worker starts its task, and the comparison when it returns. Target: both under
 //! 100 ms, so verification never dominates a worker's turn.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use squad::verify::Snapshot;
 use std::time::{Duration, Instant};
 

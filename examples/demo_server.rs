@@ -6,6 +6,9 @@
 //! - a message containing "write" makes it write `demo.txt` (an approval in `ask` mode);
 //! - anything else gets a streamed markdown answer.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/common/mock_server.rs"]
 mod mock_server;
 

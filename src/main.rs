@@ -7,6 +7,7 @@ use squad::protocol::ApprovalPolicy;
 use squad::roles::{RoleSet, load_roles};
 use squad::runtime::{SessionOptions, start_session};
 use squad::session::SessionStore;
+use squad::text::one_line;
 use squad::tools::{ToolRegistry, coding_tools};
 use squad::tui::Exit;
 use std::io::Read;
@@ -180,10 +181,6 @@ fn session_options(
         replay_to_frontend: interactive,
         warnings,
     })
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn print_roles(roles: &RoleSet) {

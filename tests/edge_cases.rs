@@ -3,6 +3,9 @@
 //! more than they say. They drive the real binary (`exec`) or the public API against the
 //! mock server, like `tests/team.rs` and `tests/runtime_api.rs`.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use ::squad::protocol::{AgentStatus, ApprovalDecision, ApprovalPolicy, EventKind, Op};

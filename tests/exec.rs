@@ -1,5 +1,8 @@
 //! `squad exec` end to end: the real binary against the mock model server over HTTP.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::*;

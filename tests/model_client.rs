@@ -1,5 +1,8 @@
 //! The model client against the mock OpenAI-compatible server, over real HTTP.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{MockResponse, MockServer, MockToolCall};

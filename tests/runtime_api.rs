@@ -1,6 +1,9 @@
 //! The engine through its public API, as a front end uses it: `Op`s in, `Event`s out, with
 //! the real HTTP client against the mock server.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use ::squad::protocol::{

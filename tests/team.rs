@@ -2,6 +2,9 @@
 //! real `squad exec` binary against the mock server. Each test asserts on what the server
 //! received (which history each agent sent) and on the events.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::agents::*;

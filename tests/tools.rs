@@ -1,5 +1,8 @@
 //! The coding tools on real temp directories and real processes.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::{Value, json};
 use squad::protocol::{AgentId, ApprovalAction};
 use squad::tools::{ToolContext, ToolError, ToolHandler, ToolSettings, coding_tools};

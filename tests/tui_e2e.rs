@@ -1,6 +1,9 @@
 //! The real `squad` binary in a pseudo-terminal against the mock model server: what a
 //! person types, and what they see.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::agents::is_worker;

@@ -2,6 +2,9 @@
 //! temp git repository) before its supervisor sees it, and a failed check goes back to the
 //! worker as a correction. Real `squad exec` binary, mock server over HTTP.
 
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::agents::*;

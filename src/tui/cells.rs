@@ -2,7 +2,8 @@
 //! caches their output per entry and width, so each entry is laid out once.
 
 use crate::protocol::{AgentResult, ChangeType, ResultStatus, TurnEnd};
-use crate::tui::format::{millis, one_line, truncate, width};
+use crate::text::{key_argument, one_line};
+use crate::tui::format::{millis, truncate, width};
 use crate::tui::markdown;
 use crate::tui::state::{EntryKind, ToolEntry};
 use crate::tui::theme::Theme;
@@ -114,60 +115,6 @@ fn handoff_lines(from: &str, to: &str, reason: &str, w: usize, t: &Theme) -> Vec
         ));
     }
     lines
-}
-
-/// The argument that says what a call is about: the path, the command, the role…
-pub fn key_argument(arguments: &str) -> String {
-    const KEYS: &[&str] = &[
-        "command",
-        "cmd",
-        "path",
-        "file_path",
-        "pattern",
-        "query",
-        "role_name",
-        "role",
-        "target_agent",
-        "agent_id",
-        "agent_ids",
-        "url",
-        "status",
-    ];
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(arguments)
-    else {
-        return one_line(arguments);
-    };
-    let show = |v: &serde_json::Value| -> Option<String> {
-        match v {
-            serde_json::Value::String(s) => Some(one_line(s)),
-            serde_json::Value::Number(n) => Some(n.to_string()),
-            serde_json::Value::Array(a) => Some(
-                a.iter()
-                    .filter_map(|x| x.as_str().map(short_id_or))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ),
-            _ => None,
-        }
-    };
-    for k in KEYS {
-        if let Some(s) = map.get(*k).and_then(show) {
-            return if k.starts_with("agent_id") {
-                short_id_or(&s)
-            } else {
-                s
-            };
-        }
-    }
-    map.values().find_map(show).unwrap_or_default()
-}
-
-/// Agent ids are uuids; eight hex digits are enough on screen.
-fn short_id_or(s: &str) -> String {
-    match crate::protocol::AgentId::parse(s) {
-        Some(id) => id.short(),
-        None => s.to_string(),
-    }
 }
 
 fn tool_lines(tool: &ToolEntry, w: usize, t: &Theme) -> Vec<Line<'static>> {

@@ -2,7 +2,8 @@
 //! and the confirmation before cancelling a worker (`x`).
 
 use crate::protocol::AgentId;
-use crate::tui::format::{cost, elapsed, millis, one_line, tokens, truncate};
+use crate::text::one_line;
+use crate::tui::format::{cost, elapsed, millis, tokens, truncate};
 use crate::tui::popup;
 use crate::tui::state::{AgentView, SessionState};
 use crate::tui::theme::{Theme, status_symbol};

@@ -95,11 +95,6 @@ pub fn truncate_left(s: &str, max: usize) -> String {
     out
 }
 
-/// First line of `s`, whitespace collapsed: a one-line label for a task or a message.
-pub fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,8 @@
 //! frame with a thousand agents only draws the rows it shows.
 
 use crate::protocol::{AgentId, AgentStatus};
-use crate::tui::format::{cost, elapsed, one_line, tokens, truncate, width};
+use crate::text::one_line;
+use crate::tui::format::{cost, elapsed, tokens, truncate, width};
 use crate::tui::state::SessionState;
 use crate::tui::theme::{Theme, status_symbol};
 use ratatui::buffer::Buffer;
