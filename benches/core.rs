@@ -387,7 +387,6 @@ fn exec_peak_memory(squad: &str, mock: &MockServer) {
 
 /// One `squad exec` run with `turns` tool-call turns; returns its figures.
 fn exec_once(squad: &str, mock: &MockServer, turns: usize) -> support::Reaped {
-    let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("small.rs"), SMALL_FILE).unwrap();
     for i in 0..turns {
@@ -398,28 +397,45 @@ fn exec_once(squad: &str, mock: &MockServer, turns: usize) -> support::Reaped {
         ));
     }
     mock.push(MockResponse::text("All read."));
+    let run = exec(
+        squad,
+        mock,
+        ws.path(),
+        &["--approval", "auto", "Read small.rs many times."],
+    );
+    assert_eq!(run.stdout.trim(), "All read.");
+    assert_eq!(mock.remaining(), 0);
+    run.reaped
+}
+
+/// A finished `squad exec` run with its own home directory (config, data, session log).
+struct ExecRun {
+    reaped: support::Reaped,
+    stdout: String,
+    home: tempfile::TempDir,
+}
+
+/// Runs `squad exec ARGS` in `ws`, sandboxed, against `mock`; it must exit 0.
+fn exec(squad: &str, mock: &MockServer, ws: &Path, args: &[&str]) -> ExecRun {
+    let home = tempfile::tempdir().unwrap();
     let out_path = home.path().join("stdout");
     let err_path = home.path().join("stderr");
     let mut run = support::Measured::new(squad, home.path());
-    run.sandboxed(
-        home.path(),
-        ws.path(),
-        &mock.base_url(),
-        &out_path,
-        &err_path,
-    )
-    .args(["exec", "--approval", "auto", "Read small.rs many times."]);
+    run.sandboxed(home.path(), ws, &mock.base_url(), &out_path, &err_path)
+        .arg("exec")
+        .args(args);
     let reaped = run.spawn().wait();
-    let stdout = std::fs::read_to_string(&out_path).unwrap();
     assert_eq!(
         reaped.code,
         Some(0),
         "squad exec failed: {}",
         read(&err_path)
     );
-    assert_eq!(stdout.trim(), "All read.");
-    assert_eq!(mock.remaining(), 0);
-    reaped
+    ExecRun {
+        reaped,
+        stdout: read(&out_path),
+        home,
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -459,42 +475,17 @@ fn log_per_token(squad: &str, mock: &MockServer) {
 
 /// Runs one `squad exec` answered by `answer`; returns the size of its session log.
 fn log_bytes(squad: &str, mock: &MockServer, answer: MockResponse, text: &str) -> u64 {
-    let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     mock.push(answer);
-    let out_path = home.path().join("stdout");
-    let err_path = home.path().join("stderr");
-    let mut run = support::Measured::new(squad, home.path());
-    run.sandboxed(
-        home.path(),
-        ws.path(),
-        &mock.base_url(),
-        &out_path,
-        &err_path,
-    )
-    .args(["exec", "Say many words."]);
-    let reaped = run.spawn().wait();
-    assert_eq!(
-        reaped.code,
-        Some(0),
-        "squad exec failed: {}",
-        read(&err_path)
+    let run = exec(squad, mock, ws.path(), &["Say many words."]);
+    assert_eq!(run.stdout.trim(), text.trim());
+    let (_, bytes) = support::session_logs(run.home.path());
+    assert!(
+        bytes > 0,
+        "no session log under {}",
+        run.home.path().display()
     );
-    assert_eq!(read(&out_path).trim(), text.trim());
-    let mut total = 0;
-    let mut stack = vec![home.path().to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                total += entry.metadata().map_or(0, |m| m.len());
-            }
-        }
-    }
-    assert!(total > 0, "no session log under {}", home.path().display());
-    total
+    bytes
 }
 
 fn read(p: &Path) -> String {

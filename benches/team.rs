@@ -24,7 +24,7 @@ mod support;
 
 use mock_server::{MockResponse, MockServer, MockToolCall, RecordedRequest};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -354,7 +354,7 @@ fn team_run(
     );
     let stdout = std::fs::read_to_string(&out_path).unwrap();
     assert_eq!(stdout.trim(), FINAL_TEXT);
-    let (log_lines, log_bytes) = session_logs(home.path());
+    let (log_lines, log_bytes) = support::session_logs(home.path());
 
     let reqs = mock.requests();
     let n = workers;
@@ -531,25 +531,6 @@ fn respond(body: &Value, sampler: &Sampler, workers: usize) -> MockResponse {
 /// Bytes of text the run added to histories: each worker's messages (task, its call,
 /// its result) and what the supervisor's history gained from its first request to its
 /// last. An estimate of the history part of the memory the idle agents hold.
-/// Lines and bytes of every session log (`*.jsonl`) under `dir`.
-fn session_logs(dir: &Path) -> (u64, u64) {
-    let (mut lines, mut bytes) = (0, 0);
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                let text = std::fs::read(&path).unwrap_or_default();
-                lines += text.iter().filter(|b| **b == b'\n').count() as u64;
-                bytes += text.len() as u64;
-            }
-        }
-    }
-    (lines, bytes)
-}
-
 fn history_text(
     workers: &[&RecordedRequest],
     sup_first: &RecordedRequest,

@@ -12,6 +12,7 @@ pub mod protocol;
 pub mod roles;
 pub mod runtime;
 pub mod session;
+pub mod sync;
 pub mod text;
 pub mod tools;
 pub mod tui;

@@ -67,6 +67,19 @@ fn notices(body: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A worker that claims notes.md before writing it, writes it when corrected, and claims
+/// it again.
+fn claims_then_writes_notes(body: &Value) -> MockResponse {
+    if !is_worker(body) {
+        return supervisor(body);
+    }
+    match tool_count(body) {
+        0 => claim("r1", "success", &[("notes.md", "created")]),
+        1 => write("w1", "notes.md", "the notes\n"),
+        _ => claim("r2", "success", &[("notes.md", "created")]),
+    }
+}
+
 fn last_worker_request(mock: &MockServer) -> Value {
     mock.requests()
         .into_iter()
@@ -100,16 +113,7 @@ async fn exec(sb: &Sandbox, mock: &MockServer) -> Run {
 async fn a_claimed_file_that_was_never_written_is_corrected_then_verified() {
     let mock = MockServer::start().await;
     let sb = sandbox();
-    mock.set_responder(|body| {
-        if !is_worker(body) {
-            return supervisor(body);
-        }
-        match tool_count(body) {
-            0 => claim("r1", "success", &[("notes.md", "created")]),
-            1 => write("w1", "notes.md", "the notes\n"),
-            _ => claim("r2", "success", &[("notes.md", "created")]),
-        }
-    });
+    mock.set_responder(claims_then_writes_notes);
     let run = exec(&sb, &mock).await;
 
     let body = last_worker_request(&mock);
@@ -323,16 +327,7 @@ async fn two_workers_are_each_judged_on_their_own_changes_and_rules_follow_when_
 async fn exec_shows_each_verdict_and_its_findings() {
     let mock = MockServer::start().await;
     let sb = sandbox();
-    mock.set_responder(|body| {
-        if !is_worker(body) {
-            return supervisor(body);
-        }
-        match tool_count(body) {
-            0 => claim("r1", "success", &[("notes.md", "created")]),
-            1 => write("w1", "notes.md", "the notes\n"),
-            _ => claim("r2", "success", &[("notes.md", "created")]),
-        }
-    });
+    mock.set_responder(claims_then_writes_notes);
     let run = sb
         .exec(&mock, &["--approval", "auto", "write the notes"])
         .await;

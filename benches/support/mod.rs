@@ -278,3 +278,22 @@ pub fn verdict(name: &str, value: f64, target: f64, unit: &str) {
     let mark = if value < target { "PASS" } else { "MISS" };
     println!("  [{mark}] {name}: {value:.3} {unit} (target < {target} {unit})");
 }
+
+/// Lines (events) and bytes of every session log (`*.jsonl`) under `dir`.
+pub fn session_logs(dir: &Path) -> (u64, u64) {
+    let (mut lines, mut bytes) = (0, 0);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                let text = std::fs::read(&path).unwrap_or_default();
+                lines += text.iter().filter(|b| **b == b'\n').count() as u64;
+                bytes += text.len() as u64;
+            }
+        }
+    }
+    (lines, bytes)
+}

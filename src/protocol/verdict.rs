@@ -42,7 +42,7 @@ pub struct Verdict {
 
 impl Verdict {
     /// Builds the verdict of `findings`, splitting them by severity and scoring them.
-    pub fn of(attempt: u32, findings: Vec<Finding>) -> Self {
+    pub fn of(attempt: u32, max_corrections: u32, findings: Vec<Finding>) -> Self {
         let (failures, warnings): (Vec<Finding>, Vec<Finding>) = findings
             .into_iter()
             .partition(|f| f.severity == Severity::Error);
@@ -53,21 +53,7 @@ impl Verdict {
             score: 100usize.saturating_sub(penalty) as u8,
             failures,
             warnings,
-            max_corrections: 0,
-        }
-    }
-
-    /// `verified 100` or `✗ 40 · 2 errors`, for one-line displays.
-    pub fn label(&self) -> String {
-        if self.passed {
-            format!("verified {}", self.score)
-        } else {
-            let n = self.failures.len();
-            format!(
-                "✗ {} · {n} error{}",
-                self.score,
-                if n == 1 { "" } else { "s" }
-            )
+            max_corrections,
         }
     }
 }
@@ -87,11 +73,12 @@ mod tests {
 
     #[test]
     fn score_is_100_minus_20_per_error_minus_5_per_warning_floored_at_0() {
-        let v = Verdict::of(1, vec![]);
+        let v = Verdict::of(1, 3, vec![]);
         assert!(v.passed);
         assert_eq!(v.score, 100);
         let v = Verdict::of(
             1,
+            3,
             vec![
                 finding(Severity::Error),
                 finding(Severity::Error),
@@ -101,11 +88,10 @@ mod tests {
         );
         assert!(!v.passed);
         assert_eq!((v.score, v.failures.len(), v.warnings.len()), (35, 3, 1));
-        assert_eq!(v.label(), "✗ 35 · 3 errors");
-        let v = Verdict::of(2, vec![finding(Severity::Warning)]);
+        let v = Verdict::of(2, 3, vec![finding(Severity::Warning)]);
         assert!(v.passed);
-        assert_eq!(v.label(), "verified 95");
+        assert_eq!(v.score, 95);
         let many = (0..6).map(|_| finding(Severity::Error)).collect();
-        assert_eq!(Verdict::of(1, many).score, 0);
+        assert_eq!(Verdict::of(1, 3, many).score, 0);
     }
 }

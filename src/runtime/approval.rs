@@ -3,6 +3,7 @@
 
 use super::events::EventSink;
 use crate::protocol::{AgentId, ApprovalAction, ApprovalDecision, ApprovalPolicy, EventKind};
+use crate::sync::lock;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -187,13 +188,6 @@ fn folder_of(path: &str) -> String {
     match path.rfind('/') {
         Some(i) => path[..=i].to_string(),
         None => "./".to_string(),
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
     }
 }
 

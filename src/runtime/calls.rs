@@ -7,7 +7,7 @@ use super::approval::ApprovalRequest;
 use super::engine::Engine;
 use super::toolbox::Handler;
 use super::verification;
-use crate::protocol::{AgentId, ApprovalAction, EventKind, HistoryItem, ToolCall};
+use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall};
 use crate::text::clip;
 use crate::tools::{ToolEffect, ToolError};
 use serde_json::Value;
@@ -236,39 +236,12 @@ async fn execute(
                     }
                 }
             }
-            let tracked = mutating && engine.checks.is_tracked(agent);
-            // File tools name the file they change; anything else (a command) is measured.
-            let named = match &action {
-                Some(ApprovalAction::FileChange { path, .. }) => engine
-                    .workspace
-                    .resolve(path)
-                    .ok()
-                    .map(|p| engine.workspace.relative(&p)),
-                _ => None,
+            let result = if mutating {
+                verification::record_changes(engine, agent, action.as_ref(), tool.call(&ctx, args))
+                    .await
+            } else {
+                tool.call(&ctx, args).await
             };
-            let before = match (tracked, &named) {
-                (true, None) => Some(verification::take(engine.workspace.root()).await),
-                _ => None,
-            };
-            if mutating {
-                engine.checks.files_may_change();
-            }
-            let result = tool.call(&ctx, args).await;
-            if mutating {
-                engine.checks.files_may_change();
-            }
-            if tracked {
-                match (named, before) {
-                    (Some(path), _) => engine.checks.touch(agent, [path]),
-                    (None, Some(before)) => {
-                        let after = verification::take(engine.workspace.root()).await;
-                        engine
-                            .checks
-                            .touch(agent, before.changes_to(&after).paths());
-                    }
-                    (None, None) => {}
-                }
-            }
             match result {
                 Ok(output) => CallResult::ok(output, Effect::None),
                 Err(ToolError::Cancelled) => CallResult::error("cancelled by the user".to_string()),

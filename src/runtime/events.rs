@@ -28,6 +28,18 @@ impl EventSink {
     }
 
     pub fn emit(&self, agent_id: AgentId, kind: EventKind) {
+        self.record(agent_id, kind, false);
+    }
+
+    /// Emits the session's last event once everything before it, and it, is on disk, so
+    /// a front end that exits on it leaves a complete log behind.
+    pub fn emit_last(&self, agent_id: AgentId, kind: EventKind) {
+        self.record(agent_id, kind, true);
+    }
+
+    /// Numbers the event, queues it for the log (and with `sync` waits until it is on
+    /// disk), then sends it to the front end.
+    fn record(&self, agent_id: AgentId, kind: EventKind, sync: bool) {
         let (event, warn) = {
             let mut inner = self.lock();
             inner.seq += 1;
@@ -40,6 +52,9 @@ impl EventSink {
             if let Some(log) = &inner.log {
                 if !event.kind.is_live_only() {
                     log.push(&event);
+                }
+                if sync {
+                    log.sync();
                 }
                 warn = log.take_failure().map(|e| {
                     format!(
@@ -57,32 +72,12 @@ impl EventSink {
         }
     }
 
-    /// Emits the session's last event once everything before it, and it, is on disk, so
-    /// a front end that exits on it leaves a complete log behind.
-    pub fn emit_last(&self, agent_id: AgentId, kind: EventKind) {
-        let event = {
-            let mut inner = self.lock();
-            inner.seq += 1;
-            let event = Event {
-                seq: inner.seq,
-                agent_id,
-                kind,
-            };
-            if let Some(log) = &inner.log {
-                log.push(&event);
-                log.sync();
-            }
-            event
-        };
-        let _ = self.tx.send(event);
-    }
-
     /// Sends an already-numbered event (a replay of the log) to the front end only.
     pub fn forward(&self, event: Event) {
         let _ = self.tx.send(event);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.inner)
     }
 }

@@ -260,10 +260,7 @@ impl Team {
     }
 
     fn lock(&self) -> MutexGuard<'_, Roster> {
-        match self.agents.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        }
+        crate::sync::lock(&self.agents)
     }
 
     fn with<R>(&self, id: AgentId, f: impl FnOnce(&mut Agent) -> R) -> Option<R> {

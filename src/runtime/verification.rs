@@ -3,7 +3,8 @@
 //! attempt it is on. The rules themselves live in `crate::verify`.
 
 use super::engine::Engine;
-use crate::protocol::{AgentId, AgentResult, ResultStatus, Severity, Verdict};
+use crate::protocol::{AgentId, AgentResult, ApprovalAction, ResultStatus, Severity, Verdict};
+use crate::sync::lock;
 use crate::verify::{self, Evidence, Snapshot};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -133,6 +134,47 @@ impl Checks {
     }
 }
 
+/// Runs a mutating call of `agent` and records which files it changed, if the agent's
+/// result will be checked: file tools name their file; anything else (a command) is
+/// measured by a snapshot before and after. Any mutating call makes cached snapshots stale.
+pub async fn record_changes<T>(
+    engine: &Engine,
+    agent: AgentId,
+    action: Option<&ApprovalAction>,
+    call: impl Future<Output = T>,
+) -> T {
+    let tracked = engine.checks.is_tracked(agent);
+    let root = engine.workspace.root();
+    let named = match action {
+        Some(ApprovalAction::FileChange { path, .. }) => engine
+            .workspace
+            .resolve(path)
+            .ok()
+            .map(|p| engine.workspace.relative(&p)),
+        _ => None,
+    };
+    let before = match (tracked, &named) {
+        (true, None) => Some(take(root).await),
+        _ => None,
+    };
+    engine.checks.files_may_change();
+    let out = call.await;
+    engine.checks.files_may_change();
+    if tracked {
+        match (named, before) {
+            (Some(path), _) => engine.checks.touch(agent, [path]),
+            (None, Some(before)) => {
+                let after = take(root).await;
+                engine
+                    .checks
+                    .touch(agent, before.changes_to(&after).paths());
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
 /// Walks the tree off the async threads.
 pub async fn take(root: &Path) -> Snapshot {
     let root = root.to_path_buf();
@@ -221,10 +263,7 @@ pub async fn check(
         }
     }
     let max = engine.config.verify.max_corrections;
-    let verdict = Verdict {
-        max_corrections: max,
-        ..Verdict::of(attempt, findings)
-    };
+    let verdict = Verdict::of(attempt, max, findings);
     if verdict.passed || attempt > max {
         engine.checks.close(agent);
         return Checked::Deliver(verdict);
@@ -240,8 +279,4 @@ fn enabled(engine: &Engine, role_says: Option<bool>) -> bool {
 /// Whether results of a role are checked at all (no snapshot is taken otherwise).
 pub fn enabled_for(engine: &Engine, role: &str) -> bool {
     enabled(engine, engine.role(role).and_then(|r| r.verify))
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -3,12 +3,12 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// Appends events to `<id>.jsonl`. Each event is one `write` of a whole line followed by a
-/// flush, so a crash can at worst leave a torn last line; earlier lines stay intact.
+/// A session's `<id>.jsonl`, opened for appending one JSON line per event (the lines are
+/// written by [`super::LogWriter`]). A crash can at worst leave a torn last line; opening
+/// the log again ends it, so earlier lines stay intact and new ones start cleanly.
 pub struct SessionLog {
     path: PathBuf,
     file: File,
-    buf: Vec<u8>,
 }
 
 impl SessionLog {
@@ -26,7 +26,6 @@ impl SessionLog {
         Ok(Self {
             path: path.to_path_buf(),
             file,
-            buf: Vec::with_capacity(512),
         })
     }
 
@@ -37,14 +36,6 @@ impl SessionLog {
     /// The open file, for a writer that buffers (see [`super::LogWriter`]).
     pub fn into_file(self) -> File {
         self.file
-    }
-
-    pub fn append(&mut self, event: &Event) -> io::Result<()> {
-        self.buf.clear();
-        serde_json::to_writer(&mut self.buf, event).map_err(io::Error::other)?;
-        self.buf.push(b'\n');
-        self.file.write_all(&self.buf)?;
-        self.file.flush()
     }
 }
 
@@ -95,6 +86,7 @@ pub fn read_events(path: &Path) -> io::Result<(Vec<Event>, usize)> {
 mod tests {
     use super::*;
     use crate::protocol::{AgentId, EventKind, HistoryItem};
+    use crate::session::LogWriter;
 
     #[test]
     fn torn_last_line_is_skipped_and_earlier_lines_survive() {
@@ -102,16 +94,15 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         let agent = AgentId::new();
         {
-            let mut log = SessionLog::open(&path).unwrap();
+            let log = LogWriter::spawn(SessionLog::open(&path).unwrap()).unwrap();
             for seq in 1..=3 {
-                log.append(&Event {
+                log.push(&Event {
                     seq,
                     agent_id: agent,
                     kind: EventKind::ItemAdded {
                         item: HistoryItem::user(format!("message {seq}")),
                     },
-                })
-                .unwrap();
+                });
             }
         }
         // Simulate a crash in the middle of writing a fourth line.
@@ -122,13 +113,13 @@ mod tests {
         assert_eq!(skipped, 1);
         assert_eq!(events[2].seq, 3);
         // Appending after the crash starts a fresh line: the new event survives.
-        let mut log = SessionLog::open(&path).unwrap();
-        log.append(&Event {
+        let log = LogWriter::spawn(SessionLog::open(&path).unwrap()).unwrap();
+        log.push(&Event {
             seq: 5,
             agent_id: agent,
             kind: EventKind::Idle,
-        })
-        .unwrap();
+        });
+        drop(log);
         let (events, skipped) = read_events(&path).unwrap();
         assert_eq!((events.len(), skipped), (4, 1));
         assert_eq!(events[3].seq, 5);

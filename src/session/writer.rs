@@ -6,6 +6,7 @@
 
 use super::SessionLog;
 use crate::protocol::Event;
+use crate::sync::lock;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -146,10 +147,6 @@ fn record_failure(failed: &AtomicBool, failure: &Mutex<Option<String>>, message:
         tracing::error!("session log write failed: {message}");
         *lock(failure) = Some(message);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

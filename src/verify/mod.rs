@@ -8,7 +8,7 @@ mod rules;
 mod snapshot;
 
 pub use commands::{applies, run_rule};
-pub use rules::{Evidence, check_result, inside};
+pub use rules::{Evidence, check_result};
 pub use snapshot::{Changes, Snapshot, Stamp};
 
 use crate::protocol::Verdict;

@@ -42,10 +42,6 @@ pub struct Changes {
 }
 
 impl Changes {
-    pub fn is_empty(&self) -> bool {
-        self.created.is_empty() && self.modified.is_empty() && self.deleted.is_empty()
-    }
-
     /// Every changed path, sorted.
     pub fn paths(&self) -> BTreeSet<String> {
         self.created
