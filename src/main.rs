@@ -42,7 +42,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
     match cli.command {
         Some(Command::Roles) => {
-            let roles = load_roles(&workspace)?;
+            let mut roles = load_roles(&workspace)?;
+            // What starting a session would say about role files naming unknown tools.
+            roles.check_tools(&squad::runtime::tool_names(&coding_registry()));
             print_roles(&roles);
             Ok(ExitCode::SUCCESS)
         }
@@ -163,10 +165,7 @@ fn session_options(
     }
     let client = OpenAiClient::new(settings)?;
     let model: Arc<dyn ModelClient> = Arc::new(client);
-    let mut tools = ToolRegistry::new();
-    for tool in coding_tools() {
-        tools.register(tool);
-    }
+    let tools = coding_registry();
     Ok(SessionOptions {
         approval: config.approval,
         config,
@@ -181,6 +180,15 @@ fn session_options(
         replay_to_frontend: interactive,
         warnings,
     })
+}
+
+/// The coding tools every session gets (the runtime adds the agent tools).
+fn coding_registry() -> ToolRegistry {
+    let mut tools = ToolRegistry::new();
+    for tool in coding_tools() {
+        tools.register(tool);
+    }
+    tools
 }
 
 fn print_roles(roles: &RoleSet) {

@@ -421,6 +421,30 @@ async fn roles_lists_builtins_and_workspace_overrides() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn roles_warns_about_a_role_file_naming_an_unknown_tool() {
+    let sb = Sandbox::new();
+    sb.write(
+        ".squad/roles/rocketeer.toml",
+        "name = \"rocketeer\"\nsystem_prompt = \"launch\"\ntools = [\"read_file\", \"launch_rockets\"]\n",
+    );
+    let run = sb.run(None, &["roles"]).await;
+    run.assert_ok();
+    assert!(
+        run.stderr.contains("warning: role file")
+            && run
+                .stderr
+                .contains("rocketeer.toml: tools: unknown tool 'launch_rockets'"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("rocketeer")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_crash_mid_call_loses_nothing_and_the_session_resumes() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
