@@ -7,6 +7,7 @@
 pub mod config;
 pub mod exec;
 pub mod logging;
+pub mod mcp;
 pub mod model;
 pub mod protocol;
 pub mod roles;

@@ -79,6 +79,11 @@ pub enum ConfigError {
     Flag { flag: String, message: String },
     #[error("config error in [[verify.rules]] `{id}`: {message}")]
     VerifyRule { id: String, message: String },
+    #[error(
+        "config error in {files}: mcp_servers.{name}: expected `command` (a stdio server) or \
+         `url` (streamable HTTP), found neither (or set `enabled = false`)"
+    )]
+    McpServer { name: String, files: String },
 }
 
 /// The user's squad directory: `$SQUAD_CONFIG_DIR`, else `<config dir>/squad`
@@ -118,9 +123,15 @@ pub fn load_config_from(
     // by key too instead of being replaced by a file's partial map. Serializing our own
     // plain struct cannot fail; the tests compare the no-file result with the defaults.
     let mut merged = toml::Table::try_from(Config::default()).unwrap_or_default();
+    // The files that mention each MCP server, for an error about the merged result.
+    let mut server_files: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    let mut add_layer = |merged: &mut toml::Table, path: &Path, table: toml::Table| {
+        server_files.push((path.to_path_buf(), mcp_server_names(&table)));
+        merge(merged, table);
+    };
     for path in &files {
         if let Some(table) = read_layer(path, false)? {
-            merge(&mut merged, table);
+            add_layer(&mut merged, path, table);
         }
     }
     if let Some(path) = &overrides.config_file {
@@ -128,10 +139,21 @@ pub fn load_config_from(
             return Err(ConfigError::MissingFile { path: path.clone() });
         }
         if let Some(table) = read_layer(path, true)? {
-            merge(&mut merged, table);
+            add_layer(&mut merged, path, table);
         }
     }
     let mut config: Config = from_table(merged).map_err(ConfigError::Merged)?;
+    if let Some(name) = super::mcp::missing_transport(&config.mcp_servers) {
+        let files: Vec<String> = server_files
+            .iter()
+            .filter(|(_, names)| names.contains(&name))
+            .map(|(path, _)| path.display().to_string())
+            .collect();
+        return Err(ConfigError::McpServer {
+            name,
+            files: files.join(", "),
+        });
+    }
     for rule in &config.verify.rules {
         check_rule(rule).map_err(|message| ConfigError::VerifyRule {
             id: rule.id.clone(),
@@ -222,6 +244,14 @@ fn read_layer(path: &Path, required: bool) -> Result<Option<toml::Table>, Config
         }));
     }
     Ok(Some(table))
+}
+
+/// The `[mcp_servers.NAME]` tables a file has.
+fn mcp_server_names(table: &toml::Table) -> Vec<String> {
+    match table.get("mcp_servers") {
+        Some(toml::Value::Table(servers)) => servers.keys().cloned().collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Deep merge: tables merge key by key, anything else in `upper` replaces `base`.

@@ -2,11 +2,13 @@
 //! `.squad/config.toml`, `--config FILE`, environment variables, then flags.
 
 mod load;
+mod mcp;
 pub(crate) mod parse;
 
 pub use load::{
     ConfigError, ConfigOverrides, ConfigSources, load_config, load_config_from, user_config_dir,
 };
+pub use mcp::{MAX_SERVER_NAME, McpServerConfig};
 pub use parse::TomlProblem;
 
 use crate::protocol::ApprovalPolicy;
@@ -27,6 +29,8 @@ pub struct Config {
     pub limits: Limits,
     pub tools: ToolsConfig,
     pub verify: VerifyConfig,
+    /// MCP servers whose tools the agents may use, by name (`[mcp_servers.NAME]`).
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// Set by `--model` / `SQUAD_MODEL`: every agent uses this model, whatever its role
     /// names. Never read from a file (a file sets `[models]` instead).
     #[serde(skip)]
@@ -152,6 +156,7 @@ impl Default for Config {
             limits: Limits::default(),
             tools: ToolsConfig::default(),
             verify: VerifyConfig::default(),
+            mcp_servers: BTreeMap::new(),
             model_override: None,
         }
     }
@@ -259,6 +264,7 @@ impl Config {
                 "expected a level name such as \"base\", found an empty string".to_string(),
             ));
         }
+        out.extend(mcp::problems(&self.mcp_servers));
         for (level, model) in &self.models {
             if model.trim().is_empty() {
                 out.push((
@@ -315,6 +321,7 @@ mod tests {
             "limits",
             "tools",
             "verify",
+            "mcp_servers",
         ] {
             assert!(keys.contains(&key), "config/config.toml lacks {key}");
         }

@@ -10,3 +10,4 @@ pub use squad::{Run, Sandbox, content_text, items_of_kind, of_type, tool_message
 pub mod agents;
 pub mod engine;
 pub mod pty;
+pub mod mcp;
