@@ -29,6 +29,17 @@ pub enum Command {
     Roles,
     /// List saved sessions, newest first.
     Sessions,
+    /// MCP servers (`[mcp_servers.NAME]` in the config).
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured server, show its state and tools, then stop them.
+    List,
 }
 
 #[derive(Debug, Args)]

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod cli;
-use cli::{Cli, Command, Common};
+use cli::{Cli, Command, Common, McpCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -44,9 +44,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Roles) => {
             let mut roles = load_roles(&workspace)?;
             // What starting a session would say about role files naming unknown tools.
-            roles.check_tools(&squad::runtime::tool_names(&coding_registry()));
+            let servers: Vec<String> = load_config(&workspace, &file_only(&cli.common))
+                .map(|c| c.mcp_servers.into_keys().collect())
+                .unwrap_or_default();
+            roles.check_tools(&squad::runtime::tool_names(&coding_registry()), &servers);
             print_roles(&roles);
             Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Mcp {
+            command: McpCommand::List,
+        }) => {
+            let config = load_config(&workspace, &file_only(&cli.common))?;
+            let (listing, all_up) = runtime()?.block_on(squad::mcp::list_servers(
+                &config.mcp_servers,
+                &workspace,
+            ));
+            print!("{listing}");
+            Ok(if all_up {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Some(Command::Sessions) => {
             print_sessions(&SessionStore::new(dirs.sessions()))?;
@@ -180,6 +198,14 @@ fn session_options(
         replay_to_frontend: interactive,
         warnings,
     })
+}
+
+/// The config files alone (`--config` included), for commands that start no session.
+fn file_only(common: &Common) -> ConfigOverrides {
+    ConfigOverrides {
+        config_file: common.config.clone(),
+        ..Default::default()
+    }
 }
 
 /// The coding tools every session gets (the runtime adds the agent tools).

@@ -69,6 +69,7 @@ impl Progress {
                     ApprovalAction::Command { command } => command.clone(),
                     ApprovalAction::FileChange { path, .. } => path.clone(),
                     ApprovalAction::Spawn { role, .. } => format!("spawn {role}"),
+                    ApprovalAction::McpTool { server, tool, .. } => format!("{server}: {tool}"),
                 }
             )),
             EventKind::ResultReturned { result, .. } => Some(format!(

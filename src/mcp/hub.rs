@@ -40,6 +40,8 @@ pub struct ServerStatus {
     pub transport: String,
     /// Its tools, as the model sees them (`NAME__TOOL`).
     pub tools: Vec<String>,
+    /// How long its last start took, once it is ready.
+    pub started_in: Option<Duration>,
     /// Set on the one change the user must be told about: a failure to start, or a
     /// server that went away. Retries that fail again stay quiet (calls say why).
     pub report: Option<String>,
@@ -92,6 +94,7 @@ struct Server {
     attempts: AtomicU64,
     /// A failure since the last good start was reported already.
     reported: AtomicBool,
+    started_in: Mutex<Option<Duration>>,
 }
 
 impl McpHub {
@@ -115,6 +118,7 @@ impl McpHub {
                 tools: Mutex::new(Vec::new()),
                 attempts: AtomicU64::new(0),
                 reported: AtomicBool::new(false),
+                started_in: Mutex::new(None),
             })
             .collect();
         Self {
@@ -127,6 +131,11 @@ impl McpHub {
                 stop: CancellationToken::new(),
             }),
         }
+    }
+
+    /// No servers at all.
+    pub fn empty() -> Self {
+        Self::new(&BTreeMap::new(), Path::new("."), None)
     }
 
     /// Starts every enabled server, each in a task of its own, and returns at once.
@@ -299,6 +308,7 @@ impl Inner {
                     tools.len()
                 );
                 *lock(&server.tools) = tools;
+                *lock(&server.started_in) = Some(started.elapsed());
                 self.rebuild_index();
                 server.reported.store(false, Ordering::SeqCst);
                 let conn = Arc::new(conn);
@@ -417,6 +427,7 @@ impl Inner {
             state: lock(&server.state).clone(),
             transport,
             tools,
+            started_in: *lock(&server.started_in),
             report,
         }
     }

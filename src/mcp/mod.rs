@@ -10,6 +10,8 @@ mod connection;
 mod content;
 mod hub;
 mod names;
+mod report;
 
 pub use hub::{McpHub, McpTool, ServerState, ServerStatus};
+pub use report::list_servers;
 pub use names::{MAX_TOOL_NAME, SEPARATOR};

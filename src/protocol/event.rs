@@ -109,6 +109,21 @@ pub enum EventKind {
     Despawned {
         parent_id: Option<AgentId>,
     },
+    /// An MCP server changed state (live only). Its tools appear when it is `ready`; a
+    /// failure worth telling the user also comes as an `error` event, once.
+    McpServer {
+        server: String,
+        state: McpServerState,
+        /// The command line or URL it is reached at.
+        #[serde(default)]
+        transport: String,
+        /// Its tools as the model sees them (`NAME__TOOL`).
+        #[serde(default)]
+        tools: Vec<String>,
+        /// Why it is `failed`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,
     /// Last event of an `exec` run: per-agent figures and totals.
@@ -124,8 +139,37 @@ impl EventKind {
     pub fn is_live_only(&self) -> bool {
         matches!(
             self,
-            Self::TextDelta { .. } | Self::ToolCallBegin { .. } | Self::ToolCallEnd { .. }
+            Self::TextDelta { .. }
+                | Self::ToolCallBegin { .. }
+                | Self::ToolCallEnd { .. }
+                | Self::McpServer { .. }
         )
+    }
+}
+
+/// Where an MCP server is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpServerState {
+    /// `enabled = false` in the config.
+    Disabled,
+    Starting,
+    Ready,
+    /// Did not start or went away; the next call of one of its tools starts it again.
+    Failed,
+    /// The session ended.
+    Stopped,
+}
+
+impl McpServerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Starting => "starting",
+            Self::Ready => "ready",
+            Self::Failed => "failed",
+            Self::Stopped => "stopped",
+        }
     }
 }
 
@@ -214,6 +258,14 @@ pub enum ApprovalAction {
         task: String,
         tools: Vec<String>,
         model: String,
+    },
+    /// A tool of an MCP server that does not declare itself read-only.
+    McpTool {
+        server: String,
+        /// The server's own name for the tool.
+        tool: String,
+        /// The arguments, as pretty JSON.
+        arguments: String,
     },
 }
 

@@ -9,7 +9,7 @@ mod result;
 mod verdict;
 
 pub use event::{
-    AgentSummary, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind,
+    AgentSummary, ApprovalAction, ApprovalDecision, ApprovalPolicy, McpServerState, Event, EventKind,
     SessionTotals, TurnEnd,
 };
 pub use ids::AgentId;

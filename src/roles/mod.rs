@@ -8,9 +8,17 @@ pub use load::{DEFAULT_ROLE, RoleError, RoleSet, load_roles, load_roles_from};
 
 impl RoleSet {
     /// Warns about role files that name tools no handler serves (the names come from the
-    /// runtime's tool registry). The role is kept: it just will not get a tool that does
-    /// not exist. A built-in naming one is a bug, caught by the runtime's tests.
-    pub fn check_tools(&mut self, known: &[String]) {
+    /// runtime's tool registry) or MCP servers the config does not have. The role is kept:
+    /// it just will not get a tool that does not exist. A built-in naming one is a bug,
+    /// caught by the runtime's tests. An MCP tool (`NAME__TOOL`, `NAME__*`) passes when
+    /// its server is configured: which tools a server has is known only once it runs.
+    pub fn check_tools(&mut self, known: &[String], mcp_servers: &[String]) {
+        let mcp_tool = |t: &str| {
+            mcp_servers.iter().any(|s| {
+                t.strip_prefix(s.as_str())
+                    .is_some_and(|rest| rest.len() > MCP_SEPARATOR.len() && rest.starts_with(MCP_SEPARATOR))
+            })
+        };
         let mut found = Vec::new();
         for role in self.iter() {
             let RoleSource::File(path) = &role.source else {
@@ -21,14 +29,29 @@ impl RoleSet {
                 ("excluded_tools", role.excluded_tools.as_slice()),
             ];
             for (key, list) in lists {
-                if let Some(bad) = list.iter().find(|t| !known.contains(t)) {
+                if let Some(bad) = list.iter().find(|t| !known.contains(t) && !mcp_tool(t)) {
+                    let mut known = known.join(", ");
+                    for s in mcp_servers {
+                        known.push_str(&format!(", {s}{MCP_SEPARATOR}*"));
+                    }
                     found.push(format!(
-                        "role file {}: {key}: unknown tool '{bad}' is ignored (known tools: {})",
+                        "role file {}: {key}: unknown tool '{bad}' is ignored (known tools: {known})",
                         path.display(),
-                        known.join(", ")
                     ));
                     break;
                 }
+            }
+            let servers = role.mcp_servers.as_deref().unwrap_or_default();
+            if let Some(bad) = servers.iter().find(|s| !mcp_servers.contains(s)) {
+                let known = if mcp_servers.is_empty() {
+                    "none configured".to_string()
+                } else {
+                    mcp_servers.join(", ")
+                };
+                found.push(format!(
+                    "role file {}: mcp_servers: unknown MCP server '{bad}' is ignored (known servers: {known})",
+                    path.display(),
+                ));
             }
         }
         self.warnings.extend(found);
@@ -36,6 +59,10 @@ impl RoleSet {
 }
 
 use crate::config::Config;
+
+/// Between an MCP server's name and its tool's (`everything__echo`); `NAME__*` in a role's
+/// `tools` or `excluded_tools` means every tool of server NAME.
+pub const MCP_SEPARATOR: &str = "__";
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -86,6 +113,10 @@ pub struct Role {
     /// Checks added to `[verify] rules` for this role's results.
     #[serde(default)]
     pub verify_rules: Vec<crate::config::CommandRule>,
+    /// The MCP servers whose tools this role's agents get; absent means every server
+    /// (within `tools` / `excluded_tools`).
+    #[serde(default)]
+    pub mcp_servers: Option<Vec<String>>,
     /// Where the role came from; filled by the loader, never read from the file.
     #[serde(skip)]
     pub source: RoleSource,
@@ -130,7 +161,7 @@ impl Role {
     /// to the session's persona and only with `handoffs`. These do not depend on `tools`;
     /// `excluded_tools` still removes any tool.
     pub fn offers(&self, name: &str, audience: Audience, is_worker: bool) -> bool {
-        if self.excluded_tools.iter().any(|t| t == name) {
+        if self.excluded_tools.iter().any(|t| names_tool(t, name)) {
             return false;
         }
         match audience {
@@ -143,12 +174,34 @@ impl Role {
 
     /// Whether this role offers a tool named `name` (before the agent-tool rules apply).
     pub fn allows_tool(&self, name: &str) -> bool {
-        if self.excluded_tools.iter().any(|t| t == name) {
+        if self.excluded_tools.iter().any(|t| names_tool(t, name)) {
             return false;
         }
         match &self.tools {
-            Some(list) => list.iter().any(|t| t == name),
+            Some(list) => list.iter().any(|t| names_tool(t, name)),
             None => true,
         }
+    }
+
+    /// Whether this role offers tool `name` of MCP server `server`: never when
+    /// `excluded_tools` names it; with `mcp_servers`, exactly the tools of the servers
+    /// listed (listing a server asks for its tools); otherwise as `tools` says.
+    pub fn offers_mcp(&self, server: &str, name: &str) -> bool {
+        if self.excluded_tools.iter().any(|t| names_tool(t, name)) {
+            return false;
+        }
+        match &self.mcp_servers {
+            Some(servers) => servers.iter().any(|s| s == server),
+            None => self.allows_tool(name),
+        }
+    }
+}
+
+/// Whether an entry of `tools` / `excluded_tools` names tool `name`: the same name, or
+/// `SERVER__*` for every tool of an MCP server.
+fn names_tool(entry: &str, name: &str) -> bool {
+    match entry.strip_suffix('*') {
+        Some(prefix) if prefix.ends_with(MCP_SEPARATOR) => name.starts_with(prefix),
+        _ => entry == name,
     }
 }

@@ -159,6 +159,8 @@ fn cache_key(action: &ApprovalAction) -> String {
             .join(" "),
         ApprovalAction::FileChange { path, .. } => folder_of(path),
         ApprovalAction::Spawn { role, .. } => role.clone(),
+        // The tool's name already says which server and tool: approving one approves it.
+        ApprovalAction::McpTool { .. } => String::new(),
     }
 }
 
@@ -169,7 +171,9 @@ fn covers(cached: &str, key: &str, action: &ApprovalAction) -> bool {
             !cached.starts_with('=') && (key == cached || key.starts_with(&format!("{cached} ")))
         }
         // The same folder only: approving `README.md` is not approving `src/`.
-        ApprovalAction::FileChange { .. } | ApprovalAction::Spawn { .. } => key == cached,
+        ApprovalAction::FileChange { .. }
+        | ApprovalAction::Spawn { .. }
+        | ApprovalAction::McpTool { .. } => key == cached,
     }
 }
 

@@ -7,7 +7,7 @@ use super::approval::ApprovalRequest;
 use super::engine::Engine;
 use super::toolbox::Handler;
 use super::verification;
-use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall};
+use crate::protocol::{AgentId, ApprovalAction, EventKind, HistoryItem, ToolCall};
 use crate::text::clip;
 use crate::tools::{ToolEffect, ToolError};
 use serde_json::Value;
@@ -174,8 +174,21 @@ async fn execute(
             ..CallResult::error("agent no longer exists".to_string())
         };
     };
+    // A call into an MCP server waits for a start in progress, or starts the server again
+    // after it failed, before anything else is decided: its tools may only now be known.
+    let mcp = engine.tools.mcp();
+    if mcp.server_of(&call.name).is_some() {
+        let up = tokio::select! {
+            up = mcp.prepare(&call.name) => up,
+            _ = cancel.cancelled() => Err("interrupted by the user before it ran".to_string()),
+        };
+        if let Err(why) = up {
+            return CallResult::error(why);
+        }
+    }
     let handler = engine.tools.handler(&call.name);
-    if !me.tools.iter().any(|t| t == &call.name) {
+    let available = engine.agent_tools(agent, &me.tools);
+    if !available.iter().any(|t| t == &call.name) {
         let known = if handler.is_some() {
             format!(
                 "tool `{}` is not available to the `{}` role",
@@ -186,7 +199,7 @@ async fn execute(
         };
         return CallResult::error(format!(
             "{known}. Available tools: {}.",
-            me.tools.join(", ")
+            available.join(", ")
         ));
     }
     let Some(handler) = handler else {
@@ -246,6 +259,39 @@ async fn execute(
                 Ok(output) => CallResult::ok(output, Effect::None),
                 Err(ToolError::Cancelled) => CallResult::error("cancelled by the user".to_string()),
                 Err(e) => CallResult::error(e.to_string()),
+            }
+        }
+        Handler::Mcp(tool) => {
+            // Only the server's own word (`readOnlyHint: true`) spares a tool the gate.
+            if !tool.read_only {
+                let arguments = serde_json::to_string_pretty(&args).unwrap_or_default();
+                let action = ApprovalAction::McpTool {
+                    server: tool.server.clone(),
+                    tool: tool.tool.clone(),
+                    arguments: clip(&arguments, 4000),
+                };
+                let req = ApprovalRequest {
+                    agent_id: agent,
+                    role: &me.role,
+                    policy: me.policy,
+                    tool: &call.name,
+                    action: &action,
+                };
+                if let Err(denied) = engine.approve(req, cancel).await {
+                    return CallResult::error(denied.0);
+                }
+            }
+            let max_bytes = engine.config.tools.max_output_bytes;
+            let run = mcp.call(&call.name, args, max_bytes, cancel);
+            // A tool that may change things is measured like a command.
+            let result = if tool.read_only {
+                run.await
+            } else {
+                verification::record_changes(engine, agent, None, run).await
+            };
+            match result {
+                Ok(output) => CallResult::ok(output, Effect::None),
+                Err(message) => CallResult::error(message),
             }
         }
     }

@@ -45,6 +45,24 @@ impl Engine {
         self.team.root()
     }
 
+    /// The tools `agent` may call now: its own (fixed when it started), then the MCP tools
+    /// of servers that are up which its role and every role above it offer.
+    pub fn agent_tools(&self, agent: AgentId, own: &Arc<[String]>) -> Arc<[String]> {
+        if self.tools.mcp().tools().is_empty() {
+            return own.clone();
+        }
+        let lineage = self.team.lineage(agent);
+        let roles: Vec<&Role> = lineage.iter().filter_map(|r| self.role(r)).collect();
+        if roles.len() != lineage.len() {
+            return own.clone();
+        }
+        let mcp = self.tools.mcp_tools_for(&roles);
+        if mcp.is_empty() {
+            return own.clone();
+        }
+        own.iter().cloned().chain(mcp).collect()
+    }
+
     /// Builds the next request of `agent` from its role and history.
     pub fn request_for(&self, agent: AgentId) -> Option<RequestSetup> {
         let view = self.team.request_view(agent)?;
@@ -69,7 +87,7 @@ impl Engine {
                 model: view.model,
                 system_prompt,
                 history: view.history,
-                tools: self.tools.specs_for(&view.tools),
+                tools: self.tools.specs_for(&self.agent_tools(agent, &view.tools)),
             },
             max_iterations: role
                 .max_iterations

@@ -13,6 +13,7 @@ mod approval;
 mod calls;
 mod engine;
 mod events;
+mod mcp;
 mod memory;
 mod ops;
 mod persona;
@@ -80,5 +81,5 @@ pub struct SessionOptions {
 /// Every tool name an agent may be given with these coding tools, for checking role files
 /// (`squad roles`) outside a session.
 pub fn tool_names(coding: &ToolRegistry) -> Vec<String> {
-    toolbox::ToolBox::new(coding).names()
+    toolbox::ToolBox::new(coding, Arc::new(crate::mcp::McpHub::empty())).names()
 }

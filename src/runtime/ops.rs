@@ -48,6 +48,8 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
                 team.deliver(root, AgentInput::SwitchPersona(role));
             }
             Op::Shutdown => {
+                // Servers stop before the last event: a front end may exit on it.
+                engine.tools.mcp().shutdown().await;
                 let (agents, totals) = team.summary();
                 team.events()
                     .emit_last(root, EventKind::Summary { agents, totals });
@@ -56,6 +58,8 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
             }
         }
     }
+    // Also when the front end just went away.
+    engine.tools.mcp().shutdown().await;
 }
 
 /// The user's message to an agent: the root any time (queued if busy); a worker the way

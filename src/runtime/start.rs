@@ -5,11 +5,13 @@ use super::agent::start_agent;
 use super::approval::ApprovalGate;
 use super::engine::Engine;
 use super::events::EventSink;
+use super::mcp::start_servers;
 use super::ops::serve_ops;
 use super::persona::switch_persona;
 use super::team::{AgentStats, NewAgent, Team};
 use super::toolbox::ToolBox;
 use super::{SessionHandle, SessionInfo, SessionOptions};
+use crate::mcp::McpHub;
 use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, EventKind};
 use crate::session::{LogWriter, ReplayedSession, SessionLog, read_events, replay};
 use crate::workspace::Workspace;
@@ -97,9 +99,15 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     };
     let role = opts.roles.require(&active_role)?.clone();
     let model_name = role.model(&opts.config);
-    let tools = ToolBox::new(&opts.tools);
+    let (mcp_status, mcp_statuses) = mpsc::unbounded_channel();
+    let mcp = McpHub::new(
+        &opts.config.mcp_servers,
+        workspace.root(),
+        Some(mcp_status),
+    );
+    let tools = ToolBox::new(&opts.tools, Arc::new(mcp));
     let mut roles = opts.roles;
-    roles.check_tools(&tools.names());
+    roles.check_tools(&tools.names(), &tools.mcp().server_names());
 
     let engine = Arc::new(Engine {
         model_slots: Semaphore::new(opts.config.limits.max_concurrent_requests.max(1) as usize),
@@ -137,6 +145,8 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             },
         );
     }
+    // In the background: the first prompt does not wait for them.
+    start_servers(&engine, mcp_statuses);
 
     match resumed {
         Some((_, _, session)) => restore_agents(&engine, session, opts.approval),

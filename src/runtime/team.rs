@@ -609,6 +609,20 @@ impl Team {
         }
     }
 
+    /// The roles from the persona down to `id`, the persona first: an MCP tool is offered
+    /// only when each of them offers it, so a worker never has one its parent lacks.
+    pub fn lineage(&self, id: AgentId) -> Vec<String> {
+        let agents = self.lock();
+        let mut roles = Vec::new();
+        let mut next = Some(id);
+        while let Some(a) = next.and_then(|i| agents.get(&i)) {
+            roles.push(a.role.clone());
+            next = a.parent;
+        }
+        roles.reverse();
+        roles
+    }
+
     /// `id` and everyone below it, parents before children.
     pub fn subtree(&self, id: AgentId) -> Vec<AgentId> {
         let agents = self.lock();

@@ -1,7 +1,9 @@
-//! Every tool an agent can call, coding tools and agent tools alike, in one registry: one
-//! list of names, one way to look up a spec, an effect and a handler.
+//! Every tool an agent can call, coding tools, agent tools and MCP servers' tools alike, in
+//! one registry: one way to look up a spec, an effect and a handler. The coding and agent
+//! tools are fixed; the MCP tools come and go with their servers.
 
 use super::agent_tools::{self, AgentTool};
+use crate::mcp::{McpHub, McpTool};
 use crate::model::ToolSpec;
 use crate::roles::{Audience, Role};
 use crate::tools::{ToolEffect, ToolHandler, ToolRegistry};
@@ -15,6 +17,8 @@ pub enum Handler {
     Coding(Arc<dyn ToolHandler>),
     /// Acts on the team.
     Agent(Arc<dyn AgentTool>),
+    /// A tool of an MCP server.
+    Mcp(Arc<McpTool>),
 }
 
 struct Entry {
@@ -27,17 +31,26 @@ struct Entry {
 
 pub struct ToolBox {
     entries: Vec<Entry>,
+    mcp: Arc<McpHub>,
     /// Tool specs per tool set: agents of one role share one, built on first use.
-    spec_cache: Mutex<HashMap<ToolSet, Arc<[ToolSpec]>>>,
+    spec_cache: Mutex<SpecCache>,
+}
+
+/// Specs per tool set, for one generation of the MCP tool list (a server that restarts
+/// may come back with other schemas under the same names).
+#[derive(Default)]
+struct SpecCache {
+    generation: u64,
+    sets: HashMap<ToolSet, Arc<[ToolSpec]>>,
 }
 
 /// The names of a tool set, as one role's agents share them.
 type ToolSet = Arc<[String]>;
 
 impl ToolBox {
-    /// The coding tools given, then the agent tools. A name registered twice keeps the
-    /// first: the agent tools cannot be shadowed.
-    pub fn new(coding: &ToolRegistry) -> Self {
+    /// The coding tools given, then the agent tools, then `mcp`'s. A name registered twice
+    /// keeps the first: the agent tools cannot be shadowed.
+    pub fn new(coding: &ToolRegistry, mcp: Arc<McpHub>) -> Self {
         let mut entries: Vec<Entry> = Vec::new();
         for tool in agent_tools::all() {
             let concurrent = tool.concurrent();
@@ -70,31 +83,45 @@ impl ToolBox {
         coding_entries.append(&mut entries);
         Self {
             entries: coding_entries,
+            mcp,
             spec_cache: Mutex::default(),
         }
+    }
+
+    pub fn mcp(&self) -> &Arc<McpHub> {
+        &self.mcp
     }
 
     fn entry(&self, name: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.spec.name == name)
     }
 
-    /// Every tool name, in the order the model sees them.
+    /// Every coding and agent tool name, in the order the model sees them.
     pub fn names(&self) -> Vec<String> {
         self.entries.iter().map(|e| e.spec.name.clone()).collect()
     }
 
     pub fn handler(&self, name: &str) -> Option<Handler> {
-        self.entry(name).map(|e| e.handler.clone())
+        match self.entry(name) {
+            Some(e) => Some(e.handler.clone()),
+            None => self.mcp.tool(name).map(Handler::Mcp),
+        }
     }
 
     pub fn is_read_only(&self, name: &str) -> bool {
-        self.entry(name).is_some_and(|e| e.read_only)
+        match self.entry(name) {
+            Some(e) => e.read_only,
+            None => self.mcp.tool(name).is_some_and(|t| t.read_only),
+        }
     }
 
     /// Whether neighbouring calls of this tool may run at the same time (when nobody has to
     /// be asked about them).
     pub fn is_concurrent(&self, name: &str) -> bool {
-        self.entry(name).is_some_and(|e| e.concurrent)
+        match self.entry(name) {
+            Some(e) => e.concurrent,
+            None => self.mcp.tool(name).is_some_and(|t| t.read_only),
+        }
     }
 
     /// The tools an agent of `role` gets: the role's lists within each tool's audience,
@@ -117,20 +144,39 @@ impl ToolBox {
             .collect()
     }
 
-    /// The specs of a tool set, built once per distinct set.
+    /// The MCP tools of the servers that are up which every role of `lineage` (the
+    /// persona first, the agent last) offers: never more than the agent's supervisors.
+    pub fn mcp_tools_for(&self, lineage: &[&Role]) -> Vec<String> {
+        self.mcp
+            .tools()
+            .iter()
+            .filter(|t| !lineage.is_empty() && lineage.iter().all(|r| r.offers_mcp(&t.server, &t.name)))
+            .filter(|t| self.entry(&t.name).is_none())
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    /// The specs of a tool set, built once per distinct set (and MCP tool list).
     pub fn specs_for(&self, names: &Arc<[String]>) -> Arc<[ToolSpec]> {
-        let mut cache = match self.spec_cache.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        if let Some(specs) = cache.get(names) {
+        let generation = self.mcp.generation();
+        let mut cache = crate::sync::lock(&self.spec_cache);
+        if cache.generation != generation {
+            *cache = SpecCache {
+                generation,
+                sets: HashMap::new(),
+            };
+        }
+        if let Some(specs) = cache.sets.get(names) {
             return specs.clone();
         }
         let specs: Arc<[ToolSpec]> = names
             .iter()
-            .filter_map(|n| self.entry(n).map(|e| e.spec.clone()))
+            .filter_map(|n| match self.entry(n) {
+                Some(e) => Some(e.spec.clone()),
+                None => self.mcp.tool(n).map(|t| t.spec.clone()),
+            })
             .collect();
-        cache.insert(names.clone(), specs.clone());
+        cache.sets.insert(names.clone(), specs.clone());
         specs
     }
 }

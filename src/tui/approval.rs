@@ -83,6 +83,25 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             ));
             ("wants to spawn a worker".into(), lines)
         }
+        ApprovalAction::McpTool {
+            server,
+            tool,
+            arguments,
+        } => {
+            let mut lines = vec![Line::from(vec![
+                Span::styled("server ", t.dim()),
+                Span::styled(server.clone(), t.bold(Color::Cyan)),
+            ])];
+            lines.push(Line::from(vec![
+                Span::styled("tool   ", t.dim()),
+                Span::styled(tool.clone(), bold),
+            ]));
+            lines.push(Line::styled("arguments", t.dim()));
+            for line in arguments.lines() {
+                lines.extend(wrap_hard(line, Style::default(), w, &[Span::raw("  ")]));
+            }
+            ("wants to use an MCP tool".into(), lines)
+        }
     }
 }
 

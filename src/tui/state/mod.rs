@@ -7,10 +7,10 @@
 
 use crate::protocol::{
     AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, Event, EventKind,
-    HistoryItem, SessionTotals, TurnEnd,
+    HistoryItem, McpServerState, SessionTotals, TurnEnd,
 };
 use crate::tui::handle::SessionInfo;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -44,6 +44,17 @@ pub struct SessionState {
     pub roles: Vec<String>,
     /// Whether this run continues an earlier session (from `session_started`).
     pub resumed: bool,
+    /// MCP servers by name, as their last `mcp_server` event left them.
+    pub mcp: BTreeMap<String, McpView>,
+}
+
+/// One MCP server, for the status bar and `/mcp`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McpView {
+    pub state: McpServerState,
+    pub transport: String,
+    pub tools: Vec<String>,
+    pub error: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -71,6 +82,7 @@ impl SessionState {
             summary: None,
             roles: Vec::new(),
             resumed: false,
+            mcp: BTreeMap::new(),
         }
     }
 
@@ -255,6 +267,23 @@ impl SessionState {
             }
             // The tree rests; statuses already say so.
             EventKind::Idle => {}
+            EventKind::McpServer {
+                server,
+                state,
+                transport,
+                tools,
+                error,
+            } => {
+                self.mcp.insert(
+                    server.clone(),
+                    McpView {
+                        state: *state,
+                        transport: transport.clone(),
+                        tools: tools.clone(),
+                        error: error.clone(),
+                    },
+                );
+            }
         }
     }
 
