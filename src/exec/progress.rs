@@ -1,6 +1,8 @@
 //! Human progress lines on stderr for `exec` text mode.
 
-use crate::protocol::{AgentId, ApprovalAction, Event, EventKind, HistoryItem, Verdict};
+use crate::protocol::{
+    AgentId, ApprovalAction, Event, EventKind, HistoryItem, McpServerState, Verdict,
+};
 use crate::text::{clip, describe_result, key_argument};
 use std::collections::HashMap;
 use std::io::Write;
@@ -62,6 +64,13 @@ impl Progress {
                 self.who(id)
             )),
             EventKind::Error { message } => Some(format!("! [{}] {message}", self.who(id))),
+            // Failures come as errors; a server coming up is worth one line.
+            EventKind::McpServer {
+                server,
+                state: McpServerState::Ready,
+                tools,
+                ..
+            } => Some(format!("+ MCP server {server} ready ({} tools)", tools.len())),
             EventKind::ApprovalRequested { tool, action, .. } => Some(format!(
                 "? [{}] {tool} needs approval: {}",
                 self.who(id),

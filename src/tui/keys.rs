@@ -373,6 +373,7 @@ impl App {
                 self.focus = Focus::Tree;
             }
             SlashCommand::Cost => self.open(Overlay::Cost),
+            SlashCommand::Mcp => self.open(Overlay::Mcp),
             SlashCommand::Help => self.open(Overlay::Help),
             SlashCommand::New => {
                 return vec![Action::Send(Op::Shutdown), Action::Quit(Exit::NewSession)];

@@ -19,6 +19,7 @@ mod handle;
 mod help;
 mod keys;
 mod markdown;
+mod mcp;
 mod popup;
 mod state;
 mod status_bar;

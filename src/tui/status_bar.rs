@@ -49,6 +49,10 @@ pub fn line(
         sep(),
         Span::raw(format!("{} tok {}", tokens(t.tokens()), cost(t.cost_usd))),
     ];
+    if let Some((text, style)) = crate::tui::mcp::summary(s, theme) {
+        left.push(sep());
+        left.push(Span::styled(text, style));
+    }
     let left_w: usize = left.iter().map(|s| width(&s.content)).sum();
     let path = display_path(&s.workspace, home);
     // The path keeps a readable tail if it can, but not at the cost of every key hint.

@@ -365,6 +365,9 @@ impl App {
                 let order = self.state.tree_order();
                 details::render_cost(buf, main, &self.state, &order, &mut self.overlay_scroll, &t);
             }
+            Some(Overlay::Mcp) => {
+                crate::tui::mcp::render(buf, main, &self.state, &mut self.overlay_scroll, &t);
+            }
             Some(Overlay::ConfirmDespawn(id)) => {
                 details::render_confirm(buf, main, &self.state, id, &t);
             }

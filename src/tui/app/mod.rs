@@ -37,6 +37,8 @@ pub enum Overlay {
     ConfirmDespawn(AgentId),
     /// The tree, full screen (`/agents`).
     Agents,
+    /// MCP servers and their tools (`/mcp`).
+    Mcp,
 }
 
 /// What the caller must do after an input.
