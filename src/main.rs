@@ -55,10 +55,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             command: McpCommand::List,
         }) => {
             let config = load_config(&workspace, &file_only(&cli.common))?;
-            let (listing, all_up) = runtime()?.block_on(squad::mcp::list_servers(
-                &config.mcp_servers,
-                &workspace,
-            ));
+            let (listing, all_up) =
+                runtime()?.block_on(squad::mcp::list_servers(&config.mcp_servers, &workspace));
             print!("{listing}");
             Ok(if all_up {
                 ExitCode::SUCCESS

@@ -7,12 +7,12 @@
 
 mod common;
 
+use ::squad::config::McpServerConfig;
+use ::squad::mcp::{McpHub, ServerState, ServerStatus};
 use common::agents::*;
 use common::mcp::*;
 use common::*;
 use serde_json::{Value, json};
-use ::squad::config::McpServerConfig;
-use ::squad::mcp::{McpHub, ServerState, ServerStatus};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -72,23 +72,45 @@ async fn the_everything_tools_are_listed_with_their_schemas() {
     hub.wait_started().await;
     let status = &hub.statuses()[0];
     assert_eq!(status.state, ServerState::Ready, "{status:?}");
-    for name in ["everything__echo", "everything__get-sum", "everything__get-tiny-image"] {
-        assert!(status.tools.contains(&name.to_string()), "{name} missing: {status:?}");
+    for name in [
+        "everything__echo",
+        "everything__get-sum",
+        "everything__get-tiny-image",
+    ] {
+        assert!(
+            status.tools.contains(&name.to_string()),
+            "{name} missing: {status:?}"
+        );
     }
     let echo = hub.tool("everything__echo").unwrap();
-    assert!(echo.read_only, "the server annotates echo readOnlyHint: true");
+    assert!(
+        echo.read_only,
+        "the server annotates echo readOnlyHint: true"
+    );
     assert_eq!(echo.spec.parameters["type"], "object");
-    assert_eq!(echo.spec.parameters["properties"]["message"]["type"], "string");
+    assert_eq!(
+        echo.spec.parameters["properties"]["message"]["type"],
+        "string"
+    );
     assert!(echo.spec.parameters.get("$schema").is_none());
     assert!(!echo.spec.description.is_empty());
     let sum = hub.tool("everything__get-sum").unwrap();
     assert_eq!(sum.spec.parameters["required"], json!(["a", "b"]));
-    assert!(!hub.tool("everything__toggle-simulated-logging").unwrap().read_only);
+    assert!(
+        !hub.tool("everything__toggle-simulated-logging")
+            .unwrap()
+            .read_only
+    );
 
     // Results: text, an image described, structured content.
     let no_cancel = CancellationToken::new();
     let sum = hub
-        .call("everything__get-sum", json!({"a": 2, "b": 3}), 1000, &no_cancel)
+        .call(
+            "everything__get-sum",
+            json!({"a": 2, "b": 3}),
+            1000,
+            &no_cancel,
+        )
         .await
         .unwrap();
     assert!(sum.contains('5'), "{sum}");
@@ -99,7 +121,12 @@ async fn the_everything_tools_are_listed_with_their_schemas() {
     assert!(image.contains("[image: image/png"), "{image}");
     // Output is capped like any tool's.
     let long = hub
-        .call("everything__echo", json!({"message": "x".repeat(500)}), 100, &no_cancel)
+        .call(
+            "everything__echo",
+            json!({"message": "x".repeat(500)}),
+            100,
+            &no_cancel,
+        )
         .await
         .unwrap();
     assert!(long.ends_with("(506 bytes in all)"), "{long}");
@@ -116,7 +143,11 @@ async fn echo_through_a_scripted_model_turn_returns_the_text_to_the_model() {
     let sb = Sandbox::new();
     sb.workspace_config(&everything_toml(&index, ""));
     mock.push_all([
-        MockResponse::tool_call("c1", "everything__echo", r#"{"message":"hello from squad"}"#),
+        MockResponse::tool_call(
+            "c1",
+            "everything__echo",
+            r#"{"message":"hello from squad"}"#,
+        ),
         MockResponse::text("It said hello."),
     ]);
     let run = sb.exec(&mock, &["--json", "ask the server to echo"]).await;
@@ -126,11 +157,14 @@ async fn echo_through_a_scripted_model_turn_returns_the_text_to_the_model() {
         tool_messages(&reqs[1].body),
         [("c1".to_string(), "Echo: hello from squad".to_string())]
     );
-    assert_eq!(results(&run)[0].2, false);
+    assert!(!results(&run)[0].2);
     // By the second request the server is up: its tools are offered with their schemas.
     let tools = offered(&reqs[1].body);
     let echo = &tools["everything__echo"];
-    assert_eq!(echo["parameters"]["properties"]["message"]["type"], "string");
+    assert_eq!(
+        echo["parameters"]["properties"]["message"]["type"],
+        "string"
+    );
     assert!(tools.contains_key("read_file"), "built-in tools stay");
     let events = run.events();
     let ready: Vec<_> = of_type(&events, "mcp_server")
@@ -164,7 +198,11 @@ async fn a_tool_error_becomes_an_error_result_and_the_session_goes_on() {
             "git__git_status",
             &json!({"repo_path": not_a_repo.path()}).to_string(),
         ),
-        MockResponse::tool_call("good", "git__git_status", &json!({"repo_path": repo}).to_string()),
+        MockResponse::tool_call(
+            "good",
+            "git__git_status",
+            &json!({"repo_path": repo}).to_string(),
+        ),
         MockResponse::text("The first path is not a repository; the second has new.txt."),
     ]);
     let run = sb.exec(&mock, &["--json", "git status of both"]).await;
@@ -193,7 +231,8 @@ async fn a_server_that_exits_is_reported_once_and_restarted_on_the_next_call() {
         pidfile.display(),
         index.display()
     );
-    let configs: BTreeMap<_, _> = [("everything".to_string(), stdio("sh", &["-c", &script]))].into();
+    let configs: BTreeMap<_, _> =
+        [("everything".to_string(), stdio("sh", &["-c", &script]))].into();
     let (tx, mut rx) = mpsc::unbounded_channel::<ServerStatus>();
     let hub = McpHub::new(&configs, ws.path(), Some(tx));
     hub.start();
@@ -201,10 +240,15 @@ async fn a_server_that_exits_is_reported_once_and_restarted_on_the_next_call() {
     let no_cancel = CancellationToken::new();
     let echo = |m: &str| json!({"message": m});
     assert_eq!(
-        hub.call("everything__echo", echo("one"), 1000, &no_cancel).await,
+        hub.call("everything__echo", echo("one"), 1000, &no_cancel)
+            .await,
         Ok("Echo: one".to_string())
     );
-    let first_pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let first_pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     unsafe {
         libc::kill(first_pid, libc::SIGKILL);
     }
@@ -222,15 +266,26 @@ async fn a_server_that_exits_is_reported_once_and_restarted_on_the_next_call() {
     .await
     .expect("the exit is noticed");
     assert_eq!(reports.len(), 1, "{reports:?}");
-    assert!(reports[0].contains("MCP server `everything` stopped"), "{reports:?}");
-    assert!(failed.tools.contains(&"everything__echo".to_string()), "its tools stay offered");
+    assert!(
+        reports[0].contains("MCP server `everything` stopped"),
+        "{reports:?}"
+    );
+    assert!(
+        failed.tools.contains(&"everything__echo".to_string()),
+        "its tools stay offered"
+    );
 
     assert_eq!(
-        hub.call("everything__echo", echo("two"), 1000, &no_cancel).await,
+        hub.call("everything__echo", echo("two"), 1000, &no_cancel)
+            .await,
         Ok("Echo: two".to_string()),
         "the next call starts it again"
     );
-    let second_pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let second_pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert_ne!(first_pid, second_pid);
     assert_eq!(hub.statuses()[0].state, ServerState::Ready);
     while let Ok(s) = rx.try_recv() {
@@ -243,9 +298,7 @@ async fn a_server_that_exits_is_reported_once_and_restarted_on_the_next_call() {
 async fn a_server_that_cannot_start_is_reported_once_and_its_tools_fail_clearly() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
-    sb.workspace_config(
-        "[mcp_servers.broken]\ncommand = \"squad-test-no-such-program\"\n",
-    );
+    sb.workspace_config("[mcp_servers.broken]\ncommand = \"squad-test-no-such-program\"\n");
     mock.push_all([
         MockResponse::tool_call("c1", "broken__anything", "{}"),
         MockResponse::tool_call("c2", "broken__anything", "{}"),
@@ -267,7 +320,10 @@ async fn a_server_that_cannot_start_is_reported_once_and_its_tools_fail_clearly(
     );
     for (_, output, is_error) in results(&run) {
         assert!(is_error);
-        assert!(output.starts_with("MCP server `broken` is not running"), "{output}");
+        assert!(
+            output.starts_with("MCP server `broken` is not running"),
+            "{output}"
+        );
     }
 }
 
@@ -282,19 +338,28 @@ async fn a_tool_that_is_not_read_only_is_denied_under_read_only() {
     mock.push_all([
         MockResponse::tool_calls(vec![
             call("w", "everything__toggle-simulated-logging", json!({})),
-            call("r", "everything__echo", json!({"message": "reading is fine"})),
+            call(
+                "r",
+                "everything__echo",
+                json!({"message": "reading is fine"}),
+            ),
         ]),
         MockResponse::text("Logging stays off."),
     ]);
     let run = sb
-        .exec(&mock, &["--json", "--approval", "read-only", "toggle logging"])
+        .exec(
+            &mock,
+            &["--json", "--approval", "read-only", "toggle logging"],
+        )
         .await;
     run.assert_ok();
     let results = results(&run);
     let (_, denied, is_error) = &results[0];
     assert!(is_error);
     assert!(
-        denied.starts_with("`everything__toggle-simulated-logging` was denied: the session is read-only"),
+        denied.starts_with(
+            "`everything__toggle-simulated-logging` was denied: the session is read-only"
+        ),
         "{denied}"
     );
     assert_eq!(results[1].1, "Echo: reading is fine");
@@ -318,7 +383,9 @@ async fn a_role_that_excludes_a_server_is_not_offered_its_tools_nor_are_its_work
         if is_worker(body) {
             return match tool_count(body) {
                 0 => MockResponse::tool_call("we", "everything__echo", r#"{"message":"w"}"#),
-                _ => MockResponse::tool_call("r", "return_results", &good_result("done").to_string()),
+                _ => {
+                    MockResponse::tool_call("r", "return_results", &good_result("done").to_string())
+                }
             };
         }
         match tool_count(body) {
@@ -328,13 +395,17 @@ async fn a_role_that_excludes_a_server_is_not_offered_its_tools_nor_are_its_work
             _ => MockResponse::text("No echo for us."),
         }
     });
-    let run = sb.exec(&mock, &["--json", "--role", "plain", "echo something"]).await;
+    let run = sb
+        .exec(&mock, &["--json", "--role", "plain", "echo something"])
+        .await;
     run.assert_ok();
     let results = results(&run);
     let persona = results.iter().find(|r| r.0 == "pe").unwrap();
     assert!(persona.2);
     assert!(
-        persona.1.starts_with("tool `everything__echo` is not available to the `plain` role"),
+        persona
+            .1
+            .starts_with("tool `everything__echo` is not available to the `plain` role"),
         "{}",
         persona.1
     );
@@ -361,7 +432,10 @@ async fn no_server_process_remains_after_exec_ends() {
         return;
     };
     let marker = format!("SQUAD_TEST_MARK={}", uuid::Uuid::new_v4());
-    let env = format!("env = {{ SQUAD_TEST_MARK = {:?} }}", &marker["SQUAD_TEST_MARK=".len()..]);
+    let env = format!(
+        "env = {{ SQUAD_TEST_MARK = {:?} }}",
+        &marker["SQUAD_TEST_MARK=".len()..]
+    );
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
     sb.workspace_config(&format!(
@@ -371,7 +445,11 @@ async fn no_server_process_remains_after_exec_ends() {
     ));
     mock.push_all([
         MockResponse::tool_call("c1", "everything__echo", r#"{"message":"hi"}"#),
-        MockResponse::tool_call("c2", "git__git_status", &json!({"repo_path": "."}).to_string()),
+        MockResponse::tool_call(
+            "c2",
+            "git__git_status",
+            &json!({"repo_path": "."}).to_string(),
+        ),
         MockResponse::text("Both answered."),
     ]);
     let mut cmd = sb.command(Some(&mock));
@@ -405,7 +483,10 @@ async fn ctrl_c_leaves_no_server_process_behind() {
         return;
     };
     let marker = format!("SQUAD_TEST_MARK={}", uuid::Uuid::new_v4());
-    let env = format!("env = {{ SQUAD_TEST_MARK = {:?} }}", &marker["SQUAD_TEST_MARK=".len()..]);
+    let env = format!(
+        "env = {{ SQUAD_TEST_MARK = {:?} }}",
+        &marker["SQUAD_TEST_MARK=".len()..]
+    );
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
     sb.workspace_config(&format!(
@@ -423,7 +504,10 @@ async fn ctrl_c_leaves_no_server_process_behind() {
     let child = cmd.spawn().unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     while processes_marked(&marker).len() < 2 {
-        assert!(tokio::time::Instant::now() < deadline, "the servers never started");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the servers never started"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let pid = child.id().unwrap() as i32;
@@ -459,8 +543,14 @@ async fn a_streamable_http_server_is_reached_by_url() {
         .spawn()
         .unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        assert!(tokio::time::Instant::now() < deadline, "the HTTP server never listened");
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the HTTP server never listened"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let url = format!("http://127.0.0.1:{port}/mcp");
@@ -472,7 +562,10 @@ async fn a_streamable_http_server_is_reached_by_url() {
     };
     let configs: BTreeMap<_, _> = [
         ("web".to_string(), http(None)),
-        ("locked".to_string(), http(Some("SQUAD_TEST_SURELY_UNSET_TOKEN_7c1"))),
+        (
+            "locked".to_string(),
+            http(Some("SQUAD_TEST_SURELY_UNSET_TOKEN_7c1")),
+        ),
     ]
     .into();
     let hub = McpHub::new(&configs, ws.path(), None);
@@ -487,7 +580,12 @@ async fn a_streamable_http_server_is_reached_by_url() {
     let web = statuses.iter().find(|s| s.name == "web").unwrap();
     assert_eq!(web.state, ServerState::Ready, "{web:?}");
     let out = hub
-        .call("web__echo", json!({"message": "over http"}), 1000, &CancellationToken::new())
+        .call(
+            "web__echo",
+            json!({"message": "over http"}),
+            1000,
+            &CancellationToken::new(),
+        )
         .await;
     assert_eq!(out, Ok("Echo: over http".to_string()));
     hub.shutdown().await;

@@ -93,7 +93,11 @@ pub(crate) fn problems(servers: &BTreeMap<String, McpServerConfig>) -> Vec<(Stri
                     .to_string(),
             ));
         }
-        if server.command.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        if server
+            .command
+            .as_deref()
+            .is_some_and(|c| c.trim().is_empty())
+        {
             out.push((
                 key(".command"),
                 "expected a program to run, found an empty string".to_string(),
@@ -102,7 +106,10 @@ pub(crate) fn problems(servers: &BTreeMap<String, McpServerConfig>) -> Vec<(Stri
         if let Some(url) = &server.url
             && let Err(e) = super::check_base_url(url)
         {
-            out.push((key(".url"), e.replace(" (e.g. https://api.openai.com/v1)", "")));
+            out.push((
+                key(".url"),
+                e.replace(" (e.g. https://api.openai.com/v1)", ""),
+            ));
         }
         if server.bearer_token_env.is_some() && server.command.is_some() {
             out.push((
@@ -215,8 +222,10 @@ mod tests {
             workspace: tmp.path().join("ws"),
             env: Default::default(),
         };
-        crate::config::load_config_from(&sources, &Default::default())
-            .map_err(|e| e.to_string().replace(&tmp.path().display().to_string(), "T"))
+        crate::config::load_config_from(&sources, &Default::default()).map_err(|e| {
+            e.to_string()
+                .replace(&tmp.path().display().to_string(), "T")
+        })
     }
 
     #[test]

@@ -70,7 +70,10 @@ impl Progress {
                 state: McpServerState::Ready,
                 tools,
                 ..
-            } => Some(format!("+ MCP server {server} ready ({} tools)", tools.len())),
+            } => Some(format!(
+                "+ MCP server {server} ready ({} tools)",
+                tools.len()
+            )),
             EventKind::ApprovalRequested { tool, action, .. } => Some(format!(
                 "? [{}] {tool} needs approval: {}",
                 self.who(id),

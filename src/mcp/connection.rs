@@ -97,9 +97,8 @@ impl Connection {
         let closed = CancellationToken::new();
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let mut group = ProcessGroup(None);
-        let handshake = |e: rmcp::service::ClientInitializeError| {
-            ConnectError::Handshake(e.to_string())
-        };
+        let handshake =
+            |e: rmcp::service::ClientInitializeError| ConnectError::Handshake(e.to_string());
         let service = match (&config.command, &config.url) {
             (Some(command), _) => {
                 let mut cmd = tokio::process::Command::new(command);

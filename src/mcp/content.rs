@@ -100,7 +100,8 @@ mod tests {
 
     #[test]
     fn errors_structured_content_and_caps() {
-        let r = result(json!({"content": [{"type": "text", "text": "no such repo"}], "isError": true}));
+        let r =
+            result(json!({"content": [{"type": "text", "text": "no such repo"}], "isError": true}));
         assert_eq!(render(&r, 100), ("no such repo".to_string(), true));
         let r = result(json!({"content": [], "structuredContent": {"sum": 3}}));
         assert_eq!(render(&r, 100).0, r#"{"sum":3}"#);

@@ -320,9 +320,8 @@ impl Inner {
             Err(why) => {
                 *slot = None;
                 let first = !server.reported.swap(true, Ordering::SeqCst);
-                let report = first.then(|| {
-                    format!("MCP server `{}` did not start: {why}", server.name)
-                });
+                let report =
+                    first.then(|| format!("MCP server `{}` did not start: {why}", server.name));
                 self.set_state(server, ServerState::Failed(why.clone()), report);
                 Err(not_running(&server.name, &why))
             }
@@ -523,9 +522,7 @@ fn adapt(server: &str, tool: &Tool, name: String) -> McpTool {
 }
 
 fn not_running(server: &str, why: &str) -> String {
-    format!(
-        "MCP server `{server}` is not running: {why}. It is started again on the next call."
-    )
+    format!("MCP server `{server}` is not running: {why}. It is started again on the next call.")
 }
 
 fn read(index: &RwLock<Index>) -> std::sync::RwLockReadGuard<'_, Index> {

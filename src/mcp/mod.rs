@@ -13,5 +13,5 @@ mod names;
 mod report;
 
 pub use hub::{McpHub, McpTool, ServerState, ServerStatus};
-pub use report::list_servers;
 pub use names::{MAX_TOOL_NAME, SEPARATOR};
+pub use report::list_servers;

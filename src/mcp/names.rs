@@ -29,14 +29,15 @@ pub fn assign<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<St
     let mut taken = std::collections::HashSet::new();
     let mut out = Vec::new();
     for (server, tool) in pairs {
-        let mut name = qualified(server, tool);
+        let full = qualified(server, tool);
+        let mut name = full.clone();
         if name.len() > MAX_TOOL_NAME || taken.contains(&name) {
             let mut salt = 0u32;
             loop {
                 let suffix = format!("_{:08x}", fnv1a(server, tool, salt));
-                let keep = MAX_TOOL_NAME.min(name.len()) - suffix.len();
+                let keep = (MAX_TOOL_NAME - suffix.len()).min(full.len());
                 // Only ASCII is left after `qualified`, so any cut is a char boundary.
-                let candidate = format!("{}{suffix}", &qualified(server, tool)[..keep]);
+                let candidate = format!("{}{suffix}", &full[..keep]);
                 if !taken.contains(&candidate) {
                     name = candidate;
                     break;

@@ -9,8 +9,8 @@ mod result;
 mod verdict;
 
 pub use event::{
-    AgentSummary, ApprovalAction, ApprovalDecision, ApprovalPolicy, McpServerState, Event, EventKind,
-    SessionTotals, TurnEnd,
+    AgentSummary, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind,
+    McpServerState, SessionTotals, TurnEnd,
 };
 pub use ids::AgentId;
 pub use item::{HistoryItem, ToolCall};

@@ -15,8 +15,9 @@ impl RoleSet {
     pub fn check_tools(&mut self, known: &[String], mcp_servers: &[String]) {
         let mcp_tool = |t: &str| {
             mcp_servers.iter().any(|s| {
-                t.strip_prefix(s.as_str())
-                    .is_some_and(|rest| rest.len() > MCP_SEPARATOR.len() && rest.starts_with(MCP_SEPARATOR))
+                t.strip_prefix(s.as_str()).is_some_and(|rest| {
+                    rest.len() > MCP_SEPARATOR.len() && rest.starts_with(MCP_SEPARATOR)
+                })
             })
         };
         let mut found = Vec::new();

@@ -100,11 +100,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let role = opts.roles.require(&active_role)?.clone();
     let model_name = role.model(&opts.config);
     let (mcp_status, mcp_statuses) = mpsc::unbounded_channel();
-    let mcp = McpHub::new(
-        &opts.config.mcp_servers,
-        workspace.root(),
-        Some(mcp_status),
-    );
+    let mcp = McpHub::new(&opts.config.mcp_servers, workspace.root(), Some(mcp_status));
     let tools = ToolBox::new(&opts.tools, Arc::new(mcp));
     let mut roles = opts.roles;
     roles.check_tools(&tools.names(), &tools.mcp().server_names());

@@ -150,7 +150,9 @@ impl ToolBox {
         self.mcp
             .tools()
             .iter()
-            .filter(|t| !lineage.is_empty() && lineage.iter().all(|r| r.offers_mcp(&t.server, &t.name)))
+            .filter(|t| {
+                !lineage.is_empty() && lineage.iter().all(|r| r.offers_mcp(&t.server, &t.name))
+            })
             .filter(|t| self.entry(&t.name).is_none())
             .map(|t| t.name.clone())
             .collect()

@@ -39,9 +39,10 @@ pub fn everything(test: &str) -> Option<(String, PathBuf)> {
         eprintln!("skipped {test}: node is not installed");
         return None;
     }
-    let dir = servers_dir().as_ref().expect("the MCP servers are installed");
-    let index =
-        dir.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let dir = servers_dir()
+        .as_ref()
+        .expect("the MCP servers are installed");
+    let index = dir.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(index.exists(), "{} is missing", index.display());
     Some(("node".to_string(), index))
 }
@@ -53,7 +54,9 @@ pub fn git_server(test: &str) -> Option<PathBuf> {
         eprintln!("skipped {test}: python3 is not installed");
         return None;
     }
-    let dir = servers_dir().as_ref().expect("the MCP servers are installed");
+    let dir = servers_dir()
+        .as_ref()
+        .expect("the MCP servers are installed");
     let program = dir.join("venv/bin/mcp-server-git");
     assert!(program.exists(), "{} is missing", program.display());
     Some(program)
@@ -82,18 +85,24 @@ pub fn processes_marked(marker: &str) -> Vec<u32> {
         return found;
     };
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        let marked = environ
-            .split(|b| *b == 0)
-            .any(|kv| kv == marker.as_bytes());
+        let marked = environ.split(|b| *b == 0).any(|kv| kv == marker.as_bytes());
         let zombie = std::fs::read_to_string(entry.path().join("stat"))
             .ok()
-            .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().starts_with('Z')))
+            .and_then(|s| {
+                s.rsplit(')')
+                    .next()
+                    .map(|r| r.trim_start().starts_with('Z'))
+            })
             .unwrap_or(false);
         if marked && !zombie {
             found.push(pid);

@@ -9,5 +9,5 @@ pub mod squad;
 pub use squad::{Run, Sandbox, content_text, items_of_kind, of_type, tool_messages, transcript};
 pub mod agents;
 pub mod engine;
-pub mod pty;
 pub mod mcp;
+pub mod pty;

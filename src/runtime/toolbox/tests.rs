@@ -10,7 +10,7 @@ fn toolbox() -> ToolBox {
     for t in coding_tools() {
         coding.register(t);
     }
-    ToolBox::new(&coding)
+    ToolBox::new(&coding, Arc::new(crate::mcp::McpHub::empty()))
 }
 
 fn built_ins() -> RoleSet {
@@ -65,7 +65,7 @@ fn a_role_file_naming_an_unknown_tool_is_warned_about() {
     role.tools = Some(vec!["read_file".into(), "apply_patch".into()]);
     role.source = crate::roles::RoleSource::File("/r/x.toml".into());
     set.insert(role);
-    set.check_tools(&toolbox().names());
+    set.check_tools(&toolbox().names(), &[]);
     assert_eq!(set.warnings.len(), 1, "{:?}", set.warnings);
     assert!(
         set.warnings[0].starts_with("role file /r/x.toml: tools: unknown tool 'apply_patch'"),
@@ -143,4 +143,63 @@ fn tool_sets_share_one_spec_list() {
     let b = tb.specs_for(&names);
     assert!(Arc::ptr_eq(&a, &b));
     assert_eq!(a.len(), 2);
+}
+
+#[test]
+fn mcp_tools_follow_tools_excluded_tools_and_mcp_servers() {
+    let mut role = built_ins().require("copilot").unwrap().clone();
+    // No lists: every server's tools.
+    assert!(role.offers_mcp("everything", "everything__echo"));
+    role.excluded_tools = vec!["everything__*".into()];
+    assert!(!role.offers_mcp("everything", "everything__echo"));
+    assert!(role.offers_mcp("git", "git__git_status"));
+    role.excluded_tools = vec!["git__git_commit".into()];
+    assert!(!role.offers_mcp("git", "git__git_commit"));
+    assert!(role.offers_mcp("git", "git__git_status"));
+    // An allow-list names them exactly or by server.
+    role.excluded_tools.clear();
+    role.tools = Some(vec![
+        "read_file".into(),
+        "git__*".into(),
+        "everything__echo".into(),
+    ]);
+    assert!(role.offers_mcp("git", "git__git_log"));
+    assert!(role.offers_mcp("everything", "everything__echo"));
+    assert!(!role.offers_mcp("everything", "everything__get-sum"));
+    // `mcp_servers` picks servers, whatever `tools` says; `excluded_tools` still wins.
+    role.mcp_servers = Some(vec!["everything".into()]);
+    role.excluded_tools = vec!["everything__get-env".into()];
+    assert!(role.offers_mcp("everything", "everything__get-sum"));
+    assert!(!role.offers_mcp("everything", "everything__get-env"));
+    assert!(!role.offers_mcp("git", "git__git_log"));
+    // `NAME__*` is a server pattern, not a wildcard for built-in tools.
+    role.tools = Some(vec!["read_*".into()]);
+    assert!(!role.allows_tool("read_file"));
+}
+
+#[test]
+fn role_files_may_name_tools_of_configured_servers_only() {
+    let mut set = built_ins();
+    let mut role = set.require("tester").unwrap().clone();
+    role.name = "x".into();
+    role.tools = Some(vec!["read_file".into(), "git__git_status".into()]);
+    role.excluded_tools = vec!["everything__*".into()];
+    role.source = crate::roles::RoleSource::File("/r/x.toml".into());
+    set.insert(role.clone());
+    let servers = ["git".to_string(), "everything".to_string()];
+    set.check_tools(&toolbox().names(), &servers);
+    assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+
+    role.mcp_servers = Some(vec!["github".into()]);
+    role.tools = Some(vec!["gitx__a".into()]);
+    set.insert(role);
+    set.check_tools(&toolbox().names(), &servers);
+    assert_eq!(set.warnings.len(), 2, "{:?}", set.warnings);
+    assert!(set.warnings[0].contains("tools: unknown tool 'gitx__a'"));
+    assert!(
+        set.warnings[0].ends_with("git__*, everything__*)"),
+        "{}",
+        set.warnings[0]
+    );
+    assert!(set.warnings[1].contains("mcp_servers: unknown MCP server 'github'"));
 }
