@@ -25,6 +25,7 @@ fn build(messages: usize, agents: usize) -> (App, AgentId) {
     let root = AgentId::new();
     let info = SessionInfo {
         log_path: None,
+        replayed_seq: 0,
         session_id: "bench".into(),
         workspace: "/srv/bench".into(),
         model: "gpt-4.1".into(),

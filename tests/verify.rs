@@ -151,6 +151,39 @@ async fn a_claimed_file_that_was_never_written_is_corrected_then_verified() {
     assert!(report.contains("\"verification\""), "{report}");
     assert!(report.contains("\"score\": 100"), "{report}");
     assert_eq!(sb.read("notes.md"), "the notes\n");
+
+    // The summary counts the task: completed after one correction, caught by the checks.
+    let summary = of_type(&events, "summary");
+    let totals = &summary[0]["totals"]["tasks"];
+    assert_eq!(
+        (
+            &totals["started"],
+            &totals["completed"],
+            &totals["failed"],
+            &totals["corrections"],
+            &totals["first_pass"],
+            &totals["verified"],
+            &totals["caught"],
+        ),
+        (
+            &json!(1),
+            &json!(1),
+            &json!(0),
+            &json!(1),
+            &json!(0),
+            &json!(1),
+            &json!(1)
+        ),
+        "{totals}"
+    );
+    let worker_row = summary[0]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["parent_id"].is_string())
+        .unwrap();
+    assert_eq!(worker_row["tasks"]["corrections"], 1);
+    assert_eq!(worker_row["tasks"]["timed"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -210,6 +243,12 @@ async fn a_worker_that_never_fixes_gets_max_corrections_then_goes_up_failed() {
     assert_eq!(returned[0]["result"]["verification"]["attempt"], 3);
     let report = supervisor_report(&mock);
     assert!(report.contains("\"passed\": false"), "{report}");
+    let tasks = &of_type(&events, "summary")[0]["totals"]["tasks"];
+    assert_eq!(
+        (&tasks["completed"], &tasks["failed"], &tasks["corrections"]),
+        (&json!(0), &json!(1), &json!(2)),
+        "{tasks}"
+    );
     // Three worker requests: no fourth round.
     let worker_requests = mock
         .requests()
@@ -339,6 +378,15 @@ async fn exec_shows_each_verdict_and_its_findings() {
                 .stderr
                 .contains("error   artifact notes.md (created): the file does not exist")
             && run.stderr.contains("verified 100/100 after 1 correction"),
+        "{}",
+        run.stderr
+    );
+    // The table's task columns and the session's task line.
+    assert!(run.stderr.contains("ok/failed") && run.stderr.contains("first-pass"));
+    assert!(
+        run.stderr.contains(
+            "tasks: 1 started, 1 completed, 0 failed · corrections 1 · first-pass 0% · retry rate 50% · QC catch rate 100%"
+        ),
         "{}",
         run.stderr
     );

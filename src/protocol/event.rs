@@ -1,4 +1,4 @@
-use super::{AgentId, AgentResult, AgentStatus, HistoryItem, Verdict};
+use super::{AgentId, AgentResult, AgentStatus, HistoryItem, TaskMetrics, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -231,6 +231,9 @@ pub struct AgentSummary {
     pub tool_calls: u64,
     pub errors: u64,
     pub wall_ms: u64,
+    /// Tasks taken on, finished, failed and corrected (workers only).
+    #[serde(default)]
+    pub tasks: TaskMetrics,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -243,4 +246,6 @@ pub struct SessionTotals {
     pub tool_calls: u64,
     pub errors: u64,
     pub wall_ms: u64,
+    #[serde(default)]
+    pub tasks: TaskMetrics,
 }

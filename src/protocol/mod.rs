@@ -4,6 +4,7 @@
 mod event;
 mod ids;
 mod item;
+mod metrics;
 mod op;
 mod result;
 mod verdict;
@@ -14,6 +15,7 @@ pub use event::{
 };
 pub use ids::AgentId;
 pub use item::{HistoryItem, ToolCall};
+pub use metrics::{TaskMetrics, TaskTally};
 pub use op::Op;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
 pub use verdict::{Finding, Severity, Verdict};

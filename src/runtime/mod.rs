@@ -53,6 +53,9 @@ pub struct SessionInfo {
     pub root_agent: AgentId,
     /// Where the session log is written, if anywhere.
     pub log_path: Option<PathBuf>,
+    /// The last `seq` read back from the log of a resumed session (0 for a new one):
+    /// events up to it are history, not news.
+    pub replayed_seq: u64,
 }
 
 pub struct SessionOptions {

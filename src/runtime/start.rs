@@ -82,6 +82,9 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         None => None,
     };
     let sink = EventSink::new(log, first_seq, event_tx);
+    if let Some((_, events, _)) = &resumed {
+        sink.observe_replayed(events);
+    }
     if opts.replay_to_frontend
         && let Some((_, events, _)) = &resumed
     {
@@ -183,6 +186,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             role: role.name.clone(),
             root_agent: root,
             log_path,
+            replayed_seq: first_seq,
         },
     })
 }

@@ -4,7 +4,7 @@
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/role", "switch persona (/role NAME)"),
     ("/agents", "full-screen agent tree"),
-    ("/cost", "tokens and cost per agent"),
+    ("/stats", "tokens, cost and task figures per agent"),
     ("/new", "start a new session"),
     ("/resume", "resume an earlier session"),
     ("/help", "keys and commands"),
@@ -15,7 +15,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
 pub enum SlashCommand {
     Role(String),
     Agents,
-    Cost,
+    Stats,
     New,
     Resume(Option<String>),
     Help,
@@ -58,7 +58,7 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
             _ => return Some(Err("usage: /role NAME".into())),
         },
         "/agents" => SlashCommand::Agents,
-        "/cost" => SlashCommand::Cost,
+        "/stats" | "/cost" => SlashCommand::Stats,
         "/new" => SlashCommand::New,
         "/resume" => SlashCommand::Resume(arg),
         "/help" => SlashCommand::Help,

@@ -372,7 +372,7 @@ impl App {
                 self.open(Overlay::Agents);
                 self.focus = Focus::Tree;
             }
-            SlashCommand::Cost => self.open(Overlay::Cost),
+            SlashCommand::Stats => self.open(Overlay::Stats),
             SlashCommand::Help => self.open(Overlay::Help),
             SlashCommand::New => {
                 return vec![Action::Send(Op::Shutdown), Action::Quit(Exit::NewSession)];

@@ -46,7 +46,7 @@ impl Team {
         let mut list: Vec<_> = agents.values().collect();
         list.sort_by_key(|a| a.created);
         let now = Instant::now();
-        let rows: Vec<AgentSummary> = list
+        let mut rows: Vec<AgentSummary> = list
             .iter()
             .map(|a| AgentSummary {
                 agent_id: a.id,
@@ -65,8 +65,13 @@ impl Team {
                     .unwrap_or(now)
                     .duration_since(a.created)
                     .as_millis() as u64,
+                tasks: Default::default(),
             })
             .collect();
+        drop(agents);
+        for r in &mut rows {
+            r.tasks = self.events().task_metrics(Some(r.agent_id));
+        }
         let mut totals = SessionTotals {
             agents: rows.len() as u64,
             ..SessionTotals::default()
@@ -79,6 +84,7 @@ impl Team {
             totals.tool_calls += r.tool_calls;
             totals.errors += r.errors;
             totals.wall_ms = totals.wall_ms.max(r.wall_ms);
+            totals.tasks.add(&r.tasks);
         }
         (rows, totals)
     }

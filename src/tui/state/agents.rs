@@ -2,7 +2,7 @@
 //! result, conversation), and the questions asked of the tree as a whole.
 
 use super::{Conversation, Figures, SessionState};
-use crate::protocol::{AgentId, AgentResult, AgentStatus};
+use crate::protocol::{AgentId, AgentResult, AgentStatus, Verdict};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
@@ -25,6 +25,10 @@ pub struct AgentView {
     pub idle_at: Option<Instant>,
     pub figures: Figures,
     pub result: Option<AgentResult>,
+    /// Every check of its results, in order (the details overlay lists them).
+    pub verdicts: Vec<Verdict>,
+    /// In a correction round: `(attempt that failed, corrections allowed)`.
+    pub correcting: Option<(u32, u32)>,
     pub conversation: Conversation,
 }
 
@@ -47,6 +51,8 @@ impl AgentView {
             idle_at: None,
             figures: Figures::default(),
             result: None,
+            verdicts: Vec::new(),
+            correcting: None,
             conversation: Conversation::default(),
         }
     }
@@ -138,6 +144,7 @@ impl SessionState {
 
 pub(super) fn set_status(a: &mut AgentView, status: AgentStatus, now: Instant) {
     if status.is_idle() {
+        a.correcting = None;
         if !a.status.is_idle() || a.idle_at.is_none() {
             a.idle_at = Some(now);
         }

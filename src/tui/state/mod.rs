@@ -7,7 +7,7 @@
 
 use crate::protocol::{
     AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, Event, EventKind,
-    HistoryItem, SessionTotals, TurnEnd,
+    HistoryItem, SessionTotals, TaskTally, TurnEnd,
 };
 use crate::tui::handle::SessionInfo;
 use std::collections::{HashMap, VecDeque};
@@ -44,6 +44,11 @@ pub struct SessionState {
     pub roles: Vec<String>,
     /// Whether this run continues an earlier session (from `session_started`).
     pub resumed: bool,
+    /// Task figures, folded from the same events the runtime counts them from.
+    pub tasks: TaskTally,
+    /// Events up to this `seq` are the log of a resumed session, read back in a burst:
+    /// they count tasks but cannot time them.
+    replayed_seq: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -71,6 +76,8 @@ impl SessionState {
             summary: None,
             roles: Vec::new(),
             resumed: false,
+            tasks: TaskTally::default(),
+            replayed_seq: info.replayed_seq,
         }
     }
 
@@ -102,6 +109,8 @@ impl SessionState {
     /// times are measured from it, which keeps tests independent of the clock).
     pub fn apply(&mut self, ev: &Event, now: Instant) {
         let id = ev.agent_id;
+        let live = ev.seq > self.replayed_seq;
+        self.tasks.observe(ev, live.then_some(now));
         match &ev.kind {
             EventKind::SessionStarted {
                 session_id,
@@ -235,6 +244,7 @@ impl SessionState {
             EventKind::ResultReturned { result, .. } => {
                 let a = self.agent_entry(id, now);
                 a.result = Some(result.clone());
+                a.correcting = None;
                 a.conversation.push(EntryKind::Result(result.clone()));
             }
             EventKind::Despawned { .. } => {
@@ -248,8 +258,18 @@ impl SessionState {
                 }
             }
             EventKind::ResultDelivered { .. } => {}
-            // Drawn by the results card (issue 8, TUI part): not yet.
-            EventKind::Verification(_) => {}
+            EventKind::Verification(v) => {
+                let a = self.agent_entry(id, now);
+                a.verdicts.push(v.clone());
+                // A delivered result carries its verdict on its card; a correction gets
+                // a line of its own.
+                if !v.passed && v.attempt <= v.max_corrections {
+                    a.correcting = Some((v.attempt, v.max_corrections));
+                    a.conversation.push(EntryKind::Verification(v.clone()));
+                } else {
+                    a.correcting = None;
+                }
+            }
             EventKind::Summary { agents, totals } => {
                 self.summary = Some((agents.clone(), totals.clone()));
             }

@@ -5,6 +5,7 @@ use std::time::Duration;
 fn info(root: AgentId) -> SessionInfo {
     SessionInfo {
         log_path: None,
+        replayed_seq: 0,
         session_id: "s1".into(),
         workspace: "/tmp/w".into(),
         model: "m".into(),
