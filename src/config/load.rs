@@ -180,7 +180,7 @@ pub fn load_config_from(
 }
 
 /// A verify rule needs an id and a command, and its globs must parse.
-pub(crate) fn check_rule(rule: &super::CommandRule) -> Result<(), String> {
+pub fn check_rule(rule: &super::CommandRule) -> Result<(), String> {
     if rule.id.trim().is_empty() {
         return Err("`id` must not be empty".into());
     }

@@ -5,7 +5,8 @@ mod load;
 pub(crate) mod parse;
 
 pub use load::{
-    ConfigError, ConfigOverrides, ConfigSources, load_config, load_config_from, user_config_dir,
+    ConfigError, ConfigOverrides, ConfigSources, check_rule, load_config, load_config_from,
+    user_config_dir,
 };
 pub use parse::TomlProblem;
 
