@@ -391,3 +391,135 @@ async fn exec_shows_each_verdict_and_its_findings() {
         run.stderr
     );
 }
+
+/// The last user message of a request (for a reviewer: its review task).
+fn last_user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .map(|m| content_text(&m["content"]))
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reviewer_reads_the_diff_and_its_findings_join_the_verdict() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    sb.workspace_config("[verify]\nreviewer = \"code_reviewer\"\n");
+    mock.set_responder(|body| {
+        if is_role(body, "code_reviewer") {
+            let task = last_user_text(body);
+            let result = if task.contains("TODO") {
+                json!({"result": {"status": "failure", "summary": "placeholder only",
+                    "artifacts": [], "known_issues": ["notes.md holds only TODO; write the real notes"]}})
+            } else {
+                json!({"result": {"status": "success", "summary": "fine",
+                    "artifacts": [], "known_issues": ["could mention the date"]}})
+            };
+            return MockResponse::tool_call("rv", "return_results", &result.to_string());
+        }
+        if !is_worker(body) {
+            return supervisor(body);
+        }
+        match tool_count(body) {
+            0 => write("w1", "notes.md", "TODO\n"),
+            1 => claim("r1", "success", &[("notes.md", "created")]),
+            2 => write("w2", "notes.md", "the notes\n"),
+            _ => claim("r2", "success", &[("notes.md", "created")]),
+        }
+    });
+    let run = exec(&sb, &mock).await;
+
+    // The reviewer got the task, the result and the diff, and could not write.
+    let reviews: Vec<Value> = mock
+        .requests()
+        .into_iter()
+        .filter(|r| is_role(&r.body, "code_reviewer"))
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(reviews.len(), 2, "one review per checked result");
+    let first = last_user_text(&reviews[0]);
+    assert!(
+        first.contains("write the notes")
+            && first.contains("TODO")
+            && first.contains("\"created\""),
+        "{first}"
+    );
+    let offered: Vec<&str> = reviews[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(
+        offered.contains(&"read_file") && !offered.contains(&"write_file"),
+        "{offered:?}"
+    );
+
+    // Its failure was the worker's correction; its remark on the fix is a warning.
+    let corrections = notices(&last_worker_request(&mock));
+    assert_eq!(corrections.len(), 1);
+    assert!(
+        corrections[0].contains("[reviewer] notes.md holds only TODO"),
+        "{}",
+        corrections[0]
+    );
+    let events = run.events();
+    let verdicts = of_type(&events, "verification");
+    assert_eq!(verdicts.len(), 2);
+    assert_eq!(verdicts[0]["failures"][0]["rule"], "reviewer");
+    assert_eq!(verdicts[1]["passed"], true);
+    assert_eq!(
+        verdicts[1]["warnings"][0]["message"],
+        "could mention the date"
+    );
+    assert_eq!(verdicts[1]["score"], 95);
+
+    // Reviewers sit under the worker in the tree and are not checked themselves.
+    let spawned = of_type(&events, "agent_spawned");
+    let worker = spawned
+        .iter()
+        .find(|e| e["role"] == "agentic_coder")
+        .unwrap();
+    let reviewers: Vec<&Value> = spawned
+        .iter()
+        .copied()
+        .filter(|e| e["role"] == "code_reviewer")
+        .collect();
+    assert_eq!(reviewers.len(), 2);
+    assert!(
+        reviewers
+            .iter()
+            .all(|r| r["parent_id"] == worker["agent_id"])
+    );
+    assert_eq!(sb.read("notes.md"), "the notes\n");
+    let statuses: Vec<&Value> = of_type(&events, "agent_status")
+        .into_iter()
+        .filter(|e| e["agent_id"] == reviewers[0]["agent_id"])
+        .map(|e| &e["status"])
+        .collect();
+    assert_eq!(
+        statuses.last().copied(),
+        Some(&json!("completed")),
+        "{statuses:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_reviewer_role_is_a_clear_error_before_any_request() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    sb.workspace_config("[verify]\nreviewer = \"qc_bot\"\n");
+    let run = sb.exec(&mock, &["--approval", "auto", "hi"]).await;
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr
+            .contains("[verify] reviewer: unknown role 'qc_bot'")
+            && run.stderr.contains("code_reviewer"),
+        "{}",
+        run.stderr
+    );
+    assert!(mock.requests().is_empty());
+}

@@ -91,6 +91,9 @@ pub struct VerifyConfig {
     pub max_corrections: u32,
     /// Commands every checked result must pass (a role can add its own).
     pub rules: Vec<CommandRule>,
+    /// A role that reviews each result whose rule checks passed (seed 001's QC agent):
+    /// it reads the task, the result and the diff, and its findings join the verdict.
+    pub reviewer: Option<String>,
 }
 
 impl Default for VerifyConfig {
@@ -99,6 +102,7 @@ impl Default for VerifyConfig {
             enabled: true,
             max_corrections: 3,
             rules: Vec::new(),
+            reviewer: None,
         }
     }
 }

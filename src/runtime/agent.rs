@@ -72,7 +72,8 @@ impl Host for Arc<Engine> {
         result: &AgentResult,
         cancel: &CancellationToken,
     ) -> Checked {
-        verification::check(self, caller, result, cancel).await
+        let start = |new: NewAgent| start_agent(self, new);
+        verification::check(self, &start, caller, result, cancel).await
     }
 }
 
@@ -145,7 +146,7 @@ async fn agent_main(
                     && engine.checks.starts_task(id)
                     && team
                         .role(id)
-                        .is_some_and(|r| verification::enabled_for(&engine, &r))
+                        .is_some_and(|r| verification::enabled_for(&engine, id, &r))
                 {
                     engine
                         .checks
@@ -184,8 +185,11 @@ async fn agent_main(
                 AgentStatus::Failed => "its supervisor failed",
                 _ => "its supervisor already returned its result",
             };
+            // (A reviewer that already gave its findings is left as it ended.)
             for child in team.subtree(id).into_iter().skip(1) {
-                team.cancel_subtree(child, why);
+                if !team.is_settled(child) {
+                    team.cancel_subtree(child, why);
+                }
             }
         }
         if status == AgentStatus::Failed {

@@ -38,6 +38,8 @@ pub enum RuntimeError {
     },
     #[error("session log {0} holds no session to resume")]
     EmptyLog(PathBuf),
+    #[error("[verify] reviewer: {0}; set it to one of those roles or remove it")]
+    Reviewer(crate::roles::RoleError),
 }
 
 pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
@@ -99,6 +101,11 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         (None, None) => crate::roles::DEFAULT_ROLE.to_string(),
     };
     let role = opts.roles.require(&active_role)?.clone();
+    if let Some(reviewer) = &opts.config.verify.reviewer {
+        opts.roles
+            .require(reviewer)
+            .map_err(RuntimeError::Reviewer)?;
+    }
     let model_name = role.model(&opts.config);
     let tools = ToolBox::new(&opts.tools);
     let mut roles = opts.roles;

@@ -158,4 +158,12 @@ impl Team {
         ids.iter()
             .partition(|id| agents.get(id).is_none_or(|a| !a.is_busy()))
     }
+
+    /// Finished, and its outcome already given to its supervisor: nothing left to stop.
+    pub fn is_settled(&self, id: AgentId) -> bool {
+        self.with(id, |a| {
+            a.delivered && matches!(a.status, AgentStatus::Completed | AgentStatus::Failed)
+        })
+        .unwrap_or(false)
+    }
 }
