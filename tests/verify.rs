@@ -523,3 +523,32 @@ async fn an_unknown_reviewer_role_is_a_clear_error_before_any_request() {
     );
     assert!(mock.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_session_counts_the_tasks_of_its_log() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    mock.set_responder(claims_then_writes_notes);
+    exec(&sb, &mock).await;
+    let run = sb
+        .exec(
+            &mock,
+            &["--json", "--approval", "auto", "--resume", "last", "thanks"],
+        )
+        .await;
+    run.assert_ok();
+    let events = run.events();
+    let tasks = &of_type(&events, "summary")[0]["totals"]["tasks"];
+    // The task, its correction and its catch come from the log; the log has no clock.
+    assert_eq!(
+        (
+            &tasks["started"],
+            &tasks["completed"],
+            &tasks["corrections"],
+            &tasks["caught"],
+            &tasks["timed"]
+        ),
+        (&json!(1), &json!(1), &json!(1), &json!(1), &json!(0)),
+        "{tasks}"
+    );
+}
