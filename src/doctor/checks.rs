@@ -90,7 +90,7 @@ pub(super) fn roles(input: &DoctorInput, out: &mut Vec<Check>) -> Option<RoleSet
         out.push(Check::fail(
             "roles",
             warning.clone(),
-            "fix the role file (a role with the same name from a lower layer stays in use)",
+            "fix the role file (until then squad goes on without it, as the line says)",
         ));
     }
     Some(roles)
