@@ -5,6 +5,7 @@
 //! that call the `model` and `tools`, confined to the `workspace`.
 
 pub mod config;
+pub mod doctor;
 pub mod exec;
 pub mod logging;
 pub mod model;

@@ -5,8 +5,8 @@ mod load;
 pub(crate) mod parse;
 
 pub use load::{
-    ConfigError, ConfigOverrides, ConfigSources, check_rule, load_config, load_config_from,
-    user_config_dir,
+    ConfigError, ConfigOverrides, ConfigSources, FileCheck, PROFILE_ENV, check_files, check_rule,
+    load_config, load_config_from, user_config_dir,
 };
 pub use parse::TomlProblem;
 
@@ -28,6 +28,12 @@ pub struct Config {
     pub limits: Limits,
     pub tools: ToolsConfig,
     pub verify: VerifyConfig,
+    /// Named sets of the keys above (`[profiles.local]`), applied over the config files by
+    /// `--profile NAME` / `SQUAD_PROFILE`. A profile holds no profiles of its own.
+    pub profiles: BTreeMap<String, Config>,
+    /// The profile applied, if any. Never read from a file.
+    #[serde(skip)]
+    pub profile: Option<String>,
     /// Set by `--model` / `SQUAD_MODEL`: every agent uses this model, whatever its role
     /// names. Never read from a file (a file sets `[models]` instead).
     #[serde(skip)]
@@ -157,6 +163,8 @@ impl Default for Config {
             limits: Limits::default(),
             tools: ToolsConfig::default(),
             verify: VerifyConfig::default(),
+            profiles: BTreeMap::new(),
+            profile: None,
             model_override: None,
         }
     }
@@ -232,6 +240,14 @@ impl Config {
             .filter(|k| !k.trim().is_empty())
     }
 
+    /// The fix to show when no request can work: the provider is OpenAI's own and no key
+    /// is set. Checked before anything is sent, so a newcomer gets it at once instead of a
+    /// refused request. Local servers need no key and never get this.
+    pub fn missing_key(&self) -> Option<String> {
+        (self.api_key().is_none() && needs_key(&self.provider.base_url))
+            .then(|| missing_key_message(&self.provider.base_url, &self.provider.api_key_env))
+    }
+
     /// Values that parse but cannot work (a zero limit, a URL without a scheme), as
     /// `(key, what is expected)`.
     pub fn problems(&self) -> Vec<(String, String)> {
@@ -284,6 +300,32 @@ impl Config {
     }
 }
 
+/// Whether `base_url` is OpenAI's own API, which refuses every request without a key.
+pub fn needs_key(base_url: &str) -> bool {
+    let rest = base_url
+        .strip_prefix("https://")
+        .or_else(|| base_url.strip_prefix("http://"))
+        .unwrap_or(base_url);
+    let host = rest.split(['/', ':']).next().unwrap_or("");
+    host.eq_ignore_ascii_case("api.openai.com")
+}
+
+/// What to do when `base_url` needs a key and `api_key_env` holds none: the same text in
+/// `exec`, the TUI, the model client and `squad doctor`.
+pub fn missing_key_message(base_url: &str, api_key_env: &str) -> String {
+    let set = if api_key_env.is_empty() {
+        "set provider.api_key_env = \"OPENAI_API_KEY\" and export OPENAI_API_KEY=sk-...".to_string()
+    } else {
+        format!("export {api_key_env}=sk-...")
+    };
+    format!(
+        "no API key for {base_url}: {set}; or point --base-url / OPENAI_BASE_URL at a local \
+         server, which needs none (Ollama: http://127.0.0.1:11434/v1); or try squad on the demo \
+         server: `cargo run --example demo_server` in squad's source, then --base-url \
+         http://127.0.0.1:8787/v1"
+    )
+}
+
 /// A base URL must name its scheme; `/v1` is the caller's business (local servers differ).
 pub(crate) fn check_base_url(url: &str) -> Result<(), String> {
     let rest = url
@@ -320,6 +362,7 @@ mod tests {
             "limits",
             "tools",
             "verify",
+            "profiles",
         ] {
             assert!(keys.contains(&key), "config/config.toml lacks {key}");
         }
@@ -363,6 +406,27 @@ mod tests {
         assert!(c.models.values().all(|v| v == "m"));
         assert_eq!(c.models["custom"], "m");
         assert_eq!(c.model_for_level("anything"), "m");
+    }
+
+    #[test]
+    fn only_openai_itself_needs_a_key() {
+        assert!(needs_key("https://api.openai.com/v1"));
+        assert!(needs_key("https://API.openai.com:443/v1/"));
+        assert!(!needs_key("http://127.0.0.1:11434/v1"));
+        assert!(!needs_key("https://api.openai.com.example.org/v1"));
+        let mut c = Config::default();
+        c.provider.api_key_env = "SQUAD_TEST_SURELY_UNSET_VARIABLE_1f3a".into();
+        let message = c.missing_key().unwrap();
+        for needle in [
+            "SQUAD_TEST_SURELY_UNSET_VARIABLE_1f3a",
+            "--base-url",
+            "OPENAI_BASE_URL",
+            "demo_server",
+        ] {
+            assert!(message.contains(needle), "{needle}: {message}");
+        }
+        c.provider.base_url = "http://127.0.0.1:8080/v1".into();
+        assert_eq!(c.missing_key(), None);
     }
 
     #[test]

@@ -3,7 +3,6 @@
 use crate::protocol::{AgentId, ApprovalAction, Event, EventKind, HistoryItem, Verdict};
 use crate::text::{clip, describe_result, key_argument};
 use std::collections::HashMap;
-use std::io::Write;
 
 pub struct Progress {
     root: AgentId,
@@ -30,9 +29,10 @@ impl Progress {
         }
     }
 
-    pub fn show(&mut self, event: &Event, out: &mut impl Write) {
+    /// The progress line an event makes, if any.
+    pub fn line(&mut self, event: &Event) -> Option<String> {
         let id = event.agent_id;
-        let line = match &event.kind {
+        match &event.kind {
             EventKind::AgentSpawned {
                 role,
                 task,
@@ -83,9 +83,6 @@ impl Progress {
                 ..
             } => Some(format!("  [{}] {status}: {reason}", self.who(id))),
             _ => None,
-        };
-        if let Some(line) = line {
-            let _ = writeln!(out, "{line}");
         }
     }
 

@@ -108,6 +108,16 @@ pub(crate) fn error_message(body: &str, fallback: &str) -> String {
     truncate(&text, MAX_MESSAGE_CHARS)
 }
 
+/// The innermost cause ("Connection refused (os error 111)", a DNS failure): what a person
+/// can act on, without the layers of wrapping above it.
+pub(crate) fn root_cause(e: &dyn std::error::Error) -> String {
+    let mut last = e;
+    while let Some(source) = last.source() {
+        last = source;
+    }
+    last.to_string()
+}
+
 pub(crate) fn truncate(s: &str, max_chars: usize) -> String {
     match s.char_indices().nth(max_chars) {
         Some((i, _)) => format!("{}…", &s[..i]),

@@ -1,17 +1,18 @@
 //! [`ModelClient`] for any OpenAI-compatible chat-completions server, over async-openai
 //! in "bring your own types" mode.
 
-use super::http::{HttpFailure, StatusService, truncate};
+use super::http::{HttpFailure, StatusService, root_cause, truncate};
 use super::retry::{AttemptError, RetryPolicy};
 use super::stream::StreamAssembler;
 use super::wire::{ChatChunk, ToolsJson, WireRequest};
 use super::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress};
-use crate::config::ProviderConfig;
+use crate::config::{ProviderConfig, missing_key_message, needs_key};
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_trait::async_trait;
 use futures::StreamExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -77,6 +78,12 @@ pub struct OpenAiClient {
     base_url: String,
     api_key_env: String,
     has_key: bool,
+    /// Set when the provider refuses every request without a key and none is set: the
+    /// fix, returned before anything is sent.
+    refusal: Option<String>,
+    /// Whether the server has answered at least once (any HTTP status). Until it has, a
+    /// failed connection means a wrong URL or a server not started, and is not retried.
+    answered: AtomicBool,
     request_timeout: Duration,
     idle_timeout: Duration,
     policy: RetryPolicy,
@@ -106,6 +113,8 @@ impl OpenAiClient {
                 message: format!("cannot set up the HTTP client: {}", error_chain(&e)),
             })?;
         let has_key = settings.api_key.is_some();
+        let refusal = (!has_key && needs_key(&base_url))
+            .then(|| missing_key_message(&base_url, &settings.api_key_env));
         // Explicit empty org/project so async-openai does not pick them up from the
         // environment; the key is ours or nothing.
         let config = OpenAIConfig::new()
@@ -120,6 +129,8 @@ impl OpenAiClient {
             base_url,
             api_key_env: settings.api_key_env,
             has_key,
+            refusal,
+            answered: AtomicBool::new(false),
             request_timeout: settings.request_timeout,
             idle_timeout: settings.idle_timeout,
             policy: RetryPolicy {
@@ -148,7 +159,10 @@ impl OpenAiClient {
         )
         .await;
         let mut stream = match opened {
-            Ok(Ok(stream)) => stream,
+            Ok(Ok(stream)) => {
+                self.answered.store(true, Ordering::Relaxed);
+                stream
+            }
             Ok(Err(e)) => return Err(self.map_error(e)),
             Err(_) => {
                 return Err(ModelError::Connection {
@@ -191,6 +205,7 @@ impl OpenAiClient {
         let error = match e {
             OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
                 Ok(f) => {
+                    self.answered.store(true, Ordering::Relaxed);
                     return AttemptError {
                         error: ModelError::Http {
                             status: f.status,
@@ -201,10 +216,20 @@ impl OpenAiClient {
                 }
                 Err(other) => self.connection(other.to_string()),
             },
-            OpenAIError::Reqwest(e) if e.is_connect() => self.connection(format!(
-                "{}. Check --base-url / OPENAI_BASE_URL",
-                error_chain(&e)
-            )),
+            OpenAIError::Reqwest(e) if e.is_connect() => {
+                let message = format!(
+                    "{}. Is the server running? Check --base-url / OPENAI_BASE_URL",
+                    root_cause(&e)
+                );
+                if self.answered.load(Ordering::Relaxed) {
+                    self.connection(message)
+                } else {
+                    ModelError::Unreachable {
+                        base_url: self.base_url.clone(),
+                        message,
+                    }
+                }
+            }
             OpenAIError::Reqwest(e) if e.is_body() || e.is_decode() => {
                 ModelError::StreamBroken(error_chain(&e))
             }
@@ -212,10 +237,13 @@ impl OpenAiClient {
             OpenAIError::StreamError(e) => {
                 ModelError::StreamBroken(format!("the connection dropped mid-answer ({e})"))
             }
-            OpenAIError::ApiError(r) => ModelError::Http {
-                status: r.status_code.as_u16(),
-                message: self.explain_status(r.status_code.as_u16(), r.api_error.message),
-            },
+            OpenAIError::ApiError(r) => {
+                self.answered.store(true, Ordering::Relaxed);
+                ModelError::Http {
+                    status: r.status_code.as_u16(),
+                    message: self.explain_status(r.status_code.as_u16(), r.api_error.message),
+                }
+            }
             OpenAIError::JSONDeserialize(e, content) => {
                 ModelError::BadResponse(format!("{e} in {}", truncate(&content, 300)))
             }
@@ -267,6 +295,9 @@ impl ModelClient for OpenAiClient {
         progress: &(dyn Fn(ModelProgress) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, ModelError> {
+        if let Some(fix) = &self.refusal {
+            return Err(ModelError::MissingKey(fix.clone()));
+        }
         let tools = self.tools_json.get(&request.tools);
         let body = WireRequest::from_chat(request, tools.as_deref());
         let max_attempts = self.policy.max_retries.saturating_add(1);
