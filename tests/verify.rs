@@ -552,3 +552,28 @@ async fn a_resumed_session_counts_the_tasks_of_its_log() {
         "{tasks}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_agents_shows_each_workers_verdict() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return claims_then_writes_notes(body);
+        }
+        match tool_count(body) {
+            0 => spawn("agentic_coder", "write the notes"),
+            1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            2 => MockResponse::tool_call("g", "get_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    exec(&sb, &mock).await;
+    let listing: Value = serde_json::from_str(&supervisor_report(&mock)).unwrap();
+    let v = &listing["agents"][0]["verification"];
+    assert_eq!(
+        (&v["passed"], &v["score"], &v["attempt"], &v["errors"]),
+        (&json!(true), &json!(100), &json!(2), &json!(0)),
+        "{listing}"
+    );
+}

@@ -137,6 +137,8 @@ pub struct ChildInfo {
     pub status: AgentStatus,
     pub task: String,
     pub has_result: bool,
+    /// The checks of its result, when they ran.
+    pub verification: Option<crate::protocol::Verdict>,
 }
 
 pub struct Team {
@@ -499,6 +501,7 @@ impl Team {
                 status: a.status,
                 task: a.task.clone(),
                 has_result: a.result.is_some(),
+                verification: a.result.as_ref().and_then(|r| r.verification.clone()),
             })
             .collect()
     }
