@@ -77,6 +77,15 @@ impl Progress {
                 describe_result(result)
             )),
             EventKind::Verification(v) => Some(self.verdict(id, v)),
+            EventKind::TaskUpdated { task } => Some(format!(
+                "▤ task {} {}: {}{}",
+                task.id,
+                task.status.as_str(),
+                task.title,
+                task.assignee
+                    .map(|a| format!(" ({})", self.who(a)))
+                    .unwrap_or_default()
+            )),
             EventKind::AgentStatus {
                 status,
                 reason: Some(reason),

@@ -1,4 +1,4 @@
-use super::{AgentId, AgentResult, AgentStatus, HistoryItem, TaskMetrics, Verdict};
+use super::{AgentId, AgentResult, AgentStatus, HistoryItem, Task, TaskMetrics, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -108,6 +108,11 @@ pub enum EventKind {
     },
     Despawned {
         parent_id: Option<AgentId>,
+    },
+    /// A task of the board was planned or changed (status, assignee, notes, result); the
+    /// latest event per task id is the board, which resume rebuilds from them.
+    TaskUpdated {
+        task: Task,
     },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,

@@ -7,6 +7,7 @@ mod item;
 mod metrics;
 mod op;
 mod result;
+mod task;
 mod verdict;
 
 pub use event::{
@@ -18,4 +19,5 @@ pub use item::{HistoryItem, ToolCall};
 pub use metrics::{TaskMetrics, TaskTally};
 pub use op::Op;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
+pub use task::{Task, TaskStatus};
 pub use verdict::{Finding, Severity, Verdict};

@@ -39,6 +39,10 @@ impl Host for Arc<Engine> {
         &self.roles
     }
 
+    fn tasks(&self) -> &super::tasks::TaskBoard {
+        &self.tasks
+    }
+
     fn tools_for(&self, role: &Role, is_worker: bool, ceiling: Option<&[String]>) -> Vec<String> {
         self.tools.tools_for(role, is_worker, ceiling)
     }
@@ -99,7 +103,9 @@ async fn agent_main(
             team.owed_results(id)
         };
         let next = match state {
-            FanIn::Ready(done) => Next::Results(results_report(team, &done, &[])),
+            FanIn::Ready(done) => {
+                Next::Results(results_report(team, &done, &[], engine.tasks.take_news()))
+            }
             FanIn::Waiting => {
                 team.set_status(id, AgentStatus::Waiting, None);
                 match wake(&cancel, &mut inbox, Some(&mut changes)).await {
@@ -137,7 +143,11 @@ async fn agent_main(
                 if team.release_hold(id)
                     && let FanIn::Ready(done) = team.owed_results(id)
                 {
-                    team.push_item(id, HistoryItem::notice(results_report(team, &done, &[])));
+                    let news = engine.tasks.take_news();
+                    team.push_item(
+                        id,
+                        HistoryItem::notice(results_report(team, &done, &[], news)),
+                    );
                 }
                 // A worker's task starts here (its first message, or a follow-up after
                 // it returned): its result will be checked against the workspace as it
@@ -191,6 +201,17 @@ async fn agent_main(
                     team.cancel_subtree(child, why);
                 }
             }
+        }
+        if is_worker && matches!(status, AgentStatus::Failed | AgentStatus::Completed) {
+            // Its board task (if any) is done or failed before its supervisor hears of it.
+            let result = team.result(id);
+            let ok = status == AgentStatus::Completed
+                && result.as_ref().is_none_or(|r| {
+                    r.status == crate::protocol::ResultStatus::Success
+                        && r.verification.as_ref().is_none_or(|v| v.passed)
+                });
+            let summary = result.map(|r| r.summary).or_else(|| outcome.error.clone());
+            engine.tasks.worker_finished(team, id, ok, summary);
         }
         if status == AgentStatus::Failed {
             let why = outcome

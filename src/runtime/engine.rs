@@ -28,6 +28,8 @@ pub struct Engine {
     pub model_slots: Semaphore,
     /// What each worker's result is checked against.
     pub checks: Checks,
+    /// The session's task board.
+    pub tasks: super::tasks::TaskBoard,
 }
 
 /// One model call, ready to send.

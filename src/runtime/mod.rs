@@ -10,6 +10,7 @@
 mod agent;
 mod agent_tools;
 mod approval;
+mod board;
 mod calls;
 mod engine;
 mod events;
@@ -18,6 +19,7 @@ mod ops;
 mod persona;
 mod report;
 mod start;
+mod tasks;
 mod team;
 mod toolbox;
 mod turn;

@@ -121,6 +121,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         gate: ApprovalGate::new(opts.can_ask),
         team: Team::new(sink, root),
         checks: Default::default(),
+        tasks: Default::default(),
     });
     let team = &engine.team;
 
@@ -209,6 +210,7 @@ fn new_session_id() -> String {
 /// Brings the logged agents back (root first), idle, with their histories; outcomes the
 /// log does not show as delivered are still owed to their supervisors.
 fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: ApprovalPolicy) {
+    engine.tasks.restore(session.tasks);
     let mut delivered = HashMap::new();
     for agent in session.agents {
         let is_root = agent.id == session.root;

@@ -506,6 +506,10 @@ impl Team {
             .collect()
     }
 
+    pub fn result(&self, id: AgentId) -> Option<AgentResult> {
+        self.with(id, |a| a.result.clone()).flatten()
+    }
+
     /// Stores a worker's validated result; returns its supervisor.
     pub fn set_result(&self, id: AgentId, result: AgentResult) -> Option<AgentId> {
         self.with(id, |a| {

@@ -100,6 +100,7 @@ impl AgentTool for WaitForAgents {
         }
         team.set_status(cx.caller, AgentStatus::Running, None);
         let (done, running) = team.partition_busy(&ids);
-        Ok(Done::output(results_report(team, &done, &running)))
+        let news = cx.host.tasks().take_news();
+        Ok(Done::output(results_report(team, &done, &running, news)))
     }
 }

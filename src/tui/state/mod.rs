@@ -258,6 +258,8 @@ impl SessionState {
                 }
             }
             EventKind::ResultDelivered { .. } => {}
+            // The task panel (issue 12) is not drawn yet.
+            EventKind::TaskUpdated { .. } => {}
             EventKind::Verification(v) => {
                 let a = self.agent_entry(id, now);
                 a.verdicts.push(v.clone());
