@@ -77,6 +77,25 @@ impl Progress {
                 describe_result(result)
             )),
             EventKind::Verification(v) => Some(self.verdict(id, v)),
+            EventKind::Compacted {
+                tokens_before,
+                tokens_after,
+                context_window,
+                replaced,
+                ..
+            } => Some(format!(
+                "⇣ [{}] context compacted: {replaced} items summarized, ~{tokens_before} → ~{tokens_after} of {context_window} tokens",
+                self.who(id)
+            )),
+            EventKind::InstructionsLoaded { files, bytes, cut } => Some(format!(
+                "project instructions: {} ({bytes} bytes{})",
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if *cut { ", cut to the limit" } else { "" }
+            )),
             EventKind::AgentStatus {
                 status,
                 reason: Some(reason),

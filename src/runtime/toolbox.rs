@@ -27,8 +27,9 @@ struct Entry {
 
 pub struct ToolBox {
     entries: Vec<Entry>,
-    /// Tool specs per tool set: agents of one role share one, built on first use.
-    spec_cache: Mutex<HashMap<ToolSet, Arc<[ToolSpec]>>>,
+    /// Tool specs per tool set, with their estimated tokens: agents of one role share
+    /// one, built on first use.
+    spec_cache: Mutex<HashMap<ToolSet, (Arc<[ToolSpec]>, u64)>>,
 }
 
 /// The names of a tool set, as one role's agents share them.
@@ -117,21 +118,23 @@ impl ToolBox {
             .collect()
     }
 
-    /// The specs of a tool set, built once per distinct set.
-    pub fn specs_for(&self, names: &Arc<[String]>) -> Arc<[ToolSpec]> {
+    /// The specs of a tool set and the tokens they take in a request (an estimate), built
+    /// once per distinct set.
+    pub fn specs_and_tokens(&self, names: &Arc<[String]>) -> (Arc<[ToolSpec]>, u64) {
         let mut cache = match self.spec_cache.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        if let Some(specs) = cache.get(names) {
-            return specs.clone();
+        if let Some(entry) = cache.get(names) {
+            return entry.clone();
         }
         let specs: Arc<[ToolSpec]> = names
             .iter()
             .filter_map(|n| self.entry(n).map(|e| e.spec.clone()))
             .collect();
-        cache.insert(names.clone(), specs.clone());
-        specs
+        let tokens = crate::context::estimate_tools(&specs);
+        cache.insert(names.clone(), (specs.clone(), tokens));
+        (specs, tokens)
     }
 }
 

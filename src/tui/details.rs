@@ -89,6 +89,16 @@ pub fn agent_lines(
         ),
         field("cost", vec![Span::raw(cost(f.cost_usd))], theme),
         field(
+            "context",
+            vec![Span::raw(match (a.context, a.context_percent()) {
+                (Some((t, w)), Some(p)) => {
+                    format!("{} of {} tokens ({p}%)", tokens(t), tokens(w))
+                }
+                _ => "— (known after its first model call)".to_string(),
+            })],
+            theme,
+        ),
+        field(
             "calls",
             vec![Span::raw(format!(
                 "{} · {tool_calls}",

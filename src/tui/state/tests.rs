@@ -127,6 +127,8 @@ fn tree_usage_results_and_handoff() {
                     prompt_tokens: 100,
                     completion_tokens: 10,
                     cost_usd: 0.5,
+                    context_tokens: 0,
+                    context_window: 0,
                 },
             ),
             t,
