@@ -89,16 +89,6 @@ pub fn agent_lines(
         ),
         field("cost", vec![Span::raw(cost(f.cost_usd))], theme),
         field(
-            "context",
-            vec![Span::raw(match (a.context, a.context_percent()) {
-                (Some((t, w)), Some(p)) => {
-                    format!("{} of {} tokens ({p}%)", tokens(t), tokens(w))
-                }
-                _ => "— (known after its first model call)".to_string(),
-            })],
-            theme,
-        ),
-        field(
             "calls",
             vec![Span::raw(format!(
                 "{} · {tool_calls}",
@@ -124,6 +114,20 @@ pub fn agent_lines(
             theme,
         ),
     ];
+    if let (Some((t, w)), Some(p)) = (a.context, a.context_percent()) {
+        out.insert(
+            6,
+            field(
+                "context",
+                vec![Span::raw(format!(
+                    "{} of {} tokens ({p}%)",
+                    tokens(t),
+                    tokens(w)
+                ))],
+                theme,
+            ),
+        );
+    }
     let tasks = s.tasks.of(a.id);
     if tasks.started > 0 {
         out.push(field(
