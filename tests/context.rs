@@ -340,3 +340,45 @@ async fn a_tool_output_of_one_megabyte_is_cut_with_a_note() {
     let item = items_of_kind(&events, "tool_result")[0];
     assert_eq!(item["output"].as_str().unwrap(), output);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_compact_op_summarizes_all_but_the_task_and_the_latest_turn() {
+    use ::squad::protocol::{ApprovalPolicy, EventKind, Op};
+    use common::engine::*;
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    write_files(&sb);
+    mock.push_all([
+        read(1),
+        MockResponse::text("first file read"),
+        MockResponse::text("second answer"),
+        MockResponse::text("SUMMARY-TEXT"),
+        MockResponse::text("third answer"),
+    ]);
+    let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
+    let root = handle.info.root_agent;
+    let mut seen = Vec::new();
+    for message in ["TASK: read f1.txt", "and then?"] {
+        say(&handle, message);
+        next_event(&mut handle, &mut seen, |e| matches!(e.kind, EventKind::Idle)).await;
+    }
+    handle.ops.send(Op::Compact { agent_id: root }).unwrap();
+    let compacted = next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Compacted { .. })
+    })
+    .await;
+    let EventKind::Compacted { replaced, .. } = compacted.kind else {
+        unreachable!()
+    };
+    assert_eq!(replaced, 3, "the call, its result and the first answer");
+    assert!(is_summary_request(&mock.requests()[3].body));
+    // Done: the tree is idle again.
+    next_event(&mut handle, &mut seen, |e| matches!(e.kind, EventKind::Idle)).await;
+    say(&handle, "and now?");
+    next_event(&mut handle, &mut seen, |e| matches!(e.kind, EventKind::Idle)).await;
+    let roles: Vec<(String, String)> = transcript(&mock.requests()[4].body);
+    let texts: Vec<&str> = roles.iter().map(|(_, t)| t.as_str()).collect();
+    assert!(texts[1].starts_with("TASK: read f1.txt") && texts[1].contains("SUMMARY-TEXT"));
+    assert_eq!(texts[1..].len(), 3, "task + summary, the latest turn, the new message: {roles:?}");
+    assert!(!mock.requests()[4].body.to_string().contains("FILE-ONE-MARKER"));
+}

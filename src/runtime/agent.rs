@@ -3,7 +3,7 @@
 
 use super::agent_tools::Host;
 use super::approval::{ApprovalRequest, Denied};
-use super::compaction::{self, CompactError};
+use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
 use super::persona::switch_persona;
 use super::report::results_report;
@@ -138,7 +138,7 @@ async fn agent_main(
                 let Some(token) = team.renew_turn_token(id) else {
                     break;
                 };
-                let result = compaction::compact(&engine, id, &token).await;
+                let result = compaction::compact(&engine, id, Trigger::User, &token).await;
                 team.take_input(id);
                 team.announce_if_idle();
                 match result {

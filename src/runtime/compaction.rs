@@ -68,10 +68,20 @@ pub fn due(engine: &Engine, agent: AgentId, setup: &RequestSetup) -> Option<u64>
     (tokens >= threshold).then_some(tokens)
 }
 
+/// Who asked for a compaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// The threshold, or an overflow: keep as much recent work as the budget allows.
+    Window,
+    /// The user (`/compact`): keep only the latest turn, from the last user message on.
+    User,
+}
+
 /// Compacts `agent`'s conversation now; returns the estimated tokens of its next request.
 pub async fn compact(
     engine: &Arc<Engine>,
     agent: AgentId,
+    trigger: Trigger,
     cancel: &CancellationToken,
 ) -> Result<u64, CompactError> {
     let setup = engine.request_for(agent).ok_or(CompactError::Gone)?;
@@ -83,6 +93,10 @@ pub async fn compact(
     let keep = ((setup.window as f64 * engine.config.context.keep_recent) as u64)
         .min((room as f64 * TAIL_SHARE) as u64);
     let history = setup.request.history.clone();
+    let keep = match trigger {
+        Trigger::Window => keep,
+        Trigger::User => keep.min(latest_turn_tokens(&history)),
+    };
     let plan = plan(&history, keep).ok_or(CompactError::NothingToCompact)?;
     let request = summary_request(&setup, &history[..plan.tail]);
     let (model, window, fixed_tokens) = (
@@ -191,6 +205,15 @@ pub(crate) fn plan(history: &[HistoryItem], keep_tokens: u64) -> Option<Plan> {
         [] | [HistoryItem::Summary { .. }] => None,
         _ => Some(Plan { head, tail }),
     }
+}
+
+/// Tokens from the last user message to the end.
+fn latest_turn_tokens(history: &[HistoryItem]) -> u64 {
+    let from = history
+        .iter()
+        .rposition(|i| matches!(i, HistoryItem::User { .. }))
+        .unwrap_or(0);
+    history[from..].iter().map(estimate_item).sum()
 }
 
 /// The agent's own prompt and the part to summarize, without tools, ending with the

@@ -3,7 +3,7 @@
 
 use super::agent_tools::Handoff;
 use super::calls::{BatchEnd, run_tool_calls};
-use super::compaction::{self, CompactError};
+use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
 use super::persona::switch_persona;
 use crate::model::{ModelError, ModelProgress};
@@ -66,7 +66,7 @@ async fn turn_loop(
         }
         if !overflowed && compaction::due(engine, agent, &setup).is_some() {
             drop(setup);
-            match compaction::compact(engine, agent, cancel).await {
+            match compaction::compact(engine, agent, Trigger::Window, cancel).await {
                 Ok(_) | Err(CompactError::NothingToCompact) => {}
                 Err(CompactError::Cancelled) => return interrupted(final_text),
                 Err(e) => team.emit(
@@ -130,7 +130,7 @@ async fn turn_loop(
                 let recovered = if overflowed {
                     Err(CompactError::NothingToCompact)
                 } else {
-                    compaction::compact(engine, agent, cancel).await
+                    compaction::compact(engine, agent, Trigger::Window, cancel).await
                 };
                 let why = match recovered {
                     Ok(_) => {
