@@ -360,7 +360,10 @@ async fn the_compact_op_summarizes_all_but_the_task_and_the_latest_turn() {
     let mut seen = Vec::new();
     for message in ["TASK: read f1.txt", "and then?"] {
         say(&handle, message);
-        next_event(&mut handle, &mut seen, |e| matches!(e.kind, EventKind::Idle)).await;
+        next_event(&mut handle, &mut seen, |e| {
+            matches!(e.kind, EventKind::Idle)
+        })
+        .await;
     }
     handle.ops.send(Op::Compact { agent_id: root }).unwrap();
     let compacted = next_event(&mut handle, &mut seen, |e| {
@@ -373,12 +376,27 @@ async fn the_compact_op_summarizes_all_but_the_task_and_the_latest_turn() {
     assert_eq!(replaced, 3, "the call, its result and the first answer");
     assert!(is_summary_request(&mock.requests()[3].body));
     // Done: the tree is idle again.
-    next_event(&mut handle, &mut seen, |e| matches!(e.kind, EventKind::Idle)).await;
+    next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await;
     say(&handle, "and now?");
-    next_event(&mut handle, &mut seen, |e| matches!(e.kind, EventKind::Idle)).await;
+    next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await;
     let roles: Vec<(String, String)> = transcript(&mock.requests()[4].body);
     let texts: Vec<&str> = roles.iter().map(|(_, t)| t.as_str()).collect();
     assert!(texts[1].starts_with("TASK: read f1.txt") && texts[1].contains("SUMMARY-TEXT"));
-    assert_eq!(texts[1..].len(), 3, "task + summary, the latest turn, the new message: {roles:?}");
-    assert!(!mock.requests()[4].body.to_string().contains("FILE-ONE-MARKER"));
+    assert_eq!(
+        texts[1..].len(),
+        3,
+        "task + summary, the latest turn, the new message: {roles:?}"
+    );
+    assert!(
+        !mock.requests()[4]
+            .body
+            .to_string()
+            .contains("FILE-ONE-MARKER")
+    );
 }

@@ -31,8 +31,12 @@ struct Server {
 }
 
 fn server() -> Option<Server> {
-    let base_url = std::env::var("SQUAD_TEST_BASE_URL").ok().filter(|s| !s.is_empty())?;
-    let model = std::env::var("SQUAD_TEST_MODEL").ok().filter(|s| !s.is_empty())?;
+    let base_url = std::env::var("SQUAD_TEST_BASE_URL")
+        .ok()
+        .filter(|s| !s.is_empty())?;
+    let model = std::env::var("SQUAD_TEST_MODEL")
+        .ok()
+        .filter(|s| !s.is_empty())?;
     Some(Server { base_url, model })
 }
 
@@ -147,7 +151,10 @@ fn final_answer(events: &[Value]) -> String {
 
 async fn read_file_loop(server: &Server) -> Outcome {
     let sb = sandbox(server, "");
-    sb.write("notes.txt", "Meeting notes.\nThe secret word is PELICAN.\nEnd.\n");
+    sb.write(
+        "notes.txt",
+        "Meeting notes.\nThe secret word is PELICAN.\nEnd.\n",
+    );
     let (run, took) = exec(
         server,
         &sb,
@@ -159,9 +166,9 @@ async fn read_file_loop(server: &Server) -> Outcome {
     )
     .await;
     let events = run.events();
-    let read = items_of_kind(&events, "tool_result")
-        .iter()
-        .any(|r| r["name"] == "read_file" && r["output"].as_str().unwrap_or("").contains("PELICAN"));
+    let read = items_of_kind(&events, "tool_result").iter().any(|r| {
+        r["name"] == "read_file" && r["output"].as_str().unwrap_or("").contains("PELICAN")
+    });
     let answer = final_answer(&events);
     Outcome {
         name: "read_file loop",
@@ -233,13 +240,21 @@ async fn forced_compaction(server: &Server) -> Outcome {
         server,
         &format!("[context_windows]\n\"{}\" = 2000\n", server.model),
     );
-    let files = [("a", "APPLE"), ("b", "BANANA"), ("c", "CHERRY"), ("d", "DATE")];
+    let files = [
+        ("a", "APPLE"),
+        ("b", "BANANA"),
+        ("c", "CHERRY"),
+        ("d", "DATE"),
+    ];
     for (name, word) in files {
         // ~1,200 bytes (~350 tokens): under the cut for tool output in a 2k window.
         let filler: String = (1..=40)
             .map(|i| format!("{name}{i:02}: the quick brown fox\n"))
             .collect();
-        sb.write(&format!("{name}.txt"), &format!("{filler}The code word is {word}.\n"));
+        sb.write(
+            &format!("{name}.txt"),
+            &format!("{filler}The code word is {word}.\n"),
+        );
     }
     let started = Instant::now();
     let mut events = Vec::new();
@@ -260,7 +275,12 @@ async fn forced_compaction(server: &Server) -> Outcome {
     }
     let compacted: Vec<String> = of_type(&events, "compacted")
         .iter()
-        .map(|c| format!("{}→{} ({} items)", c["tokens_before"], c["tokens_after"], c["replaced"]))
+        .map(|c| {
+            format!(
+                "{}→{} ({} items)",
+                c["tokens_before"], c["tokens_after"], c["replaced"]
+            )
+        })
         .collect();
     let errors: Vec<&str> = of_type(&events, "error")
         .iter()
@@ -279,9 +299,7 @@ async fn forced_compaction(server: &Server) -> Outcome {
 #[tokio::test(flavor = "multi_thread")]
 async fn real_server_suite() {
     let Some(server) = server() else {
-        eprintln!(
-            "real_server: skipped (set SQUAD_TEST_BASE_URL and SQUAD_TEST_MODEL to run it)"
-        );
+        eprintln!("real_server: skipped (set SQUAD_TEST_BASE_URL and SQUAD_TEST_MODEL to run it)");
         return;
     };
     eprintln!("real_server: {} with {}", server.base_url, server.model);
@@ -299,6 +317,13 @@ async fn real_server_suite() {
             o.detail
         );
     }
-    let failed: Vec<&str> = outcomes.iter().filter(|o| !o.passed).map(|o| o.name).collect();
-    assert!(failed.is_empty(), "failed against the real server: {failed:?}");
+    let failed: Vec<&str> = outcomes
+        .iter()
+        .filter(|o| !o.passed)
+        .map(|o| o.name)
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "failed against the real server: {failed:?}"
+    );
 }

@@ -47,6 +47,9 @@ async fn turn_loop(
     // Set once the call overflowed the window and was compacted: a second overflow of the
     // same call is an error, never another round.
     let mut overflowed = false;
+    // A compaction that failed (not one with nothing to do) is not tried again this turn:
+    // each try is a model call.
+    let mut compaction_failed = false;
     loop {
         let Some(mut setup) = engine.request_for(agent) else {
             return outcome(TurnEnd::Cancelled, final_text, None);
@@ -64,17 +67,20 @@ async fn turn_loop(
         if cancel.is_cancelled() {
             return interrupted(final_text);
         }
-        if !overflowed && compaction::due(engine, agent, &setup).is_some() {
+        if !overflowed && !compaction_failed && compaction::due(engine, agent, &setup).is_some() {
             drop(setup);
             match compaction::compact(engine, agent, Trigger::Window, cancel).await {
                 Ok(_) | Err(CompactError::NothingToCompact) => {}
                 Err(CompactError::Cancelled) => return interrupted(final_text),
-                Err(e) => team.emit(
-                    agent,
-                    EventKind::Error {
-                        message: format!("could not compact the conversation: {e}"),
-                    },
-                ),
+                Err(e) => {
+                    compaction_failed = true;
+                    team.emit(
+                        agent,
+                        EventKind::Error {
+                            message: format!("could not compact the conversation: {e}"),
+                        },
+                    );
+                }
             }
             let Some(again) = engine.request_for(agent) else {
                 return outcome(TurnEnd::Cancelled, final_text, None);
