@@ -29,11 +29,13 @@ pub struct ToolBox {
     entries: Vec<Entry>,
     /// Tool specs per tool set, with their estimated tokens: agents of one role share
     /// one, built on first use.
-    spec_cache: Mutex<HashMap<ToolSet, (Arc<[ToolSpec]>, u64)>>,
+    spec_cache: Mutex<HashMap<ToolSet, SpecsAndTokens>>,
 }
 
 /// The names of a tool set, as one role's agents share them.
 type ToolSet = Arc<[String]>;
+/// A tool set's specs and the tokens they take in a request.
+type SpecsAndTokens = (Arc<[ToolSpec]>, u64);
 
 impl ToolBox {
     /// The coding tools given, then the agent tools. A name registered twice keeps the
@@ -120,7 +122,7 @@ impl ToolBox {
 
     /// The specs of a tool set and the tokens they take in a request (an estimate), built
     /// once per distinct set.
-    pub fn specs_and_tokens(&self, names: &Arc<[String]>) -> (Arc<[ToolSpec]>, u64) {
+    pub fn specs_and_tokens(&self, names: &Arc<[String]>) -> SpecsAndTokens {
         let mut cache = match self.spec_cache.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
