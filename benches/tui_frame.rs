@@ -73,6 +73,8 @@ fn build(messages: usize, agents: usize) -> (App, AgentId) {
             prompt_tokens: 1000 + i as u64,
             completion_tokens: 100,
             cost_usd: 0.001,
+            context_tokens: 0,
+            context_window: 0,
         };
         app.apply(&ev(&mut seq, id, usage), now);
         ids.push(id);

@@ -173,6 +173,8 @@ impl Script {
                 prompt_tokens: prompt,
                 completion_tokens: completion,
                 cost_usd: cost,
+                context_tokens: 0,
+                context_window: 0,
             },
         );
     }

@@ -28,6 +28,11 @@ pub struct Config {
     pub limits: Limits,
     pub tools: ToolsConfig,
     pub verify: VerifyConfig,
+    /// Keeping long conversations inside the model's context window.
+    pub context: ContextConfig,
+    /// Context window in tokens per model name; models not listed use
+    /// `context.default_window` (or what their server says).
+    pub context_windows: BTreeMap<String, u64>,
     /// Named sets of the keys above (`[profiles.local]`), applied over the config files by
     /// `--profile NAME` / `SQUAD_PROFILE`. A profile holds no profiles of its own.
     pub profiles: BTreeMap<String, Config>,
@@ -126,6 +131,36 @@ pub struct CommandRule {
     pub when_changed: Vec<String>,
 }
 
+/// When and how an agent's conversation is compacted, and what is kept small from the
+/// start so it lasts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextConfig {
+    /// Window of a model not in `[context_windows]`, when its server does not say.
+    pub default_window: u64,
+    /// Compact when the next request would fill this share of the window.
+    pub compact_at: f64,
+    /// Share of the window kept verbatim (the most recent turns) when compacting.
+    pub keep_recent: f64,
+    /// Longest tool output kept in history, in bytes (never more than a fifth of the
+    /// window); longer output keeps its head and tail with a note.
+    pub max_tool_output_bytes: usize,
+    /// Most of the project's `AGENTS.md` files given to the agents, in bytes.
+    pub max_instructions_bytes: usize,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        Self {
+            default_window: 32_768,
+            compact_at: 0.8,
+            keep_recent: 0.3,
+            max_tool_output_bytes: 16 * 1024,
+            max_instructions_bytes: 16 * 1024,
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         let models = [
@@ -163,6 +198,17 @@ impl Default for Config {
             limits: Limits::default(),
             tools: ToolsConfig::default(),
             verify: VerifyConfig::default(),
+            context: ContextConfig::default(),
+            context_windows: [
+                ("gpt-4.1", 1_047_576),
+                ("gpt-4.1-mini", 1_047_576),
+                ("gpt-4.1-nano", 1_047_576),
+                ("gpt-4o", 128_000),
+                ("gpt-4o-mini", 128_000),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
             profiles: BTreeMap::new(),
             profile: None,
             model_override: None,
@@ -271,6 +317,33 @@ impl Config {
         at_least_one("tools.command_timeout_s", self.tools.command_timeout_s);
         at_least_one("tools.max_output_bytes", self.tools.max_output_bytes as u64);
         at_least_one("tools.read_max_bytes", self.tools.read_max_bytes as u64);
+        at_least_one("context.default_window", self.context.default_window);
+        at_least_one(
+            "context.max_tool_output_bytes",
+            self.context.max_tool_output_bytes as u64,
+        );
+        for (model, window) in &self.context_windows {
+            at_least_one(&format!("context_windows.{model}"), *window);
+        }
+        let c = &self.context;
+        if !(c.compact_at > 0.0 && c.compact_at <= 1.0) {
+            out.push((
+                "context.compact_at".to_string(),
+                format!(
+                    "expected a share of the window above 0 and at most 1, found {}",
+                    c.compact_at
+                ),
+            ));
+        }
+        if !(c.keep_recent >= 0.0 && c.keep_recent < c.compact_at) {
+            out.push((
+                "context.keep_recent".to_string(),
+                format!(
+                    "expected a share of the window from 0 to below compact_at ({}), found {}",
+                    c.compact_at, c.keep_recent
+                ),
+            ));
+        }
         if let Err(e) = check_base_url(&self.provider.base_url) {
             out.push(("provider.base_url".to_string(), e));
         }
@@ -362,6 +435,8 @@ mod tests {
             "limits",
             "tools",
             "verify",
+            "context",
+            "context_windows",
             "profiles",
         ] {
             assert!(keys.contains(&key), "config/config.toml lacks {key}");

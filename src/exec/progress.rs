@@ -86,6 +86,25 @@ impl Progress {
                     .map(|a| format!(" ({})", self.who(a)))
                     .unwrap_or_default()
             )),
+            EventKind::Compacted {
+                tokens_before,
+                tokens_after,
+                context_window,
+                replaced,
+                ..
+            } => Some(format!(
+                "⇣ [{}] context compacted: {replaced} items summarized, ~{tokens_before} → ~{tokens_after} of {context_window} tokens",
+                self.who(id)
+            )),
+            EventKind::InstructionsLoaded { files, bytes, cut } => Some(format!(
+                "project instructions: {} ({bytes} bytes{})",
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if *cut { ", cut to the limit" } else { "" }
+            )),
             EventKind::AgentStatus {
                 status,
                 reason: Some(reason),

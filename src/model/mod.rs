@@ -3,6 +3,7 @@
 
 mod http;
 mod openai;
+mod overflow;
 mod probe;
 mod retry;
 mod stream;
@@ -85,6 +86,13 @@ pub enum ModelError {
     IdleTimeout(Duration),
     #[error("the model server sent a response squad cannot read: {0}")]
     BadResponse(String),
+    /// The request does not fit the model's context window (`window` tokens, where the
+    /// server says). Retrying the same request cannot help; compacting can.
+    #[error("the conversation is too long for the model's context window: {message}")]
+    ContextOverflow {
+        message: String,
+        window: Option<u64>,
+    },
     /// The provider refuses every request without a key (OpenAI's own API); nothing was
     /// sent. The message is the fix.
     #[error("{0}")]
@@ -100,6 +108,7 @@ impl ModelError {
             Self::Cancelled
             | Self::Unreachable { .. }
             | Self::BadResponse(_)
+            | Self::ContextOverflow { .. }
             | Self::MissingKey(_) => false,
         }
     }
@@ -114,4 +123,9 @@ pub trait ModelClient: Send + Sync {
         progress: &(dyn Fn(ModelProgress) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, ModelError>;
+
+    /// The context size the server says it serves with (llama.cpp's `/props`), if it says.
+    async fn server_context_window(&self) -> Option<u64> {
+        None
+    }
 }

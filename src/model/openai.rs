@@ -20,6 +20,17 @@ use tokio_util::sync::CancellationToken;
 /// Longest time spent establishing a TCP/TLS connection, whatever the request timeout.
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_IDLE_CONNECTIONS: usize = 16;
+/// `/props` is asked once at session start; a server that does not answer at once has none.
+const PROPS_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// `n_ctx` from llama.cpp's `/props` body (per slot, under `default_generation_settings`).
+fn props_window(body: &str) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    v.pointer("/default_generation_settings/n_ctx")
+        .or_else(|| v.get("n_ctx"))
+        .and_then(serde_json::Value::as_u64)
+        .filter(|n| *n > 0)
+}
 
 /// How to reach the model server.
 #[derive(Clone)]
@@ -88,6 +99,9 @@ pub struct OpenAiClient {
     idle_timeout: Duration,
     policy: RetryPolicy,
     tools_json: ToolsJson,
+    /// For the one plain GET squad makes besides chat (`/props`).
+    http: reqwest::Client,
+    api_key: Option<String>,
 }
 
 impl std::fmt::Debug for OpenAiClient {
@@ -113,6 +127,7 @@ impl OpenAiClient {
                 message: format!("cannot set up the HTTP client: {}", error_chain(&e)),
             })?;
         let has_key = settings.api_key.is_some();
+        let api_key = settings.api_key.clone();
         let refusal = (!has_key && needs_key(&base_url))
             .then(|| missing_key_message(&base_url, &settings.api_key_env));
         // Explicit empty org/project so async-openai does not pick them up from the
@@ -123,7 +138,7 @@ impl OpenAiClient {
             .with_org_id("")
             .with_project_id("");
         let client = Client::build(http.clone(), config)
-            .with_http_service(StatusService::new(http, has_key));
+            .with_http_service(StatusService::new(http.clone(), has_key));
         Ok(Self {
             client,
             base_url,
@@ -138,6 +153,8 @@ impl OpenAiClient {
                 base: settings.retry_base,
             },
             tools_json: ToolsJson::default(),
+            http,
+            api_key,
         })
     }
 
@@ -206,6 +223,13 @@ impl OpenAiClient {
             OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
                 Ok(f) => {
                     self.answered.store(true, Ordering::Relaxed);
+                    if let Some(window) = f.overflow {
+                        return ModelError::ContextOverflow {
+                            message: f.message,
+                            window,
+                        }
+                        .into();
+                    }
                     return AttemptError {
                         error: ModelError::Http {
                             status: f.status,
@@ -289,6 +313,27 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 #[async_trait]
 impl ModelClient for OpenAiClient {
+    /// llama.cpp's `GET /props` (beside `/v1`): `n_ctx` of its default settings. Not asked
+    /// of OpenAI's own API, which has no such endpoint.
+    async fn server_context_window(&self) -> Option<u64> {
+        if self.refusal.is_some() || needs_key(&self.base_url) {
+            return None;
+        }
+        let root = self.base_url.strip_suffix("/v1").unwrap_or(&self.base_url);
+        let mut request = self
+            .http
+            .get(format!("{root}/props"))
+            .timeout(PROPS_TIMEOUT);
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        props_window(&response.text().await.ok()?)
+    }
+
     async fn stream_chat(
         &self,
         request: &ChatRequest,
@@ -339,5 +384,22 @@ impl ModelClient for OpenAiClient {
                 _ = tokio::time::sleep(delay) => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn props_give_the_slot_context() {
+        let body = r#"{"default_generation_settings":{"n_ctx":8192,"params":{}},"total_slots":4}"#;
+        assert_eq!(props_window(body), Some(8192));
+        assert_eq!(props_window(r#"{"n_ctx":4096}"#), Some(4096));
+        assert_eq!(props_window("<html>"), None);
+        assert_eq!(
+            props_window(r#"{"default_generation_settings":{"n_ctx":0}}"#),
+            None
+        );
     }
 }

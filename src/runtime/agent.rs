@@ -3,6 +3,7 @@
 
 use super::agent_tools::Host;
 use super::approval::{ApprovalRequest, Denied};
+use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
 use super::persona::switch_persona;
 use super::report::results_report;
@@ -134,6 +135,27 @@ async fn agent_main(
                 let _ = switch_persona(&engine, &role, "switched by the user", "");
                 // The status does not change; re-check idleness.
                 team.announce_if_idle();
+                continue;
+            }
+            Next::Input(AgentInput::Compact) => {
+                // Not a turn: the status stays (a worker's settled outcome must not look
+                // new), but the input counts until done, so the tree is not idle meanwhile,
+                // and Esc stops it like a turn.
+                let Some(token) = team.renew_turn_token(id) else {
+                    break;
+                };
+                let result = compaction::compact(&engine, id, Trigger::User, &token).await;
+                team.take_input(id);
+                team.announce_if_idle();
+                match result {
+                    Ok(_) | Err(CompactError::Cancelled) => {}
+                    Err(e) => team.emit(
+                        id,
+                        crate::protocol::EventKind::Error {
+                            message: format!("/compact: {e}"),
+                        },
+                    ),
+                }
                 continue;
             }
             Next::Input(AgentInput::Message { text, reply: r }) => {

@@ -12,6 +12,7 @@ mod agent_tools;
 mod approval;
 mod board;
 mod calls;
+mod compaction;
 mod engine;
 mod events;
 mod memory;

@@ -111,7 +111,17 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let mut roles = opts.roles;
     roles.check_tools(&tools.names());
 
+    let windows = crate::context::ContextWindows::new(&opts.config);
+    if let Some(tokens) = opts.model.server_context_window().await {
+        windows.set_server_window(tokens);
+    }
+    let instructions = crate::context::load_instructions(
+        workspace.root(),
+        opts.config.context.max_instructions_bytes,
+    );
     let engine = Arc::new(Engine {
+        windows,
+        instructions,
         model_slots: Semaphore::new(opts.config.limits.max_concurrent_requests.max(1) as usize),
         config: opts.config,
         roles,
@@ -137,6 +147,16 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             roles: engine.roles.names(),
         },
     );
+    if let Some(i) = &engine.instructions {
+        team.emit(
+            root,
+            EventKind::InstructionsLoaded {
+                files: i.files.clone(),
+                bytes: i.bytes,
+                cut: i.cut,
+            },
+        );
+    }
     for message in opts.warnings {
         team.emit(root, EventKind::Error { message });
     }

@@ -3,10 +3,13 @@
 //! are private; the rest of the runtime changes an agent only through the named steps
 //! here, so the busy/idle/fan-in rules live in one place and are tested next to it.
 
+mod context;
 mod fan_in;
 mod roster;
 mod stats;
 
+pub use context::Compaction;
+use context::ContextState;
 pub use fan_in::FanIn;
 pub use stats::AgentStats;
 
@@ -28,6 +31,8 @@ pub enum AgentInput {
     },
     /// The user switches the persona (`/role NAME`); applied between turns.
     SwitchPersona(String),
+    /// The user asks to compact the conversation (`/compact`); done between turns.
+    Compact,
 }
 
 /// Everything needed to bring an agent into the team.
@@ -69,6 +74,8 @@ struct Agent {
     policy: ApprovalPolicy,
     tools: Arc<[String]>,
     history: History,
+    /// How full its context is: the server's count of the last call, plus estimates.
+    context: ContextState,
     result: Option<AgentResult>,
     /// Why it failed, for the parent.
     failure: Option<String>,
@@ -210,6 +217,7 @@ impl Team {
                 status: new.status,
                 policy: new.policy,
                 tools: new.tools.into(),
+                context: ContextState::of(&history),
                 history: Arc::new(history),
                 result: new.result,
                 failure: None,
@@ -355,7 +363,10 @@ impl Team {
 
     /// Appends to an agent's history and records it in the event stream.
     pub fn push_item(&self, id: AgentId, item: HistoryItem) {
-        let added = self.with(id, |a| Arc::make_mut(&mut a.history).push(item.clone()));
+        let added = self.with(id, |a| {
+            a.context.push(&item);
+            Arc::make_mut(&mut a.history).push(item.clone());
+        });
         if added.is_some() {
             self.emit(id, EventKind::ItemAdded { item });
         }
@@ -364,15 +375,20 @@ impl Team {
     /// Starts a turn: a fresh turn token (so an interrupt from now on reaches this turn),
     /// then `running`, then the input counts as taken: never a moment that looks idle.
     pub fn begin_turn(&self, id: AgentId, took_input: bool) -> Option<CancellationToken> {
-        let token = self.with(id, |a| {
-            a.turn_cancel = a.cancel.child_token();
-            a.turn_cancel.clone()
-        })?;
+        let token = self.renew_turn_token(id)?;
         self.set_status(id, AgentStatus::Running, None);
         if took_input {
             self.take_input(id);
         }
         Some(token)
+    }
+
+    /// A fresh turn token for work between turns (`/compact`), so an interrupt reaches it.
+    pub fn renew_turn_token(&self, id: AgentId) -> Option<CancellationToken> {
+        self.with(id, |a| {
+            a.turn_cancel = a.cancel.child_token();
+            a.turn_cancel.clone()
+        })
     }
 
     /// Stops the agent's running turn; results owed to it wait for the next message.
@@ -454,6 +470,10 @@ impl Team {
         self.with(id, |a| a.role.clone())
     }
 
+    pub fn model(&self, id: AgentId) -> Option<String> {
+        self.with(id, |a| a.model.clone())
+    }
+
     pub fn card(&self, id: AgentId) -> Option<AgentCard> {
         self.with(id, |a| AgentCard {
             role: a.role.clone(),
@@ -524,6 +544,8 @@ impl Team {
         self.with(self.root, |a| {
             a.tools = tools.into();
             a.model = model;
+            // Another prompt and tools: the last call's count no longer describes it.
+            a.context.forget_measure();
             std::mem::replace(&mut a.role, role)
         })
         .unwrap_or_default()

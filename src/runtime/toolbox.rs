@@ -27,12 +27,15 @@ struct Entry {
 
 pub struct ToolBox {
     entries: Vec<Entry>,
-    /// Tool specs per tool set: agents of one role share one, built on first use.
-    spec_cache: Mutex<HashMap<ToolSet, Arc<[ToolSpec]>>>,
+    /// Tool specs per tool set, with their estimated tokens: agents of one role share
+    /// one, built on first use.
+    spec_cache: Mutex<HashMap<ToolSet, SpecsAndTokens>>,
 }
 
 /// The names of a tool set, as one role's agents share them.
 type ToolSet = Arc<[String]>;
+/// A tool set's specs and the tokens they take in a request.
+type SpecsAndTokens = (Arc<[ToolSpec]>, u64);
 
 impl ToolBox {
     /// The coding tools given, then the agent tools. A name registered twice keeps the
@@ -117,21 +120,23 @@ impl ToolBox {
             .collect()
     }
 
-    /// The specs of a tool set, built once per distinct set.
-    pub fn specs_for(&self, names: &Arc<[String]>) -> Arc<[ToolSpec]> {
+    /// The specs of a tool set and the tokens they take in a request (an estimate), built
+    /// once per distinct set.
+    pub fn specs_and_tokens(&self, names: &Arc<[String]>) -> SpecsAndTokens {
         let mut cache = match self.spec_cache.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        if let Some(specs) = cache.get(names) {
-            return specs.clone();
+        if let Some(entry) = cache.get(names) {
+            return entry.clone();
         }
         let specs: Arc<[ToolSpec]> = names
             .iter()
             .filter_map(|n| self.entry(n).map(|e| e.spec.clone()))
             .collect();
-        cache.insert(names.clone(), specs.clone());
-        specs
+        let tokens = crate::context::estimate_tools(&specs);
+        cache.insert(names.clone(), (specs.clone(), tokens));
+        (specs, tokens)
     }
 }
 

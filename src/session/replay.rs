@@ -127,6 +127,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         }
                         agent.history.push(item.clone());
                     }
+                    // The compacted conversation replaces the items before it.
+                    EventKind::Compacted { history, .. } => agent.history = history.clone(),
                     EventKind::ResultReturned { result, .. } => {
                         agent.result = Some(result.clone());
                         agent.task_closed = true;

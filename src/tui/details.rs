@@ -114,6 +114,20 @@ pub fn agent_lines(
             theme,
         ),
     ];
+    if let (Some((t, w)), Some(p)) = (a.context, a.context_percent()) {
+        out.insert(
+            6,
+            field(
+                "context",
+                vec![Span::raw(format!(
+                    "{} of {} tokens ({p}%)",
+                    tokens(t),
+                    tokens(w)
+                ))],
+                theme,
+            ),
+        );
+    }
     let tasks = s.tasks.of(a.id);
     if tasks.started > 0 {
         out.push(field(

@@ -373,6 +373,11 @@ impl App {
                 self.focus = Focus::Tree;
             }
             SlashCommand::Stats => self.open(Overlay::Stats),
+            SlashCommand::Compact => {
+                let agent_id = self.viewed();
+                self.set_notice("compacting this agent's conversation…".to_string(), now);
+                return vec![Action::Send(Op::Compact { agent_id })];
+            }
             SlashCommand::Help => self.open(Overlay::Help),
             SlashCommand::New => {
                 return vec![Action::Send(Op::Shutdown), Action::Quit(Exit::NewSession)];

@@ -284,6 +284,9 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
         parts.push((if collapsed { 3 } else { 2 }, tokens(figures.tokens())));
         parts.push((1, cost(figures.cost_usd)));
     }
+    if let Some(p) = a.context_percent().filter(|_| !collapsed) {
+        parts.push((2, format!("{p}%")));
+    }
     if let Some(b) = a.busy_for(now).map(elapsed) {
         parts.push((if collapsed { 2 } else { 3 }, b));
     }

@@ -34,20 +34,18 @@ impl AgentTool for SpawnAgent {
         ToolSpec {
             name: "spawn_agent".into(),
             description:
-                "Start a worker agent with its own role and its own, empty conversation to do one \
-                task in parallel with you. Returns its agent_id at once; the worker runs while you \
-                continue. The worker sees ONLY task_prompt, context and files — not your \
-                conversation — so put everything it needs in them. Collect results with \
-                wait_for_agents (or end your turn: finished workers' results are sent to you)."
+                "Start a worker (one of your enabled roles) on one task, in parallel with you; \
+                returns its agent_id at once. It sees ONLY task_prompt, context and files, not \
+                this conversation. Collect results with wait_for_agents."
                     .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "role_name": {"type": "string", "description": "Role of the worker; must be one of your enabled agents."},
-                    "task_prompt": {"type": "string", "description": "The task: specific, self-contained, with the expected outcome."},
-                    "context": {"type": "string", "description": "Facts, decisions and constraints the worker needs."},
-                    "files": {"type": "array", "items": {"type": "string"}, "description": "Workspace paths whose contents are given to the worker."},
-                    "task_id": {"type": "string", "description": "A ready task of the board (plan_tasks) this worker takes."}
+                    "role_name": {"type": "string"},
+                    "task_prompt": {"type": "string", "description": "Self-contained task and the expected outcome."},
+                    "context": {"type": "string", "description": "Facts and constraints it needs."},
+                    "files": {"type": "array", "items": {"type": "string"}, "description": "Paths whose contents it is given."},
+                    "task_id": {"type": "string", "description": "A ready task id from plan_tasks."}
                 },
                 "required": ["role_name", "task_prompt"]
             }),

@@ -24,6 +24,9 @@ pub struct AgentView {
     /// When the agent last reached an idle status, for its wall time.
     pub idle_at: Option<Instant>,
     pub figures: Figures,
+    /// How full its context window is: `(tokens, window)` after its last call or
+    /// compaction, once known.
+    pub context: Option<(u64, u64)>,
     pub result: Option<AgentResult>,
     /// Every check of its results, in order (the details overlay lists them).
     pub verdicts: Vec<Verdict>,
@@ -50,6 +53,7 @@ impl AgentView {
             busy_since: None,
             idle_at: None,
             figures: Figures::default(),
+            context: None,
             result: None,
             verdicts: Vec::new(),
             correcting: None,
@@ -65,6 +69,13 @@ impl AgentView {
             now
         };
         end.saturating_duration_since(self.spawned_at)
+    }
+
+    /// Context fill in percent, once a call or a compaction has told it.
+    pub fn context_percent(&self) -> Option<u64> {
+        self.context
+            .filter(|(_, w)| *w > 0)
+            .map(|(t, w)| (t.saturating_mul(100) / w).min(999))
     }
 
     /// How long the current stretch of work has been going on, if any.

@@ -46,6 +46,8 @@ pub struct SessionState {
     pub resumed: bool,
     /// Task figures, folded from the same events the runtime counts them from.
     pub tasks: TaskTally,
+    /// The project instruction files given to the agents (`AGENTS.md`), if any.
+    pub instructions: Option<String>,
     /// Events up to this `seq` are the log of a resumed session, read back in a burst:
     /// they count tasks but cannot time them.
     replayed_seq: u64,
@@ -77,6 +79,7 @@ impl SessionState {
             roles: Vec::new(),
             resumed: false,
             tasks: TaskTally::default(),
+            instructions: None,
             replayed_seq: info.replayed_seq,
         }
     }
@@ -206,13 +209,57 @@ impl SessionState {
                 prompt_tokens,
                 completion_tokens,
                 cost_usd,
+                context_tokens,
+                context_window,
                 ..
             } => {
-                let f = &mut self.agent_entry(id, now).figures;
+                let a = self.agent_entry(id, now);
+                let f = &mut a.figures;
                 f.prompt_tokens += prompt_tokens;
                 f.completion_tokens += completion_tokens;
                 f.cost_usd += cost_usd;
                 f.model_calls += 1;
+                if *context_window > 0 && *context_tokens > 0 {
+                    a.context = Some((*context_tokens, *context_window));
+                }
+            }
+            EventKind::Compacted {
+                tokens_before,
+                tokens_after,
+                context_window,
+                replaced,
+                ..
+            } => {
+                let a = self.agent_entry(id, now);
+                a.context = Some((*tokens_after, *context_window));
+                a.conversation.push(EntryKind::Notice(format!(
+                    "context compacted: {replaced} older items replaced by a summary, \
+                     ~{} → ~{} of {} tokens",
+                    crate::tui::format::tokens(*tokens_before),
+                    crate::tui::format::tokens(*tokens_after),
+                    crate::tui::format::tokens(*context_window),
+                )));
+            }
+            EventKind::InstructionsLoaded { files, bytes, cut } => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| {
+                        f.strip_prefix(&self.workspace)
+                            .unwrap_or(f)
+                            .display()
+                            .to_string()
+                    })
+                    .collect();
+                let cut = if *cut { ", cut to the limit" } else { "" };
+                self.instructions = Some(names.join(", "));
+                let message = format!(
+                    "project instructions loaded: {} ({}{cut})",
+                    names.join(", "),
+                    crate::tui::format::bytes(*bytes)
+                );
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(message));
             }
             EventKind::Retrying {
                 attempt,
@@ -350,6 +397,9 @@ impl SessionState {
                 is_error,
             } => conv.end_tool(call_id, name, output, *is_error),
             HistoryItem::Notice { text } => conv.push(EntryKind::Notice(text.clone())),
+            HistoryItem::Summary { text } => conv.push(EntryKind::Notice(format!(
+                "summary of the earlier conversation:\n{text}"
+            ))),
             HistoryItem::Handoff {
                 from, to, reason, ..
             } => conv.push(EntryKind::Handoff {
