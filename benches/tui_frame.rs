@@ -25,6 +25,7 @@ fn build(messages: usize, agents: usize) -> (App, AgentId) {
     let root = AgentId::new();
     let info = SessionInfo {
         log_path: None,
+        replayed_seq: 0,
         session_id: "bench".into(),
         workspace: "/srv/bench".into(),
         model: "gpt-4.1".into(),
@@ -72,6 +73,8 @@ fn build(messages: usize, agents: usize) -> (App, AgentId) {
             prompt_tokens: 1000 + i as u64,
             completion_tokens: 100,
             cost_usd: 0.001,
+            context_tokens: 0,
+            context_window: 0,
         };
         app.apply(&ev(&mut seq, id, usage), now);
         ids.push(id);

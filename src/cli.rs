@@ -8,7 +8,9 @@ use std::path::PathBuf;
     name = "squad",
     version,
     about = "A terminal coding assistant where one session is a team of agents",
-    after_help = "Run `squad` for the full-screen interface, or `squad exec \"PROMPT\"` headless."
+    after_help = "Run `squad` for the full-screen interface, or `squad exec \"PROMPT\"` headless.\n\
+                  Exit codes of exec: 0 done, 1 the model or a tool failed the run, 2 usage or \
+                  config error, 130/143 interrupted (SIGINT/SIGTERM)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -34,12 +36,30 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Check the setup: config files, roles, the server and its models, the key, dirs.
+    Doctor(DoctorArgs),
+    /// Print a shell completion script (see the README for the line to add to your rc file).
+    Completions(CompletionsArgs),
 }
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
     /// Start every configured server, show its state and tools, then stop them.
     List,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the checks as one JSON object (for scripts).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
@@ -79,6 +99,10 @@ pub struct Common {
     /// Starting persona (default: copilot).
     #[arg(long, global = true)]
     pub role: Option<String>,
+
+    /// Apply [profiles.NAME] from the config over the config files (also SQUAD_PROFILE).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub profile: Option<String>,
 
     /// Continue a saved session: its id (or a unique prefix) or `last`.
     #[arg(long, global = true, value_name = "ID")]

@@ -5,6 +5,8 @@
 //! that call the `model` and `tools`, confined to the `workspace`.
 
 pub mod config;
+pub mod context;
+pub mod doctor;
 pub mod exec;
 pub mod logging;
 pub mod mcp;

@@ -1,6 +1,8 @@
-use anyhow::{Context, Result, anyhow};
-use clap::Parser;
-use squad::config::{Config, ConfigOverrides, load_config};
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{CommandFactory, Parser};
+use squad::config::{Config, ConfigOverrides, ConfigSources, load_config};
+use squad::doctor::DoctorInput;
+use squad::exec::exit;
 use squad::logging::{self, Dirs};
 use squad::model::{ClientSettings, ModelClient, OpenAiClient};
 use squad::protocol::ApprovalPolicy;
@@ -10,7 +12,7 @@ use squad::session::SessionStore;
 use squad::text::one_line;
 use squad::tools::{ToolRegistry, coding_tools};
 use squad::tui::Exit;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,12 +26,20 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("squad: {e:#}");
-            ExitCode::from(2)
+            ExitCode::from(exit::USAGE)
         }
     }
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
+    // Said before anything else: without a terminal the TUI has nothing to draw on.
+    let has_tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    if cli.command.is_none() && !has_tty {
+        bail!(
+            "the full-screen interface needs a terminal (stdin and stdout must be a tty); \
+             for scripts and pipes use `squad exec \"PROMPT\"`"
+        );
+    }
     let dirs = Dirs::discover();
     let _log_guard = logging::init(&dirs.logs);
     let workspace = match &cli.common.workspace {
@@ -44,7 +54,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Roles) => {
             let mut roles = load_roles(&workspace)?;
             // What starting a session would say about role files naming unknown tools.
-            let servers: Vec<String> = load_config(&workspace, &file_only(&cli.common))
+            let servers: Vec<String> = load_config(&workspace, &config_overrides(&cli.common)?)
                 .map(|c| c.mcp_servers.into_keys().collect())
                 .unwrap_or_default();
             roles.check_tools(&squad::runtime::tool_names(&coding_registry()), &servers);
@@ -54,7 +64,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Mcp {
             command: McpCommand::List,
         }) => {
-            let config = load_config(&workspace, &file_only(&cli.common))?;
+            let config = load_config(&workspace, &config_overrides(&cli.common)?)?;
             let (listing, all_up) =
                 runtime()?.block_on(squad::mcp::list_servers(&config.mcp_servers, &workspace));
             print!("{listing}");
@@ -66,6 +76,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Some(Command::Sessions) => {
             print_sessions(&SessionStore::new(dirs.sessions()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Doctor(args)) => {
+            let input = DoctorInput {
+                sources: ConfigSources::from_process(&workspace),
+                overrides: config_overrides(&cli.common)?,
+                dirs,
+                tool_names: squad::runtime::tool_names(&coding_registry()),
+            };
+            let report = runtime()?.block_on(squad::doctor::run(&input));
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", report.text());
+            }
+            Ok(ExitCode::from(if report.ok { 0 } else { 1 }))
+        }
+        Some(Command::Completions(args)) => {
+            let mut command = Cli::command();
+            clap_complete::generate(args.shell, &mut command, "squad", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Exec(args)) => {
@@ -84,13 +114,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 let opts = session_options(&cli.common, workspace, &dirs, false)?;
                 let handle = start_session(opts).await?;
                 let outcome = squad::exec::run(handle, prompt, args.json).await;
-                Ok(match outcome.failure {
-                    None => ExitCode::SUCCESS,
-                    Some(reason) => {
-                        eprintln!("squad: {}", one_line(&reason));
-                        ExitCode::from(1)
-                    }
-                })
+                if let Some(reason) = &outcome.failure {
+                    eprintln!("squad: {}", one_line(reason));
+                }
+                Ok(ExitCode::from(outcome.exit_code()))
             })
         }
         None => {
@@ -153,32 +180,21 @@ fn session_options(
     dirs: &Dirs,
     interactive: bool,
 ) -> Result<SessionOptions> {
-    let approval = match &common.approval {
-        Some(s) => Some(
-            ApprovalPolicy::parse(s)
-                .ok_or_else(|| anyhow!("--approval must be ask, auto or read-only (got `{s}`)"))?,
-        ),
-        None => None,
-    };
-    let overrides = ConfigOverrides {
-        config_file: common.config.clone(),
-        base_url: common.base_url.clone(),
-        model: common.model.clone(),
-        approval,
-    };
-    let config: Config = load_config(&workspace, &overrides)?;
+    let config: Config = load_config(&workspace, &config_overrides(common)?)?;
     let roles = load_roles(&workspace)?;
     if let Some(role) = &common.role {
         roles.require(role)?;
     }
-    let settings = ClientSettings::from_provider(&config.provider);
     let mut warnings = Vec::new();
-    if settings.api_key.is_none() && config.provider.base_url.contains("api.openai.com") {
-        warnings.push(format!(
-            "no API key: set {} (export {}=sk-...), or point --base-url / OPENAI_BASE_URL at a local server such as http://127.0.0.1:11434/v1",
-            config.provider.api_key_env, config.provider.api_key_env
-        ));
+    // No request can work: `exec` stops before sending one (exit 2); the TUI says the same
+    // on screen, and its model client refuses to send without the key.
+    if let Some(fix) = config.missing_key() {
+        if !interactive {
+            bail!("{fix}");
+        }
+        warnings.push(fix);
     }
+    let settings = ClientSettings::from_provider(&config.provider);
     let client = OpenAiClient::new(settings)?;
     let model: Arc<dyn ModelClient> = Arc::new(client);
     let tools = coding_registry();
@@ -198,12 +214,22 @@ fn session_options(
     })
 }
 
-/// The config files alone (`--config` included), for commands that start no session.
-fn file_only(common: &Common) -> ConfigOverrides {
-    ConfigOverrides {
+/// What the command line sets over the config layers.
+fn config_overrides(common: &Common) -> Result<ConfigOverrides> {
+    let approval = match &common.approval {
+        Some(s) => Some(
+            ApprovalPolicy::parse(s)
+                .ok_or_else(|| anyhow!("--approval must be ask, auto or read-only (got `{s}`)"))?,
+        ),
+        None => None,
+    };
+    Ok(ConfigOverrides {
         config_file: common.config.clone(),
-        ..Default::default()
-    }
+        base_url: common.base_url.clone(),
+        model: common.model.clone(),
+        approval,
+        profile: common.profile.clone(),
+    })
 }
 
 /// The coding tools every session gets (the runtime adds the agent tools).

@@ -1,7 +1,7 @@
 //! Text both front ends and the runtime show: clipping, one-line labels, the argument that
-//! says what a tool call is about, and a worker's result in words.
+//! says what a tool call is about, a worker's result in words, and the task figures.
 
-use crate::protocol::{AgentId, AgentResult};
+use crate::protocol::{AgentId, AgentResult, TaskMetrics};
 use serde_json::Value;
 
 /// `s` cut to at most `max` bytes (on a character boundary), saying how long it was.
@@ -89,6 +89,25 @@ pub fn describe_result(result: &AgentResult) -> String {
         s.push_str(&format!("\n  known issue: {k}"));
     }
     s
+}
+
+/// The session's task figures in one line (seed 001's metrics).
+pub fn task_line(t: &TaskMetrics) -> String {
+    let avg = t.avg_task_ms().map_or_else(
+        || "–".to_string(),
+        |ms| format!("{:.1} s", ms as f64 / 1000.0),
+    );
+    format!(
+        "tasks: {} started, {} completed, {} failed · corrections {} · first-pass {} · retry rate {} · QC catch rate {} · avg task {}",
+        t.started,
+        t.completed,
+        t.failed,
+        t.corrections,
+        TaskMetrics::percent(t.first_pass_rate()),
+        TaskMetrics::percent(t.retry_rate()),
+        TaskMetrics::percent(t.catch_rate()),
+        avg
+    )
 }
 
 #[cfg(test)]

@@ -498,3 +498,54 @@ async fn a_crash_mid_call_loses_nothing_and_the_session_resumes() {
     assert!(results[0].1.contains("not finished"), "{}", results[0].1);
     assert_eq!(t.last().unwrap().1, "continue");
 }
+
+/// The exit codes the README documents: 0 done, 1 the model or a tool failed the run,
+/// 2 usage or config error, 130 / 143 interrupted by SIGINT / SIGTERM.
+#[tokio::test(flavor = "multi_thread")]
+async fn exit_codes_are_as_documented() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+
+    mock.push(MockResponse::text("done"));
+    assert_eq!(sb.exec(&mock, &["hi"]).await.code, 0);
+
+    mock.push(MockResponse::error(400, "bad request"));
+    let run = sb.exec(&mock, &["hi"]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("bad request"), "{}", run.stderr);
+
+    assert_eq!(sb.exec(&mock, &["--no-such-flag", "hi"]).await.code, 2);
+    assert_eq!(sb.run(Some(&mock), &["exec"]).await.code, 2);
+    sb.workspace_config("approval = \"sometimes\"\n");
+    assert_eq!(sb.exec(&mock, &["hi"]).await.code, 2);
+    sb.workspace_config("");
+    assert_eq!(mock.requests().len(), 2, "usage errors send nothing");
+
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        mock.push(MockResponse::text("too late").with_delay(Duration::from_secs(30)));
+        let before = mock.requests().len();
+        let mut cmd = sb.command(Some(&mock));
+        cmd.args(["exec", "take your time"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = cmd.spawn().unwrap();
+        assert!(
+            mock.wait_for_requests(before + 1, Duration::from_secs(20))
+                .await
+        );
+        let pid = child.id().unwrap() as libc::pid_t;
+        // SAFETY: sends a signal to the child this test started and still owns.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+            .await
+            .expect("squad stops after the signal")
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "signal {signal}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

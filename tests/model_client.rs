@@ -534,26 +534,81 @@ async fn unauthorized_is_not_retried() {
     assert!(retries(&progress).is_empty());
 }
 
-#[tokio::test]
-async fn connection_refused_names_the_base_url() {
+fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
-    let base_url = format!("http://127.0.0.1:{port}/v1");
+    listener.local_addr().unwrap().port()
+}
+
+#[tokio::test]
+async fn a_server_that_never_answered_is_not_retried_and_the_url_is_named() {
+    let base_url = format!("http://127.0.0.1:{}/v1", free_port());
     let client = OpenAiClient::new(settings(&base_url)).unwrap();
     let (result, progress) = run_simple(&client).await;
     match result {
-        Err(ModelError::Connection {
+        Err(ModelError::Unreachable {
             base_url: b,
             message,
         }) => {
             assert_eq!(b, base_url);
             assert!(message.contains("--base-url"), "{message}");
             assert!(message.contains("OPENAI_BASE_URL"), "{message}");
+            assert!(!message.contains("error sending request"), "{message}");
         }
-        other => panic!("expected a connection error, got {other:?}"),
+        other => panic!("expected an unreachable server, got {other:?}"),
     }
-    assert_eq!(retries(&progress).len(), 2);
+    assert!(retries(&progress).is_empty(), "{progress:?}");
+}
+
+#[tokio::test]
+async fn a_server_that_answered_once_is_retried_when_it_goes_away() {
+    let port = free_port();
+    let mock = MockServer::start_on(port).await;
+    mock.push(MockResponse::text("first"));
+    let client = OpenAiClient::new(settings(&mock.base_url())).unwrap();
+    assert_eq!(run_simple(&client).await.0.unwrap().text, "first");
+    drop(mock);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (result, progress) = run_simple(&client).await;
+    assert!(
+        matches!(result, Err(ModelError::Connection { .. })),
+        "{result:?}"
+    );
+    assert_eq!(retries(&progress).len(), 2, "the retry budget is spent");
+}
+
+#[tokio::test]
+async fn no_key_for_openai_itself_is_refused_before_sending() {
+    let mut s = settings("https://api.openai.com/v1");
+    s.max_retries = 0;
+    let client = OpenAiClient::new(s).unwrap();
+    let started = Instant::now();
+    let (result, progress) = run_simple(&client).await;
+    match result {
+        Err(ModelError::MissingKey(fix)) => {
+            assert!(fix.contains("SQUAD_TEST_API_KEY"), "{fix}");
+            assert!(fix.contains("--base-url"), "{fix}");
+        }
+        other => panic!("expected a missing key, got {other:?}"),
+    }
+    assert!(progress.is_empty());
+    // Nothing was sent: no DNS lookup, no connection, no wait.
+    assert!(started.elapsed() < Duration::from_millis(500));
+}
+
+#[tokio::test]
+async fn models_are_listed_from_the_server() {
+    let mock = MockServer::start().await;
+    mock.set_models(["a", "b"]);
+    let ids = squad::model::list_models(&settings(&mock.base_url()))
+        .await
+        .unwrap();
+    assert_eq!(ids, ["a", "b"]);
+    let dead = format!("http://127.0.0.1:{}/v1", free_port());
+    let err = squad::model::list_models(&settings(&dead))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ModelError::Unreachable { .. }), "{err:?}");
+    assert!(err.to_string().contains(&dead), "{err}");
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use squad::protocol::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalPolicy, Artifact, ChangeType, Event,
-    EventKind, HistoryItem, ResultStatus, ToolCall, TurnEnd,
+    EventKind, Finding, HistoryItem, ResultStatus, Severity, ToolCall, TurnEnd, Verdict,
 };
 use squad::tui::{App, Focus, SessionInfo, Theme};
 use std::time::{Duration, Instant};
@@ -40,6 +40,7 @@ impl Script {
         let root = id(0);
         let info = SessionInfo {
             log_path: None,
+            replayed_seq: 0,
             session_id: "20260101-demo".into(),
             workspace: "/srv/projects/demo".into(),
             model: "gpt-4.1".into(),
@@ -172,6 +173,8 @@ impl Script {
                 prompt_tokens: prompt,
                 completion_tokens: completion,
                 cost_usd: cost,
+                context_tokens: 0,
+                context_window: 0,
             },
         );
     }
@@ -457,6 +460,117 @@ fn results_card() {
     insta::assert_snapshot!("results_card_80x24", s.screen(80, 24));
 }
 
+fn finding(rule: &str, severity: Severity, message: &str) -> Finding {
+    Finding {
+        rule: rule.into(),
+        severity,
+        message: message.into(),
+        fix: String::new(),
+    }
+}
+
+fn failed_verdict(attempt: u32) -> Verdict {
+    Verdict::of(
+        attempt,
+        3,
+        vec![
+            finding(
+                "artifact_modified",
+                Severity::Error,
+                "CHANGELOG.md (modified): the file is unchanged since the worker started",
+            ),
+            finding(
+                "tests",
+                Severity::Error,
+                "`cargo test` exited 101 (test parse_args_handles_empty ... FAILED)",
+            ),
+            finding(
+                "unlisted_change",
+                Severity::Warning,
+                "src/cli.rs was changed but is not among the artifacts",
+            ),
+        ],
+    )
+}
+
+fn returned(s: &mut Script, agent: AgentId, status: ResultStatus, verdict: Verdict) {
+    s.ev(agent, EventKind::Verification(verdict.clone()));
+    s.ev(
+        agent,
+        EventKind::ResultReturned {
+            parent_id: Some(s.root),
+            result: AgentResult {
+                status,
+                summary: "Added the CHANGELOG entry and a test for `parse_args`.".into(),
+                artifacts: vec![Artifact {
+                    file_path: "CHANGELOG.md".into(),
+                    description: "entry for --json".into(),
+                    change_type: ChangeType::Modified,
+                }],
+                known_issues: vec![],
+                verification: Some(verdict),
+            },
+        },
+    );
+    s.ev(
+        agent,
+        EventKind::TurnFinished {
+            end: TurnEnd::Returned,
+        },
+    );
+    s.status(agent, AgentStatus::Completed);
+}
+
+/// A worker in a correction round, then verified after it; another out of corrections.
+#[test]
+fn verified_results() {
+    let (mut s, [coder, tester, _]) = team();
+    s.user(coder, "Add a CHANGELOG entry and a test for parse_args");
+    s.ev(coder, EventKind::Verification(failed_verdict(1)));
+    s.item(
+        coder,
+        HistoryItem::notice("Your result for the task was checked against the workspace and not accepted (attempt 1 of 4). Fix only these and call return_results again: ..."),
+    );
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    insta::assert_snapshot!("correction_round_80x24", s.screen(80, 24));
+
+    returned(
+        &mut s,
+        coder,
+        ResultStatus::Success,
+        Verdict::of(2, 3, vec![]),
+    );
+    insta::assert_snapshot!("verified_card_80x24", s.screen(80, 24));
+
+    s.user(tester, "Run cargo test and report failures");
+    s.status(tester, AgentStatus::Running);
+    for attempt in 1..=3 {
+        s.ev(tester, EventKind::Verification(failed_verdict(attempt)));
+    }
+    s.at(90);
+    returned(&mut s, tester, ResultStatus::Success, failed_verdict(4));
+    s.key(KeyCode::Down);
+    insta::assert_snapshot!("failed_verification_card_80x24", s.screen(80, 24));
+
+    s.key(KeyCode::Char('i'));
+    insta::assert_snapshot!("details_attempts_80x30", s.screen(80, 30));
+    s.key(KeyCode::Esc);
+    s.app.focus = Focus::Composer;
+    for c in "/stats".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    s.key(KeyCode::Enter);
+    let screen = s.screen(100, 24);
+    // coder: completed after one correction; tester: failed after three.
+    assert!(screen.contains("1/0"), "{screen}");
+    assert!(screen.contains("0/1"), "{screen}");
+    assert!(
+        screen.contains("first-pass 0%") && screen.contains("QC catch rate 100%"),
+        "{screen}"
+    );
+}
+
 fn request(
     s: &mut Script,
     agent: AgentId,
@@ -537,7 +651,7 @@ fn help_overlay() {
 }
 
 #[test]
-fn details_and_cost_overlays() {
+fn details_and_stats_overlays() {
     let (mut s, _) = team();
     s.app.focus = Focus::Tree;
     s.key(KeyCode::Down);
@@ -545,11 +659,11 @@ fn details_and_cost_overlays() {
     insta::assert_snapshot!("details_80x24", s.screen(80, 24));
     s.key(KeyCode::Esc);
     s.app.focus = Focus::Composer;
-    for c in "/cost".chars() {
+    for c in "/stats".chars() {
         s.key(KeyCode::Char(c));
     }
     s.key(KeyCode::Enter);
-    insta::assert_snapshot!("cost_80x24", s.screen(80, 24));
+    insta::assert_snapshot!("stats_80x24", s.screen(80, 24));
 }
 
 #[test]

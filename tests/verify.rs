@@ -151,6 +151,39 @@ async fn a_claimed_file_that_was_never_written_is_corrected_then_verified() {
     assert!(report.contains("\"verification\""), "{report}");
     assert!(report.contains("\"score\": 100"), "{report}");
     assert_eq!(sb.read("notes.md"), "the notes\n");
+
+    // The summary counts the task: completed after one correction, caught by the checks.
+    let summary = of_type(&events, "summary");
+    let totals = &summary[0]["totals"]["tasks"];
+    assert_eq!(
+        (
+            &totals["started"],
+            &totals["completed"],
+            &totals["failed"],
+            &totals["corrections"],
+            &totals["first_pass"],
+            &totals["verified"],
+            &totals["caught"],
+        ),
+        (
+            &json!(1),
+            &json!(1),
+            &json!(0),
+            &json!(1),
+            &json!(0),
+            &json!(1),
+            &json!(1)
+        ),
+        "{totals}"
+    );
+    let worker_row = summary[0]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["parent_id"].is_string())
+        .unwrap();
+    assert_eq!(worker_row["tasks"]["corrections"], 1);
+    assert_eq!(worker_row["tasks"]["timed"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -210,6 +243,12 @@ async fn a_worker_that_never_fixes_gets_max_corrections_then_goes_up_failed() {
     assert_eq!(returned[0]["result"]["verification"]["attempt"], 3);
     let report = supervisor_report(&mock);
     assert!(report.contains("\"passed\": false"), "{report}");
+    let tasks = &of_type(&events, "summary")[0]["totals"]["tasks"];
+    assert_eq!(
+        (&tasks["completed"], &tasks["failed"], &tasks["corrections"]),
+        (&json!(0), &json!(1), &json!(2)),
+        "{tasks}"
+    );
     // Three worker requests: no fourth round.
     let worker_requests = mock
         .requests()
@@ -341,5 +380,200 @@ async fn exec_shows_each_verdict_and_its_findings() {
             && run.stderr.contains("verified 100/100 after 1 correction"),
         "{}",
         run.stderr
+    );
+    // The table's task columns and the session's task line.
+    assert!(run.stderr.contains("ok/failed") && run.stderr.contains("first-pass"));
+    assert!(
+        run.stderr.contains(
+            "tasks: 1 started, 1 completed, 0 failed · corrections 1 · first-pass 0% · retry rate 50% · QC catch rate 100%"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The last user message of a request (for a reviewer: its review task).
+fn last_user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .map(|m| content_text(&m["content"]))
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reviewer_reads_the_diff_and_its_findings_join_the_verdict() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    sb.workspace_config("[verify]\nreviewer = \"code_reviewer\"\n");
+    mock.set_responder(|body| {
+        if is_role(body, "code_reviewer") {
+            let task = last_user_text(body);
+            let result = if task.contains("TODO") {
+                json!({"result": {"status": "failure", "summary": "placeholder only",
+                    "artifacts": [], "known_issues": ["notes.md holds only TODO; write the real notes"]}})
+            } else {
+                json!({"result": {"status": "success", "summary": "fine",
+                    "artifacts": [], "known_issues": ["could mention the date"]}})
+            };
+            return MockResponse::tool_call("rv", "return_results", &result.to_string());
+        }
+        if !is_worker(body) {
+            return supervisor(body);
+        }
+        match tool_count(body) {
+            0 => write("w1", "notes.md", "TODO\n"),
+            1 => claim("r1", "success", &[("notes.md", "created")]),
+            2 => write("w2", "notes.md", "the notes\n"),
+            _ => claim("r2", "success", &[("notes.md", "created")]),
+        }
+    });
+    let run = exec(&sb, &mock).await;
+
+    // The reviewer got the task, the result and the diff, and could not write.
+    let reviews: Vec<Value> = mock
+        .requests()
+        .into_iter()
+        .filter(|r| is_role(&r.body, "code_reviewer"))
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(reviews.len(), 2, "one review per checked result");
+    let first = last_user_text(&reviews[0]);
+    assert!(
+        first.contains("write the notes")
+            && first.contains("TODO")
+            && first.contains("\"created\""),
+        "{first}"
+    );
+    let offered: Vec<&str> = reviews[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(
+        offered.contains(&"read_file") && !offered.contains(&"write_file"),
+        "{offered:?}"
+    );
+
+    // Its failure was the worker's correction; its remark on the fix is a warning.
+    let corrections = notices(&last_worker_request(&mock));
+    assert_eq!(corrections.len(), 1);
+    assert!(
+        corrections[0].contains("[reviewer] notes.md holds only TODO"),
+        "{}",
+        corrections[0]
+    );
+    let events = run.events();
+    let verdicts = of_type(&events, "verification");
+    assert_eq!(verdicts.len(), 2);
+    assert_eq!(verdicts[0]["failures"][0]["rule"], "reviewer");
+    assert_eq!(verdicts[1]["passed"], true);
+    assert_eq!(
+        verdicts[1]["warnings"][0]["message"],
+        "could mention the date"
+    );
+    assert_eq!(verdicts[1]["score"], 95);
+
+    // Reviewers sit under the worker in the tree and are not checked themselves.
+    let spawned = of_type(&events, "agent_spawned");
+    let worker = spawned
+        .iter()
+        .find(|e| e["role"] == "agentic_coder")
+        .unwrap();
+    let reviewers: Vec<&Value> = spawned
+        .iter()
+        .copied()
+        .filter(|e| e["role"] == "code_reviewer")
+        .collect();
+    assert_eq!(reviewers.len(), 2);
+    assert!(
+        reviewers
+            .iter()
+            .all(|r| r["parent_id"] == worker["agent_id"])
+    );
+    assert_eq!(sb.read("notes.md"), "the notes\n");
+    let statuses: Vec<&Value> = of_type(&events, "agent_status")
+        .into_iter()
+        .filter(|e| e["agent_id"] == reviewers[0]["agent_id"])
+        .map(|e| &e["status"])
+        .collect();
+    assert_eq!(
+        statuses.last().copied(),
+        Some(&json!("completed")),
+        "{statuses:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_reviewer_role_is_a_clear_error_before_any_request() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    sb.workspace_config("[verify]\nreviewer = \"qc_bot\"\n");
+    let run = sb.exec(&mock, &["--approval", "auto", "hi"]).await;
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr
+            .contains("[verify] reviewer: unknown role 'qc_bot'")
+            && run.stderr.contains("code_reviewer"),
+        "{}",
+        run.stderr
+    );
+    assert!(mock.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_session_counts_the_tasks_of_its_log() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    mock.set_responder(claims_then_writes_notes);
+    exec(&sb, &mock).await;
+    let run = sb
+        .exec(
+            &mock,
+            &["--json", "--approval", "auto", "--resume", "last", "thanks"],
+        )
+        .await;
+    run.assert_ok();
+    let events = run.events();
+    let tasks = &of_type(&events, "summary")[0]["totals"]["tasks"];
+    // The task, its correction and its catch come from the log; the log has no clock.
+    assert_eq!(
+        (
+            &tasks["started"],
+            &tasks["completed"],
+            &tasks["corrections"],
+            &tasks["caught"],
+            &tasks["timed"]
+        ),
+        (&json!(1), &json!(1), &json!(1), &json!(1), &json!(0)),
+        "{tasks}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_agents_shows_each_workers_verdict() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return claims_then_writes_notes(body);
+        }
+        match tool_count(body) {
+            0 => spawn("agentic_coder", "write the notes"),
+            1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            2 => MockResponse::tool_call("g", "get_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    exec(&sb, &mock).await;
+    let listing: Value = serde_json::from_str(&supervisor_report(&mock)).unwrap();
+    let v = &listing["agents"][0]["verification"];
+    assert_eq!(
+        (&v["passed"], &v["score"], &v["attempt"], &v["errors"]),
+        (&json!(true), &json!(100), &json!(2), &json!(0)),
+        "{listing}"
     );
 }

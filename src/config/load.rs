@@ -1,11 +1,13 @@
 //! Layering: built-in defaults, then the user's `config.toml`, the workspace's
-//! `.squad/config.toml`, `--config FILE`, environment variables and flags; later wins.
+//! `.squad/config.toml`, `--config FILE`, the chosen profile, environment variables and
+//! flags; later wins.
 //!
 //! Files are merged key by key as TOML tables, so a file that sets only
 //! `[limits] max_depth` changes only that. Each file is checked on its own first, so an
-//! error names the file that caused it.
+//! error names the file that caused it. Profiles (`[profiles.NAME]`) merge across files the
+//! same way, and the chosen one is merged over the files' result.
 
-use super::parse::{TomlProblem, from_table, parse_toml};
+use super::parse::{TomlProblem, from_table, parse_toml, toml_key};
 use super::{Config, check_base_url};
 use crate::protocol::ApprovalPolicy;
 use std::collections::HashMap;
@@ -13,9 +15,12 @@ use std::path::{Path, PathBuf};
 
 /// Environment variable that replaces `<config dir>/squad` (for tests and power users).
 pub const CONFIG_DIR_ENV: &str = "SQUAD_CONFIG_DIR";
+/// Environment variable naming the profile to apply (`--profile` wins over it).
+pub const PROFILE_ENV: &str = "SQUAD_PROFILE";
 /// Environment variables the loader reads (the API key is read later, by name).
-const ENV_VARS: [&str; 4] = [
+const ENV_VARS: [&str; 5] = [
     CONFIG_DIR_ENV,
+    PROFILE_ENV,
     "OPENAI_BASE_URL",
     "SQUAD_MODEL",
     "SQUAD_APPROVAL",
@@ -32,6 +37,8 @@ pub struct ConfigOverrides {
     pub model: Option<String>,
     /// `--approval`
     pub approval: Option<ApprovalPolicy>,
+    /// `--profile`: wins over `SQUAD_PROFILE`.
+    pub profile: Option<String>,
 }
 
 /// Where the layers come from; explicit so tests need not touch the real environment.
@@ -84,6 +91,29 @@ pub enum ConfigError {
          `url` (streamable HTTP), found neither (or set `enabled = false`)"
     )]
     McpServer { name: String, files: String },
+    #[error("unknown profile '{name}' (from {from}); {}", known_profiles(.known))]
+    UnknownProfile {
+        name: String,
+        /// `--profile` or `SQUAD_PROFILE`.
+        from: String,
+        known: Vec<String>,
+    },
+}
+
+fn known_profiles(known: &[String]) -> String {
+    if known.is_empty() {
+        "no profiles are defined: add a [profiles.NAME] table to a config file".to_string()
+    } else {
+        format!("known profiles: {}", known.join(", "))
+    }
+}
+
+/// One config file of the layers, as `squad doctor` reports it.
+#[derive(Debug)]
+pub struct FileCheck {
+    pub path: PathBuf,
+    /// `Ok(false)`: absent (fine, but for `--config`); `Ok(true)`: read and valid.
+    pub state: Result<bool, ConfigError>,
 }
 
 /// The user's squad directory: `$SQUAD_CONFIG_DIR`, else `<config dir>/squad`
@@ -109,46 +139,94 @@ pub fn load_config(workspace: &Path, overrides: &ConfigOverrides) -> Result<Conf
     load_config_from(&ConfigSources::from_process(workspace), overrides)
 }
 
+/// The config files of the layers in order, each with whether it must exist.
+fn layer_files(sources: &ConfigSources, overrides: &ConfigOverrides) -> Vec<(PathBuf, bool)> {
+    let mut files = Vec::new();
+    if let Some(dir) = &sources.user_dir {
+        files.push((dir.join("config.toml"), false));
+    }
+    files.push((sources.workspace.join(".squad").join("config.toml"), false));
+    if let Some(path) = &overrides.config_file {
+        files.push((path.clone(), true));
+    }
+    files
+}
+
+/// Every config file of the layers, found or not, and whether it is valid on its own.
+pub fn check_files(sources: &ConfigSources, overrides: &ConfigOverrides) -> Vec<FileCheck> {
+    layer_files(sources, overrides)
+        .into_iter()
+        .map(|(path, required)| {
+            let state = if required && !path.exists() {
+                Err(ConfigError::MissingFile { path: path.clone() })
+            } else {
+                read_layer(&path, required).map(|t| t.is_some())
+            };
+            FileCheck { path, state }
+        })
+        .collect()
+}
+
 /// Loads the config from explicit sources; see the module docs for the order.
 pub fn load_config_from(
     sources: &ConfigSources,
     overrides: &ConfigOverrides,
 ) -> Result<Config, ConfigError> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    if let Some(dir) = &sources.user_dir {
-        files.push(dir.join("config.toml"));
-    }
-    files.push(sources.workspace.join(".squad").join("config.toml"));
     // Start from the defaults as a table so that maps (`[models]`, `[prices]`) merge key
     // by key too instead of being replaced by a file's partial map. Serializing our own
     // plain struct cannot fail; the tests compare the no-file result with the defaults.
     let mut merged = toml::Table::try_from(Config::default()).unwrap_or_default();
     // The files that mention each MCP server, for an error about the merged result.
     let mut server_files: Vec<(PathBuf, Vec<String>)> = Vec::new();
-    let mut add_layer = |merged: &mut toml::Table, path: &Path, table: toml::Table| {
-        server_files.push((path.to_path_buf(), mcp_server_names(&table)));
-        merge(merged, table);
+    for (path, required) in layer_files(sources, overrides) {
+        if required && !path.exists() {
+            return Err(ConfigError::MissingFile { path });
+        }
+        if let Some(table) = read_layer(&path, required)? {
+            server_files.push((path.clone(), mcp_server_names(&table)));
+            merge(&mut merged, table);
+        }
+    }
+
+    let env = |name: &str| {
+        sources
+            .env
+            .get(name)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
     };
-    for path in &files {
-        if let Some(table) = read_layer(path, false)? {
-            add_layer(&mut merged, path, table);
+    let chosen = match overrides.profile.as_deref().map(str::trim) {
+        Some(name) if !name.is_empty() => Some((name, "--profile")),
+        _ => env(PROFILE_ENV).map(|name| (name, PROFILE_ENV)),
+    };
+    if let Some((name, from)) = chosen {
+        let profiles = match merged.get("profiles") {
+            Some(toml::Value::Table(t)) => t.clone(),
+            _ => toml::Table::new(),
+        };
+        match profiles.get(name) {
+            Some(toml::Value::Table(profile)) => merge(&mut merged, profile.clone()),
+            _ => {
+                return Err(ConfigError::UnknownProfile {
+                    name: name.to_string(),
+                    from: from.to_string(),
+                    known: profiles.keys().cloned().collect(),
+                });
+            }
         }
     }
-    if let Some(path) = &overrides.config_file {
-        if !path.exists() {
-            return Err(ConfigError::MissingFile { path: path.clone() });
-        }
-        if let Some(table) = read_layer(path, true)? {
-            add_layer(&mut merged, path, table);
-        }
-    }
+
     let mut config: Config = from_table(merged).map_err(ConfigError::Merged)?;
+    config.profile = chosen.map(|(name, _)| name.to_string());
     if let Some(name) = super::mcp::missing_transport(&config.mcp_servers) {
-        let files: Vec<String> = server_files
+        let mut files: Vec<String> = server_files
             .iter()
             .filter(|(_, names)| names.contains(&name))
             .map(|(path, _)| path.display().to_string())
             .collect();
+        if let Some(profile) = &config.profile {
+            files.push(format!("[profiles.{profile}]"));
+        }
         return Err(ConfigError::McpServer {
             name,
             files: files.join(", "),
@@ -161,13 +239,6 @@ pub fn load_config_from(
         })?;
     }
 
-    let env = |name: &str| {
-        sources
-            .env
-            .get(name)
-            .map(|v| v.trim())
-            .filter(|v| !v.is_empty())
-    };
     if let Some(url) = env("OPENAI_BASE_URL") {
         check_base_url(url).map_err(|message| ConfigError::Env {
             var: "OPENAI_BASE_URL".into(),
@@ -202,7 +273,7 @@ pub fn load_config_from(
 }
 
 /// A verify rule needs an id and a command, and its globs must parse.
-pub(crate) fn check_rule(rule: &super::CommandRule) -> Result<(), String> {
+pub fn check_rule(rule: &super::CommandRule) -> Result<(), String> {
     if rule.id.trim().is_empty() {
         return Err("`id` must not be empty".into());
     }
@@ -235,7 +306,18 @@ fn read_layer(path: &Path, required: bool) -> Result<Option<toml::Table>, Config
     // Every section has serde defaults, so `Config` doubles as the "partial" schema.
     let (alone, table) = parse_toml::<Config>(&text).map_err(invalid)?;
     // Defaults are valid, so whatever `problems` finds came from this file.
-    if let Some((key, message)) = alone.problems().into_iter().next() {
+    let mut problems = alone.problems();
+    for (name, profile) in &alone.profiles {
+        let key = |k: &str| format!("profiles.{}.{k}", toml_key(name));
+        if !profile.profiles.is_empty() {
+            problems.push((
+                key("profiles"),
+                "a profile cannot hold profiles of its own".to_string(),
+            ));
+        }
+        problems.extend(profile.problems().into_iter().map(|(k, m)| (key(&k), m)));
+    }
+    if let Some((key, message)) = problems.into_iter().next() {
         return Err(invalid(TomlProblem {
             line: None,
             column: None,

@@ -6,7 +6,8 @@ mod mcp;
 pub(crate) mod parse;
 
 pub use load::{
-    ConfigError, ConfigOverrides, ConfigSources, load_config, load_config_from, user_config_dir,
+    ConfigError, ConfigOverrides, ConfigSources, FileCheck, PROFILE_ENV, check_files, check_rule,
+    load_config, load_config_from, user_config_dir,
 };
 pub use mcp::{MAX_SERVER_NAME, McpServerConfig};
 pub use parse::TomlProblem;
@@ -31,6 +32,17 @@ pub struct Config {
     pub verify: VerifyConfig,
     /// MCP servers whose tools the agents may use, by name (`[mcp_servers.NAME]`).
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// Keeping long conversations inside the model's context window.
+    pub context: ContextConfig,
+    /// Context window in tokens per model name; models not listed use
+    /// `context.default_window` (or what their server says).
+    pub context_windows: BTreeMap<String, u64>,
+    /// Named sets of the keys above (`[profiles.local]`), applied over the config files by
+    /// `--profile NAME` / `SQUAD_PROFILE`. A profile holds no profiles of its own.
+    pub profiles: BTreeMap<String, Config>,
+    /// The profile applied, if any. Never read from a file.
+    #[serde(skip)]
+    pub profile: Option<String>,
     /// Set by `--model` / `SQUAD_MODEL`: every agent uses this model, whatever its role
     /// names. Never read from a file (a file sets `[models]` instead).
     #[serde(skip)]
@@ -94,6 +106,9 @@ pub struct VerifyConfig {
     pub max_corrections: u32,
     /// Commands every checked result must pass (a role can add its own).
     pub rules: Vec<CommandRule>,
+    /// A role that reviews each result whose rule checks passed (seed 001's QC agent):
+    /// it reads the task, the result and the diff, and its findings join the verdict.
+    pub reviewer: Option<String>,
 }
 
 impl Default for VerifyConfig {
@@ -102,6 +117,7 @@ impl Default for VerifyConfig {
             enabled: true,
             max_corrections: 3,
             rules: Vec::new(),
+            reviewer: None,
         }
     }
 }
@@ -117,6 +133,36 @@ pub struct CommandRule {
     pub severity: crate::protocol::Severity,
     #[serde(default)]
     pub when_changed: Vec<String>,
+}
+
+/// When and how an agent's conversation is compacted, and what is kept small from the
+/// start so it lasts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextConfig {
+    /// Window of a model not in `[context_windows]`, when its server does not say.
+    pub default_window: u64,
+    /// Compact when the next request would fill this share of the window.
+    pub compact_at: f64,
+    /// Share of the window kept verbatim (the most recent turns) when compacting.
+    pub keep_recent: f64,
+    /// Longest tool output kept in history, in bytes (never more than a fifth of the
+    /// window); longer output keeps its head and tail with a note.
+    pub max_tool_output_bytes: usize,
+    /// Most of the project's `AGENTS.md` files given to the agents, in bytes.
+    pub max_instructions_bytes: usize,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        Self {
+            default_window: 32_768,
+            compact_at: 0.8,
+            keep_recent: 0.3,
+            max_tool_output_bytes: 16 * 1024,
+            max_instructions_bytes: 16 * 1024,
+        }
+    }
 }
 
 impl Default for Config {
@@ -157,6 +203,19 @@ impl Default for Config {
             tools: ToolsConfig::default(),
             verify: VerifyConfig::default(),
             mcp_servers: BTreeMap::new(),
+            context: ContextConfig::default(),
+            context_windows: [
+                ("gpt-4.1", 1_047_576),
+                ("gpt-4.1-mini", 1_047_576),
+                ("gpt-4.1-nano", 1_047_576),
+                ("gpt-4o", 128_000),
+                ("gpt-4o-mini", 128_000),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+            profiles: BTreeMap::new(),
+            profile: None,
             model_override: None,
         }
     }
@@ -232,6 +291,14 @@ impl Config {
             .filter(|k| !k.trim().is_empty())
     }
 
+    /// The fix to show when no request can work: the provider is OpenAI's own and no key
+    /// is set. Checked before anything is sent, so a newcomer gets it at once instead of a
+    /// refused request. Local servers need no key and never get this.
+    pub fn missing_key(&self) -> Option<String> {
+        (self.api_key().is_none() && needs_key(&self.provider.base_url))
+            .then(|| missing_key_message(&self.provider.base_url, &self.provider.api_key_env))
+    }
+
     /// Values that parse but cannot work (a zero limit, a URL without a scheme), as
     /// `(key, what is expected)`.
     pub fn problems(&self) -> Vec<(String, String)> {
@@ -255,6 +322,33 @@ impl Config {
         at_least_one("tools.command_timeout_s", self.tools.command_timeout_s);
         at_least_one("tools.max_output_bytes", self.tools.max_output_bytes as u64);
         at_least_one("tools.read_max_bytes", self.tools.read_max_bytes as u64);
+        at_least_one("context.default_window", self.context.default_window);
+        at_least_one(
+            "context.max_tool_output_bytes",
+            self.context.max_tool_output_bytes as u64,
+        );
+        for (model, window) in &self.context_windows {
+            at_least_one(&format!("context_windows.{model}"), *window);
+        }
+        let c = &self.context;
+        if !(c.compact_at > 0.0 && c.compact_at <= 1.0) {
+            out.push((
+                "context.compact_at".to_string(),
+                format!(
+                    "expected a share of the window above 0 and at most 1, found {}",
+                    c.compact_at
+                ),
+            ));
+        }
+        if !(c.keep_recent >= 0.0 && c.keep_recent < c.compact_at) {
+            out.push((
+                "context.keep_recent".to_string(),
+                format!(
+                    "expected a share of the window from 0 to below compact_at ({}), found {}",
+                    c.compact_at, c.keep_recent
+                ),
+            ));
+        }
         if let Err(e) = check_base_url(&self.provider.base_url) {
             out.push(("provider.base_url".to_string(), e));
         }
@@ -283,6 +377,32 @@ impl Config {
                 / 1_000_000.0
         })
     }
+}
+
+/// Whether `base_url` is OpenAI's own API, which refuses every request without a key.
+pub fn needs_key(base_url: &str) -> bool {
+    let rest = base_url
+        .strip_prefix("https://")
+        .or_else(|| base_url.strip_prefix("http://"))
+        .unwrap_or(base_url);
+    let host = rest.split(['/', ':']).next().unwrap_or("");
+    host.eq_ignore_ascii_case("api.openai.com")
+}
+
+/// What to do when `base_url` needs a key and `api_key_env` holds none: the same text in
+/// `exec`, the TUI, the model client and `squad doctor`.
+pub fn missing_key_message(base_url: &str, api_key_env: &str) -> String {
+    let set = if api_key_env.is_empty() {
+        "set provider.api_key_env = \"OPENAI_API_KEY\" and export OPENAI_API_KEY=sk-...".to_string()
+    } else {
+        format!("export {api_key_env}=sk-...")
+    };
+    format!(
+        "no API key for {base_url}: {set}; or point --base-url / OPENAI_BASE_URL at a local \
+         server, which needs none (Ollama: http://127.0.0.1:11434/v1); or try squad on the demo \
+         server: `cargo run --example demo_server` in squad's source, then --base-url \
+         http://127.0.0.1:8787/v1"
+    )
 }
 
 /// A base URL must name its scheme; `/v1` is the caller's business (local servers differ).
@@ -322,6 +442,9 @@ mod tests {
             "tools",
             "verify",
             "mcp_servers",
+            "context",
+            "context_windows",
+            "profiles",
         ] {
             assert!(keys.contains(&key), "config/config.toml lacks {key}");
         }
@@ -365,6 +488,27 @@ mod tests {
         assert!(c.models.values().all(|v| v == "m"));
         assert_eq!(c.models["custom"], "m");
         assert_eq!(c.model_for_level("anything"), "m");
+    }
+
+    #[test]
+    fn only_openai_itself_needs_a_key() {
+        assert!(needs_key("https://api.openai.com/v1"));
+        assert!(needs_key("https://API.openai.com:443/v1/"));
+        assert!(!needs_key("http://127.0.0.1:11434/v1"));
+        assert!(!needs_key("https://api.openai.com.example.org/v1"));
+        let mut c = Config::default();
+        c.provider.api_key_env = "SQUAD_TEST_SURELY_UNSET_VARIABLE_1f3a".into();
+        let message = c.missing_key().unwrap();
+        for needle in [
+            "SQUAD_TEST_SURELY_UNSET_VARIABLE_1f3a",
+            "--base-url",
+            "OPENAI_BASE_URL",
+            "demo_server",
+        ] {
+            assert!(message.contains(needle), "{needle}: {message}");
+        }
+        c.provider.base_url = "http://127.0.0.1:8080/v1".into();
+        assert_eq!(c.missing_key(), None);
     }
 
     #[test]

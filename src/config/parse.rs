@@ -138,20 +138,25 @@ fn key_path(segments: &[Segment]) -> String {
                 if !out.is_empty() {
                     out.push('.');
                 }
-                let bare = !key.is_empty()
-                    && key
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-                if bare {
-                    out.push_str(key);
-                } else {
-                    out.push_str(&format!("{key:?}"));
-                }
+                out.push_str(&toml_key(key));
             }
             Segment::Unknown => out.push_str(".?"),
         }
     }
     out
+}
+
+/// A key as written in a dotted path: bare when TOML allows it, quoted otherwise.
+pub(crate) fn toml_key(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        key.to_string()
+    } else {
+        format!("{key:?}")
+    }
 }
 
 fn backticked(s: &str) -> Vec<&str> {

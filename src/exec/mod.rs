@@ -10,6 +10,29 @@ use std::io::Write;
 
 pub use summary::summary_table;
 
+/// Exit codes of `squad exec` (documented in the README, kept by tests/exec.rs).
+pub mod exit {
+    /// The run finished.
+    pub const DONE: u8 = 0;
+    /// The model or a tool failed the run.
+    pub const FAILED: u8 = 1;
+    /// A usage or config error: nothing was run.
+    pub const USAGE: u8 = 2;
+    /// Interrupted by Ctrl+C / SIGINT (128 + 2, as shells report it).
+    pub const SIGINT: u8 = 130;
+    /// Stopped by SIGTERM (128 + 15).
+    pub const SIGTERM: u8 = 143;
+}
+
+/// What stopped a run from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupt {
+    /// Ctrl+C or SIGINT.
+    Int,
+    /// SIGTERM.
+    Term,
+}
+
 /// How an `exec` run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecOutcome {
@@ -17,6 +40,19 @@ pub struct ExecOutcome {
     pub final_answer: String,
     /// `None` on success; otherwise the one-line reason for a non-zero exit.
     pub failure: Option<String>,
+    /// The signal that stopped the run, if one did.
+    pub interrupted: Option<Interrupt>,
+}
+
+impl ExecOutcome {
+    pub fn exit_code(&self) -> u8 {
+        match (self.interrupted, &self.failure) {
+            (Some(Interrupt::Int), _) => exit::SIGINT,
+            (Some(Interrupt::Term), _) => exit::SIGTERM,
+            (None, Some(_)) => exit::FAILED,
+            (None, None) => exit::DONE,
+        }
+    }
 }
 
 pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecOutcome {
@@ -26,16 +62,16 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
         text: prompt,
     });
     let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
-    let mut progress = progress::Progress::new(root);
+    let mut shown = Shown::new(root, json);
     let mut final_answer = String::new();
     let mut last_end = None;
     let mut last_error: Option<String> = None;
     let mut started = false;
     let mut shutdown_sent = false;
-    let mut interrupted = false;
+    let mut interrupted = None;
     let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    let term = terminated();
+    tokio::pin!(ctrl_c, term);
 
     loop {
         let event: Event = tokio::select! {
@@ -43,12 +79,20 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
                 Some(ev) => ev,
                 None => break,
             },
-            _ = &mut ctrl_c, if !interrupted => {
-                interrupted = true;
+            signal = async {
+                tokio::select! {
+                    _ = &mut ctrl_c => Interrupt::Int,
+                    _ = &mut term => Interrupt::Term,
+                }
+            }, if interrupted.is_none() => {
+                interrupted = Some(signal);
                 let _ = handle.ops.send(Op::Interrupt { agent_id: root });
                 let _ = handle.ops.send(Op::Shutdown);
                 shutdown_sent = true;
-                last_error = Some("interrupted (Ctrl+C)".to_string());
+                last_error = Some(match signal {
+                    Interrupt::Int => "interrupted (Ctrl+C)".to_string(),
+                    Interrupt::Term => "stopped (SIGTERM)".to_string(),
+                });
                 continue;
             }
         };
@@ -59,7 +103,7 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
                 let _ = out.flush();
             }
         } else {
-            progress.show(&event, &mut stderr.lock());
+            shown.event(&event);
         }
         match &event.kind {
             EventKind::TurnStarted if event.agent_id == root => started = true,
@@ -77,20 +121,16 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
                 let _ = handle.ops.send(Op::Shutdown);
             }
             EventKind::Summary { agents, totals } => {
-                if !json {
-                    let _ = write!(stderr.lock(), "{}", summary_table(agents, totals));
-                }
+                let failure = failure(last_end, interrupted, last_error.clone());
+                shown.end(failure.as_deref(), || summary_table(agents, totals));
                 break;
             }
             _ => {}
         }
     }
+    shown.end(None, String::new);
 
-    let failure = match last_end {
-        Some(TurnEnd::Completed | TurnEnd::Returned) if !interrupted => None,
-        Some(end) => Some(last_error.unwrap_or_else(|| format!("the turn ended: {end:?}"))),
-        None => Some(last_error.unwrap_or_else(|| "the session ended before the turn ran".into())),
-    };
+    let failure = failure(last_end, interrupted, last_error);
     if !json && failure.is_none() {
         let mut out = stdout.lock();
         let _ = writeln!(out, "{}", final_answer.trim_end());
@@ -99,5 +139,105 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
     ExecOutcome {
         final_answer,
         failure,
+        interrupted,
+    }
+}
+
+/// Why the run failed, or `None` when the root's turn completed and nobody stopped it.
+fn failure(
+    last_end: Option<TurnEnd>,
+    interrupted: Option<Interrupt>,
+    last_error: Option<String>,
+) -> Option<String> {
+    match last_end {
+        Some(TurnEnd::Completed | TurnEnd::Returned) if interrupted.is_none() => None,
+        Some(end) => Some(last_error.unwrap_or_else(|| format!("the turn ended: {end:?}"))),
+        None => Some(last_error.unwrap_or_else(|| "the session ended before the turn ran".into())),
+    }
+}
+
+/// Resolves on SIGTERM; never where it cannot be listened for.
+async fn terminated() {
+    #[cfg(unix)]
+    if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    {
+        term.recv().await;
+        return;
+    }
+    std::future::pending::<()>().await
+}
+
+/// Text mode's stderr: progress lines, then the per-agent table.
+///
+/// A run that fails before the model ever answered (a server that is not there, a refused
+/// request) prints no table of zeros and no echo of its error: the caller's one line
+/// `squad: REASON` is all there is to read. So the root's latest error is held back until
+/// the next line, or until the end shows whether it is that reason.
+struct Shown {
+    json: bool,
+    progress: progress::Progress,
+    root: crate::protocol::AgentId,
+    /// The root's latest error: (the line, its message).
+    held: Option<(String, String)>,
+    /// Some model call answered, so there is something to count.
+    answered: bool,
+    ended: bool,
+}
+
+impl Shown {
+    fn new(root: crate::protocol::AgentId, json: bool) -> Self {
+        Self {
+            json,
+            progress: progress::Progress::new(root),
+            root,
+            held: None,
+            answered: false,
+            ended: false,
+        }
+    }
+
+    fn event(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::Usage { .. }
+            | EventKind::ItemAdded {
+                item: HistoryItem::Assistant { .. },
+            } => self.answered = true,
+            _ => {}
+        }
+        let Some(line) = self.progress.line(event) else {
+            return;
+        };
+        self.release();
+        match &event.kind {
+            EventKind::Error { message } if event.agent_id == self.root => {
+                self.held = Some((line, message.clone()));
+            }
+            _ => eprintln!("{line}"),
+        }
+    }
+
+    fn release(&mut self) {
+        if let Some((line, _)) = self.held.take() {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Ends the output once: the table, unless the run failed before anything answered.
+    fn end(&mut self, failure: Option<&str>, table: impl FnOnce() -> String) {
+        if self.json || std::mem::replace(&mut self.ended, true) {
+            return;
+        }
+        match failure {
+            Some(reason) if !self.answered => {
+                if self.held.as_ref().is_some_and(|(_, m)| m == reason) {
+                    self.held = None;
+                }
+                self.release();
+            }
+            _ => {
+                self.release();
+                eprint!("{}", table());
+            }
+        }
     }
 }

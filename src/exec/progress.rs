@@ -5,7 +5,6 @@ use crate::protocol::{
 };
 use crate::text::{clip, describe_result, key_argument};
 use std::collections::HashMap;
-use std::io::Write;
 
 pub struct Progress {
     root: AgentId,
@@ -32,9 +31,10 @@ impl Progress {
         }
     }
 
-    pub fn show(&mut self, event: &Event, out: &mut impl Write) {
+    /// The progress line an event makes, if any.
+    pub fn line(&mut self, event: &Event) -> Option<String> {
         let id = event.agent_id;
-        let line = match &event.kind {
+        match &event.kind {
             EventKind::AgentSpawned {
                 role,
                 task,
@@ -90,15 +90,40 @@ impl Progress {
                 describe_result(result)
             )),
             EventKind::Verification(v) => Some(self.verdict(id, v)),
+            EventKind::TaskUpdated { task } => Some(format!(
+                "▤ task {} {}: {}{}",
+                task.id,
+                task.status.as_str(),
+                task.title,
+                task.assignee
+                    .map(|a| format!(" ({})", self.who(a)))
+                    .unwrap_or_default()
+            )),
+            EventKind::Compacted {
+                tokens_before,
+                tokens_after,
+                context_window,
+                replaced,
+                ..
+            } => Some(format!(
+                "⇣ [{}] context compacted: {replaced} items summarized, ~{tokens_before} → ~{tokens_after} of {context_window} tokens",
+                self.who(id)
+            )),
+            EventKind::InstructionsLoaded { files, bytes, cut } => Some(format!(
+                "project instructions: {} ({bytes} bytes{})",
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if *cut { ", cut to the limit" } else { "" }
+            )),
             EventKind::AgentStatus {
                 status,
                 reason: Some(reason),
                 ..
             } => Some(format!("  [{}] {status}: {reason}", self.who(id))),
             _ => None,
-        };
-        if let Some(line) = line {
-            let _ = writeln!(out, "{line}");
         }
     }
 

@@ -21,6 +21,9 @@ pub(crate) struct HttpFailure {
     pub status: u16,
     pub retry_after: Option<Duration>,
     pub message: String,
+    /// The body says the request overflowed the context window (with the window, if
+    /// named).
+    pub overflow: Option<Option<u64>>,
 }
 
 #[derive(Clone, Debug)]
@@ -76,10 +79,16 @@ impl tower::Service<HttpRequestFactory> for StatusService {
                 .and_then(|v| v.to_str().ok())
                 .and_then(parse_retry_after);
             let body = response.text().await.unwrap_or_default();
+            let overflow = if status.is_client_error() {
+                super::overflow::context_overflow(&body)
+            } else {
+                None
+            };
             let failure = HttpFailure {
                 status: status.as_u16(),
                 retry_after,
                 message: error_message(&body, status.canonical_reason().unwrap_or("")),
+                overflow,
             };
             Err(OpenAIError::Boxed(Box::new(failure)))
         })
@@ -106,6 +115,16 @@ pub(crate) fn error_message(body: &str, fallback: &str) -> String {
         text
     };
     truncate(&text, MAX_MESSAGE_CHARS)
+}
+
+/// The innermost cause ("Connection refused (os error 111)", a DNS failure): what a person
+/// can act on, without the layers of wrapping above it.
+pub(crate) fn root_cause(e: &dyn std::error::Error) -> String {
+    let mut last = e;
+    while let Some(source) = last.source() {
+        last = source;
+    }
+    last.to_string()
 }
 
 pub(crate) fn truncate(s: &str, max_chars: usize) -> String {

@@ -3,11 +3,14 @@
 
 mod http;
 mod openai;
+mod overflow;
+mod probe;
 mod retry;
 mod stream;
 mod wire;
 
 pub use openai::{ClientSettings, OpenAiClient};
+pub use probe::list_models;
 
 use crate::protocol::{HistoryItem, ToolCall};
 use async_trait::async_trait;
@@ -73,12 +76,27 @@ pub enum ModelError {
     Http { status: u16, message: String },
     #[error("cannot reach the model server at {base_url}: {message}")]
     Connection { base_url: String, message: String },
+    /// The first connection failed and the server has never answered: a wrong URL or a
+    /// server not started, which retrying does not fix, so it is said at once.
+    #[error("cannot reach the model server at {base_url}: {message}")]
+    Unreachable { base_url: String, message: String },
     #[error("the model's stream broke off: {0}")]
     StreamBroken(String),
     #[error("the model server sent nothing for {0:?}")]
     IdleTimeout(Duration),
     #[error("the model server sent a response squad cannot read: {0}")]
     BadResponse(String),
+    /// The request does not fit the model's context window (`window` tokens, where the
+    /// server says). Retrying the same request cannot help; compacting can.
+    #[error("the conversation is too long for the model's context window: {message}")]
+    ContextOverflow {
+        message: String,
+        window: Option<u64>,
+    },
+    /// The provider refuses every request without a key (OpenAI's own API); nothing was
+    /// sent. The message is the fix.
+    #[error("{0}")]
+    MissingKey(String),
 }
 
 impl ModelError {
@@ -87,7 +105,11 @@ impl ModelError {
         match self {
             Self::Http { status, .. } => *status == 429 || *status >= 500,
             Self::Connection { .. } | Self::StreamBroken(_) | Self::IdleTimeout(_) => true,
-            Self::Cancelled | Self::BadResponse(_) => false,
+            Self::Cancelled
+            | Self::Unreachable { .. }
+            | Self::BadResponse(_)
+            | Self::ContextOverflow { .. }
+            | Self::MissingKey(_) => false,
         }
     }
 }
@@ -101,4 +123,9 @@ pub trait ModelClient: Send + Sync {
         progress: &(dyn Fn(ModelProgress) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, ModelError>;
+
+    /// The context size the server says it serves with (llama.cpp's `/props`), if it says.
+    async fn server_context_window(&self) -> Option<u64> {
+        None
+    }
 }

@@ -1,17 +1,18 @@
 //! [`ModelClient`] for any OpenAI-compatible chat-completions server, over async-openai
 //! in "bring your own types" mode.
 
-use super::http::{HttpFailure, StatusService, truncate};
+use super::http::{HttpFailure, StatusService, root_cause, truncate};
 use super::retry::{AttemptError, RetryPolicy};
 use super::stream::StreamAssembler;
 use super::wire::{ChatChunk, ToolsJson, WireRequest};
 use super::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress};
-use crate::config::ProviderConfig;
+use crate::config::{ProviderConfig, missing_key_message, needs_key};
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_trait::async_trait;
 use futures::StreamExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -19,6 +20,17 @@ use tokio_util::sync::CancellationToken;
 /// Longest time spent establishing a TCP/TLS connection, whatever the request timeout.
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_IDLE_CONNECTIONS: usize = 16;
+/// `/props` is asked once at session start; a server that does not answer at once has none.
+const PROPS_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// `n_ctx` from llama.cpp's `/props` body (per slot, under `default_generation_settings`).
+fn props_window(body: &str) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    v.pointer("/default_generation_settings/n_ctx")
+        .or_else(|| v.get("n_ctx"))
+        .and_then(serde_json::Value::as_u64)
+        .filter(|n| *n > 0)
+}
 
 /// How to reach the model server.
 #[derive(Clone)]
@@ -77,10 +89,19 @@ pub struct OpenAiClient {
     base_url: String,
     api_key_env: String,
     has_key: bool,
+    /// Set when the provider refuses every request without a key and none is set: the
+    /// fix, returned before anything is sent.
+    refusal: Option<String>,
+    /// Whether the server has answered at least once (any HTTP status). Until it has, a
+    /// failed connection means a wrong URL or a server not started, and is not retried.
+    answered: AtomicBool,
     request_timeout: Duration,
     idle_timeout: Duration,
     policy: RetryPolicy,
     tools_json: ToolsJson,
+    /// For the one plain GET squad makes besides chat (`/props`).
+    http: reqwest::Client,
+    api_key: Option<String>,
 }
 
 impl std::fmt::Debug for OpenAiClient {
@@ -106,6 +127,9 @@ impl OpenAiClient {
                 message: format!("cannot set up the HTTP client: {}", error_chain(&e)),
             })?;
         let has_key = settings.api_key.is_some();
+        let api_key = settings.api_key.clone();
+        let refusal = (!has_key && needs_key(&base_url))
+            .then(|| missing_key_message(&base_url, &settings.api_key_env));
         // Explicit empty org/project so async-openai does not pick them up from the
         // environment; the key is ours or nothing.
         let config = OpenAIConfig::new()
@@ -114,12 +138,14 @@ impl OpenAiClient {
             .with_org_id("")
             .with_project_id("");
         let client = Client::build(http.clone(), config)
-            .with_http_service(StatusService::new(http, has_key));
+            .with_http_service(StatusService::new(http.clone(), has_key));
         Ok(Self {
             client,
             base_url,
             api_key_env: settings.api_key_env,
             has_key,
+            refusal,
+            answered: AtomicBool::new(false),
             request_timeout: settings.request_timeout,
             idle_timeout: settings.idle_timeout,
             policy: RetryPolicy {
@@ -127,6 +153,8 @@ impl OpenAiClient {
                 base: settings.retry_base,
             },
             tools_json: ToolsJson::default(),
+            http,
+            api_key,
         })
     }
 
@@ -148,7 +176,10 @@ impl OpenAiClient {
         )
         .await;
         let mut stream = match opened {
-            Ok(Ok(stream)) => stream,
+            Ok(Ok(stream)) => {
+                self.answered.store(true, Ordering::Relaxed);
+                stream
+            }
             Ok(Err(e)) => return Err(self.map_error(e)),
             Err(_) => {
                 return Err(ModelError::Connection {
@@ -191,6 +222,14 @@ impl OpenAiClient {
         let error = match e {
             OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
                 Ok(f) => {
+                    self.answered.store(true, Ordering::Relaxed);
+                    if let Some(window) = f.overflow {
+                        return ModelError::ContextOverflow {
+                            message: f.message,
+                            window,
+                        }
+                        .into();
+                    }
                     return AttemptError {
                         error: ModelError::Http {
                             status: f.status,
@@ -201,10 +240,20 @@ impl OpenAiClient {
                 }
                 Err(other) => self.connection(other.to_string()),
             },
-            OpenAIError::Reqwest(e) if e.is_connect() => self.connection(format!(
-                "{}. Check --base-url / OPENAI_BASE_URL",
-                error_chain(&e)
-            )),
+            OpenAIError::Reqwest(e) if e.is_connect() => {
+                let message = format!(
+                    "{}. Is the server running? Check --base-url / OPENAI_BASE_URL",
+                    root_cause(&e)
+                );
+                if self.answered.load(Ordering::Relaxed) {
+                    self.connection(message)
+                } else {
+                    ModelError::Unreachable {
+                        base_url: self.base_url.clone(),
+                        message,
+                    }
+                }
+            }
             OpenAIError::Reqwest(e) if e.is_body() || e.is_decode() => {
                 ModelError::StreamBroken(error_chain(&e))
             }
@@ -212,10 +261,13 @@ impl OpenAiClient {
             OpenAIError::StreamError(e) => {
                 ModelError::StreamBroken(format!("the connection dropped mid-answer ({e})"))
             }
-            OpenAIError::ApiError(r) => ModelError::Http {
-                status: r.status_code.as_u16(),
-                message: self.explain_status(r.status_code.as_u16(), r.api_error.message),
-            },
+            OpenAIError::ApiError(r) => {
+                self.answered.store(true, Ordering::Relaxed);
+                ModelError::Http {
+                    status: r.status_code.as_u16(),
+                    message: self.explain_status(r.status_code.as_u16(), r.api_error.message),
+                }
+            }
             OpenAIError::JSONDeserialize(e, content) => {
                 ModelError::BadResponse(format!("{e} in {}", truncate(&content, 300)))
             }
@@ -261,12 +313,36 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 #[async_trait]
 impl ModelClient for OpenAiClient {
+    /// llama.cpp's `GET /props` (beside `/v1`): `n_ctx` of its default settings. Not asked
+    /// of OpenAI's own API, which has no such endpoint.
+    async fn server_context_window(&self) -> Option<u64> {
+        if self.refusal.is_some() || needs_key(&self.base_url) {
+            return None;
+        }
+        let root = self.base_url.strip_suffix("/v1").unwrap_or(&self.base_url);
+        let mut request = self
+            .http
+            .get(format!("{root}/props"))
+            .timeout(PROPS_TIMEOUT);
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        props_window(&response.text().await.ok()?)
+    }
+
     async fn stream_chat(
         &self,
         request: &ChatRequest,
         progress: &(dyn Fn(ModelProgress) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, ModelError> {
+        if let Some(fix) = &self.refusal {
+            return Err(ModelError::MissingKey(fix.clone()));
+        }
         let tools = self.tools_json.get(&request.tools);
         let body = WireRequest::from_chat(request, tools.as_deref());
         let max_attempts = self.policy.max_retries.saturating_add(1);
@@ -308,5 +384,22 @@ impl ModelClient for OpenAiClient {
                 _ = tokio::time::sleep(delay) => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn props_give_the_slot_context() {
+        let body = r#"{"default_generation_settings":{"n_ctx":8192,"params":{}},"total_slots":4}"#;
+        assert_eq!(props_window(body), Some(8192));
+        assert_eq!(props_window(r#"{"n_ctx":4096}"#), Some(4096));
+        assert_eq!(props_window("<html>"), None);
+        assert_eq!(
+            props_window(r#"{"default_generation_settings":{"n_ctx":0}}"#),
+            None
+        );
     }
 }

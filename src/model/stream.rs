@@ -153,6 +153,12 @@ fn stream_error(err: &serde_json::Value) -> ModelError {
         .filter(|c| (400..600).contains(c))
         .and_then(|c| u16::try_from(c).ok())
         .unwrap_or(500);
+    if super::overflow::overflow_wording(&message)
+        || err.get("type").and_then(|t| t.as_str()) == Some("exceed_context_size_error")
+    {
+        let window = err.get("n_ctx").and_then(serde_json::Value::as_u64);
+        return ModelError::ContextOverflow { message, window };
+    }
     ModelError::Http { status, message }
 }
 

@@ -139,6 +139,10 @@ fn wire_tool(spec: &ToolSpec) -> WireTool<'_> {
     }
 }
 
+/// How a compaction summary is introduced to the model.
+pub(crate) const SUMMARY_HEADING: &str = "[squad] The earlier part of this conversation was \
+    compacted to fit the context window. Summary of it:";
+
 /// System prompt first, then one message per history item. Notices and handoffs become
 /// `user` messages prefixed `[squad]`: many local chat templates reject a `system`
 /// message anywhere but first. Neighbouring `user` messages (a notice, then the user's
@@ -184,6 +188,9 @@ pub(crate) fn messages<'a>(
             },
             HistoryItem::Notice { text } => WireMessage::User {
                 content: Cow::Owned(format!("[squad] {text}")),
+            },
+            HistoryItem::Summary { text } => WireMessage::User {
+                content: Cow::Owned(format!("{SUMMARY_HEADING}\n{text}")),
             },
             HistoryItem::Handoff {
                 from,

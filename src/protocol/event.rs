@@ -1,4 +1,4 @@
-use super::{AgentId, AgentResult, AgentStatus, HistoryItem, Verdict};
+use super::{AgentId, AgentResult, AgentStatus, HistoryItem, Task, TaskMetrics, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -76,12 +76,36 @@ pub enum EventKind {
         request_id: u64,
         decision: ApprovalDecision,
     },
-    /// Token usage of one model call, with its cost where the model's price is known.
+    /// Token usage of one model call, with its cost where the model's price is known,
+    /// and how full the agent's context is after it (`context_tokens` of
+    /// `context_window`; both 0 for a call outside the conversation, e.g. a summary).
     Usage {
         model: String,
         prompt_tokens: u64,
         completion_tokens: u64,
         cost_usd: f64,
+        #[serde(default)]
+        context_tokens: u64,
+        #[serde(default)]
+        context_window: u64,
+    },
+    /// The agent's older items were replaced by a summary. `history` is the whole
+    /// conversation from now on (resume restores it); the tokens are estimates of the
+    /// next request before and after.
+    Compacted {
+        tokens_before: u64,
+        tokens_after: u64,
+        context_window: u64,
+        /// Items the summary replaced.
+        replaced: u64,
+        history: Vec<HistoryItem>,
+    },
+    /// The project's `AGENTS.md` files were read and are given to every agent.
+    InstructionsLoaded {
+        files: Vec<PathBuf>,
+        bytes: u64,
+        /// Longer than `context.max_instructions_bytes`: the rest was left out.
+        cut: bool,
     },
     /// A model call failed in a way worth another try; `delay_ms` until it happens.
     Retrying {
@@ -123,6 +147,11 @@ pub enum EventKind {
         /// Why it is `failed`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+    },
+    /// A task of the board was planned or changed (status, assignee, notes, result); the
+    /// latest event per task id is the board, which resume rebuilds from them.
+    TaskUpdated {
+        task: Task,
     },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,
@@ -283,6 +312,9 @@ pub struct AgentSummary {
     pub tool_calls: u64,
     pub errors: u64,
     pub wall_ms: u64,
+    /// Tasks taken on, finished, failed and corrected (workers only).
+    #[serde(default)]
+    pub tasks: TaskMetrics,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -295,4 +327,6 @@ pub struct SessionTotals {
     pub tool_calls: u64,
     pub errors: u64,
     pub wall_ms: u64,
+    #[serde(default)]
+    pub tasks: TaskMetrics,
 }

@@ -24,6 +24,11 @@ pub enum HistoryItem {
     Notice {
         text: String,
     },
+    /// What compaction left of older items: the model's own summary of them. Sent as a
+    /// `[squad]` user message.
+    Summary {
+        text: String,
+    },
     /// The active persona changed; the next model call uses `to`'s prompt and tools.
     Handoff {
         from: String,

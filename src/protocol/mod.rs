@@ -4,8 +4,10 @@
 mod event;
 mod ids;
 mod item;
+mod metrics;
 mod op;
 mod result;
+mod task;
 mod verdict;
 
 pub use event::{
@@ -14,6 +16,8 @@ pub use event::{
 };
 pub use ids::AgentId;
 pub use item::{HistoryItem, ToolCall};
+pub use metrics::{TaskMetrics, TaskTally};
 pub use op::Op;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
+pub use task::{Task, TaskStatus};
 pub use verdict::{Finding, Severity, Verdict};

@@ -21,6 +21,9 @@ pub enum Op {
     Interrupt { agent_id: AgentId },
     /// Cancel a worker and its descendants.
     Despawn { agent_id: AgentId },
+    /// Compact the agent's conversation now (`/compact`): its older items are replaced by
+    /// a summary. Waits for a running turn to end.
+    Compact { agent_id: AgentId },
     /// The user hands the session to another persona (`/role NAME`).
     SwitchPersona { role: String },
     /// Finish: cancel all work and close the log.

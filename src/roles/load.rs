@@ -184,7 +184,8 @@ fn load_file(path: &Path, warnings: &mut Vec<String>) -> Option<Role> {
     Some(role)
 }
 
-/// Checks serde cannot express: names usable on the command line, a real prompt.
+/// Checks serde cannot express: names usable on the command line, a real prompt, verify
+/// rules with a command and globs that parse.
 fn check_fields(role: &Role) -> Result<(), TomlProblem> {
     let problem = |key: &str, message: String| TomlProblem {
         line: None,
@@ -217,6 +218,10 @@ fn check_fields(role: &Role) -> Result<(), TomlProblem> {
             "max_iterations",
             "expected at least 1, found 0".to_string(),
         ));
+    }
+    for (i, rule) in role.verify_rules.iter().enumerate() {
+        crate::config::check_rule(rule)
+            .map_err(|message| problem(&format!("verify_rules[{i}]"), message))?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 use super::agent_tools::Host;
 use super::approval::{ApprovalRequest, Denied};
+use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
 use super::persona::switch_persona;
 use super::report::results_report;
@@ -39,6 +40,10 @@ impl Host for Arc<Engine> {
         &self.roles
     }
 
+    fn tasks(&self) -> &super::tasks::TaskBoard {
+        &self.tasks
+    }
+
     fn tools_for(&self, role: &Role, is_worker: bool, ceiling: Option<&[String]>) -> Vec<String> {
         self.tools.tools_for(role, is_worker, ceiling)
     }
@@ -72,7 +77,8 @@ impl Host for Arc<Engine> {
         result: &AgentResult,
         cancel: &CancellationToken,
     ) -> Checked {
-        verification::check(self, caller, result, cancel).await
+        let start = |new: NewAgent| start_agent(self, new);
+        verification::check(self, &start, caller, result, cancel).await
     }
 }
 
@@ -98,7 +104,9 @@ async fn agent_main(
             team.owed_results(id)
         };
         let next = match state {
-            FanIn::Ready(done) => Next::Results(results_report(team, &done, &[])),
+            FanIn::Ready(done) => {
+                Next::Results(results_report(team, &done, &[], engine.tasks.take_news()))
+            }
             FanIn::Waiting => {
                 team.set_status(id, AgentStatus::Waiting, None);
                 match wake(&cancel, &mut inbox, Some(&mut changes)).await {
@@ -129,6 +137,27 @@ async fn agent_main(
                 team.announce_if_idle();
                 continue;
             }
+            Next::Input(AgentInput::Compact) => {
+                // Not a turn: the status stays (a worker's settled outcome must not look
+                // new), but the input counts until done, so the tree is not idle meanwhile,
+                // and Esc stops it like a turn.
+                let Some(token) = team.renew_turn_token(id) else {
+                    break;
+                };
+                let result = compaction::compact(&engine, id, Trigger::User, &token).await;
+                team.take_input(id);
+                team.announce_if_idle();
+                match result {
+                    Ok(_) | Err(CompactError::Cancelled) => {}
+                    Err(e) => team.emit(
+                        id,
+                        crate::protocol::EventKind::Error {
+                            message: format!("/compact: {e}"),
+                        },
+                    ),
+                }
+                continue;
+            }
             Next::Input(AgentInput::Message { text, reply: r }) => {
                 reply = r;
                 // Results held back (after a resume or an interrupt) come first, then what
@@ -136,7 +165,11 @@ async fn agent_main(
                 if team.release_hold(id)
                     && let FanIn::Ready(done) = team.owed_results(id)
                 {
-                    team.push_item(id, HistoryItem::notice(results_report(team, &done, &[])));
+                    let news = engine.tasks.take_news();
+                    team.push_item(
+                        id,
+                        HistoryItem::notice(results_report(team, &done, &[], news)),
+                    );
                 }
                 // A worker's task starts here (its first message, or a follow-up after
                 // it returned): its result will be checked against the workspace as it
@@ -145,7 +178,7 @@ async fn agent_main(
                     && engine.checks.starts_task(id)
                     && team
                         .role(id)
-                        .is_some_and(|r| verification::enabled_for(&engine, &r))
+                        .is_some_and(|r| verification::enabled_for(&engine, id, &r))
                 {
                     engine
                         .checks
@@ -184,9 +217,23 @@ async fn agent_main(
                 AgentStatus::Failed => "its supervisor failed",
                 _ => "its supervisor already returned its result",
             };
+            // (A reviewer that already gave its findings is left as it ended.)
             for child in team.subtree(id).into_iter().skip(1) {
-                team.cancel_subtree(child, why);
+                if !team.is_settled(child) {
+                    team.cancel_subtree(child, why);
+                }
             }
+        }
+        if is_worker && matches!(status, AgentStatus::Failed | AgentStatus::Completed) {
+            // Its board task (if any) is done or failed before its supervisor hears of it.
+            let result = team.result(id);
+            let ok = status == AgentStatus::Completed
+                && result.as_ref().is_none_or(|r| {
+                    r.status == crate::protocol::ResultStatus::Success
+                        && r.verification.as_ref().is_none_or(|v| v.passed)
+                });
+            let summary = result.map(|r| r.summary).or_else(|| outcome.error.clone());
+            engine.tasks.worker_finished(team, id, ok, summary);
         }
         if status == AgentStatus::Failed {
             let why = outcome

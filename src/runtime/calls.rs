@@ -7,6 +7,7 @@ use super::approval::ApprovalRequest;
 use super::engine::Engine;
 use super::toolbox::Handler;
 use super::verification;
+use crate::context::{ClipHint, clip_tool_output};
 use crate::protocol::{AgentId, ApprovalAction, EventKind, HistoryItem, ToolCall};
 use crate::text::clip;
 use crate::tools::{ToolEffect, ToolError};
@@ -74,6 +75,7 @@ pub async fn run_tool_calls(
     let together = |name: &str| {
         engine.tools.is_read_only(name) || (!may_ask && engine.tools.is_concurrent(name))
     };
+    let output_cap = output_cap(engine, agent);
     let mut out = BatchOutcome {
         end: BatchEnd::Continue,
         handoff: None,
@@ -147,12 +149,14 @@ pub async fn run_tool_calls(
                 out.end = BatchEnd::Fatal(result.output.clone());
             }
             team.count_tool_result(agent, result.is_error);
+            let output = clip_tool_output(&result.output, output_cap, &clip_hint(call))
+                .unwrap_or(result.output);
             team.push_item(
                 agent,
                 HistoryItem::ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
-                    output: result.output,
+                    output,
                     is_error: result.is_error,
                 },
             );
@@ -160,6 +164,37 @@ pub async fn run_tool_calls(
         i = j;
     }
     out
+}
+
+/// Most bytes of one tool output kept in the agent's history: the configured cap, and
+/// never more than a fifth of its model's window (at ~3.5 bytes a token).
+fn output_cap(engine: &Engine, agent: AgentId) -> usize {
+    let window = engine
+        .team
+        .model(agent)
+        .map_or(u64::MAX, |m| engine.windows.window(&m));
+    let by_window = usize::try_from(window.saturating_mul(7) / 10).unwrap_or(usize::MAX);
+    engine
+        .config
+        .context
+        .max_tool_output_bytes
+        .min(by_window)
+        .max(512)
+}
+
+/// How the note of a cut output says to read the rest.
+fn clip_hint(call: &ToolCall) -> ClipHint {
+    match call.name.as_str() {
+        "read_file" => {
+            let args: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
+            ClipHint::ReadFile {
+                path: args["path"].as_str().unwrap_or("").to_string(),
+                first_line: args["start_line"].as_u64().unwrap_or(1).max(1),
+            }
+        }
+        "run_command" | "run_tests" => ClipHint::Command,
+        _ => ClipHint::Other,
+    }
 }
 
 async fn execute(

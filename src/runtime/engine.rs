@@ -7,6 +7,7 @@ use super::team::Team;
 use super::toolbox::ToolBox;
 use super::verification::Checks;
 use crate::config::Config;
+use crate::context::{ContextWindows, Instructions, estimate_text};
 use crate::model::{ChatRequest, ModelClient};
 use crate::protocol::{AgentId, AgentStatus};
 use crate::roles::{Role, RoleSet};
@@ -28,12 +29,23 @@ pub struct Engine {
     pub model_slots: Semaphore,
     /// What each worker's result is checked against.
     pub checks: Checks,
+    /// The session's task board.
+    pub tasks: super::tasks::TaskBoard,
+    /// Each model's context window, as configured or learned from the server.
+    pub windows: ContextWindows,
+    /// The project's `AGENTS.md`, given to every agent in its system message.
+    pub instructions: Option<Instructions>,
 }
 
 /// One model call, ready to send.
 pub struct RequestSetup {
     pub request: ChatRequest,
     pub max_iterations: u32,
+    /// Estimated tokens of the system prompt and the tools: what a request sends besides
+    /// the history.
+    pub fixed_tokens: u64,
+    /// The model's context window.
+    pub window: u64,
 }
 
 impl Engine {
@@ -82,12 +94,22 @@ impl Engine {
                 view.depth,
             ));
         }
+        if let Some(instructions) = &self.instructions {
+            system_prompt.push_str("\n\n# Project instructions (AGENTS.md)\n");
+            system_prompt.push_str(&instructions.text);
+        }
+        let (tools, tool_tokens) = self
+            .tools
+            .specs_and_tokens(&self.agent_tools(agent, &view.tools));
+        let window = self.windows.window(&view.model);
         Some(RequestSetup {
+            fixed_tokens: estimate_text(&system_prompt) + tool_tokens,
+            window,
             request: ChatRequest {
                 model: view.model,
                 system_prompt,
                 history: view.history,
-                tools: self.tools.specs_for(&self.agent_tools(agent, &view.tools)),
+                tools,
             },
             max_iterations: role
                 .max_iterations

@@ -1,11 +1,13 @@
-use crate::protocol::{AgentId, Event, EventKind};
+use crate::protocol::{AgentId, Event, EventKind, TaskMetrics, TaskTally};
 use crate::session::LogWriter;
 use std::sync::Mutex;
+use std::time::Instant;
 use tokio::sync::mpsc;
 
 /// Numbers events, queues the durable ones for the session log, then hands each to the
 /// front end. One lock covers numbering and queueing so the log's order is the `seq`
-/// order; the disk write itself happens on the log's own thread ([`LogWriter`]).
+/// order; the disk write itself happens on the log's own thread ([`LogWriter`]). Task
+/// figures are folded from the same events, so they count what the log tells.
 pub struct EventSink {
     inner: Mutex<Inner>,
     tx: mpsc::UnboundedSender<Event>,
@@ -14,6 +16,7 @@ pub struct EventSink {
 struct Inner {
     seq: u64,
     log: Option<LogWriter>,
+    tasks: TaskTally,
 }
 
 impl EventSink {
@@ -22,6 +25,7 @@ impl EventSink {
             inner: Mutex::new(Inner {
                 seq: first_seq,
                 log,
+                tasks: TaskTally::default(),
             }),
             tx,
         }
@@ -48,6 +52,7 @@ impl EventSink {
                 agent_id,
                 kind,
             };
+            inner.tasks.observe(&event, Some(Instant::now()));
             let mut warn = None;
             if let Some(log) = &inner.log {
                 if !event.kind.is_live_only() {
@@ -69,6 +74,23 @@ impl EventSink {
         let _ = self.tx.send(event);
         if let Some(message) = warn {
             self.emit(agent_id, EventKind::Error { message });
+        }
+    }
+
+    /// Counts the tasks of a resumed session's log (untimed: the log has no clock).
+    pub fn observe_replayed(&self, events: &[Event]) {
+        let mut inner = self.lock();
+        for ev in events {
+            inner.tasks.observe(ev, None);
+        }
+    }
+
+    /// Task figures of one agent (`Some`) or the session.
+    pub fn task_metrics(&self, id: Option<AgentId>) -> TaskMetrics {
+        let inner = self.lock();
+        match id {
+            Some(id) => inner.tasks.of(id),
+            None => inner.tasks.total(),
         }
     }
 

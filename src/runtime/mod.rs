@@ -10,7 +10,9 @@
 mod agent;
 mod agent_tools;
 mod approval;
+mod board;
 mod calls;
+mod compaction;
 mod engine;
 mod events;
 mod mcp;
@@ -19,6 +21,7 @@ mod ops;
 mod persona;
 mod report;
 mod start;
+mod tasks;
 mod team;
 mod toolbox;
 mod turn;
@@ -54,6 +57,9 @@ pub struct SessionInfo {
     pub root_agent: AgentId,
     /// Where the session log is written, if anywhere.
     pub log_path: Option<PathBuf>,
+    /// The last `seq` read back from the log of a resumed session (0 for a new one):
+    /// events up to it are history, not news.
+    pub replayed_seq: u64,
 }
 
 pub struct SessionOptions {

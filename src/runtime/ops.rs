@@ -36,6 +36,16 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
                     team.cancel_subtree(agent_id, "cancelled by the user");
                 }
             }
+            Op::Compact { agent_id } => {
+                if !team.deliver(agent_id, AgentInput::Compact) {
+                    team.emit(
+                        agent_id,
+                        EventKind::Error {
+                            message: "this agent has stopped; there is nothing to compact".into(),
+                        },
+                    );
+                }
+            }
             Op::SwitchPersona { role } => {
                 if engine.role(&role).is_none() {
                     let message = format!(

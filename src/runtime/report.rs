@@ -6,8 +6,13 @@ use crate::protocol::{AgentId, AgentStatus};
 use serde_json::{Value, json};
 
 /// Reports the finished workers in `done` (marking their outcomes delivered) and lists
-/// those in `running`.
-pub fn results_report(team: &Team, done: &[AgentId], running: &[AgentId]) -> String {
+/// those in `running`; `news` from the task board comes first (a deadlock is critical).
+pub fn results_report(
+    team: &Team,
+    done: &[AgentId],
+    running: &[AgentId],
+    news: Option<String>,
+) -> String {
     let (outcomes, still) = team.take_outcomes(done, running);
     let results: Vec<Value> = outcomes
         .into_iter()
@@ -53,8 +58,12 @@ pub fn results_report(team: &Team, done: &[AgentId], running: &[AgentId]) -> Str
         "Results of your finished workers (others are still running):"
     };
     let body = json!({"results": results, "still_running": still});
-    format!(
+    let report = format!(
         "{header}\n{}",
         serde_json::to_string_pretty(&body).unwrap_or_else(|_| body.to_string())
-    )
+    );
+    match news {
+        Some(news) => format!("{news}\n\n{report}"),
+        None => report,
+    }
 }

@@ -40,6 +40,8 @@ pub enum RuntimeError {
     },
     #[error("session log {0} holds no session to resume")]
     EmptyLog(PathBuf),
+    #[error("[verify] reviewer: {0}; set it to one of those roles or remove it")]
+    Reviewer(crate::roles::RoleError),
 }
 
 pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
@@ -84,6 +86,9 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         None => None,
     };
     let sink = EventSink::new(log, first_seq, event_tx);
+    if let Some((_, events, _)) = &resumed {
+        sink.observe_replayed(events);
+    }
     if opts.replay_to_frontend
         && let Some((_, events, _)) = &resumed
     {
@@ -98,6 +103,11 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         (None, None) => crate::roles::DEFAULT_ROLE.to_string(),
     };
     let role = opts.roles.require(&active_role)?.clone();
+    if let Some(reviewer) = &opts.config.verify.reviewer {
+        opts.roles
+            .require(reviewer)
+            .map_err(RuntimeError::Reviewer)?;
+    }
     let model_name = role.model(&opts.config);
     let (mcp_status, mcp_statuses) = mpsc::unbounded_channel();
     let mcp = McpHub::new(&opts.config.mcp_servers, workspace.root(), Some(mcp_status));
@@ -105,7 +115,17 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let mut roles = opts.roles;
     roles.check_tools(&tools.names(), &tools.mcp().server_names());
 
+    let windows = crate::context::ContextWindows::new(&opts.config);
+    if let Some(tokens) = opts.model.server_context_window().await {
+        windows.set_server_window(tokens);
+    }
+    let instructions = crate::context::load_instructions(
+        workspace.root(),
+        opts.config.context.max_instructions_bytes,
+    );
     let engine = Arc::new(Engine {
+        windows,
+        instructions,
         model_slots: Semaphore::new(opts.config.limits.max_concurrent_requests.max(1) as usize),
         config: opts.config,
         roles,
@@ -115,6 +135,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         gate: ApprovalGate::new(opts.can_ask),
         team: Team::new(sink, root),
         checks: Default::default(),
+        tasks: Default::default(),
     });
     let team = &engine.team;
 
@@ -130,6 +151,16 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             roles: engine.roles.names(),
         },
     );
+    if let Some(i) = &engine.instructions {
+        team.emit(
+            root,
+            EventKind::InstructionsLoaded {
+                files: i.files.clone(),
+                bytes: i.bytes,
+                cut: i.cut,
+            },
+        );
+    }
     for message in opts.warnings {
         team.emit(root, EventKind::Error { message });
     }
@@ -189,6 +220,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             role: role.name.clone(),
             root_agent: root,
             log_path,
+            replayed_seq: first_seq,
         },
     })
 }
@@ -204,6 +236,7 @@ fn new_session_id() -> String {
 /// Brings the logged agents back (root first), idle, with their histories; outcomes the
 /// log does not show as delivered are still owed to their supervisors.
 fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: ApprovalPolicy) {
+    engine.tasks.restore(session.tasks);
     let mut delivered = HashMap::new();
     for agent in session.agents {
         let is_root = agent.id == session.root;

@@ -3,12 +3,19 @@
 //! are private; the rest of the runtime changes an agent only through the named steps
 //! here, so the busy/idle/fan-in rules live in one place and are tested next to it.
 
+mod context;
+mod fan_in;
+mod roster;
+mod stats;
+
+pub use context::Compaction;
+use context::ContextState;
+pub use fan_in::FanIn;
+pub use stats::AgentStats;
+
 use super::events::EventSink;
-use crate::protocol::{
-    AgentId, AgentResult, AgentStatus, AgentSummary, ApprovalPolicy, EventKind, HistoryItem,
-    SessionTotals,
-};
-use std::collections::HashMap;
+use crate::protocol::{AgentId, AgentResult, AgentStatus, ApprovalPolicy, EventKind, HistoryItem};
+use roster::Roster;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -24,16 +31,8 @@ pub enum AgentInput {
     },
     /// The user switches the persona (`/role NAME`); applied between turns.
     SwitchPersona(String),
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-pub struct AgentStats {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub cost_usd: f64,
-    pub model_calls: u64,
-    pub tool_calls: u64,
-    pub errors: u64,
+    /// The user asks to compact the conversation (`/compact`); done between turns.
+    Compact,
 }
 
 /// Everything needed to bring an agent into the team.
@@ -75,6 +74,8 @@ struct Agent {
     policy: ApprovalPolicy,
     tools: Arc<[String]>,
     history: History,
+    /// How full its context is: the server's count of the last call, plus estimates.
+    context: ContextState,
     result: Option<AgentResult>,
     /// Why it failed, for the parent.
     failure: Option<String>,
@@ -136,23 +137,6 @@ pub struct AgentCard {
     pub tools: Arc<[String]>,
 }
 
-/// A worker's outcome as its supervisor is told it.
-pub struct Outcome {
-    pub id: AgentId,
-    pub role: String,
-    pub status: AgentStatus,
-    pub result: Option<AgentResult>,
-    pub failure: Option<String>,
-    pub last_message: Option<String>,
-}
-
-/// A worker still at work, for reports that list who is still running.
-pub struct StillRunning {
-    pub id: AgentId,
-    pub role: String,
-    pub status: AgentStatus,
-}
-
 /// One line of `get_agents`.
 pub struct ChildInfo {
     pub id: AgentId,
@@ -160,75 +144,9 @@ pub struct ChildInfo {
     pub status: AgentStatus,
     pub task: String,
     pub has_result: bool,
+    /// The checks of its result, when they ran.
+    pub verification: Option<crate::protocol::Verdict>,
 }
-
-/// Where an agent's workers stand.
-#[derive(Debug, PartialEq)]
-pub enum FanIn {
-    /// Every worker has finished and these have outcomes not yet given to the agent.
-    Ready(Vec<AgentId>),
-    /// Workers are still running.
-    Waiting,
-    Nothing,
-}
-
-/// The agents, with counts kept as statuses change so the checks made on every status
-/// change (is the tree idle? how many are live?) do not walk ten thousand agents.
-#[derive(Default)]
-struct Roster {
-    map: HashMap<AgentId, Agent>,
-    /// Agents running or waiting.
-    active: usize,
-    /// Agents not failed or cancelled.
-    live: usize,
-    /// Agents with input not yet taken up.
-    queued: usize,
-    /// Most agents active at once since memory was last given back.
-    peak_active: usize,
-}
-
-impl std::ops::Deref for Roster {
-    type Target = HashMap<AgentId, Agent>;
-    fn deref(&self) -> &Self::Target {
-        &self.map
-    }
-}
-
-impl std::ops::DerefMut for Roster {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.map
-    }
-}
-
-fn is_live(status: AgentStatus) -> bool {
-    !matches!(status, AgentStatus::Failed | AgentStatus::Cancelled)
-}
-
-impl Roster {
-    /// Adjusts the counts for one agent's status going from `old` to `new`.
-    fn count_status(&mut self, old: Option<AgentStatus>, new: AgentStatus) {
-        if let Some(old) = old {
-            self.active -= usize::from(!old.is_idle());
-            self.live -= usize::from(is_live(old));
-        }
-        self.active += usize::from(!new.is_idle());
-        self.live += usize::from(is_live(new));
-        self.peak_active = self.peak_active.max(self.active);
-    }
-
-    /// Whether a burst of workers just ended (at most the supervisor is left at work):
-    /// the moment to give the allocator's freed memory back.
-    fn burst_ended(&mut self) -> bool {
-        if self.active <= 1 && self.peak_active >= BURST {
-            self.peak_active = self.active;
-            return true;
-        }
-        false
-    }
-}
-
-/// Agents active at once that count as a burst worth giving memory back after.
-const BURST: usize = 64;
 
 pub struct Team {
     agents: Mutex<Roster>,
@@ -299,6 +217,7 @@ impl Team {
                 status: new.status,
                 policy: new.policy,
                 tools: new.tools.into(),
+                context: ContextState::of(&history),
                 history: Arc::new(history),
                 result: new.result,
                 failure: None,
@@ -444,7 +363,10 @@ impl Team {
 
     /// Appends to an agent's history and records it in the event stream.
     pub fn push_item(&self, id: AgentId, item: HistoryItem) {
-        let added = self.with(id, |a| Arc::make_mut(&mut a.history).push(item.clone()));
+        let added = self.with(id, |a| {
+            a.context.push(&item);
+            Arc::make_mut(&mut a.history).push(item.clone());
+        });
         if added.is_some() {
             self.emit(id, EventKind::ItemAdded { item });
         }
@@ -453,15 +375,20 @@ impl Team {
     /// Starts a turn: a fresh turn token (so an interrupt from now on reaches this turn),
     /// then `running`, then the input counts as taken: never a moment that looks idle.
     pub fn begin_turn(&self, id: AgentId, took_input: bool) -> Option<CancellationToken> {
-        let token = self.with(id, |a| {
-            a.turn_cancel = a.cancel.child_token();
-            a.turn_cancel.clone()
-        })?;
+        let token = self.renew_turn_token(id)?;
         self.set_status(id, AgentStatus::Running, None);
         if took_input {
             self.take_input(id);
         }
         Some(token)
+    }
+
+    /// A fresh turn token for work between turns (`/compact`), so an interrupt reaches it.
+    pub fn renew_turn_token(&self, id: AgentId) -> Option<CancellationToken> {
+        self.with(id, |a| {
+            a.turn_cancel = a.cancel.child_token();
+            a.turn_cancel.clone()
+        })
     }
 
     /// Stops the agent's running turn; results owed to it wait for the next message.
@@ -482,99 +409,6 @@ impl Team {
     pub fn release_hold(&self, id: AgentId) -> bool {
         self.with(id, |a| std::mem::take(&mut a.hold))
             .unwrap_or(false)
-    }
-
-    /// Where `id`'s workers stand. Only looks: outcomes are marked delivered when they are
-    /// taken with [`Team::take_outcomes`].
-    pub fn owed_results(&self, id: AgentId) -> FanIn {
-        let agents = self.lock();
-        let Some(me) = agents.get(&id) else {
-            return FanIn::Nothing;
-        };
-        let mut running = false;
-        let mut owed = Vec::new();
-        for child in me.children.iter().filter_map(|c| agents.get(c)) {
-            if child.is_busy() {
-                running = true;
-            } else if child.owes_outcome() {
-                owed.push(child.id);
-            }
-        }
-        if running {
-            FanIn::Waiting
-        } else if owed.is_empty() {
-            FanIn::Nothing
-        } else {
-            FanIn::Ready(owed)
-        }
-    }
-
-    /// The outcomes of finished workers, marked delivered to their supervisor (an event
-    /// each, which resume reads), and the ones in `running` as they stand.
-    pub fn take_outcomes(
-        &self,
-        done: &[AgentId],
-        running: &[AgentId],
-    ) -> (Vec<Outcome>, Vec<StillRunning>) {
-        let mut agents = self.lock();
-        let mut outcomes = Vec::with_capacity(done.len());
-        let mut delivered = Vec::with_capacity(done.len());
-        for id in done {
-            let Some(a) = agents.get_mut(id) else {
-                continue;
-            };
-            a.delivered = true;
-            delivered.push((a.id, a.parent));
-            outcomes.push(Outcome {
-                id: a.id,
-                role: a.role.clone(),
-                status: a.status,
-                result: a.result.clone(),
-                failure: a.failure.clone(),
-                last_message: a.last_message().map(str::to_string),
-            });
-        }
-        let still = running
-            .iter()
-            .filter_map(|id| agents.get(id))
-            .map(|a| StillRunning {
-                id: a.id,
-                role: a.role.clone(),
-                status: a.status,
-            })
-            .collect();
-        drop(agents);
-        for (id, parent) in delivered {
-            if let Some(parent) = parent {
-                self.emit(id, EventKind::ResultDelivered { parent_id: parent });
-            }
-        }
-        (outcomes, still)
-    }
-
-    /// A follow-up's reply carried the worker's outcome to its supervisor.
-    pub fn mark_delivered(&self, id: AgentId) -> (AgentStatus, Option<AgentResult>) {
-        let found = self.with(id, |a| {
-            a.delivered = true;
-            (a.status, a.result.clone(), a.parent)
-        });
-        let Some((status, result, parent)) = found else {
-            return (AgentStatus::Failed, None);
-        };
-        if let Some(parent) = parent {
-            self.emit(id, EventKind::ResultDelivered { parent_id: parent });
-        }
-        (status, result)
-    }
-
-    /// On resume: which outcomes reached their supervisors, as the log says.
-    pub fn restore_delivery(&self, delivered: impl Fn(AgentId, AgentStatus) -> bool) {
-        let mut agents = self.lock();
-        for a in agents.values_mut() {
-            if a.parent.is_some() {
-                a.delivered = delivered(a.id, a.status);
-            }
-        }
     }
 
     /// Cancels an agent and its descendants; returns how many were stopped.
@@ -650,6 +484,10 @@ impl Team {
         self.with(id, |a| a.role.clone())
     }
 
+    pub fn model(&self, id: AgentId) -> Option<String> {
+        self.with(id, |a| a.model.clone())
+    }
+
     pub fn card(&self, id: AgentId) -> Option<AgentCard> {
         self.with(id, |a| AgentCard {
             role: a.role.clone(),
@@ -683,40 +521,6 @@ impl Team {
         self.with(id, |a| a.children.clone()).unwrap_or_default()
     }
 
-    /// The caller's workers that are at work or owe an outcome.
-    pub fn unfinished_children(&self, id: AgentId) -> Vec<AgentId> {
-        let agents = self.lock();
-        let Some(me) = agents.get(&id) else {
-            return Vec::new();
-        };
-        me.children
-            .iter()
-            .filter(|c| {
-                agents
-                    .get(c)
-                    .is_some_and(|a| a.is_busy() || a.owes_outcome())
-            })
-            .copied()
-            .collect()
-    }
-
-    /// How many of `ids`, from the start, have finished: the index of the first still at
-    /// work, or `ids.len()`. A waiting supervisor keeps its place, so a wait over ten
-    /// thousand workers walks each once, not once per status change.
-    pub fn finished_prefix(&self, ids: &[AgentId]) -> usize {
-        let agents = self.lock();
-        ids.iter()
-            .position(|id| agents.get(id).is_some_and(|a| a.is_busy()))
-            .unwrap_or(ids.len())
-    }
-
-    /// Splits `ids` into those that have finished and those still at work.
-    pub fn partition_busy(&self, ids: &[AgentId]) -> (Vec<AgentId>, Vec<AgentId>) {
-        let agents = self.lock();
-        ids.iter()
-            .partition(|id| agents.get(id).is_none_or(|a| !a.is_busy()))
-    }
-
     pub fn child_infos(&self, id: AgentId) -> Vec<ChildInfo> {
         let agents = self.lock();
         let Some(me) = agents.get(&id) else {
@@ -731,8 +535,13 @@ impl Team {
                 status: a.status,
                 task: a.task.clone(),
                 has_result: a.result.is_some(),
+                verification: a.result.as_ref().and_then(|r| r.verification.clone()),
             })
             .collect()
+    }
+
+    pub fn result(&self, id: AgentId) -> Option<AgentResult> {
+        self.with(id, |a| a.result.clone()).flatten()
     }
 
     /// Stores a worker's validated result; returns its supervisor.
@@ -749,77 +558,11 @@ impl Team {
         self.with(self.root, |a| {
             a.tools = tools.into();
             a.model = model;
+            // Another prompt and tools: the last call's count no longer describes it.
+            a.context.forget_measure();
             std::mem::replace(&mut a.role, role)
         })
         .unwrap_or_default()
-    }
-
-    pub fn count_model_call(&self, id: AgentId) {
-        self.with(id, |a| a.stats.model_calls += 1);
-    }
-
-    pub fn count_error(&self, id: AgentId) {
-        self.with(id, |a| a.stats.errors += 1);
-    }
-
-    pub fn count_tool_result(&self, id: AgentId, is_error: bool) {
-        self.with(id, |a| {
-            a.stats.tool_calls += 1;
-            if is_error {
-                a.stats.errors += 1;
-            }
-        });
-    }
-
-    pub fn add_usage(&self, id: AgentId, prompt: u64, completion: u64, cost: f64) {
-        self.with(id, |a| {
-            a.stats.prompt_tokens += prompt;
-            a.stats.completion_tokens += completion;
-            a.stats.cost_usd += cost;
-        });
-    }
-
-    /// Per-agent figures in spawn order, and the session's totals.
-    pub fn summary(&self) -> (Vec<AgentSummary>, SessionTotals) {
-        let agents = self.lock();
-        let mut list: Vec<_> = agents.values().collect();
-        list.sort_by_key(|a| a.created);
-        let now = Instant::now();
-        let rows: Vec<AgentSummary> = list
-            .iter()
-            .map(|a| AgentSummary {
-                agent_id: a.id,
-                parent_id: a.parent,
-                role: a.role.clone(),
-                status: a.status,
-                model: a.model.clone(),
-                prompt_tokens: a.stats.prompt_tokens,
-                completion_tokens: a.stats.completion_tokens,
-                cost_usd: a.stats.cost_usd,
-                model_calls: a.stats.model_calls,
-                tool_calls: a.stats.tool_calls,
-                errors: a.stats.errors,
-                wall_ms: a
-                    .finished
-                    .unwrap_or(now)
-                    .duration_since(a.created)
-                    .as_millis() as u64,
-            })
-            .collect();
-        let mut totals = SessionTotals {
-            agents: rows.len() as u64,
-            ..SessionTotals::default()
-        };
-        for r in &rows {
-            totals.prompt_tokens += r.prompt_tokens;
-            totals.completion_tokens += r.completion_tokens;
-            totals.cost_usd += r.cost_usd;
-            totals.model_calls += r.model_calls;
-            totals.tool_calls += r.tool_calls;
-            totals.errors += r.errors;
-            totals.wall_ms = totals.wall_ms.max(r.wall_ms);
-        }
-        (rows, totals)
     }
 }
 
@@ -829,7 +572,10 @@ impl Team {
     fn counts_agree(&self) -> bool {
         let agents = self.lock();
         let active = agents.values().filter(|a| !a.status.is_idle()).count();
-        let live = agents.values().filter(|a| is_live(a.status)).count();
+        let live = agents
+            .values()
+            .filter(|a| roster::is_live(a.status))
+            .count();
         let queued = agents.values().filter(|a| a.queued > 0).count();
         (agents.active, agents.live, agents.queued) == (active, live, queued)
     }

@@ -32,7 +32,8 @@ struct Entry {
 pub struct ToolBox {
     entries: Vec<Entry>,
     mcp: Arc<McpHub>,
-    /// Tool specs per tool set: agents of one role share one, built on first use.
+    /// Tool specs per tool set, with their estimated tokens: agents of one role share
+    /// one, built on first use.
     spec_cache: Mutex<SpecCache>,
 }
 
@@ -41,11 +42,13 @@ pub struct ToolBox {
 #[derive(Default)]
 struct SpecCache {
     generation: u64,
-    sets: HashMap<ToolSet, Arc<[ToolSpec]>>,
+    sets: HashMap<ToolSet, SpecsAndTokens>,
 }
 
 /// The names of a tool set, as one role's agents share them.
 type ToolSet = Arc<[String]>;
+/// A tool set's specs and the tokens they take in a request.
+type SpecsAndTokens = (Arc<[ToolSpec]>, u64);
 
 impl ToolBox {
     /// The coding tools given, then the agent tools, then `mcp`'s. A name registered twice
@@ -158,8 +161,9 @@ impl ToolBox {
             .collect()
     }
 
-    /// The specs of a tool set, built once per distinct set (and MCP tool list).
-    pub fn specs_for(&self, names: &Arc<[String]>) -> Arc<[ToolSpec]> {
+    /// The specs of a tool set and the tokens they take in a request (an estimate), built
+    /// once per distinct set (and MCP tool list).
+    pub fn specs_and_tokens(&self, names: &Arc<[String]>) -> SpecsAndTokens {
         let generation = self.mcp.generation();
         let mut cache = crate::sync::lock(&self.spec_cache);
         if cache.generation != generation {
@@ -168,8 +172,8 @@ impl ToolBox {
                 sets: HashMap::new(),
             };
         }
-        if let Some(specs) = cache.sets.get(names) {
-            return specs.clone();
+        if let Some(entry) = cache.sets.get(names) {
+            return entry.clone();
         }
         let specs: Arc<[ToolSpec]> = names
             .iter()
@@ -178,8 +182,9 @@ impl ToolBox {
                 None => self.mcp.tool(n).map(|t| t.spec.clone()),
             })
             .collect();
-        cache.sets.insert(names.clone(), specs.clone());
-        specs
+        let tokens = crate::context::estimate_tools(&specs);
+        cache.sets.insert(names.clone(), (specs.clone(), tokens));
+        (specs, tokens)
     }
 }
 

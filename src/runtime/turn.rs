@@ -3,6 +3,7 @@
 
 use super::agent_tools::Handoff;
 use super::calls::{BatchEnd, run_tool_calls};
+use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
 use super::persona::switch_persona;
 use crate::model::{ModelError, ModelProgress};
@@ -43,8 +44,14 @@ async fn turn_loop(
     let mut iteration = 0;
     let mut handoffs = 0;
     let mut final_text = String::new();
+    // Set once the call overflowed the window and was compacted: a second overflow of the
+    // same call is an error, never another round.
+    let mut overflowed = false;
+    // A compaction that failed (not one with nothing to do) is not tried again this turn:
+    // each try is a model call.
+    let mut compaction_failed = false;
     loop {
-        let Some(setup) = engine.request_for(agent) else {
+        let Some(mut setup) = engine.request_for(agent) else {
             return outcome(TurnEnd::Cancelled, final_text, None);
         };
         if iteration >= setup.max_iterations {
@@ -60,8 +67,29 @@ async fn turn_loop(
         if cancel.is_cancelled() {
             return interrupted(final_text);
         }
+        if !overflowed && !compaction_failed && compaction::due(engine, agent, &setup).is_some() {
+            drop(setup);
+            match compaction::compact(engine, agent, Trigger::Window, cancel).await {
+                Ok(_) | Err(CompactError::NothingToCompact) => {}
+                Err(CompactError::Cancelled) => return interrupted(final_text),
+                Err(e) => {
+                    compaction_failed = true;
+                    team.emit(
+                        agent,
+                        EventKind::Error {
+                            message: format!("could not compact the conversation: {e}"),
+                        },
+                    );
+                }
+            }
+            let Some(again) = engine.request_for(agent) else {
+                return outcome(TurnEnd::Cancelled, final_text, None);
+            };
+            setup = again;
+        }
 
         let model = setup.request.model.clone();
+        let window = setup.window;
         let response = {
             let permit = tokio::select! {
                 p = engine.model_slots.acquire() => p,
@@ -98,6 +126,42 @@ async fn turn_loop(
         let response = match response {
             Ok(r) => r,
             Err(ModelError::Cancelled) => return interrupted(final_text),
+            Err(ModelError::ContextOverflow {
+                message,
+                window: said,
+            }) => {
+                if let Some(tokens) = said {
+                    engine.windows.learn(&model, tokens);
+                }
+                let recovered = if overflowed {
+                    Err(CompactError::NothingToCompact)
+                } else {
+                    compaction::compact(engine, agent, Trigger::Window, cancel).await
+                };
+                let why = match recovered {
+                    Ok(_) => {
+                        // The same call again, on the compacted history.
+                        overflowed = true;
+                        iteration -= 1;
+                        continue;
+                    }
+                    Err(CompactError::Cancelled) => return interrupted(final_text),
+                    Err(_) if overflowed => "even after compacting it".to_string(),
+                    Err(e) => format!("and compacting it failed ({e})"),
+                };
+                let window = engine.windows.window(&model);
+                let message = format!(
+                    "the conversation does not fit the context window of {model}                      ({window} tokens) {why}. The server said: {message}. Send a shorter                      message, /compact, or start over with /new"
+                );
+                team.count_error(agent);
+                team.emit(
+                    agent,
+                    EventKind::Error {
+                        message: message.clone(),
+                    },
+                );
+                return outcome(TurnEnd::Error, final_text, Some(message));
+            }
             Err(e) => {
                 let message = e.to_string();
                 team.count_error(agent);
@@ -110,11 +174,17 @@ async fn turn_loop(
                 return outcome(TurnEnd::Error, final_text, Some(message));
             }
         };
+        overflowed = false;
         if let Some(usage) = response.usage {
             let cost = engine
                 .config
                 .cost(&model, usage.prompt_tokens, usage.completion_tokens);
             team.add_usage(agent, usage.prompt_tokens, usage.completion_tokens, cost);
+            let context_tokens = usage.prompt_tokens + usage.completion_tokens;
+            // A server that reports no prompt tokens has not counted: keep estimating.
+            if usage.prompt_tokens > 0 {
+                team.record_context(agent, context_tokens);
+            }
             team.emit(
                 agent,
                 EventKind::Usage {
@@ -122,6 +192,8 @@ async fn turn_loop(
                     prompt_tokens: usage.prompt_tokens,
                     completion_tokens: usage.completion_tokens,
                     cost_usd: cost,
+                    context_tokens,
+                    context_window: window,
                 },
             );
         }

@@ -2,11 +2,15 @@
 //! worker took its task (a snapshot), the files its own calls changed since, and the
 //! attempt it is on. The rules themselves live in `crate::verify`.
 
+mod reviewer;
+
+pub use reviewer::Start;
+
 use super::engine::Engine;
 use crate::protocol::{AgentId, AgentResult, ApprovalAction, ResultStatus, Severity, Verdict};
 use crate::sync::lock;
 use crate::verify::{self, Evidence, Snapshot};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,6 +28,9 @@ pub struct Checks {
     /// Bumped around every mutating tool call, so a cached snapshot is known stale.
     generation: AtomicU64,
     latest: tokio::sync::Mutex<Option<Cached>>,
+    /// Agents started to review a result: their own results are not checked (a review of
+    /// a review would never end).
+    reviewers: Mutex<HashSet<AgentId>>,
 }
 
 struct Cached {
@@ -48,6 +55,14 @@ struct Task {
 }
 
 impl Checks {
+    pub fn add_reviewer(&self, agent: AgentId) {
+        lock(&self.reviewers).insert(agent);
+    }
+
+    pub fn is_reviewer(&self, agent: AgentId) -> bool {
+        lock(&self.reviewers).contains(&agent)
+    }
+
     /// Whether `agent`'s next message starts a new task (rather than continuing one).
     pub fn starts_task(&self, agent: AgentId) -> bool {
         lock(&self.tasks)
@@ -196,6 +211,7 @@ pub enum Checked {
 /// Checks `result` of `agent` against the workspace and decides what happens to it.
 pub async fn check(
     engine: &Engine,
+    start_agent: Start<'_>,
     agent: AgentId,
     result: &AgentResult,
     cancel: &CancellationToken,
@@ -203,6 +219,9 @@ pub async fn check(
     let Some(role_name) = engine.team.role(agent) else {
         return Checked::Unchecked;
     };
+    if engine.checks.is_reviewer(agent) {
+        return Checked::Unchecked;
+    }
     let role = engine.role(&role_name);
     if !enabled(engine, role.and_then(|r| r.verify)) || result.status == ResultStatus::Failure {
         engine.checks.close(agent);
@@ -262,6 +281,19 @@ pub async fn check(
             findings.push(f);
         }
     }
+    // The reviewer costs a model run: only a result the rules let through gets one.
+    if let Some(reviewer) = &engine.config.verify.reviewer
+        && !findings.iter().any(|f| f.severity == Severity::Error)
+    {
+        let review = reviewer::Review {
+            worker: agent,
+            role: reviewer,
+            task: &text,
+            result,
+            changed: &own,
+        };
+        findings.extend(reviewer::review(engine, start_agent, review, cancel).await);
+    }
     let max = engine.config.verify.max_corrections;
     let verdict = Verdict::of(attempt, max, findings);
     if verdict.passed || attempt > max {
@@ -276,7 +308,8 @@ fn enabled(engine: &Engine, role_says: Option<bool>) -> bool {
     role_says.unwrap_or(engine.config.verify.enabled)
 }
 
-/// Whether results of a role are checked at all (no snapshot is taken otherwise).
-pub fn enabled_for(engine: &Engine, role: &str) -> bool {
-    enabled(engine, engine.role(role).and_then(|r| r.verify))
+/// Whether results of an agent of `role` are checked at all (no snapshot is taken
+/// otherwise). A reviewer's never are.
+pub fn enabled_for(engine: &Engine, agent: AgentId, role: &str) -> bool {
+    !engine.checks.is_reviewer(agent) && enabled(engine, engine.role(role).and_then(|r| r.verify))
 }

@@ -1,4 +1,4 @@
-use crate::protocol::{AgentId, AgentResult, AgentStatus, Event, EventKind, HistoryItem};
+use crate::protocol::{AgentId, AgentResult, AgentStatus, Event, EventKind, HistoryItem, Task};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -37,6 +37,8 @@ pub struct ReplayedSession {
     pub active_role: String,
     /// Agents in the order they were spawned (root first).
     pub agents: Vec<ReplayedAgent>,
+    /// The task board as its last `task_updated` events left it, in plan order.
+    pub tasks: Vec<Task>,
     pub last_seq: u64,
 }
 
@@ -50,6 +52,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut order: Vec<AgentId> = Vec::new();
     let mut agents: HashMap<AgentId, ReplayedAgent> = HashMap::new();
     let mut last_seq = 0;
+    let mut tasks: Vec<Task> = Vec::new();
 
     for ev in events {
         last_seq = last_seq.max(ev.seq);
@@ -95,6 +98,10 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                     });
                 }
             }
+            EventKind::TaskUpdated { task } => match tasks.iter_mut().find(|t| t.id == task.id) {
+                Some(slot) => *slot = task.clone(),
+                None => tasks.push(task.clone()),
+            },
             other => {
                 let Some(agent) = agents.get_mut(&ev.agent_id) else {
                     continue;
@@ -120,6 +127,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         }
                         agent.history.push(item.clone());
                     }
+                    // The compacted conversation replaces the items before it.
+                    EventKind::Compacted { history, .. } => agent.history = history.clone(),
                     EventKind::ResultReturned { result, .. } => {
                         agent.result = Some(result.clone());
                         agent.task_closed = true;
@@ -165,6 +174,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             .into_iter()
             .filter_map(|id| agents.remove(&id))
             .collect(),
+        tasks,
         last_seq,
     })
 }

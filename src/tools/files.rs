@@ -94,19 +94,16 @@ fn read_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "description": "File path relative to the workspace root, e.g. 'src/main.rs'."
-            },
+            "path": {"type": "string"},
             "start_line": {
                 "type": "integer",
                 "minimum": 1,
-                "description": "First line to return (1-based). Omit to start at the beginning."
+                "description": "First line (1-based)."
             },
             "end_line": {
                 "type": "integer",
                 "minimum": 1,
-                "description": "Last line to return (1-based, inclusive). Omit to read to the end."
+                "description": "Last line (inclusive)."
             }
         },
         "required": ["path"],
@@ -119,10 +116,9 @@ impl ToolHandler for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "read_file".to_string(),
-            description: "Read a text file in the workspace. Returns the file's exact text (no \
-                line numbers added), so it can be copied into edit_file's old_text. Use \
-                start_line/end_line to read part of a large file. Very large output is cut, \
-                with a note at the end saying which start_line to continue from."
+            description: "Read a text file. Returns its exact text (no line numbers), ready to \
+                copy into edit_file's old_text. For part of a large file give start_line and \
+                end_line; output cut at the limit ends with a note on where to go on."
                 .to_string(),
             parameters: read_schema(),
         }
@@ -303,14 +299,8 @@ fn write_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "description": "File path relative to the workspace root. Missing parent directories are created."
-            },
-            "content": {
-                "type": "string",
-                "description": "The complete new content of the file."
-            }
+            "path": {"type": "string"},
+            "content": {"type": "string", "description": "The whole new content."}
         },
         "required": ["path", "content"],
         "additionalProperties": false
@@ -346,9 +336,8 @@ impl ToolHandler for WriteFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "write_file".to_string(),
-            description: "Create a file, or replace a file's entire content. Parent directories \
-                are created as needed. To change part of an existing file, prefer edit_file, \
-                which does not require resending the whole file."
+            description: "Create a file or replace all of its content (parent directories are \
+                created). To change part of an existing file, use edit_file."
                 .to_string(),
             parameters: write_schema(),
         }
@@ -408,18 +397,9 @@ fn edit_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "description": "File path relative to the workspace root."
-            },
-            "old_text": {
-                "type": "string",
-                "description": "Text to replace. Must occur exactly once in the file and match it exactly, including whitespace and indentation; include a few surrounding lines to make it unique."
-            },
-            "new_text": {
-                "type": "string",
-                "description": "Replacement text (may be empty to delete old_text)."
-            }
+            "path": {"type": "string"},
+            "old_text": {"type": "string", "description": "Exact text to replace."},
+            "new_text": {"type": "string", "description": "Replacement; may be empty."}
         },
         "required": ["path", "old_text", "new_text"],
         "additionalProperties": false
@@ -528,10 +508,9 @@ impl ToolHandler for EditFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "edit_file".to_string(),
-            description: "Replace one exact piece of text in an existing file. old_text must \
-                occur exactly once and match exactly (whitespace and indentation included): \
-                copy it from read_file output, with enough surrounding lines to be unique. \
-                Make several calls for several separate changes."
+            description: "Replace text in a file. old_text must occur exactly once and match \
+                exactly, whitespace and indentation included: copy it from read_file, with \
+                enough lines around it to be unique. One call per change."
                 .to_string(),
             parameters: edit_schema(),
         }

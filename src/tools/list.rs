@@ -125,15 +125,12 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {
-                "type": "string",
-                "description": "Directory to list, relative to the workspace root. Omit (or '.') for the root."
-            },
+            "path": {"type": "string", "description": "Directory; default: the root."},
             "depth": {
                 "type": "integer",
                 "minimum": 1,
                 "maximum": MAX_DEPTH,
-                "description": format!("How many directory levels to show (default {DEFAULT_DEPTH}; 1 = direct children only).")
+                "description": format!("Levels to show (default {DEFAULT_DEPTH}).")
             }
         },
         "additionalProperties": false
@@ -146,10 +143,9 @@ impl ToolHandler for ListFiles {
         ToolSpec {
             name: "list_files".to_string(),
             description: format!(
-                "List files and directories in the workspace, as paths relative to the \
-                 workspace root (directories end with '/'), sorted. Files ignored by \
-                 .gitignore and the .git directory are left out. Shows {DEFAULT_DEPTH} levels \
-                 by default and at most {MAX_ENTRIES} entries; list a subdirectory to see more."
+                "List files and directories, sorted (directories end with '/'), leaving out \
+                 what .gitignore ignores. At most {MAX_ENTRIES} entries: list a subdirectory \
+                 to see more."
             ),
             parameters: schema(),
         }

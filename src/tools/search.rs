@@ -31,12 +31,9 @@ fn schema() -> Value {
         "properties": {
             "pattern": {
                 "type": "string",
-                "description": "Regular expression (Rust regex syntax, like ripgrep), matched per line. Prefix with (?i) for case-insensitive. Escape regex characters such as ( [ . * to match them literally."
+                "description": "Regex matched per line; (?i) for any case; escape ( [ . * to match them."
             },
-            "path": {
-                "type": "string",
-                "description": "File or directory to search, relative to the workspace root. Omit to search the whole workspace."
-            }
+            "path": {"type": "string", "description": "File or directory; default: everything."}
         },
         "required": ["pattern"],
         "additionalProperties": false
@@ -50,10 +47,8 @@ impl ToolHandler for SearchFiles {
             name: "search_files".to_string(),
             description: format!(
                 "Search file contents with a regular expression, like ripgrep. Returns \
-                 matching lines as 'path:line: text' (paths relative to the workspace root, \
-                 line numbers 1-based, usable as read_file start_line). Skips files ignored by \
-                 .gitignore, the .git directory and binary files. Stops after {MAX_MATCHES} \
-                 matches."
+                 'path:line: text' lines (line numbers fit read_file's start_line), skipping \
+                 ignored and binary files; at most {MAX_MATCHES} matches."
             ),
             parameters: schema(),
         }

@@ -24,15 +24,12 @@ fn command_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "command": {
-                "type": "string",
-                "description": "Shell command line, run with bash -c (or sh -c) in the workspace root."
-            },
+            "command": {"type": "string"},
             "timeout_s": {
                 "type": "integer",
                 "minimum": 1,
                 "maximum": MAX_TIMEOUT_S,
-                "description": "Seconds before the command is killed. Omit for the configured default."
+                "description": "Default: the configured timeout."
             }
         },
         "required": ["command"],
@@ -57,12 +54,10 @@ impl ToolHandler for RunCommand {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "run_command".to_string(),
-            description: "Run a shell command in the workspace root (bash -c), e.g. to build, \
-                run a script, or use git. stdin is closed, so interactive programs will not \
-                work: pass flags such as --yes instead. Returns the exit code, then stdout and \
-                stderr combined; long output keeps its start and end. The command is killed \
-                when it exceeds its timeout. Prefer read_file, list_files and search_files for \
-                looking at files."
+            description: "Run a shell command (bash -c) in the workspace root: build, run a \
+                script, use git. stdin is closed: pass flags such as --yes. Returns the exit \
+                code, then stdout and stderr (long output keeps its start and end). To look at \
+                files, use read_file and search_files."
                 .to_string(),
             parameters: command_schema(),
         }
@@ -139,9 +134,8 @@ impl ToolHandler for RunTests {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "run_tests".to_string(),
-            description: "Run the project's configured test command in the workspace root. \
-                The result starts with 'tests passed' or 'tests FAILED', followed by the \
-                output (long output keeps its start and end). Takes no arguments."
+            description: "Run the project's configured test command. The result starts with \
+                'tests passed' or 'tests FAILED', then the output."
                 .to_string(),
             parameters: tests_schema(),
         }

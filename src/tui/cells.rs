@@ -1,7 +1,7 @@
 //! One history entry → its lines at a given width. Pure functions: the conversation view
 //! caches their output per entry and width, so each entry is laid out once.
 
-use crate::protocol::{AgentResult, ChangeType, ResultStatus, TurnEnd};
+use crate::protocol::{AgentResult, ChangeType, ResultStatus, TurnEnd, Verdict};
 use crate::text::{key_argument, one_line};
 use crate::tui::format::{millis, truncate, width};
 use crate::tui::markdown;
@@ -68,6 +68,7 @@ pub fn render_entry(kind: &EntryKind, w: usize, t: &Theme) -> Vec<Line<'static>>
             &[Span::raw("  ")],
         ),
         EntryKind::Result(r) => result_card(r, w, t),
+        EntryKind::Verification(v) => verdict_lines(v, w, t),
         EntryKind::TurnStopped(end) => {
             let what = match end {
                 TurnEnd::Interrupted => "interrupted",
@@ -197,7 +198,9 @@ fn tool_lines(tool: &ToolEntry, w: usize, t: &Theme) -> Vec<Line<'static>> {
 
 /// A boxed card for a worker's `return_results`.
 fn result_card(r: &AgentResult, w: usize, t: &Theme) -> Vec<Line<'static>> {
+    let failed_checks = r.verification.as_ref().is_some_and(|v| !v.passed);
     let color = match r.status {
+        _ if failed_checks => Color::Red,
         ResultStatus::Success => Color::Green,
         ResultStatus::Failure => Color::Red,
         ResultStatus::Partial => Color::Yellow,
@@ -206,6 +209,10 @@ fn result_card(r: &AgentResult, w: usize, t: &Theme) -> Vec<Line<'static>> {
     let w = w.max(12);
     let inner = w - 4;
     let mut body: Vec<Line<'static>> = Vec::new();
+    if let Some(v) = &r.verification {
+        body.extend(verdict_lines(v, inner, t));
+        body.push(Line::default());
+    }
     body.extend(markdown::render(&r.summary, inner, t));
     if !r.artifacts.is_empty() {
         body.push(Line::default());
@@ -255,7 +262,11 @@ fn result_card(r: &AgentResult, w: usize, t: &Theme) -> Vec<Line<'static>> {
         }
     }
 
-    let title = format!(" result · {} ", r.status.as_str());
+    let title = if failed_checks {
+        format!(" result · {} · not verified ", r.status.as_str())
+    } else {
+        format!(" result · {} ", r.status.as_str())
+    };
     let top_fill = (w - 2).saturating_sub(width(&title) + 1);
     let mut lines = vec![Line::from(vec![
         Span::styled("╭─", border),
@@ -275,6 +286,61 @@ fn result_card(r: &AgentResult, w: usize, t: &Theme) -> Vec<Line<'static>> {
         border,
     )));
     lines
+}
+
+/// A verdict's headline (`✓ verified 100` or `✗ 40 · 2 errors`) and its findings.
+pub fn verdict_lines(v: &Verdict, w: usize, t: &Theme) -> Vec<Line<'static>> {
+    let mut head = vec![];
+    if v.passed {
+        head.push(Span::styled(
+            format!("✓ verified {}", v.score),
+            t.bold(Color::Green),
+        ));
+        if v.attempt > 1 {
+            let n = v.attempt - 1;
+            head.push(Span::styled(
+                format!(" after {n} correction{}", if n == 1 { "" } else { "s" }),
+                t.dim(),
+            ));
+        }
+    } else {
+        let n = v.failures.len();
+        head.push(Span::styled(
+            format!("✗ {} · {n} error{}", v.score, if n == 1 { "" } else { "s" }),
+            t.bold(Color::Red),
+        ));
+    }
+    if !v.warnings.is_empty() {
+        let n = v.warnings.len();
+        head.push(Span::styled(
+            format!(" · {n} warning{}", if n == 1 { "" } else { "s" }),
+            t.warn(),
+        ));
+    }
+    if !v.passed {
+        let round = if v.attempt <= v.max_corrections {
+            format!(" · correction {} of {}", v.attempt, v.max_corrections)
+        } else {
+            let n = v.attempt.saturating_sub(1);
+            format!(" · after {n} correction{}", if n == 1 { "" } else { "s" })
+        };
+        head.push(Span::styled(round, t.dim()));
+    }
+    let mut out = wrap(&head, w, &[], &[Span::raw("  ")]);
+    let findings = v
+        .failures
+        .iter()
+        .map(|f| ("✗ ", t.error(), f))
+        .chain(v.warnings.iter().map(|f| ("! ", t.warn(), f)));
+    for (mark, style, f) in findings {
+        out.extend(wrap(
+            &[Span::raw(f.message.clone())],
+            w,
+            &[Span::raw("  "), Span::styled(mark, style)],
+            &[Span::raw("    ")],
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -4,7 +4,11 @@
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/role", "switch persona (/role NAME)"),
     ("/agents", "full-screen agent tree"),
-    ("/cost", "tokens and cost per agent"),
+    ("/stats", "tokens, cost and task figures per agent"),
+    (
+        "/compact",
+        "summarize the older part of this agent's conversation",
+    ),
     ("/mcp", "MCP servers and their tools"),
     ("/new", "start a new session"),
     ("/resume", "resume an earlier session"),
@@ -16,7 +20,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
 pub enum SlashCommand {
     Role(String),
     Agents,
-    Cost,
+    Stats,
+    Compact,
     Mcp,
     New,
     Resume(Option<String>),
@@ -60,7 +65,8 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
             _ => return Some(Err("usage: /role NAME".into())),
         },
         "/agents" => SlashCommand::Agents,
-        "/cost" => SlashCommand::Cost,
+        "/stats" | "/cost" => SlashCommand::Stats,
+        "/compact" => SlashCommand::Compact,
         "/mcp" => SlashCommand::Mcp,
         "/new" => SlashCommand::New,
         "/resume" => SlashCommand::Resume(arg),

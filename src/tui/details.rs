@@ -1,8 +1,10 @@
-//! Read-only overlays about agents: the details panel (`i`), the cost table (`/cost`)
+//! Read-only overlays about agents: the details panel (`i`), the stats table (`/stats`)
 //! and the confirmation before cancelling a worker (`x`).
 
-use crate::protocol::AgentId;
+use crate::protocol::{AgentId, TaskMetrics};
 use crate::text::one_line;
+use crate::text::task_line;
+use crate::tui::cells::verdict_lines;
 use crate::tui::format::{cost, elapsed, millis, tokens, truncate};
 use crate::tui::popup;
 use crate::tui::state::{AgentView, SessionState};
@@ -112,9 +114,66 @@ pub fn agent_lines(
             theme,
         ),
     ];
+    if let (Some((t, w)), Some(p)) = (a.context, a.context_percent()) {
+        out.insert(
+            6,
+            field(
+                "context",
+                vec![Span::raw(format!(
+                    "{} of {} tokens ({p}%)",
+                    tokens(t),
+                    tokens(w)
+                ))],
+                theme,
+            ),
+        );
+    }
+    let tasks = s.tasks.of(a.id);
+    if tasks.started > 0 {
+        out.push(field(
+            "tasks",
+            vec![Span::raw(format!(
+                "{} started · {} completed · {} failed",
+                tasks.started, tasks.completed, tasks.failed,
+            ))],
+            theme,
+        ));
+        out.push(field(
+            "checks",
+            vec![Span::raw(format!(
+                "{} · first-pass {}",
+                plural(tasks.corrections, "correction"),
+                TaskMetrics::percent(tasks.first_pass_rate())
+            ))],
+            theme,
+        ));
+        if let Some(ms) = tasks.avg_task_ms() {
+            out.push(field("avg task", vec![Span::raw(millis(ms))], theme));
+        }
+    }
     if !a.task.trim().is_empty() {
         out.push(Line::default());
         out.extend(text_block("task", &a.task, w, theme));
+    }
+    if !a.verdicts.is_empty() {
+        out.push(Line::default());
+        out.push(Line::styled("attempts", theme.dim()));
+        for v in &a.verdicts {
+            let mut lines = verdict_lines(v, w.saturating_sub(14), theme).into_iter();
+            if let Some(first) = lines.next() {
+                let mut spans = vec![Span::styled(
+                    format!("  attempt {:<3} ", v.attempt),
+                    theme.dim(),
+                )];
+                spans.extend(first.spans);
+                out.push(Line::from(spans));
+            }
+            for l in lines {
+                let mut spans = vec![Span::raw(" ".repeat(14))];
+                spans.extend(l.spans);
+                out.push(Line::from(spans));
+            }
+        }
     }
     if let Some(r) = &a.result {
         out.push(Line::default());
@@ -186,53 +245,59 @@ fn scrolled(
     );
 }
 
-/// One row per agent (tree order) and the session's totals.
-pub fn cost_lines(
+/// One row per agent (tree order) and the session's totals, tokens and cost beside the
+/// tasks each worker finished, failed and had corrected.
+pub fn stats_lines(
     s: &SessionState,
     order: &[AgentId],
     w: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let role_w = w.saturating_sub(40).clamp(8, 24);
+    let role_w = w.saturating_sub(56).clamp(8, 24);
+    let row = |role: &str, id: &str, f: &crate::tui::state::Figures, t: &TaskMetrics| {
+        let (done, fixes) = if t.started > 0 {
+            (
+                format!("{}/{}", t.completed, t.failed),
+                t.corrections.to_string(),
+            )
+        } else {
+            (String::new(), String::new())
+        };
+        format!(
+            "{:<role_w$} {:<8} {:>7} {:>8} {:>6} {:>6} {:>7} {:>5}",
+            truncate(role, role_w),
+            id,
+            tokens(f.tokens()),
+            cost(f.cost_usd),
+            f.model_calls,
+            f.tool_calls,
+            done,
+            fixes
+        )
+    };
     let mut out = vec![Line::styled(
         format!(
-            "  {:<role_w$} {:<8} {:>7} {:>8} {:>6} {:>6}",
-            "agent", "id", "tokens", "cost", "calls", "tools"
+            "  {:<role_w$} {:<8} {:>7} {:>8} {:>6} {:>6} {:>7} {:>5}",
+            "agent", "id", "tokens", "cost", "calls", "tools", "ok/fail", "fixes"
         ),
         theme.dim(),
     )];
     for id in order {
         let Some(a) = s.agent(*id) else { continue };
-        let f = &a.figures;
         out.push(Line::from(vec![
             Span::styled(
                 format!("{} ", status_symbol(a.status)),
                 theme.status(a.status),
             ),
-            Span::raw(format!(
-                "{:<role_w$} {:<8} {:>7} {:>8} {:>6} {:>6}",
-                truncate(&a.role, role_w),
-                a.id.short(),
-                tokens(f.tokens()),
-                cost(f.cost_usd),
-                f.model_calls,
-                f.tool_calls
-            )),
+            Span::raw(row(&a.role, &a.id.short(), &a.figures, &s.tasks.of(a.id))),
         ]));
     }
     let t = s.totals();
+    let tasks = s.tasks.total();
     out.push(Line::default());
     out.push(Line::styled(
-        format!(
-            "  {:<role_w$} {:<8} {:>7} {:>8} {:>6} {:>6}",
-            "total",
-            "",
-            tokens(t.tokens()),
-            cost(t.cost_usd),
-            t.model_calls,
-            t.tool_calls
-        ),
+        format!("  {}", row("total", "", &t, &tasks)),
         bold,
     ));
     out.push(Line::styled(
@@ -244,6 +309,14 @@ pub fn cost_lines(
         ),
         theme.dim(),
     ));
+    if tasks.started > 0 {
+        out.extend(wrap(
+            &[Span::styled(task_line(&tasks), theme.dim())],
+            w,
+            &[Span::raw("  ")],
+            &[Span::raw("  ")],
+        ));
+    }
     if let Some((_, totals)) = &s.summary {
         out.push(Line::styled(
             format!(
@@ -258,7 +331,7 @@ pub fn cost_lines(
     out
 }
 
-pub fn render_cost(
+pub fn render_stats(
     buf: &mut Buffer,
     area: Rect,
     s: &SessionState,
@@ -266,10 +339,10 @@ pub fn render_cost(
     scroll: &mut usize,
     theme: &Theme,
 ) {
-    let w = area.width.saturating_sub(4).min(80);
-    let lines = cost_lines(s, order, w.saturating_sub(4) as usize, theme);
+    let w = area.width.saturating_sub(4).min(96);
+    let lines = stats_lines(s, order, w.saturating_sub(4) as usize, theme);
     let rect = popup::centered(area, w, lines.len() as u16 + 3);
-    let title = Line::styled(" cost ", theme.bold(Color::Cyan));
+    let title = Line::styled(" stats ", theme.bold(Color::Cyan));
     scrolled(buf, rect, title, &lines, scroll, theme);
 }
 

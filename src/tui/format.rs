@@ -14,6 +14,17 @@ pub fn tokens(n: u64) -> String {
     }
 }
 
+/// `812 B`, `1.2 KB`, `3.4 MB`.
+pub fn bytes(n: u64) -> String {
+    if n < 1024 {
+        format!("{n} B")
+    } else if n < 1024 * 1024 {
+        format!("{:.1} KB", n as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
+    }
+}
+
 /// Three decimals under a dollar (agents often cost fractions of a cent), two above.
 pub fn cost(usd: f64) -> String {
     if usd < 1.0 {

@@ -59,7 +59,7 @@ const RIGHT: &[Section] = &[
         &[
             ("/role NAME", "switch persona"),
             ("/agents", "full-screen tree"),
-            ("/cost", "tokens and cost"),
+            ("/stats", "tokens, cost, tasks"),
             ("/new", "new session"),
             ("/resume", "resume a session"),
             ("/help", "this help"),

@@ -372,8 +372,13 @@ impl App {
                 self.open(Overlay::Agents);
                 self.focus = Focus::Tree;
             }
-            SlashCommand::Cost => self.open(Overlay::Cost),
+            SlashCommand::Stats => self.open(Overlay::Stats),
             SlashCommand::Mcp => self.open(Overlay::Mcp),
+            SlashCommand::Compact => {
+                let agent_id = self.viewed();
+                self.set_notice("compacting this agent's conversation…".to_string(), now);
+                return vec![Action::Send(Op::Compact { agent_id })];
+            }
             SlashCommand::Help => self.open(Overlay::Help),
             SlashCommand::New => {
                 return vec![Action::Send(Op::Shutdown), Action::Quit(Exit::NewSession)];

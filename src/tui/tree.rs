@@ -257,6 +257,16 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
     if active {
         left.push(Span::styled(" ★", theme.warn()));
     }
+    if let Some((attempt, max)) = a.correcting {
+        left.push(Span::styled(format!(" ↻{attempt}/{max}"), theme.warn()));
+    } else if let Some(v) = a.result.as_ref().and_then(|r| r.verification.as_ref()) {
+        let (mark, style) = if v.passed {
+            ("✓", theme.ok())
+        } else {
+            ("✗", theme.error())
+        };
+        left.push(Span::styled(format!(" {mark}{}", v.score), style));
+    }
     if row.collapsed_children > 0 {
         left.push(Span::styled(
             format!(" +{}", row.collapsed_children),
@@ -273,6 +283,9 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
     if figures.tokens() > 0 || figures.cost_usd > 0.0 {
         parts.push((if collapsed { 3 } else { 2 }, tokens(figures.tokens())));
         parts.push((1, cost(figures.cost_usd)));
+    }
+    if let Some(p) = a.context_percent().filter(|_| !collapsed) {
+        parts.push((2, format!("{p}%")));
     }
     if let Some(b) = a.busy_for(now).map(elapsed) {
         parts.push((if collapsed { 2 } else { 3 }, b));
@@ -359,6 +372,7 @@ mod tests {
         let ids: Vec<AgentId> = (0..4).map(|_| AgentId::new()).collect();
         let mut s = SessionState::new(&SessionInfo {
             log_path: None,
+            replayed_seq: 0,
             session_id: "s".into(),
             workspace: "/w".into(),
             model: "m".into(),

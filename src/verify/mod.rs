@@ -4,10 +4,12 @@
 //! (`runtime/verification.rs`); this module only knows files, commands and results.
 
 mod commands;
+mod diff;
 mod rules;
 mod snapshot;
 
 pub use commands::{applies, run_rule};
+pub use diff::change_text;
 pub use rules::{Evidence, check_result};
 pub use snapshot::{Changes, Snapshot, Stamp};
 

@@ -30,6 +30,17 @@ pub fn check_result(result: &AgentResult, ev: &Evidence<'_>) -> Vec<Finding> {
             ));
             continue;
         };
+        if rel.is_empty() {
+            // The workspace itself: it exists, so a reference stands; nothing else does.
+            if kind != ChangeType::Referenced {
+                out.push(error(
+                    "artifact_path",
+                    format!("{shown}: that is the workspace itself, not a file"),
+                    "list each file you changed by its path inside the workspace".into(),
+                ));
+            }
+            continue;
+        }
         listed.insert(rel.clone());
         let now = Stamp::of(&ev.root.join(&rel));
         let before = ev.start.get(&rel);
@@ -126,7 +137,7 @@ fn error(rule: &str, message: String, fix: String) -> Finding {
 }
 
 /// `path` as a workspace-relative path (`./a/../b` → `b`; absolute paths under the root
-/// are accepted), `None` when it leaves the workspace.
+/// are accepted; the root itself is `""`), `None` when it leaves the workspace.
 pub fn inside(root: &Path, path: &str) -> Option<String> {
     let p = Path::new(path.trim());
     let rel = if p.is_absolute() {
@@ -147,8 +158,7 @@ pub fn inside(root: &Path, path: &str) -> Option<String> {
             Component::RootDir | Component::Prefix(_) => return None,
         }
     }
-    let s = relative(&clean);
-    (!s.is_empty()).then_some(s)
+    Some(relative(&clean))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! A scripted OpenAI-compatible chat-completions server for tests and benches.
 //!
-//! Serves `POST /v1/chat/completions` on 127.0.0.1 with a random port. Each request takes
+//! Serves `POST /v1/chat/completions` (and `GET /v1/models`, listing [`DEFAULT_MODELS`]
+//! or what [`MockServer::set_models`] says) on 127.0.0.1 with a random port. Each request takes
 //! the next scripted [`MockResponse`] from the queue, or asks the responder closure when the
 //! queue is empty; with neither, it answers 500 so a test fails loudly instead of hanging.
 //! Every request is recorded (body, headers, receive and finish times).
@@ -14,12 +15,15 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// What `GET /v1/models` lists unless told otherwise: squad's default models.
+pub const DEFAULT_MODELS: [&str; 2] = ["gpt-4.1", "gpt-4.1-mini"];
 
 /// Body text of the 500 answered when nothing is scripted.
 pub const NO_RESPONSE_LEFT: &str = "mock: no scripted response left";
@@ -268,6 +272,8 @@ struct Shared {
     responder: Mutex<Option<Responder>>,
     requests: Mutex<Vec<RecordedRequest>>,
     counter: AtomicU64,
+    /// `None`: [`DEFAULT_MODELS`].
+    models: Mutex<Option<Vec<String>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -296,6 +302,7 @@ impl MockServer {
         let shared = Arc::new(Shared::default());
         let app = Router::new()
             .route("/v1/chat/completions", post(chat_completions))
+            .route("/v1/models", get(list_models))
             // A supervisor's request after 10,000 workers report is several MB.
             .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(shared.clone());
@@ -327,6 +334,11 @@ impl MockServer {
     /// Scripted responses not yet used.
     pub fn remaining(&self) -> usize {
         lock(&self.shared.queue).len()
+    }
+
+    /// The model ids `GET /v1/models` lists from now on.
+    pub fn set_models<S: Into<String>>(&self, models: impl IntoIterator<Item = S>) {
+        *lock(&self.shared.models) = Some(models.into_iter().map(Into::into).collect());
     }
 
     /// Answers requests the queue does not cover by looking at the request body.
@@ -370,6 +382,17 @@ impl Drop for FinishGuard {
             r.finished_at = Some(Instant::now());
         }
     }
+}
+
+async fn list_models(State(shared): State<Arc<Shared>>) -> Response {
+    let ids = lock(&shared.models)
+        .clone()
+        .unwrap_or_else(|| DEFAULT_MODELS.iter().map(|m| m.to_string()).collect());
+    let data: Vec<Value> = ids
+        .iter()
+        .map(|id| json!({"id": id, "object": "model", "owned_by": "mock"}))
+        .collect();
+    axum::Json(json!({"object": "list", "data": data})).into_response()
 }
 
 async fn chat_completions(

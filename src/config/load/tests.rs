@@ -117,6 +117,7 @@ fn layers_apply_in_order_defaults_user_workspace_file_env_flags() {
         base_url: Some("http://127.0.0.1:11434/v1".into()),
         model: Some("flag-model".into()),
         approval: Some(ApprovalPolicy::Ask),
+        profile: None,
     };
     let c = f.load(&env, &o).unwrap();
     assert_eq!(c.provider.base_url, "http://127.0.0.1:11434/v1");
@@ -307,4 +308,141 @@ fn merge_is_deep() {
     merge(&mut base, upper);
     let want: toml::Table = "[a]\nx = 1\ny = 20\nw = 4\n[b]\nz = 3\n".parse().unwrap();
     assert_eq!(base, want);
+}
+
+#[test]
+fn a_profile_applies_over_the_files_and_under_env_and_flags() {
+    let f = Fixture::new();
+    f.user_file(
+        "[limits]\nmax_depth = 1\n[profiles.local]\napproval = \"auto\"\nprovider.base_url = \"http://127.0.0.1:8080/v1\"\nprovider.api_key_env = \"\"\n[profiles.local.models]\nbase = \"qwen\"\n",
+    );
+    // The workspace file adds to the user's profile, key by key, and sets max_depth after it.
+    f.ws_file("[limits]\nmax_depth = 2\n[profiles.local.limits]\nmax_depth = 4\n");
+    let none = f.load(&[], &ConfigOverrides::default()).unwrap();
+    assert_eq!(none.profile, None);
+    assert_eq!(none.models["base"], "gpt-4.1");
+    assert_eq!(none.limits.max_depth, 2);
+    assert_eq!(none.profiles["local"].models["base"], "qwen");
+
+    let flag = ConfigOverrides {
+        profile: Some("local".into()),
+        ..Default::default()
+    };
+    let c = f.load(&[], &flag).unwrap();
+    assert_eq!(c.profile.as_deref(), Some("local"));
+    assert_eq!(c.models["base"], "qwen");
+    assert_eq!(c.models["fast"], "gpt-4.1-mini"); // maps merge key by key
+    assert_eq!(c.provider.base_url, "http://127.0.0.1:8080/v1");
+    assert_eq!(c.provider.api_key_env, "");
+    assert_eq!(c.approval, ApprovalPolicy::Auto);
+    assert_eq!(c.limits.max_depth, 4); // the profile beats every file
+
+    // SQUAD_PROFILE does the same; --profile wins over it.
+    let c = f.load(&[("SQUAD_PROFILE", "local")], &ConfigOverrides::default());
+    assert_eq!(c.unwrap().models["base"], "qwen");
+    let err = f.load(
+        &[("SQUAD_PROFILE", "local")],
+        &ConfigOverrides {
+            profile: Some("remote".into()),
+            ..Default::default()
+        },
+    );
+    assert!(err.is_err());
+
+    // Environment variables and flags still win over the profile.
+    let env = [
+        ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("SQUAD_APPROVAL", "read-only"),
+    ];
+    let c = f.load(&env, &flag).unwrap();
+    assert_eq!(c.provider.base_url, "http://127.0.0.1:9/v1");
+    assert_eq!(c.approval, ApprovalPolicy::ReadOnly);
+    let o = ConfigOverrides {
+        model: Some("flag-model".into()),
+        ..flag.clone()
+    };
+    assert_eq!(
+        f.load(&[], &o).unwrap().model_for_level("base"),
+        "flag-model"
+    );
+}
+
+#[test]
+fn an_unknown_profile_names_the_known_ones_and_where_it_came_from() {
+    let f = Fixture::new();
+    let err = f
+        .load(&[("SQUAD_PROFILE", "local")], &ConfigOverrides::default())
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("'local'") && msg.contains("SQUAD_PROFILE"),
+        "{msg}"
+    );
+    assert!(msg.contains("[profiles.NAME]"), "{msg}");
+    f.ws_file("[profiles.fast]\n[profiles.cheap]\ndefault_level = \"fast\"\n");
+    let o = ConfigOverrides {
+        profile: Some("local".into()),
+        ..Default::default()
+    };
+    let msg = f.load(&[], &o).unwrap_err().to_string();
+    assert!(msg.contains("--profile"), "{msg}");
+    assert!(msg.contains("known profiles: cheap, fast"), "{msg}");
+}
+
+#[test]
+fn a_broken_profile_names_the_file_and_the_key() {
+    let f = Fixture::new();
+    let path = f.ws_file("[profiles.local.limits]\nmax_depth = \"three\"\n");
+    let msg = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with(&format!(
+            "config error in {}: profiles.local.limits.max_depth: expected an integer",
+            path.display()
+        )),
+        "{msg}"
+    );
+    f.ws_file("[profiles.local.limits]\nmax_live_agents = 0\n");
+    let msg = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("profiles.local.limits.max_live_agents: expected at least 1"),
+        "{msg}"
+    );
+    f.ws_file("[profiles.local.profiles.inner]\n");
+    let msg = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("profiles.local.profiles: a profile cannot hold"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn check_files_reports_each_layer() {
+    let f = Fixture::new();
+    f.user_file("[limits]\nmax_depth = 2\n");
+    f.ws_file("[limits]\nmax_depth = \"x\"\n");
+    let o = ConfigOverrides {
+        config_file: Some(f.workspace.join("missing.toml")),
+        ..Default::default()
+    };
+    let checks = check_files(&f.sources(&[]), &o);
+    assert_eq!(checks.len(), 3);
+    assert!(matches!(checks[0].state, Ok(true)), "{:?}", checks[0]);
+    assert!(checks[1].path.ends_with(".squad/config.toml"));
+    assert!(matches!(checks[1].state, Err(ConfigError::Invalid { .. })));
+    assert!(matches!(
+        checks[2].state,
+        Err(ConfigError::MissingFile { .. })
+    ));
+    fs::remove_file(f.user.join("config.toml")).unwrap();
+    let checks = check_files(&f.sources(&[]), &ConfigOverrides::default());
+    assert!(matches!(checks[0].state, Ok(false)));
 }

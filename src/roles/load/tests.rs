@@ -183,6 +183,11 @@ fn broken_files_are_skipped_with_warnings_naming_file_and_key() {
             "name = \"my role\"\nsystem_prompt = \"x\"\n",
             "name: expected a name of letters",
         ),
+        (
+            "badglob.toml",
+            "name = \"h\"\nsystem_prompt = \"x\"\n[[verify_rules]]\nid = \"lint\"\ncommand = \"true\"\nwhen_changed = [\"src/[a\"]\n",
+            "verify_rules[0]: `when_changed` pattern \"src/[a\" is not a valid glob",
+        ),
     ];
     for (file, text, _) in &cases {
         d.ws_role(file, text);

@@ -20,8 +20,8 @@ impl AgentTool for DespawnAgent {
         ToolSpec {
             name: "despawn_agent".into(),
             description:
-                "Cancel one of your workers (and any workers it started). Use when its work is no \
-                longer needed or it is stuck."
+                "Cancel a worker of yours (and the workers it started): no longer needed, or \
+                stuck."
                     .into(),
             parameters: json!({
                 "type": "object",

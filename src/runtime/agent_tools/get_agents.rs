@@ -37,13 +37,22 @@ impl AgentTool for GetAgents {
             .map(|a| {
                 let n = counts.entry(a.status.as_str()).or_insert(json!(0));
                 *n = json!(n.as_u64().unwrap_or(0) + 1);
-                json!({
+                let mut entry = json!({
                     "agent_id": a.id.to_string(),
                     "role": a.role,
                     "status": a.status.as_str(),
                     "task": clip(&a.task, 120),
                     "has_result": a.has_result,
-                })
+                });
+                if let Some(v) = &a.verification {
+                    entry["verification"] = json!({
+                        "passed": v.passed,
+                        "score": v.score,
+                        "attempt": v.attempt,
+                        "errors": v.failures.len(),
+                    });
+                }
+                entry
             })
             .collect();
         Ok(Done::output(

@@ -29,16 +29,15 @@ impl AgentTool for HandoffTo {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "handoff_to".into(),
-            description: "Hand the whole session to another persona (one of your handoffs). The conversation \
-                goes on with that persona's instructions and tools from the next step; the user \
-                then talks to it. Give it the context it needs."
+            description: "Hand the session to another persona (one of your handoffs): it goes \
+                on from the next step and the user then talks to it."
                 .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "target_agent": {"type": "string", "description": "Role name to hand off to."},
+                    "target_agent": {"type": "string", "description": "Role name."},
                     "reason": {"type": "string"},
-                    "context": {"type": "string", "description": "Instructions and a summary for the next persona."}
+                    "context": {"type": "string", "description": "What it needs to know."}
                 },
                 "required": ["target_agent", "reason"]
             }),

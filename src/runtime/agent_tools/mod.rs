@@ -6,10 +6,13 @@
 
 mod despawn;
 mod get_agents;
+mod get_tasks;
 mod handoff;
+mod plan_tasks;
 mod return_results;
 mod spawn;
 mod speak;
+mod update_task;
 mod wait;
 
 pub use handoff::Handoff;
@@ -38,6 +41,9 @@ pub fn all() -> Vec<Arc<dyn AgentTool>> {
         Arc::new(despawn::DespawnAgent),
         Arc::new(return_results::ReturnResults),
         Arc::new(handoff::HandoffTo),
+        Arc::new(plan_tasks::PlanTasks),
+        Arc::new(update_task::UpdateTask),
+        Arc::new(get_tasks::GetTasks),
     ]
 }
 
@@ -46,6 +52,8 @@ pub fn all() -> Vec<Arc<dyn AgentTool>> {
 pub trait Host: Send + Sync {
     fn config(&self) -> &Config;
     fn roles(&self) -> &RoleSet;
+    /// The session's task board.
+    fn tasks(&self) -> &super::tasks::TaskBoard;
     /// The tools an agent of `role` gets, never more than `ceiling` (its parent's).
     fn tools_for(&self, role: &Role, is_worker: bool, ceiling: Option<&[String]>) -> Vec<String>;
     /// Passes an action through the approval gate (the caller waits while the user is asked).

@@ -21,6 +21,8 @@ struct Args {
     context: Option<String>,
     #[serde(default)]
     files: Vec<String>,
+    #[serde(default)]
+    task_id: Option<String>,
 }
 
 /// Most of one file given to a worker in its first message.
@@ -32,19 +34,18 @@ impl AgentTool for SpawnAgent {
         ToolSpec {
             name: "spawn_agent".into(),
             description:
-                "Start a worker agent with its own role and its own, empty conversation to do one \
-                task in parallel with you. Returns its agent_id at once; the worker runs while you \
-                continue. The worker sees ONLY task_prompt, context and files — not your \
-                conversation — so put everything it needs in them. Collect results with \
-                wait_for_agents (or end your turn: finished workers' results are sent to you)."
+                "Start a worker (one of your enabled roles) on one task, in parallel with you; \
+                returns its agent_id at once. It sees ONLY task_prompt, context and files, not \
+                this conversation. Collect results with wait_for_agents."
                     .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "role_name": {"type": "string", "description": "Role of the worker; must be one of your enabled agents."},
-                    "task_prompt": {"type": "string", "description": "The task: specific, self-contained, with the expected outcome."},
-                    "context": {"type": "string", "description": "Facts, decisions and constraints the worker needs."},
-                    "files": {"type": "array", "items": {"type": "string"}, "description": "Workspace paths whose contents are given to the worker."}
+                    "role_name": {"type": "string"},
+                    "task_prompt": {"type": "string", "description": "Self-contained task and the expected outcome."},
+                    "context": {"type": "string", "description": "Facts and constraints it needs."},
+                    "files": {"type": "array", "items": {"type": "string"}, "description": "Paths whose contents it is given."},
+                    "task_id": {"type": "string", "description": "A ready task id from plan_tasks."}
                 },
                 "required": ["role_name", "task_prompt"]
             }),
@@ -121,6 +122,17 @@ impl AgentTool for SpawnAgent {
             ));
         }
 
+        let task_id = args
+            .task_id
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        if let Some(t) = task_id {
+            cx.host
+                .tasks()
+                .check_assignable(t)
+                .map_err(|e| Failure::Fixable(e.to_string()))?;
+        }
         let action = ApprovalAction::Spawn {
             role: role.name.clone(),
             task: task.clone(),
@@ -139,8 +151,16 @@ impl AgentTool for SpawnAgent {
             .await
             .map_err(|d| Failure::Fixable(d.0))?;
 
-        let id = cx.host.start_agent(NewAgent {
-            id: AgentId::new(),
+        // The task is the worker's before it can finish it.
+        let id = AgentId::new();
+        if let Some(t) = task_id {
+            cx.host
+                .tasks()
+                .assign(cx.team, cx.caller, t, id)
+                .map_err(|e| Failure::Fixable(e.to_string()))?;
+        }
+        cx.host.start_agent(NewAgent {
+            id,
             parent: Some(cx.caller),
             role: role.name.clone(),
             model,

@@ -24,8 +24,8 @@ impl AgentTool for SpeakToAgent {
         ToolSpec {
             name: "speak_to_agent".into(),
             description:
-                "Send a follow-up message to one of your workers that has completed or is inactive \
-                (e.g. ask for a correction) and get its reply. Not for failed or cancelled workers."
+                "Send a follow-up (e.g. a correction) to a completed or inactive worker of \
+                yours and get its reply."
                     .into(),
             parameters: json!({
                 "type": "object",

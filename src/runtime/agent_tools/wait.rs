@@ -28,15 +28,14 @@ impl AgentTool for WaitForAgents {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "wait_for_agents".into(),
-            description: "Block until the given workers (default: all your unfinished or unreported workers) \
-                finish, and return their results. On timeout, returns the results that are ready and \
-                lists who is still running."
+            description: "Wait until workers (default: all of yours not yet reported) finish; \
+                returns their results. On timeout: the results ready and who still runs."
                 .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "agent_ids": {"type": "array", "items": {"type": "string"}, "description": "Workers to wait for; omit for all of yours."},
-                    "timeout_s": {"type": "number", "description": "Longest wait in seconds (default 600)."}
+                    "agent_ids": {"type": "array", "items": {"type": "string"}},
+                    "timeout_s": {"type": "number", "description": "Default 600."}
                 }
             }),
         }
@@ -100,6 +99,7 @@ impl AgentTool for WaitForAgents {
         }
         team.set_status(cx.caller, AgentStatus::Running, None);
         let (done, running) = team.partition_busy(&ids);
-        Ok(Done::output(results_report(team, &done, &running)))
+        let news = cx.host.tasks().take_news();
+        Ok(Done::output(results_report(team, &done, &running, news)))
     }
 }

@@ -139,8 +139,8 @@ fn a_worker_never_gets_coding_tools_its_parent_lacks() {
 fn tool_sets_share_one_spec_list() {
     let tb = toolbox();
     let names: Arc<[String]> = vec!["read_file".to_string(), "spawn_agent".to_string()].into();
-    let a = tb.specs_for(&names);
-    let b = tb.specs_for(&names);
+    let a = tb.specs_and_tokens(&names).0;
+    let b = tb.specs_and_tokens(&names).0;
     assert!(Arc::ptr_eq(&a, &b));
     assert_eq!(a.len(), 2);
 }

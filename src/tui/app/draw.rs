@@ -361,9 +361,9 @@ impl App {
                 &t,
                 now,
             ),
-            Some(Overlay::Cost) => {
+            Some(Overlay::Stats) => {
                 let order = self.state.tree_order();
-                details::render_cost(buf, main, &self.state, &order, &mut self.overlay_scroll, &t);
+                details::render_stats(buf, main, &self.state, &order, &mut self.overlay_scroll, &t);
             }
             Some(Overlay::Mcp) => {
                 crate::tui::mcp::render(buf, main, &self.state, &mut self.overlay_scroll, &t);

@@ -33,7 +33,7 @@ pub enum Focus {
 pub enum Overlay {
     Help,
     Details(AgentId),
-    Cost,
+    Stats,
     ConfirmDespawn(AgentId),
     /// The tree, full screen (`/agents`).
     Agents,

@@ -47,6 +47,7 @@ fn setup() -> (App, AgentId, AgentId, Instant) {
     let root = AgentId::new();
     let info = SessionInfo {
         log_path: None,
+        replayed_seq: 0,
         session_id: "s".into(),
         workspace: "/w".into(),
         model: "m".into(),

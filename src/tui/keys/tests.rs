@@ -13,6 +13,7 @@ fn setup() -> T {
     let root = AgentId::new();
     let info = SessionInfo {
         log_path: None,
+        replayed_seq: 0,
         session_id: "s".into(),
         workspace: "/tmp/w".into(),
         model: "m".into(),
@@ -277,12 +278,12 @@ fn slash_commands() {
         })]
     );
     // Tab completes a command name.
-    type_text(&mut t.app, "/co", t.t0);
+    type_text(&mut t.app, "/st", t.t0);
     t.app.on_key(key(KeyCode::Tab), t.t0);
-    assert_eq!(t.app.composer.text(), "/cost");
+    assert_eq!(t.app.composer.text(), "/stats");
     assert_eq!(t.app.focus, Focus::Composer);
     t.app.on_key(key(KeyCode::Enter), t.t0);
-    assert_eq!(t.app.overlay, Some(Overlay::Cost));
+    assert_eq!(t.app.overlay, Some(Overlay::Stats));
     t.app.on_key(key(KeyCode::Esc), t.t0);
     assert_eq!(t.app.overlay, None);
     // /new and /resume leave this session's screen for another session.

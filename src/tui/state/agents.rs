@@ -2,7 +2,7 @@
 //! result, conversation), and the questions asked of the tree as a whole.
 
 use super::{Conversation, Figures, SessionState};
-use crate::protocol::{AgentId, AgentResult, AgentStatus};
+use crate::protocol::{AgentId, AgentResult, AgentStatus, Verdict};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
@@ -24,7 +24,14 @@ pub struct AgentView {
     /// When the agent last reached an idle status, for its wall time.
     pub idle_at: Option<Instant>,
     pub figures: Figures,
+    /// How full its context window is: `(tokens, window)` after its last call or
+    /// compaction, once known.
+    pub context: Option<(u64, u64)>,
     pub result: Option<AgentResult>,
+    /// Every check of its results, in order (the details overlay lists them).
+    pub verdicts: Vec<Verdict>,
+    /// In a correction round: `(attempt that failed, corrections allowed)`.
+    pub correcting: Option<(u32, u32)>,
     pub conversation: Conversation,
 }
 
@@ -46,7 +53,10 @@ impl AgentView {
             busy_since: None,
             idle_at: None,
             figures: Figures::default(),
+            context: None,
             result: None,
+            verdicts: Vec::new(),
+            correcting: None,
             conversation: Conversation::default(),
         }
     }
@@ -59,6 +69,13 @@ impl AgentView {
             now
         };
         end.saturating_duration_since(self.spawned_at)
+    }
+
+    /// Context fill in percent, once a call or a compaction has told it.
+    pub fn context_percent(&self) -> Option<u64> {
+        self.context
+            .filter(|(_, w)| *w > 0)
+            .map(|(t, w)| (t.saturating_mul(100) / w).min(999))
     }
 
     /// How long the current stretch of work has been going on, if any.
@@ -138,6 +155,7 @@ impl SessionState {
 
 pub(super) fn set_status(a: &mut AgentView, status: AgentStatus, now: Instant) {
     if status.is_idle() {
+        a.correcting = None;
         if !a.status.is_idle() || a.idle_at.is_none() {
             a.idle_at = Some(now);
         }

@@ -1,7 +1,7 @@
 //! One agent's conversation as entries on screen: messages, tool lines (filled in as
 //! results arrive), notices, errors and results.
 
-use crate::protocol::{AgentResult, TurnEnd};
+use crate::protocol::{AgentResult, TurnEnd, Verdict};
 use std::collections::HashMap;
 
 /// One agent's conversation: durable entries plus the text streaming in right now.
@@ -39,6 +39,9 @@ pub enum EntryKind {
         reason: String,
     },
     Result(AgentResult),
+    /// A result that failed its checks and went back to the worker for correction (a
+    /// delivered result shows its verdict on its card instead).
+    Verification(Verdict),
     /// The turn stopped early (interrupted, cancelled, out of iterations).
     TurnStopped(TurnEnd),
 }

@@ -7,7 +7,7 @@
 
 use crate::protocol::{
     AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, Event, EventKind,
-    HistoryItem, McpServerState, SessionTotals, TurnEnd,
+    HistoryItem, McpServerState, SessionTotals, TaskTally, TurnEnd,
 };
 use crate::tui::handle::SessionInfo;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -44,6 +44,13 @@ pub struct SessionState {
     pub roles: Vec<String>,
     /// Whether this run continues an earlier session (from `session_started`).
     pub resumed: bool,
+    /// Task figures, folded from the same events the runtime counts them from.
+    pub tasks: TaskTally,
+    /// The project instruction files given to the agents (`AGENTS.md`), if any.
+    pub instructions: Option<String>,
+    /// Events up to this `seq` are the log of a resumed session, read back in a burst:
+    /// they count tasks but cannot time them.
+    replayed_seq: u64,
     /// MCP servers by name, as their last `mcp_server` event left them.
     pub mcp: BTreeMap<String, McpView>,
 }
@@ -82,6 +89,9 @@ impl SessionState {
             summary: None,
             roles: Vec::new(),
             resumed: false,
+            tasks: TaskTally::default(),
+            instructions: None,
+            replayed_seq: info.replayed_seq,
             mcp: BTreeMap::new(),
         }
     }
@@ -114,6 +124,8 @@ impl SessionState {
     /// times are measured from it, which keeps tests independent of the clock).
     pub fn apply(&mut self, ev: &Event, now: Instant) {
         let id = ev.agent_id;
+        let live = ev.seq > self.replayed_seq;
+        self.tasks.observe(ev, live.then_some(now));
         match &ev.kind {
             EventKind::SessionStarted {
                 session_id,
@@ -209,13 +221,57 @@ impl SessionState {
                 prompt_tokens,
                 completion_tokens,
                 cost_usd,
+                context_tokens,
+                context_window,
                 ..
             } => {
-                let f = &mut self.agent_entry(id, now).figures;
+                let a = self.agent_entry(id, now);
+                let f = &mut a.figures;
                 f.prompt_tokens += prompt_tokens;
                 f.completion_tokens += completion_tokens;
                 f.cost_usd += cost_usd;
                 f.model_calls += 1;
+                if *context_window > 0 && *context_tokens > 0 {
+                    a.context = Some((*context_tokens, *context_window));
+                }
+            }
+            EventKind::Compacted {
+                tokens_before,
+                tokens_after,
+                context_window,
+                replaced,
+                ..
+            } => {
+                let a = self.agent_entry(id, now);
+                a.context = Some((*tokens_after, *context_window));
+                a.conversation.push(EntryKind::Notice(format!(
+                    "context compacted: {replaced} older items replaced by a summary, \
+                     ~{} → ~{} of {} tokens",
+                    crate::tui::format::tokens(*tokens_before),
+                    crate::tui::format::tokens(*tokens_after),
+                    crate::tui::format::tokens(*context_window),
+                )));
+            }
+            EventKind::InstructionsLoaded { files, bytes, cut } => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| {
+                        f.strip_prefix(&self.workspace)
+                            .unwrap_or(f)
+                            .display()
+                            .to_string()
+                    })
+                    .collect();
+                let cut = if *cut { ", cut to the limit" } else { "" };
+                self.instructions = Some(names.join(", "));
+                let message = format!(
+                    "project instructions loaded: {} ({}{cut})",
+                    names.join(", "),
+                    crate::tui::format::bytes(*bytes)
+                );
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(message));
             }
             EventKind::Retrying {
                 attempt,
@@ -247,6 +303,7 @@ impl SessionState {
             EventKind::ResultReturned { result, .. } => {
                 let a = self.agent_entry(id, now);
                 a.result = Some(result.clone());
+                a.correcting = None;
                 a.conversation.push(EntryKind::Result(result.clone()));
             }
             EventKind::Despawned { .. } => {
@@ -260,8 +317,20 @@ impl SessionState {
                 }
             }
             EventKind::ResultDelivered { .. } => {}
-            // Drawn by the results card (issue 8, TUI part): not yet.
-            EventKind::Verification(_) => {}
+            // The task panel (issue 12) is not drawn yet.
+            EventKind::TaskUpdated { .. } => {}
+            EventKind::Verification(v) => {
+                let a = self.agent_entry(id, now);
+                a.verdicts.push(v.clone());
+                // A delivered result carries its verdict on its card; a correction gets
+                // a line of its own.
+                if !v.passed && v.attempt <= v.max_corrections {
+                    a.correcting = Some((v.attempt, v.max_corrections));
+                    a.conversation.push(EntryKind::Verification(v.clone()));
+                } else {
+                    a.correcting = None;
+                }
+            }
             EventKind::Summary { agents, totals } => {
                 self.summary = Some((agents.clone(), totals.clone()));
             }
@@ -357,6 +426,9 @@ impl SessionState {
                 is_error,
             } => conv.end_tool(call_id, name, output, *is_error),
             HistoryItem::Notice { text } => conv.push(EntryKind::Notice(text.clone())),
+            HistoryItem::Summary { text } => conv.push(EntryKind::Notice(format!(
+                "summary of the earlier conversation:\n{text}"
+            ))),
             HistoryItem::Handoff {
                 from, to, reason, ..
             } => conv.push(EntryKind::Handoff {

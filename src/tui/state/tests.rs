@@ -5,6 +5,7 @@ use std::time::Duration;
 fn info(root: AgentId) -> SessionInfo {
     SessionInfo {
         log_path: None,
+        replayed_seq: 0,
         session_id: "s1".into(),
         workspace: "/tmp/w".into(),
         model: "m".into(),
@@ -126,6 +127,8 @@ fn tree_usage_results_and_handoff() {
                     prompt_tokens: 100,
                     completion_tokens: 10,
                     cost_usd: 0.5,
+                    context_tokens: 0,
+                    context_window: 0,
                 },
             ),
             t,
@@ -260,4 +263,57 @@ fn role_completion_knows_every_loaded_role() {
     let roles = s.known_roles();
     assert!(roles.contains(&"documentation".to_string()), "{roles:?}");
     assert!(roles.contains(&"tester".to_string()), "{roles:?}");
+}
+
+#[test]
+fn context_fill_follows_usage_and_compaction() {
+    let root = AgentId::new();
+    let mut s = SessionState::new(&info(root));
+    let t = Instant::now();
+    s.apply(&spawn(root, None, "copilot"), t);
+    assert_eq!(s.agents[&root].context_percent(), None);
+    let usage = |context_tokens, context_window| EventKind::Usage {
+        model: "m".into(),
+        prompt_tokens: 900,
+        completion_tokens: 10,
+        cost_usd: 0.0,
+        context_tokens,
+        context_window,
+    };
+    s.apply(&ev(root, usage(20_312, 32_768)), t);
+    assert_eq!(s.agents[&root].context_percent(), Some(61));
+    // A summary call tells nothing about the context.
+    s.apply(&ev(root, usage(0, 0)), t);
+    assert_eq!(s.agents[&root].context_percent(), Some(61));
+    s.apply(
+        &ev(
+            root,
+            EventKind::Compacted {
+                tokens_before: 27_000,
+                tokens_after: 6_553,
+                context_window: 32_768,
+                replaced: 40,
+                history: vec![HistoryItem::user("task")],
+            },
+        ),
+        t,
+    );
+    let a = &s.agents[&root];
+    assert_eq!(a.context_percent(), Some(19));
+    let EntryKind::Notice(text) = &a.conversation.entries.last().unwrap().kind else {
+        panic!("{:?}", a.conversation.entries);
+    };
+    assert!(text.contains("context compacted: 40 older items"), "{text}");
+    s.apply(
+        &ev(
+            root,
+            EventKind::InstructionsLoaded {
+                files: vec!["/tmp/w/AGENTS.md".into()],
+                bytes: 2048,
+                cut: false,
+            },
+        ),
+        t,
+    );
+    assert_eq!(s.instructions.as_deref(), Some("AGENTS.md"));
 }

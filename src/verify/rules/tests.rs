@@ -49,10 +49,15 @@ fn artifacts_are_checked_against_the_start_and_the_disk() {
             ("./new.md", Created),
             ("old.md", Modified),
             ("same.md", Referenced),
+            (".", Referenced),
         ],
         &[],
     );
     assert_eq!(check_result(&good, &ev), vec![]);
+    let root_changed = result(ResultStatus::Success, &[("./", Modified)], &[]);
+    let findings = check_result(&root_changed, &ev);
+    assert_eq!(rules_of(&findings)[0], ("artifact_path", Severity::Error));
+    assert!(findings[0].message.contains("the workspace itself"));
     // Every claim false.
     let bad = result(
         ResultStatus::Success,
@@ -94,5 +99,6 @@ fn paths_are_normalised_and_escapes_refused() {
     assert_eq!(inside(root, "/ws/src/x.rs").as_deref(), Some("src/x.rs"));
     assert_eq!(inside(root, "../x"), None);
     assert_eq!(inside(root, "/etc/passwd"), None);
-    assert_eq!(inside(root, "."), None);
+    assert_eq!(inside(root, ".").as_deref(), Some(""));
+    assert_eq!(inside(root, "/ws").as_deref(), Some(""));
 }

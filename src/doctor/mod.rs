@@ -1,0 +1,149 @@
+//! `squad doctor`: checks the setup a session needs and says, one line per check, what is
+//! fine and how to fix what is not. It reads config and roles the way a session does and
+//! asks the server for its models (`GET /models`); it starts no session and sends no chat.
+
+mod checks;
+
+use crate::config::{ConfigOverrides, ConfigSources};
+use crate::logging::Dirs;
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+/// What the doctor looks at.
+#[derive(Clone, Debug)]
+pub struct DoctorInput {
+    /// Where the config layers come from (the workspace among them).
+    pub sources: ConfigSources,
+    /// The command line's `--config`, `--profile`, `--base-url`, `--model`, `--approval`.
+    pub overrides: ConfigOverrides,
+    pub dirs: Dirs,
+    /// Tool names the runtime serves, to catch role files naming others.
+    pub tool_names: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Fail,
+    /// Not checked (it depends on a failed check, or there is nothing to check yet).
+    Skip,
+}
+
+/// One line of the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Check {
+    /// What kind of check: `config`, `profile`, `roles`, `key`, `server`, `model`,
+    /// `context_window`, `mcp`, `dirs`, `agents_md`.
+    pub check: &'static str,
+    pub status: Status,
+    pub message: String,
+    /// What to do about a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn new(check: &'static str, status: Status, message: impl Into<String>) -> Self {
+        Self {
+            check,
+            status,
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    fn pass(check: &'static str, message: impl Into<String>) -> Self {
+        Self::new(check, Status::Pass, message)
+    }
+
+    fn skip(check: &'static str, message: impl Into<String>) -> Self {
+        Self::new(check, Status::Skip, message)
+    }
+
+    fn fail(check: &'static str, message: impl Into<String>, fix: impl Into<String>) -> Self {
+        let fix: String = fix.into();
+        Self {
+            fix: (!fix.is_empty()).then_some(fix),
+            ..Self::new(check, Status::Fail, message)
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// True when no check failed: the exit code is 0 exactly then.
+    pub ok: bool,
+    pub workspace: PathBuf,
+    /// The profile applied (`--profile` / `SQUAD_PROFILE`), if any.
+    pub profile: Option<String>,
+    /// The server the session would call, once the config loads.
+    pub base_url: Option<String>,
+    pub checks: Vec<Check>,
+}
+
+/// Runs every check. Never fails: whatever goes wrong is a failed check.
+pub async fn run(input: &DoctorInput) -> Report {
+    let mut checks = Vec::new();
+    let config = checks::config(input, &mut checks);
+    let roles = checks::roles(input, config.as_ref(), &mut checks);
+    if let Some(config) = &config {
+        checks::provider(config, roles.as_ref(), &mut checks).await;
+        checks::context_windows(config, roles.as_ref(), &mut checks).await;
+        checks::mcp_servers(config, &input.sources.workspace, &mut checks).await;
+    } else {
+        checks.push(Check::skip(
+            "server",
+            "server, key, models, context windows and MCP servers: not checked until the \
+             config loads",
+        ));
+    }
+    checks::dirs(&input.dirs, &mut checks);
+    checks::agents_md(
+        &input.sources.workspace,
+        config
+            .as_ref()
+            .map(|c| c.context.max_instructions_bytes),
+        &mut checks,
+    );
+    Report {
+        ok: checks.iter().all(|c| c.status != Status::Fail),
+        workspace: input.sources.workspace.clone(),
+        profile: config.as_ref().and_then(|c| c.profile.clone()),
+        base_url: config.map(|c| c.provider.base_url),
+        checks,
+    }
+}
+
+impl Report {
+    /// One line per check: `✓`, `✗` (with ` — ` and the fix) or `·` (not checked).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for c in &self.checks {
+            let mark = match c.status {
+                Status::Pass => '✓',
+                Status::Fail => '✗',
+                Status::Skip => '·',
+            };
+            let _ = write!(out, "{mark} {}", c.message);
+            if let Some(fix) = &c.fix {
+                let _ = write!(out, " — {fix}");
+            }
+            out.push('\n');
+        }
+        let failed = self
+            .checks
+            .iter()
+            .filter(|c| c.status == Status::Fail)
+            .count();
+        match failed {
+            0 => out.push_str("all checks passed\n"),
+            1 => out.push_str("1 check failed\n"),
+            n => {
+                let _ = writeln!(out, "{n} checks failed");
+            }
+        }
+        out
+    }
+}

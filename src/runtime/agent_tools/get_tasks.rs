@@ -1,0 +1,33 @@
+//! `get_tasks`: the session's task board.
+
+use super::{AgentTool, Call, Done, Failure};
+use crate::model::ToolSpec;
+use crate::roles::Audience;
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+pub struct GetTasks;
+
+#[async_trait]
+impl AgentTool for GetTasks {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "get_tasks".into(),
+            description: "The task board: each task's status, assignee, dependencies and result."
+                .into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }
+    }
+
+    fn audience(&self) -> Audience {
+        Audience::Supervisors
+    }
+
+    fn concurrent(&self) -> bool {
+        true
+    }
+
+    async fn call(&self, cx: &Call<'_>, _args: Value) -> Result<Done, Failure> {
+        Ok(Done::output(cx.host.tasks().board().to_string()))
+    }
+}

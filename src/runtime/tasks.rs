@@ -1,0 +1,171 @@
+//! The session's task board as the runtime shares it: changed by the supervisors' tools
+//! and by workers finishing; every change is a `task_updated` event; news a supervisor
+//! should act on (tasks that became ready, a deadlock) waits for its next results report.
+
+use super::board::{Board, BoardError, Changes, ManualStatus, PlannedTask};
+use super::team::Team;
+use crate::protocol::{AgentId, EventKind, Task};
+use crate::sync::lock;
+use serde_json::{Value, json};
+use std::sync::Mutex;
+
+#[derive(Default)]
+pub struct TaskBoard {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    board: Board,
+    news: Vec<String>,
+    /// The last deadlock reported, so one is told once.
+    last_deadlock: Option<String>,
+}
+
+impl TaskBoard {
+    /// Adds or replaces tasks; the answer lists the board and what is ready.
+    pub fn plan(
+        &self,
+        team: &Team,
+        by: AgentId,
+        tasks: Vec<PlannedTask>,
+    ) -> Result<Value, BoardError> {
+        let mut inner = lock(&self.inner);
+        let changes = inner.board.plan(tasks)?;
+        let ready = changes.ready.clone();
+        publish(&mut inner, team, by, changes, false);
+        Ok(json!({"ready": ready, "tasks": view(&inner.board)}))
+    }
+
+    /// Gives a ready task to a worker.
+    pub fn assign(
+        &self,
+        team: &Team,
+        by: AgentId,
+        id: &str,
+        agent: AgentId,
+    ) -> Result<(), BoardError> {
+        let mut inner = lock(&self.inner);
+        let changes = inner.board.assign(id, agent)?;
+        publish(&mut inner, team, by, changes, false);
+        Ok(())
+    }
+
+    /// Checks that a task can be assigned, without assigning it (before a spawn is approved).
+    pub fn check_assignable(&self, id: &str) -> Result<(), BoardError> {
+        let mut trial = lock(&self.inner).board.clone();
+        trial.assign(id, AgentId::new()).map(|_| ())
+    }
+
+    pub fn update(
+        &self,
+        team: &Team,
+        by: AgentId,
+        id: &str,
+        status: Option<ManualStatus>,
+        note: Option<String>,
+    ) -> Result<Value, BoardError> {
+        let mut inner = lock(&self.inner);
+        let changes = inner.board.update(id, status, note)?;
+        let ready = changes.ready.clone();
+        publish(&mut inner, team, by, changes, false);
+        let task = inner.board.get(id).cloned();
+        Ok(json!({"task": task, "ready": ready}))
+    }
+
+    /// A worker came to rest: its task (if it had one) is done or failed.
+    pub fn worker_finished(&self, team: &Team, agent: AgentId, ok: bool, summary: Option<String>) {
+        let mut inner = lock(&self.inner);
+        let changes = inner.board.finish(agent, ok, summary);
+        if !changes.updated.is_empty() {
+            publish(&mut inner, team, agent, changes, true);
+        }
+    }
+
+    /// The board as `get_tasks` shows it.
+    pub fn board(&self) -> Value {
+        json!({"tasks": view(&lock(&self.inner).board)})
+    }
+
+    /// News for the supervisor since it was last told, as one notice.
+    pub fn take_news(&self) -> Option<String> {
+        let mut inner = lock(&self.inner);
+        if inner.news.is_empty() {
+            return None;
+        }
+        Some(std::mem::take(&mut inner.news).join("\n"))
+    }
+
+    /// On resume: the board as the log's last `task_updated` events left it.
+    pub fn restore(&self, tasks: Vec<Task>) {
+        lock(&self.inner).board.restore(tasks);
+    }
+}
+
+/// Emits an event per changed task; with `tell`, records what became ready and any new
+/// deadlock for the supervisor.
+fn publish(inner: &mut Inner, team: &Team, by: AgentId, changes: Changes, tell: bool) {
+    for id in &changes.updated {
+        if let Some(task) = inner.board.get(id) {
+            team.emit(by, EventKind::TaskUpdated { task: task.clone() });
+        }
+    }
+    if tell && !changes.ready.is_empty() {
+        let names: Vec<String> = changes
+            .ready
+            .iter()
+            .filter_map(|id| inner.board.get(id))
+            .map(|t| format!("{} ({})", t.id, t.title))
+            .collect();
+        inner.news.push(format!(
+            "Task board: now ready: {}. Spawn workers for them with task_id.",
+            names.join(", ")
+        ));
+    }
+    match inner.board.deadlock() {
+        Some(stuck) => {
+            let text = format!(
+                "CRITICAL — task board deadlock: nothing is running or ready, and these tasks cannot go on: {}. Reopen or cancel them with update_task, or plan_tasks again.",
+                stuck
+                    .iter()
+                    .map(|s| format!("{} ({})", s.id, s.why))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            );
+            if inner.last_deadlock.as_ref() != Some(&text) {
+                inner.last_deadlock = Some(text.clone());
+                // Critical news goes first.
+                inner.news.insert(0, text);
+            }
+        }
+        None => inner.last_deadlock = None,
+    }
+}
+
+fn view(board: &Board) -> Vec<Value> {
+    board
+        .tasks()
+        .into_iter()
+        .map(|t| {
+            let mut v = json!({
+                "id": t.id,
+                "title": t.title,
+                "status": t.status.as_str(),
+                "depends_on": t.depends_on,
+            });
+            if let Some(a) = t.assignee {
+                v["assignee"] = json!(a.to_string());
+            }
+            if let Some(r) = &t.role {
+                v["role"] = json!(r);
+            }
+            if !t.notes.is_empty() {
+                v["notes"] = json!(t.notes);
+            }
+            if let Some(r) = &t.result {
+                v["result"] = json!(crate::text::clip(r, 300));
+            }
+            v
+        })
+        .collect()
+}

@@ -1,0 +1,306 @@
+//! A newcomer's first minutes with the real binary: a missing key or a dead server said at
+//! once with the fix, `squad doctor`, shell completions, profiles, no terminal.
+
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+/// Generous against a loaded machine, and still well under the retry budget (8+ s) that
+/// these failures used to spend.
+const PROMPTLY: Duration = Duration::from_secs(5);
+
+/// A port nothing listens on.
+fn dead_url() -> String {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+async fn timed(mut cmd: tokio::process::Command) -> (Run, Duration) {
+    cmd.stdin(std::process::Stdio::null());
+    let started = Instant::now();
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("squad finishes")
+        .unwrap();
+    (Run::from(out), started.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_key_for_openai_stops_at_once_with_the_fix_and_sends_nothing() {
+    let sb = Sandbox::new();
+    // Every HTTP(S) request would go through this proxy: it must see no connection at all,
+    // which also keeps this test from ever reaching the real API.
+    let tripwire = TcpListener::bind("127.0.0.1:0").unwrap();
+    tripwire.set_nonblocking(true).unwrap();
+    let proxy = format!("http://{}", tripwire.local_addr().unwrap());
+    let mut cmd = sb.command(None);
+    for var in [
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+        "ALL_PROXY",
+        "https_proxy",
+        "http_proxy",
+    ] {
+        cmd.env(var, &proxy);
+    }
+    cmd.args(["exec", "fix the typo in README.md"]);
+    let (run, took) = timed(cmd).await;
+    assert_eq!(run.code, 2, "stderr: {}", run.stderr);
+    assert!(took < PROMPTLY, "took {took:?}");
+    for needle in [
+        "OPENAI_API_KEY",
+        "--base-url",
+        "OPENAI_BASE_URL",
+        "demo_server",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+    }
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(
+        matches!(tripwire.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "squad made a request"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_local_server_needs_no_key() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push(MockResponse::text("no key needed"));
+    let run = sb.exec(&mock, &["hi"]).await;
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "no key needed");
+    assert_eq!(mock.requests()[0].header("authorization"), None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dead_local_server_is_one_line_naming_the_url_without_retries() {
+    let sb = Sandbox::new();
+    let url = dead_url();
+    let mut cmd = sb.command(None);
+    cmd.env("OPENAI_BASE_URL", &url).args(["exec", "hi"]);
+    let (run, took) = timed(cmd).await;
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert!(took < PROMPTLY, "took {took:?}: {}", run.stderr);
+    let lines: Vec<&str> = run.stderr.trim().lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(lines[0].starts_with("squad: cannot reach"), "{}", lines[0]);
+    assert!(lines[0].contains(&url), "{}", lines[0]);
+    assert!(lines[0].contains("--base-url"), "{}", lines[0]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_terminal_the_tui_says_so_and_points_to_exec() {
+    let sb = Sandbox::new();
+    for args in [&[][..], &["hello"][..]] {
+        let run = sb.run(None, args).await;
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains("needs a terminal"), "{}", run.stderr);
+        assert!(run.stderr.contains("squad exec"), "{}", run.stderr);
+        assert!(!run.stderr.contains("os error"), "{}", run.stderr);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_against_the_mock_passes_and_lists_server_and_models() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let run = sb.run(Some(&mock), &["doctor"]).await;
+    run.assert_ok();
+    let out = &run.stdout;
+    assert!(
+        out.contains(&format!("✓ server {}", mock.base_url())),
+        "{out}"
+    );
+    assert!(out.contains("✓ model level fast = gpt-4.1-mini"), "{out}");
+    assert!(out.contains("✓ model level base = gpt-4.1"), "{out}");
+    assert!(out.contains("roles loaded"), "{out}");
+    assert!(out.contains("writable"), "{out}");
+    assert!(out.contains("profile: none active"), "{out}");
+    assert!(!out.contains('✗'), "{out}");
+    assert!(out.trim_end().ends_with("all checks passed"), "{out}");
+    assert!(mock.requests().is_empty(), "doctor sends no chat request");
+
+    let run = sb.run(Some(&mock), &["doctor", "--json"]).await;
+    run.assert_ok();
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["base_url"], mock.base_url());
+    let checks = report["checks"].as_array().unwrap();
+    let server = checks.iter().find(|c| c["check"] == "server").unwrap();
+    assert_eq!(server["status"], "pass");
+    assert!(checks.iter().all(|c| c["status"] != "fail"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_against_a_dead_port_fails_naming_it() {
+    let sb = Sandbox::new();
+    let url = dead_url();
+    let run = sb.run(None, &["doctor", "--base-url", &url]).await;
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('✗'))
+        .unwrap_or_else(|| panic!("no failed check: {}", run.stdout));
+    assert!(line.contains(&url), "{line}");
+    assert!(line.contains("start the server"), "{line}");
+
+    let run = sb
+        .run(None, &["doctor", "--json", "--base-url", &url])
+        .await;
+    assert_eq!(run.code, 1);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_names_a_broken_role_file_and_a_model_the_server_lacks() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write(
+        ".squad/roles/broken.toml",
+        "name = \"reviewer\"\ndescription = \"x\"\nsystem_prompt = 3\n",
+    );
+    let run = sb.run(Some(&mock), &["doctor"]).await;
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let path = sb.ws().join(".squad/roles/broken.toml");
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('✗'))
+        .unwrap_or_else(|| panic!("no failed check: {}", run.stdout));
+    assert!(line.contains(&path.display().to_string()), "{line}");
+    assert!(line.contains("system_prompt"), "{line}");
+
+    std::fs::remove_file(&path).unwrap();
+    mock.set_models(["qwen2.5-coder:7b"]);
+    let run = sb.run(Some(&mock), &["doctor"]).await;
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "✗ model level base = gpt-4.1: the server does not list it — use one it lists: qwen2.5-coder:7b"
+        ),
+        "{}",
+        run.stdout
+    );
+    let run = sb
+        .run(Some(&mock), &["doctor", "--model", "qwen2.5-coder:7b"])
+        .await;
+    run.assert_ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_shows_the_active_profile_and_a_broken_config_file() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[profiles.local.models]\nbase = \"gpt-4.1-mini\"\n");
+    let run = sb.run(Some(&mock), &["doctor", "--profile", "local"]).await;
+    run.assert_ok();
+    assert!(
+        run.stdout.contains("✓ profile local (from --profile)"),
+        "{}",
+        run.stdout
+    );
+    let mut cmd = sb.command(Some(&mock));
+    cmd.env("SQUAD_PROFILE", "local").args(["doctor", "--json"]);
+    let (run, _) = timed(cmd).await;
+    run.assert_ok();
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["profile"], "local");
+
+    let run = sb
+        .run(Some(&mock), &["doctor", "--profile", "remote"])
+        .await;
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("unknown profile 'remote'"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("known profiles: local"),
+        "{}",
+        run.stdout
+    );
+
+    sb.workspace_config("[limits]\nmax_depth = \"three\"\n");
+    let run = sb.run(Some(&mock), &["doctor"]).await;
+    assert_eq!(run.code, 1);
+    let config = sb.ws().join(".squad/config.toml");
+    assert!(
+        run.stdout
+            .contains(&format!("✗ config error in {}", config.display())),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn completions_are_printed_for_each_shell() {
+    let sb = Sandbox::new();
+    let run = sb.run(None, &["completions", "bash"]).await;
+    run.assert_ok();
+    assert!(run.stdout.contains("complete -F _squad"), "{}", run.stdout);
+    // `squad <TAB>` offers the subcommands, exec among them.
+    let top = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("opts=") && l.contains("doctor"))
+        .unwrap_or_else(|| panic!("no top-level options line: {}", run.stdout));
+    assert!(top.contains("exec"), "{top}");
+    assert!(top.contains("completions"), "{top}");
+    for shell in ["zsh", "fish", "powershell"] {
+        let run = sb.run(None, &["completions", shell]).await;
+        run.assert_ok();
+        assert!(run.stdout.contains("exec"), "{shell}: {}", run.stdout);
+    }
+    let run = sb.run(None, &["completions", "tcsh"]).await;
+    assert_eq!(run.code, 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_profile_changes_the_model_and_a_flag_still_wins() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[profiles.cheap.models]\nbase = \"cheap-model\"\n");
+    mock.set_responder(|_| MockResponse::text("ok"));
+    let model_sent = |i: usize| mock.requests()[i].body["model"].clone();
+
+    sb.exec(&mock, &["hi"]).await.assert_ok();
+    assert_eq!(model_sent(0), "gpt-4.1");
+    sb.exec(&mock, &["--profile", "cheap", "hi"])
+        .await
+        .assert_ok();
+    assert_eq!(model_sent(1), "cheap-model");
+    let mut cmd = sb.command(Some(&mock));
+    cmd.env("SQUAD_PROFILE", "cheap").args(["exec", "hi"]);
+    timed(cmd).await.0.assert_ok();
+    assert_eq!(model_sent(2), "cheap-model");
+    sb.exec(
+        &mock,
+        &["--profile", "cheap", "--model", "flag-model", "hi"],
+    )
+    .await
+    .assert_ok();
+    assert_eq!(model_sent(3), "flag-model");
+
+    let run = sb.exec(&mock, &["--profile", "nope", "hi"]).await;
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("known profiles: cheap"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(mock.requests().len(), 4);
+}
