@@ -61,14 +61,21 @@ fn main() {
         let b: Vec<_> = two.iter().filter_map(f).collect();
         println!("   {what:<40} {:>24} {:>24}", show(&a), show(&b));
     };
-    println!("   {:<40} {:>24} {:>24}", "", "no servers", "everything + git");
+    println!(
+        "   {:<40} {:>24} {:>24}",
+        "", "no servers", "everything + git"
+    );
     row("start_session returns", &|s| Some(s.started));
     row("first model request arrives", &|s| Some(s.first_request));
     row("both servers ready (tools offered)", &|s| s.ready);
     row("Op::Shutdown -> last event", &|s| Some(s.shutdown));
     let added = |f: &dyn Fn(&Sample) -> Duration| {
-        let a = Stats::of(&none.iter().map(f).collect::<Vec<_>>()).unwrap().median;
-        let b = Stats::of(&two.iter().map(f).collect::<Vec<_>>()).unwrap().median;
+        let a = Stats::of(&none.iter().map(f).collect::<Vec<_>>())
+            .unwrap()
+            .median;
+        let b = Stats::of(&two.iter().map(f).collect::<Vec<_>>())
+            .unwrap()
+            .median;
         b.saturating_sub(a)
     };
     let first = added(&|s| s.first_request);
@@ -98,14 +105,26 @@ fn main() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         t.elapsed()
     };
     let runs = |f: &dyn Fn() -> Duration| (0..=RUNS).map(|_| f()).skip(1).collect::<Vec<_>>();
     let a = runs(&|| exec(ws_none.path()));
     let b = runs(&|| exec(ws_two.path()));
-    println!("   {:<40} {:>24} {:>24}", "", "no servers", "everything + git");
-    println!("   {:<40} {:>24} {:>24}", "squad exec \"hi\" wall time", show(&a), show(&b));
+    println!(
+        "   {:<40} {:>24} {:>24}",
+        "", "no servers", "everything + git"
+    );
+    println!(
+        "   {:<40} {:>24} {:>24}",
+        "squad exec \"hi\" wall time",
+        show(&a),
+        show(&b)
+    );
     let list = runs(&|| {
         let t = Instant::now();
         let out = Command::new(squad)
@@ -114,10 +133,19 @@ fn main() {
             .env("SQUAD_CONFIG_DIR", ws_two.path().join(".config"))
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         t.elapsed()
     });
-    println!("   {:<40} {:>24} {:>24}", "squad mcp list wall time", "", show(&list));
+    println!(
+        "   {:<40} {:>24} {:>24}",
+        "squad mcp list wall time",
+        "",
+        show(&list)
+    );
 }
 
 struct Sample {
@@ -232,13 +260,22 @@ fn short(d: Duration) -> String {
 
 /// Installs the servers (once) and returns their configs.
 fn install() -> Option<BTreeMap<String, McpServerConfig>> {
-    let ok = |p: &str| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success());
+    let ok = |p: &str| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
     if !ok("node") || !ok("python3") {
         return None;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/mcp-servers");
     let out = Command::new("bash").arg(script).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     let index = dir.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let everything = McpServerConfig {
@@ -250,7 +287,13 @@ fn install() -> Option<BTreeMap<String, McpServerConfig>> {
         command: Some(dir.join("venv/bin/mcp-server-git").display().to_string()),
         ..Default::default()
     };
-    Some([("everything".to_string(), everything), ("git".to_string(), git)].into())
+    Some(
+        [
+            ("everything".to_string(), everything),
+            ("git".to_string(), git),
+        ]
+        .into(),
+    )
 }
 
 fn write_config(ws: &Path, servers: &BTreeMap<String, McpServerConfig>) {

@@ -327,7 +327,11 @@ pub(super) fn agents_md(workspace: &Path, max_bytes: Option<usize>, out: &mut Ve
     let max_bytes = max_bytes.unwrap_or(usize::MAX);
     out.push(match load_instructions(workspace, max_bytes) {
         Some(found) => {
-            let files: Vec<String> = found.files.iter().map(|f| f.display().to_string()).collect();
+            let files: Vec<String> = found
+                .files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect();
             let cut = if found.cut {
                 format!(", cut to context.max_instructions_bytes = {max_bytes}")
             } else {

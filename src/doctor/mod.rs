@@ -102,9 +102,7 @@ pub async fn run(input: &DoctorInput) -> Report {
     checks::dirs(&input.dirs, &mut checks);
     checks::agents_md(
         &input.sources.workspace,
-        config
-            .as_ref()
-            .map(|c| c.context.max_instructions_bytes),
+        config.as_ref().map(|c| c.context.max_instructions_bytes),
         &mut checks,
     );
     Report {
