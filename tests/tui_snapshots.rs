@@ -818,3 +818,36 @@ fn any_size_draws() {
         }
     }
 }
+
+#[test]
+fn paused_team() {
+    let (mut s, [coder, ..]) = team();
+    let root = s.root;
+    s.ev(root, EventKind::Paused);
+    s.status(coder, AgentStatus::Paused);
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("PAUSED"), "{screen}");
+    insta::assert_snapshot!("paused_80x24", screen);
+    s.ev(root, EventKind::Resumed);
+    s.status(coder, AgentStatus::Running);
+    let screen = s.screen(80, 24);
+    assert!(!screen.contains("PAUSED"), "{screen}");
+}
+
+#[test]
+fn interrupted_agent_after_resume() {
+    let (mut s, [coder, ..]) = team();
+    s.ev(
+        coder,
+        EventKind::AgentStatus {
+            parent_id: Some(s.root),
+            status: AgentStatus::Interrupted,
+            reason: Some("squad stopped while it was at work".into()),
+        },
+    );
+    s.key(KeyCode::Tab);
+    s.key(KeyCode::Down);
+    let screen = s.screen(100, 24);
+    assert!(screen.contains("↯"), "{screen}");
+    insta::assert_snapshot!("interrupted_100x24", screen);
+}

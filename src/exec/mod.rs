@@ -4,7 +4,7 @@
 mod progress;
 mod summary;
 
-use crate::protocol::{Event, EventKind, HistoryItem, Op, TurnEnd};
+use crate::protocol::{AgentStatus, Event, EventKind, HistoryItem, Op, TurnEnd};
 use crate::runtime::SessionHandle;
 use std::io::Write;
 
@@ -55,11 +55,21 @@ impl ExecOutcome {
     }
 }
 
-pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecOutcome {
+/// What a run starts with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// A message to the active persona.
+    Prompt(String),
+    /// The agents a resumed log shows interrupted go on (`--continue`).
+    Continue,
+}
+
+pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOutcome {
     let root = handle.info.root_agent;
-    let _ = handle.ops.send(Op::UserMessage {
-        to: None,
-        text: prompt,
+    let continuing = start == Start::Continue;
+    let _ = handle.ops.send(match start {
+        Start::Prompt(text) => Op::UserMessage { to: None, text },
+        Start::Continue => Op::Continue { agent_id: None },
     });
     let stdout = std::io::stdout();
     let mut shown = Shown::new(root, json);
@@ -86,8 +96,15 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
                 }
             }, if interrupted.is_none() => {
                 interrupted = Some(signal);
-                let _ = handle.ops.send(Op::Interrupt { agent_id: root });
+                // Every call under way gets its result and the agents at work are logged
+                // `interrupted` (`exec --resume ID --continue` goes on); a second Ctrl+C
+                // does not wait for that.
                 let _ = handle.ops.send(Op::Shutdown);
+                tokio::spawn(async {
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        std::process::exit(i32::from(exit::SIGINT));
+                    }
+                });
                 shutdown_sent = true;
                 last_error = Some(match signal {
                     Interrupt::Int => "interrupted (Ctrl+C)".to_string(),
@@ -107,6 +124,24 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
         }
         match &event.kind {
             EventKind::TurnStarted if event.agent_id == root => started = true,
+            // Continuing: any agent that goes on starts the run.
+            EventKind::AgentStatus {
+                status: AgentStatus::Running,
+                ..
+            }
+            | EventKind::TurnStarted
+                if continuing =>
+            {
+                started = true
+            }
+            // Nothing to continue: the run ends with that error.
+            EventKind::Error { message } if continuing && !started && event.agent_id == root => {
+                last_error = Some(message.clone());
+                if !shutdown_sent {
+                    shutdown_sent = true;
+                    let _ = handle.ops.send(Op::Shutdown);
+                }
+            }
             EventKind::TurnFinished { end } if event.agent_id == root => last_end = Some(*end),
             EventKind::ItemAdded {
                 item: HistoryItem::Assistant { text, .. },

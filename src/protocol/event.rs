@@ -153,6 +153,15 @@ pub enum EventKind {
     TaskUpdated {
         task: Task,
     },
+    /// The user paused the team (`agent_id`: the root): no model or tool call starts.
+    Paused,
+    /// The team goes on after a pause.
+    Resumed,
+    /// The user stopped the team: `cancelled` workers were cancelled and the persona's
+    /// turn ended.
+    Stopped {
+        cancelled: usize,
+    },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,
     /// Last event of an `exec` run: per-agent figures and totals.

@@ -26,6 +26,19 @@ pub enum Op {
     Compact { agent_id: AgentId },
     /// The user hands the session to another persona (`/role NAME`).
     SwitchPersona { role: String },
+    /// Hold the whole team: no model or tool call starts anywhere until `Resume`; calls
+    /// in flight finish.
+    Pause,
+    /// Go on after `Pause`.
+    Resume,
+    /// Stop the team's work: every worker is cancelled, the persona's turn ends, the
+    /// session stays open for the next message. Lifts a pause.
+    Stop,
+    /// Go on with agents read back `interrupted` from the log: the one given, or all.
+    Continue {
+        #[serde(default)]
+        agent_id: Option<AgentId>,
+    },
     /// Finish: cancel all work and close the log.
     Shutdown,
 }

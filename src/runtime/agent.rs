@@ -24,7 +24,8 @@ pub fn start_agent(engine: &Arc<Engine>, new: NewAgent) -> AgentId {
     let id = new.id;
     let (inbox, cancel) = engine.team.add(new);
     let engine = engine.clone();
-    tokio::spawn(async move { agent_main(engine, id, inbox, cancel).await });
+    let tasks = engine.agent_tasks.clone();
+    tasks.spawn(async move { agent_main(engine, id, inbox, cancel).await });
     id
 }
 
@@ -157,6 +158,21 @@ async fn agent_main(
                     ),
                 }
                 continue;
+            }
+            Next::Input(AgentInput::Continue) => {
+                if team.status(id) != Some(AgentStatus::Interrupted) {
+                    team.take_input(id);
+                    continue;
+                }
+                team.release_hold(id);
+                if !team.awaits_model(id) {
+                    // Its turn had ended: it goes back to resting (or to waiting for the
+                    // workers it started, once they are continued too).
+                    rest = AgentStatus::Inactive;
+                    team.take_input(id);
+                    team.set_status(id, rest, None);
+                    continue;
+                }
             }
             Next::Input(AgentInput::Message { text, reply: r }) => {
                 reply = r;

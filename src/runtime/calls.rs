@@ -90,9 +90,15 @@ pub async fn run_tool_calls(
             }
         }
         let batch = &calls[i..j];
+        // Held here while the team is paused; the calls before this batch have run.
+        let went_on = matches!(out.end, BatchEnd::Fatal(_))
+            || cancel.is_cancelled()
+            || engine.pause.pass(team, agent, cancel).await;
         let stopped = match &out.end {
             BatchEnd::Fatal(why) => Some(format!("not run: {why}")),
-            _ if cancel.is_cancelled() => Some("interrupted by the user before it ran".to_string()),
+            _ if cancel.is_cancelled() || !went_on => {
+                Some("interrupted by the user before it ran".to_string())
+            }
             _ => None,
         };
         let results: Vec<CallResult> = match stopped {

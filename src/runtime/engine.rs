@@ -35,6 +35,10 @@ pub struct Engine {
     pub windows: ContextWindows,
     /// The project's `AGENTS.md`, given to every agent in its system message.
     pub instructions: Option<Instructions>,
+    /// Holds every next model and tool call while the user has the team paused.
+    pub pause: super::pause::PauseGate,
+    /// Every agent's task, so shutdown can let them write their last results.
+    pub agent_tasks: tokio_util::task::TaskTracker,
 }
 
 /// One model call, ready to send.

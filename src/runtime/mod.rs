@@ -18,6 +18,7 @@ mod events;
 mod mcp;
 mod memory;
 mod ops;
+mod pause;
 mod persona;
 mod report;
 mod start;

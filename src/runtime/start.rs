@@ -126,6 +126,8 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let engine = Arc::new(Engine {
         windows,
         instructions,
+        pause: super::pause::PauseGate::new(resumed.as_ref().is_some_and(|(_, _, s)| s.paused)),
+        agent_tasks: Default::default(),
         model_slots: Semaphore::new(opts.config.limits.max_concurrent_requests.max(1) as usize),
         config: opts.config,
         roles,
@@ -238,6 +240,7 @@ fn new_session_id() -> String {
 fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: ApprovalPolicy) {
     engine.tasks.restore(session.tasks);
     let mut delivered = HashMap::new();
+    let mut interrupted = Vec::new();
     for agent in session.agents {
         let is_root = agent.id == session.root;
         let role_name = if is_root {
@@ -256,6 +259,9 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
             agent.model.clone()
         };
         delivered.insert(agent.id, agent.delivered);
+        if agent.status == AgentStatus::Interrupted {
+            interrupted.push((agent.id, agent.parent_id));
+        }
         if !is_root {
             // Its snapshot is gone with the old process; its next message takes a new one.
             engine
@@ -290,4 +296,18 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
     engine
         .team
         .restore_delivery(|id, _| delivered.get(&id).copied().unwrap_or(true));
+    // The log may end with them running (the process was killed): say what they are now.
+    for (id, parent_id) in interrupted {
+        engine.team.emit(
+            id,
+            EventKind::AgentStatus {
+                parent_id,
+                status: AgentStatus::Interrupted,
+                reason: Some(INTERRUPTED_REASON.into()),
+            },
+        );
+    }
 }
+
+/// Why an agent rests `interrupted`, as the front ends show it.
+pub const INTERRUPTED_REASON: &str = "squad stopped while it was at work";

@@ -33,6 +33,9 @@ pub enum AgentInput {
     SwitchPersona(String),
     /// The user asks to compact the conversation (`/compact`); done between turns.
     Compact,
+    /// The user continues an agent read back `interrupted`: it redoes its unfinished
+    /// model call, or goes back to waiting for its workers.
+    Continue,
 }
 
 /// Everything needed to bring an agent into the team.
@@ -474,6 +477,28 @@ impl Team {
     /// Agents that still hold work or may be spoken to again (not failed or cancelled).
     pub fn live_count(&self) -> usize {
         self.lock().live
+    }
+
+    /// Whether the agent's conversation ends where the model must speak next (a message,
+    /// a tool result, a notice), not with its own answer: a turn cut off mid-way.
+    pub fn awaits_model(&self, id: AgentId) -> bool {
+        self.with(id, |a| {
+            !matches!(a.history.last(), None | Some(HistoryItem::Assistant { .. }))
+        })
+        .unwrap_or(false)
+    }
+
+    /// The agents whose status is `status`, in no particular order.
+    pub fn with_status(&self, status: AgentStatus) -> Vec<AgentId> {
+        self.with_status_where(|s| s == status)
+    }
+
+    pub fn with_status_where(&self, pick: impl Fn(AgentStatus) -> bool) -> Vec<AgentId> {
+        self.lock()
+            .values()
+            .filter(|a| pick(a.status))
+            .map(|a| a.id)
+            .collect()
     }
 
     pub fn status(&self, id: AgentId) -> Option<AgentStatus> {

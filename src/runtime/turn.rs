@@ -64,7 +64,7 @@ async fn turn_loop(
             return outcome(TurnEnd::MaxIterations, final_text, None);
         }
         iteration += 1;
-        if cancel.is_cancelled() {
+        if cancel.is_cancelled() || !engine.pause.pass(team, agent, cancel).await {
             return interrupted(final_text);
         }
         if !overflowed && !compaction_failed && compaction::due(engine, agent, &setup).is_some() {

@@ -40,6 +40,8 @@ pub struct ReplayedSession {
     /// The task board as its last `task_updated` events left it, in plan order.
     pub tasks: Vec<Task>,
     pub last_seq: u64,
+    /// The team was paused when the log ended: it comes back paused.
+    pub paused: bool,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -52,6 +54,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut order: Vec<AgentId> = Vec::new();
     let mut agents: HashMap<AgentId, ReplayedAgent> = HashMap::new();
     let mut last_seq = 0;
+    let mut paused = false;
     let mut tasks: Vec<Task> = Vec::new();
 
     for ev in events {
@@ -98,6 +101,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                     });
                 }
             }
+            EventKind::Paused => paused = true,
+            EventKind::Resumed | EventKind::Stopped { .. } => paused = false,
             EventKind::TaskUpdated { task } => match tasks.iter_mut().find(|t| t.id == task.id) {
                 Some(slot) => *slot = task.clone(),
                 None => tasks.push(task.clone()),
@@ -154,14 +159,15 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     }
 
     let root = root?;
-    // Work that was under way when the process ended did not finish; what a worker had
-    // said by then is owed to its supervisor.
+    // Work that was under way when the process ended did not finish: the agent rests
+    // `interrupted` until the user continues it; what a worker had said by then is owed to
+    // its supervisor.
     for agent in agents.values_mut() {
         if !agent.status.is_idle() {
-            agent.status = AgentStatus::Inactive;
-            if agent.id != root {
-                agent.delivered = false;
-            }
+            agent.status = AgentStatus::Interrupted;
+        }
+        if agent.status == AgentStatus::Interrupted && agent.id != root {
+            agent.delivered = false;
         }
         close_open_calls(&mut agent.history);
     }
@@ -176,6 +182,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             .collect(),
         tasks,
         last_seq,
+        paused,
     })
 }
 

@@ -384,3 +384,38 @@ pub fn render_confirm(buf: &mut Buffer, area: Rect, s: &SessionState, id: AgentI
     );
     popup::draw_lines(buf, inner, &lines, 0);
 }
+
+/// Quitting while workers are at work: they would be interrupted (and can be continued).
+pub fn render_confirm_quit(buf: &mut Buffer, area: Rect, s: &SessionState, theme: &Theme) {
+    let n = s.busy_workers();
+    let workers = if n == 1 {
+        "1 worker is".to_string()
+    } else {
+        format!("{n} workers are")
+    };
+    let w = area.width.saturating_sub(4).min(64);
+    let lines = vec![
+        Line::from(format!("{workers} still at work. Quit anyway?")),
+        Line::styled(
+            "Their work is interrupted; `squad --resume` then /continue goes on.",
+            theme.dim(),
+        ),
+        Line::default(),
+        Line::from(vec![
+            Span::styled("y", theme.bold(Color::Cyan)),
+            Span::raw(" quit   "),
+            Span::styled("n", theme.bold(Color::Cyan)),
+            Span::raw(" / "),
+            Span::styled("Esc", theme.bold(Color::Cyan)),
+            Span::raw(" stay"),
+        ]),
+    ];
+    let rect = popup::centered(area, w, lines.len() as u16 + 2);
+    let inner = popup::frame(
+        buf,
+        rect,
+        Line::styled(" quit ", theme.bold(Color::Yellow)),
+        theme.dim(),
+    );
+    popup::draw_lines(buf, inner, &lines, 0);
+}

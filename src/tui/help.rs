@@ -16,6 +16,7 @@ const LEFT: &[Section] = &[
             ("Tab ⇧Tab", "move focus"),
             ("Esc", "interrupt agent in view"),
             ("Ctrl+C", "interrupt · twice: quit"),
+            ("Ctrl+P", "pause / unpause the team"),
             ("? F1", "this help"),
         ],
     ),
@@ -27,6 +28,7 @@ const LEFT: &[Section] = &[
             ("← Space", "collapse / expand"),
             ("i", "details"),
             ("x", "cancel worker"),
+            ("c", "continue interrupted"),
         ],
     ),
     (
@@ -60,6 +62,7 @@ const RIGHT: &[Section] = &[
             ("/role NAME", "switch persona"),
             ("/agents", "full-screen tree"),
             ("/stats", "tokens, cost, tasks"),
+            ("/pause", "hold the team · /stop"),
             ("/new", "new session"),
             ("/resume", "resume a session"),
             ("/help", "this help"),

@@ -1,7 +1,7 @@
 //! Key handling: (app, key, now) → view changes and the [`Action`]s to carry out. No
 //! I/O happens here, so every binding is unit-tested without a terminal.
 
-use crate::protocol::{ApprovalDecision, Op};
+use crate::protocol::{AgentStatus, ApprovalDecision, Op};
 use crate::tui::app::{Action, App, Exit, Focus, Overlay};
 use crate::tui::commands::{self, SlashCommand};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -12,8 +12,28 @@ const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
 /// Answers to an approval typed sooner than this after it appeared are ignored.
 pub const APPROVAL_GUARD: Duration = Duration::from_millis(300);
 
-fn quit() -> Vec<Action> {
-    vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
+impl App {
+    /// Leaves the session's screen, after asking when workers are at work.
+    fn leave(&mut self, exit: Exit) -> Vec<Action> {
+        if self.state.busy_workers() > 0 && self.overlay != Some(Overlay::ConfirmQuit) {
+            self.pending_exit = Some(exit);
+            self.open(Overlay::ConfirmQuit);
+            return Vec::new();
+        }
+        self.overlay = None;
+        self.pending_exit = None;
+        vec![Action::Send(Op::Shutdown), Action::Quit(exit)]
+    }
+
+    fn toggle_pause(&mut self, now: Instant) -> Vec<Action> {
+        if self.state.paused {
+            self.set_notice("going on…", now);
+            vec![Action::Send(Op::Resume)]
+        } else {
+            self.set_notice("pausing: calls under way finish, no new one starts", now);
+            vec![Action::Send(Op::Pause)]
+        }
+    }
 }
 
 impl App {
@@ -24,6 +44,9 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && matches!(key.code, KeyCode::Char('c' | 'C')) {
             return self.ctrl_c(now);
+        }
+        if ctrl && matches!(key.code, KeyCode::Char('p' | 'P')) && self.overlay.is_none() {
+            return self.toggle_pause(now);
         }
         if !self.state.approvals.is_empty() {
             return self.approval_key(key, now);
@@ -62,7 +85,7 @@ impl App {
             .last_ctrl_c
             .is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_CTRL_C)
         {
-            return quit();
+            return self.leave(Exit::Quit);
         }
         self.last_ctrl_c = Some(now);
         let id = self.viewed();
@@ -136,6 +159,19 @@ impl App {
             || (matches!(o, Overlay::Details(_)) && key.code == KeyCode::Char('i'))
             || (o != Overlay::Agents && key.code == KeyCode::Char('q'));
         match o {
+            Overlay::ConfirmQuit => {
+                if matches!(key.code, KeyCode::Char('y' | 'Y')) {
+                    let exit = self.pending_exit.take().unwrap_or(Exit::Quit);
+                    return self.leave(exit);
+                }
+                if matches!(
+                    key.code,
+                    KeyCode::Char('n' | 'N') | KeyCode::Esc | KeyCode::Char('q')
+                ) {
+                    self.overlay = None;
+                }
+                return Vec::new();
+            }
             Overlay::ConfirmDespawn(id) => {
                 self.overlay = None;
                 if matches!(key.code, KeyCode::Char('y' | 'Y')) {
@@ -264,6 +300,13 @@ impl App {
                     self.open(Overlay::ConfirmDespawn(id));
                 }
             }
+            KeyCode::Char('c') => {
+                if self.state.agent(id).map(|a| a.status) == Some(AgentStatus::Interrupted) {
+                    self.set_notice("continuing…", now);
+                    return vec![Action::Send(Op::Continue { agent_id: Some(id) })];
+                }
+                return self.type_into_composer(key);
+            }
             KeyCode::Char('?') => self.open(Overlay::Help),
             _ => return self.type_into_composer(key),
         }
@@ -380,13 +423,27 @@ impl App {
                 return vec![Action::Send(Op::Compact { agent_id })];
             }
             SlashCommand::Help => self.open(Overlay::Help),
-            SlashCommand::New => {
-                return vec![Action::Send(Op::Shutdown), Action::Quit(Exit::NewSession)];
+            SlashCommand::Pause | SlashCommand::Unpause
+                if self.state.paused == matches!(cmd, SlashCommand::Pause) =>
+            {
+                let word = if self.state.paused {
+                    "paused"
+                } else {
+                    "not paused"
+                };
+                self.set_notice(format!("the team is {word} already"), now);
             }
-            SlashCommand::Resume(id) => {
-                return vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Resume(id))];
+            SlashCommand::Pause | SlashCommand::Unpause => return self.toggle_pause(now),
+            SlashCommand::Stop => {
+                self.set_notice("stopping the team…", now);
+                return vec![Action::Send(Op::Stop)];
             }
-            SlashCommand::Quit => return quit(),
+            SlashCommand::Continue => {
+                return vec![Action::Send(Op::Continue { agent_id: None })];
+            }
+            SlashCommand::New => return self.leave(Exit::NewSession),
+            SlashCommand::Resume(id) => return self.leave(Exit::Resume(id)),
+            SlashCommand::Quit => return self.leave(Exit::Quit),
         }
         Vec::new()
     }

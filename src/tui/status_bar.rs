@@ -53,6 +53,9 @@ pub fn line(
         left.push(sep());
         left.push(Span::styled(text, style));
     }
+    if s.paused {
+        left.insert(0, Span::styled(" ‖ PAUSED", theme.bold(Color::LightYellow)));
+    }
     let left_w: usize = left.iter().map(|s| width(&s.content)).sum();
     let path = display_path(&s.workspace, home);
     // The path keeps a readable tail if it can, but not at the cost of every key hint.

@@ -215,6 +215,8 @@ fn header_words(s: &SessionState, theme: &Theme) -> Line<'static> {
             AgentStatus::Completed => "done",
             AgentStatus::Failed => "failed",
             AgentStatus::Cancelled => "cancelled",
+            AgentStatus::Paused => "paused",
+            AgentStatus::Interrupted => "interrupted",
         };
         parts.push(Span::styled(format!("{count} {word}"), theme.status(st)));
         parts.push(Span::styled(", ", theme.dim()));
@@ -227,6 +229,10 @@ fn header_words(s: &SessionState, theme: &Theme) -> Line<'static> {
     if !parts.is_empty() {
         spans.push(Span::styled(": ", theme.dim()));
         spans.extend(parts);
+    }
+    if s.paused {
+        spans.push(Span::styled(" · ", theme.dim()));
+        spans.push(Span::styled("paused", theme.status(AgentStatus::Paused)));
     }
     Line::from(spans)
 }

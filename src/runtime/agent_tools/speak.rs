@@ -50,8 +50,8 @@ impl AgentTool for SpeakToAgent {
         let id = resolve_child(team, cx.caller, &args.agent_id)?;
         let status = team.status(id).ok_or("worker is gone".to_string())?;
         match status {
-            AgentStatus::Completed | AgentStatus::Inactive => {}
-            AgentStatus::Running | AgentStatus::Waiting => {
+            AgentStatus::Completed | AgentStatus::Inactive | AgentStatus::Interrupted => {}
+            AgentStatus::Running | AgentStatus::Waiting | AgentStatus::Paused => {
                 return Err(Failure::Fixable(format!(
                     "worker {} is still {status}; call wait_for_agents first, then speak to it",
                     id.short()

@@ -103,7 +103,7 @@ impl App {
     }
 
     fn render_tree_pane(&mut self, area: Rect, buf: &mut Buffer, focused: bool, now: Instant) {
-        let title = Line::styled(
+        let mut title = Line::styled(
             " agents ",
             if focused {
                 self.theme.accent().add_modifier(Modifier::BOLD)
@@ -111,6 +111,12 @@ impl App {
                 Style::default()
             },
         );
+        if self.state.paused {
+            title.push_span(Span::styled(
+                "‖ paused ",
+                self.theme.status(AgentStatus::Paused),
+            ));
+        }
         let block = self.pane_block(title, focused);
         let inner = block.inner(area);
         block.render(area, buf);
@@ -371,6 +377,7 @@ impl App {
             Some(Overlay::ConfirmDespawn(id)) => {
                 details::render_confirm(buf, main, &self.state, id, &t);
             }
+            Some(Overlay::ConfirmQuit) => details::render_confirm_quit(buf, main, &self.state, &t),
         }
     }
 }

@@ -39,6 +39,8 @@ pub enum Overlay {
     Agents,
     /// MCP servers and their tools (`/mcp`).
     Mcp,
+    /// Quitting while workers are at work: asks first (the exit waits in `pending_exit`).
+    ConfirmQuit,
 }
 
 /// What the caller must do after an input.
@@ -84,6 +86,8 @@ pub struct App {
     /// approve something the user has not seen.
     pub(crate) approval_front: Option<(u64, Instant)>,
     pub(crate) last_ctrl_c: Option<Instant>,
+    /// Where the user wants to go once they confirm quitting with workers at work.
+    pub(crate) pending_exit: Option<Exit>,
     pub(crate) notice: Option<(String, Instant)>,
     home: Option<PathBuf>,
     areas: Areas,
@@ -105,6 +109,7 @@ impl App {
             approval_scroll: 0,
             approval_front: None,
             last_ctrl_c: None,
+            pending_exit: None,
             notice: None,
             home: std::env::var_os("HOME").map(PathBuf::from),
             areas: Areas::default(),

@@ -327,3 +327,96 @@ fn tab_cycles_focus_and_help_opens() {
     t.app.on_key(key(KeyCode::Char('?')), t.t0);
     assert_eq!(t.app.overlay, None);
 }
+
+fn status(t: &mut T, id: AgentId, status: AgentStatus) {
+    t.app.apply(
+        &ev(
+            id,
+            EventKind::AgentStatus {
+                parent_id: None,
+                status,
+                reason: None,
+            },
+        ),
+        t.t0,
+    );
+}
+
+#[test]
+fn ctrl_p_and_commands_pause_go_on_and_stop() {
+    let mut t = setup();
+    let now = t.t0;
+    assert_eq!(t.app.on_key(ctrl('p'), now), vec![Action::Send(Op::Pause)]);
+    let root = t.root;
+    t.app.apply(&ev(root, EventKind::Paused), now);
+    assert!(t.app.state.paused);
+    assert_eq!(t.app.on_key(ctrl('p'), now), vec![Action::Send(Op::Resume)]);
+    // `/pause` while paused says so instead of sending anything.
+    type_text(&mut t.app, "/pause", now);
+    assert!(t.app.on_key(key(KeyCode::Enter), now).is_empty());
+    type_text(&mut t.app, "/unpause", now);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        vec![Action::Send(Op::Resume)]
+    );
+    t.app.apply(&ev(root, EventKind::Resumed), now);
+    assert!(!t.app.state.paused);
+    type_text(&mut t.app, "/stop", now);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        vec![Action::Send(Op::Stop)]
+    );
+    type_text(&mut t.app, "/continue", now);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        vec![Action::Send(Op::Continue { agent_id: None })]
+    );
+}
+
+#[test]
+fn quitting_with_workers_at_work_asks_first() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    status(&mut t, w, AgentStatus::Running);
+    let now = t.t0;
+    type_text(&mut t.app, "/quit", now);
+    assert!(t.app.on_key(key(KeyCode::Enter), now).is_empty());
+    assert_eq!(t.app.overlay, Some(Overlay::ConfirmQuit));
+    assert!(t.app.on_key(key(KeyCode::Char('n')), now).is_empty());
+    assert_eq!(t.app.overlay, None);
+    // Two Ctrl+C ask too; `y` quits.
+    t.app.on_key(ctrl('c'), now);
+    assert!(t.app.on_key(ctrl('c'), now).is_empty());
+    assert_eq!(t.app.overlay, Some(Overlay::ConfirmQuit));
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('y')), now),
+        vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
+    );
+    // With every worker done, quitting does not ask.
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    status(&mut t, w, AgentStatus::Completed);
+    type_text(&mut t.app, "/quit", now);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
+    );
+}
+
+#[test]
+fn c_in_the_tree_continues_an_interrupted_agent() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    status(&mut t, w, AgentStatus::Interrupted);
+    t.app.focus = Focus::Tree;
+    t.app.tree.selected = Some(w);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('c')), t.t0),
+        vec![Action::Send(Op::Continue { agent_id: Some(w) })]
+    );
+    // On an agent that is not interrupted, `c` is typed into the composer.
+    status(&mut t, w, AgentStatus::Completed);
+    t.app.focus = Focus::Tree;
+    assert!(t.app.on_key(key(KeyCode::Char('c')), t.t0).is_empty());
+    assert_eq!(t.app.composer.text(), "c");
+}

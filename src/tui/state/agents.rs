@@ -105,10 +105,12 @@ impl SessionState {
     }
 
     /// Counts per status, for the tree's header line.
-    pub fn status_counts(&self) -> [(AgentStatus, usize); 6] {
+    pub fn status_counts(&self) -> [(AgentStatus, usize); 8] {
         let mut counts = [
             (AgentStatus::Running, 0),
             (AgentStatus::Waiting, 0),
+            (AgentStatus::Paused, 0),
+            (AgentStatus::Interrupted, 0),
             (AgentStatus::Inactive, 0),
             (AgentStatus::Completed, 0),
             (AgentStatus::Failed, 0),
@@ -136,6 +138,14 @@ impl SessionState {
     }
 
     /// Whether the agent has work under way (a turn, a tool, workers to wait for).
+    /// Workers (not the persona) with work under way.
+    pub fn busy_workers(&self) -> usize {
+        self.agents
+            .values()
+            .filter(|a| a.id != self.root_agent && !a.status.is_idle())
+            .count()
+    }
+
     pub fn is_busy(&self, id: AgentId) -> bool {
         self.agents
             .get(&id)

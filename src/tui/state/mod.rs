@@ -53,6 +53,8 @@ pub struct SessionState {
     replayed_seq: u64,
     /// MCP servers by name, as their last `mcp_server` event left them.
     pub mcp: BTreeMap<String, McpView>,
+    /// The user has the team paused (`paused` / `resumed` events).
+    pub paused: bool,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -93,6 +95,7 @@ impl SessionState {
             instructions: None,
             replayed_seq: info.replayed_seq,
             mcp: BTreeMap::new(),
+            paused: false,
         }
     }
 
@@ -155,6 +158,13 @@ impl SessionState {
                 let a = self.agent_entry(id, now);
                 set_status(a, *status, now);
                 a.status_reason = reason.clone();
+                if *status == AgentStatus::Interrupted && live {
+                    a.conversation.push(EntryKind::Notice(
+                        "interrupted when squad stopped: /continue goes on with every interrupted \
+                         agent (c on a selected one in the tree), or send a message"
+                            .into(),
+                    ));
+                }
             }
             EventKind::TurnStarted => {
                 let a = self.agent_entry(id, now);
@@ -336,6 +346,31 @@ impl SessionState {
             }
             // The tree rests; statuses already say so.
             EventKind::Idle => {}
+            EventKind::Paused => {
+                self.paused = true;
+                self.agent_entry(id, now).conversation.push(EntryKind::Notice(
+                    "team paused: no model or tool call starts until /unpause (calls under way finish)"
+                        .into(),
+                ));
+            }
+            EventKind::Resumed => {
+                self.paused = false;
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice("team goes on".into()));
+            }
+            EventKind::Stopped { cancelled } => {
+                let workers = match cancelled {
+                    0 => "no worker was running".to_string(),
+                    1 => "1 worker cancelled".to_string(),
+                    n => format!("{n} workers cancelled"),
+                };
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(format!(
+                        "team stopped: {workers}; the session goes on with your next message"
+                    )));
+            }
             EventKind::McpServer {
                 server,
                 state,
