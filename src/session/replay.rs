@@ -1,4 +1,6 @@
-use crate::protocol::{AgentId, AgentResult, AgentStatus, Event, EventKind, HistoryItem, Task};
+use crate::protocol::{
+    AgentId, AgentResult, AgentStatus, Event, EventKind, HistoryItem, MessageKind, Task,
+};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -25,6 +27,17 @@ pub struct ReplayedAgent {
     pub attempts: u32,
     /// Whether its last task is settled (result accepted or delivered as failed checks).
     pub task_closed: bool,
+    /// Its workers' messages (`supervisor_message`) it had not been given
+    /// (`inbox_delivered`) when the log ended: they are still owed, like outcomes.
+    pub messages: Vec<PendingMessage>,
+}
+
+/// A worker's message to its supervisor, as the log recorded it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingMessage {
+    pub from: AgentId,
+    pub kind: MessageKind,
+    pub text: String,
 }
 
 /// A session rebuilt from its log.
@@ -95,6 +108,20 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         delivered: parent_id.is_none(),
                         attempts: 0,
                         task_closed: false,
+                        messages: Vec::new(),
+                    });
+                }
+            }
+            EventKind::SupervisorMessage {
+                supervisor_id,
+                kind,
+                text,
+            } => {
+                if let Some(supervisor) = agents.get_mut(supervisor_id) {
+                    supervisor.messages.push(PendingMessage {
+                        from: ev.agent_id,
+                        kind: *kind,
+                        text: text.clone(),
                     });
                 }
             }
@@ -115,6 +142,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         }
                     }
                     EventKind::ResultDelivered { .. } => agent.delivered = true,
+                    EventKind::InboxDelivered { .. } => agent.messages.clear(),
                     EventKind::Verification(v) => {
                         agent.attempts = v.attempt;
                         agent.task_closed = false;
