@@ -30,8 +30,7 @@ impl AgentTool for WaitForAgents {
         ToolSpec {
             name: "wait_for_agents".into(),
             description: "Wait until workers (default: all of yours not yet reported) finish; \
-                returns their results. A failure, a worker's question or the timeout ends it \
-                early: then what is ready and who still runs."
+                returns their results. Ends early on a failure, a question or the timeout."
                 .into(),
             parameters: json!({
                 "type": "object",
