@@ -65,7 +65,11 @@ fn quick_and_doomed(body: &Value) -> MockResponse {
         return MockResponse::error(500, "worker backend on fire")
             .with_delay(Duration::from_millis(300));
     }
-    MockResponse::tool_call("r", "return_results", &good_result("QUICK-RESULT").to_string())
+    MockResponse::tool_call(
+        "r",
+        "return_results",
+        &good_result("QUICK-RESULT").to_string(),
+    )
 }
 
 /// The failure and the result from a batch, checking the failure is told first.
@@ -109,7 +113,9 @@ async fn a_failure_is_told_before_results_that_arrived_earlier() {
             _ => MockResponse::text("waiting for them"),
         }
     });
-    let run = sb.exec(&mock, &["--json", "--approval", "auto", "go"]).await;
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "go"])
+        .await;
     run.assert_ok();
     result_came_first(&run.events());
     let reqs = supervisor_requests(&mock);
@@ -140,7 +146,9 @@ async fn wait_for_agents_also_tells_the_failure_first() {
             _ => MockResponse::text("done"),
         }
     });
-    let run = sb.exec(&mock, &["--json", "--approval", "auto", "go"]).await;
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "go"])
+        .await;
     run.assert_ok();
     result_came_first(&run.events());
     let last = supervisor_requests(&mock).pop().unwrap();
@@ -174,7 +182,9 @@ async fn a_question_wakes_the_waiting_supervisor_and_an_update_rides_along() {
             _ => MockResponse::text("noted"),
         }
     });
-    let run = sb.exec(&mock, &["--json", "--approval", "auto", "go"]).await;
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "go"])
+        .await;
     run.assert_ok();
     let reqs = supervisor_requests(&mock);
     // The update alone did not wake the supervisor; the question did, while the worker
@@ -188,7 +198,10 @@ async fn a_question_wakes_the_waiting_supervisor_and_an_update_rides_along() {
         .iter()
         .find(|r| mentions(r, "WHICH-PORT?"))
         .expect("the question reached the supervisor");
-    assert!(!mentions(woken, "FINISHED"), "woken only when the worker finished");
+    assert!(
+        !mentions(woken, "FINISHED"),
+        "woken only when the worker finished"
+    );
     let batch = notice_with(woken, "WHICH-PORT?").unwrap();
     let question = batch.find("Question from your worker").unwrap();
     let update = batch.find("Update from your worker").unwrap();
@@ -201,7 +214,11 @@ async fn a_question_wakes_the_waiting_supervisor_and_an_update_rides_along() {
         .filter(|r| is_worker(&r.body))
         .last()
         .unwrap();
-    assert!(tool_messages(&worker_last.body)[1].1.contains("sent to your supervisor"));
+    assert!(
+        tool_messages(&worker_last.body)[1]
+            .1
+            .contains("sent to your supervisor")
+    );
     // Front ends see each message, from the worker, naming the supervisor.
     let events = run.events();
     let root = of_type(&events, "agent_spawned")[0]["agent_id"].clone();
@@ -232,20 +249,34 @@ async fn a_question_wakes_a_supervisor_blocked_in_wait_for_agents() {
         }
         match tool_count(body) {
             0 => spawn("agentic_coder", "serve it"),
-            1 | 2 => MockResponse::tool_call(&format!("w{}", tool_count(body)), "wait_for_agents", "{}"),
+            1 | 2 => {
+                MockResponse::tool_call(&format!("w{}", tool_count(body)), "wait_for_agents", "{}")
+            }
             _ => MockResponse::text("done"),
         }
     });
     let run = sb.exec(&mock, &["--approval", "auto", "go"]).await;
     run.assert_ok();
     // Progress on stderr names the message.
-    assert!(run.stderr.contains("question to copilot: WHICH-PORT?"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("question to copilot: WHICH-PORT?"),
+        "{}",
+        run.stderr
+    );
     let last = supervisor_requests(&mock).pop().unwrap();
     let results = tool_messages(&last);
     // The first wait ended on the question, the worker still at work.
-    assert!(results[1].1.starts_with("Question from your worker"), "{}", results[1].1);
+    assert!(
+        results[1].1.starts_with("Question from your worker"),
+        "{}",
+        results[1].1
+    );
     assert!(results[1].1.contains("WHICH-PORT?"));
-    assert!(results[1].1.contains("others are still running"), "{}", results[1].1);
+    assert!(
+        results[1].1.contains("others are still running"),
+        "{}",
+        results[1].1
+    );
     assert!(!results[1].1.contains("FINISHED"));
     // The second wait got the result.
     assert!(results[2].1.contains("FINISHED"), "{}", results[2].1);
@@ -277,7 +308,9 @@ async fn a_question_reaches_a_running_supervisor_at_its_next_model_call() {
             _ => MockResponse::text("noted"),
         }
     });
-    sb.exec(&mock, &["--approval", "auto", "go"]).await.assert_ok();
+    sb.exec(&mock, &["--approval", "auto", "go"])
+        .await
+        .assert_ok();
     let reqs = supervisor_requests(&mock);
     let next = reqs
         .iter()
@@ -334,7 +367,10 @@ async fn a_message_not_yet_delivered_survives_resume() {
         if done {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "the worker never finished");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker never finished"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     child.start_kill().unwrap();
@@ -350,7 +386,9 @@ async fn a_message_not_yet_delivered_survives_resume() {
     let convo = transcript(&resumed);
     // The owed batch (question first, then the result) just before the new message.
     let (_, batch) = &convo[convo.len() - 1];
-    let question = batch.find("WHICH-PORT?").unwrap_or_else(|| panic!("{batch}"));
+    let question = batch
+        .find("WHICH-PORT?")
+        .unwrap_or_else(|| panic!("{batch}"));
     let result = batch.find("FINISHED").unwrap_or_else(|| panic!("{batch}"));
     assert!(question < result, "{batch}");
     assert!(batch.ends_with("what now?"), "{batch}");

@@ -76,9 +76,8 @@ fn entry(o: Outcome) -> Value {
         }
         _ if has_result => {}
         _ => {
-            entry["note"] = json!(
-                "the worker ended its turn without return_results; its last message follows"
-            );
+            entry["note"] =
+                json!("the worker ended its turn without return_results; its last message follows");
             entry["last_message"] = json!(o.last_message.unwrap_or_default());
         }
     }

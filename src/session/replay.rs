@@ -257,6 +257,45 @@ mod tests {
     use crate::protocol::ToolCall;
 
     #[test]
+    fn messages_after_the_last_delivery_are_still_owed() {
+        let (root, w) = (AgentId::new(), AgentId::new());
+        let ev = |seq, agent_id, kind| Event {
+            seq,
+            agent_id,
+            kind,
+        };
+        let spawned = |parent_id| EventKind::AgentSpawned {
+            parent_id,
+            role: "r".into(),
+            model: "m".into(),
+            task: "t".into(),
+            depth: 0,
+        };
+        let message = |text: &str| EventKind::SupervisorMessage {
+            supervisor_id: root,
+            kind: MessageKind::Question,
+            text: text.into(),
+        };
+        let log = [
+            ev(1, root, spawned(None)),
+            ev(2, w, spawned(Some(root))),
+            ev(3, w, message("told")),
+            ev(4, root, EventKind::InboxDelivered { notices: 1 }),
+            ev(5, w, message("owed")),
+        ];
+        let session = replay(&log).unwrap();
+        assert_eq!(
+            session.agents[0].messages,
+            [PendingMessage {
+                from: w,
+                kind: MessageKind::Question,
+                text: "owed".into()
+            }]
+        );
+        assert!(session.agents[1].messages.is_empty());
+    }
+
+    #[test]
     fn calls_left_open_by_a_crash_get_a_result() {
         let call = |id: &str| ToolCall {
             id: id.into(),

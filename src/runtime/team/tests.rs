@@ -188,13 +188,16 @@ fn a_failed_worker_is_urgent_while_others_still_run() {
     team.begin_turn(a, true);
     team.begin_turn(b, true);
     team.set_status(a, AgentStatus::Completed, None);
-    assert_eq!(team.owed_results(root), FanIn::Waiting, "a result is not urgent");
+    assert_eq!(
+        team.owed_results(root),
+        FanIn::Waiting,
+        "a result is not urgent"
+    );
     team.fail(b, "model gone".into());
     assert_eq!(team.owed_results(root), ready(&[a, b], &[]));
     assert!(team.take_alarm(root), "a wait hears of the failure");
     assert!(!team.take_alarm(root));
     assert_eq!(team.owed_failures(root), vec![b]);
-
 }
 
 #[test]
@@ -258,7 +261,10 @@ fn a_batch_tells_a_failure_and_a_question_before_results_that_came_earlier() {
     let FanIn::Ready { done, running } = team.owed_results(root) else {
         panic!("a failure is urgent");
     };
-    assert_eq!((done.as_slice(), running.as_slice()), ([a, b].as_slice(), [c].as_slice()));
+    assert_eq!(
+        (done.as_slice(), running.as_slice()),
+        ([a, b].as_slice(), [c].as_slice())
+    );
     kinds(&mut rx);
     let batch = notice_batch(&team, root, &done, &running, Vec::new()).unwrap();
     let at = |needle: &str| {
