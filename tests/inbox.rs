@@ -211,8 +211,7 @@ async fn a_question_wakes_the_waiting_supervisor_and_an_update_rides_along() {
     let worker_last = mock
         .requests()
         .into_iter()
-        .filter(|r| is_worker(&r.body))
-        .last()
+        .rfind(|r| is_worker(&r.body))
         .unwrap();
     assert!(
         tool_messages(&worker_last.body)[1]
