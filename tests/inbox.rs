@@ -402,3 +402,82 @@ async fn a_message_not_yet_delivered_survives_resume() {
         .count();
     assert_eq!(told, 1, "the question was told twice");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persona_the_user_interrupted_gets_the_question_with_the_users_next_message() {
+    use ::squad::protocol::{AgentStatus, ApprovalPolicy, EventKind, MessageKind, Op};
+    use common::engine::*;
+
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return match tool_count(body) {
+                // Asked once the user has stopped the persona's wait.
+                0 => message("m", "question", "WHICH-PORT?").with_delay(Duration::from_millis(800)),
+                _ => MockResponse::tool_call(
+                    "r",
+                    "return_results",
+                    &good_result("FINISHED").to_string(),
+                ),
+            };
+        }
+        match tool_count(body) {
+            0 => spawn("agentic_coder", "serve it"),
+            _ => MockResponse::text("ok"),
+        }
+    });
+    let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
+    let root = handle.info.root_agent;
+    say(&handle, "go");
+    let mut seen = Vec::new();
+    let status_is = |status: AgentStatus| {
+        move |e: &::squad::protocol::Event| {
+            e.agent_id == root
+                && matches!(e.kind, EventKind::AgentStatus { status: s, .. } if s == status)
+        }
+    };
+    next_event(&mut handle, &mut seen, status_is(AgentStatus::Waiting)).await;
+    handle.ops.send(Op::Interrupt { agent_id: root }).unwrap();
+    next_event(&mut handle, &mut seen, status_is(AgentStatus::Inactive)).await;
+    // The front end hears the question while the persona rests; nothing wakes it.
+    let asked = next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::SupervisorMessage { .. })
+    })
+    .await;
+    let EventKind::SupervisorMessage {
+        supervisor_id,
+        kind,
+        text,
+    } = asked.kind
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (supervisor_id, kind, text.as_str()),
+        (root, MessageKind::Question, "WHICH-PORT?")
+    );
+    next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await;
+    assert_eq!(supervisor_requests(&mock).len(), 2);
+    let worker_last = mock
+        .requests()
+        .into_iter()
+        .rfind(|r| is_worker(&r.body))
+        .unwrap();
+    let sent = &tool_messages(&worker_last.body)[0].1;
+    assert!(sent.contains("paused"), "{sent}");
+
+    say(&handle, "answer it");
+    next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await;
+    let last = supervisor_requests(&mock).pop().unwrap();
+    let told = transcript(&last).last().unwrap().1.clone();
+    let question = told.find("WHICH-PORT?").unwrap_or_else(|| panic!("{told}"));
+    let result = told.find("FINISHED").unwrap_or_else(|| panic!("{told}"));
+    assert!(question < result && told.ends_with("answer it"), "{told}");
+}

@@ -55,6 +55,8 @@ impl AgentTool for MessageSupervisor {
             ));
         };
         let when = match args.kind {
+            // Interrupted by the user (or just resumed): nothing wakes it until they speak.
+            _ if cx.team.is_held(supervisor) => "it is paused and reads it when next told to go on",
             MessageKind::Question => "it reads it at its next step",
             MessageKind::Update => "it reads it with its next batch of notices",
         };
