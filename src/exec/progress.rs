@@ -90,6 +90,17 @@ impl Progress {
                 describe_result(result)
             )),
             EventKind::Verification(v) => Some(self.verdict(id, v)),
+            EventKind::SupervisorMessage {
+                supervisor_id,
+                kind,
+                text,
+            } => Some(format!(
+                "✉ [{}] {} to {}: {}",
+                self.who(id),
+                kind.as_str(),
+                self.who(*supervisor_id),
+                clip(&crate::text::one_line(text), 200)
+            )),
             EventKind::TaskUpdated { task } => Some(format!(
                 "▤ task {} {}: {}{}",
                 task.id,

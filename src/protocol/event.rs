@@ -1,4 +1,6 @@
-use super::{AgentId, AgentResult, AgentStatus, HistoryItem, Task, TaskMetrics, Verdict};
+use super::{
+    AgentId, AgentResult, AgentStatus, HistoryItem, MessageKind, Task, TaskMetrics, Verdict,
+};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -132,6 +134,19 @@ pub enum EventKind {
     },
     Despawned {
         parent_id: Option<AgentId>,
+    },
+    /// A worker (`agent_id`) wrote to its supervisor with `message_supervisor`, without
+    /// ending its turn. The supervisor reads it with its next notice batch; a `question`
+    /// wakes it if it waits for its workers. Resume reads these for messages still owed.
+    SupervisorMessage {
+        supervisor_id: AgentId,
+        kind: MessageKind,
+        text: String,
+    },
+    /// The notices waiting in this agent's inbox were handed to it in one batch. Resume
+    /// reads this: messages before it are not owed any more.
+    InboxDelivered {
+        notices: u32,
     },
     /// An MCP server changed state (live only). Its tools appear when it is `ready`; a
     /// failure worth telling the user also comes as an `error` event, once.

@@ -5,6 +5,7 @@ mod event;
 mod ids;
 mod item;
 mod metrics;
+mod notice;
 mod op;
 mod result;
 mod task;
@@ -17,6 +18,7 @@ pub use event::{
 pub use ids::AgentId;
 pub use item::{HistoryItem, ToolCall};
 pub use metrics::{TaskMetrics, TaskTally};
+pub use notice::{MessageKind, Priority};
 pub use op::Op;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
 pub use task::{Task, TaskStatus};

@@ -15,6 +15,7 @@ mod calls;
 mod compaction;
 mod engine;
 mod events;
+mod inbox;
 mod mcp;
 mod memory;
 mod ops;

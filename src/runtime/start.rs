@@ -5,6 +5,7 @@ use super::agent::start_agent;
 use super::approval::ApprovalGate;
 use super::engine::Engine;
 use super::events::EventSink;
+use super::inbox::Notice;
 use super::mcp::start_servers;
 use super::ops::serve_ops;
 use super::persona::switch_persona;
@@ -235,12 +236,18 @@ fn new_session_id() -> String {
     )
 }
 
-/// Brings the logged agents back (root first), idle, with their histories; outcomes the
-/// log does not show as delivered are still owed to their supervisors.
+/// Brings the logged agents back (root first), idle, with their histories; outcomes and
+/// workers' messages the log does not show as delivered are still owed to their
+/// supervisors.
 fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: ApprovalPolicy) {
     engine.tasks.restore(session.tasks);
     let mut delivered = HashMap::new();
     let mut interrupted = Vec::new();
+    let roles: HashMap<AgentId, String> = session
+        .agents
+        .iter()
+        .map(|a| (a.id, a.role.clone()))
+        .collect();
     for agent in session.agents {
         let is_root = agent.id == session.root;
         let role_name = if is_root {
@@ -262,6 +269,14 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
         if agent.status == AgentStatus::Interrupted {
             interrupted.push((agent.id, agent.parent_id));
         }
+        let messages: Vec<Notice> = agent
+            .messages
+            .iter()
+            .map(|m| {
+                let role = roles.get(&m.from).map_or("worker", String::as_str);
+                Notice::message(m.from, role, m.kind, &m.text)
+            })
+            .collect();
         if !is_root {
             // Its snapshot is gone with the old process; its next message takes a new one.
             engine
@@ -292,6 +307,9 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
                 announce: false,
             },
         );
+        if !messages.is_empty() {
+            engine.team.restore_notices(agent.id, messages);
+        }
     }
     engine
         .team

@@ -5,15 +5,17 @@
 
 mod context;
 mod fan_in;
+mod inbox;
 mod roster;
 mod stats;
 
 pub use context::Compaction;
 use context::ContextState;
-pub use fan_in::FanIn;
+pub use fan_in::{FanIn, Outcome};
 pub use stats::AgentStats;
 
 use super::events::EventSink;
+use super::inbox::Notice;
 use crate::protocol::{AgentId, AgentResult, AgentStatus, ApprovalPolicy, EventKind, HistoryItem};
 use roster::Roster;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -97,6 +99,10 @@ struct Agent {
     /// Interrupted by the user, or just resumed: results owed to it wait for the next
     /// message instead of starting a turn on their own.
     hold: bool,
+    /// Notices waiting for its next batch (its workers' messages, critical notices).
+    notices: Vec<Notice>,
+    /// A worker of its failed since it last looked: a waiting `wait_for_agents` checks.
+    alarm: bool,
 }
 
 impl Agent {
@@ -234,6 +240,8 @@ impl Team {
                 queued: 0,
                 // A resumed agent acts on results owed to it only when someone speaks to it.
                 hold: !new.announce,
+                notices: Vec::new(),
+                alarm: false,
             },
         );
         drop(agents);
@@ -321,6 +329,12 @@ impl Team {
             }
             let parent = entry.parent;
             agents.count_status(Some(old), status);
+            // A failed worker is critical news: a supervisor in `wait_for_agents` wakes.
+            if status == AgentStatus::Failed
+                && let Some(p) = parent.and_then(|p| agents.get_mut(&p))
+            {
+                p.alarm = true;
+            }
             (parent, agents.burst_ended())
         };
         if burst_ended {

@@ -1,10 +1,12 @@
 //! One turn of one agent: model call → tool calls → results → next call, until the model
 //! answers without tool calls, returns its results, or a limit or interrupt stops it.
+//! Urgent notices in its inbox are handed over before a model call.
 
 use super::agent_tools::Handoff;
 use super::calls::{BatchEnd, run_tool_calls};
 use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
+use super::inbox;
 use super::persona::switch_persona;
 use crate::model::{ModelError, ModelProgress};
 use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall, TurnEnd};
@@ -51,6 +53,14 @@ async fn turn_loop(
     // each try is a model call.
     let mut compaction_failed = false;
     loop {
+        // An urgent notice (a worker's question, a critical notice) reaches a running agent
+        // at its next model call, with whatever else waits in its inbox; workers' outcomes
+        // stay with the fan-in (wait_for_agents, or the end of the turn).
+        if team.has_urgent_notice(agent)
+            && let Some(batch) = inbox::join(team.take_notices(agent))
+        {
+            team.push_item(agent, HistoryItem::notice(batch));
+        }
         let Some(mut setup) = engine.request_for(agent) else {
             return outcome(TurnEnd::Cancelled, final_text, None);
         };

@@ -1,4 +1,6 @@
-use crate::protocol::{AgentId, AgentResult, AgentStatus, Event, EventKind, HistoryItem, Task};
+use crate::protocol::{
+    AgentId, AgentResult, AgentStatus, Event, EventKind, HistoryItem, MessageKind, Task,
+};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -25,6 +27,17 @@ pub struct ReplayedAgent {
     pub attempts: u32,
     /// Whether its last task is settled (result accepted or delivered as failed checks).
     pub task_closed: bool,
+    /// Its workers' messages (`supervisor_message`) it had not been given
+    /// (`inbox_delivered`) when the log ended: they are still owed, like outcomes.
+    pub messages: Vec<PendingMessage>,
+}
+
+/// A worker's message to its supervisor, as the log recorded it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingMessage {
+    pub from: AgentId,
+    pub kind: MessageKind,
+    pub text: String,
 }
 
 /// A session rebuilt from its log.
@@ -98,6 +111,20 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         delivered: parent_id.is_none(),
                         attempts: 0,
                         task_closed: false,
+                        messages: Vec::new(),
+                    });
+                }
+            }
+            EventKind::SupervisorMessage {
+                supervisor_id,
+                kind,
+                text,
+            } => {
+                if let Some(supervisor) = agents.get_mut(supervisor_id) {
+                    supervisor.messages.push(PendingMessage {
+                        from: ev.agent_id,
+                        kind: *kind,
+                        text: text.clone(),
                     });
                 }
             }
@@ -120,6 +147,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         }
                     }
                     EventKind::ResultDelivered { .. } => agent.delivered = true,
+                    EventKind::InboxDelivered { .. } => agent.messages.clear(),
                     EventKind::Verification(v) => {
                         agent.attempts = v.attempt;
                         agent.task_closed = false;
@@ -234,6 +262,45 @@ fn close_open_calls(history: &mut Vec<HistoryItem>) {
 mod tests {
     use super::*;
     use crate::protocol::ToolCall;
+
+    #[test]
+    fn messages_after_the_last_delivery_are_still_owed() {
+        let (root, w) = (AgentId::new(), AgentId::new());
+        let ev = |seq, agent_id, kind| Event {
+            seq,
+            agent_id,
+            kind,
+        };
+        let spawned = |parent_id| EventKind::AgentSpawned {
+            parent_id,
+            role: "r".into(),
+            model: "m".into(),
+            task: "t".into(),
+            depth: 0,
+        };
+        let message = |text: &str| EventKind::SupervisorMessage {
+            supervisor_id: root,
+            kind: MessageKind::Question,
+            text: text.into(),
+        };
+        let log = [
+            ev(1, root, spawned(None)),
+            ev(2, w, spawned(Some(root))),
+            ev(3, w, message("told")),
+            ev(4, root, EventKind::InboxDelivered { notices: 1 }),
+            ev(5, w, message("owed")),
+        ];
+        let session = replay(&log).unwrap();
+        assert_eq!(
+            session.agents[0].messages,
+            [PendingMessage {
+                from: w,
+                kind: MessageKind::Question,
+                text: "owed".into()
+            }]
+        );
+        assert!(session.agents[1].messages.is_empty());
+    }
 
     #[test]
     fn calls_left_open_by_a_crash_get_a_result() {

@@ -8,6 +8,7 @@ mod despawn;
 mod get_agents;
 mod get_tasks;
 mod handoff;
+mod message_supervisor;
 mod plan_tasks;
 mod return_results;
 mod spawn;
@@ -40,6 +41,7 @@ pub fn all() -> Vec<Arc<dyn AgentTool>> {
         Arc::new(get_agents::GetAgents),
         Arc::new(despawn::DespawnAgent),
         Arc::new(return_results::ReturnResults),
+        Arc::new(message_supervisor::MessageSupervisor),
         Arc::new(handoff::HandoffTo),
         Arc::new(plan_tasks::PlanTasks),
         Arc::new(update_task::UpdateTask),

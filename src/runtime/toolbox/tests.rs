@@ -115,6 +115,9 @@ fn agent_tool_rules() {
     assert!(offers(copilot, "handoff_to", false));
     assert!(!offers(copilot, "handoff_to", true)); // a worker never hands off
     assert!(!offers(copilot, "return_results", false));
+    // Only a worker has a supervisor to message; the persona's first request stays lean.
+    assert!(!offers(copilot, "message_supervisor", false));
+    assert!(offers(copilot, "message_supervisor", true));
     let mut reviewer = set.require("code_reviewer").unwrap().clone();
     assert!(!offers(&reviewer, "get_agents", true));
     reviewer.enabled_agents = vec!["tester".into()];

@@ -326,7 +326,19 @@ impl SessionState {
                     set_status(a, AgentStatus::Cancelled, now);
                 }
             }
-            EventKind::ResultDelivered { .. } => {}
+            EventKind::ResultDelivered { .. } | EventKind::InboxDelivered { .. } => {}
+            // Shown where the supervisor's conversation is read (for the persona: the user).
+            EventKind::SupervisorMessage {
+                supervisor_id,
+                kind,
+                text,
+            } => {
+                let from = self.agent_entry(id, now).role.clone();
+                let line = format!("{} from {from} {}: {text}", kind.as_str(), id.short());
+                self.agent_entry(*supervisor_id, now)
+                    .conversation
+                    .push(EntryKind::Notice(line));
+            }
             // The task panel (issue 12) is not drawn yet.
             EventKind::TaskUpdated { .. } => {}
             EventKind::Verification(v) => {

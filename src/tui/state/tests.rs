@@ -317,3 +317,30 @@ fn context_fill_follows_usage_and_compaction() {
     );
     assert_eq!(s.instructions.as_deref(), Some("AGENTS.md"));
 }
+
+#[test]
+fn a_workers_message_shows_in_its_supervisors_conversation() {
+    let (root, w) = (AgentId::new(), AgentId::new());
+    let mut s = SessionState::new(&info(root));
+    let t = Instant::now();
+    s.apply(&spawn(root, None, "copilot"), t);
+    s.apply(&spawn(w, Some(root), "tester"), t);
+    s.apply(
+        &ev(
+            w,
+            EventKind::SupervisorMessage {
+                supervisor_id: root,
+                kind: crate::protocol::MessageKind::Question,
+                text: "which port?".into(),
+            },
+        ),
+        t,
+    );
+    let EntryKind::Notice(text) = &s.agents[&root].conversation.entries.last().unwrap().kind else {
+        panic!("{:?}", s.agents[&root].conversation.entries);
+    };
+    assert_eq!(
+        text,
+        &format!("question from tester {}: which port?", w.short())
+    );
+}
