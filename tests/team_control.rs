@@ -395,3 +395,114 @@ async fn a_killed_exec_continues_to_the_final_answer_without_repeating_finished_
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("nothing to continue"), "{}", run.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_to_a_running_agent_reaches_its_very_next_request() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("a.txt", "alpha\n");
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call("r", "read_file", r#"{"path":"a.txt"}"#)
+            .with_delay(Duration::from_millis(800)),
+        _ => MockResponse::text("done"),
+    });
+    let mut h = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
+    let root = h.info.root_agent;
+    let mut seen = Vec::new();
+    h.ops
+        .send(Op::UserMessage {
+            to: None,
+            text: "read a.txt".into(),
+        })
+        .unwrap();
+    assert!(mock.wait_for_requests(1, Duration::from_secs(20)).await);
+    h.ops
+        .send(Op::UserMessage {
+            to: Some(root),
+            text: "STEER: only the first line".into(),
+        })
+        .unwrap();
+    let queued = next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::MessageQueued { .. })
+    })
+    .await;
+    assert_eq!(queued.agent_id, root);
+    next_event(&mut h, &mut seen, |e| matches!(e.kind, EventKind::Idle)).await;
+    let reqs = mock.requests();
+    assert_eq!(
+        reqs.len(),
+        2,
+        "one turn: the message joined it, it did not start another"
+    );
+    let t = transcript(&reqs[1].body);
+    assert_eq!(
+        t.last().unwrap(),
+        &("user".to_string(), "STEER: only the first line".to_string()),
+        "{t:?}"
+    );
+    assert_eq!(tool_messages(&reqs[1].body).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn speak_to_agent_reaches_a_running_worker_and_returns_once_taken_up() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("a.txt", "alpha\n");
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_call("r", "read_file", r#"{"path":"a.txt"}"#)
+                    .with_delay(Duration::from_millis(800)),
+                // Slow, so the supervisor's next request comes while it is under way.
+                _ => MockResponse::tool_call(
+                    "ret",
+                    "return_results",
+                    &good_result("read it").to_string(),
+                )
+                .with_delay(Duration::from_millis(800)),
+            };
+        }
+        match tool_count(body) {
+            0 => spawn("code_reviewer", "read a.txt"),
+            1 => {
+                let id = spawned_ids(body).remove(0);
+                MockResponse::tool_call(
+                    "sp",
+                    "speak_to_agent",
+                    &json!({"agent_id": id, "message": "STEER: check the spelling too"})
+                        .to_string(),
+                )
+            }
+            2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let mut h = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
+    let root = h.info.root_agent;
+    let mut seen = Vec::new();
+    h.ops
+        .send(Op::UserMessage {
+            to: None,
+            text: "have a.txt read".into(),
+        })
+        .unwrap();
+    next_event(&mut h, &mut seen, |e| {
+        e.agent_id == root && matches!(e.kind, EventKind::TurnFinished { .. })
+    })
+    .await;
+    let reqs = mock.requests();
+    let worker: Vec<_> = reqs.iter().filter(|r| is_worker(&r.body)).collect();
+    assert_eq!(worker.len(), 2);
+    let t = transcript(&worker[1].body);
+    assert_eq!(
+        t.last().unwrap().1,
+        "STEER: check the spelling too",
+        "{t:?}"
+    );
+    // The supervisor's speak returned once the worker took the message up, before the
+    // worker's turn ended.
+    let root_reqs: Vec<_> = reqs.iter().filter(|r| !is_worker(&r.body)).collect();
+    let spoke = tool_messages(&root_reqs[2].body)[1].1.clone();
+    assert!(spoke.contains("\"taken_up\":true"), "{spoke}");
+    assert!(root_reqs[2].received_at < worker[1].finished_at.unwrap());
+}

@@ -168,6 +168,11 @@ pub enum EventKind {
     TaskUpdated {
         task: Task,
     },
+    /// A message for an agent in the middle of a turn: it is taken up (an `item_added`
+    /// user item) at the turn's next model call.
+    MessageQueued {
+        text: String,
+    },
     /// The user paused the team (`agent_id`: the root): no model or tool call starts.
     Paused,
     /// The team goes on after a pause.

@@ -218,6 +218,7 @@ async fn agent_main(
         // Boxed: a turn's state (model stream, tool calls) is large, and an idle agent
         // should not carry room for it.
         let outcome = Box::pin(run_turn(&engine, id, turn_cancel)).await;
+        team.end_turn(id);
 
         if cancel.is_cancelled() {
             if let Some(r) = reply {

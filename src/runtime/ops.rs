@@ -1,7 +1,7 @@
 //! Serving the front end's requests (`Op`s) for the life of the session.
 
 use super::engine::Engine;
-use super::team::AgentInput;
+use super::team::{AgentInput, Steer};
 use crate::protocol::{AgentId, AgentStatus, EventKind, Op};
 use std::sync::Arc;
 use std::time::Duration;
@@ -172,7 +172,17 @@ fn deliver_user_message(engine: &Engine, target: AgentId, text: String) -> Resul
             "this worker is {status} and cannot take messages; talk to the supervisor or spawn a new worker"
         ));
     }
-    if !team.deliver(target, AgentInput::Message { text, reply: None }) {
+    // Mid-turn, it is taken up at the turn's next model call; otherwise it starts a turn.
+    let Err(steer) = team.steer(target, Steer { text, taken: None }) else {
+        return Ok(());
+    };
+    if !team.deliver(
+        target,
+        AgentInput::Message {
+            text: steer.text,
+            reply: None,
+        },
+    ) {
         return Err("this agent has stopped and cannot take messages".to_string());
     }
     Ok(())

@@ -8,6 +8,9 @@ mod fan_in;
 mod inbox;
 mod roster;
 mod stats;
+mod steer;
+
+pub use steer::Steer;
 
 pub use context::Compaction;
 use context::ContextState;
@@ -103,6 +106,10 @@ struct Agent {
     notices: Vec<Notice>,
     /// A worker of its failed since it last looked: a waiting `wait_for_agents` checks.
     alarm: bool,
+    /// In a turn: a message for it is taken up at its next model call (`steer`).
+    in_turn: bool,
+    /// Messages for the running turn, oldest first (`team/steer.rs`).
+    steering: Vec<steer::Steer>,
 }
 
 impl Agent {
@@ -242,6 +249,8 @@ impl Team {
                 hold: !new.announce,
                 notices: Vec::new(),
                 alarm: false,
+                in_turn: false,
+                steering: Vec::new(),
             },
         );
         drop(agents);
@@ -393,6 +402,7 @@ impl Team {
     /// then `running`, then the input counts as taken: never a moment that looks idle.
     pub fn begin_turn(&self, id: AgentId, took_input: bool) -> Option<CancellationToken> {
         let token = self.renew_turn_token(id)?;
+        self.with(id, |a| a.in_turn = true);
         self.set_status(id, AgentStatus::Running, None);
         if took_input {
             self.take_input(id);

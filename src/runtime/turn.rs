@@ -53,6 +53,10 @@ async fn turn_loop(
     // each try is a model call.
     let mut compaction_failed = false;
     loop {
+        // Held here while the team is paused: no model call starts.
+        if cancel.is_cancelled() || !engine.pause.pass(team, agent, cancel).await {
+            return interrupted(final_text);
+        }
         // An urgent notice (a worker's question, a critical notice) reaches a running agent
         // at its next model call, with whatever else waits in its inbox; workers' outcomes
         // stay with the fan-in (wait_for_agents, or the end of the turn).
@@ -60,6 +64,10 @@ async fn turn_loop(
             && let Some(batch) = inbox::join(team.take_notices(agent))
         {
             team.push_item(agent, HistoryItem::notice(batch));
+        }
+        // Messages sent to it during the turn (the user's, or its supervisor's), in order.
+        for text in team.take_steering(agent) {
+            team.push_item(agent, HistoryItem::user(text));
         }
         let Some(mut setup) = engine.request_for(agent) else {
             return outcome(TurnEnd::Cancelled, final_text, None);
@@ -74,7 +82,7 @@ async fn turn_loop(
             return outcome(TurnEnd::MaxIterations, final_text, None);
         }
         iteration += 1;
-        if cancel.is_cancelled() || !engine.pause.pass(team, agent, cancel).await {
+        if cancel.is_cancelled() {
             return interrupted(final_text);
         }
         if !overflowed && !compaction_failed && compaction::due(engine, agent, &setup).is_some() {

@@ -88,7 +88,10 @@ impl AgentTool for WaitForAgents {
         let mut failures = Vec::new();
         loop {
             done += team.finished_prefix(&ids[done..]);
-            if done == ids.len() || team.has_urgent_notice(cx.caller) {
+            if done == ids.len()
+                || team.has_urgent_notice(cx.caller)
+                || team.has_steering(cx.caller)
+            {
                 break;
             }
             if team.take_alarm(cx.caller) {

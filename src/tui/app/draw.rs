@@ -186,7 +186,7 @@ impl App {
                 return None;
             }
             let took = a.busy_for(now).map(elapsed).unwrap_or_default();
-            match a.status {
+            let line = match a.status {
                 AgentStatus::Running => Some(Line::from(vec![
                     Span::styled("● ", t.status(AgentStatus::Running)),
                     Span::styled(format!("working {took} · Esc interrupts"), t.dim()),
@@ -195,7 +195,27 @@ impl App {
                     Span::styled("◐ ", t.status(AgentStatus::Waiting)),
                     Span::styled(format!("waiting for workers or approval {took}"), t.dim()),
                 ])),
+                AgentStatus::Paused => Some(Line::from(vec![
+                    Span::styled("‖ ", t.status(AgentStatus::Paused)),
+                    Span::styled(format!("paused {took} · /unpause goes on"), t.dim()),
+                ])),
                 _ => None,
+            };
+            match (line, a.queued.len()) {
+                (line, 0) => line,
+                (line, n) => {
+                    let mut line = line.unwrap_or_default();
+                    let what = if n == 1 {
+                        "1 message queued".to_string()
+                    } else {
+                        format!("{n} messages queued")
+                    };
+                    line.push_span(Span::styled(
+                        format!(" · ⧗ {what} for its next step"),
+                        t.warn(),
+                    ));
+                    Some(line)
+                }
             }
         });
         let view = self.views.entry(id).or_default();

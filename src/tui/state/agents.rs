@@ -17,6 +17,8 @@ pub struct AgentView {
     pub status: AgentStatus,
     pub status_reason: Option<String>,
     pub in_turn: bool,
+    /// Messages sent to it mid-turn, not yet taken up (`message_queued`).
+    pub queued: Vec<String>,
     pub despawned: bool,
     pub spawned_at: Instant,
     /// Start of the current stretch of work; cleared when the agent goes idle.
@@ -48,6 +50,7 @@ impl AgentView {
             status: AgentStatus::Inactive,
             status_reason: None,
             in_turn: false,
+            queued: Vec::new(),
             despawned: false,
             spawned_at: now,
             busy_since: None,

@@ -358,6 +358,9 @@ impl SessionState {
             }
             // The tree rests; statuses already say so.
             EventKind::Idle => {}
+            EventKind::MessageQueued { text } => {
+                self.agent_entry(id, now).queued.push(text.clone());
+            }
             EventKind::Paused => {
                 self.paused = true;
                 self.agent_entry(id, now).conversation.push(EntryKind::Notice(
@@ -455,7 +458,12 @@ impl SessionState {
         }
         let conv = &mut a.conversation;
         match item {
-            HistoryItem::User { text } => conv.push(EntryKind::User(text.clone())),
+            HistoryItem::User { text } => {
+                if let Some(i) = a.queued.iter().position(|q| q == text) {
+                    a.queued.remove(i);
+                }
+                a.conversation.push(EntryKind::User(text.clone()));
+            }
             HistoryItem::Assistant { text, tool_calls } => {
                 // The committed text supersedes whatever streamed in before it.
                 conv.set_streaming(String::new());
