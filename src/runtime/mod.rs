@@ -19,6 +19,7 @@ mod mcp;
 mod memory;
 mod ops;
 mod persona;
+mod questions;
 mod report;
 mod start;
 mod tasks;
