@@ -93,7 +93,7 @@ fn reply_text(reply: &Reply) -> String {
             with your best judgment and state the assumption you made in your answer."
             .into(),
         Reply::Declined(Declined::Cancelled) => {
-            "The question was withdrawn: you were interrupted before the user answered.".into()
+            "The question was withdrawn: you were stopped before the user answered.".into()
         }
     }
 }
