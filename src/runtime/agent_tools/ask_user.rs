@@ -27,15 +27,12 @@ impl AgentTool for AskUser {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "ask_user".into(),
-            description: "Ask the user a question you cannot settle yourself (a real ambiguity \
-                or a choice only they can make) and wait for the answer."
-                .into(),
+            description: "Ask the user what only they can decide, and wait for the answer.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
                     "question": {"type": "string"},
-                    "options": {"type": "array", "items": {"type": "string"},
-                        "description": "choices to offer; the user may also type an answer"}
+                    "options": {"type": "array", "items": {"type": "string"}}
                 },
                 "required": ["question"]
             }),
