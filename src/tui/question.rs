@@ -220,7 +220,7 @@ pub fn render(
     popup::draw_lines(
         buf,
         Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
-        &[Line::from(keys)],
+        &[keys],
         0,
     );
 }
