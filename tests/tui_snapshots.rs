@@ -674,6 +674,11 @@ fn ask_user_dialog() {
         },
     );
     insta::assert_snapshot!("ask_user_80x24", s.screen(80, 24));
+    // The asker's own conversation says whom it waits for.
+    s.app.tree.selected = Some(coder);
+    let screen = s.screen(100, 40);
+    assert!(screen.contains("waiting for your answer"), "{screen}");
+    s.app.tree.selected = Some(root);
     s.at(80);
     s.key(KeyCode::Up);
     s.key(KeyCode::Up);

@@ -184,6 +184,7 @@ impl App {
         self.areas.conv_inner = inner;
 
         let t = self.theme;
+        let asking = self.state.questions.iter().any(|q| q.agent_id == id);
         let indicator = self.state.agent(id).and_then(|a| {
             if !a.conversation.streaming.is_empty() {
                 return None;
@@ -196,7 +197,14 @@ impl App {
                 ])),
                 AgentStatus::Waiting => Some(Line::from(vec![
                     Span::styled("◐ ", t.status(AgentStatus::Waiting)),
-                    Span::styled(format!("waiting for workers or approval {took}"), t.dim()),
+                    Span::styled(
+                        if asking {
+                            format!("waiting for your answer {took}")
+                        } else {
+                            format!("waiting for workers or approval {took}")
+                        },
+                        t.dim(),
+                    ),
                 ])),
                 _ => None,
             }
