@@ -30,6 +30,7 @@ pub fn key_argument(arguments: &str) -> String {
         "file_path",
         "pattern",
         "query",
+        "question",
         "role_name",
         "role",
         "target_agent",
@@ -128,6 +129,10 @@ mod tests {
         assert_eq!(
             key_argument(&format!(r#"{{"agent_id":"{id}"}}"#)),
             id.short()
+        );
+        assert_eq!(
+            key_argument(r#"{"options":["a","b"],"question":"Which one?"}"#),
+            "Which one?"
         );
         assert_eq!(key_argument("not json\nat all"), "not json at all");
     }

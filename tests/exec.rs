@@ -549,3 +549,66 @@ async fn exit_codes_are_as_documented() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_user_in_exec_says_nobody_can_answer_and_shows_the_question() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let ask = serde_json::json!({
+        "question": "Which database should the cache use?",
+        "options": ["Postgres", "SQLite"]
+    })
+    .to_string();
+    mock.push_all([
+        MockResponse::tool_call("q1", "ask_user", &ask),
+        MockResponse::text("Assuming SQLite: it needs no server."),
+    ]);
+    let run = sb.exec(&mock, &["--json", "add a cache"]).await;
+    run.assert_ok();
+    let events = run.events();
+    let asked = of_type(&events, "question_asked");
+    assert_eq!(asked.len(), 1, "{}", run.stdout);
+    assert_eq!(asked[0]["question"], "Which database should the cache use?");
+    assert_eq!(
+        asked[0]["options"],
+        serde_json::json!(["Postgres", "SQLite"])
+    );
+    assert_eq!(asked[0]["role"], "copilot");
+    assert!(asked[0]["agent_id"].is_string());
+    let answered = of_type(&events, "question_answered");
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0]["request_id"], asked[0]["request_id"]);
+    assert_eq!(answered[0]["declined"], "no_user");
+    assert!(answered[0].get("answer").is_none());
+    // The model's next request carries the no-user result.
+    let results = tool_messages(&mock.requests()[1].body);
+    assert_eq!(results[0].0, "q1");
+    assert!(
+        results[0].1.contains("Nobody can answer")
+            && results[0].1.contains("best judgment")
+            && results[0].1.contains("assumption"),
+        "{}",
+        results[0].1
+    );
+
+    // Text mode: a progress line with the question and its options.
+    mock.push_all([
+        MockResponse::tool_call("q2", "ask_user", &ask),
+        MockResponse::text("Assuming SQLite."),
+    ]);
+    let run = sb.exec(&mock, &["add a cache"]).await;
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "Assuming SQLite.");
+    assert!(
+        run.stderr.contains(
+            "? [copilot] asks the user: Which database should the cache use? [1 Postgres · 2 SQLite]"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("nobody can answer here"),
+        "{}",
+        run.stderr
+    );
+}

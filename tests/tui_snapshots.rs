@@ -643,6 +643,58 @@ fn approval_dialogs() {
 }
 
 #[test]
+fn ask_user_dialog() {
+    let (mut s, [coder, ..]) = team();
+    s.status(coder, AgentStatus::Waiting);
+    s.ev(
+        coder,
+        EventKind::QuestionAsked {
+            request_id: 3,
+            role: "coder".into(),
+            question:
+                "The CLI already has --format. Should --json replace it, or live beside it and be \
+                documented as the preferred flag?"
+                    .into(),
+            options: vec![
+                "Replace --format (breaking change)".into(),
+                "Keep both; --json wins when both are given".into(),
+                "Keep both and deprecate --format".into(),
+            ],
+        },
+    );
+    let root = s.root;
+    request(
+        &mut s,
+        root,
+        9,
+        "copilot",
+        "shell",
+        ApprovalAction::Command {
+            command: "cargo fmt".into(),
+        },
+    );
+    insta::assert_snapshot!("ask_user_80x24", s.screen(80, 24));
+    // The asker's own conversation says whom it waits for.
+    s.app.tree.selected = Some(coder);
+    let screen = s.screen(100, 40);
+    assert!(screen.contains("waiting for your answer"), "{screen}");
+    s.app.tree.selected = Some(root);
+    s.at(80);
+    s.key(KeyCode::Up);
+    s.key(KeyCode::Up);
+    insta::assert_snapshot!("ask_user_option_60x20", s.screen(60, 20));
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Down);
+    for c in "Keep both for now".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("ask_user_typed_80x24", s.screen(80, 24));
+    s.key(KeyCode::Esc);
+    assert!(s.app.state.questions.is_empty());
+    assert_eq!(s.app.state.approvals.len(), 1, "the approval comes next");
+}
+
+#[test]
 fn help_overlay() {
     let (mut s, _) = team();
     s.key(KeyCode::F(1));

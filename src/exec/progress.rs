@@ -1,7 +1,7 @@
 //! Human progress lines on stderr for `exec` text mode.
 
 use crate::protocol::{
-    AgentId, ApprovalAction, Event, EventKind, HistoryItem, McpServerState, Verdict,
+    AgentId, ApprovalAction, Declined, Event, EventKind, HistoryItem, McpServerState, Verdict,
 };
 use crate::text::{clip, describe_result, key_argument};
 use std::collections::HashMap;
@@ -84,6 +84,33 @@ impl Progress {
                     ApprovalAction::McpTool { server, tool, .. } => format!("{server}: {tool}"),
                 }
             )),
+            EventKind::QuestionAsked {
+                question, options, ..
+            } => {
+                let mut line = format!(
+                    "? [{}] asks the user: {}",
+                    self.who(id),
+                    clip(question, 300)
+                );
+                if !options.is_empty() {
+                    let numbered: Vec<String> = options
+                        .iter()
+                        .enumerate()
+                        .map(|(i, o)| format!("{} {}", i + 1, clip(o, 60)))
+                        .collect();
+                    line.push_str(&format!(" [{}]", numbered.join(" · ")));
+                }
+                Some(line)
+            }
+            EventKind::QuestionAnswered {
+                answer, declined, ..
+            } => Some(match (answer, declined) {
+                (Some(answer), _) => format!("  answered: {}", clip(answer, 200)),
+                (None, Some(Declined::NoUser)) => {
+                    "  nobody can answer here: it goes on with its best judgment".to_string()
+                }
+                (None, why) => format!("  {}", why.unwrap_or(Declined::User).as_str()),
+            }),
             EventKind::ResultReturned { result, .. } => Some(format!(
                 "✓ [{}] result — {}",
                 self.who(id),

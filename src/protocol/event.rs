@@ -1,5 +1,6 @@
 use super::{
-    AgentId, AgentResult, AgentStatus, HistoryItem, MessageKind, Task, TaskMetrics, Verdict,
+    AgentId, AgentResult, AgentStatus, Declined, HistoryItem, MessageKind, Task, TaskMetrics,
+    Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -77,6 +78,23 @@ pub enum EventKind {
     ApprovalResolved {
         request_id: u64,
         decision: ApprovalDecision,
+    },
+    /// An agent asks the user (`ask_user`). A front end that can answer shows it, in
+    /// turn with approvals, and replies with `Op::Answer`.
+    QuestionAsked {
+        request_id: u64,
+        role: String,
+        question: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        options: Vec<String>,
+    },
+    /// The question is settled: `answer` (typed or chosen), or why there is none.
+    QuestionAnswered {
+        request_id: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        declined: Option<Declined>,
     },
     /// Token usage of one model call, with its cost where the model's price is known,
     /// and how full the agent's context is after it (`context_tokens` of

@@ -17,6 +17,12 @@ pub enum Op {
         request_id: u64,
         decision: ApprovalDecision,
     },
+    /// The user's reply to a `question_asked` event; `None` declines.
+    Answer {
+        request_id: u64,
+        #[serde(default)]
+        answer: Option<String>,
+    },
     /// Stop the running turn of one agent; its pending tool calls get "interrupted" results.
     Interrupt { agent_id: AgentId },
     /// Cancel a worker and its descendants.

@@ -46,6 +46,10 @@ impl Host for Arc<Engine> {
         &self.tasks
     }
 
+    fn questions(&self) -> &super::questions::Questions {
+        &self.questions
+    }
+
     fn tools_for(&self, role: &Role, is_worker: bool, ceiling: Option<&[String]>) -> Vec<String> {
         self.tools.tools_for(role, is_worker, ceiling)
     }

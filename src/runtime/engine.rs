@@ -24,6 +24,8 @@ pub struct Engine {
     pub tools: ToolBox,
     pub workspace: Arc<Workspace>,
     pub gate: ApprovalGate,
+    /// Questions agents put to the user, waiting for their answers.
+    pub questions: super::questions::Questions,
     pub team: Team,
     /// Bounds model calls in flight across the whole session; workers queue here.
     pub model_slots: Semaphore,

@@ -21,6 +21,7 @@ mod memory;
 mod ops;
 mod pause;
 mod persona;
+mod questions;
 mod report;
 mod start;
 mod tasks;

@@ -24,6 +24,9 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
             } => {
                 engine.gate.resolve(request_id, decision);
             }
+            Op::Answer { request_id, answer } => {
+                engine.questions.answer(request_id, answer);
+            }
             Op::Interrupt { agent_id } => team.interrupt(agent_id),
             Op::Despawn { agent_id } => {
                 if agent_id == root {

@@ -136,6 +136,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         tools,
         workspace: Arc::new(workspace),
         gate: ApprovalGate::new(opts.can_ask),
+        questions: super::questions::Questions::new(opts.can_ask),
         team: Team::new(sink, root),
         checks: Default::default(),
         tasks: Default::default(),

@@ -32,8 +32,14 @@ const LEFT: &[Section] = &[
         ],
     ),
     (
-        "Approvals",
-        &[("y", "yes"), ("a", "yes for this session"), ("n Esc", "no")],
+        "Approvals · questions",
+        &[
+            ("y", "yes"),
+            ("a", "yes for this session"),
+            ("n Esc", "no · decline to answer"),
+            ("1-9 ↑↓", "pick an option"),
+            ("Enter", "send the answer"),
+        ],
     ),
 ];
 

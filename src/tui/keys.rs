@@ -4,12 +4,15 @@
 use crate::protocol::{AgentStatus, ApprovalDecision, Op};
 use crate::tui::app::{Action, App, Exit, Focus, Overlay};
 use crate::tui::commands::{self, SlashCommand};
+use crate::tui::question::Reply;
+use crate::tui::state::Dialog;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
 
 /// Two Ctrl+C within this window quit.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
-/// Answers to an approval typed sooner than this after it appeared are ignored.
+/// Answers to an approval or a question typed sooner than this after it appeared are
+/// ignored.
 pub const APPROVAL_GUARD: Duration = Duration::from_millis(300);
 
 impl App {
@@ -45,11 +48,17 @@ impl App {
         if ctrl && matches!(key.code, KeyCode::Char('c' | 'C')) {
             return self.ctrl_c(now);
         }
-        if ctrl && matches!(key.code, KeyCode::Char('p' | 'P')) && self.overlay.is_none() {
+        if ctrl
+            && matches!(key.code, KeyCode::Char('p' | 'P'))
+            && self.overlay.is_none()
+            && self.state.dialog().is_none()
+        {
             return self.toggle_pause(now);
         }
-        if !self.state.approvals.is_empty() {
-            return self.approval_key(key, now);
+        match self.state.dialog() {
+            Some(Dialog::Approval(_)) => return self.approval_key(key, now),
+            Some(Dialog::Question(_)) => return self.question_key(key, now),
+            None => {}
         }
         if let Some(o) = self.overlay {
             return self.overlay_key(o, key, now);
@@ -141,11 +150,34 @@ impl App {
             return Vec::new();
         }
         self.state.resolve_approval(request_id);
-        self.sync_approval_front(now);
+        self.sync_dialogs(now);
         vec![Action::Send(Op::Approval {
             request_id,
             decision,
         })]
+    }
+
+    /// A key for the question dialog: every key goes to it (none in its first moments).
+    fn question_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
+        let Some(Dialog::Question(q)) = self.state.dialog() else {
+            return Vec::new();
+        };
+        let options = q.options.clone();
+        let Some(view) = self.question.as_mut() else {
+            return Vec::new();
+        };
+        if now.saturating_duration_since(view.shown) < APPROVAL_GUARD {
+            return Vec::new();
+        }
+        let request_id = view.request_id;
+        let answer = match view.key(key, &options) {
+            None => return Vec::new(),
+            Some(Reply::Answer(text)) => Some(text),
+            Some(Reply::Decline) => None,
+        };
+        self.state.resolve_question(request_id);
+        self.sync_dialogs(now);
+        vec![Action::Send(Op::Answer { request_id, answer })]
     }
 
     fn open(&mut self, o: Overlay) {

@@ -2,7 +2,8 @@
 //! [`crate::protocol::Event`]s: it never calls the model or touches files.
 //!
 //! Layout of the module: `state` folds events into data; `tree`, `conversation`,
-//! `cells`, `markdown`, `composer`, `approval`, `details`, `help`, `status_bar` draw;
+//! `cells`, `markdown`, `composer`, `approval`, `question`, `details`, `help`, `status_bar`
+//! draw;
 //! `keys` maps keys to actions; `app` ties them together; `event_loop` and `terminal`
 //! are the only parts that touch the real terminal.
 
@@ -21,6 +22,7 @@ mod keys;
 mod markdown;
 mod mcp;
 mod popup;
+mod question;
 mod state;
 mod status_bar;
 mod terminal;

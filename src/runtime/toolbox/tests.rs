@@ -127,6 +127,30 @@ fn agent_tool_rules() {
 }
 
 #[test]
+fn ask_user_follows_tools_and_excluded_tools_like_a_coding_tool() {
+    let set = built_ins();
+    // Every built-in offers it, to personas and workers alike.
+    for role in set.iter() {
+        for is_worker in [false, true] {
+            assert!(
+                offers(role, "ask_user", is_worker),
+                "{} lacks ask_user",
+                role.name
+            );
+        }
+    }
+    let mut role = set.require("code_reviewer").unwrap().clone();
+    role.tools = Some(vec!["read_file".into()]);
+    assert!(
+        !offers(&role, "ask_user", true),
+        "a `tools` list without it"
+    );
+    let mut copilot = set.require("copilot").unwrap().clone();
+    copilot.excluded_tools = vec!["ask_user".into()];
+    assert!(!offers(&copilot, "ask_user", false));
+}
+
+#[test]
 fn a_worker_never_gets_coding_tools_its_parent_lacks() {
     let set = built_ins();
     let coder = set.require("agentic_coder").unwrap();

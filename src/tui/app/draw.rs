@@ -1,13 +1,14 @@
 //! Drawing: the whole screen from the app's state (panes, status bar, completion popup,
-//! overlays, the approval dialog). It remembers where the panes went, for mouse clicks.
+//! overlays, the approval and question dialogs). It remembers where the panes went, for mouse clicks.
 
 use super::{App, Areas, Focus, NARROW_WIDTH, Overlay};
 use crate::protocol::{AgentId, AgentStatus};
 use crate::tui::commands;
 use crate::tui::format::elapsed;
+use crate::tui::state::Dialog;
 use crate::tui::theme::status_symbol;
 use crate::tui::tree;
-use crate::tui::{approval, details, help, popup, status_bar};
+use crate::tui::{approval, details, help, popup, question, status_bar};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -78,16 +79,24 @@ impl App {
             self.render_completion(buf);
         }
         self.render_overlay(main, buf, now);
-        if let Some(p) = self.state.approvals.front().cloned() {
-            let waiting = self.state.approvals.len() - 1;
-            approval::render(
-                buf,
-                area,
-                &p,
-                waiting,
-                &mut self.approval_scroll,
-                &self.theme,
-            );
+        let waiting = self.state.dialogs_waiting();
+        match self.state.dialog() {
+            Some(Dialog::Approval(p)) => {
+                approval::render(
+                    buf,
+                    area,
+                    p,
+                    waiting,
+                    &mut self.approval_scroll,
+                    &self.theme,
+                );
+            }
+            Some(Dialog::Question(q)) => {
+                if let Some(view) = &mut self.question {
+                    question::render(buf, area, q, view, waiting, &self.theme);
+                }
+            }
+            None => {}
         }
     }
 
@@ -181,6 +190,7 @@ impl App {
         self.areas.conv_inner = inner;
 
         let t = self.theme;
+        let asking = self.state.questions.iter().any(|q| q.agent_id == id);
         let indicator = self.state.agent(id).and_then(|a| {
             if !a.conversation.streaming.is_empty() {
                 return None;
@@ -193,7 +203,14 @@ impl App {
                 ])),
                 AgentStatus::Waiting => Some(Line::from(vec![
                     Span::styled("◐ ", t.status(AgentStatus::Waiting)),
-                    Span::styled(format!("waiting for workers or approval {took}"), t.dim()),
+                    Span::styled(
+                        if asking {
+                            format!("waiting for your answer {took}")
+                        } else {
+                            format!("waiting for workers or approval {took}")
+                        },
+                        t.dim(),
+                    ),
                 ])),
                 AgentStatus::Paused => Some(Line::from(vec![
                     Span::styled("‖ ", t.status(AgentStatus::Paused)),

@@ -8,7 +8,8 @@ use crate::protocol::{AgentId, AgentStatus, Event, Op};
 use crate::tui::composer::Composer;
 use crate::tui::conversation::ConvView;
 use crate::tui::handle::SessionInfo;
-use crate::tui::state::SessionState;
+use crate::tui::question::QuestionView;
+use crate::tui::state::{Dialog, SessionState};
 use crate::tui::theme::Theme;
 use crate::tui::tree::TreeView;
 use crossterm::event::{Event as TermEvent, MouseButton, MouseEvent, MouseEventKind};
@@ -85,6 +86,8 @@ pub struct App {
     /// the first moments are ignored, so a keystroke meant for the composer cannot
     /// approve something the user has not seen.
     pub(crate) approval_front: Option<(u64, Instant)>,
+    /// The question dialog when a question is in front: its highlighted option and field.
+    pub(crate) question: Option<QuestionView>,
     pub(crate) last_ctrl_c: Option<Instant>,
     /// Where the user wants to go once they confirm quitting with workers at work.
     pub(crate) pending_exit: Option<Exit>,
@@ -108,6 +111,7 @@ impl App {
             overlay_scroll: 0,
             approval_scroll: 0,
             approval_front: None,
+            question: None,
             last_ctrl_c: None,
             pending_exit: None,
             notice: None,
@@ -125,18 +129,29 @@ impl App {
     /// Folds in one event from the runtime.
     pub fn apply(&mut self, ev: &Event, now: Instant) {
         self.state.apply(ev, now);
-        self.sync_approval_front(now);
+        self.sync_dialogs(now);
     }
 
-    pub(crate) fn sync_approval_front(&mut self, now: Instant) {
-        let front = self.state.approvals.front().map(|p| p.request_id);
-        match (front, self.approval_front) {
+    /// Keeps the view of the dialog in front in step with the queues: a dialog that
+    /// comes to the front starts fresh (and its typed-ahead guard starts then).
+    pub(crate) fn sync_dialogs(&mut self, now: Instant) {
+        let (approval, question) = match self.state.dialog() {
+            Some(Dialog::Approval(p)) => (Some(p.request_id), None),
+            Some(Dialog::Question(q)) => (None, Some(q.request_id)),
+            None => (None, None),
+        };
+        match (approval, self.approval_front) {
             (None, _) => self.approval_front = None,
             (Some(id), Some((cur, _))) if id == cur => {}
             (Some(id), _) => {
                 self.approval_front = Some((id, now));
                 self.approval_scroll = 0;
             }
+        }
+        match (question, &self.question) {
+            (None, _) => self.question = None,
+            (Some(id), Some(view)) if view.request_id == id => {}
+            (Some(id), _) => self.question = Some(QuestionView::new(id, now)),
         }
     }
 
@@ -183,8 +198,13 @@ impl App {
     }
 
     /// Bracketed paste: the text goes into the composer as is, newlines included (never
-    /// to a dialog: pasted text must not answer an approval).
+    /// to an approval: pasted text must not answer it), or into a question's answer field
+    /// (Enter still sends it).
     pub fn on_paste(&mut self, text: &str) {
+        if let Some(view) = &mut self.question {
+            view.paste(text);
+            return;
+        }
         if self.overlay.is_some_and(|o| o != Overlay::Help) {
             self.overlay = None;
         }
@@ -193,7 +213,7 @@ impl App {
     }
 
     pub fn on_mouse(&mut self, m: MouseEvent) -> Vec<Action> {
-        if !self.state.approvals.is_empty() {
+        if self.state.dialog().is_some() {
             return Vec::new();
         }
         let inside =

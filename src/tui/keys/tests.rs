@@ -328,6 +328,137 @@ fn tab_cycles_focus_and_help_opens() {
     assert_eq!(t.app.overlay, None);
 }
 
+/// A question with `options`, asked by `agent` (`seq` orders it among the dialogs).
+fn ask(t: &mut T, agent: AgentId, seq: u64, id: u64, options: &[&str], at: Instant) {
+    t.app.apply(
+        &Event {
+            seq,
+            agent_id: agent,
+            kind: EventKind::QuestionAsked {
+                request_id: id,
+                role: "coder".into(),
+                question: "Which database?".into(),
+                options: options.iter().map(|o| o.to_string()).collect(),
+            },
+        },
+        at,
+    );
+}
+
+fn answer(request_id: u64, answer: Option<&str>) -> Vec<Action> {
+    vec![Action::Send(Op::Answer {
+        request_id,
+        answer: answer.map(str::to_string),
+    })]
+}
+
+#[test]
+fn question_keys_pick_an_option_type_an_answer_or_decline() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    let opts = ["Postgres", "SQLite", "in memory"];
+    let mut now = t.t0;
+    ask(&mut t, w, 1, 1, &opts, now);
+    // Typed-ahead: keys in the dialog's first moments change nothing.
+    assert!(t.app.on_key(key(KeyCode::Char('2')), now).is_empty());
+    assert!(t.app.on_key(key(KeyCode::Enter), now).is_empty());
+    now += Duration::from_secs(1);
+    // A digit picks that option.
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('2')), now),
+        answer(1, Some("SQLite"))
+    );
+    assert!(t.app.state.questions.is_empty());
+
+    // ↑ from the field highlights the last option, ↑ again the one above; Enter sends it.
+    ask(&mut t, w, 2, 2, &opts, now);
+    now += Duration::from_secs(1);
+    assert!(t.app.on_key(key(KeyCode::Up), now).is_empty());
+    assert!(t.app.on_key(key(KeyCode::Up), now).is_empty());
+    assert_eq!(t.app.question.as_ref().unwrap().choice, Some(1));
+    assert!(t.app.on_key(key(KeyCode::Down), now).is_empty());
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        answer(2, Some("in memory"))
+    );
+
+    // Typing (digits too, once text is there) fills the field; Enter sends the text.
+    ask(&mut t, w, 3, 3, &opts, now);
+    now += Duration::from_secs(1);
+    assert!(
+        t.app.on_key(key(KeyCode::Enter), now).is_empty(),
+        "nothing to send yet"
+    );
+    type_text(&mut t.app, "MySQL 8", now);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        answer(3, Some("MySQL 8"))
+    );
+    assert!(t.app.composer.is_empty(), "the composer got none of it");
+
+    // Esc declines.
+    ask(&mut t, w, 4, 4, &[], now);
+    now += Duration::from_secs(1);
+    assert!(
+        t.app.on_key(key(KeyCode::Char('1')), now).is_empty(),
+        "no options: a digit is text"
+    );
+    t.app.on_paste("line one\nline two");
+    assert_eq!(
+        t.app.question.as_ref().unwrap().typed(),
+        "1line one line two"
+    );
+    assert_eq!(t.app.on_key(key(KeyCode::Esc), now), answer(4, None));
+    assert!(t.app.question.is_none());
+    // With nothing pending, keys are the composer's again.
+    assert!(t.app.on_key(key(KeyCode::Char('x')), now).is_empty());
+    assert_eq!(t.app.composer.text(), "x");
+}
+
+#[test]
+fn questions_and_approvals_are_answered_one_at_a_time_oldest_first() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    let mut now = t.t0;
+    ask(&mut t, w, 10, 1, &["yes", "no"], now);
+    t.app.apply(
+        &Event {
+            seq: 11,
+            agent_id: t.root,
+            kind: EventKind::ApprovalRequested {
+                request_id: 41,
+                role: "copilot".into(),
+                tool: "shell".into(),
+                action: ApprovalAction::Command {
+                    command: "rm -rf build".into(),
+                },
+            },
+        },
+        now,
+    );
+    ask(&mut t, w, 12, 2, &["yes", "no"], now);
+    now += Duration::from_secs(1);
+    // 'y' is not an approval while the question is in front: it is typed.
+    assert!(t.app.on_key(key(KeyCode::Char('y')), now).is_empty());
+    assert_eq!(t.app.on_key(key(KeyCode::Enter), now), answer(1, Some("y")));
+    // The approval came to the front just now: its guard holds, then 'n' answers it.
+    assert!(t.app.on_key(key(KeyCode::Char('n')), now).is_empty());
+    now += Duration::from_secs(1);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('n')), now),
+        vec![Action::Send(Op::Approval {
+            request_id: 41,
+            decision: ApprovalDecision::Deny
+        })]
+    );
+    now += Duration::from_secs(1);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('2')), now),
+        answer(2, Some("no"))
+    );
+    assert!(t.app.state.dialog().is_none());
+}
+
 fn status(t: &mut T, id: AgentId, status: AgentStatus) {
     t.app.apply(
         &ev(

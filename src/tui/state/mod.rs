@@ -1,5 +1,5 @@
 //! What the screen shows, as data: the agent tree, every agent's conversation, figures
-//! and the approval queue. `apply` folds one [`Event`] in; nothing here draws or does I/O,
+//! and the dialogs waiting for the user. `apply` folds one [`Event`] in; nothing here draws or does I/O,
 //! so any sequence of events can be replayed in a test. Time is passed in, never read.
 //!
 //! This file folds the events; `agents.rs` holds an agent's view and the tree's queries,
@@ -16,11 +16,13 @@ use std::time::Instant;
 
 mod agents;
 mod conversation;
+mod dialogs;
 mod figures;
 
 pub use agents::AgentView;
 use agents::set_status;
 pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
+pub use dialogs::{Dialog, PendingQuestion};
 pub use figures::Figures;
 
 #[derive(Clone, Debug)]
@@ -39,6 +41,8 @@ pub struct SessionState {
     pub tree_rev: u64,
     /// Pending approvals, oldest first; the dialog shows the front one.
     pub approvals: VecDeque<PendingApproval>,
+    /// Agents' questions to the user, oldest first; they take turns with approvals.
+    pub questions: VecDeque<PendingQuestion>,
     pub summary: Option<(Vec<AgentSummary>, SessionTotals)>,
     /// Every role the session loaded (from `session_started`).
     pub roles: Vec<String>,
@@ -73,6 +77,8 @@ pub struct PendingApproval {
     pub role: String,
     pub tool: String,
     pub action: ApprovalAction,
+    /// When it arrived, to take turns with questions.
+    pub seq: u64,
 }
 
 impl SessionState {
@@ -88,6 +94,7 @@ impl SessionState {
             roots: Vec::new(),
             tree_rev: 0,
             approvals: VecDeque::new(),
+            questions: VecDeque::new(),
             summary: None,
             roles: Vec::new(),
             resumed: false,
@@ -221,11 +228,34 @@ impl SessionState {
                         role: role.clone(),
                         tool: tool.clone(),
                         action: action.clone(),
+                        seq: ev.seq,
                     });
                 }
             }
             EventKind::ApprovalResolved { request_id, .. } => {
                 self.resolve_approval(*request_id);
+            }
+            EventKind::QuestionAsked {
+                request_id,
+                role,
+                question,
+                options,
+            } => {
+                self.agent_entry(id, now);
+                // A question read back from an earlier run's log has nobody waiting on it.
+                if live {
+                    self.ask(PendingQuestion {
+                        request_id: *request_id,
+                        agent_id: id,
+                        role: role.clone(),
+                        question: question.clone(),
+                        options: options.clone(),
+                        seq: ev.seq,
+                    });
+                }
+            }
+            EventKind::QuestionAnswered { request_id, .. } => {
+                self.resolve_question(*request_id);
             }
             EventKind::Usage {
                 prompt_tokens,
