@@ -303,6 +303,54 @@ mod tests {
     }
 
     #[test]
+    fn work_under_way_comes_back_interrupted_and_a_pause_is_kept() {
+        let (root, w, done) = (AgentId::new(), AgentId::new(), AgentId::new());
+        let ev = |seq, agent_id, kind| Event {
+            seq,
+            agent_id,
+            kind,
+        };
+        let spawned = |parent_id| EventKind::AgentSpawned {
+            parent_id,
+            role: "r".into(),
+            model: "m".into(),
+            task: "t".into(),
+            depth: 0,
+        };
+        let status = |status| EventKind::AgentStatus {
+            parent_id: None,
+            status,
+            reason: None,
+        };
+        let mut log = vec![
+            ev(1, root, spawned(None)),
+            ev(2, w, spawned(Some(root))),
+            ev(3, done, spawned(Some(root))),
+            ev(4, root, status(AgentStatus::Waiting)),
+            ev(5, w, status(AgentStatus::Paused)),
+            ev(6, done, status(AgentStatus::Completed)),
+            ev(7, root, EventKind::Paused),
+        ];
+        let session = replay(&log).unwrap();
+        assert!(session.paused);
+        let statuses: Vec<AgentStatus> = session.agents.iter().map(|a| a.status).collect();
+        assert_eq!(
+            statuses,
+            [
+                AgentStatus::Interrupted,
+                AgentStatus::Interrupted,
+                AgentStatus::Completed
+            ]
+        );
+        assert!(!session.agents[1].delivered, "its outcome is still owed");
+        log.push(ev(8, root, EventKind::Resumed));
+        assert!(!replay(&log).unwrap().paused);
+        log.push(ev(9, root, EventKind::Paused));
+        log.push(ev(10, root, EventKind::Stopped { cancelled: 1 }));
+        assert!(!replay(&log).unwrap().paused, "a stop lifts the pause");
+    }
+
+    #[test]
     fn calls_left_open_by_a_crash_get_a_result() {
         let call = |id: &str| ToolCall {
             id: id.into(),
