@@ -397,7 +397,7 @@ pub fn render_confirm_quit(buf: &mut Buffer, area: Rect, s: &SessionState, theme
     let lines = vec![
         Line::from(format!("{workers} still at work. Quit anyway?")),
         Line::styled(
-            "Their work is interrupted; `squad --resume` then /continue goes on.",
+            "They stop; `squad --resume`, then /continue, goes on.",
             theme.dim(),
         ),
         Line::default(),

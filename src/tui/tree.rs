@@ -230,10 +230,6 @@ fn header_words(s: &SessionState, theme: &Theme) -> Line<'static> {
         spans.push(Span::styled(": ", theme.dim()));
         spans.extend(parts);
     }
-    if s.paused {
-        spans.push(Span::styled(" · ", theme.dim()));
-        spans.push(Span::styled("paused", theme.status(AgentStatus::Paused)));
-    }
     Line::from(spans)
 }
 
