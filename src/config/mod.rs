@@ -29,6 +29,8 @@ pub struct Config {
     pub approval: ApprovalPolicy,
     pub limits: Limits,
     pub tools: ToolsConfig,
+    /// Loop guard and stall detection.
+    pub guards: GuardsConfig,
     pub verify: VerifyConfig,
     /// MCP servers whose tools the agents may use, by name (`[mcp_servers.NAME]`).
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -95,6 +97,43 @@ pub struct ToolsConfig {
     pub max_output_bytes: usize,
     /// Cap on what `read_file` returns, in bytes.
     pub read_max_bytes: usize,
+}
+
+/// Guard rails against a model that repeats itself and calls that hang (`[guards]`).
+/// Every threshold can be turned off with 0.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GuardsConfig {
+    /// The same call (name and arguments) failing with the same error this many times in
+    /// one turn: its result tells the model it is repeating itself.
+    pub repeat_note_after: u32,
+    /// The same failing call this many times in one turn: the turn stops and the agent
+    /// fails with reason `loop`.
+    pub repeat_stop_after: u32,
+    /// The same read-only call with the same result this many times in one turn, with
+    /// nothing changed in between: stopped the same way.
+    pub read_repeat_stop_after: u32,
+    /// A model call with no streamed bytes, or a tool call not ended, for this long marks
+    /// the agent stalled (a mark for the user; `provider.idle_timeout_s` stays the limit).
+    pub stall_after_s: u64,
+}
+
+impl Default for GuardsConfig {
+    fn default() -> Self {
+        Self {
+            repeat_note_after: 3,
+            repeat_stop_after: 5,
+            read_repeat_stop_after: 5,
+            stall_after_s: 120,
+        }
+    }
+}
+
+impl GuardsConfig {
+    /// How long without progress makes a call stalled; `None` when switched off.
+    pub fn stall_after(&self) -> Option<std::time::Duration> {
+        (self.stall_after_s > 0).then(|| std::time::Duration::from_secs(self.stall_after_s))
+    }
 }
 
 /// Checking workers' results against the workspace before their supervisor gets them.
@@ -201,6 +240,7 @@ impl Default for Config {
             approval: ApprovalPolicy::Ask,
             limits: Limits::default(),
             tools: ToolsConfig::default(),
+            guards: GuardsConfig::default(),
             verify: VerifyConfig::default(),
             mcp_servers: BTreeMap::new(),
             context: ContextConfig::default(),
@@ -440,6 +480,7 @@ mod tests {
             "approval",
             "limits",
             "tools",
+            "guards",
             "verify",
             "mcp_servers",
             "context",

@@ -134,6 +134,16 @@ pub enum EventKind {
         delay_ms: u64,
         reason: String,
     },
+    /// The agent's model call has streamed nothing, or its tool call has not ended, for
+    /// `since_s` seconds (`[guards] stall_after_s`); `on` says which (`model call`, `tool
+    /// call read_file src/main.rs`). A mark for the user, who may cancel the agent: the
+    /// model call's idle timeout stays the hard limit.
+    Stalled {
+        on: String,
+        since_s: u64,
+    },
+    /// The stalled call made progress again, or ended.
+    Unstalled,
     /// Something went wrong that the user should see; the session goes on.
     Error {
         message: String,

@@ -128,6 +128,28 @@ pub fn agent_lines(
             ),
         );
     }
+    if let Some(stall) = &a.stalled {
+        let since = elapsed(now.saturating_duration_since(stall.since));
+        let cancel = if a.id == s.root_agent {
+            "Esc interrupts it"
+        } else {
+            "x cancels it"
+        };
+        out.insert(
+            4,
+            field(
+                "stalled",
+                vec![
+                    Span::styled(
+                        format!("⧗ {since} without progress on the {}", stall.on),
+                        theme.warn(),
+                    ),
+                    Span::styled(format!(" · {cancel}"), theme.dim()),
+                ],
+                theme,
+            ),
+        );
+    }
     let tasks = s.tasks.of(a.id);
     if tasks.started > 0 {
         out.push(field(

@@ -269,6 +269,13 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
         };
         left.push(Span::styled(format!(" {mark}{}", v.score), style));
     }
+    if a.stalled.is_some() {
+        left.push(Span::styled(" ⧗ stalled", theme.warn()));
+    } else if a.status == AgentStatus::Failed
+        && let Some(tag) = a.status_reason.as_deref().and_then(reason_tag)
+    {
+        left.push(Span::styled(format!(" {tag}"), theme.error()));
+    }
     if row.collapsed_children > 0 {
         left.push(Span::styled(
             format!(" +{}", row.collapsed_children),
@@ -327,6 +334,13 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
     Line::from(left)
 }
 
+/// The one-word kind a failure reason starts with (`loop: called …` → `loop`), if any.
+fn reason_tag(reason: &str) -> Option<&str> {
+    let (tag, _) = reason.split_once(':')?;
+    (!tag.is_empty() && tag.len() <= 12 && tag.chars().all(|c| c.is_ascii_lowercase()))
+        .then_some(tag)
+}
+
 /// The narrow-screen replacement for the tree: `‹ ● coder 1a2b3c4d  2/5 ›  5 agents: …`.
 pub fn switcher_line(
     tree: &mut TreeView,
@@ -352,6 +366,9 @@ pub fn switcher_line(
             spans.push(Span::styled(" ★", theme.warn()));
         } else {
             spans.push(Span::styled(format!(" {}", cur.short()), theme.dim()));
+        }
+        if a.stalled.is_some() {
+            spans.push(Span::styled(" ⧗", theme.warn()));
         }
     }
     spans.push(Span::styled(
@@ -416,5 +433,14 @@ mod tests {
         assert_eq!(t.current(&s), ids[3]);
         t.move_by(&s, 5);
         assert_eq!(t.current(&s), ids[3]);
+    }
+
+    #[test]
+    fn a_failure_reason_gives_its_kind_when_it_names_one() {
+        assert_eq!(reason_tag("loop: called edit_file 5 times"), Some("loop"));
+        assert_eq!(reason_tag("budget: 50k tokens spent"), Some("budget"));
+        assert_eq!(reason_tag("the model server answered 500: oops"), None);
+        assert_eq!(reason_tag("no colon here"), None);
+        assert_eq!(reason_tag(": empty"), None);
     }
 }

@@ -34,7 +34,18 @@ pub struct AgentView {
     pub verdicts: Vec<Verdict>,
     /// In a correction round: `(attempt that failed, corrections allowed)`.
     pub correcting: Option<(u32, u32)>,
+    /// Its model or tool call has made no progress for a while (`stalled`).
+    pub stalled: Option<Stall>,
     pub conversation: Conversation,
+}
+
+/// What a stalled agent is stuck on, and since when.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stall {
+    /// `model call`, or `tool call NAME ARGUMENT`.
+    pub on: String,
+    /// When its call last made progress.
+    pub since: Instant,
 }
 
 impl AgentView {
@@ -60,6 +71,7 @@ impl AgentView {
             result: None,
             verdicts: Vec::new(),
             correcting: None,
+            stalled: None,
             conversation: Conversation::default(),
         }
     }
@@ -169,6 +181,7 @@ impl SessionState {
 pub(super) fn set_status(a: &mut AgentView, status: AgentStatus, now: Instant) {
     if status.is_idle() {
         a.correcting = None;
+        a.stalled = None;
         if !a.status.is_idle() || a.idle_at.is_none() {
             a.idle_at = Some(now);
         }

@@ -19,8 +19,8 @@ mod conversation;
 mod dialogs;
 mod figures;
 
-pub use agents::AgentView;
 use agents::set_status;
+pub use agents::{AgentView, Stall};
 pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
 pub use dialogs::{Dialog, PendingQuestion};
 pub use figures::Figures;
@@ -183,6 +183,7 @@ impl SessionState {
             EventKind::TurnFinished { end } => {
                 let a = self.agent_entry(id, now);
                 a.in_turn = false;
+                a.stalled = None;
                 let conv = &mut a.conversation;
                 if !conv.streaming.is_empty() {
                     // Text the model streamed but never committed: keep what was seen.
@@ -335,6 +336,18 @@ impl SessionState {
                     _ => conv.push(kind),
                 }
             }
+            // A stall read back from an earlier run's log is over.
+            EventKind::Stalled { on, since_s } if live => {
+                let since = now
+                    .checked_sub(std::time::Duration::from_secs(*since_s))
+                    .unwrap_or(now);
+                self.agent_entry(id, now).stalled = Some(Stall {
+                    on: on.clone(),
+                    since,
+                });
+            }
+            EventKind::Stalled { .. } => {}
+            EventKind::Unstalled => self.agent_entry(id, now).stalled = None,
             EventKind::Error { message } => {
                 let a = self.agent_entry(id, now);
                 a.figures.errors += 1;
