@@ -903,3 +903,81 @@ fn interrupted_agent_after_resume() {
     assert!(screen.contains("↯"), "{screen}");
     insta::assert_snapshot!("interrupted_100x24", screen);
 }
+
+#[test]
+fn stalled_agent_in_the_tree_and_the_details() {
+    let (mut s, [coder, ..]) = team();
+    s.ev(
+        coder,
+        EventKind::Stalled {
+            on: "tool call run_command cargo test --workspace".into(),
+            since_s: 40,
+        },
+    );
+    s.at(80);
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    let screen = s.screen(100, 24);
+    assert!(screen.contains("coder ! stalled"), "{screen}");
+    insta::assert_snapshot!("stalled_100x24", screen);
+    s.key(KeyCode::Char('i'));
+    let screen = s.screen(100, 24);
+    assert!(
+        screen.contains("45s without progress on the tool call run_command"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("stalled_details_100x24", screen);
+    s.key(KeyCode::Esc);
+    // Progress again: the mark goes.
+    s.ev(coder, EventKind::Unstalled);
+    let screen = s.screen(100, 24);
+    assert!(!screen.contains("stalled"), "{screen}");
+}
+
+#[test]
+fn loop_stopped_worker_shows_its_reason() {
+    let (mut s, [coder, ..]) = team();
+    let why = "loop: called edit_file 5 times with the same arguments, same error";
+    s.assistant(
+        coder,
+        "",
+        &[(
+            "e5",
+            "edit_file",
+            r#"{"path":"src/cli.rs","old_text":"json","new_text":"json"}"#,
+        )],
+    );
+    s.tool(
+        coder,
+        ("e5", "edit_file", ""),
+        &format!("invalid arguments: old_text and new_text are identical; nothing would change\n\n[squad] Stopped this turn: {why}."),
+        false,
+        3,
+    );
+    s.ev(
+        coder,
+        EventKind::Error {
+            message: why.into(),
+        },
+    );
+    s.ev(
+        coder,
+        EventKind::AgentStatus {
+            parent_id: Some(s.root),
+            status: AgentStatus::Failed,
+            reason: Some(why.into()),
+        },
+    );
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    let screen = s.screen(100, 24);
+    assert!(screen.contains("✗ coder loop"), "{screen}");
+    insta::assert_snapshot!("loop_stopped_100x24", screen);
+    s.key(KeyCode::Char('i'));
+    let screen = s.screen(100, 24);
+    assert!(
+        screen.contains("failed (loop: called edit_file 5 times"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("loop_stopped_details_100x24", screen);
+}

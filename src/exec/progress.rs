@@ -65,10 +65,10 @@ impl Progress {
             )),
             EventKind::Error { message } => Some(format!("! [{}] {message}", self.who(id))),
             EventKind::Stalled { on, since_s } => Some(format!(
-                "  ⧗ [{}] stalled: no progress on the {on} for {since_s}s",
+                "  ! [{}] stalled: no progress on the {on} for {since_s}s",
                 self.who(id)
             )),
-            EventKind::Unstalled => Some(format!("  ⧗ [{}] going again", self.who(id))),
+            EventKind::Unstalled => Some(format!("  [{}] going again", self.who(id))),
             // Failures come as errors; a server coming up is worth one line.
             EventKind::McpServer {
                 server,

@@ -30,6 +30,18 @@ fn field(name: &str, value: Vec<Span<'static>>, theme: &Theme) -> Line<'static> 
     Line::from(spans)
 }
 
+/// A field whose value may run long (a failure's reason, what a stall is on), wrapped
+/// under itself.
+fn wrapped_field(
+    name: &str,
+    value: Vec<Span<'static>>,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let first = [Span::styled(format!("{name:<10}"), theme.dim())];
+    wrap(&value, w, &first, &[Span::raw(" ".repeat(10))])
+}
+
 fn text_block(title: &str, text: &str, w: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = vec![Line::styled(title.to_string(), theme.dim())];
     for para in text.lines() {
@@ -71,11 +83,15 @@ pub fn agent_lines(
     if f.tool_errors > 0 {
         tool_calls.push_str(&format!(" ({} failed)", f.tool_errors));
     }
+    // The status's first line sits among the fields; the rest of a long reason, and a
+    // stall, go under it once the fields are placed.
+    let mut status = wrapped_field("status", status, w, theme);
+    let mut under_status = status.split_off(1.min(status.len()));
     let mut out = vec![
         field("role", vec![Span::styled(a.role.clone(), bold)], theme),
         field("id", vec![Span::raw(a.id.to_string())], theme),
         field("model", vec![Span::raw(a.model.clone())], theme),
-        field("status", status, theme),
+        status.pop().unwrap_or_default(),
         field("parent", vec![Span::raw(parent)], theme),
         field(
             "tokens",
@@ -135,21 +151,20 @@ pub fn agent_lines(
         } else {
             "x cancels it"
         };
-        out.insert(
-            4,
-            field(
-                "stalled",
-                vec![
-                    Span::styled(
-                        format!("⧗ {since} without progress on the {}", stall.on),
-                        theme.warn(),
-                    ),
-                    Span::styled(format!(" · {cancel}"), theme.dim()),
-                ],
-                theme,
-            ),
-        );
+        under_status.extend(wrapped_field(
+            "stalled",
+            vec![
+                Span::styled(
+                    format!("! {since} without progress on the {}", stall.on),
+                    theme.warn(),
+                ),
+                Span::styled(format!(" · {cancel}"), theme.dim()),
+            ],
+            w,
+            theme,
+        ));
     }
+    out.splice(4..4, under_status);
     let tasks = s.tasks.of(a.id);
     if tasks.started > 0 {
         out.push(field(

@@ -270,7 +270,7 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
         left.push(Span::styled(format!(" {mark}{}", v.score), style));
     }
     if a.stalled.is_some() {
-        left.push(Span::styled(" ⧗ stalled", theme.warn()));
+        left.push(Span::styled(" ! stalled", theme.warn()));
     } else if a.status == AgentStatus::Failed
         && let Some(tag) = a.status_reason.as_deref().and_then(reason_tag)
     {
@@ -368,7 +368,7 @@ pub fn switcher_line(
             spans.push(Span::styled(format!(" {}", cur.short()), theme.dim()));
         }
         if a.stalled.is_some() {
-            spans.push(Span::styled(" ⧗", theme.warn()));
+            spans.push(Span::styled(" !", theme.warn()));
         }
     }
     spans.push(Span::styled(

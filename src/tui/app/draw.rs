@@ -196,12 +196,24 @@ impl App {
                 return None;
             }
             let took = a.busy_for(now).map(elapsed).unwrap_or_default();
-            let line = match a.status {
-                AgentStatus::Running => Some(Line::from(vec![
+            let line = match (a.status, &a.stalled) {
+                (AgentStatus::Running, Some(stall)) => Some(Line::from(vec![
+                    Span::styled("! ", t.warn()),
+                    Span::styled(
+                        format!(
+                            "stalled {} on the {}",
+                            elapsed(now.saturating_duration_since(stall.since)),
+                            stall.on
+                        ),
+                        t.warn(),
+                    ),
+                    Span::styled(" · Esc interrupts", t.dim()),
+                ])),
+                (AgentStatus::Running, None) => Some(Line::from(vec![
                     Span::styled("● ", t.status(AgentStatus::Running)),
                     Span::styled(format!("working {took} · Esc interrupts"), t.dim()),
                 ])),
-                AgentStatus::Waiting => Some(Line::from(vec![
+                (AgentStatus::Waiting, _) => Some(Line::from(vec![
                     Span::styled("◐ ", t.status(AgentStatus::Waiting)),
                     Span::styled(
                         if asking {
@@ -212,7 +224,7 @@ impl App {
                         t.dim(),
                     ),
                 ])),
-                AgentStatus::Paused => Some(Line::from(vec![
+                (AgentStatus::Paused, _) => Some(Line::from(vec![
                     Span::styled("‖ ", t.status(AgentStatus::Paused)),
                     Span::styled(format!("paused {took} · /unpause goes on"), t.dim()),
                 ])),
