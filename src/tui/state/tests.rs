@@ -431,3 +431,43 @@ fn a_workers_message_shows_in_its_supervisors_conversation() {
         &format!("question from tester {}: which port?", w.short())
     );
 }
+
+#[test]
+fn a_stall_is_marked_until_progress_the_turn_ends_or_it_was_only_read_back() {
+    let root = AgentId::new();
+    let mut s = SessionState::new(&SessionInfo {
+        replayed_seq: 2,
+        ..info(root)
+    });
+    let t = Instant::now() + Duration::from_secs(100);
+    let at = |seq: u64, kind: EventKind| Event {
+        seq,
+        agent_id: root,
+        kind,
+    };
+    let stalled = || EventKind::Stalled {
+        on: "model call".into(),
+        since_s: 30,
+    };
+    // From the log of an earlier run: that stall is over.
+    s.apply(&at(1, EventKind::TurnStarted), t);
+    s.apply(&at(2, stalled()), t);
+    assert_eq!(s.agents[&root].stalled, None);
+    s.apply(&at(3, stalled()), t);
+    let stall = s.agents[&root].stalled.clone().unwrap();
+    assert_eq!(stall.on, "model call");
+    assert_eq!(t.duration_since(stall.since), Duration::from_secs(30));
+    s.apply(&at(4, EventKind::Unstalled), t);
+    assert_eq!(s.agents[&root].stalled, None);
+    s.apply(&at(5, stalled()), t);
+    s.apply(
+        &at(
+            6,
+            EventKind::TurnFinished {
+                end: TurnEnd::Interrupted,
+            },
+        ),
+        t,
+    );
+    assert_eq!(s.agents[&root].stalled, None, "a turn's end ends its stall");
+}
