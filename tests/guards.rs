@@ -30,7 +30,7 @@ async fn a_worker_repeating_a_failing_call_is_warned_then_stopped_and_its_superv
         if is_worker(body) {
             // What a small model does: the very same call, whatever it is told. The key
             // order changes from call to call; it is still the same call.
-            let args = if tool_count(body) % 2 == 0 {
+            let args = if tool_count(body).is_multiple_of(2) {
                 r#"{"path":"a.txt","old_text":"alpha","new_text":"alpha"}"#
             } else {
                 r#"{ "new_text": "alpha", "path": "a.txt", "old_text": "alpha" }"#
