@@ -214,9 +214,9 @@ async fn a_stalled_model_stream_is_marked_within_stall_after_s_and_unmarked_when
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
     sb.workspace_config("[guards]\nstall_after_s = 1\n[provider]\nretry_base_ms = 10\n");
-    // Two deltas, then nothing for 2.5 s, then the connection drops: retried, and done.
+    // Two deltas, then nothing for 3 s, then the connection drops: retried, and done.
     mock.push_all([
-        MockResponse::text("half an answer that stops").stall_after(2, Duration::from_millis(2500)),
+        MockResponse::text("half an answer that stops").stall_after(2, Duration::from_secs(3)),
         MockResponse::text("the whole answer"),
     ]);
     let run = sb.exec(&mock, &["--json", "answer me"]).await;
@@ -237,10 +237,9 @@ async fn a_stalled_model_stream_is_marked_within_stall_after_s_and_unmarked_when
     );
     let stalled = of_type(&events, "stalled")[0];
     assert_eq!(stalled["on"], "model call");
-    assert_eq!(
-        stalled["since_s"], 1,
-        "reported one second after the last byte"
-    );
+    // Seen one second after the last byte (a loaded machine may wake the timer late).
+    let since = stalled["since_s"].as_u64().unwrap();
+    assert!((1..=2).contains(&since), "{stalled}");
     assert!(run.stdout.contains("the whole answer"));
 }
 
@@ -250,7 +249,7 @@ async fn a_tool_call_that_does_not_end_is_marked_stalled_until_it_ends() {
     let sb = Sandbox::new();
     sb.workspace_config("[guards]\nstall_after_s = 1\n");
     mock.push_all([
-        MockResponse::tool_call("c", "run_command", r#"{"command":"sleep 2"}"#),
+        MockResponse::tool_call("c", "run_command", r#"{"command":"sleep 3"}"#),
         MockResponse::text("slept"),
     ]);
     let run = sb
@@ -269,6 +268,7 @@ async fn a_tool_call_that_does_not_end_is_marked_stalled_until_it_ends() {
         "{types:?}"
     );
     let stalled = of_type(&events, "stalled")[0];
-    assert_eq!(stalled["on"], "tool call run_command sleep 2");
-    assert_eq!(stalled["since_s"], 1);
+    assert_eq!(stalled["on"], "tool call run_command sleep 3");
+    let since = stalled["since_s"].as_u64().unwrap();
+    assert!((1..=2).contains(&since), "{stalled}");
 }
