@@ -1,6 +1,7 @@
 //! The headless front end: sends one prompt, follows the event stream until the whole tree
 //! is idle, and prints either the final answer (text) or every event (JSON lines).
 
+mod board;
 mod progress;
 mod summary;
 
@@ -204,6 +205,13 @@ impl Shown {
             } => self.answered = true,
             _ => {}
         }
+        // A burst of task updates ends at the first other event: the board goes first.
+        if !matches!(event.kind, EventKind::TaskUpdated { .. })
+            && let Some(block) = self.progress.board_block()
+        {
+            self.release();
+            eprintln!("{block}");
+        }
         let Some(line) = self.progress.line(event) else {
             return;
         };
@@ -226,6 +234,10 @@ impl Shown {
     fn end(&mut self, failure: Option<&str>, table: impl FnOnce() -> String) {
         if self.json || std::mem::replace(&mut self.ended, true) {
             return;
+        }
+        if let Some(block) = self.progress.board_block() {
+            self.release();
+            eprintln!("{block}");
         }
         match failure {
             Some(reason) if !self.answered => {

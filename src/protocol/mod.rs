@@ -19,5 +19,5 @@ pub use item::{HistoryItem, ToolCall};
 pub use metrics::{TaskMetrics, TaskTally};
 pub use op::Op;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
-pub use task::{Task, TaskStatus};
+pub use task::{Task, TaskList, TaskStatus, deadlocked};
 pub use verdict::{Finding, Severity, Verdict};

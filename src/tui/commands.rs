@@ -4,6 +4,8 @@
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/role", "switch persona (/role NAME)"),
     ("/agents", "full-screen agent tree"),
+    ("/tasks", "the task board (Ctrl+T: beside or instead of the tree)"),
+    ("/timeline", "what each agent did when"),
     ("/stats", "tokens, cost and task figures per agent"),
     (
         "/compact",
@@ -20,6 +22,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
 pub enum SlashCommand {
     Role(String),
     Agents,
+    Tasks,
+    Timeline,
     Stats,
     Compact,
     Mcp,
@@ -65,6 +69,8 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
             _ => return Some(Err("usage: /role NAME".into())),
         },
         "/agents" => SlashCommand::Agents,
+        "/tasks" => SlashCommand::Tasks,
+        "/timeline" => SlashCommand::Timeline,
         "/stats" | "/cost" => SlashCommand::Stats,
         "/compact" => SlashCommand::Compact,
         "/mcp" => SlashCommand::Mcp,

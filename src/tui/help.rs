@@ -17,6 +17,7 @@ const LEFT: &[Section] = &[
             ("Esc", "interrupt agent in view"),
             ("Ctrl+C", "interrupt · twice: quit"),
             ("? F1", "this help"),
+            ("Ctrl+T", "tasks: beside/instead/off"),
         ],
     ),
     (
@@ -27,6 +28,15 @@ const LEFT: &[Section] = &[
             ("← Space", "collapse / expand"),
             ("i", "details"),
             ("x", "cancel worker"),
+            ("t", "task panel (as Ctrl+T)"),
+        ],
+    ),
+    (
+        "Tasks",
+        &[
+            ("↑↓ j k", "select (view follows worker)"),
+            ("Enter →", "open worker's conversation"),
+            ("i", "worker details"),
         ],
     ),
     (
@@ -59,7 +69,11 @@ const RIGHT: &[Section] = &[
         &[
             ("/role NAME", "switch persona"),
             ("/agents", "full-screen tree"),
+            ("/tasks", "task board"),
+            ("/timeline", "who ran when"),
             ("/stats", "tokens, cost, tasks"),
+            ("/compact", "summarize older turns"),
+            ("/mcp", "MCP servers"),
             ("/new", "new session"),
             ("/resume", "resume a session"),
             ("/help", "this help"),

@@ -3,11 +3,12 @@
 //! so any sequence of events can be replayed in a test. Time is passed in, never read.
 //!
 //! This file folds the events; `agents.rs` holds an agent's view and the tree's queries,
-//! `conversation.rs` its entries, `figures.rs` tokens, cost and counts.
+//! `conversation.rs` its entries, `figures.rs` tokens, cost and counts, `timeline.rs`
+//! what each agent did when.
 
 use crate::protocol::{
     AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, Event, EventKind,
-    HistoryItem, McpServerState, SessionTotals, TaskTally, TurnEnd,
+    HistoryItem, McpServerState, SessionTotals, TaskList, TaskTally, TurnEnd,
 };
 use crate::tui::handle::SessionInfo;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -17,11 +18,13 @@ use std::time::Instant;
 mod agents;
 mod conversation;
 mod figures;
+mod timeline;
 
 pub use agents::AgentView;
 use agents::set_status;
 pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
 pub use figures::Figures;
+pub use timeline::{Activity, Segment, Timeline};
 
 #[derive(Clone, Debug)]
 pub struct SessionState {
@@ -53,6 +56,11 @@ pub struct SessionState {
     replayed_seq: u64,
     /// MCP servers by name, as their last `mcp_server` event left them.
     pub mcp: BTreeMap<String, McpView>,
+    /// The task board, as the last `task_updated` of each task left it (replayed ones
+    /// included, so a resumed session shows its board).
+    pub board: TaskList,
+    /// What each agent did when, stamped as events arrive.
+    pub timeline: Timeline,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -93,7 +101,15 @@ impl SessionState {
             instructions: None,
             replayed_seq: info.replayed_seq,
             mcp: BTreeMap::new(),
+            board: TaskList::default(),
+            timeline: Timeline::default(),
         }
+    }
+
+    /// Whether part of what is shown was read back from a resumed session's log, where
+    /// events have no clock.
+    pub fn has_replayed(&self) -> bool {
+        self.replayed_seq > 0
     }
 
     pub fn agent(&self, id: AgentId) -> Option<&AgentView> {
@@ -126,6 +142,7 @@ impl SessionState {
         let id = ev.agent_id;
         let live = ev.seq > self.replayed_seq;
         self.tasks.observe(ev, live.then_some(now));
+        self.timeline.observe(ev, live.then_some(now));
         match &ev.kind {
             EventKind::SessionStarted {
                 session_id,
@@ -317,8 +334,9 @@ impl SessionState {
                 }
             }
             EventKind::ResultDelivered { .. } => {}
-            // The task panel (issue 12) is not drawn yet.
-            EventKind::TaskUpdated { .. } => {}
+            EventKind::TaskUpdated { task } => {
+                self.board.update(task);
+            }
             EventKind::Verification(v) => {
                 let a = self.agent_entry(id, now);
                 a.verdicts.push(v.clone());
