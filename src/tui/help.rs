@@ -17,7 +17,7 @@ const LEFT: &[Section] = &[
             ("Esc", "interrupt agent in view"),
             ("Ctrl+C", "interrupt · twice: quit"),
             ("? F1", "this help"),
-            ("Ctrl+T", "tasks: beside/instead/off"),
+            ("Ctrl+T", "tasks below/instead/off"),
         ],
     ),
     (
@@ -28,14 +28,14 @@ const LEFT: &[Section] = &[
             ("← Space", "collapse / expand"),
             ("i", "details"),
             ("x", "cancel worker"),
-            ("t", "task panel (as Ctrl+T)"),
+            ("t", "same as Ctrl+T"),
         ],
     ),
     (
         "Tasks",
         &[
-            ("↑↓ j k", "select (view follows worker)"),
-            ("Enter →", "open worker's conversation"),
+            ("↑↓ j k", "select (view follows)"),
+            ("Enter →", "open its worker"),
             ("i", "worker details"),
         ],
     ),

@@ -79,10 +79,15 @@ impl TaskPanel {
         let w = area.width as usize;
         let mut head = vec![header(&s.board, theme, w)];
         if s.board.deadlocked() {
-            head.push(Line::styled(
-                truncate("⊗ deadlock: nothing can run", w),
-                theme.bold(Color::Red),
-            ));
+            let stuck = s.board.tasks().iter().filter(|t| !t.status.is_final());
+            let n = stuck.count();
+            let long = format!("⊗ deadlock: nothing can run, {n} stuck");
+            let text = if width(&long) <= w {
+                long
+            } else {
+                truncate(&format!("⊗ deadlock: {n} stuck"), w)
+            };
+            head.push(Line::styled(text, theme.bold(Color::Red)));
         }
         for (k, line) in head.iter().enumerate().take(area.height as usize) {
             buf.set_line(area.x, area.y + k as u16, line, area.width);
@@ -216,10 +221,11 @@ fn task_lines(
         Span::raw(truncate(&crate::text::one_line(&task.title), room)),
     ]);
 
+    // Its own status (blocked, as a rule) says less than that it can never start.
     let word = if stuck {
-        format!("deadlocked ({})", task.status.as_str())
+        "deadlocked"
     } else {
-        task.status.as_str().to_string()
+        task.status.as_str()
     };
     let mut second = vec![Span::raw("  "), Span::styled(word, style)];
     let who = match task.assignee {
@@ -254,21 +260,25 @@ fn task_lines(
     [first, fit(second, w)]
 }
 
-/// Cuts a line of spans to `w` columns, the last one ending in `…` when cut.
+/// Cuts a line of spans to `w` columns, ending in `…` when something was cut.
 fn fit(spans: Vec<Span<'static>>, w: usize) -> Line<'static> {
+    let total: usize = spans.iter().map(|s| width(&s.content)).sum();
+    if total <= w {
+        return Line::from(spans);
+    }
+    // Whole spans while a column is left for the `…`; the next one is cut to end in it.
     let mut out = Vec::new();
     let mut used = 0;
     for span in spans {
         let sw = width(&span.content);
-        if used + sw <= w {
+        if used + sw < w {
             used += sw;
             out.push(span);
             continue;
         }
-        let cut = truncate(&span.content, w.saturating_sub(used));
-        if !cut.is_empty() {
-            out.push(Span::styled(cut, span.style));
-        }
+        // With the `…` added it is too long for sure, so `truncate` cuts it and ends it so.
+        let cut = truncate(&format!("{}…", span.content), w - used);
+        out.push(Span::styled(cut, span.style));
         break;
     }
     Line::from(out)
