@@ -901,13 +901,13 @@ fn plan(s: &mut Script) {
     t3.role = Some("documentation".into());
     let mut t5 = s.task("T5", "Profile the encoder", TaskStatus::Failed, &[]);
     t5.assignee = Some(scout);
-    let t4 = s.task(
-        "T4",
-        "Benchmark JSON output",
+    let t4 = s.task("T4", "Benchmark JSON output", TaskStatus::Blocked, &["T5"]);
+    let t6 = s.task(
+        "T6",
+        "Publish the release",
         TaskStatus::Blocked,
-        &["T5"],
+        &["T2", "T4"],
     );
-    let t6 = s.task("T6", "Publish the release", TaskStatus::Blocked, &["T2", "T4"]);
     for t in [t1, t2, t3, t4, t5, t6] {
         s.task_updated(t);
     }

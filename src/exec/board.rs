@@ -52,7 +52,9 @@ impl BoardLines {
         if let Some(a) = t.assignee {
             line.push_str(&format!(" ({})", who(a)));
         }
-        if !t.depends_on.is_empty() && t.status != TaskStatus::Done {
+        // What it waits for, while it waits.
+        if matches!(t.status, TaskStatus::Pending | TaskStatus::Blocked) && !t.depends_on.is_empty()
+        {
             let deps: Vec<String> = t
                 .depends_on
                 .iter()

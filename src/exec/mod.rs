@@ -205,6 +205,9 @@ impl Shown {
             } => self.answered = true,
             _ => {}
         }
+        // Read first: the event may name an agent the board's block mentions (a task is
+        // assigned just before its worker's `agent_spawned`).
+        let line = self.progress.line(event);
         // A burst of task updates ends at the first other event: the board goes first.
         if !matches!(event.kind, EventKind::TaskUpdated { .. })
             && let Some(block) = self.progress.board_block()
@@ -212,7 +215,7 @@ impl Shown {
             self.release();
             eprintln!("{block}");
         }
-        let Some(line) = self.progress.line(event) else {
+        let Some(line) = line else {
             return;
         };
         self.release();

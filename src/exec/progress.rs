@@ -1,9 +1,9 @@
 //! Human progress lines on stderr for `exec` text mode.
 
+use super::board::BoardLines;
 use crate::protocol::{
     AgentId, ApprovalAction, Event, EventKind, HistoryItem, McpServerState, Verdict,
 };
-use super::board::BoardLines;
 use crate::text::{clip, describe_result, key_argument};
 use std::collections::HashMap;
 

@@ -4,7 +4,10 @@
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/role", "switch persona (/role NAME)"),
     ("/agents", "full-screen agent tree"),
-    ("/tasks", "the task board (Ctrl+T: beside or instead of the tree)"),
+    (
+        "/tasks",
+        "the task board (Ctrl+T: beside or instead of the tree)",
+    ),
     ("/timeline", "what each agent did when"),
     ("/stats", "tokens, cost and task figures per agent"),
     (

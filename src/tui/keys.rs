@@ -205,7 +205,11 @@ impl App {
         let order = self.focus_order();
         let n = order.len();
         let i = order.iter().position(|f| *f == self.focus).unwrap_or(0);
-        self.focus = order[if forward { (i + 1) % n } else { (i + n - 1) % n }];
+        self.focus = order[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }];
     }
 
     /// `Ctrl+T`: tree → tree and tasks → tasks → tree; on a narrow screen, the task panel
