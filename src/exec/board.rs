@@ -26,18 +26,21 @@ impl BoardLines {
             return None;
         }
         let mut out = format!("▤ {}", board_line(&self.board));
+        let deadlocked = self.board.deadlocked();
         for id in std::mem::take(&mut self.changed) {
             if let Some(t) = self.board.get(&id) {
+                // In a deadlock every unfinished task is held by it.
+                let stuck = deadlocked && !t.status.is_final();
                 out.push_str("\n  ");
-                out.push_str(&self.task_line(t, &who));
+                out.push_str(&self.task_line(t, stuck, &who));
             }
         }
         Some(out)
     }
 
-    /// `● T2 running: test the parser (agentic_coder 1a2b3c4d) · needs T1 ✓`.
-    fn task_line(&self, t: &Task, who: &impl Fn(AgentId) -> String) -> String {
-        let stuck = self.board.is_stuck(t);
+    /// `● T2 running: test the parser (agentic_coder 1a2b3c4d)`, or for a task that waits
+    /// `○ T3 pending: document it · needs T2 ●`.
+    fn task_line(&self, t: &Task, stuck: bool, who: &impl Fn(AgentId) -> String) -> String {
         let status = if stuck {
             format!("{} (deadlocked)", t.status.as_str())
         } else {

@@ -137,11 +137,6 @@ impl TaskList {
         deadlocked(&self.tasks)
     }
 
-    /// Whether this task is one of those a deadlock holds.
-    pub fn is_stuck(&self, task: &Task) -> bool {
-        !task.status.is_final() && self.deadlocked()
-    }
-
     /// How many tasks have each status, running first; statuses nobody has are left out.
     pub fn counts(&self) -> Vec<(TaskStatus, usize)> {
         COUNT_ORDER
@@ -199,8 +194,6 @@ mod tests {
         assert_eq!(ids, ["T1", "T2"]);
         assert_eq!(list.get("T1").map(|t| t.status), Some(TaskStatus::Failed));
         assert!(list.deadlocked());
-        assert!(list.is_stuck(&list.tasks()[1]));
-        assert!(!list.is_stuck(&list.tasks()[0]));
         assert_eq!(
             list.counts(),
             [(TaskStatus::Blocked, 1), (TaskStatus::Failed, 1)]

@@ -88,47 +88,38 @@ fn axis(span_label: [String; 3], lead: usize, cols: usize, theme: &Theme) -> Lin
     ])
 }
 
-/// The rows: the axis first, then one line per agent in tree order.
-fn rows(s: &SessionState, w: usize, theme: &Theme, now: Instant) -> Vec<Line<'static>> {
+/// The time axis and the scale: `(start, now)`, or `None` before anything ran.
+fn span(s: &SessionState, now: Instant) -> Option<(Instant, Instant)> {
+    s.timeline.start().filter(|t| *t < now).map(|t| (t, now))
+}
+
+/// One agent's row: its name, then what it did in each column's slice of time.
+fn row(
+    s: &SessionState,
+    id: AgentId,
+    (start, now): (Instant, Instant),
+    w: usize,
+    theme: &Theme,
+) -> Line<'static> {
     let lw = label_width(w);
     let cols = w.saturating_sub(lw + 1);
-    let Some(start) = s.timeline.start().filter(|t| *t < now) else {
-        return vec![Line::styled("Nothing has run yet.", theme.dim())];
-    };
-    let span = now.saturating_duration_since(start);
-    let mut out = vec![axis(
-        ["0s".into(), elapsed(span / 2), elapsed(span)],
-        lw + 1,
-        cols,
-        theme,
-    )];
-    for id in s.tree_order() {
-        let mut spans = label(s, id, lw, theme);
-        spans.push(Span::raw(" "));
-        // Runs of one activity become one span.
-        let mut run: Option<(Option<Activity>, usize)> = None;
-        let cells = s.timeline.cells(id, start, now, cols);
-        let flush = |spans: &mut Vec<Span<'static>>, run: Option<(Option<Activity>, usize)>| {
-            if let Some((a, n)) = run {
-                spans.push(match a {
-                    Some(a) => Span::styled(glyph(a).repeat(n), style(a, theme)),
-                    None => Span::raw(" ".repeat(n)),
-                });
-            }
-        };
-        for cell in cells {
-            match &mut run {
-                Some((a, n)) if *a == cell => *n += 1,
-                _ => {
-                    flush(&mut spans, run.take());
-                    run = Some((cell, 1));
-                }
-            }
+    let mut spans = label(s, id, lw, theme);
+    spans.push(Span::raw(" "));
+    // Runs of one activity become one span.
+    let mut runs: Vec<(Option<Activity>, usize)> = Vec::new();
+    for cell in s.timeline.cells(id, start, now, cols) {
+        match runs.last_mut() {
+            Some((a, n)) if *a == cell => *n += 1,
+            _ => runs.push((cell, 1)),
         }
-        flush(&mut spans, run);
-        out.push(Line::from(spans));
     }
-    out
+    for (a, n) in runs {
+        spans.push(match a {
+            Some(a) => Span::styled(glyph(a).repeat(n), style(a, theme)),
+            None => Span::raw(" ".repeat(n)),
+        });
+    }
+    Line::from(spans)
 }
 
 fn legend(s: &SessionState, theme: &Theme) -> Vec<Line<'static>> {
@@ -141,8 +132,7 @@ fn legend(s: &SessionState, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = vec![Line::from(spans)];
     if s.has_replayed() {
         out.push(Line::styled(
-            "Resumed: what happened before was read from the session log, which has no clock; \
-             time starts at the resume.",
+            "Resumed: the log read back has no clock, so time starts at the resume.",
             theme.dim(),
         ));
     }
@@ -159,15 +149,13 @@ pub fn render(
 ) {
     let w = area.width.saturating_sub(2).max(20);
     let inner_w = w.saturating_sub(4) as usize;
-    let rows = rows(s, inner_w, theme, now);
+    let span = span(s, now);
+    let order = s.tree_order();
     let legend = legend(s, theme);
-    // Axis and legend stay put; the agents scroll between them.
-    let (axis, agents) = match rows.split_first() {
-        Some((a, rest)) if rows.len() > 1 => (Some(a.clone()), rest.to_vec()),
-        _ => (None, rows),
-    };
-    let fixed = axis.is_some() as u16 + 1 + legend.len() as u16 + 1;
-    let rect = popup::centered(area, w, agents.len() as u16 + fixed + 2);
+    // The axis and the legend stay put; the agents scroll between them.
+    let rows = if span.is_some() { order.len() } else { 1 };
+    let fixed = 1 + 1 + legend.len() as u16 + 1;
+    let rect = popup::centered(area, w, rows as u16 + fixed + 2);
     let inner = popup::frame(
         buf,
         rect,
@@ -177,19 +165,32 @@ pub fn render(
     if inner.height < fixed + 1 {
         return;
     }
-    let mut y = inner.y;
-    if let Some(axis) = axis {
-        popup::draw_lines(buf, Rect::new(inner.x, y, inner.width, 1), &[axis], 0);
-        y += 1;
-    }
     let body_h = inner.height - fixed;
-    *scroll = (*scroll).min(agents.len().saturating_sub(body_h as usize));
-    popup::draw_lines(
-        buf,
-        Rect::new(inner.x, y, inner.width, body_h),
-        &agents,
-        *scroll,
-    );
+    let line_at = |y: u16, line: Line<'static>| (Rect::new(inner.x, y, inner.width, 1), [line]);
+    match span {
+        None => {
+            let (r, l) = line_at(inner.y, Line::styled("Nothing has run yet.", theme.dim()));
+            popup::draw_lines(buf, r, &l, 0);
+        }
+        Some(span) => {
+            let lw = label_width(inner_w);
+            let cols = inner_w.saturating_sub(lw + 1);
+            let d = span.1.saturating_duration_since(span.0);
+            let labels = ["0s".to_string(), elapsed(d / 2), elapsed(d)];
+            let (r, l) = line_at(inner.y, axis(labels, lw + 1, cols, theme));
+            popup::draw_lines(buf, r, &l, 0);
+            // Only the rows on screen are worked out.
+            *scroll = (*scroll).min(order.len().saturating_sub(body_h as usize));
+            let shown: Vec<Line<'static>> = order
+                .iter()
+                .skip(*scroll)
+                .take(body_h as usize)
+                .map(|id| row(s, *id, span, inner_w, theme))
+                .collect();
+            let body = Rect::new(inner.x, inner.y + 1, inner.width, body_h);
+            popup::draw_lines(buf, body, &shown, 0);
+        }
+    }
     let bottom = inner.bottom() - 1 - legend.len() as u16;
     popup::draw_lines(
         buf,
@@ -197,15 +198,11 @@ pub fn render(
         &legend,
         0,
     );
-    let hint = if agents.len() > body_h as usize {
+    let hint = if rows > body_h as usize {
         "↑↓ scroll · Esc close"
     } else {
         "Esc close"
     };
-    popup::draw_lines(
-        buf,
-        Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
-        &[popup::hint(hint, theme)],
-        0,
-    );
+    let (r, l) = line_at(inner.bottom() - 1, popup::hint(hint, theme));
+    popup::draw_lines(buf, r, &l, 0);
 }
