@@ -36,9 +36,7 @@ pub use app::{Action, App, Exit, Focus, LeftPane, NARROW_WIDTH, Overlay};
 pub use commands::{COMMANDS, SlashCommand};
 pub use handle::{SessionHandle, SessionInfo};
 pub use keys::APPROVAL_GUARD;
-pub use state::{
-    Activity, AgentView, Conversation, Entry, EntryKind, Segment, SessionState, Timeline, ToolEntry,
-};
+pub use state::{AgentView, Conversation, Entry, EntryKind, SessionState, ToolEntry};
 pub use theme::Theme;
 
 /// Runs the TUI until the user quits; sends `Op::Shutdown` on the way out and restores
