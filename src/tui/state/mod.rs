@@ -24,7 +24,7 @@ pub use agents::AgentView;
 use agents::set_status;
 pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
 pub use figures::Figures;
-pub use timeline::{Activity, Segment, Timeline};
+pub use timeline::{Activity, Timeline};
 
 #[derive(Clone, Debug)]
 pub struct SessionState {
