@@ -331,10 +331,7 @@ impl Board {
     /// and tasks remain, each of them with what it waits for.
     pub fn deadlock(&self) -> Option<Vec<Stuck>> {
         let tasks = self.tasks();
-        if tasks
-            .iter()
-            .any(|t| matches!(t.status, TaskStatus::Running | TaskStatus::Ready))
-        {
+        if !crate::protocol::deadlocked(tasks.iter().copied()) {
             return None;
         }
         let stuck: Vec<Stuck> = tasks
