@@ -66,6 +66,13 @@ pub struct Task {
     pub result: Option<String>,
 }
 
+/// A task a deadlock holds, and why it cannot go on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StuckTask {
+    pub id: String,
+    pub why: String,
+}
+
 /// The board's deadlock rule, shared by the runtime (which tells the supervisor) and the
 /// front ends (which mark the stuck tasks): nothing is running or ready, yet tasks remain
 /// unfinished. Those can then never start on their own.

@@ -58,11 +58,7 @@ pub struct Changes {
 }
 
 /// A task that cannot go on, and why.
-#[derive(Debug, PartialEq)]
-pub struct Stuck {
-    pub id: String,
-    pub why: String,
-}
+pub type Stuck = crate::protocol::StuckTask;
 
 #[derive(Clone, Default)]
 pub struct Board {

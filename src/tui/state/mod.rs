@@ -389,6 +389,19 @@ impl SessionState {
             EventKind::TaskUpdated { task } => {
                 self.board.update(task);
             }
+            EventKind::DeadlockDetected { tasks } => {
+                let stuck: Vec<String> = tasks
+                    .iter()
+                    .map(|t| format!("{} ({})", t.id, t.why))
+                    .collect();
+                let root = self.root_agent;
+                self.agent_entry(root, now)
+                    .conversation
+                    .push(EntryKind::Error(format!(
+                        "task board deadlock: nothing can run: {}",
+                        stuck.join("; ")
+                    )));
+            }
             EventKind::Verification(v) => {
                 let a = self.agent_entry(id, now);
                 a.verdicts.push(v.clone());
