@@ -8,10 +8,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use squad::protocol::{
-    AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalPolicy, Artifact, ChangeType, Event,
-    EventKind, Finding, HistoryItem, ResultStatus, Severity, ToolCall, TurnEnd, Verdict,
+    AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Artifact,
+    ChangeType, Event, EventKind, Finding, HistoryItem, ResultStatus, Severity, Task, TaskStatus,
+    ToolCall, TurnEnd, Verdict,
 };
-use squad::tui::{App, Focus, SessionInfo, Theme};
+use squad::tui::{App, Focus, LeftPane, Overlay, SessionInfo, Theme};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
@@ -37,10 +38,19 @@ impl Script {
     }
 
     fn with_theme(theme: Theme) -> Self {
+        Self::build(theme, 0)
+    }
+
+    /// A session resumed from a log whose events run up to `replayed_seq`.
+    fn resumed(replayed_seq: u64) -> Self {
+        Self::build(Theme::default(), replayed_seq)
+    }
+
+    fn build(theme: Theme, replayed_seq: u64) -> Self {
         let root = id(0);
         let info = SessionInfo {
             log_path: None,
-            replayed_seq: 0,
+            replayed_seq,
             session_id: "20260101-demo".into(),
             workspace: "/srv/projects/demo".into(),
             model: "gpt-4.1".into(),
@@ -181,6 +191,50 @@ impl Script {
 
     fn delta(&mut self, agent: AgentId, text: &str) {
         self.ev(agent, EventKind::TextDelta { delta: text.into() });
+    }
+
+    /// Types a slash command into the composer and sends it.
+    fn command(&mut self, text: &str) {
+        self.app.focus = Focus::Composer;
+        for c in text.chars() {
+            self.key(KeyCode::Char(c));
+        }
+        self.key(KeyCode::Enter);
+    }
+
+    fn task(&mut self, id: &str, title: &str, status: TaskStatus, deps: &[&str]) -> Task {
+        Task {
+            id: id.into(),
+            title: title.into(),
+            description: None,
+            role: None,
+            depends_on: deps.iter().map(|d| d.to_string()).collect(),
+            status,
+            assignee: None,
+            notes: Vec::new(),
+            result: None,
+        }
+    }
+
+    fn task_updated(&mut self, task: Task) {
+        let root = self.root;
+        self.ev(root, EventKind::TaskUpdated { task });
+    }
+
+    fn tool_begin(&mut self, agent: AgentId, call_id: &str) {
+        let call_id = call_id.into();
+        self.ev(agent, EventKind::ToolCallBegin { call_id });
+    }
+
+    fn tool_end(&mut self, agent: AgentId, call_id: &str) {
+        let call_id = call_id.into();
+        self.ev(
+            agent,
+            EventKind::ToolCallEnd {
+                call_id,
+                duration_ms: 0,
+            },
+        );
     }
 
     fn key(&mut self, code: KeyCode) {
@@ -826,8 +880,23 @@ fn any_size_draws() {
         1, 2, 5, 9, 10, 12, 15, 20, 30, 45, 60, 69, 70, 71, 80, 100, 200,
     ];
     let sizes_h = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 50];
-    let setups: [fn(&mut Script); 6] = [
+    let setups: [fn(&mut Script); 10] = [
         |_| {},
+        |s| {
+            plan(s);
+            s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+        },
+        |s| {
+            plan(s);
+            s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+            s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+            s.key(KeyCode::Down);
+        },
+        |s| {
+            plan(s);
+            s.command("/tasks");
+        },
+        |s| s.command("/timeline"),
         |s| s.key(KeyCode::F(1)),
         |s| {
             s.app.focus = Focus::Tree;
@@ -869,6 +938,184 @@ fn any_size_draws() {
             }
         }
     }
+}
+
+/// The team's board: T1 done (tester), T2 running (coder), T3 ready, T5 failed (scout),
+/// so T4 and T6, which need it, are blocked.
+fn plan(s: &mut Script) {
+    let (coder, tester, scout) = (id(1), id(2), id(3));
+    let mut t1 = s.task("T1", "Add the --json flag", TaskStatus::Done, &[]);
+    t1.assignee = Some(tester);
+    t1.result = Some("flag added".into());
+    let mut t2 = s.task("T2", "Run the test suite", TaskStatus::Running, &["T1"]);
+    t2.assignee = Some(coder);
+    let mut t3 = s.task("T3", "Document the flag", TaskStatus::Ready, &["T1"]);
+    t3.role = Some("documentation".into());
+    let mut t5 = s.task("T5", "Profile the encoder", TaskStatus::Failed, &[]);
+    t5.assignee = Some(scout);
+    let t4 = s.task("T4", "Benchmark JSON output", TaskStatus::Blocked, &["T5"]);
+    let t6 = s.task(
+        "T6",
+        "Publish the release",
+        TaskStatus::Blocked,
+        &["T2", "T4"],
+    );
+    for t in [t1, t2, t3, t4, t5, t6] {
+        s.task_updated(t);
+    }
+}
+
+#[test]
+fn task_panel_beside_and_instead_of_the_tree() {
+    let (mut s, [coder, tester, _]) = team();
+    plan(&mut s);
+    // `/tasks` puts the panel below the tree, focused on the first task, whose worker
+    // is now in view.
+    s.command("/tasks");
+    assert_eq!(s.app.left, LeftPane::TreeAndTasks);
+    assert_eq!(s.app.focus, Focus::Tasks);
+    assert_eq!(s.app.viewed(), tester);
+    // Selecting a task selects its worker.
+    s.key(KeyCode::Down);
+    assert_eq!(s.app.viewed(), coder);
+    insta::assert_snapshot!("tasks_beside_tree_120x40", s.screen(120, 40));
+    // A task nobody took leaves the view where it was.
+    s.key(KeyCode::Down);
+    assert_eq!(s.app.viewed(), coder);
+    s.key(KeyCode::Up);
+    // Ctrl+T: the panel instead of the tree, then back to the tree alone.
+    s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    assert_eq!(s.app.left, LeftPane::Tasks);
+    insta::assert_snapshot!("tasks_instead_of_tree_80x24", s.screen(80, 24));
+    s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    assert_eq!(s.app.left, LeftPane::Tree);
+    assert_eq!(s.app.focus, Focus::Tree, "focus leaves the hidden panel");
+    // The status bar counts the board.
+    assert!(s.screen(120, 30).contains("tasks 1/6"));
+}
+
+#[test]
+fn task_panel_marks_a_deadlock() {
+    let (mut s, [coder, ..]) = team();
+    plan(&mut s);
+    // T2 fails and T3 is cancelled: nothing can run, T4 and T6 are stuck for good.
+    let mut t2 = s.task("T2", "Run the test suite", TaskStatus::Failed, &["T1"]);
+    t2.assignee = Some(coder);
+    s.task_updated(t2);
+    let t3 = s.task("T3", "Document the flag", TaskStatus::Cancelled, &["T1"]);
+    s.task_updated(t3);
+    assert!(s.app.state.board.deadlocked());
+    s.command("/tasks");
+    s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("⊗ deadlock: 2 stuck"), "{screen}");
+    assert!(screen.contains("deadlocked · needs T5✗"), "{screen}");
+    assert!(screen.contains("tasks 1/6 deadlock"), "{screen}");
+    insta::assert_snapshot!("tasks_deadlock_80x24", screen);
+}
+
+#[test]
+fn task_panel_on_a_narrow_screen_is_full_screen() {
+    let (mut s, [coder, ..]) = team();
+    plan(&mut s);
+    s.screen(60, 20);
+    s.command("/tasks");
+    assert_eq!(s.app.overlay, Some(Overlay::Tasks));
+    s.key(KeyCode::Down);
+    assert_eq!(s.app.viewed(), coder);
+    let screen = s.screen(60, 20);
+    assert!(screen.contains("T6 Publish the release"), "{screen}");
+    // Enter opens the worker's conversation.
+    s.key(KeyCode::Enter);
+    assert_eq!(s.app.overlay, None);
+    assert_eq!(s.app.focus, Focus::Conversation);
+    assert!(s.screen(60, 20).contains("coder 1a2b3c4e"));
+}
+
+#[test]
+fn a_resumed_board_comes_back_from_the_log() {
+    // Events 1..=10 are the log read back; the board is folded from them all the same.
+    let mut s = Script::resumed(10);
+    plan(&mut s);
+    assert_eq!(s.app.state.board.len(), 6);
+    s.command("/tasks");
+    let screen = s.screen(100, 30);
+    assert!(screen.contains("T2 Run the test suite"), "{screen}");
+    // No clock for the replayed part, and the timeline says so.
+    s.command("/timeline");
+    let screen = s.screen(100, 30);
+    assert!(screen.contains("Resumed"), "{screen}");
+}
+
+/// The supervisor spawns three workers that run side by side: the coder calls tools and
+/// waits for an approval, the tester runs a long tool call, the scout fails early, while
+/// the supervisor waits for them all.
+#[test]
+fn timeline_of_three_agents_that_overlapped() {
+    let mut s = Script::new();
+    let root = s.root;
+    let (coder, tester, scout) = (id(1), id(2), id(3));
+    s.status(root, AgentStatus::Running);
+    s.at(2);
+    s.spawn(coder, Some(root), "coder", "Add the flag");
+    s.spawn(tester, Some(root), "tester", "Run the tests");
+    s.spawn(scout, Some(root), "researcher", "Find the docs");
+    for w in [coder, tester, scout] {
+        s.status(w, AgentStatus::Running);
+    }
+    s.tool_begin(root, "wait");
+    s.status(root, AgentStatus::Waiting);
+    s.at(4);
+    s.tool_begin(tester, "t1");
+    s.at(5);
+    s.tool_begin(coder, "c1");
+    s.at(6);
+    s.ev(
+        scout,
+        EventKind::Error {
+            message: "500".into(),
+        },
+    );
+    s.status(scout, AgentStatus::Failed);
+    s.at(9);
+    s.tool_end(coder, "c1");
+    s.at(12);
+    s.status(coder, AgentStatus::Waiting);
+    s.ev(
+        coder,
+        EventKind::ApprovalRequested {
+            request_id: 1,
+            role: "coder".into(),
+            tool: "write_file".into(),
+            action: ApprovalAction::FileChange {
+                path: "src/cli.rs".into(),
+                diff: String::new(),
+            },
+        },
+    );
+    s.at(14);
+    s.tool_end(tester, "t1");
+    s.at(15);
+    s.status(tester, AgentStatus::Completed);
+    s.at(16);
+    s.ev(
+        coder,
+        EventKind::ApprovalResolved {
+            request_id: 1,
+            decision: ApprovalDecision::Approve,
+        },
+    );
+    s.status(coder, AgentStatus::Running);
+    s.at(20);
+    s.status(coder, AgentStatus::Completed);
+    s.tool_end(root, "wait");
+    s.status(root, AgentStatus::Running);
+    s.at(22);
+    s.status(root, AgentStatus::Inactive);
+    s.at(24);
+    s.command("/timeline");
+    assert_eq!(s.app.overlay, Some(Overlay::Timeline));
+    insta::assert_snapshot!("timeline_100x20", s.screen(100, 20));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The headless front end: sends one prompt, follows the event stream until the whole tree
 //! is idle, and prints either the final answer (text) or every event (JSON lines).
 
+mod board;
 mod progress;
 mod summary;
 
@@ -239,7 +240,17 @@ impl Shown {
             } => self.answered = true,
             _ => {}
         }
-        let Some(line) = self.progress.line(event) else {
+        // Read first: the event may name an agent the board's block mentions (a task is
+        // assigned just before its worker's `agent_spawned`).
+        let line = self.progress.line(event);
+        // A burst of task updates ends at the first other event: the board goes first.
+        if !matches!(event.kind, EventKind::TaskUpdated { .. })
+            && let Some(block) = self.progress.board_block()
+        {
+            self.release();
+            eprintln!("{block}");
+        }
+        let Some(line) = line else {
             return;
         };
         self.release();
@@ -261,6 +272,10 @@ impl Shown {
     fn end(&mut self, failure: Option<&str>, table: impl FnOnce() -> String) {
         if self.json || std::mem::replace(&mut self.ended, true) {
             return;
+        }
+        if let Some(block) = self.progress.board_block() {
+            self.release();
+            eprintln!("{block}");
         }
         match failure {
             Some(reason) if !self.answered => {

@@ -1,5 +1,6 @@
 //! Human progress lines on stderr for `exec` text mode.
 
+use super::board::BoardLines;
 use crate::protocol::{
     AgentId, ApprovalAction, Declined, Event, EventKind, HistoryItem, McpServerState, Verdict,
 };
@@ -8,6 +9,7 @@ use std::collections::HashMap;
 
 pub struct Progress {
     root: AgentId,
+    board: BoardLines,
     roles: HashMap<AgentId, String>,
     /// Calls named by the assistant items, by id, until they begin: (name, arguments).
     calls: HashMap<String, (String, String)>,
@@ -17,18 +19,29 @@ impl Progress {
     pub fn new(root: AgentId) -> Self {
         Self {
             root,
+            board: BoardLines::default(),
             roles: HashMap::new(),
             calls: HashMap::new(),
         }
     }
 
     fn who(&self, id: AgentId) -> String {
-        let role = self.roles.get(&id).map_or("agent", String::as_str);
-        if id == self.root {
+        Self::name(&self.roles, self.root, id)
+    }
+
+    fn name(roles: &HashMap<AgentId, String>, root: AgentId, id: AgentId) -> String {
+        let role = roles.get(&id).map_or("agent", String::as_str);
+        if id == root {
             role.to_string()
         } else {
             format!("{role} {}", id.short())
         }
+    }
+
+    /// The board, when tasks changed since it was last printed.
+    pub fn board_block(&mut self) -> Option<String> {
+        let (roles, root) = (&self.roles, self.root);
+        self.board.block(|id| Self::name(roles, root, id))
     }
 
     /// The progress line an event makes, if any.
@@ -133,15 +146,11 @@ impl Progress {
                 self.who(*supervisor_id),
                 clip(&crate::text::one_line(text), 200)
             )),
-            EventKind::TaskUpdated { task } => Some(format!(
-                "▤ task {} {}: {}{}",
-                task.id,
-                task.status.as_str(),
-                task.title,
-                task.assignee
-                    .map(|a| format!(" ({})", self.who(a)))
-                    .unwrap_or_default()
-            )),
+            // Gathered into one block per burst: `board_block`.
+            EventKind::TaskUpdated { task } => {
+                self.board.update(task);
+                None
+            }
             EventKind::Compacted {
                 tokens_before,
                 tokens_after,

@@ -1,6 +1,6 @@
 use super::{
-    AgentId, AgentResult, AgentStatus, Declined, HistoryItem, MessageKind, Task, TaskMetrics,
-    Verdict,
+    AgentId, AgentResult, AgentStatus, Declined, HistoryItem, MessageKind, StuckTask, Task,
+    TaskMetrics, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -209,6 +209,11 @@ pub enum EventKind {
     /// turn ended.
     Stopped {
         cancelled: usize,
+    },
+    /// The task board deadlocked (nothing running or ready, tasks unfinished): `tasks` are
+    /// held, each with why. Sent once per deadlock; the supervisor gets a critical notice.
+    DeadlockDetected {
+        tasks: Vec<StuckTask>,
     },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,

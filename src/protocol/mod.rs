@@ -23,5 +23,5 @@ pub use notice::{MessageKind, Priority};
 pub use op::Op;
 pub use question::Declined;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
-pub use task::{Task, TaskStatus};
+pub use task::{StuckTask, Task, TaskList, TaskStatus, deadlocked};
 pub use verdict::{Finding, Severity, Verdict};

@@ -136,6 +136,7 @@ fn publish(inner: &mut Inner, team: &Team, by: AgentId, changes: Changes, tell: 
             if inner.last_deadlock.as_ref() != Some(&text) {
                 inner.last_deadlock = Some(text.clone());
                 inner.news.push(Notice::new(Priority::Critical, text));
+                team.emit(by, EventKind::DeadlockDetected { tasks: stuck });
             }
         }
         None => inner.last_deadlock = None,

@@ -4,6 +4,11 @@
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/role", "switch persona (/role NAME)"),
     ("/agents", "full-screen agent tree"),
+    (
+        "/tasks",
+        "the task board (Ctrl+T: beside or instead of the tree)",
+    ),
+    ("/timeline", "what each agent did when"),
     ("/stats", "tokens, cost and task figures per agent"),
     (
         "/compact",
@@ -27,6 +32,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
 pub enum SlashCommand {
     Role(String),
     Agents,
+    Tasks,
+    Timeline,
     Stats,
     Compact,
     Mcp,
@@ -76,6 +83,8 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
             _ => return Some(Err("usage: /role NAME".into())),
         },
         "/agents" => SlashCommand::Agents,
+        "/tasks" => SlashCommand::Tasks,
+        "/timeline" => SlashCommand::Timeline,
         "/stats" | "/cost" => SlashCommand::Stats,
         "/compact" => SlashCommand::Compact,
         "/mcp" => SlashCommand::Mcp,

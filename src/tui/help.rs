@@ -18,6 +18,7 @@ const LEFT: &[Section] = &[
             ("Ctrl+C", "interrupt · twice: quit"),
             ("Ctrl+P", "pause / unpause the team"),
             ("? F1", "this help"),
+            ("Ctrl+T", "tasks below/instead/off"),
         ],
     ),
     (
@@ -29,6 +30,15 @@ const LEFT: &[Section] = &[
             ("i", "details"),
             ("x", "cancel worker"),
             ("c", "continue interrupted"),
+            ("t", "same as Ctrl+T"),
+        ],
+    ),
+    (
+        "Tasks",
+        &[
+            ("↑↓ j k", "select (view follows)"),
+            ("Enter →", "open its worker"),
+            ("i", "worker details"),
         ],
     ),
     (
@@ -67,8 +77,12 @@ const RIGHT: &[Section] = &[
         &[
             ("/role NAME", "switch persona"),
             ("/agents", "full-screen tree"),
+            ("/tasks", "task board"),
+            ("/timeline", "who ran when"),
             ("/stats", "tokens, cost, tasks"),
             ("/pause", "hold the team · /stop"),
+            ("/compact", "summarize older turns"),
+            ("/mcp", "MCP servers"),
             ("/new", "new session"),
             ("/resume", "resume a session"),
             ("/help", "this help"),

@@ -2,7 +2,7 @@
 //! I/O happens here, so every binding is unit-tested without a terminal.
 
 use crate::protocol::{AgentStatus, ApprovalDecision, Op};
-use crate::tui::app::{Action, App, Exit, Focus, Overlay};
+use crate::tui::app::{Action, App, Exit, Focus, LeftPane, Overlay};
 use crate::tui::commands::{self, SlashCommand};
 use crate::tui::question::Reply;
 use crate::tui::state::Dialog;
@@ -60,6 +60,10 @@ impl App {
             Some(Dialog::Question(_)) => return self.question_key(key, now),
             None => {}
         }
+        if ctrl && matches!(key.code, KeyCode::Char('t' | 'T')) {
+            self.toggle_tasks();
+            return Vec::new();
+        }
         if let Some(o) = self.overlay {
             return self.overlay_key(o, key, now);
         }
@@ -84,6 +88,7 @@ impl App {
         }
         match self.focus {
             Focus::Tree => self.tree_key(key, now),
+            Focus::Tasks => self.tasks_key(key, now),
             Focus::Conversation => self.conversation_key(key, now),
             Focus::Composer => self.composer_key(key, now),
         }
@@ -189,7 +194,8 @@ impl App {
         let close = matches!(key.code, KeyCode::Esc | KeyCode::F(1))
             || (o == Overlay::Help && key.code == KeyCode::Char('?'))
             || (matches!(o, Overlay::Details(_)) && key.code == KeyCode::Char('i'))
-            || (o != Overlay::Agents && key.code == KeyCode::Char('q'));
+            || (o != Overlay::Agents && key.code == KeyCode::Char('q'))
+            || (o == Overlay::Tasks && key.code == KeyCode::Char('t'));
         match o {
             Overlay::ConfirmQuit => {
                 if matches!(key.code, KeyCode::Char('y' | 'Y')) {
@@ -213,6 +219,18 @@ impl App {
                 return Vec::new();
             }
             _ if close => self.overlay = None,
+            Overlay::Tasks => {
+                if matches!(key.code, KeyCode::Enter | KeyCode::Right) {
+                    self.overlay = None;
+                    self.focus = Focus::Conversation;
+                } else {
+                    let out = self.tasks_key(key, now);
+                    if self.focus == Focus::Composer {
+                        self.overlay = None;
+                    }
+                    return out;
+                }
+            }
             Overlay::Agents => {
                 if matches!(key.code, KeyCode::Enter) {
                     self.overlay = None;
@@ -239,16 +257,58 @@ impl App {
         Vec::new()
     }
 
-    fn cycle_focus(&mut self, forward: bool) {
-        use Focus::*;
-        self.focus = match (self.focus, forward) {
-            (Tree, true) => Conversation,
-            (Conversation, true) => Composer,
-            (Composer, true) => Tree,
-            (Tree, false) => Composer,
-            (Conversation, false) => Tree,
-            (Composer, false) => Conversation,
+    /// The panes `Tab` steps through, as the screen shows them now.
+    fn focus_order(&self) -> Vec<Focus> {
+        let left = match (self.narrow, self.left) {
+            (true, _) | (false, LeftPane::Tree) => vec![Focus::Tree],
+            (false, LeftPane::TreeAndTasks) => vec![Focus::Tree, Focus::Tasks],
+            (false, LeftPane::Tasks) => vec![Focus::Tasks],
         };
+        left.into_iter()
+            .chain([Focus::Conversation, Focus::Composer])
+            .collect()
+    }
+
+    fn cycle_focus(&mut self, forward: bool) {
+        let order = self.focus_order();
+        let n = order.len();
+        let i = order.iter().position(|f| *f == self.focus).unwrap_or(0);
+        self.focus = order[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }];
+    }
+
+    /// `Ctrl+T`: tree → tree and tasks → tasks → tree; on a narrow screen, the task panel
+    /// full screen and back.
+    fn toggle_tasks(&mut self) {
+        match self.overlay {
+            Some(Overlay::Tasks) => self.overlay = None,
+            Some(_) => {}
+            None if self.narrow => self.show_tasks(),
+            None => {
+                self.left = self.left.next();
+                if self.focus == Focus::Tree && !self.left.shows_tree() {
+                    self.focus = Focus::Tasks;
+                } else if self.focus == Focus::Tasks && !self.left.shows_tasks() {
+                    self.focus = Focus::Tree;
+                }
+            }
+        }
+    }
+
+    /// `/tasks`: the panel in view and focused (below the tree unless it already shows).
+    fn show_tasks(&mut self) {
+        if self.narrow {
+            self.open(Overlay::Tasks);
+        } else if !self.left.shows_tasks() {
+            self.left = LeftPane::TreeAndTasks;
+        }
+        self.focus = Focus::Tasks;
+        if self.tasks.selected.is_none() {
+            self.move_task(0);
+        }
     }
 
     /// Tab in the composer while a command is being typed.
@@ -320,6 +380,7 @@ impl App {
                 self.tree.set_collapsed(id, !collapsed);
             }
             KeyCode::Char('i') => self.open(Overlay::Details(id)),
+            KeyCode::Char('t') => self.toggle_tasks(),
             KeyCode::Char('x') => {
                 if id == self.state.root_agent {
                     self.set_notice(
@@ -339,6 +400,37 @@ impl App {
                 }
                 return self.type_into_composer(key);
             }
+            KeyCode::Char('?') => self.open(Overlay::Help),
+            _ => return self.type_into_composer(key),
+        }
+        Vec::new()
+    }
+
+    pub(crate) fn tasks_key(&mut self, key: KeyEvent, _now: Instant) -> Vec<Action> {
+        let page = (self.tasks.list_area.height / 2).max(1) as i64;
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.move_task(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.move_task(1),
+            KeyCode::PageUp => self.move_task(-page),
+            KeyCode::PageDown => self.move_task(page),
+            KeyCode::Home | KeyCode::Char('g') => self.move_task(i64::MIN / 2),
+            KeyCode::End | KeyCode::Char('G') => self.move_task(i64::MAX / 2),
+            KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
+                self.focus = Focus::Conversation;
+            }
+            KeyCode::Char('i') => {
+                let worker = self
+                    .tasks
+                    .selected
+                    .as_deref()
+                    .and_then(|t| self.state.board.get(t))
+                    .and_then(|t| t.assignee)
+                    .filter(|a| self.state.agents.contains_key(a));
+                if let Some(id) = worker {
+                    self.open(Overlay::Details(id));
+                }
+            }
+            KeyCode::Char('t') => self.toggle_tasks(),
             KeyCode::Char('?') => self.open(Overlay::Help),
             _ => return self.type_into_composer(key),
         }
@@ -448,6 +540,8 @@ impl App {
                 self.focus = Focus::Tree;
             }
             SlashCommand::Stats => self.open(Overlay::Stats),
+            SlashCommand::Tasks => self.show_tasks(),
+            SlashCommand::Timeline => self.open(Overlay::Timeline),
             SlashCommand::Mcp => self.open(Overlay::Mcp),
             SlashCommand::Compact => {
                 let agent_id = self.viewed();

@@ -49,7 +49,11 @@ pub fn line(
         sep(),
         Span::raw(format!("{} tok {}", tokens(t.tokens()), cost(t.cost_usd))),
     ];
-    if let Some((text, style)) = crate::tui::mcp::summary(s, theme) {
+    let summaries = [
+        crate::tui::mcp::summary(s, theme),
+        crate::tui::tasks::summary(&s.board, theme),
+    ];
+    for (text, style) in summaries.into_iter().flatten() {
         left.push(sep());
         left.push(Span::styled(text, style));
     }

@@ -1,14 +1,14 @@
 //! Drawing: the whole screen from the app's state (panes, status bar, completion popup,
 //! overlays, the approval and question dialogs). It remembers where the panes went, for mouse clicks.
 
-use super::{App, Areas, Focus, NARROW_WIDTH, Overlay};
+use super::{App, Areas, Focus, LeftPane, NARROW_WIDTH, Overlay};
 use crate::protocol::{AgentId, AgentStatus};
 use crate::tui::commands;
 use crate::tui::format::elapsed;
 use crate::tui::state::Dialog;
 use crate::tui::theme::status_symbol;
 use crate::tui::tree;
-use crate::tui::{approval, details, help, popup, question, status_bar};
+use crate::tui::{approval, details, help, popup, question, status_bar, timeline};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -45,9 +45,15 @@ impl App {
         self.areas = Areas::default();
         let narrow = area.width < NARROW_WIDTH;
         self.narrow = narrow;
+        if narrow && self.focus == Focus::Tasks && self.overlay != Some(Overlay::Tasks) {
+            // No room for the panel: its focus goes to the switcher.
+            self.focus = Focus::Tree;
+        }
 
         if self.overlay == Some(Overlay::Agents) {
             self.render_tree_pane(main, buf, true, now);
+        } else if self.overlay == Some(Overlay::Tasks) {
+            self.render_tasks_pane(main, buf, true);
         } else if narrow {
             let composer_h = self.composer.height(main.width).min(main.height / 2).max(3);
             let [switcher, conv, composer] = Layout::vertical([
@@ -70,7 +76,7 @@ impl App {
                 .max(3);
             let [conv, composer] =
                 Layout::vertical([Constraint::Min(1), Constraint::Length(composer_h)]).areas(right);
-            self.render_tree_pane(tree_area, buf, self.focus == Focus::Tree, now);
+            self.render_left(tree_area, buf, now);
             self.render_conversation(conv, buf, now);
             self.render_composer(composer, buf);
         }
@@ -138,6 +144,43 @@ impl App {
         self.tree
             .render(&self.state, inner, buf, &self.theme, focused, now);
         self.areas.tree = area;
+    }
+
+    /// The left column: the tree, the task panel, or the tree above the panel.
+    fn render_left(&mut self, area: Rect, buf: &mut Buffer, now: Instant) {
+        match self.left {
+            LeftPane::Tree => self.render_tree_pane(area, buf, self.focus == Focus::Tree, now),
+            LeftPane::Tasks => self.render_tasks_pane(area, buf, self.focus == Focus::Tasks),
+            LeftPane::TreeAndTasks => {
+                let [top, bottom] =
+                    Layout::vertical([Constraint::Percentage(45), Constraint::Min(4)]).areas(area);
+                self.render_tree_pane(top, buf, self.focus == Focus::Tree, now);
+                self.render_tasks_pane(bottom, buf, self.focus == Focus::Tasks);
+            }
+        }
+    }
+
+    fn render_tasks_pane(&mut self, area: Rect, buf: &mut Buffer, focused: bool) {
+        let title = Line::styled(
+            " tasks ",
+            if focused {
+                self.theme.accent().add_modifier(Modifier::BOLD)
+            } else {
+                Style::default()
+            },
+        );
+        let block = self.pane_block(title, focused);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let inner = Rect::new(
+            inner.x + 1,
+            inner.y,
+            inner.width.saturating_sub(2),
+            inner.height,
+        );
+        self.tasks
+            .render(&self.state, inner, buf, &self.theme, focused);
+        self.areas.tasks = area;
     }
 
     fn render_switcher(&mut self, area: Rect, buf: &mut Buffer) {
@@ -324,6 +367,13 @@ impl App {
                 "x cancel",
                 "← collapse",
             ],
+            (None, Focus::Tasks) => &[
+                "? help",
+                "↑↓ select",
+                "Enter open",
+                "Ctrl+T layout",
+                "i details",
+            ],
             (None, Focus::Conversation) => &[
                 "? help",
                 "↑↓ select",
@@ -405,7 +455,10 @@ impl App {
     fn render_overlay(&mut self, main: Rect, buf: &mut Buffer, now: Instant) {
         let t = self.theme;
         match self.overlay {
-            None | Some(Overlay::Agents) => {}
+            None | Some(Overlay::Agents) | Some(Overlay::Tasks) => {}
+            Some(Overlay::Timeline) => {
+                timeline::render(buf, main, &self.state, &mut self.overlay_scroll, &t, now);
+            }
             Some(Overlay::Help) => help::render(buf, main, &mut self.overlay_scroll, &t),
             Some(Overlay::Details(id)) => details::render_agent(
                 buf,

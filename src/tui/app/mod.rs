@@ -10,6 +10,7 @@ use crate::tui::conversation::ConvView;
 use crate::tui::handle::SessionInfo;
 use crate::tui::question::QuestionView;
 use crate::tui::state::{Dialog, SessionState};
+use crate::tui::tasks::TaskPanel;
 use crate::tui::theme::Theme;
 use crate::tui::tree::TreeView;
 use crossterm::event::{Event as TermEvent, MouseButton, MouseEvent, MouseEventKind};
@@ -26,8 +27,38 @@ pub const NARROW_WIDTH: u16 = 70;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
     Tree,
+    /// The task panel.
+    Tasks,
     Conversation,
     Composer,
+}
+
+/// What the left column shows: the tree, the task panel below it, or the task panel
+/// instead of it (`Ctrl+T` steps through them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LeftPane {
+    #[default]
+    Tree,
+    TreeAndTasks,
+    Tasks,
+}
+
+impl LeftPane {
+    pub fn next(self) -> Self {
+        match self {
+            Self::Tree => Self::TreeAndTasks,
+            Self::TreeAndTasks => Self::Tasks,
+            Self::Tasks => Self::Tree,
+        }
+    }
+
+    pub fn shows_tree(self) -> bool {
+        self != Self::Tasks
+    }
+
+    pub fn shows_tasks(self) -> bool {
+        self != Self::Tree
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +73,10 @@ pub enum Overlay {
     Mcp,
     /// Quitting while workers are at work: asks first (the exit waits in `pending_exit`).
     ConfirmQuit,
+    /// The task panel, full screen (`/tasks` on a narrow terminal).
+    Tasks,
+    /// One row per agent over time (`/timeline`).
+    Timeline,
 }
 
 /// What the caller must do after an input.
@@ -66,6 +101,7 @@ pub enum Exit {
 #[derive(Clone, Copy, Debug, Default)]
 struct Areas {
     tree: Rect,
+    tasks: Rect,
     switcher: Rect,
     conv: Rect,
     conv_inner: Rect,
@@ -77,6 +113,8 @@ pub struct App {
     pub theme: Theme,
     pub focus: Focus,
     pub tree: TreeView,
+    pub left: LeftPane,
+    pub tasks: TaskPanel,
     pub composer: Composer,
     pub overlay: Option<Overlay>,
     pub(crate) views: HashMap<AgentId, ConvView>,
@@ -105,6 +143,8 @@ impl App {
             theme,
             focus: Focus::Composer,
             tree: TreeView::default(),
+            left: LeftPane::default(),
+            tasks: TaskPanel::default(),
             composer: Composer::new(),
             overlay: None,
             views: HashMap::new(),
@@ -174,6 +214,19 @@ impl App {
         self.notice = Some((text.into(), now));
     }
 
+    /// Moves the task selection; the conversation follows the task's worker.
+    pub(crate) fn move_task(&mut self, delta: i64) {
+        let worker = self.tasks.move_by(&self.state, delta);
+        self.follow(worker);
+    }
+
+    /// Shows a task's worker, if it has one the screen knows.
+    fn follow(&mut self, worker: Option<AgentId>) {
+        if let Some(id) = worker {
+            self.tree.selected = Some(id);
+        }
+    }
+
     /// Whether anything on screen changes with time alone (elapsed clocks, notices).
     pub fn animating(&self) -> bool {
         self.notice.is_some()
@@ -221,7 +274,11 @@ impl App {
         match m.kind {
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 let up = m.kind == MouseEventKind::ScrollUp;
-                if matches!(self.overlay, Some(Overlay::Agents)) || inside(self.areas.tree) {
+                if self.overlay == Some(Overlay::Tasks)
+                    || (self.overlay.is_none() && inside(self.areas.tasks))
+                {
+                    self.move_task(if up { -1 } else { 1 });
+                } else if matches!(self.overlay, Some(Overlay::Agents)) || inside(self.areas.tree) {
                     self.tree.move_by(&self.state, if up { -1 } else { 1 });
                 } else if self.overlay.is_some() {
                     self.overlay_scroll = if up {
@@ -235,7 +292,14 @@ impl App {
                 }
             }
             MouseEventKind::Down(MouseButton::Left) => {
-                if let Some(row) = self.tree.row_at(m.column, m.row)
+                let on_tasks = self.overlay == Some(Overlay::Tasks)
+                    || (self.overlay.is_none() && inside(self.areas.tasks));
+                if on_tasks {
+                    if let Some(worker) = self.tasks.click(&self.state, m.column, m.row) {
+                        self.focus = Focus::Tasks;
+                        self.follow(worker);
+                    }
+                } else if let Some(row) = self.tree.row_at(m.column, m.row)
                     && (inside(self.areas.tree) || self.overlay == Some(Overlay::Agents))
                 {
                     if self.tree.select_row(&self.state, row) {

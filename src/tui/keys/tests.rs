@@ -1,5 +1,6 @@
 use super::*;
 use crate::protocol::{AgentId, AgentStatus, ApprovalAction, ApprovalPolicy, Event, EventKind};
+use crate::tui::app::LeftPane;
 use crate::tui::handle::SessionInfo;
 use crate::tui::theme::Theme;
 
@@ -325,6 +326,99 @@ fn tab_cycles_focus_and_help_opens() {
     t.app.on_key(key(KeyCode::Char('?')), t.t0);
     assert_eq!(t.app.overlay, Some(Overlay::Help));
     t.app.on_key(key(KeyCode::Char('?')), t.t0);
+    assert_eq!(t.app.overlay, None);
+}
+
+fn task(t: &mut T, id: &str, assignee: Option<AgentId>) {
+    let root = t.root;
+    let task = crate::protocol::Task {
+        id: id.into(),
+        title: format!("task {id}"),
+        description: None,
+        role: None,
+        depends_on: Vec::new(),
+        status: crate::protocol::TaskStatus::Running,
+        assignee,
+        notes: Vec::new(),
+        result: None,
+    };
+    t.app
+        .apply(&ev(root, EventKind::TaskUpdated { task }), t.t0);
+}
+
+#[test]
+fn ctrl_t_steps_the_task_panel_and_tab_visits_what_shows() {
+    let mut t = setup();
+    // Typed in the composer, it changes the layout and types nothing.
+    t.app.on_key(ctrl('t'), t.t0);
+    assert_eq!(t.app.left, LeftPane::TreeAndTasks);
+    assert!(t.app.composer.is_empty());
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        t.app.on_key(key(KeyCode::Tab), t.t0);
+        seen.push(t.app.focus);
+    }
+    assert_eq!(
+        seen,
+        [
+            Focus::Tree,
+            Focus::Tasks,
+            Focus::Conversation,
+            Focus::Composer
+        ]
+    );
+    // `t` in the tree: the panel instead of the tree, focus moves to it.
+    t.app.focus = Focus::Tree;
+    t.app.on_key(key(KeyCode::Char('t')), t.t0);
+    assert_eq!(t.app.left, LeftPane::Tasks);
+    assert_eq!(t.app.focus, Focus::Tasks);
+    t.app.on_key(key(KeyCode::BackTab), t.t0);
+    assert_eq!(t.app.focus, Focus::Composer, "no tree to go back to");
+    t.app.focus = Focus::Tasks;
+    t.app.on_key(ctrl('t'), t.t0);
+    assert_eq!(t.app.left, LeftPane::Tree);
+    assert_eq!(t.app.focus, Focus::Tree);
+}
+
+#[test]
+fn selecting_a_task_shows_its_worker() {
+    let mut t = setup();
+    let a = spawn_worker(&mut t, "coder");
+    let b = spawn_worker(&mut t, "tester");
+    task(&mut t, "T1", Some(b));
+    task(&mut t, "T2", None);
+    task(&mut t, "T3", Some(a));
+    type_text(&mut t.app, "/tasks", t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(t.app.focus, Focus::Tasks);
+    assert_eq!(t.app.tasks.selected.as_deref(), Some("T1"));
+    assert_eq!(t.app.viewed(), b);
+    // A task without a worker keeps the view.
+    t.app.on_key(key(KeyCode::Down), t.t0);
+    assert_eq!(t.app.viewed(), b);
+    t.app.on_key(key(KeyCode::End), t.t0);
+    assert_eq!(t.app.tasks.selected.as_deref(), Some("T3"));
+    assert_eq!(t.app.viewed(), a);
+    // `i` opens the worker's details; Enter goes to its conversation.
+    t.app.on_key(key(KeyCode::Char('i')), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::Details(a)));
+    t.app.on_key(key(KeyCode::Esc), t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(t.app.focus, Focus::Conversation);
+    // Other letters go to the composer, as in the tree.
+    t.app.focus = Focus::Tasks;
+    t.app.on_key(key(KeyCode::Char('h')), t.t0);
+    assert_eq!(t.app.focus, Focus::Composer);
+    assert_eq!(t.app.composer.text(), "h");
+}
+
+#[test]
+fn timeline_opens_and_closes() {
+    let mut t = setup();
+    type_text(&mut t.app, "/timeline", t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::Timeline));
+    t.app.on_key(key(KeyCode::Esc), t.t0);
     assert_eq!(t.app.overlay, None);
 }
 

@@ -3,11 +3,12 @@
 //! so any sequence of events can be replayed in a test. Time is passed in, never read.
 //!
 //! This file folds the events; `agents.rs` holds an agent's view and the tree's queries,
-//! `conversation.rs` its entries, `figures.rs` tokens, cost and counts.
+//! `conversation.rs` its entries, `figures.rs` tokens, cost and counts, `timeline.rs`
+//! what each agent did when.
 
 use crate::protocol::{
     AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, Event, EventKind,
-    HistoryItem, McpServerState, SessionTotals, TaskTally, TurnEnd,
+    HistoryItem, McpServerState, SessionTotals, TaskList, TaskTally, TurnEnd,
 };
 use crate::tui::handle::SessionInfo;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -18,12 +19,14 @@ mod agents;
 mod conversation;
 mod dialogs;
 mod figures;
+mod timeline;
 
 use agents::set_status;
 pub use agents::{AgentView, Stall};
 pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
 pub use dialogs::{Dialog, PendingQuestion};
 pub use figures::Figures;
+pub use timeline::{Activity, Timeline};
 
 #[derive(Clone, Debug)]
 pub struct SessionState {
@@ -59,6 +62,11 @@ pub struct SessionState {
     pub mcp: BTreeMap<String, McpView>,
     /// The user has the team paused (`paused` / `resumed` events).
     pub paused: bool,
+    /// The task board, as the last `task_updated` of each task left it (replayed ones
+    /// included, so a resumed session shows its board).
+    pub board: TaskList,
+    /// What each agent did when, stamped as events arrive.
+    pub timeline: Timeline,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -103,7 +111,15 @@ impl SessionState {
             replayed_seq: info.replayed_seq,
             mcp: BTreeMap::new(),
             paused: false,
+            board: TaskList::default(),
+            timeline: Timeline::default(),
         }
+    }
+
+    /// Whether part of what is shown was read back from a resumed session's log, where
+    /// events have no clock.
+    pub fn has_replayed(&self) -> bool {
+        self.replayed_seq > 0
     }
 
     pub fn agent(&self, id: AgentId) -> Option<&AgentView> {
@@ -136,6 +152,7 @@ impl SessionState {
         let id = ev.agent_id;
         let live = ev.seq > self.replayed_seq;
         self.tasks.observe(ev, live.then_some(now));
+        self.timeline.observe(ev, live.then_some(now));
         match &ev.kind {
             EventKind::SessionStarted {
                 session_id,
@@ -382,8 +399,22 @@ impl SessionState {
                     .conversation
                     .push(EntryKind::Notice(line));
             }
-            // The task panel (issue 12) is not drawn yet.
-            EventKind::TaskUpdated { .. } => {}
+            EventKind::TaskUpdated { task } => {
+                self.board.update(task);
+            }
+            EventKind::DeadlockDetected { tasks } => {
+                let stuck: Vec<String> = tasks
+                    .iter()
+                    .map(|t| format!("{} ({})", t.id, t.why))
+                    .collect();
+                let root = self.root_agent;
+                self.agent_entry(root, now)
+                    .conversation
+                    .push(EntryKind::Error(format!(
+                        "task board deadlock: nothing can run: {}",
+                        stuck.join("; ")
+                    )));
+            }
             EventKind::Verification(v) => {
                 let a = self.agent_entry(id, now);
                 a.verdicts.push(v.clone());
