@@ -251,35 +251,7 @@ pub fn render_agent(
         format!(" {} {} ", a.role, a.id.short()),
         theme.bold(Color::Cyan),
     );
-    scrolled(buf, rect, title, &lines, scroll, theme);
-}
-
-fn scrolled(
-    buf: &mut Buffer,
-    rect: Rect,
-    title: Line<'static>,
-    lines: &[Line<'static>],
-    scroll: &mut usize,
-    theme: &Theme,
-) {
-    let inner = popup::frame(buf, rect, title, theme.accent());
-    if inner.height < 2 {
-        return;
-    }
-    let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
-    *scroll = (*scroll).min(lines.len().saturating_sub(body.height as usize));
-    popup::draw_lines(buf, body, lines, *scroll);
-    let hint = if lines.len() > body.height as usize {
-        "↑↓ scroll · Esc close"
-    } else {
-        "Esc close"
-    };
-    popup::draw_lines(
-        buf,
-        Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
-        &[popup::hint(hint, theme)],
-        0,
-    );
+    popup::scrolled(buf, rect, title, &lines, scroll, theme);
 }
 
 /// One row per agent (tree order) and the session's totals, tokens and cost beside the
@@ -380,7 +352,7 @@ pub fn render_stats(
     let lines = stats_lines(s, order, w.saturating_sub(4) as usize, theme);
     let rect = popup::centered(area, w, lines.len() as u16 + 3);
     let title = Line::styled(" stats ", theme.bold(Color::Cyan));
-    scrolled(buf, rect, title, &lines, scroll, theme);
+    popup::scrolled(buf, rect, title, &lines, scroll, theme);
 }
 
 /// "Cancel coder 1a2b3c4d and its 2 workers?"

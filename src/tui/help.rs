@@ -151,27 +151,6 @@ pub fn render(buf: &mut Buffer, area: Rect, scroll: &mut usize, theme: &Theme) {
     };
     let lines = lines(theme, w.saturating_sub(4) as usize);
     let rect = popup::centered(area, w, lines.len() as u16 + 3);
-    let inner = popup::frame(
-        buf,
-        rect,
-        Line::styled(" help ", theme.bold(Color::Cyan)),
-        theme.accent(),
-    );
-    if inner.height < 2 {
-        return;
-    }
-    let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
-    *scroll = (*scroll).min(lines.len().saturating_sub(body.height as usize));
-    popup::draw_lines(buf, body, &lines, *scroll);
-    let more = if lines.len() > body.height as usize {
-        "↑↓ scroll · Esc close"
-    } else {
-        "Esc close"
-    };
-    popup::draw_lines(
-        buf,
-        Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
-        &[popup::hint(more, theme)],
-        0,
-    );
+    let title = Line::styled(" help ", theme.bold(Color::Cyan));
+    popup::scrolled(buf, rect, title, &lines, scroll, theme);
 }
