@@ -1,5 +1,5 @@
 use crate::protocol::{
-    AgentId, AgentResult, AgentStatus, Event, EventKind, HistoryItem, MessageKind, Task,
+    AgentId, AgentResult, AgentStatus, Budget, Event, EventKind, HistoryItem, MessageKind, Task,
 };
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,6 +19,8 @@ pub struct ReplayedAgent {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cost_usd: f64,
+    /// What it may spend (`agent_budget`).
+    pub budget: Budget,
     /// Whether its latest outcome reached its supervisor (`result_delivered`); one that
     /// finished, or was cut off, without it is still owed.
     pub delivered: bool,
@@ -55,6 +57,8 @@ pub struct ReplayedSession {
     pub last_seq: u64,
     /// The team was paused when the log ended: it comes back paused.
     pub paused: bool,
+    /// The session's cost limit the user last set (`session_budget_set`), if they did.
+    pub session_budget: Option<Option<f64>>,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -68,6 +72,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut agents: HashMap<AgentId, ReplayedAgent> = HashMap::new();
     let mut last_seq = 0;
     let mut paused = false;
+    let mut session_budget = None;
     let mut tasks: Vec<Task> = Vec::new();
 
     for ev in events {
@@ -107,6 +112,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         prompt_tokens: 0,
                         completion_tokens: 0,
                         cost_usd: 0.0,
+                        budget: Budget::default(),
                         // A worker owes its supervisor an outcome from the start.
                         delivered: parent_id.is_none(),
                         attempts: 0,
@@ -129,6 +135,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                 }
             }
             EventKind::Paused => paused = true,
+            EventKind::SessionBudgetSet { limit_usd } => session_budget = Some(*limit_usd),
             EventKind::Resumed | EventKind::Stopped { .. } => paused = false,
             EventKind::TaskUpdated { task } => match tasks.iter_mut().find(|t| t.id == task.id) {
                 Some(slot) => *slot = task.clone(),
@@ -147,6 +154,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         }
                     }
                     EventKind::ResultDelivered { .. } => agent.delivered = true,
+                    EventKind::AgentBudget { budget } => agent.budget = *budget,
                     EventKind::InboxDelivered { .. } => agent.messages.clear(),
                     EventKind::Verification(v) => {
                         agent.attempts = v.attempt;
@@ -211,6 +219,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         tasks,
         last_seq,
         paused,
+        session_budget,
     })
 }
 

@@ -69,6 +69,7 @@ const RIGHT: &[Section] = &[
             ("/agents", "full-screen tree"),
             ("/stats", "tokens, cost, tasks"),
             ("/pause", "hold the team · /stop"),
+            ("/budget USD", "session cost limit"),
             ("/new", "new session"),
             ("/resume", "resume a session"),
             ("/help", "this help"),

@@ -6,8 +6,8 @@
 //! `conversation.rs` its entries, `figures.rs` tokens, cost and counts.
 
 use crate::protocol::{
-    AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, Event, EventKind,
-    HistoryItem, McpServerState, SessionTotals, TaskTally, TurnEnd,
+    AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, BudgetReached, BudgetScope,
+    Event, EventKind, HistoryItem, McpServerState, SessionTotals, TaskTally, TurnEnd, dollars,
 };
 use crate::tui::handle::SessionInfo;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -59,6 +59,9 @@ pub struct SessionState {
     pub mcp: BTreeMap<String, McpView>,
     /// The user has the team paused (`paused` / `resumed` events).
     pub paused: bool,
+    /// The session's budget holds the team: `(spent, limit)` in US dollars, until the
+    /// user raises it (`/budget`), goes on or stops.
+    pub budget_hold: Option<(f64, f64)>,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -103,6 +106,7 @@ impl SessionState {
             replayed_seq: info.replayed_seq,
             mcp: BTreeMap::new(),
             paused: false,
+            budget_hold: None,
         }
     }
 
@@ -391,6 +395,8 @@ impl SessionState {
             EventKind::MessageQueued { text } => {
                 self.agent_entry(id, now).queued.push(text.clone());
             }
+            // The budget's own notice says why and what to do.
+            EventKind::Paused if self.budget_hold.is_some() => self.paused = true,
             EventKind::Paused => {
                 self.paused = true;
                 self.agent_entry(id, now).conversation.push(EntryKind::Notice(
@@ -398,13 +404,59 @@ impl SessionState {
                         .into(),
                 ));
             }
+            EventKind::AgentBudget { budget } => self.agent_entry(id, now).budget = *budget,
+            EventKind::BudgetReached {
+                scope: BudgetScope::Agent,
+                measure,
+                spent,
+                limit,
+            } => {
+                let reached = BudgetReached {
+                    measure: *measure,
+                    spent: *spent,
+                    limit: *limit,
+                };
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Warning(format!(
+                        "{reached}: stopped before its next model call"
+                    )));
+            }
+            EventKind::BudgetReached {
+                scope: BudgetScope::Session,
+                spent,
+                limit,
+                ..
+            } => {
+                self.budget_hold = Some((*spent, *limit));
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Warning(format!(
+                        "session budget reached: {} of {} spent. The team is paused: \
+                         /budget USD raises the limit and goes on, /stop ends the work",
+                        dollars(*spent),
+                        dollars(*limit)
+                    )));
+            }
+            EventKind::SessionBudgetSet { limit_usd } => {
+                self.budget_hold = None;
+                let line = match limit_usd {
+                    Some(l) => format!("session budget set to {}", dollars(*l)),
+                    None => "session budget lifted: no limit".to_string(),
+                };
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(line));
+            }
             EventKind::Resumed => {
                 self.paused = false;
+                self.budget_hold = None;
                 self.agent_entry(id, now)
                     .conversation
                     .push(EntryKind::Notice("team goes on".into()));
             }
             EventKind::Stopped { cancelled } => {
+                self.budget_hold = None;
                 let workers = match cancelled {
                     0 => "no worker was running".to_string(),
                     1 => "1 worker cancelled".to_string(),
