@@ -360,6 +360,47 @@ mod tests {
     }
 
     #[test]
+    fn budgets_come_back() {
+        let (root, w) = (AgentId::new(), AgentId::new());
+        let ev = |seq, agent_id, kind| Event {
+            seq,
+            agent_id,
+            kind,
+        };
+        let spawned = |parent_id| EventKind::AgentSpawned {
+            parent_id,
+            role: "r".into(),
+            model: "m".into(),
+            task: "t".into(),
+            depth: 0,
+        };
+        let budget = Budget {
+            tokens: Some(50_000),
+            cost_usd: None,
+            wall_s: Some(60),
+        };
+        let mut log = vec![
+            ev(1, root, spawned(None)),
+            ev(2, w, spawned(Some(root))),
+            ev(3, w, EventKind::AgentBudget { budget }),
+        ];
+        let session = replay(&log).unwrap();
+        assert_eq!(session.agents[1].budget, budget);
+        assert!(session.agents[0].budget.is_unlimited());
+        assert_eq!(session.session_budget, None, "the config's limit applies");
+        log.push(ev(
+            4,
+            root,
+            EventKind::SessionBudgetSet {
+                limit_usd: Some(2.0),
+            },
+        ));
+        assert_eq!(replay(&log).unwrap().session_budget, Some(Some(2.0)));
+        log.push(ev(5, root, EventKind::SessionBudgetSet { limit_usd: None }));
+        assert_eq!(replay(&log).unwrap().session_budget, Some(None));
+    }
+
+    #[test]
     fn calls_left_open_by_a_crash_get_a_result() {
         let call = |id: &str| ToolCall {
             id: id.into(),
