@@ -272,14 +272,14 @@ async fn the_session_budget_pauses_the_team_until_the_user_raises_it() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_session_budget_ends_exec_with_a_clear_line_and_exit_1() {
+async fn the_session_budget_ends_exec_with_a_clear_line_and_exit_1_and_a_raised_one_continues() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
     sb.write("a.txt", "alpha\n");
     sb.workspace_config("[limits]\nmax_session_cost_usd = 0.01\n");
     mock.push_all([
         read_a().with_usage(4_000, 500),
-        MockResponse::text("never asked"),
+        MockResponse::text("finished after the resume"),
     ]);
     let run = sb.exec(&mock, &["read a.txt"]).await;
     assert_eq!(
@@ -305,5 +305,16 @@ async fn the_session_budget_ends_exec_with_a_clear_line_and_exit_1() {
         1,
         "no call after the budget was spent"
     );
-    assert!(!run.stdout.contains("never asked"));
+
+    // With a higher limit the stopped run goes on where it stopped (the log kept the
+    // pause; exec lifts it).
+    sb.workspace_config("[limits]\nmax_session_cost_usd = 1\n");
+    let run = sb.exec(&mock, &["--resume", "last", "--continue"]).await;
+    run.assert_ok();
+    assert!(
+        run.stdout.contains("finished after the resume"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(mock.requests().len(), 2);
 }
