@@ -331,3 +331,38 @@ async fn ask_user_opens_a_dialog_and_the_typed_answer_reaches_the_model() {
         "{results:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_budget_pauses_the_team_until_budget_raises_it() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("a.txt", "alpha\n");
+    sb.workspace_config("[limits]\nmax_session_cost_usd = 0.01\n");
+    // gpt-4.1 at $2 / $8 per million tokens: the first answer costs $0.012.
+    mock.push_all([
+        MockResponse::tool_call("r", "read_file", r#"{"path":"a.txt"}"#).with_usage(4_000, 500),
+        MockResponse::text("All read."),
+    ]);
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 110);
+    tui.wait_text("copilot").await;
+    tui.type_text("read a.txt").await;
+    tui.enter().await;
+    let screen = tui.wait_text("session budget reached").await;
+    assert!(screen.contains("/budget USD"), "{screen}");
+    let screen = tui.wait_text("BUDGET $0.012/$0.010").await;
+    assert!(screen.contains("paused"), "{screen}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "nothing more is asked while paused"
+    );
+    assert!(!tui.screen().contains("All read."));
+
+    tui.type_text("/budget 1").await;
+    tui.enter().await;
+    let screen = tui.wait_text("All read.").await;
+    assert!(screen.contains("session budget set to $1.00"), "{screen}");
+    assert!(!screen.contains("BUDGET"), "{screen}");
+    assert_eq!(mock.requests().len(), 2);
+}

@@ -9,10 +9,10 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use squad::protocol::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Artifact,
-    ChangeType, Event, EventKind, Finding, HistoryItem, ResultStatus, Severity, Task, TaskStatus,
-    ToolCall, TurnEnd, Verdict,
+    Budget, BudgetMeasure, BudgetScope, ChangeType, Event, EventKind, Finding, HistoryItem, Op,
+    ResultStatus, Severity, Task, TaskStatus, ToolCall, TurnEnd, Verdict,
 };
-use squad::tui::{App, Focus, LeftPane, Overlay, SessionInfo, Theme};
+use squad::tui::{Action, App, Focus, LeftPane, Overlay, SessionInfo, Theme};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
@@ -681,6 +681,11 @@ fn approval_dialogs() {
             task: "Review the --json change for edge cases: empty output, non-UTF-8 paths, Ctrl+C mid-stream.".into(),
             tools: vec!["read_file".into(), "search".into(), "return_results".into()],
             model: "gpt-4.1".into(),
+            budget: Budget {
+                tokens: Some(50_000),
+                cost_usd: Some(0.5),
+                wall_s: None,
+            },
         },
     );
     insta::assert_snapshot!("approval_diff_80x24", s.screen(80, 24));
@@ -1131,6 +1136,100 @@ fn paused_team() {
     s.status(coder, AgentStatus::Running);
     let screen = s.screen(80, 24);
     assert!(!screen.contains("PAUSED"), "{screen}");
+}
+
+/// The team of [`team`] with budgets: the coder's tokens and dollars, the tester's wall
+/// time; the researcher failed on its token budget.
+fn team_with_budgets() -> (Script, [AgentId; 3]) {
+    let (mut s, [coder, tester, scout]) = team();
+    let budget = |tokens, cost_usd, wall_s| EventKind::AgentBudget {
+        budget: Budget {
+            tokens,
+            cost_usd,
+            wall_s,
+        },
+    };
+    s.ev(coder, budget(Some(50_000), Some(0.5), None));
+    s.ev(tester, budget(None, None, Some(600)));
+    s.ev(scout, budget(Some(900), None, None));
+    s.ev(
+        scout,
+        EventKind::BudgetReached {
+            scope: BudgetScope::Agent,
+            measure: BudgetMeasure::Tokens,
+            spent: 940.0,
+            limit: 900.0,
+        },
+    );
+    (s, [coder, tester, scout])
+}
+
+#[test]
+fn spend_against_budget_in_the_tree() {
+    let (mut s, [_, _, scout]) = team_with_budgets();
+    let screen = s.screen(120, 30);
+    assert!(screen.contains("12.8k/50k $0.021/$0.500"), "{screen}");
+    assert!(screen.contains("940/900"), "{screen}");
+    insta::assert_snapshot!("budgets_120x30", screen);
+    // Narrow: spend against budget outlasts the other figures.
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("12.8k/50k"), "{screen}");
+    insta::assert_snapshot!("budgets_80x24", screen);
+    // The worker that ran out says so in its conversation.
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Down);
+    assert_eq!(s.app.viewed(), scout);
+    let screen = s.screen(100, 24);
+    assert!(
+        screen.contains("! budget: 940 of 900 tokens spent: stopped before its next"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn session_budget_pauses_with_a_notice() {
+    let (mut s, [coder, ..]) = team();
+    let root = s.root;
+    s.ev(
+        root,
+        EventKind::BudgetReached {
+            scope: BudgetScope::Session,
+            measure: BudgetMeasure::CostUsd,
+            spent: 0.0381,
+            limit: 0.03,
+        },
+    );
+    s.ev(root, EventKind::Paused);
+    s.status(coder, AgentStatus::Paused);
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("BUDGET $0.038/$0.030"), "{screen}");
+    assert!(screen.contains("/budget USD"), "{screen}");
+    insta::assert_snapshot!("session_budget_80x24", screen);
+    // Typed: a new limit for the runtime.
+    for c in "/budget 5".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    let actions = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
+    assert_eq!(
+        actions,
+        [Action::Send(Op::SetSessionBudget {
+            limit_usd: Some(5.0)
+        })]
+    );
+    s.ev(
+        root,
+        EventKind::SessionBudgetSet {
+            limit_usd: Some(5.0),
+        },
+    );
+    s.ev(root, EventKind::Resumed);
+    let screen = s.screen(80, 24);
+    assert!(!screen.contains("BUDGET"), "{screen}");
+    assert!(screen.contains("session budget set to $5.00"), "{screen}");
 }
 
 #[test]

@@ -85,6 +85,14 @@ pub struct Limits {
     pub max_iterations: u32,
     /// Model requests in flight at once across the session.
     pub max_concurrent_requests: u32,
+    /// Tokens (prompt + completion, all its calls) one worker may spend; unset: no limit.
+    pub max_tokens_per_agent: Option<u64>,
+    /// US dollars one worker may spend (from `[prices]`); unset: no limit.
+    pub max_cost_per_agent_usd: Option<f64>,
+    /// US dollars the whole session may spend before the team is paused; unset: no limit.
+    pub max_session_cost_usd: Option<f64>,
+    /// Seconds a worker may live, from its spawn; unset: no limit.
+    pub max_agent_wall_s: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -281,6 +289,10 @@ impl Default for Limits {
             max_live_agents: 16,
             max_iterations: 50,
             max_concurrent_requests: 8,
+            max_tokens_per_agent: None,
+            max_cost_per_agent_usd: None,
+            max_session_cost_usd: None,
+            max_agent_wall_s: None,
         }
     }
 }
@@ -359,6 +371,15 @@ impl Config {
             "limits.max_concurrent_requests",
             self.limits.max_concurrent_requests.into(),
         );
+        let l = &self.limits;
+        for (key, value) in [
+            ("limits.max_tokens_per_agent", l.max_tokens_per_agent),
+            ("limits.max_agent_wall_s", l.max_agent_wall_s),
+        ] {
+            if let Some(v) = value {
+                at_least_one(key, v);
+            }
+        }
         at_least_one("tools.command_timeout_s", self.tools.command_timeout_s);
         at_least_one("tools.max_output_bytes", self.tools.max_output_bytes as u64);
         at_least_one("tools.read_max_bytes", self.tools.read_max_bytes as u64);
@@ -369,6 +390,17 @@ impl Config {
         );
         for (model, window) in &self.context_windows {
             at_least_one(&format!("context_windows.{model}"), *window);
+        }
+        for (key, value) in [
+            ("limits.max_cost_per_agent_usd", l.max_cost_per_agent_usd),
+            ("limits.max_session_cost_usd", l.max_session_cost_usd),
+        ] {
+            if let Some(v) = value.filter(|v| !(v.is_finite() && *v > 0.0)) {
+                out.push((
+                    key.to_string(),
+                    format!("expected a positive amount of US dollars, found {v}"),
+                ));
+            }
         }
         let c = &self.context;
         if !(c.compact_at > 0.0 && c.compact_at <= 1.0) {

@@ -5,7 +5,9 @@ mod board;
 mod progress;
 mod summary;
 
-use crate::protocol::{AgentStatus, Event, EventKind, HistoryItem, Op, TurnEnd};
+use crate::protocol::{
+    AgentStatus, BudgetScope, Event, EventKind, HistoryItem, Op, TurnEnd, dollars,
+};
 use crate::runtime::SessionHandle;
 use std::io::Write;
 
@@ -68,6 +70,9 @@ pub enum Start {
 pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOutcome {
     let root = handle.info.root_agent;
     let continuing = start == Start::Continue;
+    // A resumed session may come back paused (by the user, or by its budget): nobody can
+    // unpause it here later. A budget still spent pauses it again at once, and ends the run.
+    let _ = handle.ops.send(Op::Resume);
     let _ = handle.ops.send(match start {
         Start::Prompt(text) => Op::UserMessage { to: None, text },
         Start::Continue => Op::Continue { agent_id: None },
@@ -80,6 +85,8 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
     let mut started = false;
     let mut shutdown_sent = false;
     let mut interrupted = None;
+    // Set when the session's budget ran out: the reason the run ends, whatever follows.
+    let mut budget_stop: Option<String> = None;
     let ctrl_c = tokio::signal::ctrl_c();
     let term = terminated();
     tokio::pin!(ctrl_c, term);
@@ -152,12 +159,31 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
             EventKind::Error { message } if event.agent_id == root => {
                 last_error = Some(message.clone());
             }
+            EventKind::BudgetReached {
+                scope: BudgetScope::Session,
+                spent,
+                limit,
+                ..
+            } => {
+                budget_stop = Some(format!(
+                    "session budget reached: {} of {} spent (limits.max_session_cost_usd); \
+                     the run was stopped",
+                    dollars(*spent),
+                    dollars(*limit)
+                ));
+                if !shutdown_sent {
+                    shutdown_sent = true;
+                    let _ = handle.ops.send(Op::Shutdown);
+                }
+            }
             EventKind::Idle if started && !shutdown_sent => {
                 shutdown_sent = true;
                 let _ = handle.ops.send(Op::Shutdown);
             }
             EventKind::Summary { agents, totals } => {
-                let failure = failure(last_end, interrupted, last_error.clone());
+                let failure = budget_stop
+                    .clone()
+                    .or_else(|| failure(last_end, interrupted, last_error.clone()));
                 shown.end(failure.as_deref(), || summary_table(agents, totals));
                 break;
             }
@@ -166,7 +192,7 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
     }
     shown.end(None, String::new);
 
-    let failure = failure(last_end, interrupted, last_error);
+    let failure = budget_stop.or_else(|| failure(last_end, interrupted, last_error));
     if !json && failure.is_none() {
         let mut out = stdout.lock();
         let _ = writeln!(out, "{}", final_answer.trim_end());

@@ -2,7 +2,8 @@
 
 use super::board::BoardLines;
 use crate::protocol::{
-    AgentId, ApprovalAction, Declined, Event, EventKind, HistoryItem, McpServerState, Verdict,
+    AgentId, ApprovalAction, BudgetReached, BudgetScope, Declined, Event, EventKind, HistoryItem,
+    McpServerState, Verdict,
 };
 use crate::text::{clip, describe_result, key_argument};
 use std::collections::HashMap;
@@ -82,6 +83,25 @@ impl Progress {
                 self.who(id)
             )),
             EventKind::Unstalled => Some(format!("  [{}] going again", self.who(id))),
+            EventKind::BudgetReached {
+                scope,
+                measure,
+                spent,
+                limit,
+            } => {
+                let reached = BudgetReached {
+                    measure: *measure,
+                    spent: *spent,
+                    limit: *limit,
+                };
+                Some(match scope {
+                    BudgetScope::Agent => format!("! [{}] {reached}: stopped", self.who(id)),
+                    // Said before the calls the stop cuts short report it.
+                    BudgetScope::Session => {
+                        format!("! session {reached}: stopping the run")
+                    }
+                })
+            }
             // Failures come as errors; a server coming up is worth one line.
             EventKind::McpServer {
                 server,

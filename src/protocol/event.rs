@@ -1,6 +1,6 @@
 use super::{
-    AgentId, AgentResult, AgentStatus, Declined, HistoryItem, MessageKind, StuckTask, Task,
-    TaskMetrics, Verdict,
+    AgentId, AgentResult, AgentStatus, Budget, BudgetMeasure, BudgetScope, Declined, HistoryItem,
+    MessageKind, StuckTask, Task, TaskMetrics, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -39,6 +39,11 @@ pub enum EventKind {
         task: String,
         #[serde(default)]
         depth: u32,
+    },
+    /// The worker's budget, right after its `agent_spawned` (only when it has one).
+    /// Resume restores it.
+    AgentBudget {
+        budget: Budget,
     },
     AgentStatus {
         parent_id: Option<AgentId>,
@@ -201,7 +206,8 @@ pub enum EventKind {
     MessageQueued {
         text: String,
     },
-    /// The user paused the team (`agent_id`: the root): no model or tool call starts.
+    /// The team was paused (`agent_id`: the root), by the user or by the session's
+    /// budget: no model or tool call starts.
     Paused,
     /// The team goes on after a pause.
     Resumed,
@@ -214,6 +220,20 @@ pub enum EventKind {
     /// held, each with why. Sent once per deadlock; the supervisor gets a critical notice.
     DeadlockDetected {
         tasks: Vec<StuckTask>,
+    },
+    /// A budget was reached. `agent`: this worker's own; it stops before its next model
+    /// call, `failed` with a `budget: …` reason. `session` (on the root): the session's
+    /// cost limit; the team is paused until the user raises it (`Op::SetSessionBudget`)
+    /// or stops. `spent` and `limit` are in the measure's unit (tokens, dollars, seconds).
+    BudgetReached {
+        scope: BudgetScope,
+        measure: BudgetMeasure,
+        spent: f64,
+        limit: f64,
+    },
+    /// The user set the session's cost limit (`None`: no limit); resume keeps it.
+    SessionBudgetSet {
+        limit_usd: Option<f64>,
     },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,
@@ -349,6 +369,9 @@ pub enum ApprovalAction {
         task: String,
         tools: Vec<String>,
         model: String,
+        /// What it may spend (left out when unlimited).
+        #[serde(default, skip_serializing_if = "Budget::is_unlimited")]
+        budget: Budget,
     },
     /// A tool of an MCP server that does not declare itself read-only.
     McpTool {

@@ -1,6 +1,7 @@
 //! The one vocabulary the core and the front ends share: `Op` in, `Event` out, and the
 //! history item model used for requests, the session log and rendering alike.
 
+mod budget;
 mod event;
 mod ids;
 mod item;
@@ -12,6 +13,7 @@ mod result;
 mod task;
 mod verdict;
 
+pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
 pub use event::{
     AgentSummary, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind,
     McpServerState, SessionTotals, TurnEnd,

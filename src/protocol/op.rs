@@ -40,6 +40,12 @@ pub enum Op {
     /// Stop the team's work: every worker is cancelled, the persona's turn ends, the
     /// session stays open for the next message. Lifts a pause.
     Stop,
+    /// Set the session's cost limit in US dollars (`/budget 5`; `None` lifts it). It must
+    /// be above what the session has spent; a team paused by its budget goes on.
+    SetSessionBudget {
+        #[serde(default)]
+        limit_usd: Option<f64>,
+    },
     /// Go on with agents read back `interrupted` from the log: the one given, or all.
     Continue {
         #[serde(default)]

@@ -39,6 +39,8 @@ pub struct Engine {
     pub instructions: Option<Instructions>,
     /// Holds every next model and tool call while the user has the team paused.
     pub pause: super::pause::PauseGate,
+    /// The session's cost limit (`limits.max_session_cost_usd`, or the user's `/budget`).
+    pub session_budget: super::budget::SessionBudget,
     /// Every agent's task, so shutdown can let them write their last results.
     pub agent_tasks: tokio_util::task::TaskTracker,
 }

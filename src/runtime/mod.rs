@@ -11,6 +11,7 @@ mod agent;
 mod agent_tools;
 mod approval;
 mod board;
+mod budget;
 mod calls;
 mod compaction;
 mod engine;

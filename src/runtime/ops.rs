@@ -71,6 +71,11 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
                     team.emit(root, EventKind::Resumed);
                 }
             }
+            Op::SetSessionBudget { limit_usd } => {
+                if let Err(message) = super::budget::set_session_limit(&engine, limit_usd) {
+                    team.emit(root, EventKind::Error { message });
+                }
+            }
             Op::Stop => stop(&engine),
             Op::Continue { agent_id } => continue_agents(&engine, agent_id),
             Op::Shutdown => {

@@ -13,7 +13,7 @@ use super::team::{AgentStats, NewAgent, Team};
 use super::toolbox::ToolBox;
 use super::{SessionHandle, SessionInfo, SessionOptions};
 use crate::mcp::McpHub;
-use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, EventKind};
+use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, Budget, EventKind};
 use crate::session::{LogWriter, ReplayedSession, SessionLog, read_events, replay};
 use crate::workspace::Workspace;
 use std::collections::HashMap;
@@ -128,6 +128,12 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         windows,
         instructions,
         pause: super::pause::PauseGate::new(resumed.as_ref().is_some_and(|(_, _, s)| s.paused)),
+        session_budget: super::budget::SessionBudget::new(
+            resumed
+                .as_ref()
+                .and_then(|(_, _, s)| s.session_budget)
+                .unwrap_or(opts.config.limits.max_session_cost_usd),
+        ),
         agent_tasks: Default::default(),
         model_slots: Semaphore::new(opts.config.limits.max_concurrent_requests.max(1) as usize),
         config: opts.config,
@@ -197,6 +203,8 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
                     history: Vec::new(),
                     status: AgentStatus::Inactive,
                     stats: AgentStats::default(),
+                    // The persona is bounded by the session's budget, not a worker's.
+                    budget: Budget::default(),
                     result: None,
                     first_message: None,
                     announce: true,
@@ -303,6 +311,7 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
                     cost_usd: agent.cost_usd,
                     ..AgentStats::default()
                 },
+                budget: agent.budget,
                 result: agent.result,
                 first_message: None,
                 announce: false,

@@ -3,6 +3,7 @@
 //! are private; the rest of the runtime changes an agent only through the named steps
 //! here, so the busy/idle/fan-in rules live in one place and are tested next to it.
 
+mod budget;
 mod context;
 mod fan_in;
 mod inbox;
@@ -12,6 +13,7 @@ mod steer;
 
 pub use steer::Steer;
 
+pub use budget::Spend;
 pub use context::Compaction;
 use context::ContextState;
 pub use fan_in::{FanIn, Outcome};
@@ -19,7 +21,9 @@ pub use stats::AgentStats;
 
 use super::events::EventSink;
 use super::inbox::Notice;
-use crate::protocol::{AgentId, AgentResult, AgentStatus, ApprovalPolicy, EventKind, HistoryItem};
+use crate::protocol::{
+    AgentId, AgentResult, AgentStatus, ApprovalPolicy, Budget, EventKind, HistoryItem,
+};
 use roster::Roster;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -57,6 +61,8 @@ pub struct NewAgent {
     pub history: Vec<HistoryItem>,
     pub status: AgentStatus,
     pub stats: AgentStats,
+    /// What it may spend (`runtime/budget.rs`); unlimited for the persona.
+    pub budget: Budget,
     pub result: Option<AgentResult>,
     /// Starts a turn at once with this message.
     pub first_message: Option<String>,
@@ -90,6 +96,7 @@ struct Agent {
     /// Whether the parent has been given this agent's latest outcome.
     delivered: bool,
     stats: AgentStats,
+    budget: Budget,
     created: Instant,
     finished: Option<Instant>,
     /// Cancels the agent for good (despawn), and with it every turn it runs.
@@ -215,6 +222,7 @@ impl Team {
             parent.children.push(id);
         }
         agents.count_status(None, new.status);
+        agents.cost_usd += new.stats.cost_usd;
         let history = if new.announce {
             Vec::with_capacity(new.history.len() + 4)
         } else {
@@ -239,6 +247,7 @@ impl Team {
                 failure: None,
                 delivered: true,
                 stats: new.stats,
+                budget: new.budget,
                 created: Instant::now(),
                 finished: None,
                 cancel: cancel.clone(),
@@ -266,6 +275,9 @@ impl Team {
                     depth: new.depth,
                 },
             );
+            if !new.budget.is_unlimited() {
+                self.emit(id, EventKind::AgentBudget { budget: new.budget });
+            }
             for item in new.history {
                 self.push_item(id, item);
             }

@@ -3,6 +3,7 @@
 //! Urgent notices in its inbox are handed over before a model call.
 
 use super::agent_tools::Handoff;
+use super::budget::{self, Gate};
 use super::calls::{BatchEnd, run_tool_calls};
 use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
@@ -60,6 +61,11 @@ async fn turn_loop(
         // Held here while the team is paused: no model call starts.
         if cancel.is_cancelled() || !engine.pause.pass(team, agent, cancel).await {
             return interrupted(final_text);
+        }
+        match budget::before_call(engine, agent) {
+            Gate::Go => {}
+            Gate::Hold => continue,
+            Gate::Stop(reason) => return outcome(TurnEnd::Error, final_text, Some(reason)),
         }
         // An urgent notice (a worker's question, a critical notice) reaches a running agent
         // at its next model call, with whatever else waits in its inbox; workers' outcomes
@@ -231,6 +237,7 @@ async fn turn_loop(
                     context_window: window,
                 },
             );
+            budget::after_usage(engine);
         }
         if !response.text.trim().is_empty() {
             final_text = response.text.clone();

@@ -1,5 +1,5 @@
 use crate::protocol::{
-    AgentId, AgentResult, AgentStatus, Event, EventKind, HistoryItem, MessageKind, Task,
+    AgentId, AgentResult, AgentStatus, Budget, Event, EventKind, HistoryItem, MessageKind, Task,
 };
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,6 +19,8 @@ pub struct ReplayedAgent {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cost_usd: f64,
+    /// What it may spend (`agent_budget`).
+    pub budget: Budget,
     /// Whether its latest outcome reached its supervisor (`result_delivered`); one that
     /// finished, or was cut off, without it is still owed.
     pub delivered: bool,
@@ -55,6 +57,8 @@ pub struct ReplayedSession {
     pub last_seq: u64,
     /// The team was paused when the log ended: it comes back paused.
     pub paused: bool,
+    /// The session's cost limit the user last set (`session_budget_set`), if they did.
+    pub session_budget: Option<Option<f64>>,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -68,6 +72,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut agents: HashMap<AgentId, ReplayedAgent> = HashMap::new();
     let mut last_seq = 0;
     let mut paused = false;
+    let mut session_budget = None;
     let mut tasks: Vec<Task> = Vec::new();
 
     for ev in events {
@@ -107,6 +112,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         prompt_tokens: 0,
                         completion_tokens: 0,
                         cost_usd: 0.0,
+                        budget: Budget::default(),
                         // A worker owes its supervisor an outcome from the start.
                         delivered: parent_id.is_none(),
                         attempts: 0,
@@ -129,6 +135,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                 }
             }
             EventKind::Paused => paused = true,
+            EventKind::SessionBudgetSet { limit_usd } => session_budget = Some(*limit_usd),
             EventKind::Resumed | EventKind::Stopped { .. } => paused = false,
             EventKind::TaskUpdated { task } => match tasks.iter_mut().find(|t| t.id == task.id) {
                 Some(slot) => *slot = task.clone(),
@@ -147,6 +154,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         }
                     }
                     EventKind::ResultDelivered { .. } => agent.delivered = true,
+                    EventKind::AgentBudget { budget } => agent.budget = *budget,
                     EventKind::InboxDelivered { .. } => agent.messages.clear(),
                     EventKind::Verification(v) => {
                         agent.attempts = v.attempt;
@@ -211,6 +219,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         tasks,
         last_seq,
         paused,
+        session_budget,
     })
 }
 
@@ -348,6 +357,47 @@ mod tests {
         log.push(ev(9, root, EventKind::Paused));
         log.push(ev(10, root, EventKind::Stopped { cancelled: 1 }));
         assert!(!replay(&log).unwrap().paused, "a stop lifts the pause");
+    }
+
+    #[test]
+    fn budgets_come_back() {
+        let (root, w) = (AgentId::new(), AgentId::new());
+        let ev = |seq, agent_id, kind| Event {
+            seq,
+            agent_id,
+            kind,
+        };
+        let spawned = |parent_id| EventKind::AgentSpawned {
+            parent_id,
+            role: "r".into(),
+            model: "m".into(),
+            task: "t".into(),
+            depth: 0,
+        };
+        let budget = Budget {
+            tokens: Some(50_000),
+            cost_usd: None,
+            wall_s: Some(60),
+        };
+        let mut log = vec![
+            ev(1, root, spawned(None)),
+            ev(2, w, spawned(Some(root))),
+            ev(3, w, EventKind::AgentBudget { budget }),
+        ];
+        let session = replay(&log).unwrap();
+        assert_eq!(session.agents[1].budget, budget);
+        assert!(session.agents[0].budget.is_unlimited());
+        assert_eq!(session.session_budget, None, "the config's limit applies");
+        log.push(ev(
+            4,
+            root,
+            EventKind::SessionBudgetSet {
+                limit_usd: Some(2.0),
+            },
+        ));
+        assert_eq!(replay(&log).unwrap().session_budget, Some(Some(2.0)));
+        log.push(ev(5, root, EventKind::SessionBudgetSet { limit_usd: None }));
+        assert_eq!(replay(&log).unwrap().session_budget, Some(None));
     }
 
     #[test]

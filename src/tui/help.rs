@@ -83,6 +83,7 @@ const RIGHT: &[Section] = &[
             ("/pause", "hold the team · /stop"),
             ("/compact", "summarize older turns"),
             ("/mcp", "MCP servers"),
+            ("/budget USD", "session cost limit"),
             ("/new", "new session"),
             ("/resume", "resume a session"),
             ("/help", "this help"),

@@ -564,6 +564,9 @@ impl App {
                 self.set_notice("stopping the team…", now);
                 return vec![Action::Send(Op::Stop)];
             }
+            SlashCommand::Budget(limit_usd) => {
+                return vec![Action::Send(Op::SetSessionBudget { limit_usd })];
+            }
             SlashCommand::Continue => {
                 return vec![Action::Send(Op::Continue { agent_id: None })];
             }

@@ -57,7 +57,10 @@ pub fn line(
         left.push(sep());
         left.push(Span::styled(text, style));
     }
-    if s.paused {
+    if let Some((spent, limit)) = s.budget_hold {
+        let text = format!(" ‖ BUDGET {}/{}", cost(spent), cost(limit));
+        left.insert(0, Span::styled(text, theme.bold(Color::LightRed)));
+    } else if s.paused {
         left.insert(0, Span::styled(" ‖ PAUSED", theme.bold(Color::LightYellow)));
     }
     let left_w: usize = left.iter().map(|s| width(&s.content)).sum();

@@ -6,7 +6,7 @@
 //! mouse hit-testing, and because the flattened rows are cached between frames so a
 //! frame with a thousand agents only draws the rows it shows.
 
-use crate::protocol::{AgentId, AgentStatus};
+use crate::protocol::{AgentId, AgentStatus, Budget};
 use crate::text::one_line;
 use crate::tui::format::{cost, elapsed, tokens, truncate, width};
 use crate::tui::state::SessionState;
@@ -286,17 +286,43 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
 
     // Right-hand figures (tokens, cost, elapsed), the least telling dropped first when
     // space runs out: cost, then tokens, keeping the clock that says an agent is alive —
-    // except on a collapsed row, whose point is the subtree's totals.
+    // except on a collapsed row, whose point is the subtree's totals. Spend against a
+    // budget (`12.3k/50k`) is kept longest: it says how close the agent is to its stop.
     let collapsed = row.collapsed_children > 0;
+    let budget = if collapsed {
+        Budget::default()
+    } else {
+        a.budget
+    };
     let mut parts: Vec<(u8, String)> = Vec::new();
-    if figures.tokens() > 0 || figures.cost_usd > 0.0 {
-        parts.push((if collapsed { 3 } else { 2 }, tokens(figures.tokens())));
-        parts.push((1, cost(figures.cost_usd)));
+    if figures.tokens() > 0
+        || figures.cost_usd > 0.0
+        || budget.tokens.is_some()
+        || budget.cost_usd.is_some()
+    {
+        parts.push(match budget.tokens {
+            Some(limit) => (
+                5,
+                format!(
+                    "{}/{}",
+                    round_k(tokens(figures.tokens())),
+                    round_k(tokens(limit))
+                ),
+            ),
+            None => (if collapsed { 3 } else { 2 }, tokens(figures.tokens())),
+        });
+        parts.push(match budget.cost_usd {
+            Some(limit) => (4, format!("{}/{}", cost(figures.cost_usd), cost(limit))),
+            None => (1, cost(figures.cost_usd)),
+        });
     }
     if let Some(p) = a.context_percent().filter(|_| !collapsed) {
         parts.push((2, format!("{p}%")));
     }
-    if let Some(b) = a.busy_for(now).map(elapsed) {
+    if let Some(limit) = budget.wall_s {
+        let limit = elapsed(std::time::Duration::from_secs(limit));
+        parts.push((4, format!("{}/{limit}", elapsed(a.wall_time(now)))));
+    } else if let Some(b) = a.busy_for(now).map(elapsed) {
         parts.push((if collapsed { 2 } else { 3 }, b));
     }
     let join = |parts: &[(u8, String)]| {
@@ -339,6 +365,11 @@ fn reason_tag(reason: &str) -> Option<&str> {
     let (tag, _) = reason.split_once(':')?;
     (!tag.is_empty() && tag.len() <= 12 && tag.chars().all(|c| c.is_ascii_lowercase()))
         .then_some(tag)
+}
+
+/// `50.0k` → `50k`: a budget is usually a round number.
+fn round_k(figure: String) -> String {
+    figure.replace(".0k", "k").replace(".0M", "M")
 }
 
 /// The narrow-screen replacement for the tree: `‹ ● coder 1a2b3c4d  2/5 ›  5 agents: …`.

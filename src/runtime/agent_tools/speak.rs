@@ -25,8 +25,8 @@ impl AgentTool for SpeakToAgent {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "speak_to_agent".into(),
-            description: "Send a message to a worker of yours. A finished worker replies; a \
-                running one takes it up at its next step and goes on."
+            description: "Message a worker of yours. A finished one replies; a running one \
+                takes it up at its next step."
                 .into(),
             parameters: json!({
                 "type": "object",

@@ -25,6 +25,7 @@ fn new_agent(id: AgentId, parent: Option<AgentId>) -> NewAgent {
         history: Vec::new(),
         status: AgentStatus::Inactive,
         stats: AgentStats::default(),
+        budget: Budget::default(),
         result: None,
         first_message: None,
         announce: true,

@@ -234,6 +234,7 @@ impl App {
 
         let t = self.theme;
         let asking = self.state.questions.iter().any(|q| q.agent_id == id);
+        let budget_held = self.state.budget_hold.is_some();
         let indicator = self.state.agent(id).and_then(|a| {
             if !a.conversation.streaming.is_empty() {
                 return None;
@@ -269,7 +270,14 @@ impl App {
                 ])),
                 (AgentStatus::Paused, _) => Some(Line::from(vec![
                     Span::styled("‖ ", t.status(AgentStatus::Paused)),
-                    Span::styled(format!("paused {took} · /unpause goes on"), t.dim()),
+                    Span::styled(
+                        if budget_held {
+                            format!("paused {took}: session budget spent · /budget USD or /stop")
+                        } else {
+                            format!("paused {took} · /unpause goes on")
+                        },
+                        t.dim(),
+                    ),
                 ])),
                 _ => None,
             };

@@ -2,7 +2,7 @@
 //! result, conversation), and the questions asked of the tree as a whole.
 
 use super::{Conversation, Figures, SessionState};
-use crate::protocol::{AgentId, AgentResult, AgentStatus, Verdict};
+use crate::protocol::{AgentId, AgentResult, AgentStatus, Budget, Verdict};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
@@ -29,6 +29,8 @@ pub struct AgentView {
     /// How full its context window is: `(tokens, window)` after its last call or
     /// compaction, once known.
     pub context: Option<(u64, u64)>,
+    /// What it may spend (`agent_budget`); unlimited unless told.
+    pub budget: Budget,
     pub result: Option<AgentResult>,
     /// Every check of its results, in order (the details overlay lists them).
     pub verdicts: Vec<Verdict>,
@@ -68,6 +70,7 @@ impl AgentView {
             idle_at: None,
             figures: Figures::default(),
             context: None,
+            budget: Budget::default(),
             result: None,
             verdicts: Vec::new(),
             correcting: None,

@@ -7,8 +7,9 @@
 //! what each agent did when.
 
 use crate::protocol::{
-    AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, Event, EventKind,
-    HistoryItem, McpServerState, SessionTotals, TaskList, TaskTally, TurnEnd,
+    AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, BudgetReached, BudgetScope,
+    Event, EventKind, HistoryItem, McpServerState, SessionTotals, TaskList, TaskTally, TurnEnd,
+    dollars,
 };
 use crate::tui::handle::SessionInfo;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -67,6 +68,9 @@ pub struct SessionState {
     pub board: TaskList,
     /// What each agent did when, stamped as events arrive.
     pub timeline: Timeline,
+    /// The session's budget holds the team: `(spent, limit)` in US dollars, until the
+    /// user raises it (`/budget`), goes on or stops.
+    pub budget_hold: Option<(f64, f64)>,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -113,6 +117,7 @@ impl SessionState {
             paused: false,
             board: TaskList::default(),
             timeline: Timeline::default(),
+            budget_hold: None,
         }
     }
 
@@ -435,6 +440,8 @@ impl SessionState {
             EventKind::MessageQueued { text } => {
                 self.agent_entry(id, now).queued.push(text.clone());
             }
+            // The budget's own notice says why and what to do.
+            EventKind::Paused if self.budget_hold.is_some() => self.paused = true,
             EventKind::Paused => {
                 self.paused = true;
                 self.agent_entry(id, now).conversation.push(EntryKind::Notice(
@@ -442,13 +449,59 @@ impl SessionState {
                         .into(),
                 ));
             }
+            EventKind::AgentBudget { budget } => self.agent_entry(id, now).budget = *budget,
+            EventKind::BudgetReached {
+                scope: BudgetScope::Agent,
+                measure,
+                spent,
+                limit,
+            } => {
+                let reached = BudgetReached {
+                    measure: *measure,
+                    spent: *spent,
+                    limit: *limit,
+                };
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Warning(format!(
+                        "{reached}: stopped before its next model call"
+                    )));
+            }
+            EventKind::BudgetReached {
+                scope: BudgetScope::Session,
+                spent,
+                limit,
+                ..
+            } => {
+                self.budget_hold = Some((*spent, *limit));
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Warning(format!(
+                        "session budget reached: {} of {} spent. The team is paused: \
+                         /budget USD raises the limit and goes on, /stop ends the work",
+                        dollars(*spent),
+                        dollars(*limit)
+                    )));
+            }
+            EventKind::SessionBudgetSet { limit_usd } => {
+                self.budget_hold = None;
+                let line = match limit_usd {
+                    Some(l) => format!("session budget set to {}", dollars(*l)),
+                    None => "session budget lifted: no limit".to_string(),
+                };
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(line));
+            }
             EventKind::Resumed => {
                 self.paused = false;
+                self.budget_hold = None;
                 self.agent_entry(id, now)
                     .conversation
                     .push(EntryKind::Notice("team goes on".into()));
             }
             EventKind::Stopped { cancelled } => {
+                self.budget_hold = None;
                 let workers = match cancelled {
                     0 => "no worker was running".to_string(),
                     1 => "1 worker cancelled".to_string(),
