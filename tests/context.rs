@@ -400,3 +400,30 @@ async fn the_compact_op_summarizes_all_but_the_task_and_the_latest_turn() {
             .contains("FILE-ONE-MARKER")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compact_with_nothing_to_compact_is_a_notice_not_an_error() {
+    use ::squad::protocol::{ApprovalPolicy, EventKind, Op};
+    use common::engine::*;
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([MockResponse::text("hello")]);
+    let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
+    let root = handle.info.root_agent;
+    let mut seen = Vec::new();
+    say(&handle, "hi");
+    next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await;
+    handle.ops.send(Op::Compact { agent_id: root }).unwrap();
+    let notice = next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::Notice { .. } | EventKind::Error { .. })
+    })
+    .await;
+    let EventKind::Notice { message } = notice.kind else {
+        panic!("expected a notice, got {:?}", notice.kind)
+    };
+    assert!(message.contains("nothing to compact"), "{message}");
+    assert_eq!(mock.requests().len(), 1, "no summary request was made");
+}

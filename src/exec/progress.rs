@@ -78,6 +78,7 @@ impl Progress {
                 self.who(id)
             )),
             EventKind::Error { message } => Some(format!("! [{}] {message}", self.who(id))),
+            EventKind::Notice { message } => Some(format!("  [{}] {message}", self.who(id))),
             EventKind::Stalled { on, since_s } => Some(format!(
                 "  ! [{}] stalled: no progress on the {on} for {since_s}s",
                 self.who(id)

@@ -153,6 +153,11 @@ pub enum EventKind {
     Error {
         message: String,
     },
+    /// Something the user should know that is not a failure (e.g. `/compact` found nothing
+    /// to compact).
+    Notice {
+        message: String,
+    },
     ResultReturned {
         parent_id: Option<AgentId>,
         result: AgentResult,

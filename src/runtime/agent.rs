@@ -159,6 +159,12 @@ async fn agent_main(
                 team.announce_if_idle();
                 match result {
                     Ok(_) | Err(CompactError::Cancelled) => {}
+                    Err(e @ CompactError::NothingToCompact) => team.emit(
+                        id,
+                        crate::protocol::EventKind::Notice {
+                            message: format!("/compact: {e}"),
+                        },
+                    ),
                     Err(e) => team.emit(
                         id,
                         crate::protocol::EventKind::Error {

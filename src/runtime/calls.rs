@@ -102,7 +102,7 @@ pub async fn run_tool_calls(
         let stopped = match &out.end {
             BatchEnd::Fatal(why) | BatchEnd::Looping(why) => Some(format!("not run: {why}")),
             _ if cancel.is_cancelled() || !went_on => {
-                Some("interrupted by the user before it ran".to_string())
+                Some("not run: the turn was stopped before this call".to_string())
             }
             _ => None,
         };
@@ -253,7 +253,7 @@ async fn execute(
     if mcp.server_of(&call.name).is_some() {
         let up = tokio::select! {
             up = mcp.prepare(&call.name) => up,
-            _ = cancel.cancelled() => Err("interrupted by the user before it ran".to_string()),
+            _ = cancel.cancelled() => Err("not run: the turn was stopped before this call".to_string()),
         };
         if let Err(why) = up {
             return CallResult::error(why);

@@ -273,9 +273,9 @@ async fn turn_loop(
         }
         match batch.end {
             BatchEnd::Returned => return outcome(TurnEnd::Returned, final_text, None),
-            BatchEnd::Fatal(message) => return outcome(TurnEnd::Error, final_text, Some(message)),
-            // The loop guard: the user sees why, the supervisor is told by the failure.
-            BatchEnd::Looping(message) => {
+            // The loop guard (or a fatal call): the user sees why, the supervisor is told by
+            // the failure.
+            BatchEnd::Fatal(message) | BatchEnd::Looping(message) => {
                 team.count_error(agent);
                 team.emit(
                     agent,

@@ -244,7 +244,9 @@ impl SessionState {
                 action,
             } => {
                 self.agent_entry(id, now);
-                if !self.approvals.iter().any(|p| p.request_id == *request_id) {
+                // Like a question: one read back from an earlier run's log has nobody
+                // waiting on it (a resumed agent asks again, live).
+                if live && !self.approvals.iter().any(|p| p.request_id == *request_id) {
                     self.approvals.push_back(PendingApproval {
                         request_id: *request_id,
                         agent_id: id,
@@ -370,6 +372,11 @@ impl SessionState {
             }
             EventKind::Stalled { .. } => {}
             EventKind::Unstalled => self.agent_entry(id, now).stalled = None,
+            EventKind::Notice { message } => {
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(message.clone()));
+            }
             EventKind::Error { message } => {
                 let a = self.agent_entry(id, now);
                 a.figures.errors += 1;

@@ -391,6 +391,20 @@ fn questions_queue_in_order_and_take_turns_with_approvals() {
 }
 
 #[test]
+fn an_approval_read_back_from_the_log_opens_no_dialog() {
+    let root = AgentId::new();
+    let mut i = info(root);
+    i.replayed_seq = 10;
+    let mut s = SessionState::new(&i);
+    let t = Instant::now();
+    s.apply(&approval_at(root, 9, 1), t);
+    assert!(s.dialog().is_none());
+    assert_eq!(s.dialogs_waiting(), 0);
+    s.apply(&approval_at(root, 11, 1), t);
+    assert!(matches!(s.dialog(), Some(Dialog::Approval(_))));
+}
+
+#[test]
 fn a_question_read_back_from_the_log_opens_no_dialog() {
     let root = AgentId::new();
     let mut i = info(root);
