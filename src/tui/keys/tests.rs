@@ -42,7 +42,7 @@ fn setup() -> T {
 
 fn ev(agent_id: AgentId, kind: EventKind) -> Event {
     Event {
-        seq: 0,
+        seq: 1,
         agent_id,
         kind,
     }

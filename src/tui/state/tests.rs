@@ -171,20 +171,7 @@ fn approvals_queue_and_resolve() {
     let mut s = SessionState::new(&info(root));
     let t = Instant::now();
     for id in [7, 8, 7] {
-        s.apply(
-            &ev(
-                root,
-                EventKind::ApprovalRequested {
-                    request_id: id,
-                    role: "copilot".into(),
-                    tool: "shell".into(),
-                    action: ApprovalAction::Command {
-                        command: "ls".into(),
-                    },
-                },
-            ),
-            t,
-        );
+        s.apply(&approval_at(root, 1, id), t);
     }
     assert_eq!(s.approvals.len(), 2);
     s.apply(
