@@ -182,6 +182,59 @@ async fn the_persona_reading_one_file_over_and_over_is_stopped_and_the_session_g
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_same_write_between_questions_is_stopped_once_it_changed_nothing_five_times() {
+    // What Qwen2.5-Coder-1.5B did for fifteen minutes of `squad exec`: write a file, ask
+    // the (absent) user, write the very same content, ask again…
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if tool_count(body).is_multiple_of(2) {
+            MockResponse::tool_call(
+                "w",
+                "write_file",
+                &json!({"path": "t.py", "content": "x = 1\n"}).to_string(),
+            )
+        } else {
+            MockResponse::tool_call("q", "ask_user", r#"{"question":"what now?"}"#)
+        }
+    });
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "fix the test"])
+        .await;
+    let writes = |body: &Value| {
+        tool_messages(body)
+            .iter()
+            .filter(|(_, c)| c.contains("t.py"))
+            .count()
+    };
+    let reqs = mock.requests();
+    let last = &reqs.last().unwrap().body;
+    // The first write creates the file; the next ones change nothing: the 5th of those
+    // ends the turn, and no request carries its result.
+    assert_eq!(writes(last), 5);
+    assert_eq!(
+        reqs.len(),
+        11,
+        "write and ask five times, then the 6th write"
+    );
+    assert!(
+        tool_messages(last)
+            .iter()
+            .any(|(_, c)| c.contains("already has exactly this content")),
+        "the model is told its write changed nothing"
+    );
+    let why = "loop: called write_file 5 times with the same arguments, nothing changed in between";
+    assert!(
+        of_type(&run.events(), "error")
+            .iter()
+            .any(|e| e["message"] == why),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(sb.read("t.py"), "x = 1\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn reads_with_a_change_in_between_are_not_a_loop() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();

@@ -4,7 +4,10 @@
 //! as JSON, so key order and spacing do not matter, and error) gets a note after
 //! `repeat_note_after` times and stops the turn after `repeat_stop_after`; the same
 //! successful read-only call with the same result, nothing changed in between, stops it
-//! after `read_repeat_stop_after`. Pure: `calls.rs` feeds it each result.
+//! after `read_repeat_stop_after`. So does the same successful change made again with no
+//! other change since (measured with a real 1.5B model: `write_file` of the same content,
+//! a question, the same `write_file`… for fifteen minutes): it changes nothing the first
+//! did not. Pure: `calls.rs` feeds it each result.
 
 use super::toolbox::{Handler, ToolBox};
 use crate::config::GuardsConfig;
@@ -51,6 +54,9 @@ pub struct LoopGuard {
     limits: GuardsConfig,
     failures: HashMap<u64, u32>,
     reads: HashMap<u64, u32>,
+    /// The latest successful change and how many times in a row it was made with no other
+    /// successful change in between (a failed command is taken to have changed nothing).
+    last_change: Option<(u64, u32)>,
 }
 
 impl LoopGuard {
@@ -59,6 +65,7 @@ impl LoopGuard {
             limits,
             failures: HashMap::new(),
             reads: HashMap::new(),
+            last_change: None,
         }
     }
 
@@ -71,11 +78,21 @@ impl LoopGuard {
         output: &str,
         is_error: bool,
     ) -> Verdict {
+        let key = key(name, arguments, output);
+        if kind == CallKind::Change && !is_error {
+            if let Some((last, n)) = &mut self.last_change
+                && *last == key
+            {
+                *n = n.saturating_add(1);
+                let n = *n;
+                return self.same_again(name, n, "change");
+            }
+            self.last_change = Some((key, 1));
+        }
         // Anything that may have changed the workspace makes the next read a new one.
         if kind == CallKind::Change {
             self.reads.clear();
         }
-        let key = key(name, arguments, output);
         if is_error {
             let n = bump(&mut self.failures, key);
             let GuardsConfig {
@@ -108,27 +125,35 @@ impl LoopGuard {
             CallKind::Other => Verdict::Pass,
             CallKind::Read => {
                 let n = bump(&mut self.reads, key);
-                let GuardsConfig {
-                    repeat_note_after: note,
-                    read_repeat_stop_after: stop,
-                    ..
-                } = self.limits;
-                if stop > 0 && n >= stop {
-                    Verdict::Stop(format!(
-                        "loop: called {name} {n} times with the same arguments, nothing changed \
-                         in between"
-                    ))
-                } else if note > 0 && n >= note {
-                    Verdict::Note(format!(
-                        "[squad] You have made this same `{name}` call {n} times in this turn \
-                         with nothing changed in between, and the answer is the same: it is \
-                         above. Use it, or change your approach.{}",
-                        stop_note(stop, "identical calls")
-                    ))
-                } else {
-                    Verdict::Pass
-                }
+                self.same_again(name, n, "answer")
             }
+        }
+    }
+
+    /// The `n`th identical successful call with nothing changed in between.
+    fn same_again(&self, name: &str, n: u32, what: &str) -> Verdict {
+        let GuardsConfig {
+            repeat_note_after: note,
+            read_repeat_stop_after: stop,
+            ..
+        } = self.limits;
+        if stop > 0 && n >= stop {
+            Verdict::Stop(format!(
+                "loop: called {name} {n} times with the same arguments, nothing changed in between"
+            ))
+        } else if note > 0 && n >= note {
+            let what = if what == "change" {
+                "it changes nothing the first one did not"
+            } else {
+                "the answer is the same: it is above. Use it"
+            };
+            Verdict::Note(format!(
+                "[squad] You have made this same `{name}` call {n} times in this turn with \
+                 nothing changed in between, and {what}, or change your approach.{}",
+                stop_note(stop, "identical calls")
+            ))
+        } else {
+            Verdict::Pass
         }
     }
 }
@@ -282,6 +307,49 @@ mod tests {
         g.observe("get_agents", "{}", CallKind::Other, "[]", false);
         assert_eq!(fail(&mut g, EDIT), Verdict::Pass);
         assert!(matches!(fail(&mut g, EDIT), Verdict::Note(_)));
+    }
+
+    #[test]
+    fn the_same_write_again_and_again_with_only_questions_or_failures_between_stops() {
+        // Measured with Qwen2.5-Coder-1.5B: write, ask, the same write, ask… for 15 minutes.
+        let write = r#"{"path":"t.py","content":"x"}"#;
+        let mut g = guard();
+        let mut verdicts = Vec::new();
+        for i in 0..5 {
+            verdicts.push(g.observe("write_file", write, CallKind::Change, "wrote", false));
+            g.observe("ask_user", "{}", CallKind::Other, "nobody", false);
+            if i % 2 == 1 {
+                g.observe(
+                    "run_command",
+                    r#"{"command":"pytest"}"#,
+                    CallKind::Change,
+                    "1",
+                    true,
+                );
+            }
+        }
+        assert_eq!(verdicts[..2], [Verdict::Pass, Verdict::Pass]);
+        assert!(
+            matches!(&verdicts[2], Verdict::Note(n) if n.contains("changes nothing")),
+            "{:?}",
+            verdicts[2]
+        );
+        assert_eq!(
+            verdicts[4],
+            Verdict::Stop(
+                "loop: called write_file 5 times with the same arguments, nothing changed in between"
+                    .into()
+            )
+        );
+        // Another change in between makes the same write a real one again.
+        let mut g = guard();
+        for _ in 0..6 {
+            assert_eq!(
+                g.observe("write_file", write, CallKind::Change, "wrote", false),
+                Verdict::Pass
+            );
+            g.observe("edit_file", EDIT, CallKind::Change, "edited", false);
+        }
     }
 
     #[test]

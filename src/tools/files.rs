@@ -361,6 +361,12 @@ impl ToolHandler for WriteFile {
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
         let args: WriteArgs = args::parse(&write_schema(), args)?;
         let (target, rel, old) = write_target(ctx, &args.path).await?;
+        // Said plainly, so a model that writes the same thing again learns it changed nothing.
+        if old.as_deref() == Some(args.content.as_str()) {
+            return Ok(format!(
+                "'{rel}' already has exactly this content: nothing was written"
+            ));
+        }
         if let Some(parent) = target.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(|e| {
                 ToolError::io("create directory", &ctx.workspace.relative(parent), e)
