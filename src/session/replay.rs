@@ -1,5 +1,6 @@
 use crate::protocol::{
-    AgentId, AgentResult, AgentStatus, Budget, Event, EventKind, HistoryItem, MessageKind, Task,
+    AgentId, AgentResult, AgentStatus, Budget, Event, EventKind, HistoryItem, MessageKind,
+    SpawnOptions, Task,
 };
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -21,6 +22,10 @@ pub struct ReplayedAgent {
     pub cost_usd: f64,
     /// What it may spend (`agent_budget`).
     pub budget: Budget,
+    /// What its spawn asked beyond its role (`agent_options`).
+    pub options: SpawnOptions,
+    /// Released after its outcome was delivered (`released`): it only sits in the tree.
+    pub released: bool,
     /// Whether its latest outcome reached its supervisor (`result_delivered`); one that
     /// finished, or was cut off, without it is still owed.
     pub delivered: bool,
@@ -113,6 +118,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         completion_tokens: 0,
                         cost_usd: 0.0,
                         budget: Budget::default(),
+                        options: SpawnOptions::default(),
+                        released: false,
                         // A worker owes its supervisor an outcome from the start.
                         delivered: parent_id.is_none(),
                         attempts: 0,
@@ -155,6 +162,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                     }
                     EventKind::ResultDelivered { .. } => agent.delivered = true,
                     EventKind::AgentBudget { budget } => agent.budget = *budget,
+                    EventKind::AgentOptions(options) => agent.options = options.clone(),
+                    EventKind::Released => agent.released = true,
                     EventKind::InboxDelivered { .. } => agent.messages.clear(),
                     EventKind::Verification(v) => {
                         agent.attempts = v.attempt;

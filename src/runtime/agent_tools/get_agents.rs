@@ -42,6 +42,9 @@ impl AgentTool for GetAgents {
                     "task": clip(&a.task, 120),
                     "has_result": a.has_result,
                 });
+                if a.released {
+                    entry["released"] = json!(true);
+                }
                 if let Some(v) = &a.verification {
                     entry["verification"] = json!({
                         "passed": v.passed,

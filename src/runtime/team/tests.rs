@@ -29,6 +29,8 @@ fn new_agent(id: AgentId, parent: Option<AgentId>) -> NewAgent {
         result: None,
         first_message: None,
         announce: true,
+        options: Default::default(),
+        released: false,
     }
 }
 
