@@ -410,6 +410,58 @@ mod tests {
     }
 
     #[test]
+    fn options_and_releases_come_back() {
+        let (root, w) = (AgentId::new(), AgentId::new());
+        let ev = |seq, agent_id, kind| Event {
+            seq,
+            agent_id,
+            kind,
+        };
+        let options = SpawnOptions {
+            keep: false,
+            instructions: Some("only src/".into()),
+            tools: Some(vec!["read_file".into(), "return_results".into()]),
+        };
+        let mut log = vec![
+            ev(
+                1,
+                root,
+                EventKind::AgentSpawned {
+                    parent_id: None,
+                    role: "r".into(),
+                    model: "m".into(),
+                    task: String::new(),
+                    depth: 0,
+                },
+            ),
+            ev(
+                2,
+                w,
+                EventKind::AgentSpawned {
+                    parent_id: Some(root),
+                    role: "r".into(),
+                    model: "m".into(),
+                    task: "t".into(),
+                    depth: 1,
+                },
+            ),
+            ev(3, w, EventKind::AgentOptions(options.clone())),
+        ];
+        let session = replay(&log).unwrap();
+        assert_eq!(session.agents[1].options, options);
+        assert!(!session.agents[1].released);
+        log.push(ev(4, w, EventKind::Released));
+        assert!(replay(&log).unwrap().agents[1].released);
+        // As the log has them: a unit variant and a flat object.
+        let json = serde_json::to_value(&log[2]).unwrap();
+        assert_eq!(json["type"], "agent_options");
+        assert_eq!(json["instructions"], "only src/");
+        assert!(json.get("keep").is_none(), "left out when false");
+        let json = serde_json::to_string(&log[3]).unwrap();
+        assert!(json.contains(r#""type":"released""#), "{json}");
+    }
+
+    #[test]
     fn calls_left_open_by_a_crash_get_a_result() {
         let call = |id: &str| ToolCall {
             id: id.into(),
