@@ -136,7 +136,7 @@ pub fn agent_lines(
         } else if a.options.keep {
             "kept for follow-ups (never released)"
         } else {
-            "temporary: released once its result has been delivered"
+            "temporary: released after its result is delivered"
         };
         out.push(field("lifetime", vec![Span::raw(life)], theme));
     }
