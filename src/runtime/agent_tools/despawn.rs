@@ -19,8 +19,7 @@ impl AgentTool for DespawnAgent {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "despawn_agent".into(),
-            description:
-                "Cancel a worker of yours and its own workers: no longer needed, or stuck.".into(),
+            description: "Cancel a worker of yours and its own workers.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {"agent_id": {"type": "string"}},

@@ -14,7 +14,7 @@ impl AgentTool for GetAgents {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "get_agents".into(),
-            description: "Your workers: status, role, task, whether a result is ready.".into(),
+            description: "Your workers and how they stand.".into(),
             parameters: json!({"type": "object", "properties": {}}),
         }
     }

@@ -45,9 +45,11 @@ impl AgentTool for SpawnAgent {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "spawn_agent".into(),
+            // Terse: copilot's first request stays under 8 KB (`benches/context.rs`); the
+            // result's note says to collect it with wait_for_agents.
             description: "Start a worker (one of your enabled roles) on one task, in parallel; \
                 returns its agent_id at once. It sees ONLY task_prompt, context and files, not \
-                this conversation. Collect results with wait_for_agents."
+                this conversation."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -55,8 +57,8 @@ impl AgentTool for SpawnAgent {
                     "role_name": {"type": "string"},
                     "task_prompt": {"type": "string", "description": "Self-contained task and the expected outcome."},
                     "context": {"type": "string", "description": "Facts and constraints it needs."},
-                    "files": {"type": "array", "items": {"type": "string"}, "description": "Paths whose contents it is given."},
-                    "task_id": {"type": "string", "description": "A ready task id from plan_tasks."},
+                    "files": {"type": "array", "items": {"type": "string"}, "description": "Files given to it."},
+                    "task_id": {"type": "string", "description": "A ready task from plan_tasks."},
                     "budget": {"type": "object", "properties": {"tokens": {"type": "integer"}, "cost_usd": {"type": "number"}, "wall_s": {"type": "integer"}}},
                     "keep": {"type": "boolean", "description": "Keep for follow-ups."},
                     "instructions": {"type": "string", "description": "Added to its role's prompt."},
