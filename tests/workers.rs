@@ -175,7 +175,7 @@ async fn a_temporary_worker_is_released_and_says_so_and_a_kept_one_takes_follow_
         .filter(|e| matches!(e.kind, EventKind::Released))
         .map(|e| e.agent_id.to_string())
         .collect();
-    assert_eq!(released, [temp.clone()], "only the temporary worker");
+    assert_eq!(released, [temp.as_str()], "only the temporary worker");
     // The temporary worker got no request after its first; the kept one answered again.
     let by_task = |task: &str| {
         reqs.iter()

@@ -428,6 +428,8 @@ impl App {
                     );
                 } else if self.state.agent(id).is_some_and(|a| a.despawned) {
                     self.set_notice("already cancelled", now);
+                } else if self.state.agent(id).is_some_and(|a| a.released) {
+                    self.set_notice("released already: there is nothing to cancel", now);
                 } else {
                     self.open(Overlay::ConfirmDespawn(id));
                 }

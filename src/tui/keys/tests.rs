@@ -720,4 +720,14 @@ fn s_in_the_agents_view_saves_the_selected_workers_role_under_a_typed_name() {
         t.app.notice.as_ref().map(|(n, _)| n.as_str()),
         Some(refused)
     );
+    // A released worker has nothing left to cancel.
+    t.app.apply(&ev(w, EventKind::Released), t.t0);
+    t.app.on_key(key(KeyCode::Char('x')), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::Agents));
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .is_some_and(|(n, _)| n.contains("released already"))
+    );
 }
