@@ -10,7 +10,7 @@ use ratatui::style::Color;
 use squad::protocol::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Artifact,
     Budget, BudgetMeasure, BudgetScope, ChangeType, Event, EventKind, Finding, HistoryItem, Op,
-    ResultStatus, Severity, Task, TaskStatus, ToolCall, TurnEnd, Verdict,
+    ResultStatus, Severity, SpawnOptions, Task, TaskStatus, ToolCall, TurnEnd, Verdict,
 };
 use squad::tui::{Action, App, Focus, LeftPane, Overlay, SessionInfo, Theme};
 use std::time::{Duration, Instant};
@@ -686,6 +686,8 @@ fn approval_dialogs() {
                 cost_usd: Some(0.5),
                 wall_s: None,
             },
+            instructions: None,
+            keep: false,
         },
     );
     insta::assert_snapshot!("approval_diff_80x24", s.screen(80, 24));
@@ -1326,4 +1328,91 @@ fn loop_stopped_worker_shows_its_reason() {
         "{screen}"
     );
     insta::assert_snapshot!("loop_stopped_details_100x24", screen);
+}
+
+#[test]
+fn spawn_dialog_with_instructions_narrowed_tools_and_keep() {
+    let mut s = Script::new();
+    let root = s.root;
+    request(
+        &mut s,
+        root,
+        4,
+        "copilot",
+        "spawn_agent",
+        ApprovalAction::Spawn {
+            role: "code_reviewer".into(),
+            task: "Review src/cli.rs for panics on bad input.".into(),
+            tools: vec!["read_file".into(), "return_results".into()],
+            model: "gpt-4.1".into(),
+            budget: Budget::default(),
+            instructions: Some(
+                "Only report panics and unwraps; ignore style.\nQuote the line of each finding."
+                    .into(),
+            ),
+            keep: true,
+        },
+    );
+    let screen = s.screen(80, 24);
+    for needle in [
+        "read_file, return_results",
+        "kept for follow-ups",
+        "instructions (added to its role's prompt)",
+        "Quote the line of each finding.",
+    ] {
+        assert!(screen.contains(needle), "{needle}: {screen}");
+    }
+    insta::assert_snapshot!("approval_spawn_ad_hoc_80x24", screen);
+}
+
+#[test]
+fn released_worker_in_the_tree_and_the_details() {
+    let (mut s, [_, tester, _]) = team();
+    s.ev(
+        tester,
+        EventKind::AgentOptions(SpawnOptions {
+            keep: false,
+            instructions: Some("Run only the CLI tests.".into()),
+            tools: Some(vec!["run_tests".into(), "return_results".into()]),
+        }),
+    );
+    s.ev(tester, EventKind::ResultDelivered { parent_id: s.root });
+    s.at(90);
+    s.ev(tester, EventKind::Released);
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Down);
+    let screen = s.screen(100, 24);
+    assert!(screen.contains("tester released"), "{screen}");
+    assert!(
+        screen.contains("(released)"),
+        "the composer says so: {screen}"
+    );
+    assert!(screen.contains("takes no more"), "{screen}");
+    insta::assert_snapshot!("released_100x24", screen);
+    s.key(KeyCode::Char('i'));
+    let screen = s.screen(100, 30);
+    for needle in [
+        "released: takes no more messages",
+        "run_tests, return_results (named by its supervisor)",
+        "Run only the CLI tests.",
+    ] {
+        assert!(screen.contains(needle), "{needle}: {screen}");
+    }
+    insta::assert_snapshot!("released_details_100x30", screen);
+}
+
+#[test]
+fn save_role_prompt_in_the_agents_view() {
+    let (mut s, [coder, ..]) = team();
+    s.command("/agents");
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Char('s'));
+    assert_eq!(s.app.overlay, Some(Overlay::SaveRole(coder)));
+    let screen = s.screen(80, 24);
+    assert!(
+        screen.contains("s save as role") || screen.contains("Enter save"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("save_role_80x24", screen);
 }

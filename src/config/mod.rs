@@ -31,6 +31,8 @@ pub struct Config {
     pub tools: ToolsConfig,
     /// Loop guard and stall detection.
     pub guards: GuardsConfig,
+    /// Workers' lifetime: when a temporary worker is released.
+    pub team: TeamConfig,
     pub verify: VerifyConfig,
     /// MCP servers whose tools the agents may use, by name (`[mcp_servers.NAME]`).
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -144,6 +146,30 @@ impl GuardsConfig {
     }
 }
 
+/// Workers' lifetime (`[team]`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TeamConfig {
+    /// Seconds after a temporary worker's outcome reached its supervisor until it is
+    /// released (takes no more follow-ups); 0 releases it at once. `spawn_agent`'s
+    /// `keep: true` keeps a worker for good.
+    pub release_after_s: u64,
+}
+
+impl Default for TeamConfig {
+    fn default() -> Self {
+        Self {
+            release_after_s: 300,
+        }
+    }
+}
+
+impl TeamConfig {
+    pub fn release_after(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.release_after_s)
+    }
+}
+
 /// Checking workers' results against the workspace before their supervisor gets them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -249,6 +275,7 @@ impl Default for Config {
             limits: Limits::default(),
             tools: ToolsConfig::default(),
             guards: GuardsConfig::default(),
+            team: TeamConfig::default(),
             verify: VerifyConfig::default(),
             mcp_servers: BTreeMap::new(),
             context: ContextConfig::default(),
@@ -513,6 +540,7 @@ mod tests {
             "limits",
             "tools",
             "guards",
+            "team",
             "verify",
             "mcp_servers",
             "context",

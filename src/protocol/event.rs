@@ -1,6 +1,6 @@
 use super::{
     AgentId, AgentResult, AgentStatus, Budget, BudgetMeasure, BudgetScope, Declined, HistoryItem,
-    MessageKind, StuckTask, Task, TaskMetrics, Verdict,
+    MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -45,6 +45,9 @@ pub enum EventKind {
     AgentBudget {
         budget: Budget,
     },
+    /// What the spawn asked beyond the worker's role (kept, instructions, narrowed tools),
+    /// right after its `agent_spawned` (only when it asked any). Resume restores it.
+    AgentOptions(SpawnOptions),
     AgentStatus {
         parent_id: Option<AgentId>,
         status: AgentStatus,
@@ -172,6 +175,16 @@ pub enum EventKind {
     },
     Despawned {
         parent_id: Option<AgentId>,
+    },
+    /// A temporary worker was released, `[team] release_after_s` after its outcome
+    /// reached its supervisor: it takes no more messages and no longer counts against
+    /// `max_live_agents`. Its history stays in the log (and on screen) for reading.
+    Released,
+    /// A worker's role and prompt were saved as a role file (`Op::SaveRole`); it loads
+    /// with the next session.
+    RoleSaved {
+        name: String,
+        path: PathBuf,
     },
     /// A worker (`agent_id`) wrote to its supervisor with `message_supervisor`, without
     /// ending its turn. The supervisor reads it with its next notice batch; a `question`
@@ -377,6 +390,12 @@ pub enum ApprovalAction {
         /// What it may spend (left out when unlimited).
         #[serde(default, skip_serializing_if = "Budget::is_unlimited")]
         budget: Budget,
+        /// Instructions appended to its role's prompt (`spawn_agent`'s `instructions`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instructions: Option<String>,
+        /// Kept for follow-ups rather than released once its result is delivered.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        keep: bool,
     },
     /// A tool of an MCP server that does not declare itself read-only.
     McpTool {

@@ -10,6 +10,7 @@ mod notice;
 mod op;
 mod question;
 mod result;
+mod spawn;
 mod task;
 mod verdict;
 
@@ -25,5 +26,6 @@ pub use notice::{MessageKind, Priority};
 pub use op::Op;
 pub use question::Declined;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
+pub use spawn::SpawnOptions;
 pub use task::{StuckTask, Task, TaskList, TaskStatus, deadlocked};
 pub use verdict::{Finding, Severity, Verdict};

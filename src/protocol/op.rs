@@ -51,6 +51,9 @@ pub enum Op {
         #[serde(default)]
         agent_id: Option<AgentId>,
     },
+    /// Save a worker's role and prompt (its spawn's instructions and tools included) as
+    /// the role file `.squad/roles/NAME.toml`; answered by `role_saved` or an `error`.
+    SaveRole { agent_id: AgentId, name: String },
     /// Finish: cancel all work and close the log.
     Shutdown,
 }

@@ -186,7 +186,7 @@ fn load_file(path: &Path, warnings: &mut Vec<String>) -> Option<Role> {
 
 /// Checks serde cannot express: names usable on the command line, a real prompt, verify
 /// rules with a command and globs that parse.
-fn check_fields(role: &Role) -> Result<(), TomlProblem> {
+pub(super) fn check_fields(role: &Role) -> Result<(), TomlProblem> {
     let problem = |key: &str, message: String| TomlProblem {
         line: None,
         column: None,

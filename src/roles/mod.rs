@@ -3,8 +3,10 @@
 //! `.squad/roles/` override them by name.
 
 mod load;
+mod save;
 
 pub use load::{DEFAULT_ROLE, RoleError, RoleSet, load_roles, load_roles_from};
+pub use save::{SaveRoleError, save_role};
 
 impl RoleSet {
     /// Warns about role files that name tools no handler serves (the names come from the

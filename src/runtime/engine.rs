@@ -66,9 +66,10 @@ impl Engine {
     }
 
     /// The tools `agent` may call now: its own (fixed when it started), then the MCP tools
-    /// of servers that are up which its role and every role above it offer.
+    /// of servers that are up which its role and every role above it offer (none when its
+    /// spawn named its tools).
     pub fn agent_tools(&self, agent: AgentId, own: &Arc<[String]>) -> Arc<[String]> {
-        if self.tools.mcp().tools().is_empty() {
+        if self.tools.mcp().tools().is_empty() || self.team.is_narrowed(agent) {
             return own.clone();
         }
         let lineage = self.team.lineage(agent);
@@ -88,6 +89,10 @@ impl Engine {
         let view = self.team.request_view(agent)?;
         let role = self.role(&view.role)?;
         let mut system_prompt = role.system_prompt.trim().to_string();
+        if let Some(extra) = &view.instructions {
+            system_prompt.push_str("\n\n# Instructions for this task, from your supervisor\n");
+            system_prompt.push_str(extra.trim());
+        }
         system_prompt.push_str(&format!(
             "\n\n# Environment\nWorkspace root: {}. Every path you pass to a tool is relative to it.",
             self.workspace.root().display()

@@ -25,6 +25,7 @@ mod pause;
 mod persona;
 mod questions;
 mod report;
+mod save_role;
 mod stall;
 mod start;
 mod tasks;

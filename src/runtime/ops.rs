@@ -76,6 +76,7 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
                     team.emit(root, EventKind::Error { message });
                 }
             }
+            Op::SaveRole { agent_id, name } => super::save_role::serve(&engine, agent_id, &name),
             Op::Stop => stop(&engine),
             Op::Continue { agent_id } => continue_agents(&engine, agent_id),
             Op::Shutdown => {
@@ -175,6 +176,13 @@ fn deliver_user_message(engine: &Engine, target: AgentId, text: String) -> Resul
     let status = team
         .status(target)
         .ok_or_else(|| format!("no agent {target} in this session"))?;
+    if target != engine.root() && team.release_if_due(target, std::time::Instant::now()) {
+        return Err(
+            "this worker was released (its result was delivered and it was not kept) and takes \
+             no more messages; its history stays here for reading. Ask its supervisor for a new worker"
+                .to_string(),
+        );
+    }
     if target != engine.root() && matches!(status, AgentStatus::Failed | AgentStatus::Cancelled) {
         return Err(format!(
             "this worker is {status} and cannot take messages; talk to the supervisor or spawn a new worker"

@@ -124,6 +124,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         workspace.root(),
         opts.config.context.max_instructions_bytes,
     );
+    let release_after = opts.config.team.release_after();
     let engine = Arc::new(Engine {
         windows,
         instructions,
@@ -143,7 +144,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         workspace: Arc::new(workspace),
         gate: ApprovalGate::new(opts.can_ask),
         questions: super::questions::Questions::new(opts.can_ask),
-        team: Team::new(sink, root),
+        team: Team::new(sink, root).release_after(release_after),
         checks: Default::default(),
         tasks: Default::default(),
     });
@@ -208,6 +209,8 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
                     result: None,
                     first_message: None,
                     announce: true,
+                    options: Default::default(),
+                    released: false,
                 },
             );
         }
@@ -219,6 +222,8 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         let _ = switch_persona(&engine, &role.name, "chosen with --role on resume", "");
     }
 
+    let releases = engine.clone();
+    tokio::spawn(async move { releases.team.run_releases().await });
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     tokio::spawn(serve_ops(engine.clone(), op_rx));
     Ok(SessionHandle {
@@ -268,7 +273,11 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
             continue;
         };
         let ceiling = agent.parent_id.and_then(|p| engine.team.tools(p));
-        let tools = engine.tools.tools_for(role, !is_root, ceiling.as_deref());
+        let mut tools = engine.tools.tools_for(role, !is_root, ceiling.as_deref());
+        // Narrowed by its spawn: the same tools again, never more than the role's now.
+        if let Some(only) = &agent.options.tools {
+            tools.retain(|t| only.contains(t));
+        }
         let model = if is_root {
             role.model(&engine.config)
         } else {
@@ -303,7 +312,12 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
                 task: agent.task,
                 policy,
                 tools,
-                history: agent.history,
+                // A released worker's conversation stays in the log only.
+                history: if agent.released {
+                    Vec::new()
+                } else {
+                    agent.history
+                },
                 status: agent.status,
                 stats: AgentStats {
                     prompt_tokens: agent.prompt_tokens,
@@ -315,6 +329,8 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
                 result: agent.result,
                 first_message: None,
                 announce: false,
+                options: agent.options,
+                released: agent.released,
             },
         );
         if !messages.is_empty() {
@@ -324,6 +340,7 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
     engine
         .team
         .restore_delivery(|id, _| delivered.get(&id).copied().unwrap_or(true));
+    engine.team.restore_releases();
     // The log may end with them running (the process was killed): say what they are now.
     for (id, parent_id) in interrupted {
         engine.team.emit(

@@ -7,6 +7,7 @@ mod budget;
 mod context;
 mod fan_in;
 mod inbox;
+mod release;
 mod roster;
 mod stats;
 mod steer;
@@ -22,8 +23,9 @@ pub use stats::AgentStats;
 use super::events::EventSink;
 use super::inbox::Notice;
 use crate::protocol::{
-    AgentId, AgentResult, AgentStatus, ApprovalPolicy, Budget, EventKind, HistoryItem,
+    AgentId, AgentResult, AgentStatus, ApprovalPolicy, Budget, EventKind, HistoryItem, SpawnOptions,
 };
+use release::{Life, Releases};
 use roster::Roster;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -69,6 +71,11 @@ pub struct NewAgent {
     /// Whether to announce it. A resumed agent was announced in the log already; it also
     /// waits for someone to speak before it acts on results owed to it.
     pub announce: bool,
+    /// What its spawn asked beyond its role (`keep`, `instructions`, narrowed `tools`:
+    /// `tools` above is already the narrowed list).
+    pub options: SpawnOptions,
+    /// Read back released from the log: it only sits in the tree.
+    pub released: bool,
 }
 
 /// A conversation shared with the requests built from it: a request holds a clone of the
@@ -117,6 +124,12 @@ struct Agent {
     in_turn: bool,
     /// Messages for the running turn, oldest first (`team/steer.rs`).
     steering: Vec<steer::Steer>,
+    /// Instructions its spawn appended to its role's prompt.
+    instructions: Option<String>,
+    /// Its spawn named its tools: it gets those, and no MCP tools besides.
+    narrowed: bool,
+    /// Temporary or kept, released or not (`team/release.rs`).
+    life: Life,
 }
 
 impl Agent {
@@ -149,6 +162,8 @@ pub struct RequestView {
     pub depth: u32,
     /// The role of its supervisor, for workers.
     pub parent_role: Option<String>,
+    /// Appended to its role's prompt (its spawn's `instructions`).
+    pub instructions: Option<String>,
 }
 
 /// Who an agent is, for the tools that act on it.
@@ -169,6 +184,7 @@ pub struct ChildInfo {
     pub has_result: bool,
     /// The checks of its result, when they ran.
     pub verification: Option<crate::protocol::Verdict>,
+    pub released: bool,
 }
 
 pub struct Team {
@@ -176,6 +192,7 @@ pub struct Team {
     version: watch::Sender<u64>,
     events: EventSink,
     root: AgentId,
+    releases: Releases,
 }
 
 impl Team {
@@ -185,7 +202,15 @@ impl Team {
             version: watch::channel(0).0,
             events,
             root,
+            releases: Releases::default(),
         }
+    }
+
+    /// How long after its outcome reached its supervisor a temporary worker is released
+    /// (`[team] release_after_s`).
+    pub fn release_after(mut self, after: std::time::Duration) -> Self {
+        self.releases = Releases::new(after);
+        self
     }
 
     pub fn root(&self) -> AgentId {
@@ -218,6 +243,10 @@ impl Team {
             Some(parent) => parent.cancel.child_token(),
             None => CancellationToken::new(),
         };
+        if new.released {
+            // Its task ends as soon as it starts; nothing can reach it.
+            cancel.cancel();
+        }
         if let Some(parent) = new.parent.and_then(|p| agents.get_mut(&p)) {
             parent.children.push(id);
         }
@@ -260,8 +289,16 @@ impl Team {
                 alarm: false,
                 in_turn: false,
                 steering: Vec::new(),
+                instructions: new.options.instructions.clone(),
+                narrowed: new.options.tools.is_some(),
+                life: Life {
+                    keep: new.options.keep,
+                    released: new.released,
+                    ..Life::default()
+                },
             },
         );
+        agents.resettle(id);
         drop(agents);
         self.bump();
         if new.announce {
@@ -277,6 +314,9 @@ impl Team {
             );
             if !new.budget.is_unlimited() {
                 self.emit(id, EventKind::AgentBudget { budget: new.budget });
+            }
+            if !new.options.is_default() {
+                self.emit(id, EventKind::AgentOptions(new.options));
             }
             for item in new.history {
                 self.push_item(id, item);
@@ -350,6 +390,7 @@ impl Team {
             }
             let parent = entry.parent;
             agents.count_status(Some(old), status);
+            agents.resettle(id);
             // A failed worker is critical news: a supervisor in `wait_for_agents` wakes.
             if status == AgentStatus::Failed
                 && let Some(p) = parent.and_then(|p| agents.get_mut(&p))
@@ -510,9 +551,11 @@ impl Team {
         out
     }
 
-    /// Agents that still hold work or may be spoken to again (not failed or cancelled).
+    /// Agents that hold a slot of `max_live_agents`: not failed or cancelled, and not a
+    /// temporary worker whose outcome was delivered (`team/release.rs`).
     pub fn live_count(&self) -> usize {
-        self.lock().live
+        let agents = self.lock();
+        agents.live - agents.free
     }
 
     /// Whether the agent's conversation ends where the model must speak next (a message,
@@ -558,6 +601,16 @@ impl Team {
         })
     }
 
+    /// The instructions its spawn appended to its role's prompt.
+    pub fn instructions(&self, id: AgentId) -> Option<String> {
+        self.with(id, |a| a.instructions.clone()).flatten()
+    }
+
+    /// Its spawn named its tools (`spawn_agent`'s `tools`).
+    pub fn is_narrowed(&self, id: AgentId) -> bool {
+        self.with(id, |a| a.narrowed).unwrap_or(false)
+    }
+
     pub fn tools(&self, id: AgentId) -> Option<Arc<[String]>> {
         self.with(id, |a| a.tools.clone())
     }
@@ -575,6 +628,7 @@ impl Team {
             parent_role: a
                 .parent
                 .map(|p| agents.get(&p).map(|p| p.role.clone()).unwrap_or_default()),
+            instructions: a.instructions.clone(),
         })
     }
 
@@ -597,6 +651,7 @@ impl Team {
                 task: a.task.clone(),
                 has_result: a.result.is_some(),
                 verification: a.result.as_ref().and_then(|r| r.verification.clone()),
+                released: a.life.released,
             })
             .collect()
     }
@@ -638,7 +693,8 @@ impl Team {
             .filter(|a| roster::is_live(a.status))
             .count();
         let queued = agents.values().filter(|a| a.queued > 0).count();
-        (agents.active, agents.live, agents.queued) == (active, live, queued)
+        let free = agents.values().filter(|a| a.frees_slot()).count();
+        (agents.active, agents.live, agents.queued, agents.free) == (active, live, queued, free)
     }
 }
 

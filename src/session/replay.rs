@@ -1,5 +1,6 @@
 use crate::protocol::{
-    AgentId, AgentResult, AgentStatus, Budget, Event, EventKind, HistoryItem, MessageKind, Task,
+    AgentId, AgentResult, AgentStatus, Budget, Event, EventKind, HistoryItem, MessageKind,
+    SpawnOptions, Task,
 };
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -21,6 +22,10 @@ pub struct ReplayedAgent {
     pub cost_usd: f64,
     /// What it may spend (`agent_budget`).
     pub budget: Budget,
+    /// What its spawn asked beyond its role (`agent_options`).
+    pub options: SpawnOptions,
+    /// Released after its outcome was delivered (`released`): it only sits in the tree.
+    pub released: bool,
     /// Whether its latest outcome reached its supervisor (`result_delivered`); one that
     /// finished, or was cut off, without it is still owed.
     pub delivered: bool,
@@ -113,6 +118,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         completion_tokens: 0,
                         cost_usd: 0.0,
                         budget: Budget::default(),
+                        options: SpawnOptions::default(),
+                        released: false,
                         // A worker owes its supervisor an outcome from the start.
                         delivered: parent_id.is_none(),
                         attempts: 0,
@@ -155,6 +162,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                     }
                     EventKind::ResultDelivered { .. } => agent.delivered = true,
                     EventKind::AgentBudget { budget } => agent.budget = *budget,
+                    EventKind::AgentOptions(options) => agent.options = options.clone(),
+                    EventKind::Released => agent.released = true,
                     EventKind::InboxDelivered { .. } => agent.messages.clear(),
                     EventKind::Verification(v) => {
                         agent.attempts = v.attempt;
@@ -398,6 +407,58 @@ mod tests {
         assert_eq!(replay(&log).unwrap().session_budget, Some(Some(2.0)));
         log.push(ev(5, root, EventKind::SessionBudgetSet { limit_usd: None }));
         assert_eq!(replay(&log).unwrap().session_budget, Some(None));
+    }
+
+    #[test]
+    fn options_and_releases_come_back() {
+        let (root, w) = (AgentId::new(), AgentId::new());
+        let ev = |seq, agent_id, kind| Event {
+            seq,
+            agent_id,
+            kind,
+        };
+        let options = SpawnOptions {
+            keep: false,
+            instructions: Some("only src/".into()),
+            tools: Some(vec!["read_file".into(), "return_results".into()]),
+        };
+        let mut log = vec![
+            ev(
+                1,
+                root,
+                EventKind::AgentSpawned {
+                    parent_id: None,
+                    role: "r".into(),
+                    model: "m".into(),
+                    task: String::new(),
+                    depth: 0,
+                },
+            ),
+            ev(
+                2,
+                w,
+                EventKind::AgentSpawned {
+                    parent_id: Some(root),
+                    role: "r".into(),
+                    model: "m".into(),
+                    task: "t".into(),
+                    depth: 1,
+                },
+            ),
+            ev(3, w, EventKind::AgentOptions(options.clone())),
+        ];
+        let session = replay(&log).unwrap();
+        assert_eq!(session.agents[1].options, options);
+        assert!(!session.agents[1].released);
+        log.push(ev(4, w, EventKind::Released));
+        assert!(replay(&log).unwrap().agents[1].released);
+        // As the log has them: a unit variant and a flat object.
+        let json = serde_json::to_value(&log[2]).unwrap();
+        assert_eq!(json["type"], "agent_options");
+        assert_eq!(json["instructions"], "only src/");
+        assert!(json.get("keep").is_none(), "left out when false");
+        let json = serde_json::to_string(&log[3]).unwrap();
+        assert!(json.contains(r#""type":"released""#), "{json}");
     }
 
     #[test]

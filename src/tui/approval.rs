@@ -58,6 +58,8 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             tools,
             model,
             budget,
+            instructions,
+            keep,
         } => {
             let field = |name: &str, value: String, style: Style| {
                 wrap(
@@ -77,6 +79,27 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             lines.extend(field("tools", tools, Style::default()));
             if !budget.is_unlimited() {
                 lines.extend(field("budget", budget.describe(), t.warn()));
+            }
+            if *keep {
+                lines.extend(field(
+                    "keep",
+                    "yes: kept for follow-ups, never released".into(),
+                    Style::default(),
+                ));
+            }
+            if let Some(extra) = instructions {
+                lines.push(Line::styled(
+                    "instructions (added to its role's prompt)",
+                    t.dim(),
+                ));
+                for para in extra.lines() {
+                    lines.extend(wrap(
+                        &[Span::raw(para.to_string())],
+                        w,
+                        &[Span::raw("  ")],
+                        &[Span::raw("  ")],
+                    ));
+                }
             }
             lines.push(Line::styled("task", t.dim()));
             lines.extend(wrap(

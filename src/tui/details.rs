@@ -130,6 +130,27 @@ pub fn agent_lines(
             theme,
         ),
     ];
+    if a.parent.is_some() {
+        let life = if a.released {
+            "released: takes no more messages (its history stays here)"
+        } else if a.options.keep {
+            "kept for follow-ups (never released)"
+        } else {
+            "temporary: released after its result is delivered"
+        };
+        out.push(field("lifetime", vec![Span::raw(life)], theme));
+    }
+    if let Some(tools) = &a.options.tools {
+        out.extend(wrapped_field(
+            "tools",
+            vec![Span::raw(format!(
+                "{} (named by its supervisor)",
+                tools.join(", ")
+            ))],
+            w,
+            theme,
+        ));
+    }
     if let (Some((t, w)), Some(p)) = (a.context, a.context_percent()) {
         out.insert(
             6,
@@ -191,6 +212,15 @@ pub fn agent_lines(
     if !a.task.trim().is_empty() {
         out.push(Line::default());
         out.extend(text_block("task", &a.task, w, theme));
+    }
+    if let Some(extra) = &a.options.instructions {
+        out.push(Line::default());
+        out.extend(text_block(
+            "instructions (added to its role's prompt)",
+            extra,
+            w,
+            theme,
+        ));
     }
     if !a.verdicts.is_empty() {
         out.push(Line::default());

@@ -30,6 +30,7 @@ const LEFT: &[Section] = &[
             ("i", "details"),
             ("x", "cancel worker"),
             ("c", "continue interrupted"),
+            ("s", "save as role (/agents)"),
             ("t", "same as Ctrl+T"),
         ],
     ),

@@ -1,10 +1,11 @@
 //! Key handling: (app, key, now) → view changes and the [`Action`]s to carry out. No
 //! I/O happens here, so every binding is unit-tested without a terminal.
 
-use crate::protocol::{AgentStatus, ApprovalDecision, Op};
+use crate::protocol::{AgentId, AgentStatus, ApprovalDecision, Op};
 use crate::tui::app::{Action, App, Exit, Focus, LeftPane, Overlay};
 use crate::tui::commands::{self, SlashCommand};
 use crate::tui::question::Reply;
+use crate::tui::save_role::{self, NameKey};
 use crate::tui::state::Dialog;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
@@ -191,6 +192,9 @@ impl App {
     }
 
     fn overlay_key(&mut self, o: Overlay, key: KeyEvent, now: Instant) -> Vec<Action> {
+        if let Overlay::SaveRole(id) = o {
+            return self.save_role_key(id, key, now);
+        }
         let close = matches!(key.code, KeyCode::Esc | KeyCode::F(1))
             || (o == Overlay::Help && key.code == KeyCode::Char('?'))
             || (matches!(o, Overlay::Details(_)) && key.code == KeyCode::Char('i'))
@@ -232,7 +236,9 @@ impl App {
                 }
             }
             Overlay::Agents => {
-                if matches!(key.code, KeyCode::Enter) {
+                if key.code == KeyCode::Char('s') {
+                    self.ask_role_name(now);
+                } else if matches!(key.code, KeyCode::Enter) {
                     self.overlay = None;
                     self.focus = Focus::Conversation;
                 } else {
@@ -255,6 +261,39 @@ impl App {
             },
         }
         Vec::new()
+    }
+
+    /// `s` in `/agents`: asks the name to save the selected worker's role as.
+    fn ask_role_name(&mut self, now: Instant) {
+        let id = self.viewed();
+        match self.state.agent(id) {
+            Some(_) if id == self.state.root_agent => self.set_notice(
+                "the persona's role is a role file already: select a worker to save its role",
+                now,
+            ),
+            Some(a) => {
+                self.role_name = save_role::suggestion(&a.role, id);
+                self.overlay = Some(Overlay::SaveRole(id));
+            }
+            None => {}
+        }
+    }
+
+    /// A key in the save-as-role prompt; it goes back to `/agents` when done.
+    fn save_role_key(&mut self, id: AgentId, key: KeyEvent, now: Instant) -> Vec<Action> {
+        match save_role::key(&mut self.role_name, key) {
+            NameKey::Edited => Vec::new(),
+            NameKey::Cancel => {
+                self.overlay = Some(Overlay::Agents);
+                Vec::new()
+            }
+            NameKey::Save(name) => {
+                self.overlay = Some(Overlay::Agents);
+                self.saving_role = Some(id);
+                self.set_notice(format!("saving role {name}…"), now);
+                vec![Action::Send(Op::SaveRole { agent_id: id, name })]
+            }
+        }
     }
 
     /// The panes `Tab` steps through, as the screen shows them now.
@@ -389,6 +428,8 @@ impl App {
                     );
                 } else if self.state.agent(id).is_some_and(|a| a.despawned) {
                     self.set_notice("already cancelled", now);
+                } else if self.state.agent(id).is_some_and(|a| a.released) {
+                    self.set_notice("released already: there is nothing to cancel", now);
                 } else {
                     self.open(Overlay::ConfirmDespawn(id));
                 }

@@ -3,7 +3,7 @@
 //!
 //! Layout of the module: `state` folds events into data; `tree`, `tasks`, `timeline`,
 //! `conversation`, `cells`, `markdown`, `composer`, `approval`, `question`, `details`,
-//! `help`, `status_bar` draw; `keys` maps keys to actions; `app` ties them together;
+//! `help`, `save_role`, `status_bar` draw; `keys` maps keys to actions; `app` ties them together;
 //! `event_loop` and `terminal` are the only parts that touch the real terminal.
 
 mod app;
@@ -22,6 +22,7 @@ mod markdown;
 mod mcp;
 mod popup;
 mod question;
+mod save_role;
 mod state;
 mod status_bar;
 mod tasks;

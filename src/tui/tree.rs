@@ -248,14 +248,20 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
     if row.collapsed_children > 0 {
         left.push(Span::styled("▸ ", theme.dim()));
     }
+    // A released worker is only there to be read: the whole row is dimmed.
+    let (symbol_style, role_style) = if a.released {
+        (theme.dim(), theme.dim())
+    } else {
+        (
+            theme.status(a.status),
+            Style::default().add_modifier(Modifier::BOLD),
+        )
+    };
     left.push(Span::styled(
         format!("{} ", status_symbol(a.status)),
-        theme.status(a.status),
+        symbol_style,
     ));
-    left.push(Span::styled(
-        a.role.clone(),
-        Style::default().add_modifier(Modifier::BOLD),
-    ));
+    left.push(Span::styled(a.role.clone(), role_style));
     if active {
         left.push(Span::styled(" ★", theme.warn()));
     }
@@ -275,6 +281,9 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
         && let Some(tag) = a.status_reason.as_deref().and_then(reason_tag)
     {
         left.push(Span::styled(format!(" {tag}"), theme.error()));
+    }
+    if a.released {
+        left.push(Span::styled(" released", theme.dim()));
     }
     if row.collapsed_children > 0 {
         left.push(Span::styled(
@@ -400,6 +409,9 @@ pub fn switcher_line(
         }
         if a.stalled.is_some() {
             spans.push(Span::styled(" !", theme.warn()));
+        }
+        if a.released {
+            spans.push(Span::styled(" released", theme.dim()));
         }
     }
     spans.push(Span::styled(

@@ -19,8 +19,7 @@ impl AgentTool for DespawnAgent {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "despawn_agent".into(),
-            description:
-                "Cancel a worker of yours and its own workers: no longer needed, or stuck.".into(),
+            description: "Cancel a worker of yours and its own workers.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {"agent_id": {"type": "string"}},
@@ -37,6 +36,12 @@ impl AgentTool for DespawnAgent {
         let args: Args = parse(&self.spec(), args)?;
         non_empty("agent_id", &args.agent_id)?;
         let id = resolve_child(cx.team, cx.caller, &args.agent_id)?;
+        if cx.team.is_released(id) {
+            return Ok(Done::output(format!(
+                "worker {} was released already: there is nothing to cancel",
+                id.short()
+            )));
+        }
         let n = cx.team.cancel_subtree(id, "despawned by its supervisor");
         Ok(Done::output(format!(
             "cancelled worker {} ({n} agent(s) in its subtree)",

@@ -14,7 +14,7 @@ impl AgentTool for GetAgents {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "get_agents".into(),
-            description: "Your workers: status, role, task, whether a result is ready.".into(),
+            description: "Your workers and how they stand.".into(),
             parameters: json!({"type": "object", "properties": {}}),
         }
     }
@@ -42,6 +42,9 @@ impl AgentTool for GetAgents {
                     "task": clip(&a.task, 120),
                     "has_result": a.has_result,
                 });
+                if a.released {
+                    entry["released"] = json!(true);
+                }
                 if let Some(v) = &a.verification {
                     entry["verification"] = json!({
                         "passed": v.passed,

@@ -13,8 +13,7 @@ impl AgentTool for GetTasks {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "get_tasks".into(),
-            description: "The task board: each task's status, assignee, dependencies and result."
-                .into(),
+            description: "The task board.".into(),
             parameters: json!({"type": "object", "properties": {}}),
         }
     }

@@ -4,6 +4,7 @@
 //! runtime reaches them through [`Host`], so this module does not depend on the agent
 //! loop that runs them.
 
+mod ad_hoc;
 mod ask_user;
 mod despawn;
 mod get_agents;

@@ -21,8 +21,8 @@ impl AgentTool for PlanTasks {
         ToolSpec {
             name: "plan_tasks".into(),
             description:
-                "Put tasks on the session's board (or replace pending ones with the same id). \
-                A dependency cycle or unknown id refuses the whole plan."
+                // A cycle or an unknown id is refused with an error that says so.
+                "Put tasks on the session's board (or replace pending ones with the same id)."
                     .into(),
             parameters: json!({
                 "type": "object",

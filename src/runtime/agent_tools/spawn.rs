@@ -26,6 +26,15 @@ struct Args {
     /// Only tighter than the limits and what the caller has left (`runtime/budget.rs`).
     #[serde(default)]
     budget: Option<Budget>,
+    /// Kept for follow-ups instead of released once its result is delivered.
+    #[serde(default)]
+    keep: bool,
+    /// Appended to the role's prompt (`ad_hoc.rs`).
+    #[serde(default)]
+    instructions: Option<String>,
+    /// The only tools it gets: within its role's and the caller's (`ad_hoc.rs`).
+    #[serde(default)]
+    tools: Option<Vec<String>>,
 }
 
 /// Most of one file given to a worker in its first message.
@@ -36,9 +45,11 @@ impl AgentTool for SpawnAgent {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "spawn_agent".into(),
+            // Terse: copilot's first request stays under 8 KB (`benches/context.rs`); the
+            // result's note says to collect it with wait_for_agents.
             description: "Start a worker (one of your enabled roles) on one task, in parallel; \
                 returns its agent_id at once. It sees ONLY task_prompt, context and files, not \
-                this conversation. Collect results with wait_for_agents."
+                this conversation."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -46,9 +57,12 @@ impl AgentTool for SpawnAgent {
                     "role_name": {"type": "string"},
                     "task_prompt": {"type": "string", "description": "Self-contained task and the expected outcome."},
                     "context": {"type": "string", "description": "Facts and constraints it needs."},
-                    "files": {"type": "array", "items": {"type": "string"}, "description": "Paths whose contents it is given."},
-                    "task_id": {"type": "string", "description": "A ready task id from plan_tasks."},
-                    "budget": {"type": "object", "properties": {"tokens": {"type": "integer"}, "cost_usd": {"type": "number"}, "wall_s": {"type": "integer"}}}
+                    "files": {"type": "array", "items": {"type": "string"}, "description": "Files given to it."},
+                    "task_id": {"type": "string", "description": "A ready task from plan_tasks."},
+                    "budget": {"type": "object", "properties": {"tokens": {"type": "integer"}, "cost_usd": {"type": "number"}, "wall_s": {"type": "integer"}}},
+                    "keep": {"type": "boolean", "description": "Keep for follow-ups."},
+                    "instructions": {"type": "string", "description": "Added to its role's prompt."},
+                    "tools": {"type": "array", "items": {"type": "string"}, "description": "Only these of its tools."}
                 },
                 "required": ["role_name", "task_prompt"]
             }),
@@ -99,8 +113,9 @@ impl AgentTool for SpawnAgent {
         let live = cx.team.live_count();
         if live >= limits.max_live_agents as usize {
             return Err(Failure::Fixable(format!(
-                "live agent limit reached ({live} of max_live_agents = {}, finished workers \
-                 included until despawned); despawn workers you no longer need",
+                "live agent limit reached ({live} of max_live_agents = {}; a worker counts \
+                 until its result is delivered, a kept one until despawned); despawn workers \
+                 you no longer need",
                 limits.max_live_agents
             )));
         }
@@ -108,7 +123,24 @@ impl AgentTool for SpawnAgent {
         let budget =
             crate::runtime::budget::for_worker(&limits, parent, args.budget.unwrap_or_default())
                 .map_err(Failure::Fixable)?;
-        let tools = cx.host.tools_for(role, true, Some(&me.tools));
+        let allowed = cx.host.tools_for(role, true, Some(&me.tools));
+        // What every worker of this role keeps, whatever its spawn names: its reporting.
+        let bare = crate::roles::Role {
+            tools: Some(Vec::new()),
+            enabled_agents: Vec::new(),
+            handoffs: Vec::new(),
+            ..role.clone()
+        };
+        let reporting = cx.host.tools_for(&bare, true, None);
+        let (options, tools) = super::ad_hoc::options(
+            args.keep,
+            args.instructions,
+            args.tools,
+            &allowed,
+            &reporting,
+            (&role.name, &me.role),
+        )
+        .map_err(Failure::Fixable)?;
         let model = role.model(cx.host.config());
 
         let task = args.task_prompt;
@@ -146,6 +178,8 @@ impl AgentTool for SpawnAgent {
             tools: tools.clone(),
             model: model.clone(),
             budget,
+            instructions: options.instructions.clone(),
+            keep: options.keep,
         };
         let req = ApprovalRequest {
             agent_id: cx.caller,
@@ -184,6 +218,8 @@ impl AgentTool for SpawnAgent {
             result: None,
             first_message: Some(first),
             announce: true,
+            options,
+            released: false,
         });
         Ok(Done::output(
             json!({

@@ -49,6 +49,9 @@ impl AgentTool for SpeakToAgent {
         non_empty("message", &args.message)?;
         let team = cx.team;
         let id = resolve_child(team, cx.caller, &args.agent_id)?;
+        if team.release_if_due(id, std::time::Instant::now()) {
+            return Err(Failure::Fixable(released(id)));
+        }
         let status = team.status(id).ok_or("worker is gone".to_string())?;
         match status {
             AgentStatus::Completed | AgentStatus::Inactive | AgentStatus::Interrupted => {}
@@ -110,4 +113,13 @@ impl AgentTool for SpeakToAgent {
         }
         Ok(Done::output(out.to_string()))
     }
+}
+
+/// Why a released worker takes no message, and what to do instead.
+pub(super) fn released(id: crate::protocol::AgentId) -> String {
+    format!(
+        "worker {} was released: its result was delivered and it was not kept, so it takes no \
+         more messages. Spawn a new worker for the follow-up (with keep: true to keep one)",
+        id.short()
+    )
 }

@@ -36,7 +36,7 @@ impl AgentTool for WaitForAgents {
                 "type": "object",
                 "properties": {
                     "agent_ids": {"type": "array", "items": {"type": "string"}},
-                    "timeout_s": {"type": "number", "description": "Default 600."}
+                    "timeout_s": {"type": "number"}
                 }
             }),
         }

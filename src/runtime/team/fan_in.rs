@@ -133,7 +133,15 @@ impl Team {
                 status: a.status,
             })
             .collect();
+        let now = std::time::Instant::now();
+        let mut queued = false;
+        for (id, _) in &delivered {
+            queued |= agents.delivered(*id, now);
+        }
         drop(agents);
+        if queued {
+            self.releases_changed();
+        }
         for (id, parent) in delivered {
             if let Some(parent) = parent {
                 self.emit(id, EventKind::ResultDelivered { parent_id: parent });
@@ -151,6 +159,9 @@ impl Team {
         let Some((status, result, parent)) = found else {
             return (AgentStatus::Failed, None);
         };
+        if self.lock().delivered(id, std::time::Instant::now()) {
+            self.releases_changed();
+        }
         if let Some(parent) = parent {
             self.emit(id, EventKind::ResultDelivered { parent_id: parent });
         }
@@ -201,10 +212,12 @@ impl Team {
             .partition(|id| agents.get(id).is_none_or(|a| !a.is_busy()))
     }
 
-    /// Finished, and its outcome already given to its supervisor: nothing left to stop.
+    /// Finished, and its outcome already given to its supervisor, or released: nothing
+    /// left to stop.
     pub fn is_settled(&self, id: AgentId) -> bool {
         self.with(id, |a| {
-            a.delivered && matches!(a.status, AgentStatus::Completed | AgentStatus::Failed)
+            a.life.released
+                || (a.delivered && matches!(a.status, AgentStatus::Completed | AgentStatus::Failed))
         })
         .unwrap_or(false)
     }

@@ -13,6 +13,10 @@ pub(super) struct Roster {
     pub(super) active: usize,
     /// Agents not failed or cancelled.
     pub(super) live: usize,
+    /// Live agents that hold no slot of `max_live_agents` (`team/release.rs`).
+    pub(super) free: usize,
+    /// Releases waiting for their time, oldest delivery first.
+    pub(super) releases: super::release::ReleaseQueue,
     /// Agents with input not yet taken up.
     pub(super) queued: usize,
     /// Most agents active at once since memory was last given back.

@@ -1,7 +1,7 @@
 //! The team's busy/idle/fan-in rules, without a model or a task per agent.
 
 use super::*;
-use crate::protocol::{Event, MessageKind, ResultStatus};
+use crate::protocol::{Event, MessageKind, ResultStatus, SpawnOptions};
 use crate::runtime::report::notice_batch;
 
 fn team() -> (Team, AgentId, mpsc::UnboundedReceiver<Event>) {
@@ -29,6 +29,8 @@ fn new_agent(id: AgentId, parent: Option<AgentId>) -> NewAgent {
         result: None,
         first_message: None,
         announce: true,
+        options: Default::default(),
+        released: false,
     }
 }
 
@@ -282,4 +284,119 @@ fn a_batch_tells_a_failure_and_a_question_before_results_that_came_earlier() {
     assert!(team.take_notices(root).is_empty());
     assert!(kinds(&mut rx).contains(&EventKind::InboxDelivered { notices: 2 }));
     assert_eq!(notice_batch(&team, root, &[], &[], Vec::new()), None);
+}
+
+/// A worker that finished and whose outcome its supervisor has taken.
+fn delivered_worker(team: &Team, root: AgentId, keep: bool) -> AgentId {
+    let id = AgentId::new();
+    let _ = team.add(NewAgent {
+        first_message: Some("do it".into()),
+        options: SpawnOptions {
+            keep,
+            ..SpawnOptions::default()
+        },
+        ..new_agent(id, Some(root))
+    });
+    team.begin_turn(id, true);
+    team.set_result(id, result());
+    team.set_status(id, AgentStatus::Completed, None);
+    team.take_outcomes(&[id], &[]);
+    id
+}
+
+#[test]
+fn a_delivered_worker_frees_its_slot_and_a_kept_one_does_not() {
+    let (team, root, _rx) = team();
+    let w = worker(&team, root);
+    team.begin_turn(w, true);
+    team.set_status(w, AgentStatus::Completed, None);
+    assert_eq!(team.live_count(), 2, "owed, not yet delivered: it counts");
+    team.take_outcomes(&[w], &[]);
+    assert_eq!(team.live_count(), 1);
+    let kept = delivered_worker(&team, root, true);
+    assert_eq!(team.live_count(), 2, "a kept worker holds its slot");
+    assert!(team.counts_agree());
+    // A follow-up puts the worker back to work: it counts again until delivered again.
+    team.begin_turn(w, false);
+    assert_eq!(team.live_count(), 3);
+    team.set_status(w, AgentStatus::Inactive, None);
+    assert_eq!(team.live_count(), 3);
+    team.mark_delivered(w);
+    assert_eq!(team.live_count(), 2);
+    assert!(team.counts_agree());
+    assert!(!team.is_released(kept));
+}
+
+#[test]
+fn releases_come_when_due_never_for_kept_workers_and_not_while_a_subworker_works() {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let root = AgentId::new();
+    let team = Team::new(EventSink::new(None, 0, tx), root)
+        .release_after(std::time::Duration::from_secs(60));
+    let _ = team.add(new_agent(root, None));
+    let t0 = std::time::Instant::now();
+    let w = delivered_worker(&team, root, false);
+    let kept = delivered_worker(&team, root, true);
+    assert_eq!(team.release_due(t0), 0, "not yet due");
+    assert!(!team.release_if_due(w, t0));
+    let later = t0 + std::time::Duration::from_secs(61);
+    kinds(&mut rx);
+    assert_eq!(team.release_due(later), 1);
+    assert!(team.is_released(w));
+    assert!(!team.is_released(kept));
+    assert_eq!(kinds(&mut rx), vec![EventKind::Released]);
+    assert!(team.request_view(w).unwrap().history.is_empty());
+    assert!(
+        !team.deliver(
+            w,
+            AgentInput::Message {
+                text: "more?".into(),
+                reply: None
+            }
+        ),
+        "a released worker takes no input"
+    );
+    assert!(team.is_settled(w));
+    assert!(team.counts_agree());
+
+    // One whose own worker was set to work again (by the user) waits a period more.
+    let busy = delivered_worker(&team, root, false);
+    let sub = worker(&team, busy);
+    team.begin_turn(sub, true);
+    let much_later = later + std::time::Duration::from_secs(120);
+    assert_eq!(team.release_due(much_later), 0);
+    assert!(!team.is_released(busy));
+    team.set_status(sub, AgentStatus::Inactive, None);
+    assert_eq!(
+        team.release_due(much_later + std::time::Duration::from_secs(61)),
+        1
+    );
+    assert!(
+        team.is_released(busy) && team.is_released(sub),
+        "with its subtree"
+    );
+    assert!(team.counts_agree());
+}
+
+#[test]
+fn a_follow_up_after_delivery_puts_the_release_off_to_the_next_delivery() {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let root = AgentId::new();
+    let team =
+        Team::new(EventSink::new(None, 0, tx), root).release_after(std::time::Duration::ZERO);
+    let _ = team.add(new_agent(root, None));
+    let w = worker(&team, root);
+    team.begin_turn(w, true);
+    team.set_status(w, AgentStatus::Completed, None);
+    team.take_outcomes(&[w], &[]);
+    // Spoken to again before the timer came round: it works, so it is not released.
+    team.begin_turn(w, false);
+    assert_eq!(team.release_due(std::time::Instant::now()), 0);
+    team.set_status(w, AgentStatus::Completed, None);
+    assert!(
+        !team.release_if_due(w, std::time::Instant::now()),
+        "owed again"
+    );
+    team.mark_delivered(w);
+    assert!(team.release_if_due(w, std::time::Instant::now()));
 }

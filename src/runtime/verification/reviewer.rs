@@ -63,6 +63,8 @@ pub async fn review(
         result: None,
         first_message: None,
         announce: true,
+        options: Default::default(),
+        released: false,
     });
     let (tx, rx) = oneshot::channel();
     let asked = engine.team.deliver(

@@ -8,7 +8,7 @@ use crate::tui::format::elapsed;
 use crate::tui::state::Dialog;
 use crate::tui::theme::status_symbol;
 use crate::tui::tree;
-use crate::tui::{approval, details, help, popup, question, status_bar, timeline};
+use crate::tui::{approval, details, help, popup, question, save_role, status_bar, timeline};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -50,7 +50,7 @@ impl App {
             self.focus = Focus::Tree;
         }
 
-        if self.overlay == Some(Overlay::Agents) {
+        if matches!(self.overlay, Some(Overlay::Agents | Overlay::SaveRole(_))) {
             self.render_tree_pane(main, buf, true, now);
         } else if self.overlay == Some(Overlay::Tasks) {
             self.render_tasks_pane(main, buf, true);
@@ -349,7 +349,9 @@ impl App {
                     Span::styled(a.role.clone(), label),
                     Span::styled(format!(" {} ", a.id.short()), t.dim()),
                 ];
-                if matches!(a.status, AgentStatus::Failed | AgentStatus::Cancelled) {
+                if a.released {
+                    spans.push(Span::styled("(released) ", t.error()));
+                } else if matches!(a.status, AgentStatus::Failed | AgentStatus::Cancelled) {
                     spans.push(Span::styled(format!("({}) ", a.status), t.error()));
                 }
                 Line::from(spans)
@@ -366,6 +368,14 @@ impl App {
 
     fn render_status(&mut self, area: Rect, buf: &mut Buffer) {
         let hint: &[&str] = match (self.overlay, self.focus) {
+            (Some(Overlay::Agents), _) => &[
+                "Esc close",
+                "↑↓ move",
+                "Enter open",
+                "i details",
+                "s save as role",
+            ],
+            (Some(Overlay::SaveRole(_)), _) => &["Enter save", "Esc cancel"],
             (Some(_), _) => &["Esc close"],
             (None, Focus::Tree) => &[
                 "? help",
@@ -488,6 +498,9 @@ impl App {
                 details::render_confirm(buf, main, &self.state, id, &t);
             }
             Some(Overlay::ConfirmQuit) => details::render_confirm_quit(buf, main, &self.state, &t),
+            Some(Overlay::SaveRole(id)) => {
+                save_role::render(buf, main, &self.state, id, &self.role_name, &t);
+            }
         }
     }
 }

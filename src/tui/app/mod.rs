@@ -4,7 +4,7 @@
 //! shell and everything here can be driven by tests. Drawing is in `draw.rs`; keys are
 //! mapped in `tui/keys.rs`.
 
-use crate::protocol::{AgentId, AgentStatus, Event, Op};
+use crate::protocol::{AgentId, AgentStatus, Event, EventKind, Op};
 use crate::tui::composer::Composer;
 use crate::tui::conversation::ConvView;
 use crate::tui::handle::SessionInfo;
@@ -77,6 +77,9 @@ pub enum Overlay {
     Tasks,
     /// One row per agent over time (`/timeline`).
     Timeline,
+    /// The name for saving a worker's role as a role file (`s` in `/agents`); the name
+    /// being typed is `App::role_name`.
+    SaveRole(AgentId),
 }
 
 /// What the caller must do after an input.
@@ -130,6 +133,10 @@ pub struct App {
     /// Where the user wants to go once they confirm quitting with workers at work.
     pub(crate) pending_exit: Option<Exit>,
     pub(crate) notice: Option<(String, Instant)>,
+    /// The name typed in the save-as-role prompt.
+    pub(crate) role_name: String,
+    /// A role is being saved from this worker: the core's answer shows as a notice.
+    pub(crate) saving_role: Option<AgentId>,
     home: Option<PathBuf>,
     areas: Areas,
     /// Whether the last frame was narrow (switcher instead of tree): ← → then switch.
@@ -155,6 +162,8 @@ impl App {
             last_ctrl_c: None,
             pending_exit: None,
             notice: None,
+            role_name: String::new(),
+            saving_role: None,
             home: std::env::var_os("HOME").map(PathBuf::from),
             areas: Areas::default(),
             narrow: false,
@@ -170,6 +179,19 @@ impl App {
     pub fn apply(&mut self, ev: &Event, now: Instant) {
         self.state.apply(ev, now);
         self.sync_dialogs(now);
+        if self.saving_role == Some(ev.agent_id) {
+            let answer = match &ev.kind {
+                EventKind::RoleSaved { name, .. } => {
+                    Some(format!("saved role {name}: it loads with the next session"))
+                }
+                EventKind::Error { message } => Some(message.clone()),
+                _ => None,
+            };
+            if let Some(text) = answer {
+                self.saving_role = None;
+                self.set_notice(text, now);
+            }
+        }
     }
 
     /// Keeps the view of the dialog in front in step with the queues: a dialog that
@@ -278,7 +300,9 @@ impl App {
                     || (self.overlay.is_none() && inside(self.areas.tasks))
                 {
                     self.move_task(if up { -1 } else { 1 });
-                } else if matches!(self.overlay, Some(Overlay::Agents)) || inside(self.areas.tree) {
+                } else if matches!(self.overlay, Some(Overlay::Agents | Overlay::SaveRole(_)))
+                    || inside(self.areas.tree)
+                {
                     self.tree.move_by(&self.state, if up { -1 } else { 1 });
                 } else if self.overlay.is_some() {
                     self.overlay_scroll = if up {

@@ -645,3 +645,89 @@ fn c_in_the_tree_continues_an_interrupted_agent() {
     assert!(t.app.on_key(key(KeyCode::Char('c')), t.t0).is_empty());
     assert_eq!(t.app.composer.text(), "c");
 }
+
+#[test]
+fn s_in_the_agents_view_saves_the_selected_workers_role_under_a_typed_name() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    type_text(&mut t.app, "/agents", t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::Agents));
+    // The persona's role is a role file already.
+    assert!(t.app.on_key(key(KeyCode::Char('s')), t.t0).is_empty());
+    assert_eq!(t.app.overlay, Some(Overlay::Agents));
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .is_some_and(|(n, _)| n.contains("select a worker"))
+    );
+    t.app.on_key(key(KeyCode::Down), t.t0);
+    t.app.on_key(key(KeyCode::Char('s')), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::SaveRole(w)));
+    assert_eq!(t.app.role_name, format!("coder_{}", w.short()));
+    // Esc goes back to the agents view; `s` again starts from the suggestion.
+    t.app.on_key(key(KeyCode::Esc), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::Agents));
+    t.app.on_key(key(KeyCode::Char('s')), t.t0);
+    for _ in 0..20 {
+        t.app.on_key(key(KeyCode::Backspace), t.t0);
+    }
+    // `q` and `i` are letters of the name here, not keys that close or open overlays.
+    type_text(&mut t.app, "quick fix", t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::SaveRole(w)));
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), t.t0),
+        vec![Action::Send(Op::SaveRole {
+            agent_id: w,
+            name: "quickfix".into()
+        })]
+    );
+    assert_eq!(t.app.overlay, Some(Overlay::Agents));
+    // The core's answer shows in the status bar.
+    t.app.apply(
+        &ev(
+            w,
+            EventKind::RoleSaved {
+                name: "quickfix".into(),
+                path: "/tmp/w/.squad/roles/quickfix.toml".into(),
+            },
+        ),
+        t.t0,
+    );
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .is_some_and(|(n, _)| n.contains("saved role quickfix")),
+        "{:?}",
+        t.app.notice
+    );
+    // A refusal too.
+    t.app.on_key(key(KeyCode::Char('s')), t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    let refused = "a role named `x` exists (built-in); pick another name";
+    t.app.apply(
+        &ev(
+            w,
+            EventKind::Error {
+                message: refused.into(),
+            },
+        ),
+        t.t0,
+    );
+    assert_eq!(
+        t.app.notice.as_ref().map(|(n, _)| n.as_str()),
+        Some(refused)
+    );
+    // A released worker has nothing left to cancel.
+    t.app.apply(&ev(w, EventKind::Released), t.t0);
+    t.app.on_key(key(KeyCode::Char('x')), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::Agents));
+    assert!(
+        t.app
+            .notice
+            .as_ref()
+            .is_some_and(|(n, _)| n.contains("released already"))
+    );
+}

@@ -2,7 +2,7 @@
 //! result, conversation), and the questions asked of the tree as a whole.
 
 use super::{Conversation, Figures, SessionState};
-use crate::protocol::{AgentId, AgentResult, AgentStatus, Budget, Verdict};
+use crate::protocol::{AgentId, AgentResult, AgentStatus, Budget, SpawnOptions, Verdict};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
@@ -20,6 +20,11 @@ pub struct AgentView {
     /// Messages sent to it mid-turn, not yet taken up (`message_queued`).
     pub queued: Vec<String>,
     pub despawned: bool,
+    /// Released after its result was delivered: it takes no more messages; its history
+    /// stays here for reading.
+    pub released: bool,
+    /// What its spawn asked beyond its role (kept, instructions, narrowed tools).
+    pub options: SpawnOptions,
     pub spawned_at: Instant,
     /// Start of the current stretch of work; cleared when the agent goes idle.
     pub busy_since: Option<Instant>,
@@ -65,6 +70,8 @@ impl AgentView {
             in_turn: false,
             queued: Vec::new(),
             despawned: false,
+            released: false,
+            options: SpawnOptions::default(),
             spawned_at: now,
             busy_since: None,
             idle_at: None,

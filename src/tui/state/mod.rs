@@ -457,6 +457,28 @@ impl SessionState {
                 ));
             }
             EventKind::AgentBudget { budget } => self.agent_entry(id, now).budget = *budget,
+            EventKind::AgentOptions(options) => {
+                self.agent_entry(id, now).options = options.clone();
+            }
+            EventKind::Released => {
+                let a = self.agent_entry(id, now);
+                a.released = true;
+                a.conversation.push(EntryKind::Notice(
+                    "released: its result was delivered and it was not kept, so it takes no more \
+                     messages; its history stays here for reading"
+                        .into(),
+                ));
+            }
+            EventKind::RoleSaved { name, path } => {
+                let path = path.strip_prefix(&self.workspace).unwrap_or(path);
+                let line = format!(
+                    "role and prompt saved as role `{name}` in {} (loads with the next session)",
+                    path.display()
+                );
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(line));
+            }
             EventKind::BudgetReached {
                 scope: BudgetScope::Agent,
                 measure,
