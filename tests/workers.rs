@@ -119,6 +119,63 @@ async fn a_delivered_worker_no_longer_counts_against_max_live_agents() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn spawns_of_one_response_together_stay_within_max_live_agents() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("a.txt", "alpha\n");
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return returns("looked");
+        }
+        match tool_count(body) {
+            // Each reads a file for its worker first: all three are under way at once.
+            0 => MockResponse::tool_calls(
+                ["s1", "s2", "s3"]
+                    .iter()
+                    .map(|id| {
+                        call(
+                            id,
+                            "spawn_agent",
+                            json!({"role_name": "code_reviewer", "task_prompt": id, "files": ["a.txt"]}),
+                        )
+                    })
+                    .collect(),
+            ),
+            3 => wait_all(),
+            _ => MockResponse::text("done"),
+        }
+    });
+    // The persona and one worker.
+    let mut h = start_engine_with(&mock, &sb, ApprovalPolicy::Auto, |c| {
+        c.limits.max_live_agents = 2;
+    })
+    .await;
+    let root = h.info.root_agent;
+    let mut seen = Vec::new();
+    say(&h, "look three times");
+    next_event(&mut h, &mut seen, root_turn_finished(root)).await;
+    let reqs = mock.requests();
+    let outputs: Vec<String> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|id| output_of(&reqs, id))
+        .collect();
+    let started = outputs
+        .iter()
+        .filter(|o| o.contains("\"agent_id\""))
+        .count();
+    assert_eq!(started, 1, "{outputs:?}");
+    assert_eq!(
+        outputs
+            .iter()
+            .filter(|o| o.contains("live agent limit reached"))
+            .count(),
+        2,
+        "{outputs:?}"
+    );
+    h.ops.send(Op::Shutdown).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_temporary_worker_is_released_and_says_so_and_a_kept_one_takes_follow_ups() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();

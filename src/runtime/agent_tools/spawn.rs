@@ -110,15 +110,7 @@ impl AgentTool for SpawnAgent {
                 limits.max_depth, me.depth
             )));
         }
-        let live = cx.team.live_count();
-        if live >= limits.max_live_agents as usize {
-            return Err(Failure::Fixable(format!(
-                "live agent limit reached ({live} of max_live_agents = {}; a worker counts \
-                 until its result is delivered, a kept one until despawned); despawn workers \
-                 you no longer need",
-                limits.max_live_agents
-            )));
-        }
+        room(cx, &limits)?;
         let parent = cx.team.budget_and_spend(cx.caller).unwrap_or_default();
         let budget =
             crate::runtime::budget::for_worker(&limits, parent, args.budget.unwrap_or_default())
@@ -193,6 +185,9 @@ impl AgentTool for SpawnAgent {
             .await
             .map_err(|d| Failure::Fixable(d.0))?;
 
+        // Again: spawns of one response run side by side, and each waited for its approval
+        // since the first check. Nothing awaits from here until the worker is counted.
+        room(cx, &limits)?;
         // The task is the worker's before it can finish it.
         let id = AgentId::new();
         if let Some(t) = task_id {
@@ -231,4 +226,18 @@ impl AgentTool for SpawnAgent {
             .to_string(),
         ))
     }
+}
+
+/// A refusal when the team has no free slot of `max_live_agents`.
+fn room(cx: &Call<'_>, limits: &crate::config::Limits) -> Result<(), Failure> {
+    let live = cx.team.live_count();
+    if live >= limits.max_live_agents as usize {
+        return Err(Failure::Fixable(format!(
+            "live agent limit reached ({live} of max_live_agents = {}; a worker counts \
+             until its result is delivered, a kept one until despawned); despawn workers \
+             you no longer need",
+            limits.max_live_agents
+        )));
+    }
+    Ok(())
 }
