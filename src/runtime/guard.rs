@@ -142,14 +142,15 @@ impl LoopGuard {
                 "loop: called {name} {n} times with the same arguments, nothing changed in between"
             ))
         } else if note > 0 && n >= note {
-            let what = if what == "change" {
-                "it changes nothing the first one did not"
+            let then = if what == "change" {
+                "It changes nothing the first one did not: do something else, or say what \
+                 blocks you."
             } else {
-                "the answer is the same: it is above. Use it"
+                "The answer is the same: it is above. Use it, or change your approach."
             };
             Verdict::Note(format!(
                 "[squad] You have made this same `{name}` call {n} times in this turn with \
-                 nothing changed in between, and {what}, or change your approach.{}",
+                 nothing changed in between. {then}{}",
                 stop_note(stop, "identical calls")
             ))
         } else {
@@ -330,7 +331,7 @@ mod tests {
         }
         assert_eq!(verdicts[..2], [Verdict::Pass, Verdict::Pass]);
         assert!(
-            matches!(&verdicts[2], Verdict::Note(n) if n.contains("changes nothing")),
+            matches!(&verdicts[2], Verdict::Note(n) if n.contains("changes nothing the first")),
             "{:?}",
             verdicts[2]
         );
