@@ -30,6 +30,8 @@ pub struct Config {
     pub limits: Limits,
     pub tools: ToolsConfig,
     pub verify: VerifyConfig,
+    /// How the team's writing workers share the workspace.
+    pub team: TeamConfig,
     /// MCP servers whose tools the agents may use, by name (`[mcp_servers.NAME]`).
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// Keeping long conversations inside the model's context window.
@@ -122,6 +124,25 @@ impl Default for VerifyConfig {
     }
 }
 
+/// How the team works together.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TeamConfig {
+    pub isolation: IsolationMode,
+}
+
+/// Where a writing worker writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IsolationMode {
+    /// Its own git worktree, merged back when its result is accepted; outside a git
+    /// repository this falls back to `Shared`.
+    #[default]
+    Worktree,
+    /// The workspace itself, with file leases between workers.
+    Shared,
+}
+
 /// A user's check: `command` must exit 0, run only when a changed file matches one of
 /// `when_changed` (all changes when empty).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -202,6 +223,7 @@ impl Default for Config {
             limits: Limits::default(),
             tools: ToolsConfig::default(),
             verify: VerifyConfig::default(),
+            team: TeamConfig::default(),
             mcp_servers: BTreeMap::new(),
             context: ContextConfig::default(),
             context_windows: [
@@ -441,6 +463,7 @@ mod tests {
             "limits",
             "tools",
             "verify",
+            "team",
             "mcp_servers",
             "context",
             "context_windows",
