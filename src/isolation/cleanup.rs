@@ -2,7 +2,7 @@
 //! cleaning up: a crash, a kill, a closed terminal), when squad starts.
 
 use super::session_dir::{is_bookkeeping, read_lock, try_lock, worktrees_dir};
-use super::worktree;
+use super::worktree::{self, SPARE_PREFIX};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -52,15 +52,22 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
             if is_bookkeeping(&name) || !wt.path().is_dir() {
                 continue;
             }
+            let spare = name.starts_with(SPARE_PREFIX);
             let branch = format!("squad/{name}");
             let problem = match &repo {
-                Some(top) if top.is_dir() => worktree::remove(top, &wt.path(), &branch)
-                    .err()
-                    .map(|e| e.to_string()),
+                Some(top) if top.is_dir() => {
+                    worktree::remove(top, &wt.path(), (!spare).then_some(branch.as_str()))
+                        .err()
+                        .map(|e| e.to_string())
+                }
                 _ => Some("its repository is gone".to_string()),
             };
             if wt.path().exists() {
                 let _ = std::fs::remove_dir_all(wt.path());
+            }
+            if spare {
+                // squad's own, held no one's work: not worth telling.
+                continue;
             }
             removed.push(Removed {
                 session: session.clone(),

@@ -229,3 +229,43 @@ fn remove_empty_parents(top: &Path, file: &Path) {
         dir = d.parent();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_written_after_the_snapshot_stops_the_merge_from_overwriting_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(tmp.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let repo = Repo::discover(tmp.path()).unwrap();
+        let top = repo.top.clone();
+        std::fs::write(top.join("f.txt"), "one\n").unwrap();
+        let before = snapshot::take(&top, &repo.index, scratch.path()).unwrap();
+        std::fs::write(top.join("f.txt"), "two\n").unwrap();
+        std::fs::write(top.join("new.txt"), "new\n").unwrap();
+        let after = snapshot::take(&top, &repo.index, scratch.path()).unwrap();
+        let list = changes(&top, &before.commit, &after.tree).unwrap();
+        let paths: Vec<&str> = list.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["f.txt", "new.txt"]);
+
+        // The workspace as the snapshot had it: safe to write.
+        std::fs::write(top.join("f.txt"), "one\n").unwrap();
+        std::fs::remove_file(top.join("new.txt")).unwrap();
+        assert!(unchanged_since(&top, &list).unwrap());
+        // Someone edited a file the merge would write...
+        std::fs::write(top.join("f.txt"), "edited meanwhile\n").unwrap();
+        assert!(!unchanged_since(&top, &list).unwrap());
+        // ...or created one it would add.
+        std::fs::write(top.join("f.txt"), "one\n").unwrap();
+        std::fs::write(top.join("new.txt"), "someone else's\n").unwrap();
+        assert!(!unchanged_since(&top, &list).unwrap());
+    }
+}

@@ -36,7 +36,7 @@ pub use redo::redo_on_current;
 pub use repo::{MIN_GIT, NoRepo, Repo};
 pub use session_dir::{SessionDir, worktrees_dir};
 pub use snapshot::{Snapshot, take as take_snapshot};
-pub use worktree::Worktree;
+pub use worktree::{Spare, Worktree};
 pub use worktrees::Worktrees;
 
 use crate::config::IsolationMode;

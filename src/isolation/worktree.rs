@@ -32,6 +32,16 @@ fn base_file(path: &Path) -> PathBuf {
     path.with_extension("base")
 }
 
+/// The workspace's folder inside the worktree at `path` (`Path::join("")` would add a
+/// trailing slash, and then the root would not compare equal to the path).
+fn root_in(path: &Path, prefix: &Path) -> PathBuf {
+    if prefix.as_os_str().is_empty() {
+        path.to_path_buf()
+    } else {
+        path.join(prefix)
+    }
+}
+
 impl Worktree {
     /// Creates the worktree `dir/<name>` at a snapshot of the workspace, uncommitted and
     /// untracked changes included. The user's HEAD, index and files are not touched.
@@ -58,13 +68,61 @@ impl Worktree {
             path.as_os_str(),
             OsStr::new(&base.commit),
         ])?;
+        Self::finish(repo, path, name, branch, base.commit)
+    }
+
+    /// Makes a worker's worktree out of a spare: one rename, then a checkout that writes
+    /// only the files where the spare and the workspace's current state differ. The
+    /// spare is gone either way; on an error, make one with [`Worktree::create`].
+    pub fn from_spare(
+        repo: &Repo,
+        spare: Spare,
+        dir: &Path,
+        name: &str,
+        scratch: &Path,
+    ) -> Result<Worktree, IsolationError> {
+        let base = snapshot::take(&repo.top, &repo.index, scratch)?;
+        let path = dir.join(name);
+        let branch = format!("squad/{name}");
+        let moved = Git::new(&repo.top).run(&[
+            OsStr::new("worktree"),
+            OsStr::new("move"),
+            spare.path.as_os_str(),
+            path.as_os_str(),
+        ]);
+        if let Err(e) = moved {
+            let _ = remove(&repo.top, &spare.path, None);
+            return Err(e);
+        }
+        let checkout = Git::new(&path).run(&[
+            "checkout",
+            "--quiet",
+            "--force",
+            "-B",
+            &branch,
+            &base.commit,
+        ]);
+        if let Err(e) = checkout {
+            let _ = remove(&repo.top, &path, Some(&branch));
+            return Err(e);
+        }
+        Self::finish(repo, path, name, branch, base.commit)
+    }
+
+    fn finish(
+        repo: &Repo,
+        path: PathBuf,
+        name: &str,
+        branch: String,
+        base: String,
+    ) -> Result<Worktree, IsolationError> {
         let index = PathBuf::from(Git::new(&path).text(&[
             "rev-parse",
             "--path-format=absolute",
             "--git-path",
             "index",
         ])?);
-        let root = path.join(&repo.prefix);
+        let root = root_in(&path, &repo.prefix);
         // The workspace's folder may hold only ignored files, so the snapshot lacks it.
         std::fs::create_dir_all(&root).map_err(|source| IsolationError::Io {
             what: format!("creating {}", root.display()),
@@ -75,7 +133,7 @@ impl Worktree {
             path,
             root,
             branch,
-            base: base.commit,
+            base,
             index,
         };
         wt.save_base()?;
@@ -91,7 +149,7 @@ impl Worktree {
             .ok()?;
         Some(Worktree {
             name: name.to_string(),
-            root: path.join(&repo.prefix),
+            root: root_in(&path, &repo.prefix),
             branch: format!("squad/{name}"),
             base: base.trim().to_string(),
             index: PathBuf::from(index),
@@ -115,12 +173,51 @@ impl Worktree {
 
     /// Removes the worktree, its files (changed or not) and its branch.
     pub fn remove(&self, repo_top: &Path) -> Result<(), IsolationError> {
-        remove(repo_top, &self.path, &self.branch)
+        remove(repo_top, &self.path, Some(&self.branch))
+    }
+}
+
+/// A worktree checked out ahead of need (detached, at HEAD), so that giving a worker its
+/// own costs a rename and the few files that differ instead of writing the whole tree.
+#[derive(Debug)]
+pub struct Spare {
+    path: PathBuf,
+}
+
+/// Names of spares begin so; worktrees are named by agent ids, which never do.
+pub(crate) const SPARE_PREFIX: &str = "spare-";
+
+impl Spare {
+    /// Checks out HEAD at `dir/spare-<n>`; `None` before the first commit (nothing to
+    /// check out that would save work).
+    pub fn create(repo: &Repo, dir: &Path, n: u64) -> Result<Option<Spare>, IsolationError> {
+        if Repo::head(&repo.top)?.is_none() {
+            return Ok(None);
+        }
+        let path = dir.join(format!("{SPARE_PREFIX}{n}"));
+        Git::new(&repo.top).run(&[
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            OsStr::new("--quiet"),
+            OsStr::new("--detach"),
+            path.as_os_str(),
+            OsStr::new("HEAD"),
+        ])?;
+        Ok(Some(Spare { path }))
+    }
+
+    /// Removes an unused spare.
+    pub fn remove(self, repo_top: &Path) -> Result<(), IsolationError> {
+        remove(repo_top, &self.path, None)
     }
 }
 
 /// Removes the worktree at `path` and `branch`; what is already gone is not an error.
-pub(crate) fn remove(repo_top: &Path, path: &Path, branch: &str) -> Result<(), IsolationError> {
+pub(crate) fn remove(
+    repo_top: &Path,
+    path: &Path,
+    branch: Option<&str>,
+) -> Result<(), IsolationError> {
     let git = Git::new(repo_top);
     let args = [
         OsStr::new("worktree"),
@@ -141,6 +238,9 @@ pub(crate) fn remove(repo_top: &Path, path: &Path, branch: &str) -> Result<(), I
         git.output(&["worktree", "prune"], None)?;
     }
     let _ = std::fs::remove_file(base_file(path));
+    let Some(branch) = branch else {
+        return Ok(());
+    };
     let ran = git.output(&["branch", "-D", "--quiet", branch], None)?;
     if ran.code != 0 && !ran_says_missing(&ran) {
         return Err(git.failed(&["branch", "-D", "--quiet", branch], &ran));

@@ -11,11 +11,13 @@ use super::queue::MergeQueue;
 use super::redo;
 use super::repo::Repo;
 use super::session_dir::SessionDir;
-use super::worktree::Worktree;
+use super::worktree::{Spare, Worktree};
 use super::IsolationError;
 use crate::protocol::AgentId;
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 type Shared = Arc<Mutex<Worktree>>;
@@ -25,6 +27,18 @@ pub struct Worktrees {
     session: Arc<SessionDir>,
     queue: MergeQueue,
     by_agent: Mutex<HashMap<AgentId, Shared>>,
+    spares: Arc<Spares>,
+}
+
+/// The one spare worktree kept ready, once [`Worktrees::warm`] asked for it.
+#[derive(Default)]
+struct Spares {
+    ready: Mutex<Option<Spare>>,
+    /// A spare is being checked out (only one at a time).
+    making: AtomicBool,
+    /// Set by `warm`: make a new spare each time one is used.
+    keep: AtomicBool,
+    next: AtomicU64,
 }
 
 impl Worktrees {
@@ -36,6 +50,7 @@ impl Worktrees {
             session: Arc::new(session),
             queue: MergeQueue::new(),
             by_agent: Mutex::new(HashMap::new()),
+            spares: Arc::new(Spares::default()),
         })
     }
 
@@ -49,19 +64,77 @@ impl Worktrees {
     }
 
     /// Gives `agent` its worktree (made from the workspace as it is now) and returns the
-    /// root its tools are confined to. An agent that has one keeps it.
+    /// root its tools are confined to. An agent that has one keeps it. With a spare ready
+    /// (see [`Worktrees::warm`]) this writes only the files that differ from HEAD.
     pub async fn create(&self, agent: AgentId) -> Result<PathBuf, IsolationError> {
         if let Some(root) = self.root(agent) {
             return Ok(root);
         }
         let (repo, session) = (self.repo.clone(), self.session.clone());
+        let spare = crate::sync::lock(&self.spares.ready).take();
         let wt = self
             .queue
-            .run(move || Worktree::create(&repo, &session.dir, &agent.short(), &session.scratch))
+            .run(move || {
+                let name = agent.short();
+                let from_spare = spare.map(|s| {
+                    Worktree::from_spare(&repo, s, &session.dir, &name, &session.scratch)
+                });
+                match from_spare {
+                    Some(Ok(wt)) => Ok(wt),
+                    _ => Worktree::create(&repo, &session.dir, &name, &session.scratch),
+                }
+            })
             .await??;
         let root = wt.root.clone();
         crate::sync::lock(&self.by_agent).insert(agent, Arc::new(Mutex::new(wt)));
+        if self.spares.keep.load(Ordering::Relaxed) {
+            tokio::spawn(self.warm());
+        }
         Ok(root)
+    }
+
+    /// Checks out a spare worktree in the background of the caller's choosing, and from
+    /// then on another each time one is used, so that giving a worker its worktree costs
+    /// a snapshot and the files that differ from HEAD rather than writing the whole tree.
+    /// The price is one more checkout of the repository on disk. The future is `'static`:
+    /// spawn it. Does nothing while a spare is ready or being made.
+    pub fn warm(&self) -> impl Future<Output = ()> + Send + 'static {
+        self.spares.keep.store(true, Ordering::Relaxed);
+        let (repo, session, spares) = (self.repo.clone(), self.session.clone(), self.spares.clone());
+        async move {
+            if crate::sync::lock(&spares.ready).is_some()
+                || spares.making.swap(true, Ordering::AcqRel)
+            {
+                return;
+            }
+            let n = spares.next.fetch_add(1, Ordering::Relaxed);
+            let made = {
+                let repo = repo.clone();
+                blocking(move || Spare::create(&repo, &session.dir, n)).await
+            };
+            match made {
+                Ok(Some(spare)) => *crate::sync::lock(&spares.ready) = Some(spare),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("no spare worktree: {e}"),
+            }
+            spares.making.store(false, Ordering::Release);
+        }
+    }
+
+    /// Whether a spare is ready now.
+    pub fn spare_ready(&self) -> bool {
+        crate::sync::lock(&self.spares.ready).is_some()
+    }
+
+    /// Removes the spare worktree, if any (when the session ends; otherwise the next
+    /// start's clean-up does it).
+    pub async fn close(&self) -> Result<(), IsolationError> {
+        self.spares.keep.store(false, Ordering::Relaxed);
+        let Some(spare) = crate::sync::lock(&self.spares.ready).take() else {
+            return Ok(());
+        };
+        let repo = self.repo.clone();
+        blocking(move || spare.remove(&repo.top)).await
     }
 
     /// Takes back the worktree an earlier run of this session made for `agent` (resume).
