@@ -8,9 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use squad::config::IsolationMode;
-use squad::isolation::{
-    self, ChangeKind, Isolation, MergeOutcome, Repo, Worktrees, remove_stale,
-};
+use squad::isolation::{self, ChangeKind, Isolation, MergeOutcome, Repo, Worktrees, remove_stale};
 use squad::protocol::AgentId;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -138,8 +136,15 @@ fn files_under(root: &Path) -> BTreeMap<String, String> {
             if path.is_dir() {
                 stack.push(path);
             } else {
-                let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-                out.insert(rel, String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into());
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.insert(
+                    rel,
+                    String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into(),
+                );
             }
         }
     }
@@ -159,12 +164,22 @@ async fn a_worktree_starts_from_the_users_uncommitted_and_untracked_state() {
     let agent = AgentId::new();
     let root = w.create(agent).await.unwrap();
 
-    assert!(root.starts_with(&fx.data), "outside the workspace: {root:?}");
+    assert!(
+        root.starts_with(&fx.data),
+        "outside the workspace: {root:?}"
+    );
     assert_eq!(read(&root, "b.txt"), "b user edit\n");
-    assert_eq!(read(&root, "dir with space/c.txt"), "c staged then edited\n");
+    assert_eq!(
+        read(&root, "dir with space/c.txt"),
+        "c staged then edited\n"
+    );
     assert_eq!(read(&root, "notes.md"), "user notes\n");
     assert!(!root.join("target").exists(), "ignored files stay out");
-    assert_eq!(files_under(&root).len(), files.len() - 1, "all but the ignored file");
+    assert_eq!(
+        files_under(&root).len(),
+        files.len() - 1,
+        "all but the ignored file"
+    );
 
     // The user's side: nothing moved.
     assert_eq!(fx.git_state(), state);
@@ -232,7 +247,11 @@ async fn a_worktree_made_from_a_warm_spare_is_the_same_as_a_fresh_one() {
     w.remove(a).await.unwrap();
     w.remove(b).await.unwrap();
     let list = git(&fx.ws, &["worktree", "list", "--porcelain"]);
-    assert_eq!(list.lines().filter(|l| l.starts_with("worktree ")).count(), 1, "{list}");
+    assert_eq!(
+        list.lines().filter(|l| l.starts_with("worktree ")).count(),
+        1,
+        "{list}"
+    );
     assert_eq!(squad_branches(&fx.ws), "");
 }
 
@@ -255,8 +274,14 @@ async fn two_workers_on_different_files_merge_one_after_the_other() {
     let da = w.diff(a).await.unwrap();
     assert_eq!(da.label(), "+2 \u{2212}1");
     assert_eq!(
-        da.files.iter().map(|f| (f.path.as_str(), f.kind)).collect::<Vec<_>>(),
-        [("a.txt", ChangeKind::Modified), ("src/new_a.rs", ChangeKind::Added)]
+        da.files
+            .iter()
+            .map(|f| (f.path.as_str(), f.kind))
+            .collect::<Vec<_>>(),
+        [
+            ("a.txt", ChangeKind::Modified),
+            ("src/new_a.rs", ChangeKind::Added)
+        ]
     );
     let text = w.diff_text(a).await.unwrap();
     assert!(text.contains("+two by A"), "{text}");
@@ -277,12 +302,18 @@ async fn two_workers_on_different_files_merge_one_after_the_other() {
     );
 
     let a_txt = read(&fx.ws, "a.txt");
-    assert!(a_txt.contains("two by A") && a_txt.contains("nine by B"), "{a_txt}");
+    assert!(
+        a_txt.contains("two by A") && a_txt.contains("nine by B"),
+        "{a_txt}"
+    );
     assert_eq!(read(&fx.ws, "src/new_a.rs"), "fn a() {}\n");
     assert_eq!(read(&fx.ws, "dir with space/d.txt"), "d by B\n");
     // The user's own work is intact and nothing was committed or staged.
     assert_eq!(read(&fx.ws, "b.txt"), "b user edit\n");
-    assert_eq!(read(&fx.ws, "dir with space/c.txt"), "c staged then edited\n");
+    assert_eq!(
+        read(&fx.ws, "dir with space/c.txt"),
+        "c staged then edited\n"
+    );
     assert_eq!(read(&fx.ws, "notes.md"), "user notes\n");
     assert_eq!(read(&fx.ws, "target/out.o"), "build output\n");
     assert_eq!(fx.git_state(), state);
@@ -312,7 +343,10 @@ async fn the_same_line_twice_merges_first_and_reports_the_second_as_a_conflict()
     assert_eq!(c.path, "a.txt");
     assert_eq!(c.kind, "contents");
     assert_eq!(c.hunks.len(), 1);
-    assert_eq!((c.hunks[0].workspace.start, c.hunks[0].workspace.count), (5, 1));
+    assert_eq!(
+        (c.hunks[0].workspace.start, c.hunks[0].workspace.count),
+        (5, 1)
+    );
     assert_eq!((c.hunks[0].worker.start, c.hunks[0].worker.count), (5, 1));
     assert_eq!(
         c.to_string(),
@@ -337,8 +371,14 @@ async fn after_a_redo_on_the_current_state_the_next_merge_is_clean() {
     write(&ra, "a.txt", &lines_with(5, "five by A"));
     write(&rb, "a.txt", &lines_with(5, "five by B"));
     write(&rb, "b_only.txt", "B's other file\n");
-    assert!(matches!(w.merge(a).await.unwrap(), MergeOutcome::Merged { .. }));
-    assert!(matches!(w.merge(b).await.unwrap(), MergeOutcome::Conflict { .. }));
+    assert!(matches!(
+        w.merge(a).await.unwrap(),
+        MergeOutcome::Merged { .. }
+    ));
+    assert!(matches!(
+        w.merge(b).await.unwrap(),
+        MergeOutcome::Conflict { .. }
+    ));
     let workspace = fx.files();
 
     let conflicts = w.redo(b).await.unwrap();
@@ -346,13 +386,22 @@ async fn after_a_redo_on_the_current_state_the_next_merge_is_clean() {
     assert_eq!(conflicts[0].path, "a.txt");
     // Markers in the worktree only, labelled in words; B's other work kept.
     let marked = read(&rb, "a.txt");
-    assert!(marked.contains("<<<<<<< workspace (current)\nfive by A\n"), "{marked}");
-    assert!(marked.contains("=======\nfive by B\n>>>>>>> your change\n"), "{marked}");
+    assert!(
+        marked.contains("<<<<<<< workspace (current)\nfive by A\n"),
+        "{marked}"
+    );
+    assert!(
+        marked.contains("=======\nfive by B\n>>>>>>> your change\n"),
+        "{marked}"
+    );
     assert_eq!(read(&rb, "b_only.txt"), "B's other file\n");
     assert_eq!(fx.files(), workspace);
     // The worker's own `git diff` shows its change on top of the current state.
     let wt_diff = git(&rb, &["diff"]);
-    assert!(wt_diff.contains("+<<<<<<< workspace (current)"), "{wt_diff}");
+    assert!(
+        wt_diff.contains("+<<<<<<< workspace (current)"),
+        "{wt_diff}"
+    );
 
     // The worker settles it; now the merge is clean and brings both of its changes.
     write(&rb, "a.txt", &lines_with(5, "five by A and B"));
@@ -386,7 +435,11 @@ async fn a_users_edit_after_the_worker_started_is_merged_with_not_overwritten() 
     assert_eq!(conflicts.len(), 1, "{conflicts:?}");
     assert_eq!(conflicts[0].path, "notes.md");
     assert_eq!(conflicts[0].kind, "modify/delete");
-    assert!(conflicts[0].message.contains("the workspace"), "{}", conflicts[0].message);
+    assert!(
+        conflicts[0].message.contains("the workspace"),
+        "{}",
+        conflicts[0].message
+    );
     assert_eq!(read(&fx.ws, "a.txt"), lines_with(8, "eight by the user"));
 
     // The worker puts the file back; then both edits of a.txt meet cleanly.
@@ -398,7 +451,10 @@ async fn a_users_edit_after_the_worker_started_is_merged_with_not_overwritten() 
         }
     );
     let a_txt = read(&fx.ws, "a.txt");
-    assert!(a_txt.contains("two by A") && a_txt.contains("eight by the user"), "{a_txt}");
+    assert!(
+        a_txt.contains("two by A") && a_txt.contains("eight by the user"),
+        "{a_txt}"
+    );
 }
 
 #[tokio::test]
@@ -416,7 +472,12 @@ async fn deleted_new_and_binary_files_merge_and_a_binary_clash_is_named() {
     std::fs::write(rb.join("logo.bin"), b"\0\x01\x02 by B").unwrap();
 
     let summary = w.diff(a).await.unwrap();
-    assert!(summary.files.iter().any(|f| f.path == "logo.bin" && f.binary));
+    assert!(
+        summary
+            .files
+            .iter()
+            .any(|f| f.path == "logo.bin" && f.binary)
+    );
     assert!(
         summary
             .files
@@ -433,9 +494,18 @@ async fn deleted_new_and_binary_files_merge_and_a_binary_clash_is_named() {
             ]
         }
     );
-    assert!(!fx.ws.join("dir with space").exists(), "an emptied folder goes too");
-    assert_eq!(std::fs::read(fx.ws.join("icon.bin")).unwrap(), b"\0\xff new");
-    assert_eq!(std::fs::read(fx.ws.join("logo.bin")).unwrap(), b"\0\x01\x02 by A");
+    assert!(
+        !fx.ws.join("dir with space").exists(),
+        "an emptied folder goes too"
+    );
+    assert_eq!(
+        std::fs::read(fx.ws.join("icon.bin")).unwrap(),
+        b"\0\xff new"
+    );
+    assert_eq!(
+        std::fs::read(fx.ws.join("logo.bin")).unwrap(),
+        b"\0\x01\x02 by A"
+    );
 
     let MergeOutcome::Conflict { conflicts } = w.merge(b).await.unwrap() else {
         panic!("both changed the binary file");
@@ -443,7 +513,10 @@ async fn deleted_new_and_binary_files_merge_and_a_binary_clash_is_named() {
     assert_eq!(conflicts[0].path, "logo.bin");
     assert_eq!(conflicts[0].kind, "binary");
     assert!(conflicts[0].hunks.is_empty());
-    assert_eq!(std::fs::read(fx.ws.join("logo.bin")).unwrap(), b"\0\x01\x02 by A");
+    assert_eq!(
+        std::fs::read(fx.ws.join("logo.bin")).unwrap(),
+        b"\0\x01\x02 by A"
+    );
 }
 
 #[tokio::test]
@@ -473,7 +546,11 @@ async fn a_repository_without_commits_and_a_workspace_below_its_top_work() {
     assert_eq!(read(&ws, "main.txt"), "hello, world\n");
     assert_eq!(read(&top, "outside.txt"), "above the workspace\n");
     // Still no commit on the user's side, and nothing staged.
-    assert!(!git_output(&top, &["rev-parse", "--verify", "-q", "HEAD"]).status.success());
+    assert!(
+        !git_output(&top, &["rev-parse", "--verify", "-q", "HEAD"])
+            .status
+            .success()
+    );
     assert_eq!(git(&top, &["ls-files", "--stage"]), "");
 }
 
@@ -493,7 +570,15 @@ async fn a_repository_with_a_submodule_keeps_it_as_it_is() {
     let lib_url = lib.to_str().unwrap();
     git(
         &ws,
-        &["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib_url, "vendor/lib"],
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            lib_url,
+            "vendor/lib",
+        ],
     );
     git(&ws, &["add", "-A"]);
     git(&ws, &["commit", "-qm", "app"]);
@@ -510,7 +595,11 @@ async fn a_repository_with_a_submodule_keeps_it_as_it_is() {
     assert!(!root.join("vendor/lib/lib.txt").exists());
     write(&root, "app.txt", "app by A\n");
     let summary = w.diff(a).await.unwrap();
-    assert_eq!(summary.files.len(), 1, "the empty submodule is no change: {summary:?}");
+    assert_eq!(
+        summary.files.len(),
+        1,
+        "the empty submodule is no change: {summary:?}"
+    );
     assert_eq!(
         w.merge(a).await.unwrap(),
         MergeOutcome::Merged {
@@ -544,10 +633,16 @@ async fn removing_a_worker_removes_its_worktree_and_branch() {
     assert!(!git(&fx.ws, &["worktree", "list"]).contains(ra.to_str().unwrap()));
     let branches = squad_branches(&fx.ws);
     assert!(!branches.contains(&a.short()), "{branches}");
-    assert!(branches.contains(&b.short()), "the other worker keeps its own: {branches}");
+    assert!(
+        branches.contains(&b.short()),
+        "the other worker keeps its own: {branches}"
+    );
     assert!(rb.exists());
     assert!(!fx.ws.join("unmerged.txt").exists());
-    assert!(!w.remove(a).await.unwrap(), "a second removal has nothing to do");
+    assert!(
+        !w.remove(a).await.unwrap(),
+        "a second removal has nothing to do"
+    );
     assert!(w.root(a).is_none());
 
     assert!(w.remove(b).await.unwrap());
@@ -610,7 +705,10 @@ async fn worktrees_of_sessions_that_no_longer_run_are_removed_at_start() {
     drop(again);
     let resumed = fx.worktrees("dead-session");
     assert_eq!(resumed.reopen(agent), Some(root.clone()));
-    assert!(remove_stale(&fx.data).is_empty(), "claimed again: not stale");
+    assert!(
+        remove_stale(&fx.data).is_empty(),
+        "claimed again: not stale"
+    );
     assert!(root.exists());
     // A second process cannot claim a session that runs.
     let repo = Repo::discover(&fx.ws).unwrap();
@@ -647,7 +745,10 @@ async fn start_picks_worktrees_in_a_repository_and_leases_outside_one() {
     assert_eq!(err.holder.agent, writer);
     let text = err.to_string();
     assert!(text.contains("shared.rs"), "{text}");
-    assert!(text.contains("coder") && text.contains(&writer.short()), "{text}");
+    assert!(
+        text.contains("coder") && text.contains(&writer.short()),
+        "{text}"
+    );
     leases
         .claim(&plain.path().join("other.rs"), other, "tester")
         .unwrap();

@@ -121,7 +121,11 @@ impl MergeTree {
             };
             let kind = String::from_utf8_lossy(kind).into_owned();
             if kind.starts_with("CONFLICT") {
-                messages.push((paths, kind, String::from_utf8_lossy(text).trim().to_string()));
+                messages.push((
+                    paths,
+                    kind,
+                    String::from_utf8_lossy(text).trim().to_string(),
+                ));
             }
         }
         Some(MergeTree {
@@ -172,7 +176,11 @@ impl MergeTree {
         }
         let git = Git::new(dir);
         for c in by_path.values_mut() {
-            let side = |stage: u8| self.stages.iter().find(|s| s.path == c.path && s.stage == stage);
+            let side = |stage: u8| {
+                self.stages
+                    .iter()
+                    .find(|s| s.path == c.path && s.stage == stage)
+            };
             let (Some(ours), Some(theirs)) = (side(2), side(3)) else {
                 continue;
             };
@@ -258,7 +266,8 @@ pub(crate) fn hunks(merged: &str, ours: &str, theirs: &str) -> Vec<Hunk> {
     let ours_lines: Vec<&str> = ours.lines().collect();
     let theirs_lines: Vec<&str> = theirs.lines().collect();
     let deadline = || Some(Instant::now() + Duration::from_secs(1));
-    let ours_ops = capture_diff_slices_deadline(Algorithm::Myers, &ours_lines, &as_ours, deadline());
+    let ours_ops =
+        capture_diff_slices_deadline(Algorithm::Myers, &ours_lines, &as_ours, deadline());
     let theirs_ops =
         capture_diff_slices_deadline(Algorithm::Myers, &theirs_lines, &as_theirs, deadline());
     regions
@@ -345,7 +354,7 @@ mod tests {
 
     #[test]
     fn merge_tree_output_parses_into_stages_and_messages() {
-        let out = b"treeid\0100644 aaa 1\tf x.txt\0100644 bbb 2\tf x.txt\0100644 ccc 3\tf x.txt\0\
+        let out = b"treeid\x00100644 aaa 1\tf x.txt\x00100644 bbb 2\tf x.txt\x00100644 ccc 3\tf x.txt\0\
                     100644 ddd 2\tg.txt\0\0\
                     1\0f x.txt\0Auto-merging\0Auto-merging f x.txt\n\0\
                     1\0f x.txt\0CONFLICT (contents)\0CONFLICT (content): Merge conflict in f x.txt\n\0\

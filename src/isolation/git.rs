@@ -112,7 +112,9 @@ impl<'a> Git<'a> {
             // A git that exits early closes the pipe; its exit code tells what went wrong.
             let _ = stdin.write_all(bytes);
         }
-        let out = child.wait_with_output().map_err(IsolationError::GitMissing)?;
+        let out = child
+            .wait_with_output()
+            .map_err(IsolationError::GitMissing)?;
         Ok(Ran {
             code: out.status.code().unwrap_or(-1),
             stdout: out.stdout,
@@ -148,14 +150,15 @@ pub(crate) fn path_of(field: &[u8]) -> String {
 
 /// `top/rel` for a path git printed (always with `/`).
 pub(crate) fn join(top: &Path, rel: &str) -> PathBuf {
-    rel.split('/').fold(top.to_path_buf(), |p, part| p.join(part))
+    rel.split('/')
+        .fold(top.to_path_buf(), |p, part| p.join(part))
 }
 
 /// The installed git's version as (major, minor), from `git version 2.47.3`.
 pub(crate) fn parse_version(text: &str) -> Option<(u32, u32)> {
-    let number = text.split_whitespace().find(|w| {
-        w.chars().next().is_some_and(|c| c.is_ascii_digit())
-    })?;
+    let number = text
+        .split_whitespace()
+        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))?;
     let mut parts = number.split('.');
     let major = parts.next()?.parse().ok()?;
     let minor = parts
@@ -179,10 +182,7 @@ mod tests {
             parse_version("git version 2.39.3 (Apple Git-146)"),
             Some((2, 39))
         );
-        assert_eq!(
-            parse_version("git version 2.45.1.windows.1"),
-            Some((2, 45))
-        );
+        assert_eq!(parse_version("git version 2.45.1.windows.1"), Some((2, 45)));
         assert_eq!(parse_version("git version 2.50.0-rc1"), Some((2, 50)));
         assert_eq!(parse_version("nonsense"), None);
     }

@@ -215,7 +215,10 @@ fn apply(top: &Path, tree: &str, changes: &[Change], scratch: &Path) -> Result<(
     let temp = TempIndex::new(scratch);
     let git = Git::new(top).with_index(&temp.path);
     git.run(&["read-tree", tree])?;
-    git.run_with_input(&["checkout-index", "--force", "-z", "--stdin"], Some(&written))?;
+    git.run_with_input(
+        &["checkout-index", "--force", "-z", "--stdin"],
+        Some(&written),
+    )?;
     Ok(())
 }
 

@@ -63,7 +63,9 @@ pub enum IsolationError {
     SessionRunning(String),
     #[error("agent {0} has no worktree")]
     NoWorktree(String),
-    #[error("the workspace kept changing while the merge was being written; nothing was merged, try again")]
+    #[error(
+        "the workspace kept changing while the merge was being written; nothing was merged, try again"
+    )]
     WorkspaceBusy,
     #[error("the git job stopped before it finished: {0}")]
     Stopped(String),

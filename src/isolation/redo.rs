@@ -29,9 +29,12 @@ pub fn redo_on_current(
     // The temporary index describes the worktree's files exactly (fresh from the
     // snapshot), so moving it to the merge result rewrites just the files that differ,
     // and removes the ones the result does not have.
-    Git::new(&wt.path)
-        .with_index(&theirs_index.path)
-        .run(&["read-tree", "--reset", "-u", &m.result.tree])?;
+    Git::new(&wt.path).with_index(&theirs_index.path).run(&[
+        "read-tree",
+        "--reset",
+        "-u",
+        &m.result.tree,
+    ])?;
     for c in &conflicts {
         relabel_markers(&join(&wt.path, &c.path), &m, &wt.base);
     }

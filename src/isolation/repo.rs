@@ -91,7 +91,9 @@ impl Repo {
         let git = Git::new(top);
         let ran = git.output(&args, None)?;
         match ran.code {
-            0 => Ok(Some(String::from_utf8_lossy(&ran.stdout).trim().to_string())),
+            0 => Ok(Some(
+                String::from_utf8_lossy(&ran.stdout).trim().to_string(),
+            )),
             1 => Ok(None),
             _ => Err(git.failed(&args, &ran)),
         }

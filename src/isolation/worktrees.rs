@@ -4,6 +4,7 @@
 //! on tokio's blocking pool; everything that reads or writes the workspace takes its
 //! turn in the one [`MergeQueue`].
 
+use super::IsolationError;
 use super::conflicts::Conflict;
 use super::diff::{self, DiffSummary};
 use super::merge::{self, MergeOutcome};
@@ -12,7 +13,6 @@ use super::redo;
 use super::repo::Repo;
 use super::session_dir::SessionDir;
 use super::worktree::{Spare, Worktree};
-use super::IsolationError;
 use crate::protocol::AgentId;
 use std::collections::HashMap;
 use std::future::Future;
@@ -76,9 +76,8 @@ impl Worktrees {
             .queue
             .run(move || {
                 let name = agent.short();
-                let from_spare = spare.map(|s| {
-                    Worktree::from_spare(&repo, s, &session.dir, &name, &session.scratch)
-                });
+                let from_spare = spare
+                    .map(|s| Worktree::from_spare(&repo, s, &session.dir, &name, &session.scratch));
                 match from_spare {
                     Some(Ok(wt)) => Ok(wt),
                     _ => Worktree::create(&repo, &session.dir, &name, &session.scratch),
@@ -100,7 +99,8 @@ impl Worktrees {
     /// spawn it. Does nothing while a spare is ready or being made.
     pub fn warm(&self) -> impl Future<Output = ()> + Send + 'static {
         self.spares.keep.store(true, Ordering::Relaxed);
-        let (repo, session, spares) = (self.repo.clone(), self.session.clone(), self.spares.clone());
+        let (repo, session, spares) =
+            (self.repo.clone(), self.session.clone(), self.spares.clone());
         async move {
             if crate::sync::lock(&spares.ready).is_some()
                 || spares.making.swap(true, Ordering::AcqRel)
