@@ -60,6 +60,9 @@ fn options(
     config.provider.base_url = mock.base_url();
     config.provider.api_key_env = "SQUAD_BENCH_UNSET_KEY".into();
     config.limits.max_iterations = max_iter;
+    // Reading one file again and again is the point here, not a loop to stop.
+    config.guards.read_repeat_stop_after = 0;
+    config.guards.repeat_note_after = 0;
     config.approval = ApprovalPolicy::Auto;
     let model: Arc<dyn ModelClient> =
         Arc::new(OpenAiClient::new(ClientSettings::from_provider(&config.provider)).unwrap());

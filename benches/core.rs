@@ -213,6 +213,9 @@ async fn one_session(mock: &MockServer, iterations: usize) -> Vec<Sample> {
     // A variable that is never set: no API key goes anywhere.
     config.provider.api_key_env = "SQUAD_BENCH_UNSET_KEY".into();
     config.limits.max_iterations = (iterations + 10) as u32;
+    // Reading one file again and again is the point here, not a loop to stop.
+    config.guards.read_repeat_stop_after = 0;
+    config.guards.repeat_note_after = 0;
     config.approval = ApprovalPolicy::Auto;
     let model: Arc<dyn ModelClient> =
         Arc::new(OpenAiClient::new(ClientSettings::from_provider(&config.provider)).unwrap());
@@ -388,12 +391,15 @@ fn exec_peak_memory(squad: &str, mock: &MockServer) {
 /// One `squad exec` run with `turns` tool-call turns; returns its figures.
 fn exec_once(squad: &str, mock: &MockServer, turns: usize) -> support::Reaped {
     let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("small.rs"), SMALL_FILE).unwrap();
+    // One file per turn: the same read five times over would be stopped as a loop (and a
+    // config turning the guard off would not load in an older build, SQUAD_BENCH_BIN).
     for i in 0..turns {
+        let name = format!("small_{i}.rs");
+        std::fs::write(ws.path().join(&name), SMALL_FILE).unwrap();
         mock.push(MockResponse::tool_call(
             &format!("call_{i}"),
             "read_file",
-            r#"{"path":"small.rs"}"#,
+            &format!(r#"{{"path":"{name}"}}"#),
         ));
     }
     mock.push(MockResponse::text("All read."));

@@ -3,6 +3,8 @@
 //! `squad --base-url http://127.0.0.1:8787/v1`. It is the tests' mock server with a
 //! responder that plays a small team session:
 //! - a message containing "team" makes the supervisor spawn two workers and wait for them;
+//! - a message containing "plan" makes it plan three tasks on the board (T2 and T3 need
+//!   T1), run T1, then T2 and T3 side by side (`/tasks` and `/timeline` show them);
 //! - a message containing "write" makes it write `demo.txt` (an approval in `ask` mode);
 //! - anything else gets a streamed markdown answer.
 
@@ -75,6 +77,40 @@ fn respond(body: &Value) -> MockResponse {
             _ => stream("Both workers are done. The layout is tidy and the review found nothing alarming."),
         };
     }
+    if user.contains("plan") {
+        let spawn = |id: &str, task: &str, prompt: &str| {
+            MockToolCall::new(
+                id,
+                "spawn_agent",
+                json!({"role_name": "agentic_coder", "task_prompt": prompt, "task_id": task})
+                    .to_string(),
+            )
+        };
+        return match tools_done {
+            0 => MockResponse::tool_call(
+                "p",
+                "plan_tasks",
+                &json!({"tasks": [
+                    {"id": "T1", "title": "Survey the source files"},
+                    {"id": "T2", "title": "Review the parser", "depends_on": ["T1"]},
+                    {"id": "T3", "title": "Review the CLI", "depends_on": ["T1"]}
+                ]})
+                .to_string(),
+            )
+            .with_usage(1100, 60),
+            1 => MockResponse::tool_calls(vec![spawn("s1", "T1", "Survey the source files")])
+                .with_usage(1200, 40),
+            2 | 5 => MockResponse::tool_call("w", "wait_for_agents", "{}").with_usage(1300, 20),
+            3 => MockResponse::tool_calls(vec![
+                spawn("s2", "T2", "Review the parser"),
+                spawn("s3", "T3", "Review the CLI"),
+            ])
+            .with_usage(1400, 60),
+            _ => stream(
+                "The plan is done: T1 surveyed the files, T2 and T3 reviewed the parser and the CLI side by side.",
+            ),
+        };
+    }
     if user.contains("write") {
         return match tools_done {
             0 => MockResponse::tool_call(
@@ -86,7 +122,7 @@ fn respond(body: &Value) -> MockResponse {
         };
     }
     stream(&format!(
-        "## You said\n\n> {user}\n\nThis is the **demo server**: say `team` to see workers, or `write` to see an approval.\n\n```rust\nfn main() {{ println!(\"hello\"); }}\n```"
+        "## You said\n\n> {user}\n\nThis is the **demo server**: say `team` to see workers, `plan` to see the task board, or `write` to see an approval.\n\n```rust\nfn main() {{ println!(\"hello\"); }}\n```"
     ))
 }
 

@@ -68,8 +68,13 @@ pub struct ExecArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Go on with the agents the resumed session's log shows interrupted (a killed or
+    /// stopped run) instead of sending a prompt; needs --resume.
+    #[arg(long = "continue", requires = "resume", conflicts_with = "prompt")]
+    pub continue_run: bool,
+
     /// The prompt (words are joined; `-` reads it from stdin).
-    #[arg(required = true, num_args = 1..)]
+    #[arg(required_unless_present = "continue_run", num_args = 1..)]
     pub prompt: Vec<String>,
 }
 

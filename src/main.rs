@@ -99,21 +99,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Exec(args)) => {
-            let mut prompt = args.prompt.join(" ");
-            if prompt == "-" {
-                prompt.clear();
-                std::io::stdin()
-                    .read_to_string(&mut prompt)
-                    .context("cannot read the prompt from stdin")?;
-            }
-            if prompt.trim().is_empty() {
-                return Err(anyhow!("the prompt is empty"));
-            }
+            let start = if args.continue_run {
+                squad::exec::Start::Continue
+            } else {
+                let mut prompt = args.prompt.join(" ");
+                if prompt == "-" {
+                    prompt.clear();
+                    std::io::stdin()
+                        .read_to_string(&mut prompt)
+                        .context("cannot read the prompt from stdin")?;
+                }
+                if prompt.trim().is_empty() {
+                    return Err(anyhow!("the prompt is empty"));
+                }
+                squad::exec::Start::Prompt(prompt)
+            };
             let rt = runtime()?;
             rt.block_on(async {
                 let opts = session_options(&cli.common, workspace, &dirs, false)?;
                 let handle = start_session(opts).await?;
-                let outcome = squad::exec::run(handle, prompt, args.json).await;
+                let outcome = squad::exec::run(handle, start, args.json).await;
                 if let Some(reason) = &outcome.failure {
                     eprintln!("squad: {}", one_line(reason));
                 }

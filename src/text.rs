@@ -1,7 +1,8 @@
 //! Text both front ends and the runtime show: clipping, one-line labels, the argument that
-//! says what a tool call is about, a worker's result in words, and the task figures.
+//! says what a tool call is about, a worker's result in words, the task figures, and the
+//! task board's marks and counts.
 
-use crate::protocol::{AgentId, AgentResult, TaskMetrics};
+use crate::protocol::{AgentId, AgentResult, TaskList, TaskMetrics, TaskStatus};
 use serde_json::Value;
 
 /// `s` cut to at most `max` bytes (on a character boundary), saying how long it was.
@@ -30,6 +31,7 @@ pub fn key_argument(arguments: &str) -> String {
         "file_path",
         "pattern",
         "query",
+        "question",
         "role_name",
         "role",
         "target_agent",
@@ -110,6 +112,37 @@ pub fn task_line(t: &TaskMetrics) -> String {
     )
 }
 
+/// A distinct mark per task status, readable without colour; a task a deadlock holds gets
+/// its own.
+pub fn task_mark(status: TaskStatus, stuck: bool) -> &'static str {
+    if stuck {
+        return "⊗";
+    }
+    match status {
+        TaskStatus::Pending => "○",
+        TaskStatus::Ready => "▷",
+        TaskStatus::Running => "●",
+        TaskStatus::Done => "✓",
+        TaskStatus::Failed => "✗",
+        TaskStatus::Blocked => "■",
+        TaskStatus::Cancelled => "⊘",
+    }
+}
+
+/// `tasks: 1 running · 2 pending · 1 done`, and what a deadlock means when there is one.
+pub fn board_line(list: &TaskList) -> String {
+    let counts: Vec<String> = list
+        .counts()
+        .iter()
+        .map(|(s, n)| format!("{n} {}", s.as_str()))
+        .collect();
+    let mut line = format!("tasks: {}", counts.join(" · "));
+    if list.deadlocked() {
+        line.push_str(" — deadlock: nothing can run");
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +161,10 @@ mod tests {
         assert_eq!(
             key_argument(&format!(r#"{{"agent_id":"{id}"}}"#)),
             id.short()
+        );
+        assert_eq!(
+            key_argument(r#"{"options":["a","b"],"question":"Which one?"}"#),
+            "Which one?"
         );
         assert_eq!(key_argument("not json\nat all"), "not json at all");
     }

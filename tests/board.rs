@@ -125,4 +125,13 @@ async fn a_failed_dependency_blocks_and_the_deadlock_is_reported_first() {
         .find(|e| e["task"]["id"] == "T2")
         .unwrap();
     assert_eq!(t2_last["task"]["status"], "blocked");
+    let deadlocks = of_type(&events, "deadlock_detected");
+    assert_eq!(deadlocks.len(), 1, "one event per deadlock");
+    assert_eq!(deadlocks[0]["tasks"][0]["id"], "T2");
+    assert!(
+        deadlocks[0]["tasks"][0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("T1 (failed)")
+    );
 }

@@ -549,3 +549,148 @@ async fn exit_codes_are_as_documented() {
         );
     }
 }
+
+/// Text mode shows the task board on stderr: one compact block per burst of changes (a
+/// plan of two tasks is one block), with the counts and each changed task.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_task_board_is_printed_once_per_change() {
+    use common::agents::{good_result, is_worker, tool_count};
+    use serde_json::json;
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let spawn_for = |task: &str| {
+        MockResponse::tool_call(
+            "s",
+            "spawn_agent",
+            &json!({"role_name": "agentic_coder", "task_prompt": format!("do {task}"), "task_id": task})
+                .to_string(),
+        )
+    };
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            return MockResponse::tool_call(
+                "r",
+                "return_results",
+                &good_result("parsed").to_string(),
+            );
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "p",
+                "plan_tasks",
+                &json!({"tasks": [
+                    {"id": "T1", "title": "write the parser"},
+                    {"id": "T2", "title": "test the parser", "depends_on": ["T1"]}
+                ]})
+                .to_string(),
+            ),
+            1 => spawn_for("T1"),
+            3 => spawn_for("T2"),
+            2 | 4 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("both done"),
+        }
+    });
+    let run = sb
+        .exec(&mock, &["--approval", "auto", "plan and run"])
+        .await;
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "both done");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    // Each block: the counts, then the tasks that changed, in order.
+    let block = |summary: &str| -> Vec<&str> {
+        let at = lines
+            .iter()
+            .position(|l| *l == summary)
+            .unwrap_or_else(|| panic!("no {summary:?} in:\n{}", run.stderr));
+        lines[at + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("  "))
+            .copied()
+            .collect()
+    };
+    assert_eq!(
+        block("▤ tasks: 1 ready · 1 pending"),
+        [
+            "  ▷ T1 ready: write the parser",
+            "  ○ T2 pending: test the parser · needs T1 ▷"
+        ]
+    );
+    let running = block("▤ tasks: 1 running · 1 pending");
+    assert_eq!(running.len(), 1, "{running:?}");
+    assert!(
+        running[0].starts_with("  ● T1 running: write the parser (agentic_coder "),
+        "{running:?}"
+    );
+    let t1_done = block("▤ tasks: 1 ready · 1 done");
+    assert!(t1_done[0].starts_with("  ✓ T1 done: write the parser (agentic_coder "));
+    assert_eq!(t1_done[1], "  ▷ T2 ready: test the parser");
+    assert_eq!(block("▤ tasks: 1 running · 1 done").len(), 1);
+    let all_done = block("▤ tasks: 2 done");
+    assert!(all_done[0].starts_with("  ✓ T2 done: test the parser"));
+    // Five changes of the board, five blocks: never one per event.
+    let blocks = lines.iter().filter(|l| l.starts_with("▤ ")).count();
+    assert_eq!(blocks, 5, "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_user_in_exec_says_nobody_can_answer_and_shows_the_question() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let ask = serde_json::json!({
+        "question": "Which database should the cache use?",
+        "options": ["Postgres", "SQLite"]
+    })
+    .to_string();
+    mock.push_all([
+        MockResponse::tool_call("q1", "ask_user", &ask),
+        MockResponse::text("Assuming SQLite: it needs no server."),
+    ]);
+    let run = sb.exec(&mock, &["--json", "add a cache"]).await;
+    run.assert_ok();
+    let events = run.events();
+    let asked = of_type(&events, "question_asked");
+    assert_eq!(asked.len(), 1, "{}", run.stdout);
+    assert_eq!(asked[0]["question"], "Which database should the cache use?");
+    assert_eq!(
+        asked[0]["options"],
+        serde_json::json!(["Postgres", "SQLite"])
+    );
+    assert_eq!(asked[0]["role"], "copilot");
+    assert!(asked[0]["agent_id"].is_string());
+    let answered = of_type(&events, "question_answered");
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0]["request_id"], asked[0]["request_id"]);
+    assert_eq!(answered[0]["declined"], "no_user");
+    assert!(answered[0].get("answer").is_none());
+    // The model's next request carries the no-user result.
+    let results = tool_messages(&mock.requests()[1].body);
+    assert_eq!(results[0].0, "q1");
+    assert!(
+        results[0].1.contains("Nobody can answer")
+            && results[0].1.contains("best judgment")
+            && results[0].1.contains("assumption"),
+        "{}",
+        results[0].1
+    );
+
+    // Text mode: a progress line with the question and its options.
+    mock.push_all([
+        MockResponse::tool_call("q2", "ask_user", &ask),
+        MockResponse::text("Assuming SQLite."),
+    ]);
+    let run = sb.exec(&mock, &["add a cache"]).await;
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "Assuming SQLite.");
+    assert!(
+        run.stderr.contains(
+            "? [copilot] asks the user: Which database should the cache use? [1 Postgres · 2 SQLite]"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("nobody can answer here"),
+        "{}",
+        run.stderr
+    );
+}

@@ -228,7 +228,7 @@ fn deltas(progress: &[ModelProgress]) -> Vec<String> {
         .iter()
         .filter_map(|p| match p {
             ModelProgress::TextDelta(t) => Some(t.clone()),
-            ModelProgress::Retrying { .. } => None,
+            ModelProgress::Retrying { .. } | ModelProgress::Received => None,
         })
         .collect()
 }
@@ -243,7 +243,7 @@ fn retries(progress: &[ModelProgress]) -> Vec<(u32, u32, Duration)> {
                 delay,
                 ..
             } => Some((*attempt, *max_attempts, *delay)),
-            ModelProgress::TextDelta(_) => None,
+            ModelProgress::TextDelta(_) | ModelProgress::Received => None,
         })
         .collect()
 }
@@ -353,7 +353,7 @@ async fn server_error_then_success_retries_once() {
         .iter()
         .find_map(|p| match p {
             ModelProgress::Retrying { reason, .. } => Some(reason.clone()),
-            ModelProgress::TextDelta(_) => None,
+            ModelProgress::TextDelta(_) | ModelProgress::Received => None,
         })
         .unwrap();
     assert!(

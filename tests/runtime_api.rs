@@ -196,3 +196,131 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
         "{told}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_waits_for_the_answer_and_despawning_the_asker_withdraws_it() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        let ask = |id: &str, q: &str| {
+            MockResponse::tool_call(id, "ask_user", &json!({"question": q}).to_string())
+        };
+        if common::agents::is_worker(body) {
+            return ask("wq", "Which port?");
+        }
+        match tool_messages(body).len() {
+            0 => ask("rq", "Which file?"),
+            1 => spawn("agentic_coder", "configure the server"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let mut handle = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
+    let root = handle.info.root_agent;
+    say(&handle, "set it up");
+    let mut seen = Vec::new();
+    let asked = next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::QuestionAsked { .. })
+    })
+    .await;
+    let EventKind::QuestionAsked {
+        request_id,
+        role,
+        question,
+        ..
+    } = asked.kind
+    else {
+        unreachable!()
+    };
+    assert_eq!(asked.agent_id, root);
+    assert_eq!(
+        (role.as_str(), question.as_str()),
+        ("copilot", "Which file?")
+    );
+    // The asker waits on the user, and no request goes out meanwhile.
+    assert!(seen.iter().any(|e| e.agent_id == root
+        && matches!(
+            e.kind,
+            EventKind::AgentStatus {
+                status: AgentStatus::Waiting,
+                ..
+            }
+        )));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(mock.requests().len(), 1);
+    handle
+        .ops
+        .send(Op::Answer {
+            request_id,
+            answer: Some("config/server.toml".into()),
+        })
+        .unwrap();
+
+    // The worker asks next; despawning it settles its question as withdrawn.
+    let asked = next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::QuestionAsked { .. })
+    })
+    .await;
+    let worker = asked.agent_id;
+    assert_ne!(worker, root);
+    let EventKind::QuestionAsked {
+        request_id: worker_question,
+        ..
+    } = asked.kind
+    else {
+        unreachable!()
+    };
+    let results = tool_messages(&mock.requests()[1].body);
+    assert_eq!(results[0].0, "rq");
+    assert!(
+        results[0]
+            .1
+            .contains("The user answered: config/server.toml"),
+        "{results:?}"
+    );
+    handle.ops.send(Op::Despawn { agent_id: worker }).unwrap();
+    let settled = next_event(&mut handle, &mut seen, |e| {
+        matches!(e.kind, EventKind::QuestionAnswered { .. })
+    })
+    .await;
+    assert_eq!(settled.agent_id, worker);
+    let EventKind::QuestionAnswered {
+        answer, declined, ..
+    } = settled.kind
+    else {
+        unreachable!()
+    };
+    assert_eq!(answer, None);
+    assert_eq!(declined, Some(::squad::protocol::Declined::Cancelled));
+    // The tree comes to rest (the supervisor is not woken for a worker it lost).
+    if !seen.iter().any(|e| matches!(e.kind, EventKind::Idle)) {
+        next_event(&mut handle, &mut seen, |e| {
+            matches!(e.kind, EventKind::Idle)
+        })
+        .await;
+    }
+    assert_eq!(
+        statuses_of(&seen, worker).last().copied(),
+        Some(AgentStatus::Cancelled)
+    );
+    // A late answer to it changes nothing: no request, no error, the worker stays cancelled.
+    let requests = mock.requests().len();
+    handle
+        .ops
+        .send(Op::Answer {
+            request_id: worker_question,
+            answer: Some("8080".into()),
+        })
+        .unwrap();
+    let stirred = wait_event(&mut handle, &mut seen, Duration::from_millis(300), |e| {
+        !matches!(
+            e.kind,
+            EventKind::TurnFinished { .. }
+                | EventKind::ItemAdded { .. }
+                | EventKind::ToolCallEnd { .. }
+                | EventKind::QuestionAnswered { .. }
+        )
+    })
+    .await;
+    assert!(stirred.is_none(), "{stirred:?}");
+    assert_eq!(mock.requests().len(), requests);
+}

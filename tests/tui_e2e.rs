@@ -266,3 +266,103 @@ async fn slash_role_hands_the_session_to_another_persona() {
     let system = content_text(&mock.requests()[0].body["messages"][0]["content"]);
     assert!(system.contains("You are the architect"), "{system}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_user_opens_a_dialog_and_the_typed_answer_reaches_the_model() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let ask = json!({
+        "question": "Which database should the cache use?",
+        "options": ["Postgres", "SQLite"]
+    })
+    .to_string();
+    mock.push_all([
+        MockResponse::tool_call("q1", "ask_user", &ask),
+        MockResponse::text("Using Redis then."),
+        MockResponse::tool_call("q2", "ask_user", &ask),
+        MockResponse::text("SQLite it is."),
+    ]);
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("add a cache").await;
+    tui.enter().await;
+    let screen = tui.wait_text("Which database should the cache use?").await;
+    // Labelled with the asking agent: role and short id.
+    let label = screen
+        .split("question · copilot ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no dialog title:\n{screen}"));
+    assert!(
+        label.chars().take(8).all(|c| c.is_ascii_hexdigit()),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("1 Postgres") && screen.contains("2 SQLite"),
+        "{screen}"
+    );
+    tokio::time::sleep(::squad::tui::APPROVAL_GUARD + Duration::from_millis(100)).await;
+    tui.type_text("Redis, we run it already").await;
+    tui.enter().await;
+    tui.wait_text("Using Redis then.").await;
+    let results = tool_messages(&mock.requests()[1].body);
+    assert_eq!(results[0].0, "q1");
+    assert!(
+        results[0].1.contains("Redis, we run it already"),
+        "{:?}",
+        results[0]
+    );
+    let screen = tui.screen();
+    assert!(
+        !screen.contains("question · copilot"),
+        "dialog closed:\n{screen}"
+    );
+
+    // A digit picks an option.
+    tui.type_text("and the sessions?").await;
+    tui.enter().await;
+    tui.wait_text("1-2 pick").await;
+    tokio::time::sleep(::squad::tui::APPROVAL_GUARD + Duration::from_millis(100)).await;
+    tui.send(b"2");
+    tui.wait_text("SQLite it is.").await;
+    let results = tool_messages(&mock.requests()[3].body);
+    assert_eq!(results.last().unwrap().0, "q2");
+    assert!(
+        results.last().unwrap().1.contains("answered: SQLite"),
+        "{results:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_budget_pauses_the_team_until_budget_raises_it() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("a.txt", "alpha\n");
+    sb.workspace_config("[limits]\nmax_session_cost_usd = 0.01\n");
+    // gpt-4.1 at $2 / $8 per million tokens: the first answer costs $0.012.
+    mock.push_all([
+        MockResponse::tool_call("r", "read_file", r#"{"path":"a.txt"}"#).with_usage(4_000, 500),
+        MockResponse::text("All read."),
+    ]);
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 110);
+    tui.wait_text("copilot").await;
+    tui.type_text("read a.txt").await;
+    tui.enter().await;
+    let screen = tui.wait_text("session budget reached").await;
+    assert!(screen.contains("/budget USD"), "{screen}");
+    let screen = tui.wait_text("BUDGET $0.012/$0.010").await;
+    assert!(screen.contains("paused"), "{screen}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "nothing more is asked while paused"
+    );
+    assert!(!tui.screen().contains("All read."));
+
+    tui.type_text("/budget 1").await;
+    tui.enter().await;
+    let screen = tui.wait_text("All read.").await;
+    assert!(screen.contains("session budget set to $1.00"), "{screen}");
+    assert!(!screen.contains("BUDGET"), "{screen}");
+    assert_eq!(mock.requests().len(), 2);
+}

@@ -8,10 +8,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use squad::protocol::{
-    AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalPolicy, Artifact, ChangeType, Event,
-    EventKind, Finding, HistoryItem, ResultStatus, Severity, ToolCall, TurnEnd, Verdict,
+    AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Artifact,
+    Budget, BudgetMeasure, BudgetScope, ChangeType, Event, EventKind, Finding, HistoryItem, Op,
+    ResultStatus, Severity, Task, TaskStatus, ToolCall, TurnEnd, Verdict,
 };
-use squad::tui::{App, Focus, SessionInfo, Theme};
+use squad::tui::{Action, App, Focus, LeftPane, Overlay, SessionInfo, Theme};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
@@ -37,10 +38,19 @@ impl Script {
     }
 
     fn with_theme(theme: Theme) -> Self {
+        Self::build(theme, 0)
+    }
+
+    /// A session resumed from a log whose events run up to `replayed_seq`.
+    fn resumed(replayed_seq: u64) -> Self {
+        Self::build(Theme::default(), replayed_seq)
+    }
+
+    fn build(theme: Theme, replayed_seq: u64) -> Self {
         let root = id(0);
         let info = SessionInfo {
             log_path: None,
-            replayed_seq: 0,
+            replayed_seq,
             session_id: "20260101-demo".into(),
             workspace: "/srv/projects/demo".into(),
             model: "gpt-4.1".into(),
@@ -181,6 +191,50 @@ impl Script {
 
     fn delta(&mut self, agent: AgentId, text: &str) {
         self.ev(agent, EventKind::TextDelta { delta: text.into() });
+    }
+
+    /// Types a slash command into the composer and sends it.
+    fn command(&mut self, text: &str) {
+        self.app.focus = Focus::Composer;
+        for c in text.chars() {
+            self.key(KeyCode::Char(c));
+        }
+        self.key(KeyCode::Enter);
+    }
+
+    fn task(&mut self, id: &str, title: &str, status: TaskStatus, deps: &[&str]) -> Task {
+        Task {
+            id: id.into(),
+            title: title.into(),
+            description: None,
+            role: None,
+            depends_on: deps.iter().map(|d| d.to_string()).collect(),
+            status,
+            assignee: None,
+            notes: Vec::new(),
+            result: None,
+        }
+    }
+
+    fn task_updated(&mut self, task: Task) {
+        let root = self.root;
+        self.ev(root, EventKind::TaskUpdated { task });
+    }
+
+    fn tool_begin(&mut self, agent: AgentId, call_id: &str) {
+        let call_id = call_id.into();
+        self.ev(agent, EventKind::ToolCallBegin { call_id });
+    }
+
+    fn tool_end(&mut self, agent: AgentId, call_id: &str) {
+        let call_id = call_id.into();
+        self.ev(
+            agent,
+            EventKind::ToolCallEnd {
+                call_id,
+                duration_ms: 0,
+            },
+        );
     }
 
     fn key(&mut self, code: KeyCode) {
@@ -627,6 +681,11 @@ fn approval_dialogs() {
             task: "Review the --json change for edge cases: empty output, non-UTF-8 paths, Ctrl+C mid-stream.".into(),
             tools: vec!["read_file".into(), "search".into(), "return_results".into()],
             model: "gpt-4.1".into(),
+            budget: Budget {
+                tokens: Some(50_000),
+                cost_usd: Some(0.5),
+                wall_s: None,
+            },
         },
     );
     insta::assert_snapshot!("approval_diff_80x24", s.screen(80, 24));
@@ -640,6 +699,58 @@ fn approval_dialogs() {
     s.at(90);
     s.key(KeyCode::Esc);
     assert!(s.app.state.approvals.is_empty());
+}
+
+#[test]
+fn ask_user_dialog() {
+    let (mut s, [coder, ..]) = team();
+    s.status(coder, AgentStatus::Waiting);
+    s.ev(
+        coder,
+        EventKind::QuestionAsked {
+            request_id: 3,
+            role: "coder".into(),
+            question:
+                "The CLI already has --format. Should --json replace it, or live beside it and be \
+                documented as the preferred flag?"
+                    .into(),
+            options: vec![
+                "Replace --format (breaking change)".into(),
+                "Keep both; --json wins when both are given".into(),
+                "Keep both and deprecate --format".into(),
+            ],
+        },
+    );
+    let root = s.root;
+    request(
+        &mut s,
+        root,
+        9,
+        "copilot",
+        "shell",
+        ApprovalAction::Command {
+            command: "cargo fmt".into(),
+        },
+    );
+    insta::assert_snapshot!("ask_user_80x24", s.screen(80, 24));
+    // The asker's own conversation says whom it waits for.
+    s.app.tree.selected = Some(coder);
+    let screen = s.screen(100, 40);
+    assert!(screen.contains("waiting for your answer"), "{screen}");
+    s.app.tree.selected = Some(root);
+    s.at(80);
+    s.key(KeyCode::Up);
+    s.key(KeyCode::Up);
+    insta::assert_snapshot!("ask_user_option_60x20", s.screen(60, 20));
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Down);
+    for c in "Keep both for now".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("ask_user_typed_80x24", s.screen(80, 24));
+    s.key(KeyCode::Esc);
+    assert!(s.app.state.questions.is_empty());
+    assert_eq!(s.app.state.approvals.len(), 1, "the approval comes next");
 }
 
 #[test]
@@ -774,8 +885,23 @@ fn any_size_draws() {
         1, 2, 5, 9, 10, 12, 15, 20, 30, 45, 60, 69, 70, 71, 80, 100, 200,
     ];
     let sizes_h = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 50];
-    let setups: [fn(&mut Script); 6] = [
+    let setups: [fn(&mut Script); 10] = [
         |_| {},
+        |s| {
+            plan(s);
+            s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+        },
+        |s| {
+            plan(s);
+            s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+            s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+            s.key(KeyCode::Down);
+        },
+        |s| {
+            plan(s);
+            s.command("/tasks");
+        },
+        |s| s.command("/timeline"),
         |s| s.key(KeyCode::F(1)),
         |s| {
             s.app.focus = Focus::Tree;
@@ -817,4 +943,387 @@ fn any_size_draws() {
             }
         }
     }
+}
+
+/// The team's board: T1 done (tester), T2 running (coder), T3 ready, T5 failed (scout),
+/// so T4 and T6, which need it, are blocked.
+fn plan(s: &mut Script) {
+    let (coder, tester, scout) = (id(1), id(2), id(3));
+    let mut t1 = s.task("T1", "Add the --json flag", TaskStatus::Done, &[]);
+    t1.assignee = Some(tester);
+    t1.result = Some("flag added".into());
+    let mut t2 = s.task("T2", "Run the test suite", TaskStatus::Running, &["T1"]);
+    t2.assignee = Some(coder);
+    let mut t3 = s.task("T3", "Document the flag", TaskStatus::Ready, &["T1"]);
+    t3.role = Some("documentation".into());
+    let mut t5 = s.task("T5", "Profile the encoder", TaskStatus::Failed, &[]);
+    t5.assignee = Some(scout);
+    let t4 = s.task("T4", "Benchmark JSON output", TaskStatus::Blocked, &["T5"]);
+    let t6 = s.task(
+        "T6",
+        "Publish the release",
+        TaskStatus::Blocked,
+        &["T2", "T4"],
+    );
+    for t in [t1, t2, t3, t4, t5, t6] {
+        s.task_updated(t);
+    }
+}
+
+#[test]
+fn task_panel_beside_and_instead_of_the_tree() {
+    let (mut s, [coder, tester, _]) = team();
+    plan(&mut s);
+    // `/tasks` puts the panel below the tree, focused on the first task, whose worker
+    // is now in view.
+    s.command("/tasks");
+    assert_eq!(s.app.left, LeftPane::TreeAndTasks);
+    assert_eq!(s.app.focus, Focus::Tasks);
+    assert_eq!(s.app.viewed(), tester);
+    // Selecting a task selects its worker.
+    s.key(KeyCode::Down);
+    assert_eq!(s.app.viewed(), coder);
+    insta::assert_snapshot!("tasks_beside_tree_120x40", s.screen(120, 40));
+    // A task nobody took leaves the view where it was.
+    s.key(KeyCode::Down);
+    assert_eq!(s.app.viewed(), coder);
+    s.key(KeyCode::Up);
+    // Ctrl+T: the panel instead of the tree, then back to the tree alone.
+    s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    assert_eq!(s.app.left, LeftPane::Tasks);
+    insta::assert_snapshot!("tasks_instead_of_tree_80x24", s.screen(80, 24));
+    s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    assert_eq!(s.app.left, LeftPane::Tree);
+    assert_eq!(s.app.focus, Focus::Tree, "focus leaves the hidden panel");
+    // The status bar counts the board.
+    assert!(s.screen(120, 30).contains("tasks 1/6"));
+}
+
+#[test]
+fn task_panel_marks_a_deadlock() {
+    let (mut s, [coder, ..]) = team();
+    plan(&mut s);
+    // T2 fails and T3 is cancelled: nothing can run, T4 and T6 are stuck for good.
+    let mut t2 = s.task("T2", "Run the test suite", TaskStatus::Failed, &["T1"]);
+    t2.assignee = Some(coder);
+    s.task_updated(t2);
+    let t3 = s.task("T3", "Document the flag", TaskStatus::Cancelled, &["T1"]);
+    s.task_updated(t3);
+    assert!(s.app.state.board.deadlocked());
+    s.command("/tasks");
+    s.key_mod(KeyCode::Char('t'), KeyModifiers::CONTROL);
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("⊗ deadlock: 2 stuck"), "{screen}");
+    assert!(screen.contains("deadlocked · needs T5✗"), "{screen}");
+    assert!(screen.contains("tasks 1/6 deadlock"), "{screen}");
+    insta::assert_snapshot!("tasks_deadlock_80x24", screen);
+}
+
+#[test]
+fn task_panel_on_a_narrow_screen_is_full_screen() {
+    let (mut s, [coder, ..]) = team();
+    plan(&mut s);
+    s.screen(60, 20);
+    s.command("/tasks");
+    assert_eq!(s.app.overlay, Some(Overlay::Tasks));
+    s.key(KeyCode::Down);
+    assert_eq!(s.app.viewed(), coder);
+    let screen = s.screen(60, 20);
+    assert!(screen.contains("T6 Publish the release"), "{screen}");
+    // Enter opens the worker's conversation.
+    s.key(KeyCode::Enter);
+    assert_eq!(s.app.overlay, None);
+    assert_eq!(s.app.focus, Focus::Conversation);
+    assert!(s.screen(60, 20).contains("coder 1a2b3c4e"));
+}
+
+#[test]
+fn a_resumed_board_comes_back_from_the_log() {
+    // Events 1..=10 are the log read back; the board is folded from them all the same.
+    let mut s = Script::resumed(10);
+    plan(&mut s);
+    assert_eq!(s.app.state.board.len(), 6);
+    s.command("/tasks");
+    let screen = s.screen(100, 30);
+    assert!(screen.contains("T2 Run the test suite"), "{screen}");
+    // No clock for the replayed part, and the timeline says so.
+    s.command("/timeline");
+    let screen = s.screen(100, 30);
+    assert!(screen.contains("Resumed"), "{screen}");
+}
+
+/// The supervisor spawns three workers that run side by side: the coder calls tools and
+/// waits for an approval, the tester runs a long tool call, the scout fails early, while
+/// the supervisor waits for them all.
+#[test]
+fn timeline_of_three_agents_that_overlapped() {
+    let mut s = Script::new();
+    let root = s.root;
+    let (coder, tester, scout) = (id(1), id(2), id(3));
+    s.status(root, AgentStatus::Running);
+    s.at(2);
+    s.spawn(coder, Some(root), "coder", "Add the flag");
+    s.spawn(tester, Some(root), "tester", "Run the tests");
+    s.spawn(scout, Some(root), "researcher", "Find the docs");
+    for w in [coder, tester, scout] {
+        s.status(w, AgentStatus::Running);
+    }
+    s.tool_begin(root, "wait");
+    s.status(root, AgentStatus::Waiting);
+    s.at(4);
+    s.tool_begin(tester, "t1");
+    s.at(5);
+    s.tool_begin(coder, "c1");
+    s.at(6);
+    s.ev(
+        scout,
+        EventKind::Error {
+            message: "500".into(),
+        },
+    );
+    s.status(scout, AgentStatus::Failed);
+    s.at(9);
+    s.tool_end(coder, "c1");
+    s.at(12);
+    s.status(coder, AgentStatus::Waiting);
+    s.ev(
+        coder,
+        EventKind::ApprovalRequested {
+            request_id: 1,
+            role: "coder".into(),
+            tool: "write_file".into(),
+            action: ApprovalAction::FileChange {
+                path: "src/cli.rs".into(),
+                diff: String::new(),
+            },
+        },
+    );
+    s.at(14);
+    s.tool_end(tester, "t1");
+    s.at(15);
+    s.status(tester, AgentStatus::Completed);
+    s.at(16);
+    s.ev(
+        coder,
+        EventKind::ApprovalResolved {
+            request_id: 1,
+            decision: ApprovalDecision::Approve,
+        },
+    );
+    s.status(coder, AgentStatus::Running);
+    s.at(20);
+    s.status(coder, AgentStatus::Completed);
+    s.tool_end(root, "wait");
+    s.status(root, AgentStatus::Running);
+    s.at(22);
+    s.status(root, AgentStatus::Inactive);
+    s.at(24);
+    s.command("/timeline");
+    assert_eq!(s.app.overlay, Some(Overlay::Timeline));
+    insta::assert_snapshot!("timeline_100x20", s.screen(100, 20));
+}
+
+#[test]
+fn paused_team() {
+    let (mut s, [coder, ..]) = team();
+    let root = s.root;
+    s.ev(root, EventKind::Paused);
+    s.status(coder, AgentStatus::Paused);
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("PAUSED"), "{screen}");
+    insta::assert_snapshot!("paused_80x24", screen);
+    s.ev(root, EventKind::Resumed);
+    s.status(coder, AgentStatus::Running);
+    let screen = s.screen(80, 24);
+    assert!(!screen.contains("PAUSED"), "{screen}");
+}
+
+/// The team of [`team`] with budgets: the coder's tokens and dollars, the tester's wall
+/// time; the researcher failed on its token budget.
+fn team_with_budgets() -> (Script, [AgentId; 3]) {
+    let (mut s, [coder, tester, scout]) = team();
+    let budget = |tokens, cost_usd, wall_s| EventKind::AgentBudget {
+        budget: Budget {
+            tokens,
+            cost_usd,
+            wall_s,
+        },
+    };
+    s.ev(coder, budget(Some(50_000), Some(0.5), None));
+    s.ev(tester, budget(None, None, Some(600)));
+    s.ev(scout, budget(Some(900), None, None));
+    s.ev(
+        scout,
+        EventKind::BudgetReached {
+            scope: BudgetScope::Agent,
+            measure: BudgetMeasure::Tokens,
+            spent: 940.0,
+            limit: 900.0,
+        },
+    );
+    (s, [coder, tester, scout])
+}
+
+#[test]
+fn spend_against_budget_in_the_tree() {
+    let (mut s, [_, _, scout]) = team_with_budgets();
+    let screen = s.screen(120, 30);
+    assert!(screen.contains("12.8k/50k $0.021/$0.500"), "{screen}");
+    assert!(screen.contains("940/900"), "{screen}");
+    insta::assert_snapshot!("budgets_120x30", screen);
+    // Narrow: spend against budget outlasts the other figures.
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("12.8k/50k"), "{screen}");
+    insta::assert_snapshot!("budgets_80x24", screen);
+    // The worker that ran out says so in its conversation.
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Down);
+    assert_eq!(s.app.viewed(), scout);
+    let screen = s.screen(100, 24);
+    assert!(
+        screen.contains("! budget: 940 of 900 tokens spent: stopped before its next"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn session_budget_pauses_with_a_notice() {
+    let (mut s, [coder, ..]) = team();
+    let root = s.root;
+    s.ev(
+        root,
+        EventKind::BudgetReached {
+            scope: BudgetScope::Session,
+            measure: BudgetMeasure::CostUsd,
+            spent: 0.0381,
+            limit: 0.03,
+        },
+    );
+    s.ev(root, EventKind::Paused);
+    s.status(coder, AgentStatus::Paused);
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("BUDGET $0.038/$0.030"), "{screen}");
+    assert!(screen.contains("/budget USD"), "{screen}");
+    insta::assert_snapshot!("session_budget_80x24", screen);
+    // Typed: a new limit for the runtime.
+    for c in "/budget 5".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    let actions = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
+    assert_eq!(
+        actions,
+        [Action::Send(Op::SetSessionBudget {
+            limit_usd: Some(5.0)
+        })]
+    );
+    s.ev(
+        root,
+        EventKind::SessionBudgetSet {
+            limit_usd: Some(5.0),
+        },
+    );
+    s.ev(root, EventKind::Resumed);
+    let screen = s.screen(80, 24);
+    assert!(!screen.contains("BUDGET"), "{screen}");
+    assert!(screen.contains("session budget set to $5.00"), "{screen}");
+}
+
+#[test]
+fn interrupted_agent_after_resume() {
+    let (mut s, [coder, ..]) = team();
+    s.ev(
+        coder,
+        EventKind::AgentStatus {
+            parent_id: Some(s.root),
+            status: AgentStatus::Interrupted,
+            reason: Some("squad stopped while it was at work".into()),
+        },
+    );
+    s.key(KeyCode::Tab);
+    s.key(KeyCode::Down);
+    let screen = s.screen(100, 24);
+    assert!(screen.contains("↯"), "{screen}");
+    insta::assert_snapshot!("interrupted_100x24", screen);
+}
+
+#[test]
+fn stalled_agent_in_the_tree_and_the_details() {
+    let (mut s, [coder, ..]) = team();
+    s.ev(
+        coder,
+        EventKind::Stalled {
+            on: "tool call run_command cargo test --workspace".into(),
+            since_s: 40,
+        },
+    );
+    s.at(80);
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    let screen = s.screen(100, 24);
+    assert!(screen.contains("coder ! stalled"), "{screen}");
+    insta::assert_snapshot!("stalled_100x24", screen);
+    s.key(KeyCode::Char('i'));
+    let screen = s.screen(100, 24);
+    assert!(
+        screen.contains("45s without progress on the tool call run_command"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("stalled_details_100x24", screen);
+    s.key(KeyCode::Esc);
+    // Progress again: the mark goes.
+    s.ev(coder, EventKind::Unstalled);
+    let screen = s.screen(100, 24);
+    assert!(!screen.contains("stalled"), "{screen}");
+}
+
+#[test]
+fn loop_stopped_worker_shows_its_reason() {
+    let (mut s, [coder, ..]) = team();
+    let why = "loop: called edit_file 5 times with the same arguments, same error";
+    s.assistant(
+        coder,
+        "",
+        &[(
+            "e5",
+            "edit_file",
+            r#"{"path":"src/cli.rs","old_text":"json","new_text":"json"}"#,
+        )],
+    );
+    s.tool(
+        coder,
+        ("e5", "edit_file", ""),
+        &format!("invalid arguments: old_text and new_text are identical; nothing would change\n\n[squad] Stopped this turn: {why}."),
+        false,
+        3,
+    );
+    s.ev(
+        coder,
+        EventKind::Error {
+            message: why.into(),
+        },
+    );
+    s.ev(
+        coder,
+        EventKind::AgentStatus {
+            parent_id: Some(s.root),
+            status: AgentStatus::Failed,
+            reason: Some(why.into()),
+        },
+    );
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    let screen = s.screen(100, 24);
+    assert!(screen.contains("✗ coder loop"), "{screen}");
+    insta::assert_snapshot!("loop_stopped_100x24", screen);
+    s.key(KeyCode::Char('i'));
+    let screen = s.screen(100, 24);
+    assert!(
+        screen.contains("failed (loop: called edit_file 5 times"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("loop_stopped_details_100x24", screen);
 }

@@ -29,6 +29,8 @@ pub struct Config {
     pub approval: ApprovalPolicy,
     pub limits: Limits,
     pub tools: ToolsConfig,
+    /// Loop guard and stall detection.
+    pub guards: GuardsConfig,
     pub verify: VerifyConfig,
     /// How the team's writing workers share the workspace.
     pub team: TeamConfig,
@@ -85,6 +87,14 @@ pub struct Limits {
     pub max_iterations: u32,
     /// Model requests in flight at once across the session.
     pub max_concurrent_requests: u32,
+    /// Tokens (prompt + completion, all its calls) one worker may spend; unset: no limit.
+    pub max_tokens_per_agent: Option<u64>,
+    /// US dollars one worker may spend (from `[prices]`); unset: no limit.
+    pub max_cost_per_agent_usd: Option<f64>,
+    /// US dollars the whole session may spend before the team is paused; unset: no limit.
+    pub max_session_cost_usd: Option<f64>,
+    /// Seconds a worker may live, from its spawn; unset: no limit.
+    pub max_agent_wall_s: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -97,6 +107,43 @@ pub struct ToolsConfig {
     pub max_output_bytes: usize,
     /// Cap on what `read_file` returns, in bytes.
     pub read_max_bytes: usize,
+}
+
+/// Guard rails against a model that repeats itself and calls that hang (`[guards]`).
+/// Every threshold can be turned off with 0.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GuardsConfig {
+    /// The same call (name and arguments) failing with the same error this many times in
+    /// one turn: its result tells the model it is repeating itself.
+    pub repeat_note_after: u32,
+    /// The same failing call this many times in one turn: the turn stops and the agent
+    /// fails with reason `loop`.
+    pub repeat_stop_after: u32,
+    /// The same read-only call with the same result this many times in one turn, with
+    /// nothing changed in between: stopped the same way.
+    pub read_repeat_stop_after: u32,
+    /// A model call with no streamed bytes, or a tool call not ended, for this long marks
+    /// the agent stalled (a mark for the user; `provider.idle_timeout_s` stays the limit).
+    pub stall_after_s: u64,
+}
+
+impl Default for GuardsConfig {
+    fn default() -> Self {
+        Self {
+            repeat_note_after: 3,
+            repeat_stop_after: 5,
+            read_repeat_stop_after: 5,
+            stall_after_s: 120,
+        }
+    }
+}
+
+impl GuardsConfig {
+    /// How long without progress makes a call stalled; `None` when switched off.
+    pub fn stall_after(&self) -> Option<std::time::Duration> {
+        (self.stall_after_s > 0).then(|| std::time::Duration::from_secs(self.stall_after_s))
+    }
 }
 
 /// Checking workers' results against the workspace before their supervisor gets them.
@@ -222,6 +269,7 @@ impl Default for Config {
             approval: ApprovalPolicy::Ask,
             limits: Limits::default(),
             tools: ToolsConfig::default(),
+            guards: GuardsConfig::default(),
             verify: VerifyConfig::default(),
             team: TeamConfig::default(),
             mcp_servers: BTreeMap::new(),
@@ -263,6 +311,10 @@ impl Default for Limits {
             max_live_agents: 16,
             max_iterations: 50,
             max_concurrent_requests: 8,
+            max_tokens_per_agent: None,
+            max_cost_per_agent_usd: None,
+            max_session_cost_usd: None,
+            max_agent_wall_s: None,
         }
     }
 }
@@ -341,6 +393,15 @@ impl Config {
             "limits.max_concurrent_requests",
             self.limits.max_concurrent_requests.into(),
         );
+        let l = &self.limits;
+        for (key, value) in [
+            ("limits.max_tokens_per_agent", l.max_tokens_per_agent),
+            ("limits.max_agent_wall_s", l.max_agent_wall_s),
+        ] {
+            if let Some(v) = value {
+                at_least_one(key, v);
+            }
+        }
         at_least_one("tools.command_timeout_s", self.tools.command_timeout_s);
         at_least_one("tools.max_output_bytes", self.tools.max_output_bytes as u64);
         at_least_one("tools.read_max_bytes", self.tools.read_max_bytes as u64);
@@ -351,6 +412,17 @@ impl Config {
         );
         for (model, window) in &self.context_windows {
             at_least_one(&format!("context_windows.{model}"), *window);
+        }
+        for (key, value) in [
+            ("limits.max_cost_per_agent_usd", l.max_cost_per_agent_usd),
+            ("limits.max_session_cost_usd", l.max_session_cost_usd),
+        ] {
+            if let Some(v) = value.filter(|v| !(v.is_finite() && *v > 0.0)) {
+                out.push((
+                    key.to_string(),
+                    format!("expected a positive amount of US dollars, found {v}"),
+                ));
+            }
         }
         let c = &self.context;
         if !(c.compact_at > 0.0 && c.compact_at <= 1.0) {
@@ -462,6 +534,7 @@ mod tests {
             "approval",
             "limits",
             "tools",
+            "guards",
             "verify",
             "team",
             "mcp_servers",

@@ -1,10 +1,13 @@
 //! The headless front end: sends one prompt, follows the event stream until the whole tree
 //! is idle, and prints either the final answer (text) or every event (JSON lines).
 
+mod board;
 mod progress;
 mod summary;
 
-use crate::protocol::{Event, EventKind, HistoryItem, Op, TurnEnd};
+use crate::protocol::{
+    AgentStatus, BudgetScope, Event, EventKind, HistoryItem, Op, TurnEnd, dollars,
+};
 use crate::runtime::SessionHandle;
 use std::io::Write;
 
@@ -55,11 +58,24 @@ impl ExecOutcome {
     }
 }
 
-pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecOutcome {
+/// What a run starts with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// A message to the active persona.
+    Prompt(String),
+    /// The agents a resumed log shows interrupted go on (`--continue`).
+    Continue,
+}
+
+pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOutcome {
     let root = handle.info.root_agent;
-    let _ = handle.ops.send(Op::UserMessage {
-        to: None,
-        text: prompt,
+    let continuing = start == Start::Continue;
+    // A resumed session may come back paused (by the user, or by its budget): nobody can
+    // unpause it here later. A budget still spent pauses it again at once, and ends the run.
+    let _ = handle.ops.send(Op::Resume);
+    let _ = handle.ops.send(match start {
+        Start::Prompt(text) => Op::UserMessage { to: None, text },
+        Start::Continue => Op::Continue { agent_id: None },
     });
     let stdout = std::io::stdout();
     let mut shown = Shown::new(root, json);
@@ -69,6 +85,8 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
     let mut started = false;
     let mut shutdown_sent = false;
     let mut interrupted = None;
+    // Set when the session's budget ran out: the reason the run ends, whatever follows.
+    let mut budget_stop: Option<String> = None;
     let ctrl_c = tokio::signal::ctrl_c();
     let term = terminated();
     tokio::pin!(ctrl_c, term);
@@ -86,8 +104,15 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
                 }
             }, if interrupted.is_none() => {
                 interrupted = Some(signal);
-                let _ = handle.ops.send(Op::Interrupt { agent_id: root });
+                // Every call under way gets its result and the agents at work are logged
+                // `interrupted` (`exec --resume ID --continue` goes on); a second Ctrl+C
+                // does not wait for that.
                 let _ = handle.ops.send(Op::Shutdown);
+                tokio::spawn(async {
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        std::process::exit(i32::from(exit::SIGINT));
+                    }
+                });
                 shutdown_sent = true;
                 last_error = Some(match signal {
                     Interrupt::Int => "interrupted (Ctrl+C)".to_string(),
@@ -107,6 +132,24 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
         }
         match &event.kind {
             EventKind::TurnStarted if event.agent_id == root => started = true,
+            // Continuing: any agent that goes on starts the run.
+            EventKind::AgentStatus {
+                status: AgentStatus::Running,
+                ..
+            }
+            | EventKind::TurnStarted
+                if continuing =>
+            {
+                started = true
+            }
+            // Nothing to continue: the run ends with that error.
+            EventKind::Error { message } if continuing && !started && event.agent_id == root => {
+                last_error = Some(message.clone());
+                if !shutdown_sent {
+                    shutdown_sent = true;
+                    let _ = handle.ops.send(Op::Shutdown);
+                }
+            }
             EventKind::TurnFinished { end } if event.agent_id == root => last_end = Some(*end),
             EventKind::ItemAdded {
                 item: HistoryItem::Assistant { text, .. },
@@ -116,12 +159,31 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
             EventKind::Error { message } if event.agent_id == root => {
                 last_error = Some(message.clone());
             }
+            EventKind::BudgetReached {
+                scope: BudgetScope::Session,
+                spent,
+                limit,
+                ..
+            } => {
+                budget_stop = Some(format!(
+                    "session budget reached: {} of {} spent (limits.max_session_cost_usd); \
+                     the run was stopped",
+                    dollars(*spent),
+                    dollars(*limit)
+                ));
+                if !shutdown_sent {
+                    shutdown_sent = true;
+                    let _ = handle.ops.send(Op::Shutdown);
+                }
+            }
             EventKind::Idle if started && !shutdown_sent => {
                 shutdown_sent = true;
                 let _ = handle.ops.send(Op::Shutdown);
             }
             EventKind::Summary { agents, totals } => {
-                let failure = failure(last_end, interrupted, last_error.clone());
+                let failure = budget_stop
+                    .clone()
+                    .or_else(|| failure(last_end, interrupted, last_error.clone()));
                 shown.end(failure.as_deref(), || summary_table(agents, totals));
                 break;
             }
@@ -130,7 +192,7 @@ pub async fn run(mut handle: SessionHandle, prompt: String, json: bool) -> ExecO
     }
     shown.end(None, String::new);
 
-    let failure = failure(last_end, interrupted, last_error);
+    let failure = budget_stop.or_else(|| failure(last_end, interrupted, last_error));
     if !json && failure.is_none() {
         let mut out = stdout.lock();
         let _ = writeln!(out, "{}", final_answer.trim_end());
@@ -204,7 +266,17 @@ impl Shown {
             } => self.answered = true,
             _ => {}
         }
-        let Some(line) = self.progress.line(event) else {
+        // Read first: the event may name an agent the board's block mentions (a task is
+        // assigned just before its worker's `agent_spawned`).
+        let line = self.progress.line(event);
+        // A burst of task updates ends at the first other event: the board goes first.
+        if !matches!(event.kind, EventKind::TaskUpdated { .. })
+            && let Some(block) = self.progress.board_block()
+        {
+            self.release();
+            eprintln!("{block}");
+        }
+        let Some(line) = line else {
             return;
         };
         self.release();
@@ -226,6 +298,10 @@ impl Shown {
     fn end(&mut self, failure: Option<&str>, table: impl FnOnce() -> String) {
         if self.json || std::mem::replace(&mut self.ended, true) {
             return;
+        }
+        if let Some(block) = self.progress.board_block() {
+            self.release();
+            eprintln!("{block}");
         }
         match failure {
             Some(reason) if !self.answered => {

@@ -1,13 +1,16 @@
 //! Human progress lines on stderr for `exec` text mode.
 
+use super::board::BoardLines;
 use crate::protocol::{
-    AgentId, ApprovalAction, Event, EventKind, HistoryItem, McpServerState, Verdict,
+    AgentId, ApprovalAction, BudgetReached, BudgetScope, Declined, Event, EventKind, HistoryItem,
+    McpServerState, Verdict,
 };
 use crate::text::{clip, describe_result, key_argument};
 use std::collections::HashMap;
 
 pub struct Progress {
     root: AgentId,
+    board: BoardLines,
     roles: HashMap<AgentId, String>,
     /// Calls named by the assistant items, by id, until they begin: (name, arguments).
     calls: HashMap<String, (String, String)>,
@@ -17,18 +20,29 @@ impl Progress {
     pub fn new(root: AgentId) -> Self {
         Self {
             root,
+            board: BoardLines::default(),
             roles: HashMap::new(),
             calls: HashMap::new(),
         }
     }
 
     fn who(&self, id: AgentId) -> String {
-        let role = self.roles.get(&id).map_or("agent", String::as_str);
-        if id == self.root {
+        Self::name(&self.roles, self.root, id)
+    }
+
+    fn name(roles: &HashMap<AgentId, String>, root: AgentId, id: AgentId) -> String {
+        let role = roles.get(&id).map_or("agent", String::as_str);
+        if id == root {
             role.to_string()
         } else {
             format!("{role} {}", id.short())
         }
+    }
+
+    /// The board, when tasks changed since it was last printed.
+    pub fn board_block(&mut self) -> Option<String> {
+        let (roles, root) = (&self.roles, self.root);
+        self.board.block(|id| Self::name(roles, root, id))
     }
 
     /// The progress line an event makes, if any.
@@ -64,6 +78,30 @@ impl Progress {
                 self.who(id)
             )),
             EventKind::Error { message } => Some(format!("! [{}] {message}", self.who(id))),
+            EventKind::Stalled { on, since_s } => Some(format!(
+                "  ! [{}] stalled: no progress on the {on} for {since_s}s",
+                self.who(id)
+            )),
+            EventKind::Unstalled => Some(format!("  [{}] going again", self.who(id))),
+            EventKind::BudgetReached {
+                scope,
+                measure,
+                spent,
+                limit,
+            } => {
+                let reached = BudgetReached {
+                    measure: *measure,
+                    spent: *spent,
+                    limit: *limit,
+                };
+                Some(match scope {
+                    BudgetScope::Agent => format!("! [{}] {reached}: stopped", self.who(id)),
+                    // Said before the calls the stop cuts short report it.
+                    BudgetScope::Session => {
+                        format!("! session {reached}: stopping the run")
+                    }
+                })
+            }
             // Failures come as errors; a server coming up is worth one line.
             EventKind::McpServer {
                 server,
@@ -84,21 +122,55 @@ impl Progress {
                     ApprovalAction::McpTool { server, tool, .. } => format!("{server}: {tool}"),
                 }
             )),
+            EventKind::QuestionAsked {
+                question, options, ..
+            } => {
+                let mut line = format!(
+                    "? [{}] asks the user: {}",
+                    self.who(id),
+                    clip(question, 300)
+                );
+                if !options.is_empty() {
+                    let numbered: Vec<String> = options
+                        .iter()
+                        .enumerate()
+                        .map(|(i, o)| format!("{} {}", i + 1, clip(o, 60)))
+                        .collect();
+                    line.push_str(&format!(" [{}]", numbered.join(" · ")));
+                }
+                Some(line)
+            }
+            EventKind::QuestionAnswered {
+                answer, declined, ..
+            } => Some(match (answer, declined) {
+                (Some(answer), _) => format!("  answered: {}", clip(answer, 200)),
+                (None, Some(Declined::NoUser)) => {
+                    "  nobody can answer here: it goes on with its best judgment".to_string()
+                }
+                (None, why) => format!("  {}", why.unwrap_or(Declined::User).as_str()),
+            }),
             EventKind::ResultReturned { result, .. } => Some(format!(
                 "✓ [{}] result — {}",
                 self.who(id),
                 describe_result(result)
             )),
             EventKind::Verification(v) => Some(self.verdict(id, v)),
-            EventKind::TaskUpdated { task } => Some(format!(
-                "▤ task {} {}: {}{}",
-                task.id,
-                task.status.as_str(),
-                task.title,
-                task.assignee
-                    .map(|a| format!(" ({})", self.who(a)))
-                    .unwrap_or_default()
+            EventKind::SupervisorMessage {
+                supervisor_id,
+                kind,
+                text,
+            } => Some(format!(
+                "✉ [{}] {} to {}: {}",
+                self.who(id),
+                kind.as_str(),
+                self.who(*supervisor_id),
+                clip(&crate::text::one_line(text), 200)
             )),
+            // Gathered into one block per burst: `board_block`.
+            EventKind::TaskUpdated { task } => {
+                self.board.update(task);
+                None
+            }
             EventKind::Compacted {
                 tokens_before,
                 tokens_after,

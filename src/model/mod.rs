@@ -57,6 +57,9 @@ pub struct TokenUsage {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelProgress {
     TextDelta(String),
+    /// A chunk arrived that carried no text (tool-call arguments, usage): the call is
+    /// alive, which stall detection wants to know.
+    Received,
     /// The call will be tried again; front ends drop any partial text they showed.
     /// `attempt` is the number of the attempt about to start (2 for the first retry),
     /// out of `max_attempts` (= retries + 1); `delay` is the wait before it.

@@ -199,9 +199,11 @@ impl OpenAiClient {
             match tokio::time::timeout(wait, stream.next()).await {
                 Ok(Some(Ok(chunk))) => {
                     let text = assembler.push(chunk)?;
-                    if !text.is_empty() {
-                        progress(ModelProgress::TextDelta(text));
-                    }
+                    progress(if text.is_empty() {
+                        ModelProgress::Received
+                    } else {
+                        ModelProgress::TextDelta(text)
+                    });
                 }
                 Ok(Some(Err(e))) => return Err(self.map_error(e)),
                 Ok(None) => break,

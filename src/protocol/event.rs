@@ -1,4 +1,7 @@
-use super::{AgentId, AgentResult, AgentStatus, HistoryItem, Task, TaskMetrics, Verdict};
+use super::{
+    AgentId, AgentResult, AgentStatus, Budget, BudgetMeasure, BudgetScope, Declined, HistoryItem,
+    MessageKind, StuckTask, Task, TaskMetrics, Verdict,
+};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -36,6 +39,11 @@ pub enum EventKind {
         task: String,
         #[serde(default)]
         depth: u32,
+    },
+    /// The worker's budget, right after its `agent_spawned` (only when it has one).
+    /// Resume restores it.
+    AgentBudget {
+        budget: Budget,
     },
     AgentStatus {
         parent_id: Option<AgentId>,
@@ -76,6 +84,23 @@ pub enum EventKind {
         request_id: u64,
         decision: ApprovalDecision,
     },
+    /// An agent asks the user (`ask_user`). A front end that can answer shows it, in
+    /// turn with approvals, and replies with `Op::Answer`.
+    QuestionAsked {
+        request_id: u64,
+        role: String,
+        question: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        options: Vec<String>,
+    },
+    /// The question is settled: `answer` (typed or chosen), or why there is none.
+    QuestionAnswered {
+        request_id: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        declined: Option<Declined>,
+    },
     /// Token usage of one model call, with its cost where the model's price is known,
     /// and how full the agent's context is after it (`context_tokens` of
     /// `context_window`; both 0 for a call outside the conversation, e.g. a summary).
@@ -114,6 +139,16 @@ pub enum EventKind {
         delay_ms: u64,
         reason: String,
     },
+    /// The agent's model call has streamed nothing, or its tool call has not ended, for
+    /// `since_s` seconds (`[guards] stall_after_s`); `on` says which (`model call`, `tool
+    /// call read_file src/main.rs`). A mark for the user, who may cancel the agent: the
+    /// model call's idle timeout stays the hard limit.
+    Stalled {
+        on: String,
+        since_s: u64,
+    },
+    /// The stalled call made progress again, or ended.
+    Unstalled,
     /// Something went wrong that the user should see; the session goes on.
     Error {
         message: String,
@@ -132,6 +167,19 @@ pub enum EventKind {
     },
     Despawned {
         parent_id: Option<AgentId>,
+    },
+    /// A worker (`agent_id`) wrote to its supervisor with `message_supervisor`, without
+    /// ending its turn. The supervisor reads it with its next notice batch; a `question`
+    /// wakes it if it waits for its workers. Resume reads these for messages still owed.
+    SupervisorMessage {
+        supervisor_id: AgentId,
+        kind: MessageKind,
+        text: String,
+    },
+    /// The notices waiting in this agent's inbox were handed to it in one batch. Resume
+    /// reads this: messages before it are not owed any more.
+    InboxDelivered {
+        notices: u32,
     },
     /// An MCP server changed state (live only). Its tools appear when it is `ready`; a
     /// failure worth telling the user also comes as an `error` event, once.
@@ -152,6 +200,40 @@ pub enum EventKind {
     /// latest event per task id is the board, which resume rebuilds from them.
     TaskUpdated {
         task: Task,
+    },
+    /// A message for an agent in the middle of a turn: it is taken up (an `item_added`
+    /// user item) at the turn's next model call.
+    MessageQueued {
+        text: String,
+    },
+    /// The team was paused (`agent_id`: the root), by the user or by the session's
+    /// budget: no model or tool call starts.
+    Paused,
+    /// The team goes on after a pause.
+    Resumed,
+    /// The user stopped the team: `cancelled` workers were cancelled and the persona's
+    /// turn ended.
+    Stopped {
+        cancelled: usize,
+    },
+    /// The task board deadlocked (nothing running or ready, tasks unfinished): `tasks` are
+    /// held, each with why. Sent once per deadlock; the supervisor gets a critical notice.
+    DeadlockDetected {
+        tasks: Vec<StuckTask>,
+    },
+    /// A budget was reached. `agent`: this worker's own; it stops before its next model
+    /// call, `failed` with a `budget: …` reason. `session` (on the root): the session's
+    /// cost limit; the team is paused until the user raises it (`Op::SetSessionBudget`)
+    /// or stops. `spent` and `limit` are in the measure's unit (tokens, dollars, seconds).
+    BudgetReached {
+        scope: BudgetScope,
+        measure: BudgetMeasure,
+        spent: f64,
+        limit: f64,
+    },
+    /// The user set the session's cost limit (`None`: no limit); resume keeps it.
+    SessionBudgetSet {
+        limit_usd: Option<f64>,
     },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,
@@ -287,6 +369,9 @@ pub enum ApprovalAction {
         task: String,
         tools: Vec<String>,
         model: String,
+        /// What it may spend (left out when unlimited).
+        #[serde(default, skip_serializing_if = "Budget::is_unlimited")]
+        budget: Budget,
     },
     /// A tool of an MCP server that does not declare itself read-only.
     McpTool {

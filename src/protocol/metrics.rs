@@ -165,7 +165,8 @@ impl TaskTally {
                     _ => t.finish(true, now),
                 },
                 S::Cancelled => t.open = None,
-                S::Running | S::Waiting => {}
+                // Paused or cut off by the end of the process: the task goes on.
+                S::Running | S::Waiting | S::Paused | S::Interrupted => {}
             },
             EventKind::Despawned { .. } => t.open = None,
             _ => {}

@@ -1,15 +1,19 @@
 //! The one vocabulary the core and the front ends share: `Op` in, `Event` out, and the
 //! history item model used for requests, the session log and rendering alike.
 
+mod budget;
 mod event;
 mod ids;
 mod item;
 mod metrics;
+mod notice;
 mod op;
+mod question;
 mod result;
 mod task;
 mod verdict;
 
+pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
 pub use event::{
     AgentSummary, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind,
     McpServerState, SessionTotals, TurnEnd,
@@ -17,7 +21,9 @@ pub use event::{
 pub use ids::AgentId;
 pub use item::{HistoryItem, ToolCall};
 pub use metrics::{TaskMetrics, TaskTally};
+pub use notice::{MessageKind, Priority};
 pub use op::Op;
+pub use question::Declined;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
-pub use task::{Task, TaskStatus};
+pub use task::{StuckTask, Task, TaskList, TaskStatus, deadlocked};
 pub use verdict::{Finding, Severity, Verdict};

@@ -17,6 +17,12 @@ pub enum Op {
         request_id: u64,
         decision: ApprovalDecision,
     },
+    /// The user's reply to a `question_asked` event; `None` declines.
+    Answer {
+        request_id: u64,
+        #[serde(default)]
+        answer: Option<String>,
+    },
     /// Stop the running turn of one agent; its pending tool calls get "interrupted" results.
     Interrupt { agent_id: AgentId },
     /// Cancel a worker and its descendants.
@@ -26,6 +32,25 @@ pub enum Op {
     Compact { agent_id: AgentId },
     /// The user hands the session to another persona (`/role NAME`).
     SwitchPersona { role: String },
+    /// Hold the whole team: no model or tool call starts anywhere until `Resume`; calls
+    /// in flight finish.
+    Pause,
+    /// Go on after `Pause`.
+    Resume,
+    /// Stop the team's work: every worker is cancelled, the persona's turn ends, the
+    /// session stays open for the next message. Lifts a pause.
+    Stop,
+    /// Set the session's cost limit in US dollars (`/budget 5`; `None` lifts it). It must
+    /// be above what the session has spent; a team paused by its budget goes on.
+    SetSessionBudget {
+        #[serde(default)]
+        limit_usd: Option<f64>,
+    },
+    /// Go on with agents read back `interrupted` from the log: the one given, or all.
+    Continue {
+        #[serde(default)]
+        agent_id: Option<AgentId>,
+    },
     /// Finish: cancel all work and close the log.
     Shutdown,
 }

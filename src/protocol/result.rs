@@ -8,18 +8,24 @@ pub enum AgentStatus {
     Running,
     /// Blocked on workers or on an approval.
     Waiting,
+    /// Has work under way, held before its next model or tool call while the team is
+    /// paused.
+    Paused,
     /// Turn ended without `return_results` (for the root persona: waiting for the user).
     #[default]
     Inactive,
     Completed,
     Failed,
     Cancelled,
+    /// Had work under way when the process ended (read back on resume): rests until the
+    /// user continues it.
+    Interrupted,
 }
 
 impl AgentStatus {
     /// Whether the agent has no work under way (the tree is idle when every agent is).
     pub fn is_idle(self) -> bool {
-        !matches!(self, Self::Running | Self::Waiting)
+        !matches!(self, Self::Running | Self::Waiting | Self::Paused)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -30,6 +36,8 @@ impl AgentStatus {
             Self::Completed => "completed",
             Self::Failed => "failed",
             Self::Cancelled => "cancelled",
+            Self::Paused => "paused",
+            Self::Interrupted => "interrupted",
         }
     }
 }

@@ -1,12 +1,13 @@
-//! An agent's life: wait for input, run a turn, settle its status, deliver workers'
-//! results to it when they arrive. One tokio task per agent.
+//! An agent's life: wait for input, run a turn, settle its status, hand it a notice batch
+//! (workers' results, their messages, board news) when its workers finish or something
+//! urgent comes. One tokio task per agent.
 
 use super::agent_tools::Host;
 use super::approval::{ApprovalRequest, Denied};
 use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
 use super::persona::switch_persona;
-use super::report::results_report;
+use super::report::notice_batch;
 use super::team::{AgentInput, FanIn, NewAgent};
 use super::turn::run_turn;
 use super::verification::{self, Checked};
@@ -24,7 +25,8 @@ pub fn start_agent(engine: &Arc<Engine>, new: NewAgent) -> AgentId {
     let id = new.id;
     let (inbox, cancel) = engine.team.add(new);
     let engine = engine.clone();
-    tokio::spawn(async move { agent_main(engine, id, inbox, cancel).await });
+    let tasks = engine.agent_tasks.clone();
+    tasks.spawn(async move { agent_main(engine, id, inbox, cancel).await });
     id
 }
 
@@ -42,6 +44,10 @@ impl Host for Arc<Engine> {
 
     fn tasks(&self) -> &super::tasks::TaskBoard {
         &self.tasks
+    }
+
+    fn questions(&self) -> &super::questions::Questions {
+        &self.questions
     }
 
     fn tools_for(&self, role: &Role, is_worker: bool, ceiling: Option<&[String]>) -> Vec<String> {
@@ -104,8 +110,12 @@ async fn agent_main(
             team.owed_results(id)
         };
         let next = match state {
-            FanIn::Ready(done) => {
-                Next::Results(results_report(team, &done, &[], engine.tasks.take_news()))
+            FanIn::Ready { done, running } => {
+                let news = engine.tasks.take_news();
+                match notice_batch(team, id, &done, &running, news) {
+                    Some(batch) => Next::Results(batch),
+                    None => continue,
+                }
             }
             FanIn::Waiting => {
                 team.set_status(id, AgentStatus::Waiting, None);
@@ -158,18 +168,35 @@ async fn agent_main(
                 }
                 continue;
             }
+            Next::Input(AgentInput::Continue) => {
+                if team.status(id) != Some(AgentStatus::Interrupted) {
+                    team.take_input(id);
+                    continue;
+                }
+                team.release_hold(id);
+                if !team.awaits_model(id) {
+                    // Its turn had ended: it goes back to resting (or to waiting for the
+                    // workers it started, once they are continued too).
+                    rest = AgentStatus::Inactive;
+                    team.take_input(id);
+                    team.set_status(id, rest, None);
+                    continue;
+                }
+            }
             Next::Input(AgentInput::Message { text, reply: r }) => {
                 reply = r;
-                // Results held back (after a resume or an interrupt) come first, then what
+                // Results held back (after a resume or an interrupt) and notices still in
+                // its inbox (a held persona's questions from workers) come first, then what
                 // it was just told.
-                if team.release_hold(id)
-                    && let FanIn::Ready(done) = team.owed_results(id)
-                {
-                    let news = engine.tasks.take_news();
-                    team.push_item(
-                        id,
-                        HistoryItem::notice(results_report(team, &done, &[], news)),
-                    );
+                let held = match team.release_hold(id).then(|| team.owed_results(id)) {
+                    Some(FanIn::Ready { done, running }) => {
+                        (done, running, engine.tasks.take_news())
+                    }
+                    _ => Default::default(),
+                };
+                let (done, running, news) = held;
+                if let Some(batch) = notice_batch(team, id, &done, &running, news) {
+                    team.push_item(id, HistoryItem::notice(batch));
                 }
                 // A worker's task starts here (its first message, or a follow-up after
                 // it returned): its result will be checked against the workspace as it
@@ -195,6 +222,7 @@ async fn agent_main(
         // Boxed: a turn's state (model stream, tool calls) is large, and an idle agent
         // should not carry room for it.
         let outcome = Box::pin(run_turn(&engine, id, turn_cancel)).await;
+        team.end_turn(id);
 
         if cancel.is_cancelled() {
             if let Some(r) = reply {

@@ -58,11 +58,7 @@ pub struct Changes {
 }
 
 /// A task that cannot go on, and why.
-#[derive(Debug, PartialEq)]
-pub struct Stuck {
-    pub id: String,
-    pub why: String,
-}
+pub type Stuck = crate::protocol::StuckTask;
 
 #[derive(Clone, Default)]
 pub struct Board {
@@ -331,10 +327,7 @@ impl Board {
     /// and tasks remain, each of them with what it waits for.
     pub fn deadlock(&self) -> Option<Vec<Stuck>> {
         let tasks = self.tasks();
-        if tasks
-            .iter()
-            .any(|t| matches!(t.status, TaskStatus::Running | TaskStatus::Ready))
-        {
+        if !crate::protocol::deadlocked(tasks.iter().copied()) {
             return None;
         }
         let stuck: Vec<Stuck> = tasks

@@ -5,11 +5,13 @@
 use super::agent_tools::{Call, Effect, Failure, Handoff};
 use super::approval::ApprovalRequest;
 use super::engine::Engine;
+use super::guard::{CallKind, LoopGuard, Verdict};
+use super::stall::{self, Pulse};
 use super::toolbox::Handler;
 use super::verification;
 use crate::context::{ClipHint, clip_tool_output};
 use crate::protocol::{AgentId, ApprovalAction, EventKind, HistoryItem, ToolCall};
-use crate::text::clip;
+use crate::text::{clip, key_argument};
 use crate::tools::{ToolEffect, ToolError};
 use serde_json::Value;
 use std::sync::Arc;
@@ -23,6 +25,8 @@ pub enum BatchEnd {
     Returned,
     /// A call found the turn cannot go on.
     Fatal(String),
+    /// The loop guard stopped the turn: the model repeats itself (`loop: …`).
+    Looping(String),
 }
 
 pub struct BatchOutcome {
@@ -68,6 +72,7 @@ pub async fn run_tool_calls(
     agent: AgentId,
     calls: &[ToolCall],
     cancel: &CancellationToken,
+    guard: &mut LoopGuard,
 ) -> BatchOutcome {
     let team = &engine.team;
     let policy = team.card(agent).map(|c| c.policy);
@@ -90,11 +95,18 @@ pub async fn run_tool_calls(
             }
         }
         let batch = &calls[i..j];
+        // Held here while the team is paused; the calls before this batch have run.
+        let went_on = matches!(out.end, BatchEnd::Fatal(_) | BatchEnd::Looping(_))
+            || cancel.is_cancelled()
+            || engine.pause.pass(team, agent, cancel).await;
         let stopped = match &out.end {
-            BatchEnd::Fatal(why) => Some(format!("not run: {why}")),
-            _ if cancel.is_cancelled() => Some("interrupted by the user before it ran".to_string()),
+            BatchEnd::Fatal(why) | BatchEnd::Looping(why) => Some(format!("not run: {why}")),
+            _ if cancel.is_cancelled() || !went_on => {
+                Some("interrupted by the user before it ran".to_string())
+            }
             _ => None,
         };
+        let ran = stopped.is_none();
         let results: Vec<CallResult> = match stopped {
             Some(why) => batch
                 .iter()
@@ -149,8 +161,34 @@ pub async fn run_tool_calls(
                 out.end = BatchEnd::Fatal(result.output.clone());
             }
             team.count_tool_result(agent, result.is_error);
-            let output = clip_tool_output(&result.output, output_cap, &clip_hint(call))
+            // Only calls that ran count as the model's repeats.
+            let verdict = if ran {
+                let kind = CallKind::of(&engine.tools, &call.name);
+                guard.observe(
+                    &call.name,
+                    &call.arguments,
+                    kind,
+                    &result.output,
+                    result.is_error,
+                )
+            } else {
+                Verdict::Pass
+            };
+            let mut output = clip_tool_output(&result.output, output_cap, &clip_hint(call))
                 .unwrap_or(result.output);
+            match verdict {
+                Verdict::Pass => {}
+                Verdict::Note(note) => {
+                    output.push_str("\n\n");
+                    output.push_str(&note);
+                }
+                Verdict::Stop(why) => {
+                    output.push_str(&format!("\n\n[squad] Stopped this turn: {why}."));
+                    if matches!(out.end, BatchEnd::Continue) {
+                        out.end = BatchEnd::Looping(why);
+                    }
+                }
+            }
             team.push_item(
                 agent,
                 HistoryItem::ToolResult {
@@ -284,12 +322,20 @@ async fn execute(
                     }
                 }
             }
-            let result = if mutating {
-                verification::record_changes(engine, agent, action.as_ref(), tool.call(&ctx, args))
+            let run = async {
+                if mutating {
+                    verification::record_changes(
+                        engine,
+                        agent,
+                        action.as_ref(),
+                        tool.call(&ctx, args),
+                    )
                     .await
-            } else {
-                tool.call(&ctx, args).await
+                } else {
+                    tool.call(&ctx, args).await
+                }
             };
+            let result = watch_call(engine, agent, call, run).await;
             match result {
                 Ok(output) => CallResult::ok(output, Effect::None),
                 Err(ToolError::Cancelled) => CallResult::error("cancelled by the user".to_string()),
@@ -319,17 +365,41 @@ async fn execute(
             let max_bytes = engine.config.tools.max_output_bytes;
             let run = mcp.call(&call.name, args, max_bytes, cancel);
             // A tool that may change things is measured like a command.
-            let result = if tool.read_only {
-                run.await
-            } else {
-                verification::record_changes(engine, agent, None, run).await
-            };
+            let result = watch_call(engine, agent, call, async {
+                if tool.read_only {
+                    run.await
+                } else {
+                    verification::record_changes(engine, agent, None, run).await
+                }
+            })
+            .await;
             match result {
                 Ok(output) => CallResult::ok(output, Effect::None),
                 Err(message) => CallResult::error(message),
             }
         }
     }
+}
+
+/// Runs a tool (after its approval, which waits on the user, not on the tool), marking
+/// the agent stalled while it has not ended for `stall_after_s`.
+async fn watch_call<T>(
+    engine: &Engine,
+    agent: AgentId,
+    call: &ToolCall,
+    run: impl Future<Output = T>,
+) -> T {
+    let on = || {
+        format!(
+            "tool call {} {}",
+            call.name,
+            clip(&key_argument(&call.arguments), 80)
+        )
+        .trim_end()
+        .to_string()
+    };
+    let after = engine.config.guards.stall_after();
+    stall::watch(&engine.team, agent, after, &Pulse::default(), on, run).await
 }
 
 /// The call's arguments as a JSON object; errors quote what the model sent.

@@ -159,6 +159,7 @@ pub async fn compact(
                 context_window: 0,
             },
         );
+        super::budget::after_usage(engine);
     }
     let summary = response.text.trim();
     if summary.is_empty() {

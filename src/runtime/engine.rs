@@ -24,6 +24,8 @@ pub struct Engine {
     pub tools: ToolBox,
     pub workspace: Arc<Workspace>,
     pub gate: ApprovalGate,
+    /// Questions agents put to the user, waiting for their answers.
+    pub questions: super::questions::Questions,
     pub team: Team,
     /// Bounds model calls in flight across the whole session; workers queue here.
     pub model_slots: Semaphore,
@@ -35,6 +37,12 @@ pub struct Engine {
     pub windows: ContextWindows,
     /// The project's `AGENTS.md`, given to every agent in its system message.
     pub instructions: Option<Instructions>,
+    /// Holds every next model and tool call while the user has the team paused.
+    pub pause: super::pause::PauseGate,
+    /// The session's cost limit (`limits.max_session_cost_usd`, or the user's `/budget`).
+    pub session_budget: super::budget::SessionBudget,
+    /// Every agent's task, so shutdown can let them write their last results.
+    pub agent_tasks: tokio_util::task::TaskTracker,
 }
 
 /// One model call, ready to send.

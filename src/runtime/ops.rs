@@ -1,9 +1,10 @@
 //! Serving the front end's requests (`Op`s) for the life of the session.
 
 use super::engine::Engine;
-use super::team::AgentInput;
+use super::team::{AgentInput, Steer};
 use crate::protocol::{AgentId, AgentStatus, EventKind, Op};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>) {
@@ -22,6 +23,9 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
                 decision,
             } => {
                 engine.gate.resolve(request_id, decision);
+            }
+            Op::Answer { request_id, answer } => {
+                engine.questions.answer(request_id, answer);
             }
             Op::Interrupt { agent_id } => team.interrupt(agent_id),
             Op::Despawn { agent_id } => {
@@ -57,19 +61,111 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
                 }
                 team.deliver(root, AgentInput::SwitchPersona(role));
             }
+            Op::Pause => {
+                if engine.pause.set(true) {
+                    team.emit(root, EventKind::Paused);
+                }
+            }
+            Op::Resume => {
+                if engine.pause.set(false) {
+                    team.emit(root, EventKind::Resumed);
+                }
+            }
+            Op::SetSessionBudget { limit_usd } => {
+                if let Err(message) = super::budget::set_session_limit(&engine, limit_usd) {
+                    team.emit(root, EventKind::Error { message });
+                }
+            }
+            Op::Stop => stop(&engine),
+            Op::Continue { agent_id } => continue_agents(&engine, agent_id),
             Op::Shutdown => {
-                // Servers stop before the last event: a front end may exit on it.
-                engine.tools.mcp().shutdown().await;
-                let (agents, totals) = team.summary();
-                team.events()
-                    .emit_last(root, EventKind::Summary { agents, totals });
-                team.cancel_all();
+                shut_down(&engine).await;
                 break;
             }
         }
     }
     // Also when the front end just went away.
     engine.tools.mcp().shutdown().await;
+}
+
+/// How long shutdown lets agents write the results of calls it cut short.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+/// Every worker cancelled (descendants included), the persona's turn ended; the session
+/// stays open. A stop also lifts a pause: the next message starts afresh.
+fn stop(engine: &Engine) {
+    let team = &engine.team;
+    let root = engine.root();
+    let cancelled: usize = team
+        .children(root)
+        .into_iter()
+        .filter(|c| !team.is_settled(*c))
+        .map(|c| team.cancel_subtree(c, "stopped by the user"))
+        .sum();
+    team.interrupt(root);
+    if engine.pause.set(false) {
+        team.emit(root, EventKind::Resumed);
+    }
+    team.emit(root, EventKind::Stopped { cancelled });
+}
+
+/// Continues `only`, or every agent read back `interrupted`; says so when there is none.
+fn continue_agents(engine: &Engine, only: Option<AgentId>) {
+    let team = &engine.team;
+    let root = engine.root();
+    let targets: Vec<AgentId> = match only {
+        Some(id) => vec![id],
+        None => team.with_status(AgentStatus::Interrupted),
+    };
+    let mut continued = 0;
+    for id in &targets {
+        if team.status(*id) == Some(AgentStatus::Interrupted)
+            && team.deliver(*id, AgentInput::Continue)
+        {
+            continued += 1;
+        }
+    }
+    if continued == 0 {
+        let message = match only {
+            Some(id) => format!(
+                "agent {} was not interrupted: there is nothing to continue (send it a message instead)",
+                id.short()
+            ),
+            None => "no agent was interrupted: there is nothing to continue".to_string(),
+        };
+        team.emit(only.unwrap_or(root), EventKind::Error { message });
+        team.announce_if_idle();
+    }
+}
+
+/// Ends the session so that it can be resumed: every call in flight is cut short and
+/// gets its result, agents that had work under way are marked `interrupted` (the log
+/// says so, and `--resume` offers to continue them), MCP servers stop, and the summary
+/// is the last event. A pause is kept: the session comes back paused.
+async fn shut_down(engine: &Engine) {
+    let team = &engine.team;
+    let root = engine.root();
+    let busy = team.with_status_where(|s| !s.is_idle());
+    team.cancel_all();
+    engine.agent_tasks.close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, engine.agent_tasks.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("agents still busy {SHUTDOWN_GRACE:?} after shutdown began");
+    }
+    for id in busy {
+        team.set_status(
+            id,
+            AgentStatus::Interrupted,
+            Some(super::start::INTERRUPTED_REASON.into()),
+        );
+    }
+    // Servers stop before the last event: a front end may exit on it.
+    engine.tools.mcp().shutdown().await;
+    let (agents, totals) = team.summary();
+    team.events()
+        .emit_last(root, EventKind::Summary { agents, totals });
 }
 
 /// The user's message to an agent: the root any time (queued if busy); a worker the way
@@ -84,7 +180,17 @@ fn deliver_user_message(engine: &Engine, target: AgentId, text: String) -> Resul
             "this worker is {status} and cannot take messages; talk to the supervisor or spawn a new worker"
         ));
     }
-    if !team.deliver(target, AgentInput::Message { text, reply: None }) {
+    // Mid-turn, it is taken up at the turn's next model call; otherwise it starts a turn.
+    let Err(steer) = team.steer(target, Steer { text, taken: None }) else {
+        return Ok(());
+    };
+    if !team.deliver(
+        target,
+        AgentInput::Message {
+            text: steer.text,
+            reply: None,
+        },
+    ) {
         return Err("this agent has stopped and cannot take messages".to_string());
     }
     Ok(())

@@ -1,69 +1,89 @@
-//! What a supervisor is told about its workers' outcomes: the text of `wait_for_agents`
-//! and of the notice that wakes a supervisor when its workers finish.
+//! What an agent is told at a model-call boundary: one notice batch with everything
+//! pending for it (the messages in its inbox, its finished workers' outcomes, the task
+//! board's news), most urgent first, so a worker's failure comes before results that
+//! arrived earlier. The text of `wait_for_agents` and of the notice that wakes a
+//! supervisor.
 
-use super::team::Team;
-use crate::protocol::{AgentId, AgentStatus};
+use super::inbox::{self, Notice};
+use super::team::{Outcome, Team};
+use crate::protocol::{AgentId, AgentStatus, Priority};
 use serde_json::{Value, json};
 
-/// Reports the finished workers in `done` (marking their outcomes delivered) and lists
-/// those in `running`; `news` from the task board comes first (a deadlock is critical).
-pub fn results_report(
+/// Hands `to` everything pending for it as one text: `news` from the task board, the
+/// outcomes of the finished workers in `done` (marked delivered; failures are critical),
+/// the notices in its inbox, and the workers in `running` listed as still at work. `None`
+/// when there is nothing to tell.
+pub fn notice_batch(
     team: &Team,
+    to: AgentId,
     done: &[AgentId],
     running: &[AgentId],
-    news: Option<String>,
-) -> String {
+    news: Vec<Notice>,
+) -> Option<String> {
+    let mut notices = news;
     let (outcomes, still) = team.take_outcomes(done, running);
-    let results: Vec<Value> = outcomes
+    let (failed, rest): (Vec<Outcome>, Vec<Outcome>) = outcomes
         .into_iter()
-        .map(|o| {
-            let mut entry = json!({
-                "agent_id": o.id.to_string(),
-                "role": o.role,
-                "status": o.status.as_str(),
-            });
-            // A result once returned is always reported, whatever happened after it.
-            let has_result = o.result.is_some();
-            if let Some(r) = o.result {
-                entry["result"] = serde_json::to_value(r).unwrap_or(Value::Null);
-            }
-            match o.status {
-                AgentStatus::Completed => {}
-                AgentStatus::Failed => {
-                    entry["error"] = json!(o.failure.unwrap_or_else(|| "unknown error".into()));
-                    entry["note"] =
-                        json!("the worker failed; spawn a new one or do the work yourself");
-                }
-                AgentStatus::Cancelled => {
-                    entry["note"] = json!("the worker was cancelled before it finished");
-                }
-                _ if has_result => {}
-                _ => {
-                    entry["note"] = json!(
-                        "the worker ended its turn without return_results; its last message follows"
-                    );
-                    entry["last_message"] = json!(o.last_message.unwrap_or_default());
-                }
-            }
-            entry
-        })
-        .collect();
-    let still: Vec<Value> = still
-        .into_iter()
-        .map(|a| json!({"agent_id": a.id.to_string(), "role": a.role, "status": a.status.as_str()}))
-        .collect();
-    let header = if still.is_empty() {
-        "Results of your workers:"
-    } else {
-        "Results of your finished workers (others are still running):"
-    };
-    let body = json!({"results": results, "still_running": still});
-    let report = format!(
-        "{header}\n{}",
-        serde_json::to_string_pretty(&body).unwrap_or_else(|_| body.to_string())
-    );
-    match news {
-        Some(news) => format!("{news}\n\n{report}"),
-        None => report,
+        .partition(|o| o.status == AgentStatus::Failed);
+    if !failed.is_empty() {
+        let body = json!({"results": failed.into_iter().map(entry).collect::<Vec<_>>()});
+        notices.push(Notice::new(
+            Priority::Critical,
+            format!("CRITICAL — workers failed:\n{}", pretty(&body)),
+        ));
     }
+    if !rest.is_empty() || !still.is_empty() {
+        let still: Vec<Value> = still
+            .into_iter()
+            .map(|a| json!({"agent_id": a.id.to_string(), "role": a.role, "status": a.status.as_str()}))
+            .collect();
+        let header = if still.is_empty() {
+            "Results of your workers:"
+        } else {
+            "Results of your finished workers (others are still running):"
+        };
+        let results: Vec<Value> = rest.into_iter().map(entry).collect();
+        let body = json!({"results": results, "still_running": still});
+        notices.push(Notice::new(
+            Priority::Normal,
+            format!("{header}\n{}", pretty(&body)),
+        ));
+    }
+    notices.extend(team.take_notices(to));
+    inbox::join(notices)
+}
+
+/// One worker's outcome as its supervisor reads it.
+fn entry(o: Outcome) -> Value {
+    let mut entry = json!({
+        "agent_id": o.id.to_string(),
+        "role": o.role,
+        "status": o.status.as_str(),
+    });
+    // A result once returned is always reported, whatever happened after it.
+    let has_result = o.result.is_some();
+    if let Some(r) = o.result {
+        entry["result"] = serde_json::to_value(r).unwrap_or(Value::Null);
+    }
+    match o.status {
+        AgentStatus::Completed => {}
+        AgentStatus::Failed => {
+            entry["error"] = json!(o.failure.unwrap_or_else(|| "unknown error".into()));
+            entry["note"] = json!("the worker failed; spawn a new one or do the work yourself");
+        }
+        AgentStatus::Cancelled => {
+            entry["note"] = json!("the worker was cancelled before it finished");
+        }
+        _ if has_result => {}
+        _ => {
+            entry["note"] =
+                json!("the worker ended its turn without return_results; its last message follows");
+            entry["last_message"] = json!(o.last_message.unwrap_or_default());
+        }
+    }
+    entry
+}
+
+fn pretty(body: &Value) -> String {
+    serde_json::to_string_pretty(body).unwrap_or_else(|_| body.to_string())
 }

@@ -5,6 +5,7 @@ use super::agent::start_agent;
 use super::approval::ApprovalGate;
 use super::engine::Engine;
 use super::events::EventSink;
+use super::inbox::Notice;
 use super::mcp::start_servers;
 use super::ops::serve_ops;
 use super::persona::switch_persona;
@@ -12,7 +13,7 @@ use super::team::{AgentStats, NewAgent, Team};
 use super::toolbox::ToolBox;
 use super::{SessionHandle, SessionInfo, SessionOptions};
 use crate::mcp::McpHub;
-use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, EventKind};
+use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, Budget, EventKind};
 use crate::session::{LogWriter, ReplayedSession, SessionLog, read_events, replay};
 use crate::workspace::Workspace;
 use std::collections::HashMap;
@@ -126,6 +127,14 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let engine = Arc::new(Engine {
         windows,
         instructions,
+        pause: super::pause::PauseGate::new(resumed.as_ref().is_some_and(|(_, _, s)| s.paused)),
+        session_budget: super::budget::SessionBudget::new(
+            resumed
+                .as_ref()
+                .and_then(|(_, _, s)| s.session_budget)
+                .unwrap_or(opts.config.limits.max_session_cost_usd),
+        ),
+        agent_tasks: Default::default(),
         model_slots: Semaphore::new(opts.config.limits.max_concurrent_requests.max(1) as usize),
         config: opts.config,
         roles,
@@ -133,6 +142,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         tools,
         workspace: Arc::new(workspace),
         gate: ApprovalGate::new(opts.can_ask),
+        questions: super::questions::Questions::new(opts.can_ask),
         team: Team::new(sink, root),
         checks: Default::default(),
         tasks: Default::default(),
@@ -193,6 +203,8 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
                     history: Vec::new(),
                     status: AgentStatus::Inactive,
                     stats: AgentStats::default(),
+                    // The persona is bounded by the session's budget, not a worker's.
+                    budget: Budget::default(),
                     result: None,
                     first_message: None,
                     announce: true,
@@ -233,11 +245,18 @@ fn new_session_id() -> String {
     )
 }
 
-/// Brings the logged agents back (root first), idle, with their histories; outcomes the
-/// log does not show as delivered are still owed to their supervisors.
+/// Brings the logged agents back (root first), idle, with their histories; outcomes and
+/// workers' messages the log does not show as delivered are still owed to their
+/// supervisors.
 fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: ApprovalPolicy) {
     engine.tasks.restore(session.tasks);
     let mut delivered = HashMap::new();
+    let mut interrupted = Vec::new();
+    let roles: HashMap<AgentId, String> = session
+        .agents
+        .iter()
+        .map(|a| (a.id, a.role.clone()))
+        .collect();
     for agent in session.agents {
         let is_root = agent.id == session.root;
         let role_name = if is_root {
@@ -256,6 +275,17 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
             agent.model.clone()
         };
         delivered.insert(agent.id, agent.delivered);
+        if agent.status == AgentStatus::Interrupted {
+            interrupted.push((agent.id, agent.parent_id));
+        }
+        let messages: Vec<Notice> = agent
+            .messages
+            .iter()
+            .map(|m| {
+                let role = roles.get(&m.from).map_or("worker", String::as_str);
+                Notice::message(m.from, role, m.kind, &m.text)
+            })
+            .collect();
         if !is_root {
             // Its snapshot is gone with the old process; its next message takes a new one.
             engine
@@ -281,13 +311,31 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
                     cost_usd: agent.cost_usd,
                     ..AgentStats::default()
                 },
+                budget: agent.budget,
                 result: agent.result,
                 first_message: None,
                 announce: false,
             },
         );
+        if !messages.is_empty() {
+            engine.team.restore_notices(agent.id, messages);
+        }
     }
     engine
         .team
         .restore_delivery(|id, _| delivered.get(&id).copied().unwrap_or(true));
+    // The log may end with them running (the process was killed): say what they are now.
+    for (id, parent_id) in interrupted {
+        engine.team.emit(
+            id,
+            EventKind::AgentStatus {
+                parent_id,
+                status: AgentStatus::Interrupted,
+                reason: Some(INTERRUPTED_REASON.into()),
+            },
+        );
+    }
 }
+
+/// Why an agent rests `interrupted`, as the front ends show it.
+pub const INTERRUPTED_REASON: &str = "squad stopped while it was at work";

@@ -1,10 +1,12 @@
 //! The session's task board as the runtime shares it: changed by the supervisors' tools
 //! and by workers finishing; every change is a `task_updated` event; news a supervisor
-//! should act on (tasks that became ready, a deadlock) waits for its next results report.
+//! should act on (tasks that became ready, a deadlock) travels with the outcomes that
+//! caused it, in the supervisor's next notice batch (a deadlock is critical).
 
 use super::board::{Board, BoardError, Changes, ManualStatus, PlannedTask};
+use super::inbox::Notice;
 use super::team::Team;
-use crate::protocol::{AgentId, EventKind, Task};
+use crate::protocol::{AgentId, EventKind, Priority, Task};
 use crate::sync::lock;
 use serde_json::{Value, json};
 use std::sync::Mutex;
@@ -17,7 +19,7 @@ pub struct TaskBoard {
 #[derive(Default)]
 struct Inner {
     board: Board,
-    news: Vec<String>,
+    news: Vec<Notice>,
     /// The last deadlock reported, so one is told once.
     last_deadlock: Option<String>,
 }
@@ -87,13 +89,9 @@ impl TaskBoard {
         json!({"tasks": view(&lock(&self.inner).board)})
     }
 
-    /// News for the supervisor since it was last told, as one notice.
-    pub fn take_news(&self) -> Option<String> {
-        let mut inner = lock(&self.inner);
-        if inner.news.is_empty() {
-            return None;
-        }
-        Some(std::mem::take(&mut inner.news).join("\n"))
+    /// News for the supervisor since it was last told, for its next notice batch.
+    pub fn take_news(&self) -> Vec<Notice> {
+        std::mem::take(&mut lock(&self.inner).news)
     }
 
     /// On resume: the board as the log's last `task_updated` events left it.
@@ -117,9 +115,12 @@ fn publish(inner: &mut Inner, team: &Team, by: AgentId, changes: Changes, tell: 
             .filter_map(|id| inner.board.get(id))
             .map(|t| format!("{} ({})", t.id, t.title))
             .collect();
-        inner.news.push(format!(
-            "Task board: now ready: {}. Spawn workers for them with task_id.",
-            names.join(", ")
+        inner.news.push(Notice::new(
+            Priority::Normal,
+            format!(
+                "Task board: now ready: {}. Spawn workers for them with task_id.",
+                names.join(", ")
+            ),
         ));
     }
     match inner.board.deadlock() {
@@ -134,8 +135,8 @@ fn publish(inner: &mut Inner, team: &Team, by: AgentId, changes: Changes, tell: 
             );
             if inner.last_deadlock.as_ref() != Some(&text) {
                 inner.last_deadlock = Some(text.clone());
-                // Critical news goes first.
-                inner.news.insert(0, text);
+                inner.news.push(Notice::new(Priority::Critical, text));
+                team.emit(by, EventKind::DeadlockDetected { tasks: stuck });
             }
         }
         None => inner.last_deadlock = None,

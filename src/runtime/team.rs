@@ -3,18 +3,27 @@
 //! are private; the rest of the runtime changes an agent only through the named steps
 //! here, so the busy/idle/fan-in rules live in one place and are tested next to it.
 
+mod budget;
 mod context;
 mod fan_in;
+mod inbox;
 mod roster;
 mod stats;
+mod steer;
 
+pub use steer::Steer;
+
+pub use budget::Spend;
 pub use context::Compaction;
 use context::ContextState;
-pub use fan_in::FanIn;
+pub use fan_in::{FanIn, Outcome};
 pub use stats::AgentStats;
 
 use super::events::EventSink;
-use crate::protocol::{AgentId, AgentResult, AgentStatus, ApprovalPolicy, EventKind, HistoryItem};
+use super::inbox::Notice;
+use crate::protocol::{
+    AgentId, AgentResult, AgentStatus, ApprovalPolicy, Budget, EventKind, HistoryItem,
+};
 use roster::Roster;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -33,6 +42,9 @@ pub enum AgentInput {
     SwitchPersona(String),
     /// The user asks to compact the conversation (`/compact`); done between turns.
     Compact,
+    /// The user continues an agent read back `interrupted`: it redoes its unfinished
+    /// model call, or goes back to waiting for its workers.
+    Continue,
 }
 
 /// Everything needed to bring an agent into the team.
@@ -49,6 +61,8 @@ pub struct NewAgent {
     pub history: Vec<HistoryItem>,
     pub status: AgentStatus,
     pub stats: AgentStats,
+    /// What it may spend (`runtime/budget.rs`); unlimited for the persona.
+    pub budget: Budget,
     pub result: Option<AgentResult>,
     /// Starts a turn at once with this message.
     pub first_message: Option<String>,
@@ -82,6 +96,7 @@ struct Agent {
     /// Whether the parent has been given this agent's latest outcome.
     delivered: bool,
     stats: AgentStats,
+    budget: Budget,
     created: Instant,
     finished: Option<Instant>,
     /// Cancels the agent for good (despawn), and with it every turn it runs.
@@ -94,6 +109,14 @@ struct Agent {
     /// Interrupted by the user, or just resumed: results owed to it wait for the next
     /// message instead of starting a turn on their own.
     hold: bool,
+    /// Notices waiting for its next batch (its workers' messages, critical notices).
+    notices: Vec<Notice>,
+    /// A worker of its failed since it last looked: a waiting `wait_for_agents` checks.
+    alarm: bool,
+    /// In a turn: a message for it is taken up at its next model call (`steer`).
+    in_turn: bool,
+    /// Messages for the running turn, oldest first (`team/steer.rs`).
+    steering: Vec<steer::Steer>,
 }
 
 impl Agent {
@@ -199,6 +222,7 @@ impl Team {
             parent.children.push(id);
         }
         agents.count_status(None, new.status);
+        agents.cost_usd += new.stats.cost_usd;
         let history = if new.announce {
             Vec::with_capacity(new.history.len() + 4)
         } else {
@@ -223,6 +247,7 @@ impl Team {
                 failure: None,
                 delivered: true,
                 stats: new.stats,
+                budget: new.budget,
                 created: Instant::now(),
                 finished: None,
                 cancel: cancel.clone(),
@@ -231,6 +256,10 @@ impl Team {
                 queued: 0,
                 // A resumed agent acts on results owed to it only when someone speaks to it.
                 hold: !new.announce,
+                notices: Vec::new(),
+                alarm: false,
+                in_turn: false,
+                steering: Vec::new(),
             },
         );
         drop(agents);
@@ -246,6 +275,9 @@ impl Team {
                     depth: new.depth,
                 },
             );
+            if !new.budget.is_unlimited() {
+                self.emit(id, EventKind::AgentBudget { budget: new.budget });
+            }
             for item in new.history {
                 self.push_item(id, item);
             }
@@ -318,6 +350,12 @@ impl Team {
             }
             let parent = entry.parent;
             agents.count_status(Some(old), status);
+            // A failed worker is critical news: a supervisor in `wait_for_agents` wakes.
+            if status == AgentStatus::Failed
+                && let Some(p) = parent.and_then(|p| agents.get_mut(&p))
+            {
+                p.alarm = true;
+            }
             (parent, agents.burst_ended())
         };
         if burst_ended {
@@ -376,6 +414,7 @@ impl Team {
     /// then `running`, then the input counts as taken: never a moment that looks idle.
     pub fn begin_turn(&self, id: AgentId, took_input: bool) -> Option<CancellationToken> {
         let token = self.renew_turn_token(id)?;
+        self.with(id, |a| a.in_turn = true);
         self.set_status(id, AgentStatus::Running, None);
         if took_input {
             self.take_input(id);
@@ -474,6 +513,28 @@ impl Team {
     /// Agents that still hold work or may be spoken to again (not failed or cancelled).
     pub fn live_count(&self) -> usize {
         self.lock().live
+    }
+
+    /// Whether the agent's conversation ends where the model must speak next (a message,
+    /// a tool result, a notice), not with its own answer: a turn cut off mid-way.
+    pub fn awaits_model(&self, id: AgentId) -> bool {
+        self.with(id, |a| {
+            !matches!(a.history.last(), None | Some(HistoryItem::Assistant { .. }))
+        })
+        .unwrap_or(false)
+    }
+
+    /// The agents whose status is `status`, in no particular order.
+    pub fn with_status(&self, status: AgentStatus) -> Vec<AgentId> {
+        self.with_status_where(|s| s == status)
+    }
+
+    pub fn with_status_where(&self, pick: impl Fn(AgentStatus) -> bool) -> Vec<AgentId> {
+        self.lock()
+            .values()
+            .filter(|a| pick(a.status))
+            .map(|a| a.id)
+            .collect()
     }
 
     pub fn status(&self, id: AgentId) -> Option<AgentStatus> {

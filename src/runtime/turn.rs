@@ -1,11 +1,16 @@
 //! One turn of one agent: model call → tool calls → results → next call, until the model
 //! answers without tool calls, returns its results, or a limit or interrupt stops it.
+//! Urgent notices in its inbox are handed over before a model call.
 
 use super::agent_tools::Handoff;
+use super::budget::{self, Gate};
 use super::calls::{BatchEnd, run_tool_calls};
 use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
+use super::guard::LoopGuard;
+use super::inbox;
 use super::persona::switch_persona;
+use super::stall::{self, Pulse};
 use crate::model::{ModelError, ModelProgress};
 use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall, TurnEnd};
 use std::sync::Arc;
@@ -50,7 +55,30 @@ async fn turn_loop(
     // A compaction that failed (not one with nothing to do) is not tried again this turn:
     // each try is a model call.
     let mut compaction_failed = false;
+    // Repeats are counted per turn: a new message is a new start.
+    let mut guard = LoopGuard::new(engine.config.guards);
     loop {
+        // Held here while the team is paused: no model call starts.
+        if cancel.is_cancelled() || !engine.pause.pass(team, agent, cancel).await {
+            return interrupted(final_text);
+        }
+        match budget::before_call(engine, agent) {
+            Gate::Go => {}
+            Gate::Hold => continue,
+            Gate::Stop(reason) => return outcome(TurnEnd::Error, final_text, Some(reason)),
+        }
+        // An urgent notice (a worker's question, a critical notice) reaches a running agent
+        // at its next model call, with whatever else waits in its inbox; workers' outcomes
+        // stay with the fan-in (wait_for_agents, or the end of the turn).
+        if team.has_urgent_notice(agent)
+            && let Some(batch) = inbox::join(team.take_notices(agent))
+        {
+            team.push_item(agent, HistoryItem::notice(batch));
+        }
+        // Messages sent to it during the turn (the user's, or its supervisor's), in order.
+        for text in team.take_steering(agent) {
+            team.push_item(agent, HistoryItem::user(text));
+        }
         let Some(mut setup) = engine.request_for(agent) else {
             return outcome(TurnEnd::Cancelled, final_text, None);
         };
@@ -95,27 +123,40 @@ async fn turn_loop(
                 p = engine.model_slots.acquire() => p,
                 _ = cancel.cancelled() => return interrupted(final_text),
             };
+            let pulse = Pulse::default();
             let progress = |p: ModelProgress| match p {
-                ModelProgress::TextDelta(delta) => team.emit(agent, EventKind::TextDelta { delta }),
+                ModelProgress::TextDelta(delta) => {
+                    pulse.beat();
+                    team.emit(agent, EventKind::TextDelta { delta });
+                }
+                ModelProgress::Received => pulse.beat(),
                 ModelProgress::Retrying {
                     attempt,
                     max_attempts,
                     delay,
                     reason,
-                } => team.emit(
-                    agent,
-                    EventKind::Retrying {
-                        attempt,
-                        max_attempts,
-                        delay_ms: delay.as_millis() as u64,
-                        reason,
-                    },
-                ),
+                } => {
+                    pulse.beat();
+                    team.emit(
+                        agent,
+                        EventKind::Retrying {
+                            attempt,
+                            max_attempts,
+                            delay_ms: delay.as_millis() as u64,
+                            reason,
+                        },
+                    );
+                }
             };
-            let result = engine
-                .model
-                .stream_chat(&setup.request, &progress, cancel)
-                .await;
+            let result = stall::watch(
+                team,
+                agent,
+                engine.config.guards.stall_after(),
+                &pulse,
+                || "model call".to_string(),
+                engine.model.stream_chat(&setup.request, &progress, cancel),
+            )
+            .await;
             drop(permit);
             result
         };
@@ -196,6 +237,7 @@ async fn turn_loop(
                     context_window: window,
                 },
             );
+            budget::after_usage(engine);
         }
         if !response.text.trim().is_empty() {
             final_text = response.text.clone();
@@ -212,7 +254,7 @@ async fn turn_loop(
             return outcome(TurnEnd::Completed, final_text, None);
         }
 
-        let batch = run_tool_calls(engine, agent, &calls, cancel).await;
+        let batch = run_tool_calls(engine, agent, &calls, cancel, &mut guard).await;
         for correction in batch.corrections {
             team.push_item(agent, HistoryItem::notice(correction));
         }
@@ -232,6 +274,17 @@ async fn turn_loop(
         match batch.end {
             BatchEnd::Returned => return outcome(TurnEnd::Returned, final_text, None),
             BatchEnd::Fatal(message) => return outcome(TurnEnd::Error, final_text, Some(message)),
+            // The loop guard: the user sees why, the supervisor is told by the failure.
+            BatchEnd::Looping(message) => {
+                team.count_error(agent);
+                team.emit(
+                    agent,
+                    EventKind::Error {
+                        message: message.clone(),
+                    },
+                );
+                return outcome(TurnEnd::Error, final_text, Some(message));
+            }
             BatchEnd::Continue => {}
         }
         if handed_off {

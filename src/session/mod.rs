@@ -7,6 +7,6 @@ mod store;
 mod writer;
 
 pub use log::{SessionLog, read_events};
-pub use replay::{ReplayedAgent, ReplayedSession, replay};
+pub use replay::{PendingMessage, ReplayedAgent, ReplayedSession, replay};
 pub use store::{SessionMeta, SessionStore, StoreError};
 pub use writer::LogWriter;

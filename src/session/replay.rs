@@ -1,4 +1,6 @@
-use crate::protocol::{AgentId, AgentResult, AgentStatus, Event, EventKind, HistoryItem, Task};
+use crate::protocol::{
+    AgentId, AgentResult, AgentStatus, Budget, Event, EventKind, HistoryItem, MessageKind, Task,
+};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -17,6 +19,8 @@ pub struct ReplayedAgent {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cost_usd: f64,
+    /// What it may spend (`agent_budget`).
+    pub budget: Budget,
     /// Whether its latest outcome reached its supervisor (`result_delivered`); one that
     /// finished, or was cut off, without it is still owed.
     pub delivered: bool,
@@ -25,6 +29,17 @@ pub struct ReplayedAgent {
     pub attempts: u32,
     /// Whether its last task is settled (result accepted or delivered as failed checks).
     pub task_closed: bool,
+    /// Its workers' messages (`supervisor_message`) it had not been given
+    /// (`inbox_delivered`) when the log ended: they are still owed, like outcomes.
+    pub messages: Vec<PendingMessage>,
+}
+
+/// A worker's message to its supervisor, as the log recorded it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingMessage {
+    pub from: AgentId,
+    pub kind: MessageKind,
+    pub text: String,
 }
 
 /// A session rebuilt from its log.
@@ -40,6 +55,10 @@ pub struct ReplayedSession {
     /// The task board as its last `task_updated` events left it, in plan order.
     pub tasks: Vec<Task>,
     pub last_seq: u64,
+    /// The team was paused when the log ended: it comes back paused.
+    pub paused: bool,
+    /// The session's cost limit the user last set (`session_budget_set`), if they did.
+    pub session_budget: Option<Option<f64>>,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -52,6 +71,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut order: Vec<AgentId> = Vec::new();
     let mut agents: HashMap<AgentId, ReplayedAgent> = HashMap::new();
     let mut last_seq = 0;
+    let mut paused = false;
+    let mut session_budget = None;
     let mut tasks: Vec<Task> = Vec::new();
 
     for ev in events {
@@ -91,13 +112,31 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         prompt_tokens: 0,
                         completion_tokens: 0,
                         cost_usd: 0.0,
+                        budget: Budget::default(),
                         // A worker owes its supervisor an outcome from the start.
                         delivered: parent_id.is_none(),
                         attempts: 0,
                         task_closed: false,
+                        messages: Vec::new(),
                     });
                 }
             }
+            EventKind::SupervisorMessage {
+                supervisor_id,
+                kind,
+                text,
+            } => {
+                if let Some(supervisor) = agents.get_mut(supervisor_id) {
+                    supervisor.messages.push(PendingMessage {
+                        from: ev.agent_id,
+                        kind: *kind,
+                        text: text.clone(),
+                    });
+                }
+            }
+            EventKind::Paused => paused = true,
+            EventKind::SessionBudgetSet { limit_usd } => session_budget = Some(*limit_usd),
+            EventKind::Resumed | EventKind::Stopped { .. } => paused = false,
             EventKind::TaskUpdated { task } => match tasks.iter_mut().find(|t| t.id == task.id) {
                 Some(slot) => *slot = task.clone(),
                 None => tasks.push(task.clone()),
@@ -115,6 +154,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         }
                     }
                     EventKind::ResultDelivered { .. } => agent.delivered = true,
+                    EventKind::AgentBudget { budget } => agent.budget = *budget,
+                    EventKind::InboxDelivered { .. } => agent.messages.clear(),
                     EventKind::Verification(v) => {
                         agent.attempts = v.attempt;
                         agent.task_closed = false;
@@ -154,14 +195,15 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     }
 
     let root = root?;
-    // Work that was under way when the process ended did not finish; what a worker had
-    // said by then is owed to its supervisor.
+    // Work that was under way when the process ended did not finish: the agent rests
+    // `interrupted` until the user continues it; what a worker had said by then is owed to
+    // its supervisor.
     for agent in agents.values_mut() {
         if !agent.status.is_idle() {
-            agent.status = AgentStatus::Inactive;
-            if agent.id != root {
-                agent.delivered = false;
-            }
+            agent.status = AgentStatus::Interrupted;
+        }
+        if agent.status == AgentStatus::Interrupted && agent.id != root {
+            agent.delivered = false;
         }
         close_open_calls(&mut agent.history);
     }
@@ -176,6 +218,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             .collect(),
         tasks,
         last_seq,
+        paused,
+        session_budget,
     })
 }
 
@@ -227,6 +271,134 @@ fn close_open_calls(history: &mut Vec<HistoryItem>) {
 mod tests {
     use super::*;
     use crate::protocol::ToolCall;
+
+    #[test]
+    fn messages_after_the_last_delivery_are_still_owed() {
+        let (root, w) = (AgentId::new(), AgentId::new());
+        let ev = |seq, agent_id, kind| Event {
+            seq,
+            agent_id,
+            kind,
+        };
+        let spawned = |parent_id| EventKind::AgentSpawned {
+            parent_id,
+            role: "r".into(),
+            model: "m".into(),
+            task: "t".into(),
+            depth: 0,
+        };
+        let message = |text: &str| EventKind::SupervisorMessage {
+            supervisor_id: root,
+            kind: MessageKind::Question,
+            text: text.into(),
+        };
+        let log = [
+            ev(1, root, spawned(None)),
+            ev(2, w, spawned(Some(root))),
+            ev(3, w, message("told")),
+            ev(4, root, EventKind::InboxDelivered { notices: 1 }),
+            ev(5, w, message("owed")),
+        ];
+        let session = replay(&log).unwrap();
+        assert_eq!(
+            session.agents[0].messages,
+            [PendingMessage {
+                from: w,
+                kind: MessageKind::Question,
+                text: "owed".into()
+            }]
+        );
+        assert!(session.agents[1].messages.is_empty());
+    }
+
+    #[test]
+    fn work_under_way_comes_back_interrupted_and_a_pause_is_kept() {
+        let (root, w, done) = (AgentId::new(), AgentId::new(), AgentId::new());
+        let ev = |seq, agent_id, kind| Event {
+            seq,
+            agent_id,
+            kind,
+        };
+        let spawned = |parent_id| EventKind::AgentSpawned {
+            parent_id,
+            role: "r".into(),
+            model: "m".into(),
+            task: "t".into(),
+            depth: 0,
+        };
+        let status = |status| EventKind::AgentStatus {
+            parent_id: None,
+            status,
+            reason: None,
+        };
+        let mut log = vec![
+            ev(1, root, spawned(None)),
+            ev(2, w, spawned(Some(root))),
+            ev(3, done, spawned(Some(root))),
+            ev(4, root, status(AgentStatus::Waiting)),
+            ev(5, w, status(AgentStatus::Paused)),
+            ev(6, done, status(AgentStatus::Completed)),
+            ev(7, root, EventKind::Paused),
+        ];
+        let session = replay(&log).unwrap();
+        assert!(session.paused);
+        let statuses: Vec<AgentStatus> = session.agents.iter().map(|a| a.status).collect();
+        assert_eq!(
+            statuses,
+            [
+                AgentStatus::Interrupted,
+                AgentStatus::Interrupted,
+                AgentStatus::Completed
+            ]
+        );
+        assert!(!session.agents[1].delivered, "its outcome is still owed");
+        log.push(ev(8, root, EventKind::Resumed));
+        assert!(!replay(&log).unwrap().paused);
+        log.push(ev(9, root, EventKind::Paused));
+        log.push(ev(10, root, EventKind::Stopped { cancelled: 1 }));
+        assert!(!replay(&log).unwrap().paused, "a stop lifts the pause");
+    }
+
+    #[test]
+    fn budgets_come_back() {
+        let (root, w) = (AgentId::new(), AgentId::new());
+        let ev = |seq, agent_id, kind| Event {
+            seq,
+            agent_id,
+            kind,
+        };
+        let spawned = |parent_id| EventKind::AgentSpawned {
+            parent_id,
+            role: "r".into(),
+            model: "m".into(),
+            task: "t".into(),
+            depth: 0,
+        };
+        let budget = Budget {
+            tokens: Some(50_000),
+            cost_usd: None,
+            wall_s: Some(60),
+        };
+        let mut log = vec![
+            ev(1, root, spawned(None)),
+            ev(2, w, spawned(Some(root))),
+            ev(3, w, EventKind::AgentBudget { budget }),
+        ];
+        let session = replay(&log).unwrap();
+        assert_eq!(session.agents[1].budget, budget);
+        assert!(session.agents[0].budget.is_unlimited());
+        assert_eq!(session.session_budget, None, "the config's limit applies");
+        log.push(ev(
+            4,
+            root,
+            EventKind::SessionBudgetSet {
+                limit_usd: Some(2.0),
+            },
+        ));
+        assert_eq!(replay(&log).unwrap().session_budget, Some(Some(2.0)));
+        log.push(ev(5, root, EventKind::SessionBudgetSet { limit_usd: None }));
+        assert_eq!(replay(&log).unwrap().session_budget, Some(None));
+    }
 
     #[test]
     fn calls_left_open_by_a_crash_get_a_result() {

@@ -118,7 +118,7 @@ impl ToolHandler for ReadFile {
             name: "read_file".to_string(),
             description: "Read a text file. Returns its exact text (no line numbers), ready to \
                 copy into edit_file's old_text. For part of a large file give start_line and \
-                end_line; output cut at the limit ends with a note on where to go on."
+                end_line."
                 .to_string(),
             parameters: read_schema(),
         }

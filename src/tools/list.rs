@@ -125,7 +125,7 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Directory; default: the root."},
+            "path": {"type": "string"},
             "depth": {
                 "type": "integer",
                 "minimum": 1,
@@ -142,11 +142,9 @@ impl ToolHandler for ListFiles {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "list_files".to_string(),
-            description: format!(
-                "List files and directories, sorted (directories end with '/'), leaving out \
-                 what .gitignore ignores. At most {MAX_ENTRIES} entries: list a subdirectory \
-                 to see more."
-            ),
+            description: "List files and directories, sorted (directories end with '/'), \
+                 leaving out what .gitignore ignores."
+                .to_string(),
             parameters: schema(),
         }
     }

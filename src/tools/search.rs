@@ -33,7 +33,7 @@ fn schema() -> Value {
                 "type": "string",
                 "description": "Regex matched per line; (?i) for any case; escape ( [ . * to match them."
             },
-            "path": {"type": "string", "description": "File or directory; default: everything."}
+            "path": {"type": "string"}
         },
         "required": ["pattern"],
         "additionalProperties": false
@@ -45,11 +45,10 @@ impl ToolHandler for SearchFiles {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "search_files".to_string(),
-            description: format!(
-                "Search file contents with a regular expression, like ripgrep. Returns \
-                 'path:line: text' lines (line numbers fit read_file's start_line), skipping \
-                 ignored and binary files; at most {MAX_MATCHES} matches."
-            ),
+            description: "Search file contents with a regular expression, like ripgrep. \
+                 Returns 'path:line: text' lines (line numbers fit read_file's start_line), \
+                 skipping ignored and binary files."
+                .to_string(),
             parameters: schema(),
         }
     }

@@ -25,12 +25,7 @@ fn command_schema() -> Value {
         "type": "object",
         "properties": {
             "command": {"type": "string"},
-            "timeout_s": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_TIMEOUT_S,
-                "description": "Default: the configured timeout."
-            }
+            "timeout_s": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_S}
         },
         "required": ["command"],
         "additionalProperties": false

@@ -57,6 +57,7 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             task,
             tools,
             model,
+            budget,
         } => {
             let field = |name: &str, value: String, style: Style| {
                 wrap(
@@ -74,6 +75,9 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
                 tools.join(", ")
             };
             lines.extend(field("tools", tools, Style::default()));
+            if !budget.is_unlimited() {
+                lines.extend(field("budget", budget.describe(), t.warn()));
+            }
             lines.push(Line::styled("task", t.dim()));
             lines.extend(wrap(
                 &[Span::styled(task.clone(), bold)],

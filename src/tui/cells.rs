@@ -54,6 +54,12 @@ pub fn render_entry(kind: &EntryKind, w: usize, t: &Theme) -> Vec<Line<'static>>
             &[Span::styled("✗ error: ", t.bold(Color::Red))],
             &[Span::raw("  ")],
         ),
+        EntryKind::Warning(message) => wrap(
+            &[Span::styled(message.clone(), t.warn())],
+            w,
+            &[Span::styled("! ", t.warn().add_modifier(Modifier::BOLD))],
+            &[Span::raw("  ")],
+        ),
         EntryKind::Retrying {
             attempt,
             max_attempts,

@@ -4,25 +4,49 @@
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/role", "switch persona (/role NAME)"),
     ("/agents", "full-screen agent tree"),
+    (
+        "/tasks",
+        "the task board (Ctrl+T: beside or instead of the tree)",
+    ),
+    ("/timeline", "what each agent did when"),
     ("/stats", "tokens, cost and task figures per agent"),
     (
         "/compact",
         "summarize the older part of this agent's conversation",
     ),
     ("/mcp", "MCP servers and their tools"),
+    ("/pause", "pause the whole team (Ctrl+P toggles)"),
+    ("/unpause", "let the paused team go on"),
+    ("/stop", "stop the team: cancel every worker, end the turn"),
+    (
+        "/budget",
+        "set the session's cost limit (/budget 5 in US dollars, /budget off)",
+    ),
+    (
+        "/continue",
+        "continue the agents interrupted when squad stopped",
+    ),
     ("/new", "start a new session"),
     ("/resume", "resume an earlier session"),
     ("/help", "keys and commands"),
     ("/quit", "end the session"),
 ];
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SlashCommand {
     Role(String),
     Agents,
+    Tasks,
+    Timeline,
     Stats,
     Compact,
     Mcp,
+    Pause,
+    Unpause,
+    Stop,
+    /// A new session cost limit in US dollars; `None` lifts it.
+    Budget(Option<f64>),
+    Continue,
     New,
     Resume(Option<String>),
     Help,
@@ -65,14 +89,38 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
             _ => return Some(Err("usage: /role NAME".into())),
         },
         "/agents" => SlashCommand::Agents,
+        "/tasks" => SlashCommand::Tasks,
+        "/timeline" => SlashCommand::Timeline,
         "/stats" | "/cost" => SlashCommand::Stats,
         "/compact" => SlashCommand::Compact,
         "/mcp" => SlashCommand::Mcp,
+        "/pause" => SlashCommand::Pause,
+        "/unpause" => SlashCommand::Unpause,
+        "/stop" => SlashCommand::Stop,
+        "/budget" => match arg.as_deref().map(parse_budget) {
+            Some(Some(limit)) => SlashCommand::Budget(limit),
+            _ => {
+                return Some(Err(
+                    "usage: /budget USD (e.g. /budget 5), or /budget off".into()
+                ));
+            }
+        },
+        "/continue" => SlashCommand::Continue,
         "/new" => SlashCommand::New,
         "/resume" => SlashCommand::Resume(arg),
         "/help" => SlashCommand::Help,
         _ => SlashCommand::Quit,
     }))
+}
+
+/// `5`, `$2.50` → a limit; `off` / `none` → no limit; anything else (zero and negative
+/// amounts included) → `None`.
+fn parse_budget(arg: &str) -> Option<Option<f64>> {
+    if matches!(arg, "off" | "none") {
+        return Some(None);
+    }
+    let usd: f64 = arg.trim_start_matches('$').parse().ok()?;
+    (usd.is_finite() && usd > 0.0).then_some(Some(usd))
 }
 
 /// The message text for input starting with the `//` escape.
@@ -114,7 +162,7 @@ pub fn complete(input: &str, roles: &[String], cycle: usize) -> Option<String> {
         0 => None,
         1 => {
             let one = &c[0];
-            let takes_arg = matches!(one.as_str(), "/role" | "/resume");
+            let takes_arg = matches!(one.as_str(), "/role" | "/resume" | "/budget");
             Some(if takes_arg {
                 format!("{one} ")
             } else {
@@ -168,6 +216,21 @@ mod tests {
         assert_eq!(parse("/ag"), Some(Ok(SlashCommand::Agents)));
         assert_eq!(parse("/quit"), Some(Ok(SlashCommand::Quit)));
         assert!(matches!(parse("/frobnicate"), Some(Err(e)) if e.contains("unknown")));
+        assert_eq!(
+            parse("/budget 5"),
+            Some(Ok(SlashCommand::Budget(Some(5.0))))
+        );
+        assert_eq!(
+            parse("/budget $2.50"),
+            Some(Ok(SlashCommand::Budget(Some(2.5))))
+        );
+        assert_eq!(parse("/budget off"), Some(Ok(SlashCommand::Budget(None))));
+        for bad in ["/budget", "/budget 0", "/budget -1", "/budget lots"] {
+            assert!(
+                matches!(parse(bad), Some(Err(e)) if e.contains("usage: /budget")),
+                "{bad}"
+            );
+        }
         assert_eq!(
             parse("/resume abc"),
             Some(Ok(SlashCommand::Resume(Some("abc".into()))))

@@ -30,6 +30,18 @@ fn field(name: &str, value: Vec<Span<'static>>, theme: &Theme) -> Line<'static> 
     Line::from(spans)
 }
 
+/// A field whose value may run long (a failure's reason, what a stall is on), wrapped
+/// under itself.
+fn wrapped_field(
+    name: &str,
+    value: Vec<Span<'static>>,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let first = [Span::styled(format!("{name:<10}"), theme.dim())];
+    wrap(&value, w, &first, &[Span::raw(" ".repeat(10))])
+}
+
 fn text_block(title: &str, text: &str, w: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = vec![Line::styled(title.to_string(), theme.dim())];
     for para in text.lines() {
@@ -71,11 +83,15 @@ pub fn agent_lines(
     if f.tool_errors > 0 {
         tool_calls.push_str(&format!(" ({} failed)", f.tool_errors));
     }
+    // The status's first line sits among the fields; the rest of a long reason, and a
+    // stall, go under it once the fields are placed.
+    let mut status = wrapped_field("status", status, w, theme);
+    let mut under_status = status.split_off(1.min(status.len()));
     let mut out = vec![
         field("role", vec![Span::styled(a.role.clone(), bold)], theme),
         field("id", vec![Span::raw(a.id.to_string())], theme),
         field("model", vec![Span::raw(a.model.clone())], theme),
-        field("status", status, theme),
+        status.pop().unwrap_or_default(),
         field("parent", vec![Span::raw(parent)], theme),
         field(
             "tokens",
@@ -128,6 +144,27 @@ pub fn agent_lines(
             ),
         );
     }
+    if let Some(stall) = &a.stalled {
+        let since = elapsed(now.saturating_duration_since(stall.since));
+        let cancel = if a.id == s.root_agent {
+            "Esc interrupts it"
+        } else {
+            "x cancels it"
+        };
+        under_status.extend(wrapped_field(
+            "stalled",
+            vec![
+                Span::styled(
+                    format!("! {since} without progress on the {}", stall.on),
+                    theme.warn(),
+                ),
+                Span::styled(format!(" · {cancel}"), theme.dim()),
+            ],
+            w,
+            theme,
+        ));
+    }
+    out.splice(4..4, under_status);
     let tasks = s.tasks.of(a.id);
     if tasks.started > 0 {
         out.push(field(
@@ -214,35 +251,7 @@ pub fn render_agent(
         format!(" {} {} ", a.role, a.id.short()),
         theme.bold(Color::Cyan),
     );
-    scrolled(buf, rect, title, &lines, scroll, theme);
-}
-
-fn scrolled(
-    buf: &mut Buffer,
-    rect: Rect,
-    title: Line<'static>,
-    lines: &[Line<'static>],
-    scroll: &mut usize,
-    theme: &Theme,
-) {
-    let inner = popup::frame(buf, rect, title, theme.accent());
-    if inner.height < 2 {
-        return;
-    }
-    let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
-    *scroll = (*scroll).min(lines.len().saturating_sub(body.height as usize));
-    popup::draw_lines(buf, body, lines, *scroll);
-    let hint = if lines.len() > body.height as usize {
-        "↑↓ scroll · Esc close"
-    } else {
-        "Esc close"
-    };
-    popup::draw_lines(
-        buf,
-        Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
-        &[popup::hint(hint, theme)],
-        0,
-    );
+    popup::scrolled(buf, rect, title, &lines, scroll, theme);
 }
 
 /// One row per agent (tree order) and the session's totals, tokens and cost beside the
@@ -343,7 +352,7 @@ pub fn render_stats(
     let lines = stats_lines(s, order, w.saturating_sub(4) as usize, theme);
     let rect = popup::centered(area, w, lines.len() as u16 + 3);
     let title = Line::styled(" stats ", theme.bold(Color::Cyan));
-    scrolled(buf, rect, title, &lines, scroll, theme);
+    popup::scrolled(buf, rect, title, &lines, scroll, theme);
 }
 
 /// "Cancel coder 1a2b3c4d and its 2 workers?"
@@ -381,6 +390,41 @@ pub fn render_confirm(buf: &mut Buffer, area: Rect, s: &SessionState, id: AgentI
         rect,
         Line::styled(" cancel worker ", theme.bold(Color::Red)),
         theme.error(),
+    );
+    popup::draw_lines(buf, inner, &lines, 0);
+}
+
+/// Quitting while workers are at work: they would be interrupted (and can be continued).
+pub fn render_confirm_quit(buf: &mut Buffer, area: Rect, s: &SessionState, theme: &Theme) {
+    let n = s.busy_workers();
+    let workers = if n == 1 {
+        "1 worker is".to_string()
+    } else {
+        format!("{n} workers are")
+    };
+    let w = area.width.saturating_sub(4).min(64);
+    let lines = vec![
+        Line::from(format!("{workers} still at work. Quit anyway?")),
+        Line::styled(
+            "They stop; `squad --resume`, then /continue, goes on.",
+            theme.dim(),
+        ),
+        Line::default(),
+        Line::from(vec![
+            Span::styled("y", theme.bold(Color::Cyan)),
+            Span::raw(" quit   "),
+            Span::styled("n", theme.bold(Color::Cyan)),
+            Span::raw(" / "),
+            Span::styled("Esc", theme.bold(Color::Cyan)),
+            Span::raw(" stay"),
+        ]),
+    ];
+    let rect = popup::centered(area, w, lines.len() as u16 + 2);
+    let inner = popup::frame(
+        buf,
+        rect,
+        Line::styled(" quit ", theme.bold(Color::Yellow)),
+        theme.dim(),
     );
     popup::draw_lines(buf, inner, &lines, 0);
 }

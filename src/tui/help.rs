@@ -16,7 +16,9 @@ const LEFT: &[Section] = &[
             ("Tab ⇧Tab", "move focus"),
             ("Esc", "interrupt agent in view"),
             ("Ctrl+C", "interrupt · twice: quit"),
+            ("Ctrl+P", "pause / unpause the team"),
             ("? F1", "this help"),
+            ("Ctrl+T", "tasks below/instead/off"),
         ],
     ),
     (
@@ -27,11 +29,27 @@ const LEFT: &[Section] = &[
             ("← Space", "collapse / expand"),
             ("i", "details"),
             ("x", "cancel worker"),
+            ("c", "continue interrupted"),
+            ("t", "same as Ctrl+T"),
         ],
     ),
     (
-        "Approvals",
-        &[("y", "yes"), ("a", "yes for this session"), ("n Esc", "no")],
+        "Tasks",
+        &[
+            ("↑↓ j k", "select (view follows)"),
+            ("Enter →", "open its worker"),
+            ("i", "worker details"),
+        ],
+    ),
+    (
+        "Approvals · questions",
+        &[
+            ("y", "yes"),
+            ("a", "yes for this session"),
+            ("n Esc", "no · decline to answer"),
+            ("1-9 ↑↓", "pick an option"),
+            ("Enter", "send the answer"),
+        ],
     ),
 ];
 
@@ -59,7 +77,13 @@ const RIGHT: &[Section] = &[
         &[
             ("/role NAME", "switch persona"),
             ("/agents", "full-screen tree"),
+            ("/tasks", "task board"),
+            ("/timeline", "who ran when"),
             ("/stats", "tokens, cost, tasks"),
+            ("/pause", "hold the team · /stop"),
+            ("/compact", "summarize older turns"),
+            ("/mcp", "MCP servers"),
+            ("/budget USD", "session cost limit"),
             ("/new", "new session"),
             ("/resume", "resume a session"),
             ("/help", "this help"),
@@ -128,27 +152,6 @@ pub fn render(buf: &mut Buffer, area: Rect, scroll: &mut usize, theme: &Theme) {
     };
     let lines = lines(theme, w.saturating_sub(4) as usize);
     let rect = popup::centered(area, w, lines.len() as u16 + 3);
-    let inner = popup::frame(
-        buf,
-        rect,
-        Line::styled(" help ", theme.bold(Color::Cyan)),
-        theme.accent(),
-    );
-    if inner.height < 2 {
-        return;
-    }
-    let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
-    *scroll = (*scroll).min(lines.len().saturating_sub(body.height as usize));
-    popup::draw_lines(buf, body, &lines, *scroll);
-    let more = if lines.len() > body.height as usize {
-        "↑↓ scroll · Esc close"
-    } else {
-        "Esc close"
-    };
-    popup::draw_lines(
-        buf,
-        Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
-        &[popup::hint(more, theme)],
-        0,
-    );
+    let title = Line::styled(" help ", theme.bold(Color::Cyan));
+    popup::scrolled(buf, rect, title, &lines, scroll, theme);
 }

@@ -1,19 +1,42 @@
 //! Key handling: (app, key, now) → view changes and the [`Action`]s to carry out. No
 //! I/O happens here, so every binding is unit-tested without a terminal.
 
-use crate::protocol::{ApprovalDecision, Op};
-use crate::tui::app::{Action, App, Exit, Focus, Overlay};
+use crate::protocol::{AgentStatus, ApprovalDecision, Op};
+use crate::tui::app::{Action, App, Exit, Focus, LeftPane, Overlay};
 use crate::tui::commands::{self, SlashCommand};
+use crate::tui::question::Reply;
+use crate::tui::state::Dialog;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
 
 /// Two Ctrl+C within this window quit.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
-/// Answers to an approval typed sooner than this after it appeared are ignored.
+/// Answers to an approval or a question typed sooner than this after it appeared are
+/// ignored.
 pub const APPROVAL_GUARD: Duration = Duration::from_millis(300);
 
-fn quit() -> Vec<Action> {
-    vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
+impl App {
+    /// Leaves the session's screen, after asking when workers are at work.
+    fn leave(&mut self, exit: Exit) -> Vec<Action> {
+        if self.state.busy_workers() > 0 && self.overlay != Some(Overlay::ConfirmQuit) {
+            self.pending_exit = Some(exit);
+            self.open(Overlay::ConfirmQuit);
+            return Vec::new();
+        }
+        self.overlay = None;
+        self.pending_exit = None;
+        vec![Action::Send(Op::Shutdown), Action::Quit(exit)]
+    }
+
+    fn toggle_pause(&mut self, now: Instant) -> Vec<Action> {
+        if self.state.paused {
+            self.set_notice("going on…", now);
+            vec![Action::Send(Op::Resume)]
+        } else {
+            self.set_notice("pausing: calls under way finish, no new one starts", now);
+            vec![Action::Send(Op::Pause)]
+        }
+    }
 }
 
 impl App {
@@ -25,8 +48,21 @@ impl App {
         if ctrl && matches!(key.code, KeyCode::Char('c' | 'C')) {
             return self.ctrl_c(now);
         }
-        if !self.state.approvals.is_empty() {
-            return self.approval_key(key, now);
+        if ctrl
+            && matches!(key.code, KeyCode::Char('p' | 'P'))
+            && self.overlay.is_none()
+            && self.state.dialog().is_none()
+        {
+            return self.toggle_pause(now);
+        }
+        match self.state.dialog() {
+            Some(Dialog::Approval(_)) => return self.approval_key(key, now),
+            Some(Dialog::Question(_)) => return self.question_key(key, now),
+            None => {}
+        }
+        if ctrl && matches!(key.code, KeyCode::Char('t' | 'T')) {
+            self.toggle_tasks();
+            return Vec::new();
         }
         if let Some(o) = self.overlay {
             return self.overlay_key(o, key, now);
@@ -52,6 +88,7 @@ impl App {
         }
         match self.focus {
             Focus::Tree => self.tree_key(key, now),
+            Focus::Tasks => self.tasks_key(key, now),
             Focus::Conversation => self.conversation_key(key, now),
             Focus::Composer => self.composer_key(key, now),
         }
@@ -62,7 +99,7 @@ impl App {
             .last_ctrl_c
             .is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_CTRL_C)
         {
-            return quit();
+            return self.leave(Exit::Quit);
         }
         self.last_ctrl_c = Some(now);
         let id = self.viewed();
@@ -118,11 +155,34 @@ impl App {
             return Vec::new();
         }
         self.state.resolve_approval(request_id);
-        self.sync_approval_front(now);
+        self.sync_dialogs(now);
         vec![Action::Send(Op::Approval {
             request_id,
             decision,
         })]
+    }
+
+    /// A key for the question dialog: every key goes to it (none in its first moments).
+    fn question_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Action> {
+        let Some(Dialog::Question(q)) = self.state.dialog() else {
+            return Vec::new();
+        };
+        let options = q.options.clone();
+        let Some(view) = self.question.as_mut() else {
+            return Vec::new();
+        };
+        if now.saturating_duration_since(view.shown) < APPROVAL_GUARD {
+            return Vec::new();
+        }
+        let request_id = view.request_id;
+        let answer = match view.key(key, &options) {
+            None => return Vec::new(),
+            Some(Reply::Answer(text)) => Some(text),
+            Some(Reply::Decline) => None,
+        };
+        self.state.resolve_question(request_id);
+        self.sync_dialogs(now);
+        vec![Action::Send(Op::Answer { request_id, answer })]
     }
 
     fn open(&mut self, o: Overlay) {
@@ -134,8 +194,22 @@ impl App {
         let close = matches!(key.code, KeyCode::Esc | KeyCode::F(1))
             || (o == Overlay::Help && key.code == KeyCode::Char('?'))
             || (matches!(o, Overlay::Details(_)) && key.code == KeyCode::Char('i'))
-            || (o != Overlay::Agents && key.code == KeyCode::Char('q'));
+            || (o != Overlay::Agents && key.code == KeyCode::Char('q'))
+            || (o == Overlay::Tasks && key.code == KeyCode::Char('t'));
         match o {
+            Overlay::ConfirmQuit => {
+                if matches!(key.code, KeyCode::Char('y' | 'Y')) {
+                    let exit = self.pending_exit.take().unwrap_or(Exit::Quit);
+                    return self.leave(exit);
+                }
+                if matches!(
+                    key.code,
+                    KeyCode::Char('n' | 'N') | KeyCode::Esc | KeyCode::Char('q')
+                ) {
+                    self.overlay = None;
+                }
+                return Vec::new();
+            }
             Overlay::ConfirmDespawn(id) => {
                 self.overlay = None;
                 if matches!(key.code, KeyCode::Char('y' | 'Y')) {
@@ -145,6 +219,18 @@ impl App {
                 return Vec::new();
             }
             _ if close => self.overlay = None,
+            Overlay::Tasks => {
+                if matches!(key.code, KeyCode::Enter | KeyCode::Right) {
+                    self.overlay = None;
+                    self.focus = Focus::Conversation;
+                } else {
+                    let out = self.tasks_key(key, now);
+                    if self.focus == Focus::Composer {
+                        self.overlay = None;
+                    }
+                    return out;
+                }
+            }
             Overlay::Agents => {
                 if matches!(key.code, KeyCode::Enter) {
                     self.overlay = None;
@@ -171,16 +257,58 @@ impl App {
         Vec::new()
     }
 
-    fn cycle_focus(&mut self, forward: bool) {
-        use Focus::*;
-        self.focus = match (self.focus, forward) {
-            (Tree, true) => Conversation,
-            (Conversation, true) => Composer,
-            (Composer, true) => Tree,
-            (Tree, false) => Composer,
-            (Conversation, false) => Tree,
-            (Composer, false) => Conversation,
+    /// The panes `Tab` steps through, as the screen shows them now.
+    fn focus_order(&self) -> Vec<Focus> {
+        let left = match (self.narrow, self.left) {
+            (true, _) | (false, LeftPane::Tree) => vec![Focus::Tree],
+            (false, LeftPane::TreeAndTasks) => vec![Focus::Tree, Focus::Tasks],
+            (false, LeftPane::Tasks) => vec![Focus::Tasks],
         };
+        left.into_iter()
+            .chain([Focus::Conversation, Focus::Composer])
+            .collect()
+    }
+
+    fn cycle_focus(&mut self, forward: bool) {
+        let order = self.focus_order();
+        let n = order.len();
+        let i = order.iter().position(|f| *f == self.focus).unwrap_or(0);
+        self.focus = order[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }];
+    }
+
+    /// `Ctrl+T`: tree → tree and tasks → tasks → tree; on a narrow screen, the task panel
+    /// full screen and back.
+    fn toggle_tasks(&mut self) {
+        match self.overlay {
+            Some(Overlay::Tasks) => self.overlay = None,
+            Some(_) => {}
+            None if self.narrow => self.show_tasks(),
+            None => {
+                self.left = self.left.next();
+                if self.focus == Focus::Tree && !self.left.shows_tree() {
+                    self.focus = Focus::Tasks;
+                } else if self.focus == Focus::Tasks && !self.left.shows_tasks() {
+                    self.focus = Focus::Tree;
+                }
+            }
+        }
+    }
+
+    /// `/tasks`: the panel in view and focused (below the tree unless it already shows).
+    fn show_tasks(&mut self) {
+        if self.narrow {
+            self.open(Overlay::Tasks);
+        } else if !self.left.shows_tasks() {
+            self.left = LeftPane::TreeAndTasks;
+        }
+        self.focus = Focus::Tasks;
+        if self.tasks.selected.is_none() {
+            self.move_task(0);
+        }
     }
 
     /// Tab in the composer while a command is being typed.
@@ -252,6 +380,7 @@ impl App {
                 self.tree.set_collapsed(id, !collapsed);
             }
             KeyCode::Char('i') => self.open(Overlay::Details(id)),
+            KeyCode::Char('t') => self.toggle_tasks(),
             KeyCode::Char('x') => {
                 if id == self.state.root_agent {
                     self.set_notice(
@@ -264,6 +393,44 @@ impl App {
                     self.open(Overlay::ConfirmDespawn(id));
                 }
             }
+            KeyCode::Char('c') => {
+                if self.state.agent(id).map(|a| a.status) == Some(AgentStatus::Interrupted) {
+                    self.set_notice("continuing…", now);
+                    return vec![Action::Send(Op::Continue { agent_id: Some(id) })];
+                }
+                return self.type_into_composer(key);
+            }
+            KeyCode::Char('?') => self.open(Overlay::Help),
+            _ => return self.type_into_composer(key),
+        }
+        Vec::new()
+    }
+
+    pub(crate) fn tasks_key(&mut self, key: KeyEvent, _now: Instant) -> Vec<Action> {
+        let page = (self.tasks.list_area.height / 2).max(1) as i64;
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.move_task(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.move_task(1),
+            KeyCode::PageUp => self.move_task(-page),
+            KeyCode::PageDown => self.move_task(page),
+            KeyCode::Home | KeyCode::Char('g') => self.move_task(i64::MIN / 2),
+            KeyCode::End | KeyCode::Char('G') => self.move_task(i64::MAX / 2),
+            KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
+                self.focus = Focus::Conversation;
+            }
+            KeyCode::Char('i') => {
+                let worker = self
+                    .tasks
+                    .selected
+                    .as_deref()
+                    .and_then(|t| self.state.board.get(t))
+                    .and_then(|t| t.assignee)
+                    .filter(|a| self.state.agents.contains_key(a));
+                if let Some(id) = worker {
+                    self.open(Overlay::Details(id));
+                }
+            }
+            KeyCode::Char('t') => self.toggle_tasks(),
             KeyCode::Char('?') => self.open(Overlay::Help),
             _ => return self.type_into_composer(key),
         }
@@ -373,6 +540,8 @@ impl App {
                 self.focus = Focus::Tree;
             }
             SlashCommand::Stats => self.open(Overlay::Stats),
+            SlashCommand::Tasks => self.show_tasks(),
+            SlashCommand::Timeline => self.open(Overlay::Timeline),
             SlashCommand::Mcp => self.open(Overlay::Mcp),
             SlashCommand::Compact => {
                 let agent_id = self.viewed();
@@ -380,13 +549,30 @@ impl App {
                 return vec![Action::Send(Op::Compact { agent_id })];
             }
             SlashCommand::Help => self.open(Overlay::Help),
-            SlashCommand::New => {
-                return vec![Action::Send(Op::Shutdown), Action::Quit(Exit::NewSession)];
+            SlashCommand::Pause | SlashCommand::Unpause
+                if self.state.paused == matches!(cmd, SlashCommand::Pause) =>
+            {
+                let word = if self.state.paused {
+                    "paused"
+                } else {
+                    "not paused"
+                };
+                self.set_notice(format!("the team is {word} already"), now);
             }
-            SlashCommand::Resume(id) => {
-                return vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Resume(id))];
+            SlashCommand::Pause | SlashCommand::Unpause => return self.toggle_pause(now),
+            SlashCommand::Stop => {
+                self.set_notice("stopping the team…", now);
+                return vec![Action::Send(Op::Stop)];
             }
-            SlashCommand::Quit => return quit(),
+            SlashCommand::Budget(limit_usd) => {
+                return vec![Action::Send(Op::SetSessionBudget { limit_usd })];
+            }
+            SlashCommand::Continue => {
+                return vec![Action::Send(Op::Continue { agent_id: None })];
+            }
+            SlashCommand::New => return self.leave(Exit::NewSession),
+            SlashCommand::Resume(id) => return self.leave(Exit::Resume(id)),
+            SlashCommand::Quit => return self.leave(Exit::Quit),
         }
         Vec::new()
     }

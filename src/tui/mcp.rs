@@ -56,29 +56,8 @@ pub fn render(buf: &mut Buffer, area: Rect, s: &SessionState, scroll: &mut usize
     let w = area.width.saturating_sub(4).clamp(20, 90);
     let lines = lines(s, w.saturating_sub(4) as usize, t);
     let rect = popup::centered(area, w, lines.len() as u16 + 3);
-    let inner = popup::frame(
-        buf,
-        rect,
-        Line::styled(" MCP servers ", t.bold(Color::Cyan)),
-        t.accent(),
-    );
-    if inner.height < 2 {
-        return;
-    }
-    let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
-    *scroll = (*scroll).min(lines.len().saturating_sub(body.height as usize));
-    popup::draw_lines(buf, body, &lines, *scroll);
-    let more = if lines.len() > body.height as usize {
-        "↑↓ scroll · Esc close"
-    } else {
-        "Esc close"
-    };
-    popup::draw_lines(
-        buf,
-        Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
-        &[popup::hint(more, t)],
-        0,
-    );
+    let title = Line::styled(" MCP servers ", t.bold(Color::Cyan));
+    popup::scrolled(buf, rect, title, &lines, scroll, t);
 }
 
 /// `mcp 2/3` for the status bar (ready of enabled servers), with its style: quiet while

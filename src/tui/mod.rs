@@ -1,10 +1,10 @@
 //! The full-screen terminal front end. It only sends [`crate::protocol::Op`]s and draws
 //! [`crate::protocol::Event`]s: it never calls the model or touches files.
 //!
-//! Layout of the module: `state` folds events into data; `tree`, `conversation`,
-//! `cells`, `markdown`, `composer`, `approval`, `details`, `help`, `status_bar` draw;
-//! `keys` maps keys to actions; `app` ties them together; `event_loop` and `terminal`
-//! are the only parts that touch the real terminal.
+//! Layout of the module: `state` folds events into data; `tree`, `tasks`, `timeline`,
+//! `conversation`, `cells`, `markdown`, `composer`, `approval`, `question`, `details`,
+//! `help`, `status_bar` draw; `keys` maps keys to actions; `app` ties them together;
+//! `event_loop` and `terminal` are the only parts that touch the real terminal.
 
 mod app;
 mod approval;
@@ -21,16 +21,19 @@ mod keys;
 mod markdown;
 mod mcp;
 mod popup;
+mod question;
 mod state;
 mod status_bar;
+mod tasks;
 mod terminal;
 mod theme;
+mod timeline;
 mod tree;
 mod wrap;
 
 use crate::protocol::Op;
 
-pub use app::{Action, App, Exit, Focus, NARROW_WIDTH, Overlay};
+pub use app::{Action, App, Exit, Focus, LeftPane, NARROW_WIDTH, Overlay};
 pub use commands::{COMMANDS, SlashCommand};
 pub use handle::{SessionHandle, SessionInfo};
 pub use keys::APPROVAL_GUARD;

@@ -48,3 +48,32 @@ pub fn draw_lines(buf: &mut Buffer, area: Rect, lines: &[Line<'_>], scroll: usiz
 pub fn hint(text: &str, theme: &Theme) -> Line<'static> {
     Line::styled(text.to_string(), theme.dim())
 }
+
+/// A framed box of `lines` that scrolls, with its key hint on the bottom row.
+pub fn scrolled(
+    buf: &mut Buffer,
+    rect: Rect,
+    title: Line<'static>,
+    lines: &[Line<'static>],
+    scroll: &mut usize,
+    theme: &Theme,
+) {
+    let inner = frame(buf, rect, title, theme.accent());
+    if inner.height < 2 {
+        return;
+    }
+    let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
+    *scroll = (*scroll).min(lines.len().saturating_sub(body.height as usize));
+    draw_lines(buf, body, lines, *scroll);
+    let keys = if lines.len() > body.height as usize {
+        "↑↓ scroll · Esc close"
+    } else {
+        "Esc close"
+    };
+    draw_lines(
+        buf,
+        Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
+        &[hint(keys, theme)],
+        0,
+    );
+}

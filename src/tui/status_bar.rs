@@ -49,9 +49,19 @@ pub fn line(
         sep(),
         Span::raw(format!("{} tok {}", tokens(t.tokens()), cost(t.cost_usd))),
     ];
-    if let Some((text, style)) = crate::tui::mcp::summary(s, theme) {
+    let summaries = [
+        crate::tui::mcp::summary(s, theme),
+        crate::tui::tasks::summary(&s.board, theme),
+    ];
+    for (text, style) in summaries.into_iter().flatten() {
         left.push(sep());
         left.push(Span::styled(text, style));
+    }
+    if let Some((spent, limit)) = s.budget_hold {
+        let text = format!(" ‖ BUDGET {}/{}", cost(spent), cost(limit));
+        left.insert(0, Span::styled(text, theme.bold(Color::LightRed)));
+    } else if s.paused {
+        left.insert(0, Span::styled(" ‖ PAUSED", theme.bold(Color::LightYellow)));
     }
     let left_w: usize = left.iter().map(|s| width(&s.content)).sum();
     let path = display_path(&s.workspace, home);

@@ -87,6 +87,8 @@ pub fn status_symbol(s: AgentStatus) -> &'static str {
         AgentStatus::Completed => "✓",
         AgentStatus::Failed => "✗",
         AgentStatus::Cancelled => "⊘",
+        AgentStatus::Paused => "‖",
+        AgentStatus::Interrupted => "↯",
     }
 }
 
@@ -98,5 +100,7 @@ pub fn status_color(s: AgentStatus) -> Color {
         AgentStatus::Completed => Color::Green,
         AgentStatus::Failed => Color::Red,
         AgentStatus::Cancelled => Color::Magenta,
+        AgentStatus::Paused => Color::LightYellow,
+        AgentStatus::Interrupted => Color::LightRed,
     }
 }

@@ -6,7 +6,7 @@
 //! mouse hit-testing, and because the flattened rows are cached between frames so a
 //! frame with a thousand agents only draws the rows it shows.
 
-use crate::protocol::{AgentId, AgentStatus};
+use crate::protocol::{AgentId, AgentStatus, Budget};
 use crate::text::one_line;
 use crate::tui::format::{cost, elapsed, tokens, truncate, width};
 use crate::tui::state::SessionState;
@@ -215,6 +215,8 @@ fn header_words(s: &SessionState, theme: &Theme) -> Line<'static> {
             AgentStatus::Completed => "done",
             AgentStatus::Failed => "failed",
             AgentStatus::Cancelled => "cancelled",
+            AgentStatus::Paused => "paused",
+            AgentStatus::Interrupted => "interrupted",
         };
         parts.push(Span::styled(format!("{count} {word}"), theme.status(st)));
         parts.push(Span::styled(", ", theme.dim()));
@@ -267,6 +269,13 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
         };
         left.push(Span::styled(format!(" {mark}{}", v.score), style));
     }
+    if a.stalled.is_some() {
+        left.push(Span::styled(" ! stalled", theme.warn()));
+    } else if a.status == AgentStatus::Failed
+        && let Some(tag) = a.status_reason.as_deref().and_then(reason_tag)
+    {
+        left.push(Span::styled(format!(" {tag}"), theme.error()));
+    }
     if row.collapsed_children > 0 {
         left.push(Span::styled(
             format!(" +{}", row.collapsed_children),
@@ -277,17 +286,43 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
 
     // Right-hand figures (tokens, cost, elapsed), the least telling dropped first when
     // space runs out: cost, then tokens, keeping the clock that says an agent is alive —
-    // except on a collapsed row, whose point is the subtree's totals.
+    // except on a collapsed row, whose point is the subtree's totals. Spend against a
+    // budget (`12.3k/50k`) is kept longest: it says how close the agent is to its stop.
     let collapsed = row.collapsed_children > 0;
+    let budget = if collapsed {
+        Budget::default()
+    } else {
+        a.budget
+    };
     let mut parts: Vec<(u8, String)> = Vec::new();
-    if figures.tokens() > 0 || figures.cost_usd > 0.0 {
-        parts.push((if collapsed { 3 } else { 2 }, tokens(figures.tokens())));
-        parts.push((1, cost(figures.cost_usd)));
+    if figures.tokens() > 0
+        || figures.cost_usd > 0.0
+        || budget.tokens.is_some()
+        || budget.cost_usd.is_some()
+    {
+        parts.push(match budget.tokens {
+            Some(limit) => (
+                5,
+                format!(
+                    "{}/{}",
+                    round_k(tokens(figures.tokens())),
+                    round_k(tokens(limit))
+                ),
+            ),
+            None => (if collapsed { 3 } else { 2 }, tokens(figures.tokens())),
+        });
+        parts.push(match budget.cost_usd {
+            Some(limit) => (4, format!("{}/{}", cost(figures.cost_usd), cost(limit))),
+            None => (1, cost(figures.cost_usd)),
+        });
     }
     if let Some(p) = a.context_percent().filter(|_| !collapsed) {
         parts.push((2, format!("{p}%")));
     }
-    if let Some(b) = a.busy_for(now).map(elapsed) {
+    if let Some(limit) = budget.wall_s {
+        let limit = elapsed(std::time::Duration::from_secs(limit));
+        parts.push((4, format!("{}/{limit}", elapsed(a.wall_time(now)))));
+    } else if let Some(b) = a.busy_for(now).map(elapsed) {
         parts.push((if collapsed { 2 } else { 3 }, b));
     }
     let join = |parts: &[(u8, String)]| {
@@ -325,6 +360,18 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
     Line::from(left)
 }
 
+/// The one-word kind a failure reason starts with (`loop: called …` → `loop`), if any.
+fn reason_tag(reason: &str) -> Option<&str> {
+    let (tag, _) = reason.split_once(':')?;
+    (!tag.is_empty() && tag.len() <= 12 && tag.chars().all(|c| c.is_ascii_lowercase()))
+        .then_some(tag)
+}
+
+/// `50.0k` → `50k`: a budget is usually a round number.
+fn round_k(figure: String) -> String {
+    figure.replace(".0k", "k").replace(".0M", "M")
+}
+
 /// The narrow-screen replacement for the tree: `‹ ● coder 1a2b3c4d  2/5 ›  5 agents: …`.
 pub fn switcher_line(
     tree: &mut TreeView,
@@ -350,6 +397,9 @@ pub fn switcher_line(
             spans.push(Span::styled(" ★", theme.warn()));
         } else {
             spans.push(Span::styled(format!(" {}", cur.short()), theme.dim()));
+        }
+        if a.stalled.is_some() {
+            spans.push(Span::styled(" !", theme.warn()));
         }
     }
     spans.push(Span::styled(
@@ -414,5 +464,14 @@ mod tests {
         assert_eq!(t.current(&s), ids[3]);
         t.move_by(&s, 5);
         assert_eq!(t.current(&s), ids[3]);
+    }
+
+    #[test]
+    fn a_failure_reason_gives_its_kind_when_it_names_one() {
+        assert_eq!(reason_tag("loop: called edit_file 5 times"), Some("loop"));
+        assert_eq!(reason_tag("budget: 50k tokens spent"), Some("budget"));
+        assert_eq!(reason_tag("the model server answered 500: oops"), None);
+        assert_eq!(reason_tag("no colon here"), None);
+        assert_eq!(reason_tag(": empty"), None);
     }
 }

@@ -18,9 +18,20 @@ pub async fn start_engine(
     sb: &Sandbox,
     approval: ApprovalPolicy,
 ) -> SessionHandle {
+    start_engine_with(mock, sb, approval, |_| {}).await
+}
+
+/// Like [`start_engine`], with the config changed by `configure` first.
+pub async fn start_engine_with(
+    mock: &MockServer,
+    sb: &Sandbox,
+    approval: ApprovalPolicy,
+    configure: impl FnOnce(&mut Config),
+) -> SessionHandle {
     let mut config = Config::default();
     config.provider.base_url = mock.base_url();
     config.provider.api_key_env = String::new();
+    configure(&mut config);
     let mut tools = ToolRegistry::new();
     for t in coding_tools() {
         tools.register(t);

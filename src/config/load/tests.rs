@@ -237,6 +237,38 @@ fn bad_value_in_a_file_names_the_file() {
             path.display()
         )
     );
+    fs::write(&path, "[limits]\nmax_tokens_per_agent = 0\n").unwrap();
+    let msg = f.load(&[], &o).unwrap_err().to_string();
+    assert!(
+        msg.contains("limits.max_tokens_per_agent: expected at least 1, found 0"),
+        "{msg}"
+    );
+    fs::write(&path, "[limits]\nmax_session_cost_usd = -1.0\n").unwrap();
+    let msg = f.load(&[], &o).unwrap_err().to_string();
+    assert!(
+        msg.contains("limits.max_session_cost_usd: expected a positive amount of US dollars"),
+        "{msg}"
+    );
+    fs::write(
+        &path,
+        "[limits]\nmax_tokens_per_agent = 50000\nmax_cost_per_agent_usd = 0.5\n\
+         max_session_cost_usd = 5\nmax_agent_wall_s = 600\n",
+    )
+    .unwrap();
+    let l = f.load(&[], &o).unwrap().limits;
+    assert_eq!(
+        (
+            l.max_tokens_per_agent,
+            l.max_cost_per_agent_usd,
+            l.max_session_cost_usd,
+            l.max_agent_wall_s
+        ),
+        (Some(50_000), Some(0.5), Some(5.0), Some(600))
+    );
+    assert_eq!(
+        crate::config::Config::default().limits.max_session_cost_usd,
+        None
+    );
     fs::write(&path, "[provider]\nbase_url = \"localhost:11434\"\n").unwrap();
     let msg = f.load(&[], &o).unwrap_err().to_string();
     assert!(msg.contains("provider.base_url: expected a URL"), "{msg}");

@@ -20,9 +20,7 @@ impl AgentTool for DespawnAgent {
         ToolSpec {
             name: "despawn_agent".into(),
             description:
-                "Cancel a worker of yours (and the workers it started): no longer needed, or \
-                stuck."
-                    .into(),
+                "Cancel a worker of yours and its own workers: no longer needed, or stuck.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {"agent_id": {"type": "string"}},

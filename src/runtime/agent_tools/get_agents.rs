@@ -14,9 +14,7 @@ impl AgentTool for GetAgents {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "get_agents".into(),
-            description:
-                "List your workers with their status, role, task and whether a result is ready."
-                    .into(),
+            description: "Your workers: status, role, task, whether a result is ready.".into(),
             parameters: json!({"type": "object", "properties": {}}),
         }
     }

@@ -4,10 +4,12 @@
 //! runtime reaches them through [`Host`], so this module does not depend on the agent
 //! loop that runs them.
 
+mod ask_user;
 mod despawn;
 mod get_agents;
 mod get_tasks;
 mod handoff;
+mod message_supervisor;
 mod plan_tasks;
 mod return_results;
 mod spawn;
@@ -40,10 +42,12 @@ pub fn all() -> Vec<Arc<dyn AgentTool>> {
         Arc::new(get_agents::GetAgents),
         Arc::new(despawn::DespawnAgent),
         Arc::new(return_results::ReturnResults),
+        Arc::new(message_supervisor::MessageSupervisor),
         Arc::new(handoff::HandoffTo),
         Arc::new(plan_tasks::PlanTasks),
         Arc::new(update_task::UpdateTask),
         Arc::new(get_tasks::GetTasks),
+        Arc::new(ask_user::AskUser),
     ]
 }
 
@@ -54,6 +58,8 @@ pub trait Host: Send + Sync {
     fn roles(&self) -> &RoleSet;
     /// The session's task board.
     fn tasks(&self) -> &super::tasks::TaskBoard;
+    /// Questions put to the user (`ask_user`).
+    fn questions(&self) -> &super::questions::Questions;
     /// The tools an agent of `role` gets, never more than `ceiling` (its parent's).
     fn tools_for(&self, role: &Role, is_worker: bool, ceiling: Option<&[String]>) -> Vec<String>;
     /// Passes an action through the approval gate (the caller waits while the user is asked).

@@ -20,9 +20,10 @@ impl AgentTool for PlanTasks {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "plan_tasks".into(),
-            description: "Put tasks on the session's board (or replace pending ones with the same id). \
-                A dependency cycle or unknown id refuses the whole plan. Assign a ready task with spawn_agent task_id."
-                .into(),
+            description:
+                "Put tasks on the session's board (or replace pending ones with the same id). \
+                A dependency cycle or unknown id refuses the whole plan."
+                    .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {

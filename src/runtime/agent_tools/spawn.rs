@@ -2,7 +2,7 @@
 
 use super::{AgentTool, Call, Done, Failure, card, non_empty, parse};
 use crate::model::ToolSpec;
-use crate::protocol::{AgentId, AgentStatus, ApprovalAction};
+use crate::protocol::{AgentId, AgentStatus, ApprovalAction, Budget};
 use crate::roles::Audience;
 use crate::runtime::approval::ApprovalRequest;
 use crate::runtime::team::{AgentStats, NewAgent};
@@ -23,6 +23,9 @@ struct Args {
     files: Vec<String>,
     #[serde(default)]
     task_id: Option<String>,
+    /// Only tighter than the limits and what the caller has left (`runtime/budget.rs`).
+    #[serde(default)]
+    budget: Option<Budget>,
 }
 
 /// Most of one file given to a worker in its first message.
@@ -33,11 +36,10 @@ impl AgentTool for SpawnAgent {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "spawn_agent".into(),
-            description:
-                "Start a worker (one of your enabled roles) on one task, in parallel with you; \
+            description: "Start a worker (one of your enabled roles) on one task, in parallel; \
                 returns its agent_id at once. It sees ONLY task_prompt, context and files, not \
                 this conversation. Collect results with wait_for_agents."
-                    .into(),
+                .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -45,7 +47,8 @@ impl AgentTool for SpawnAgent {
                     "task_prompt": {"type": "string", "description": "Self-contained task and the expected outcome."},
                     "context": {"type": "string", "description": "Facts and constraints it needs."},
                     "files": {"type": "array", "items": {"type": "string"}, "description": "Paths whose contents it is given."},
-                    "task_id": {"type": "string", "description": "A ready task id from plan_tasks."}
+                    "task_id": {"type": "string", "description": "A ready task id from plan_tasks."},
+                    "budget": {"type": "object", "properties": {"tokens": {"type": "integer"}, "cost_usd": {"type": "number"}, "wall_s": {"type": "integer"}}}
                 },
                 "required": ["role_name", "task_prompt"]
             }),
@@ -101,6 +104,10 @@ impl AgentTool for SpawnAgent {
                 limits.max_live_agents
             )));
         }
+        let parent = cx.team.budget_and_spend(cx.caller).unwrap_or_default();
+        let budget =
+            crate::runtime::budget::for_worker(&limits, parent, args.budget.unwrap_or_default())
+                .map_err(Failure::Fixable)?;
         let tools = cx.host.tools_for(role, true, Some(&me.tools));
         let model = role.model(cx.host.config());
 
@@ -138,6 +145,7 @@ impl AgentTool for SpawnAgent {
             task: task.clone(),
             tools: tools.clone(),
             model: model.clone(),
+            budget,
         };
         let req = ApprovalRequest {
             agent_id: cx.caller,
@@ -172,6 +180,7 @@ impl AgentTool for SpawnAgent {
             // Its task is queued; taking it up is the first status change front ends see.
             status: AgentStatus::Inactive,
             stats: AgentStats::default(),
+            budget,
             result: None,
             first_message: Some(first),
             announce: true,

@@ -1,10 +1,12 @@
-//! `speak_to_agent`: a follow-up to a worker that finished, and its reply.
+//! `speak_to_agent`: a follow-up to a worker that finished, and its reply; or a message to
+//! a worker mid-turn, which it takes up at its next model call (the supervisor is not held
+//! for the worker's whole turn: the call returns once the message is taken up).
 
 use super::{AgentTool, Call, Done, Failure, non_empty, parse, resolve_child};
 use crate::model::ToolSpec;
 use crate::protocol::AgentStatus;
 use crate::roles::Audience;
-use crate::runtime::team::AgentInput;
+use crate::runtime::team::{AgentInput, Steer};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -23,10 +25,9 @@ impl AgentTool for SpeakToAgent {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "speak_to_agent".into(),
-            description:
-                "Send a follow-up (e.g. a correction) to a completed or inactive worker of \
-                yours and get its reply."
-                    .into(),
+            description: "Message a worker of yours. A finished one replies; a running one \
+                takes it up at its next step."
+                .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -50,12 +51,32 @@ impl AgentTool for SpeakToAgent {
         let id = resolve_child(team, cx.caller, &args.agent_id)?;
         let status = team.status(id).ok_or("worker is gone".to_string())?;
         match status {
-            AgentStatus::Completed | AgentStatus::Inactive => {}
-            AgentStatus::Running | AgentStatus::Waiting => {
-                return Err(Failure::Fixable(format!(
-                    "worker {} is still {status}; call wait_for_agents first, then speak to it",
-                    id.short()
-                )));
+            AgentStatus::Completed | AgentStatus::Inactive | AgentStatus::Interrupted => {}
+            AgentStatus::Running | AgentStatus::Waiting | AgentStatus::Paused => {
+                let (taken, rx) = oneshot::channel();
+                let steer = Steer {
+                    text: args.message.clone(),
+                    taken: Some(taken),
+                };
+                // Not in a turn (resting while its own workers run): the message starts
+                // its next turn, and the reply comes as for a finished worker.
+                if team.steer(id, steer).is_ok() {
+                    return tokio::select! {
+                        r = rx => match r {
+                            Ok(()) => Ok(Done::output(json!({
+                                "agent_id": id.to_string(),
+                                "status": "running",
+                                "taken_up": true,
+                                "note": "the worker took the message up at its next step and goes on; \
+                                         its result comes as usual (wait_for_agents)"
+                            }).to_string())),
+                            Err(_) => Err(Failure::Fixable("the worker stopped before taking the message up".to_string())),
+                        },
+                        _ = cx.cancel.cancelled() => Err(Failure::Fixable(
+                            "interrupted before the worker took the message up".to_string(),
+                        )),
+                    };
+                }
             }
             AgentStatus::Failed | AgentStatus::Cancelled => {
                 return Err(Failure::Fixable(format!(

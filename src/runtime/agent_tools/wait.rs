@@ -1,10 +1,11 @@
-//! `wait_for_agents`: fan-in, until the workers finish or the timeout.
+//! `wait_for_agents`: fan-in, until the workers finish, something urgent comes (a worker
+//! of the caller failed, a question from a worker), or the timeout.
 
 use super::{AgentTool, Call, Done, Failure, parse, resolve_child};
 use crate::model::ToolSpec;
 use crate::protocol::{AgentId, AgentStatus};
 use crate::roles::Audience;
-use crate::runtime::report::results_report;
+use crate::runtime::report::notice_batch;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -29,7 +30,7 @@ impl AgentTool for WaitForAgents {
         ToolSpec {
             name: "wait_for_agents".into(),
             description: "Wait until workers (default: all of yours not yet reported) finish; \
-                returns their results. On timeout: the results ready and who still runs."
+                returns their results. Ends early on a failure, a question or the timeout."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -83,10 +84,21 @@ impl AgentTool for WaitForAgents {
         // A worker that finished stays finished while its supervisor waits (only the
         // supervisor could speak to it again), so the walk resumes where it stopped.
         let mut done = 0;
+        // Failed workers of the caller's, told even if not waited for: a failure is critical.
+        let mut failures = Vec::new();
         loop {
             done += team.finished_prefix(&ids[done..]);
-            if done == ids.len() {
+            if done == ids.len()
+                || team.has_urgent_notice(cx.caller)
+                || team.has_steering(cx.caller)
+            {
                 break;
+            }
+            if team.take_alarm(cx.caller) {
+                failures = team.owed_failures(cx.caller);
+                if !failures.is_empty() {
+                    break;
+                }
             }
             tokio::select! {
                 r = changes.changed() => if r.is_err() { break },
@@ -98,8 +110,11 @@ impl AgentTool for WaitForAgents {
             }
         }
         team.set_status(cx.caller, AgentStatus::Running, None);
-        let (done, running) = team.partition_busy(&ids);
+        let (mut done, running) = team.partition_busy(&ids);
+        failures.retain(|f| !done.contains(f));
+        done.extend(failures);
         let news = cx.host.tasks().take_news();
-        Ok(Done::output(results_report(team, &done, &running, news)))
+        let batch = notice_batch(team, cx.caller, &done, &running, news);
+        Ok(Done::output(batch.unwrap_or_default()))
     }
 }

@@ -24,9 +24,14 @@ pub struct StillRunning {
 /// Where an agent's workers stand.
 #[derive(Debug, PartialEq)]
 pub enum FanIn {
-    /// Every worker has finished and these have outcomes not yet given to the agent.
-    Ready(Vec<AgentId>),
-    /// Workers are still running.
+    /// Time for a notice batch: every worker has finished and these have outcomes not yet
+    /// given to the agent, or something urgent came (a worker failed, a question) while
+    /// the workers in `running` still work.
+    Ready {
+        done: Vec<AgentId>,
+        running: Vec<AgentId>,
+    },
+    /// Workers are still running, and nothing urgent waits.
     Waiting,
     Nothing,
 }
@@ -40,21 +45,58 @@ impl Team {
             return FanIn::Nothing;
         };
         let mut running = false;
+        let mut failed = false;
         let mut owed = Vec::new();
         for child in me.children.iter().filter_map(|c| agents.get(c)) {
             if child.is_busy() {
                 running = true;
             } else if child.owes_outcome() {
                 owed.push(child.id);
+                failed |= child.status == AgentStatus::Failed;
             }
         }
-        if running {
+        let urgent = failed || me.notices.iter().any(|n| n.priority.wakes());
+        if urgent {
+            let running = if running {
+                me.children
+                    .iter()
+                    .filter(|c| agents.get(c).is_some_and(|a| a.is_busy()))
+                    .copied()
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            FanIn::Ready {
+                done: owed,
+                running,
+            }
+        } else if running {
             FanIn::Waiting
         } else if owed.is_empty() {
             FanIn::Nothing
         } else {
-            FanIn::Ready(owed)
+            FanIn::Ready {
+                done: owed,
+                running: Vec::new(),
+            }
         }
+    }
+
+    /// `id`'s workers that failed and whose failure it has not been given.
+    pub fn owed_failures(&self, id: AgentId) -> Vec<AgentId> {
+        let agents = self.lock();
+        let Some(me) = agents.get(&id) else {
+            return Vec::new();
+        };
+        me.children
+            .iter()
+            .filter(|c| {
+                agents
+                    .get(c)
+                    .is_some_and(|a| a.owes_outcome() && a.status == AgentStatus::Failed)
+            })
+            .copied()
+            .collect()
     }
 
     /// The outcomes of finished workers, marked delivered to their supervisor (an event

@@ -17,6 +17,8 @@ pub(super) struct Roster {
     pub(super) queued: usize,
     /// Most agents active at once since memory was last given back.
     pub(super) peak_active: usize,
+    /// What the whole session has spent, in US dollars (`limits.max_session_cost_usd`).
+    pub(super) cost_usd: f64,
 }
 
 impl std::ops::Deref for Roster {

@@ -33,11 +33,13 @@ impl Team {
     }
 
     pub fn add_usage(&self, id: AgentId, prompt: u64, completion: u64, cost: f64) {
-        self.with(id, |a| {
+        let mut agents = self.lock();
+        if let Some(a) = agents.get_mut(&id) {
             a.stats.prompt_tokens += prompt;
             a.stats.completion_tokens += completion;
             a.stats.cost_usd += cost;
-        });
+            agents.cost_usd += cost;
+        }
     }
 
     /// Per-agent figures in spawn order, and the session's totals.

@@ -1,7 +1,8 @@
 //! The team's busy/idle/fan-in rules, without a model or a task per agent.
 
 use super::*;
-use crate::protocol::{Event, ResultStatus};
+use crate::protocol::{Event, MessageKind, ResultStatus};
+use crate::runtime::report::notice_batch;
 
 fn team() -> (Team, AgentId, mpsc::UnboundedReceiver<Event>) {
     let (tx, rx) = mpsc::unbounded_channel();
@@ -24,6 +25,7 @@ fn new_agent(id: AgentId, parent: Option<AgentId>) -> NewAgent {
         history: Vec::new(),
         status: AgentStatus::Inactive,
         stats: AgentStats::default(),
+        budget: Budget::default(),
         result: None,
         first_message: None,
         announce: true,
@@ -45,6 +47,13 @@ fn kinds(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<EventKind> {
         out.push(ev.kind);
     }
     out
+}
+
+fn ready(done: &[AgentId], running: &[AgentId]) -> FanIn {
+    FanIn::Ready {
+        done: done.to_vec(),
+        running: running.to_vec(),
+    }
 }
 
 fn result() -> AgentResult {
@@ -76,7 +85,7 @@ fn a_finished_worker_is_owed_until_its_outcome_is_taken() {
     team.begin_turn(w, true);
     team.set_result(w, result());
     team.set_status(w, AgentStatus::Completed, None);
-    assert_eq!(team.owed_results(root), FanIn::Ready(vec![w]));
+    assert_eq!(team.owed_results(root), ready(&[w], &[]));
     assert!(team.tree_idle());
     kinds(&mut rx);
     let (outcomes, still) = team.take_outcomes(&[w], &[]);
@@ -104,7 +113,7 @@ fn a_new_outcome_after_a_follow_up_is_owed_again() {
     assert_eq!(team.owed_results(root), FanIn::Nothing);
     team.begin_turn(w, false);
     team.set_status(w, AgentStatus::Completed, None);
-    assert_eq!(team.owed_results(root), FanIn::Ready(vec![w]));
+    assert_eq!(team.owed_results(root), ready(&[w], &[]));
 }
 
 #[test]
@@ -171,4 +180,106 @@ fn requests_share_the_history_instead_of_copying_it() {
     drop((view, again));
     team.push_item(root, HistoryItem::user("two"));
     assert_eq!(team.request_view(root).unwrap().history.len(), 2);
+}
+
+#[test]
+fn a_failed_worker_is_urgent_while_others_still_run() {
+    let (team, root, _rx) = team();
+    let (a, b) = (worker(&team, root), worker(&team, root));
+    team.begin_turn(a, true);
+    team.begin_turn(b, true);
+    team.set_status(a, AgentStatus::Completed, None);
+    assert_eq!(
+        team.owed_results(root),
+        FanIn::Waiting,
+        "a result is not urgent"
+    );
+    team.fail(b, "model gone".into());
+    assert_eq!(team.owed_results(root), ready(&[a, b], &[]));
+    assert!(team.take_alarm(root), "a wait hears of the failure");
+    assert!(!team.take_alarm(root));
+    assert_eq!(team.owed_failures(root), vec![b]);
+}
+
+#[test]
+fn a_failure_is_worth_a_batch_while_other_workers_run() {
+    let (team, root, _rx) = team();
+    let (a, b) = (worker(&team, root), worker(&team, root));
+    team.begin_turn(a, true);
+    team.begin_turn(b, true);
+    team.fail(a, "model gone".into());
+    assert_eq!(team.owed_results(root), ready(&[a], &[b]));
+}
+
+#[test]
+fn a_question_wakes_the_supervisor_and_an_update_waits_for_the_next_batch() {
+    let (team, root, mut rx) = team();
+    let w = worker(&team, root);
+    team.begin_turn(w, true);
+    kinds(&mut rx);
+    assert_eq!(
+        team.message_supervisor(w, MessageKind::Update, "halfway"),
+        Some(root)
+    );
+    assert_eq!(team.owed_results(root), FanIn::Waiting);
+    assert!(!team.has_urgent_notice(root));
+    team.message_supervisor(w, MessageKind::Question, "which port?");
+    assert!(team.has_urgent_notice(root));
+    assert_eq!(team.owed_results(root), ready(&[], &[w]));
+    // Each message is an event of the worker's, naming the supervisor.
+    let told = kinds(&mut rx);
+    assert_eq!(
+        told[1],
+        EventKind::SupervisorMessage {
+            supervisor_id: root,
+            kind: MessageKind::Question,
+            text: "which port?".into()
+        }
+    );
+    // The persona has nobody to message.
+    assert_eq!(
+        team.message_supervisor(root, MessageKind::Question, "?"),
+        None
+    );
+}
+
+#[test]
+fn a_batch_tells_a_failure_and_a_question_before_results_that_came_earlier() {
+    let (team, root, mut rx) = team();
+    let (a, b, c) = (
+        worker(&team, root),
+        worker(&team, root),
+        worker(&team, root),
+    );
+    for w in [a, b, c] {
+        team.begin_turn(w, true);
+    }
+    team.message_supervisor(c, MessageKind::Update, "still reading");
+    team.set_result(a, result());
+    team.set_status(a, AgentStatus::Completed, None);
+    team.message_supervisor(c, MessageKind::Question, "which port?");
+    team.fail(b, "backend on fire".into());
+    let FanIn::Ready { done, running } = team.owed_results(root) else {
+        panic!("a failure is urgent");
+    };
+    assert_eq!(
+        (done.as_slice(), running.as_slice()),
+        ([a, b].as_slice(), [c].as_slice())
+    );
+    kinds(&mut rx);
+    let batch = notice_batch(&team, root, &done, &running, Vec::new()).unwrap();
+    let at = |needle: &str| {
+        batch
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in {batch}"))
+    };
+    assert!(at("CRITICAL — workers failed") < at("Question from your worker"));
+    assert!(at("backend on fire") < at("Question from your worker"));
+    assert!(at("Question from your worker") < at("others are still running"));
+    assert!(at("\"summary\": \"done\"") < at("Update from your worker"));
+    // All of it delivered: outcomes marked, inbox emptied, and the log told so.
+    assert_eq!(team.owed_results(root), FanIn::Waiting);
+    assert!(team.take_notices(root).is_empty());
+    assert!(kinds(&mut rx).contains(&EventKind::InboxDelivered { notices: 2 }));
+    assert_eq!(notice_batch(&team, root, &[], &[], Vec::new()), None);
 }

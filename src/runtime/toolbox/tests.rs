@@ -115,12 +115,39 @@ fn agent_tool_rules() {
     assert!(offers(copilot, "handoff_to", false));
     assert!(!offers(copilot, "handoff_to", true)); // a worker never hands off
     assert!(!offers(copilot, "return_results", false));
+    // Only a worker has a supervisor to message; the persona's first request stays lean.
+    assert!(!offers(copilot, "message_supervisor", false));
+    assert!(offers(copilot, "message_supervisor", true));
     let mut reviewer = set.require("code_reviewer").unwrap().clone();
     assert!(!offers(&reviewer, "get_agents", true));
     reviewer.enabled_agents = vec!["tester".into()];
     assert!(offers(&reviewer, "get_agents", true)); // granted by the rule, not `tools`
     reviewer.excluded_tools = vec!["despawn_agent".into()];
     assert!(!offers(&reviewer, "despawn_agent", true));
+}
+
+#[test]
+fn ask_user_follows_tools_and_excluded_tools_like_a_coding_tool() {
+    let set = built_ins();
+    // Every built-in offers it, to personas and workers alike.
+    for role in set.iter() {
+        for is_worker in [false, true] {
+            assert!(
+                offers(role, "ask_user", is_worker),
+                "{} lacks ask_user",
+                role.name
+            );
+        }
+    }
+    let mut role = set.require("code_reviewer").unwrap().clone();
+    role.tools = Some(vec!["read_file".into()]);
+    assert!(
+        !offers(&role, "ask_user", true),
+        "a `tools` list without it"
+    );
+    let mut copilot = set.require("copilot").unwrap().clone();
+    copilot.excluded_tools = vec!["ask_user".into()];
+    assert!(!offers(&copilot, "ask_user", false));
 }
 
 #[test]

@@ -58,6 +58,8 @@ pub async fn review(
         history: Vec::new(),
         status: AgentStatus::Inactive,
         stats: Default::default(),
+        // The review is the checks' work, not the worker's: only the config's limits.
+        budget: crate::runtime::budget::from_limits(&engine.config.limits),
         result: None,
         first_message: None,
         announce: true,

@@ -1,13 +1,14 @@
 //! Drawing: the whole screen from the app's state (panes, status bar, completion popup,
-//! overlays, the approval dialog). It remembers where the panes went, for mouse clicks.
+//! overlays, the approval and question dialogs). It remembers where the panes went, for mouse clicks.
 
-use super::{App, Areas, Focus, NARROW_WIDTH, Overlay};
+use super::{App, Areas, Focus, LeftPane, NARROW_WIDTH, Overlay};
 use crate::protocol::{AgentId, AgentStatus};
 use crate::tui::commands;
 use crate::tui::format::elapsed;
+use crate::tui::state::Dialog;
 use crate::tui::theme::status_symbol;
 use crate::tui::tree;
-use crate::tui::{approval, details, help, popup, status_bar};
+use crate::tui::{approval, details, help, popup, question, status_bar, timeline};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -44,9 +45,15 @@ impl App {
         self.areas = Areas::default();
         let narrow = area.width < NARROW_WIDTH;
         self.narrow = narrow;
+        if narrow && self.focus == Focus::Tasks && self.overlay != Some(Overlay::Tasks) {
+            // No room for the panel: its focus goes to the switcher.
+            self.focus = Focus::Tree;
+        }
 
         if self.overlay == Some(Overlay::Agents) {
             self.render_tree_pane(main, buf, true, now);
+        } else if self.overlay == Some(Overlay::Tasks) {
+            self.render_tasks_pane(main, buf, true);
         } else if narrow {
             let composer_h = self.composer.height(main.width).min(main.height / 2).max(3);
             let [switcher, conv, composer] = Layout::vertical([
@@ -69,7 +76,7 @@ impl App {
                 .max(3);
             let [conv, composer] =
                 Layout::vertical([Constraint::Min(1), Constraint::Length(composer_h)]).areas(right);
-            self.render_tree_pane(tree_area, buf, self.focus == Focus::Tree, now);
+            self.render_left(tree_area, buf, now);
             self.render_conversation(conv, buf, now);
             self.render_composer(composer, buf);
         }
@@ -78,16 +85,24 @@ impl App {
             self.render_completion(buf);
         }
         self.render_overlay(main, buf, now);
-        if let Some(p) = self.state.approvals.front().cloned() {
-            let waiting = self.state.approvals.len() - 1;
-            approval::render(
-                buf,
-                area,
-                &p,
-                waiting,
-                &mut self.approval_scroll,
-                &self.theme,
-            );
+        let waiting = self.state.dialogs_waiting();
+        match self.state.dialog() {
+            Some(Dialog::Approval(p)) => {
+                approval::render(
+                    buf,
+                    area,
+                    p,
+                    waiting,
+                    &mut self.approval_scroll,
+                    &self.theme,
+                );
+            }
+            Some(Dialog::Question(q)) => {
+                if let Some(view) = &mut self.question {
+                    question::render(buf, area, q, view, waiting, &self.theme);
+                }
+            }
+            None => {}
         }
     }
 
@@ -103,8 +118,51 @@ impl App {
     }
 
     fn render_tree_pane(&mut self, area: Rect, buf: &mut Buffer, focused: bool, now: Instant) {
-        let title = Line::styled(
+        let mut title = Line::styled(
             " agents ",
+            if focused {
+                self.theme.accent().add_modifier(Modifier::BOLD)
+            } else {
+                Style::default()
+            },
+        );
+        if self.state.paused {
+            title.push_span(Span::styled(
+                "‖ paused ",
+                self.theme.status(AgentStatus::Paused),
+            ));
+        }
+        let block = self.pane_block(title, focused);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let inner = Rect::new(
+            inner.x + 1,
+            inner.y,
+            inner.width.saturating_sub(2),
+            inner.height,
+        );
+        self.tree
+            .render(&self.state, inner, buf, &self.theme, focused, now);
+        self.areas.tree = area;
+    }
+
+    /// The left column: the tree, the task panel, or the tree above the panel.
+    fn render_left(&mut self, area: Rect, buf: &mut Buffer, now: Instant) {
+        match self.left {
+            LeftPane::Tree => self.render_tree_pane(area, buf, self.focus == Focus::Tree, now),
+            LeftPane::Tasks => self.render_tasks_pane(area, buf, self.focus == Focus::Tasks),
+            LeftPane::TreeAndTasks => {
+                let [top, bottom] =
+                    Layout::vertical([Constraint::Percentage(45), Constraint::Min(4)]).areas(area);
+                self.render_tree_pane(top, buf, self.focus == Focus::Tree, now);
+                self.render_tasks_pane(bottom, buf, self.focus == Focus::Tasks);
+            }
+        }
+    }
+
+    fn render_tasks_pane(&mut self, area: Rect, buf: &mut Buffer, focused: bool) {
+        let title = Line::styled(
+            " tasks ",
             if focused {
                 self.theme.accent().add_modifier(Modifier::BOLD)
             } else {
@@ -120,9 +178,9 @@ impl App {
             inner.width.saturating_sub(2),
             inner.height,
         );
-        self.tree
-            .render(&self.state, inner, buf, &self.theme, focused, now);
-        self.areas.tree = area;
+        self.tasks
+            .render(&self.state, inner, buf, &self.theme, focused);
+        self.areas.tasks = area;
     }
 
     fn render_switcher(&mut self, area: Rect, buf: &mut Buffer) {
@@ -175,21 +233,69 @@ impl App {
         self.areas.conv_inner = inner;
 
         let t = self.theme;
+        let asking = self.state.questions.iter().any(|q| q.agent_id == id);
+        let budget_held = self.state.budget_hold.is_some();
         let indicator = self.state.agent(id).and_then(|a| {
             if !a.conversation.streaming.is_empty() {
                 return None;
             }
             let took = a.busy_for(now).map(elapsed).unwrap_or_default();
-            match a.status {
-                AgentStatus::Running => Some(Line::from(vec![
+            let line = match (a.status, &a.stalled) {
+                (AgentStatus::Running, Some(stall)) => Some(Line::from(vec![
+                    Span::styled("! ", t.warn()),
+                    Span::styled(
+                        format!(
+                            "stalled {} on the {}",
+                            elapsed(now.saturating_duration_since(stall.since)),
+                            stall.on
+                        ),
+                        t.warn(),
+                    ),
+                    Span::styled(" · Esc interrupts", t.dim()),
+                ])),
+                (AgentStatus::Running, None) => Some(Line::from(vec![
                     Span::styled("● ", t.status(AgentStatus::Running)),
                     Span::styled(format!("working {took} · Esc interrupts"), t.dim()),
                 ])),
-                AgentStatus::Waiting => Some(Line::from(vec![
+                (AgentStatus::Waiting, _) => Some(Line::from(vec![
                     Span::styled("◐ ", t.status(AgentStatus::Waiting)),
-                    Span::styled(format!("waiting for workers or approval {took}"), t.dim()),
+                    Span::styled(
+                        if asking {
+                            format!("waiting for your answer {took}")
+                        } else {
+                            format!("waiting for workers or approval {took}")
+                        },
+                        t.dim(),
+                    ),
+                ])),
+                (AgentStatus::Paused, _) => Some(Line::from(vec![
+                    Span::styled("‖ ", t.status(AgentStatus::Paused)),
+                    Span::styled(
+                        if budget_held {
+                            format!("paused {took}: session budget spent · /budget USD or /stop")
+                        } else {
+                            format!("paused {took} · /unpause goes on")
+                        },
+                        t.dim(),
+                    ),
                 ])),
                 _ => None,
+            };
+            match (line, a.queued.len()) {
+                (line, 0) => line,
+                (line, n) => {
+                    let mut line = line.unwrap_or_default();
+                    let what = if n == 1 {
+                        "1 message queued".to_string()
+                    } else {
+                        format!("{n} messages queued")
+                    };
+                    line.push_span(Span::styled(
+                        format!(" · ⧗ {what} for its next step"),
+                        t.warn(),
+                    ));
+                    Some(line)
+                }
             }
         });
         let view = self.views.entry(id).or_default();
@@ -268,6 +374,13 @@ impl App {
                 "i details",
                 "x cancel",
                 "← collapse",
+            ],
+            (None, Focus::Tasks) => &[
+                "? help",
+                "↑↓ select",
+                "Enter open",
+                "Ctrl+T layout",
+                "i details",
             ],
             (None, Focus::Conversation) => &[
                 "? help",
@@ -350,7 +463,10 @@ impl App {
     fn render_overlay(&mut self, main: Rect, buf: &mut Buffer, now: Instant) {
         let t = self.theme;
         match self.overlay {
-            None | Some(Overlay::Agents) => {}
+            None | Some(Overlay::Agents) | Some(Overlay::Tasks) => {}
+            Some(Overlay::Timeline) => {
+                timeline::render(buf, main, &self.state, &mut self.overlay_scroll, &t, now);
+            }
             Some(Overlay::Help) => help::render(buf, main, &mut self.overlay_scroll, &t),
             Some(Overlay::Details(id)) => details::render_agent(
                 buf,
@@ -371,6 +487,7 @@ impl App {
             Some(Overlay::ConfirmDespawn(id)) => {
                 details::render_confirm(buf, main, &self.state, id, &t);
             }
+            Some(Overlay::ConfirmQuit) => details::render_confirm_quit(buf, main, &self.state, &t),
         }
     }
 }

@@ -8,7 +8,9 @@ use crate::protocol::{AgentId, AgentStatus, Event, Op};
 use crate::tui::composer::Composer;
 use crate::tui::conversation::ConvView;
 use crate::tui::handle::SessionInfo;
-use crate::tui::state::SessionState;
+use crate::tui::question::QuestionView;
+use crate::tui::state::{Dialog, SessionState};
+use crate::tui::tasks::TaskPanel;
 use crate::tui::theme::Theme;
 use crate::tui::tree::TreeView;
 use crossterm::event::{Event as TermEvent, MouseButton, MouseEvent, MouseEventKind};
@@ -25,8 +27,38 @@ pub const NARROW_WIDTH: u16 = 70;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
     Tree,
+    /// The task panel.
+    Tasks,
     Conversation,
     Composer,
+}
+
+/// What the left column shows: the tree, the task panel below it, or the task panel
+/// instead of it (`Ctrl+T` steps through them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LeftPane {
+    #[default]
+    Tree,
+    TreeAndTasks,
+    Tasks,
+}
+
+impl LeftPane {
+    pub fn next(self) -> Self {
+        match self {
+            Self::Tree => Self::TreeAndTasks,
+            Self::TreeAndTasks => Self::Tasks,
+            Self::Tasks => Self::Tree,
+        }
+    }
+
+    pub fn shows_tree(self) -> bool {
+        self != Self::Tasks
+    }
+
+    pub fn shows_tasks(self) -> bool {
+        self != Self::Tree
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +71,12 @@ pub enum Overlay {
     Agents,
     /// MCP servers and their tools (`/mcp`).
     Mcp,
+    /// Quitting while workers are at work: asks first (the exit waits in `pending_exit`).
+    ConfirmQuit,
+    /// The task panel, full screen (`/tasks` on a narrow terminal).
+    Tasks,
+    /// One row per agent over time (`/timeline`).
+    Timeline,
 }
 
 /// What the caller must do after an input.
@@ -63,6 +101,7 @@ pub enum Exit {
 #[derive(Clone, Copy, Debug, Default)]
 struct Areas {
     tree: Rect,
+    tasks: Rect,
     switcher: Rect,
     conv: Rect,
     conv_inner: Rect,
@@ -74,6 +113,8 @@ pub struct App {
     pub theme: Theme,
     pub focus: Focus,
     pub tree: TreeView,
+    pub left: LeftPane,
+    pub tasks: TaskPanel,
     pub composer: Composer,
     pub overlay: Option<Overlay>,
     pub(crate) views: HashMap<AgentId, ConvView>,
@@ -83,7 +124,11 @@ pub struct App {
     /// the first moments are ignored, so a keystroke meant for the composer cannot
     /// approve something the user has not seen.
     pub(crate) approval_front: Option<(u64, Instant)>,
+    /// The question dialog when a question is in front: its highlighted option and field.
+    pub(crate) question: Option<QuestionView>,
     pub(crate) last_ctrl_c: Option<Instant>,
+    /// Where the user wants to go once they confirm quitting with workers at work.
+    pub(crate) pending_exit: Option<Exit>,
     pub(crate) notice: Option<(String, Instant)>,
     home: Option<PathBuf>,
     areas: Areas,
@@ -98,13 +143,17 @@ impl App {
             theme,
             focus: Focus::Composer,
             tree: TreeView::default(),
+            left: LeftPane::default(),
+            tasks: TaskPanel::default(),
             composer: Composer::new(),
             overlay: None,
             views: HashMap::new(),
             overlay_scroll: 0,
             approval_scroll: 0,
             approval_front: None,
+            question: None,
             last_ctrl_c: None,
+            pending_exit: None,
             notice: None,
             home: std::env::var_os("HOME").map(PathBuf::from),
             areas: Areas::default(),
@@ -120,18 +169,29 @@ impl App {
     /// Folds in one event from the runtime.
     pub fn apply(&mut self, ev: &Event, now: Instant) {
         self.state.apply(ev, now);
-        self.sync_approval_front(now);
+        self.sync_dialogs(now);
     }
 
-    pub(crate) fn sync_approval_front(&mut self, now: Instant) {
-        let front = self.state.approvals.front().map(|p| p.request_id);
-        match (front, self.approval_front) {
+    /// Keeps the view of the dialog in front in step with the queues: a dialog that
+    /// comes to the front starts fresh (and its typed-ahead guard starts then).
+    pub(crate) fn sync_dialogs(&mut self, now: Instant) {
+        let (approval, question) = match self.state.dialog() {
+            Some(Dialog::Approval(p)) => (Some(p.request_id), None),
+            Some(Dialog::Question(q)) => (None, Some(q.request_id)),
+            None => (None, None),
+        };
+        match (approval, self.approval_front) {
             (None, _) => self.approval_front = None,
             (Some(id), Some((cur, _))) if id == cur => {}
             (Some(id), _) => {
                 self.approval_front = Some((id, now));
                 self.approval_scroll = 0;
             }
+        }
+        match (question, &self.question) {
+            (None, _) => self.question = None,
+            (Some(id), Some(view)) if view.request_id == id => {}
+            (Some(id), _) => self.question = Some(QuestionView::new(id, now)),
         }
     }
 
@@ -152,6 +212,19 @@ impl App {
 
     pub(crate) fn set_notice(&mut self, text: impl Into<String>, now: Instant) {
         self.notice = Some((text.into(), now));
+    }
+
+    /// Moves the task selection; the conversation follows the task's worker.
+    pub(crate) fn move_task(&mut self, delta: i64) {
+        let worker = self.tasks.move_by(&self.state, delta);
+        self.follow(worker);
+    }
+
+    /// Shows a task's worker, if it has one the screen knows.
+    fn follow(&mut self, worker: Option<AgentId>) {
+        if let Some(id) = worker {
+            self.tree.selected = Some(id);
+        }
     }
 
     /// Whether anything on screen changes with time alone (elapsed clocks, notices).
@@ -178,8 +251,13 @@ impl App {
     }
 
     /// Bracketed paste: the text goes into the composer as is, newlines included (never
-    /// to a dialog: pasted text must not answer an approval).
+    /// to an approval: pasted text must not answer it), or into a question's answer field
+    /// (Enter still sends it).
     pub fn on_paste(&mut self, text: &str) {
+        if let Some(view) = &mut self.question {
+            view.paste(text);
+            return;
+        }
         if self.overlay.is_some_and(|o| o != Overlay::Help) {
             self.overlay = None;
         }
@@ -188,7 +266,7 @@ impl App {
     }
 
     pub fn on_mouse(&mut self, m: MouseEvent) -> Vec<Action> {
-        if !self.state.approvals.is_empty() {
+        if self.state.dialog().is_some() {
             return Vec::new();
         }
         let inside =
@@ -196,7 +274,11 @@ impl App {
         match m.kind {
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 let up = m.kind == MouseEventKind::ScrollUp;
-                if matches!(self.overlay, Some(Overlay::Agents)) || inside(self.areas.tree) {
+                if self.overlay == Some(Overlay::Tasks)
+                    || (self.overlay.is_none() && inside(self.areas.tasks))
+                {
+                    self.move_task(if up { -1 } else { 1 });
+                } else if matches!(self.overlay, Some(Overlay::Agents)) || inside(self.areas.tree) {
                     self.tree.move_by(&self.state, if up { -1 } else { 1 });
                 } else if self.overlay.is_some() {
                     self.overlay_scroll = if up {
@@ -210,7 +292,14 @@ impl App {
                 }
             }
             MouseEventKind::Down(MouseButton::Left) => {
-                if let Some(row) = self.tree.row_at(m.column, m.row)
+                let on_tasks = self.overlay == Some(Overlay::Tasks)
+                    || (self.overlay.is_none() && inside(self.areas.tasks));
+                if on_tasks {
+                    if let Some(worker) = self.tasks.click(&self.state, m.column, m.row) {
+                        self.focus = Focus::Tasks;
+                        self.follow(worker);
+                    }
+                } else if let Some(row) = self.tree.row_at(m.column, m.row)
                     && (inside(self.areas.tree) || self.overlay == Some(Overlay::Agents))
                 {
                     if self.tree.select_row(&self.state, row) {

@@ -116,3 +116,32 @@ fn narrow_switcher_steps_with_left_and_right() {
     app.on_key(left, t);
     assert_eq!(app.viewed(), root);
 }
+
+#[test]
+fn click_on_a_task_selects_it_and_its_worker() {
+    let (mut app, root, worker, t) = setup();
+    for (id, assignee) in [("T1", None), ("T2", Some(worker))] {
+        let task = crate::protocol::Task {
+            id: id.into(),
+            title: format!("task {id}"),
+            description: None,
+            role: None,
+            depends_on: Vec::new(),
+            status: crate::protocol::TaskStatus::Running,
+            assignee,
+            notes: Vec::new(),
+            result: None,
+        };
+        app.apply(&ev(root, EventKind::TaskUpdated { task }), t);
+    }
+    app.left = LeftPane::Tasks;
+    draw(&mut app, 80, 24, t);
+    // Border row 0, header row 1, T1 rows 2-3, T2 rows 4-5.
+    app.on_mouse(mouse(MouseEventKind::Down(MouseButton::Left), 5, 5));
+    assert_eq!(app.tasks.selected.as_deref(), Some("T2"));
+    assert_eq!(app.viewed(), worker);
+    assert_eq!(app.focus, Focus::Tasks);
+    // The wheel over the panel moves the selection.
+    app.on_mouse(mouse(MouseEventKind::ScrollUp, 5, 5));
+    assert_eq!(app.tasks.selected.as_deref(), Some("T1"));
+}

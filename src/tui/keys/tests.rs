@@ -1,5 +1,6 @@
 use super::*;
 use crate::protocol::{AgentId, AgentStatus, ApprovalAction, ApprovalPolicy, Event, EventKind};
+use crate::tui::app::LeftPane;
 use crate::tui::handle::SessionInfo;
 use crate::tui::theme::Theme;
 
@@ -326,4 +327,321 @@ fn tab_cycles_focus_and_help_opens() {
     assert_eq!(t.app.overlay, Some(Overlay::Help));
     t.app.on_key(key(KeyCode::Char('?')), t.t0);
     assert_eq!(t.app.overlay, None);
+}
+
+fn task(t: &mut T, id: &str, assignee: Option<AgentId>) {
+    let root = t.root;
+    let task = crate::protocol::Task {
+        id: id.into(),
+        title: format!("task {id}"),
+        description: None,
+        role: None,
+        depends_on: Vec::new(),
+        status: crate::protocol::TaskStatus::Running,
+        assignee,
+        notes: Vec::new(),
+        result: None,
+    };
+    t.app
+        .apply(&ev(root, EventKind::TaskUpdated { task }), t.t0);
+}
+
+#[test]
+fn ctrl_t_steps_the_task_panel_and_tab_visits_what_shows() {
+    let mut t = setup();
+    // Typed in the composer, it changes the layout and types nothing.
+    t.app.on_key(ctrl('t'), t.t0);
+    assert_eq!(t.app.left, LeftPane::TreeAndTasks);
+    assert!(t.app.composer.is_empty());
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        t.app.on_key(key(KeyCode::Tab), t.t0);
+        seen.push(t.app.focus);
+    }
+    assert_eq!(
+        seen,
+        [
+            Focus::Tree,
+            Focus::Tasks,
+            Focus::Conversation,
+            Focus::Composer
+        ]
+    );
+    // `t` in the tree: the panel instead of the tree, focus moves to it.
+    t.app.focus = Focus::Tree;
+    t.app.on_key(key(KeyCode::Char('t')), t.t0);
+    assert_eq!(t.app.left, LeftPane::Tasks);
+    assert_eq!(t.app.focus, Focus::Tasks);
+    t.app.on_key(key(KeyCode::BackTab), t.t0);
+    assert_eq!(t.app.focus, Focus::Composer, "no tree to go back to");
+    t.app.focus = Focus::Tasks;
+    t.app.on_key(ctrl('t'), t.t0);
+    assert_eq!(t.app.left, LeftPane::Tree);
+    assert_eq!(t.app.focus, Focus::Tree);
+}
+
+#[test]
+fn selecting_a_task_shows_its_worker() {
+    let mut t = setup();
+    let a = spawn_worker(&mut t, "coder");
+    let b = spawn_worker(&mut t, "tester");
+    task(&mut t, "T1", Some(b));
+    task(&mut t, "T2", None);
+    task(&mut t, "T3", Some(a));
+    type_text(&mut t.app, "/tasks", t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(t.app.focus, Focus::Tasks);
+    assert_eq!(t.app.tasks.selected.as_deref(), Some("T1"));
+    assert_eq!(t.app.viewed(), b);
+    // A task without a worker keeps the view.
+    t.app.on_key(key(KeyCode::Down), t.t0);
+    assert_eq!(t.app.viewed(), b);
+    t.app.on_key(key(KeyCode::End), t.t0);
+    assert_eq!(t.app.tasks.selected.as_deref(), Some("T3"));
+    assert_eq!(t.app.viewed(), a);
+    // `i` opens the worker's details; Enter goes to its conversation.
+    t.app.on_key(key(KeyCode::Char('i')), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::Details(a)));
+    t.app.on_key(key(KeyCode::Esc), t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(t.app.focus, Focus::Conversation);
+    // Other letters go to the composer, as in the tree.
+    t.app.focus = Focus::Tasks;
+    t.app.on_key(key(KeyCode::Char('h')), t.t0);
+    assert_eq!(t.app.focus, Focus::Composer);
+    assert_eq!(t.app.composer.text(), "h");
+}
+
+#[test]
+fn timeline_opens_and_closes() {
+    let mut t = setup();
+    type_text(&mut t.app, "/timeline", t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(t.app.overlay, Some(Overlay::Timeline));
+    t.app.on_key(key(KeyCode::Esc), t.t0);
+    assert_eq!(t.app.overlay, None);
+}
+
+/// A question with `options`, asked by `agent` (`seq` orders it among the dialogs).
+fn ask(t: &mut T, agent: AgentId, seq: u64, id: u64, options: &[&str], at: Instant) {
+    t.app.apply(
+        &Event {
+            seq,
+            agent_id: agent,
+            kind: EventKind::QuestionAsked {
+                request_id: id,
+                role: "coder".into(),
+                question: "Which database?".into(),
+                options: options.iter().map(|o| o.to_string()).collect(),
+            },
+        },
+        at,
+    );
+}
+
+fn answer(request_id: u64, answer: Option<&str>) -> Vec<Action> {
+    vec![Action::Send(Op::Answer {
+        request_id,
+        answer: answer.map(str::to_string),
+    })]
+}
+
+#[test]
+fn question_keys_pick_an_option_type_an_answer_or_decline() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    let opts = ["Postgres", "SQLite", "in memory"];
+    let mut now = t.t0;
+    ask(&mut t, w, 1, 1, &opts, now);
+    // Typed-ahead: keys in the dialog's first moments change nothing.
+    assert!(t.app.on_key(key(KeyCode::Char('2')), now).is_empty());
+    assert!(t.app.on_key(key(KeyCode::Enter), now).is_empty());
+    now += Duration::from_secs(1);
+    // A digit picks that option.
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('2')), now),
+        answer(1, Some("SQLite"))
+    );
+    assert!(t.app.state.questions.is_empty());
+
+    // ↑ from the field highlights the last option, ↑ again the one above; Enter sends it.
+    ask(&mut t, w, 2, 2, &opts, now);
+    now += Duration::from_secs(1);
+    assert!(t.app.on_key(key(KeyCode::Up), now).is_empty());
+    assert!(t.app.on_key(key(KeyCode::Up), now).is_empty());
+    assert_eq!(t.app.question.as_ref().unwrap().choice, Some(1));
+    assert!(t.app.on_key(key(KeyCode::Down), now).is_empty());
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        answer(2, Some("in memory"))
+    );
+
+    // Typing (digits too, once text is there) fills the field; Enter sends the text.
+    ask(&mut t, w, 3, 3, &opts, now);
+    now += Duration::from_secs(1);
+    assert!(
+        t.app.on_key(key(KeyCode::Enter), now).is_empty(),
+        "nothing to send yet"
+    );
+    type_text(&mut t.app, "MySQL 8", now);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        answer(3, Some("MySQL 8"))
+    );
+    assert!(t.app.composer.is_empty(), "the composer got none of it");
+
+    // Esc declines.
+    ask(&mut t, w, 4, 4, &[], now);
+    now += Duration::from_secs(1);
+    assert!(
+        t.app.on_key(key(KeyCode::Char('1')), now).is_empty(),
+        "no options: a digit is text"
+    );
+    t.app.on_paste("line one\nline two");
+    assert_eq!(
+        t.app.question.as_ref().unwrap().typed(),
+        "1line one line two"
+    );
+    assert_eq!(t.app.on_key(key(KeyCode::Esc), now), answer(4, None));
+    assert!(t.app.question.is_none());
+    // With nothing pending, keys are the composer's again.
+    assert!(t.app.on_key(key(KeyCode::Char('x')), now).is_empty());
+    assert_eq!(t.app.composer.text(), "x");
+}
+
+#[test]
+fn questions_and_approvals_are_answered_one_at_a_time_oldest_first() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    let mut now = t.t0;
+    ask(&mut t, w, 10, 1, &["yes", "no"], now);
+    t.app.apply(
+        &Event {
+            seq: 11,
+            agent_id: t.root,
+            kind: EventKind::ApprovalRequested {
+                request_id: 41,
+                role: "copilot".into(),
+                tool: "shell".into(),
+                action: ApprovalAction::Command {
+                    command: "rm -rf build".into(),
+                },
+            },
+        },
+        now,
+    );
+    ask(&mut t, w, 12, 2, &["yes", "no"], now);
+    now += Duration::from_secs(1);
+    // 'y' is not an approval while the question is in front: it is typed.
+    assert!(t.app.on_key(key(KeyCode::Char('y')), now).is_empty());
+    assert_eq!(t.app.on_key(key(KeyCode::Enter), now), answer(1, Some("y")));
+    // The approval came to the front just now: its guard holds, then 'n' answers it.
+    assert!(t.app.on_key(key(KeyCode::Char('n')), now).is_empty());
+    now += Duration::from_secs(1);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('n')), now),
+        vec![Action::Send(Op::Approval {
+            request_id: 41,
+            decision: ApprovalDecision::Deny
+        })]
+    );
+    now += Duration::from_secs(1);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('2')), now),
+        answer(2, Some("no"))
+    );
+    assert!(t.app.state.dialog().is_none());
+}
+
+fn status(t: &mut T, id: AgentId, status: AgentStatus) {
+    t.app.apply(
+        &ev(
+            id,
+            EventKind::AgentStatus {
+                parent_id: None,
+                status,
+                reason: None,
+            },
+        ),
+        t.t0,
+    );
+}
+
+#[test]
+fn ctrl_p_and_commands_pause_go_on_and_stop() {
+    let mut t = setup();
+    let now = t.t0;
+    assert_eq!(t.app.on_key(ctrl('p'), now), vec![Action::Send(Op::Pause)]);
+    let root = t.root;
+    t.app.apply(&ev(root, EventKind::Paused), now);
+    assert!(t.app.state.paused);
+    assert_eq!(t.app.on_key(ctrl('p'), now), vec![Action::Send(Op::Resume)]);
+    // `/pause` while paused says so instead of sending anything.
+    type_text(&mut t.app, "/pause", now);
+    assert!(t.app.on_key(key(KeyCode::Enter), now).is_empty());
+    type_text(&mut t.app, "/unpause", now);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        vec![Action::Send(Op::Resume)]
+    );
+    t.app.apply(&ev(root, EventKind::Resumed), now);
+    assert!(!t.app.state.paused);
+    type_text(&mut t.app, "/stop", now);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        vec![Action::Send(Op::Stop)]
+    );
+    type_text(&mut t.app, "/continue", now);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        vec![Action::Send(Op::Continue { agent_id: None })]
+    );
+}
+
+#[test]
+fn quitting_with_workers_at_work_asks_first() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    status(&mut t, w, AgentStatus::Running);
+    let now = t.t0;
+    type_text(&mut t.app, "/quit", now);
+    assert!(t.app.on_key(key(KeyCode::Enter), now).is_empty());
+    assert_eq!(t.app.overlay, Some(Overlay::ConfirmQuit));
+    assert!(t.app.on_key(key(KeyCode::Char('n')), now).is_empty());
+    assert_eq!(t.app.overlay, None);
+    // Two Ctrl+C ask too; `y` quits.
+    t.app.on_key(ctrl('c'), now);
+    assert!(t.app.on_key(ctrl('c'), now).is_empty());
+    assert_eq!(t.app.overlay, Some(Overlay::ConfirmQuit));
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('y')), now),
+        vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
+    );
+    // With every worker done, quitting does not ask.
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    status(&mut t, w, AgentStatus::Completed);
+    type_text(&mut t.app, "/quit", now);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), now),
+        vec![Action::Send(Op::Shutdown), Action::Quit(Exit::Quit)]
+    );
+}
+
+#[test]
+fn c_in_the_tree_continues_an_interrupted_agent() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    status(&mut t, w, AgentStatus::Interrupted);
+    t.app.focus = Focus::Tree;
+    t.app.tree.selected = Some(w);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('c')), t.t0),
+        vec![Action::Send(Op::Continue { agent_id: Some(w) })]
+    );
+    // On an agent that is not interrupted, `c` is typed into the composer.
+    status(&mut t, w, AgentStatus::Completed);
+    t.app.focus = Focus::Tree;
+    assert!(t.app.on_key(key(KeyCode::Char('c')), t.t0).is_empty());
+    assert_eq!(t.app.composer.text(), "c");
 }

@@ -2,7 +2,7 @@
 //! result, conversation), and the questions asked of the tree as a whole.
 
 use super::{Conversation, Figures, SessionState};
-use crate::protocol::{AgentId, AgentResult, AgentStatus, Verdict};
+use crate::protocol::{AgentId, AgentResult, AgentStatus, Budget, Verdict};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
@@ -17,6 +17,8 @@ pub struct AgentView {
     pub status: AgentStatus,
     pub status_reason: Option<String>,
     pub in_turn: bool,
+    /// Messages sent to it mid-turn, not yet taken up (`message_queued`).
+    pub queued: Vec<String>,
     pub despawned: bool,
     pub spawned_at: Instant,
     /// Start of the current stretch of work; cleared when the agent goes idle.
@@ -27,12 +29,25 @@ pub struct AgentView {
     /// How full its context window is: `(tokens, window)` after its last call or
     /// compaction, once known.
     pub context: Option<(u64, u64)>,
+    /// What it may spend (`agent_budget`); unlimited unless told.
+    pub budget: Budget,
     pub result: Option<AgentResult>,
     /// Every check of its results, in order (the details overlay lists them).
     pub verdicts: Vec<Verdict>,
     /// In a correction round: `(attempt that failed, corrections allowed)`.
     pub correcting: Option<(u32, u32)>,
+    /// Its model or tool call has made no progress for a while (`stalled`).
+    pub stalled: Option<Stall>,
     pub conversation: Conversation,
+}
+
+/// What a stalled agent is stuck on, and since when.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stall {
+    /// `model call`, or `tool call NAME ARGUMENT`.
+    pub on: String,
+    /// When its call last made progress.
+    pub since: Instant,
 }
 
 impl AgentView {
@@ -48,15 +63,18 @@ impl AgentView {
             status: AgentStatus::Inactive,
             status_reason: None,
             in_turn: false,
+            queued: Vec::new(),
             despawned: false,
             spawned_at: now,
             busy_since: None,
             idle_at: None,
             figures: Figures::default(),
             context: None,
+            budget: Budget::default(),
             result: None,
             verdicts: Vec::new(),
             correcting: None,
+            stalled: None,
             conversation: Conversation::default(),
         }
     }
@@ -105,10 +123,12 @@ impl SessionState {
     }
 
     /// Counts per status, for the tree's header line.
-    pub fn status_counts(&self) -> [(AgentStatus, usize); 6] {
+    pub fn status_counts(&self) -> [(AgentStatus, usize); 8] {
         let mut counts = [
             (AgentStatus::Running, 0),
             (AgentStatus::Waiting, 0),
+            (AgentStatus::Paused, 0),
+            (AgentStatus::Interrupted, 0),
             (AgentStatus::Inactive, 0),
             (AgentStatus::Completed, 0),
             (AgentStatus::Failed, 0),
@@ -136,6 +156,14 @@ impl SessionState {
     }
 
     /// Whether the agent has work under way (a turn, a tool, workers to wait for).
+    /// Workers (not the persona) with work under way.
+    pub fn busy_workers(&self) -> usize {
+        self.agents
+            .values()
+            .filter(|a| a.id != self.root_agent && !a.status.is_idle())
+            .count()
+    }
+
     pub fn is_busy(&self, id: AgentId) -> bool {
         self.agents
             .get(&id)
@@ -156,6 +184,7 @@ impl SessionState {
 pub(super) fn set_status(a: &mut AgentView, status: AgentStatus, now: Instant) {
     if status.is_idle() {
         a.correcting = None;
+        a.stalled = None;
         if !a.status.is_idle() || a.idle_at.is_none() {
             a.idle_at = Some(now);
         }

@@ -33,6 +33,8 @@ pub enum EntryKind {
         reason: String,
     },
     Error(String),
+    /// Something that stopped work and needs the user's eye but is no fault (a budget).
+    Warning(String),
     Retrying {
         attempt: u32,
         max_attempts: u32,

@@ -1,13 +1,15 @@
 //! What the screen shows, as data: the agent tree, every agent's conversation, figures
-//! and the approval queue. `apply` folds one [`Event`] in; nothing here draws or does I/O,
+//! and the dialogs waiting for the user. `apply` folds one [`Event`] in; nothing here draws or does I/O,
 //! so any sequence of events can be replayed in a test. Time is passed in, never read.
 //!
 //! This file folds the events; `agents.rs` holds an agent's view and the tree's queries,
-//! `conversation.rs` its entries, `figures.rs` tokens, cost and counts.
+//! `conversation.rs` its entries, `figures.rs` tokens, cost and counts, `timeline.rs`
+//! what each agent did when.
 
 use crate::protocol::{
-    AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, Event, EventKind,
-    HistoryItem, McpServerState, SessionTotals, TaskTally, TurnEnd,
+    AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, BudgetReached, BudgetScope,
+    Event, EventKind, HistoryItem, McpServerState, SessionTotals, TaskList, TaskTally, TurnEnd,
+    dollars,
 };
 use crate::tui::handle::SessionInfo;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -16,12 +18,16 @@ use std::time::Instant;
 
 mod agents;
 mod conversation;
+mod dialogs;
 mod figures;
+mod timeline;
 
-pub use agents::AgentView;
 use agents::set_status;
+pub use agents::{AgentView, Stall};
 pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
+pub use dialogs::{Dialog, PendingQuestion};
 pub use figures::Figures;
+pub use timeline::{Activity, Timeline};
 
 #[derive(Clone, Debug)]
 pub struct SessionState {
@@ -39,6 +45,8 @@ pub struct SessionState {
     pub tree_rev: u64,
     /// Pending approvals, oldest first; the dialog shows the front one.
     pub approvals: VecDeque<PendingApproval>,
+    /// Agents' questions to the user, oldest first; they take turns with approvals.
+    pub questions: VecDeque<PendingQuestion>,
     pub summary: Option<(Vec<AgentSummary>, SessionTotals)>,
     /// Every role the session loaded (from `session_started`).
     pub roles: Vec<String>,
@@ -53,6 +61,16 @@ pub struct SessionState {
     replayed_seq: u64,
     /// MCP servers by name, as their last `mcp_server` event left them.
     pub mcp: BTreeMap<String, McpView>,
+    /// The user has the team paused (`paused` / `resumed` events).
+    pub paused: bool,
+    /// The task board, as the last `task_updated` of each task left it (replayed ones
+    /// included, so a resumed session shows its board).
+    pub board: TaskList,
+    /// What each agent did when, stamped as events arrive.
+    pub timeline: Timeline,
+    /// The session's budget holds the team: `(spent, limit)` in US dollars, until the
+    /// user raises it (`/budget`), goes on or stops.
+    pub budget_hold: Option<(f64, f64)>,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -71,6 +89,8 @@ pub struct PendingApproval {
     pub role: String,
     pub tool: String,
     pub action: ApprovalAction,
+    /// When it arrived, to take turns with questions.
+    pub seq: u64,
 }
 
 impl SessionState {
@@ -86,6 +106,7 @@ impl SessionState {
             roots: Vec::new(),
             tree_rev: 0,
             approvals: VecDeque::new(),
+            questions: VecDeque::new(),
             summary: None,
             roles: Vec::new(),
             resumed: false,
@@ -93,7 +114,17 @@ impl SessionState {
             instructions: None,
             replayed_seq: info.replayed_seq,
             mcp: BTreeMap::new(),
+            paused: false,
+            board: TaskList::default(),
+            timeline: Timeline::default(),
+            budget_hold: None,
         }
+    }
+
+    /// Whether part of what is shown was read back from a resumed session's log, where
+    /// events have no clock.
+    pub fn has_replayed(&self) -> bool {
+        self.replayed_seq > 0
     }
 
     pub fn agent(&self, id: AgentId) -> Option<&AgentView> {
@@ -126,6 +157,7 @@ impl SessionState {
         let id = ev.agent_id;
         let live = ev.seq > self.replayed_seq;
         self.tasks.observe(ev, live.then_some(now));
+        self.timeline.observe(ev, live.then_some(now));
         match &ev.kind {
             EventKind::SessionStarted {
                 session_id,
@@ -155,6 +187,13 @@ impl SessionState {
                 let a = self.agent_entry(id, now);
                 set_status(a, *status, now);
                 a.status_reason = reason.clone();
+                if *status == AgentStatus::Interrupted && live {
+                    a.conversation.push(EntryKind::Notice(
+                        "interrupted when squad stopped: /continue goes on with every interrupted \
+                         agent (c on a selected one in the tree), or send a message"
+                            .into(),
+                    ));
+                }
             }
             EventKind::TurnStarted => {
                 let a = self.agent_entry(id, now);
@@ -166,6 +205,7 @@ impl SessionState {
             EventKind::TurnFinished { end } => {
                 let a = self.agent_entry(id, now);
                 a.in_turn = false;
+                a.stalled = None;
                 let conv = &mut a.conversation;
                 if !conv.streaming.is_empty() {
                     // Text the model streamed but never committed: keep what was seen.
@@ -211,11 +251,34 @@ impl SessionState {
                         role: role.clone(),
                         tool: tool.clone(),
                         action: action.clone(),
+                        seq: ev.seq,
                     });
                 }
             }
             EventKind::ApprovalResolved { request_id, .. } => {
                 self.resolve_approval(*request_id);
+            }
+            EventKind::QuestionAsked {
+                request_id,
+                role,
+                question,
+                options,
+            } => {
+                self.agent_entry(id, now);
+                // A question read back from an earlier run's log has nobody waiting on it.
+                if live {
+                    self.ask(PendingQuestion {
+                        request_id: *request_id,
+                        agent_id: id,
+                        role: role.clone(),
+                        question: question.clone(),
+                        options: options.clone(),
+                        seq: ev.seq,
+                    });
+                }
+            }
+            EventKind::QuestionAnswered { request_id, .. } => {
+                self.resolve_question(*request_id);
             }
             EventKind::Usage {
                 prompt_tokens,
@@ -295,6 +358,18 @@ impl SessionState {
                     _ => conv.push(kind),
                 }
             }
+            // A stall read back from an earlier run's log is over.
+            EventKind::Stalled { on, since_s } if live => {
+                let since = now
+                    .checked_sub(std::time::Duration::from_secs(*since_s))
+                    .unwrap_or(now);
+                self.agent_entry(id, now).stalled = Some(Stall {
+                    on: on.clone(),
+                    since,
+                });
+            }
+            EventKind::Stalled { .. } => {}
+            EventKind::Unstalled => self.agent_entry(id, now).stalled = None,
             EventKind::Error { message } => {
                 let a = self.agent_entry(id, now);
                 a.figures.errors += 1;
@@ -316,9 +391,35 @@ impl SessionState {
                     set_status(a, AgentStatus::Cancelled, now);
                 }
             }
-            EventKind::ResultDelivered { .. } => {}
-            // The task panel (issue 12) is not drawn yet.
-            EventKind::TaskUpdated { .. } => {}
+            EventKind::ResultDelivered { .. } | EventKind::InboxDelivered { .. } => {}
+            // Shown where the supervisor's conversation is read (for the persona: the user).
+            EventKind::SupervisorMessage {
+                supervisor_id,
+                kind,
+                text,
+            } => {
+                let from = self.agent_entry(id, now).role.clone();
+                let line = format!("{} from {from} {}: {text}", kind.as_str(), id.short());
+                self.agent_entry(*supervisor_id, now)
+                    .conversation
+                    .push(EntryKind::Notice(line));
+            }
+            EventKind::TaskUpdated { task } => {
+                self.board.update(task);
+            }
+            EventKind::DeadlockDetected { tasks } => {
+                let stuck: Vec<String> = tasks
+                    .iter()
+                    .map(|t| format!("{} ({})", t.id, t.why))
+                    .collect();
+                let root = self.root_agent;
+                self.agent_entry(root, now)
+                    .conversation
+                    .push(EntryKind::Error(format!(
+                        "task board deadlock: nothing can run: {}",
+                        stuck.join("; ")
+                    )));
+            }
             EventKind::Verification(v) => {
                 let a = self.agent_entry(id, now);
                 a.verdicts.push(v.clone());
@@ -336,6 +437,82 @@ impl SessionState {
             }
             // The tree rests; statuses already say so.
             EventKind::Idle => {}
+            EventKind::MessageQueued { text } => {
+                self.agent_entry(id, now).queued.push(text.clone());
+            }
+            // The budget's own notice says why and what to do.
+            EventKind::Paused if self.budget_hold.is_some() => self.paused = true,
+            EventKind::Paused => {
+                self.paused = true;
+                self.agent_entry(id, now).conversation.push(EntryKind::Notice(
+                    "team paused: no model or tool call starts until /unpause (calls under way finish)"
+                        .into(),
+                ));
+            }
+            EventKind::AgentBudget { budget } => self.agent_entry(id, now).budget = *budget,
+            EventKind::BudgetReached {
+                scope: BudgetScope::Agent,
+                measure,
+                spent,
+                limit,
+            } => {
+                let reached = BudgetReached {
+                    measure: *measure,
+                    spent: *spent,
+                    limit: *limit,
+                };
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Warning(format!(
+                        "{reached}: stopped before its next model call"
+                    )));
+            }
+            EventKind::BudgetReached {
+                scope: BudgetScope::Session,
+                spent,
+                limit,
+                ..
+            } => {
+                self.budget_hold = Some((*spent, *limit));
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Warning(format!(
+                        "session budget reached: {} of {} spent. The team is paused: \
+                         /budget USD raises the limit and goes on, /stop ends the work",
+                        dollars(*spent),
+                        dollars(*limit)
+                    )));
+            }
+            EventKind::SessionBudgetSet { limit_usd } => {
+                self.budget_hold = None;
+                let line = match limit_usd {
+                    Some(l) => format!("session budget set to {}", dollars(*l)),
+                    None => "session budget lifted: no limit".to_string(),
+                };
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(line));
+            }
+            EventKind::Resumed => {
+                self.paused = false;
+                self.budget_hold = None;
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice("team goes on".into()));
+            }
+            EventKind::Stopped { cancelled } => {
+                self.budget_hold = None;
+                let workers = match cancelled {
+                    0 => "no worker was running".to_string(),
+                    1 => "1 worker cancelled".to_string(),
+                    n => format!("{n} workers cancelled"),
+                };
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(format!(
+                        "team stopped: {workers}; the session goes on with your next message"
+                    )));
+            }
             EventKind::McpServer {
                 server,
                 state,
@@ -408,7 +585,12 @@ impl SessionState {
         }
         let conv = &mut a.conversation;
         match item {
-            HistoryItem::User { text } => conv.push(EntryKind::User(text.clone())),
+            HistoryItem::User { text } => {
+                if let Some(i) = a.queued.iter().position(|q| q == text) {
+                    a.queued.remove(i);
+                }
+                a.conversation.push(EntryKind::User(text.clone()));
+            }
             HistoryItem::Assistant { text, tool_calls } => {
                 // The committed text supersedes whatever streamed in before it.
                 conv.set_streaming(String::new());

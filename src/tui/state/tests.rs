@@ -317,3 +317,157 @@ fn context_fill_follows_usage_and_compaction() {
     );
     assert_eq!(s.instructions.as_deref(), Some("AGENTS.md"));
 }
+
+fn asked(agent: AgentId, seq: u64, request_id: u64, question: &str) -> Event {
+    Event {
+        seq,
+        agent_id: agent,
+        kind: EventKind::QuestionAsked {
+            request_id,
+            role: "coder".into(),
+            question: question.into(),
+            options: vec!["yes".into(), "no".into()],
+        },
+    }
+}
+
+fn approval_at(agent: AgentId, seq: u64, request_id: u64) -> Event {
+    Event {
+        seq,
+        agent_id: agent,
+        kind: EventKind::ApprovalRequested {
+            request_id,
+            role: "copilot".into(),
+            tool: "shell".into(),
+            action: ApprovalAction::Command {
+                command: "ls".into(),
+            },
+        },
+    }
+}
+
+#[test]
+fn questions_queue_in_order_and_take_turns_with_approvals() {
+    let root = AgentId::new();
+    let (a, b) = (AgentId::new(), AgentId::new());
+    let mut s = SessionState::new(&info(root));
+    let t = Instant::now();
+    s.apply(&asked(a, 1, 1, "first?"), t);
+    s.apply(&approval_at(root, 2, 7), t);
+    s.apply(&asked(b, 3, 2, "second?"), t);
+    // The same question told twice is queued once.
+    s.apply(&asked(b, 3, 2, "second?"), t);
+    assert_eq!(s.questions.len(), 2);
+    assert_eq!(s.dialogs_waiting(), 2);
+
+    // Oldest first, whatever its kind.
+    let front = |s: &SessionState| match s.dialog() {
+        Some(Dialog::Question(q)) => format!("question {} of {}", q.request_id, q.role),
+        Some(Dialog::Approval(p)) => format!("approval {}", p.request_id),
+        None => "none".into(),
+    };
+    assert_eq!(front(&s), "question 1 of coder");
+    assert_eq!(s.questions[0].agent_id, a);
+    assert!(s.resolve_question(1));
+    assert!(!s.resolve_question(1), "idempotent");
+    assert_eq!(front(&s), "approval 7");
+    assert!(s.resolve_approval(7));
+    assert_eq!(front(&s), "question 2 of coder");
+
+    // The runtime settling it (declined, withdrawn) closes it too.
+    s.apply(
+        &ev(
+            b,
+            EventKind::QuestionAnswered {
+                request_id: 2,
+                answer: None,
+                declined: Some(crate::protocol::Declined::Cancelled),
+            },
+        ),
+        t,
+    );
+    assert_eq!(front(&s), "none");
+    assert_eq!(s.dialogs_waiting(), 0);
+}
+
+#[test]
+fn a_question_read_back_from_the_log_opens_no_dialog() {
+    let root = AgentId::new();
+    let mut i = info(root);
+    i.replayed_seq = 10;
+    let mut s = SessionState::new(&i);
+    let t = Instant::now();
+    s.apply(&asked(root, 9, 1, "from the last run?"), t);
+    assert!(s.dialog().is_none());
+    s.apply(&asked(root, 11, 1, "asked again after resume?"), t);
+    assert!(
+        matches!(s.dialog(), Some(Dialog::Question(q)) if q.question.starts_with("asked again"))
+    );
+}
+
+#[test]
+fn a_workers_message_shows_in_its_supervisors_conversation() {
+    let (root, w) = (AgentId::new(), AgentId::new());
+    let mut s = SessionState::new(&info(root));
+    let t = Instant::now();
+    s.apply(&spawn(root, None, "copilot"), t);
+    s.apply(&spawn(w, Some(root), "tester"), t);
+    s.apply(
+        &ev(
+            w,
+            EventKind::SupervisorMessage {
+                supervisor_id: root,
+                kind: crate::protocol::MessageKind::Question,
+                text: "which port?".into(),
+            },
+        ),
+        t,
+    );
+    let EntryKind::Notice(text) = &s.agents[&root].conversation.entries.last().unwrap().kind else {
+        panic!("{:?}", s.agents[&root].conversation.entries);
+    };
+    assert_eq!(
+        text,
+        &format!("question from tester {}: which port?", w.short())
+    );
+}
+
+#[test]
+fn a_stall_is_marked_until_progress_the_turn_ends_or_it_was_only_read_back() {
+    let root = AgentId::new();
+    let mut s = SessionState::new(&SessionInfo {
+        replayed_seq: 2,
+        ..info(root)
+    });
+    let t = Instant::now() + Duration::from_secs(100);
+    let at = |seq: u64, kind: EventKind| Event {
+        seq,
+        agent_id: root,
+        kind,
+    };
+    let stalled = || EventKind::Stalled {
+        on: "model call".into(),
+        since_s: 30,
+    };
+    // From the log of an earlier run: that stall is over.
+    s.apply(&at(1, EventKind::TurnStarted), t);
+    s.apply(&at(2, stalled()), t);
+    assert_eq!(s.agents[&root].stalled, None);
+    s.apply(&at(3, stalled()), t);
+    let stall = s.agents[&root].stalled.clone().unwrap();
+    assert_eq!(stall.on, "model call");
+    assert_eq!(t.duration_since(stall.since), Duration::from_secs(30));
+    s.apply(&at(4, EventKind::Unstalled), t);
+    assert_eq!(s.agents[&root].stalled, None);
+    s.apply(&at(5, stalled()), t);
+    s.apply(
+        &at(
+            6,
+            EventKind::TurnFinished {
+                end: TurnEnd::Interrupted,
+            },
+        ),
+        t,
+    );
+    assert_eq!(s.agents[&root].stalled, None, "a turn's end ends its stall");
+}

@@ -1,0 +1,55 @@
+//! What waits for the user: approvals and agents' questions, each queue in arrival order.
+//! One dialog is shown at a time, the one that arrived first, so a dialog on screen is
+//! never pushed aside by a later one.
+
+use super::{PendingApproval, SessionState};
+use crate::protocol::AgentId;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingQuestion {
+    pub request_id: u64,
+    pub agent_id: AgentId,
+    pub role: String,
+    pub question: String,
+    pub options: Vec<String>,
+    /// When it arrived, to take turns with approvals.
+    pub seq: u64,
+}
+
+/// The dialog in front.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dialog<'a> {
+    Approval(&'a PendingApproval),
+    Question(&'a PendingQuestion),
+}
+
+impl SessionState {
+    /// The dialog to show now: the oldest approval or question (an approval on a tie).
+    pub fn dialog(&self) -> Option<Dialog<'_>> {
+        match (self.approvals.front(), self.questions.front()) {
+            (Some(a), Some(q)) if q.seq < a.seq => Some(Dialog::Question(q)),
+            (Some(a), _) => Some(Dialog::Approval(a)),
+            (None, Some(q)) => Some(Dialog::Question(q)),
+            (None, None) => None,
+        }
+    }
+
+    /// Dialogs queued behind the one in front.
+    pub fn dialogs_waiting(&self) -> usize {
+        (self.approvals.len() + self.questions.len()).saturating_sub(1)
+    }
+
+    /// Queues a question (once per id).
+    pub(super) fn ask(&mut self, q: PendingQuestion) {
+        if !self.questions.iter().any(|p| p.request_id == q.request_id) {
+            self.questions.push_back(q);
+        }
+    }
+
+    /// Drops a question (answered here, or settled by the runtime). Idempotent.
+    pub fn resolve_question(&mut self, request_id: u64) -> bool {
+        let before = self.questions.len();
+        self.questions.retain(|q| q.request_id != request_id);
+        before != self.questions.len()
+    }
+}

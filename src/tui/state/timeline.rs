@@ -1,0 +1,419 @@
+//! What each agent was doing when: segments of model calls, tool calls, waiting and
+//! approvals, for `/timeline`. Events carry no clock, so each is stamped when it reaches
+//! the screen (the `now` the state is given); events read back from a resumed session's
+//! log have no stamp and start no segment.
+//!
+//! An agent's activity follows from its status and what it has in flight: an approval
+//! pending beats everything, `waiting` comes next (a supervisor in `wait_for_agents` is
+//! waiting, not running a tool), then a tool call in flight, and a running agent with no
+//! tool call in flight is in a model call. Idle statuses have no segment.
+
+use crate::protocol::{AgentId, AgentStatus, Event, EventKind};
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Activity {
+    Model,
+    Tool,
+    Waiting,
+    Approval,
+}
+
+impl Activity {
+    /// Which of two activities a slice of the timeline shows when both cover it alike:
+    /// the higher.
+    fn rank(self) -> usize {
+        match self {
+            Self::Model => 0,
+            Self::Tool => 1,
+            Self::Waiting => 2,
+            Self::Approval => 3,
+        }
+    }
+}
+
+/// Every activity, by rank.
+const ALL: [Activity; 4] = [
+    Activity::Model,
+    Activity::Tool,
+    Activity::Waiting,
+    Activity::Approval,
+];
+
+/// One stretch of one activity; `end` is `None` while it goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub activity: Activity,
+    pub start: Instant,
+    pub end: Option<Instant>,
+}
+
+impl Segment {
+    /// How much of `[from, to)` this segment covers, counting an open one up to `now`.
+    fn overlap(&self, from: Instant, to: Instant, now: Instant) -> Duration {
+        let end = self.end.unwrap_or(now).min(to);
+        end.saturating_duration_since(self.start.max(from))
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Track {
+    status: Option<AgentStatus>,
+    tools: HashSet<String>,
+    approvals: HashSet<u64>,
+    segments: Vec<Segment>,
+}
+
+impl Track {
+    fn activity(&self) -> Option<Activity> {
+        if !self.approvals.is_empty() {
+            return Some(Activity::Approval);
+        }
+        match self.status? {
+            AgentStatus::Waiting => Some(Activity::Waiting),
+            AgentStatus::Running if self.tools.is_empty() => Some(Activity::Model),
+            AgentStatus::Running => Some(Activity::Tool),
+            _ => None,
+        }
+    }
+
+    /// Closes the open segment and opens the next one if the activity changed at `now`.
+    fn settle(&mut self, now: Instant) {
+        let next = self.activity();
+        let open = self.segments.last().filter(|s| s.end.is_none()).copied();
+        if open.map(|s| s.activity) == next {
+            return;
+        }
+        if open.is_some()
+            && let Some(last) = self.segments.last_mut()
+        {
+            if last.start == now {
+                // It lasted no time (changes folded in one batch): not worth a segment.
+                self.segments.pop();
+            } else {
+                last.end = Some(now);
+            }
+        }
+        if let Some(activity) = next {
+            // Back to what just ended at this very moment: the same stretch goes on.
+            match self.segments.last_mut() {
+                Some(last) if last.activity == activity && last.end == Some(now) => {
+                    last.end = None;
+                }
+                _ => self.segments.push(Segment {
+                    activity,
+                    start: now,
+                    end: None,
+                }),
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    tracks: HashMap<AgentId, Track>,
+    /// The first stamped event: where the time axis starts.
+    start: Option<Instant>,
+}
+
+impl Timeline {
+    /// Folds in one event stamped `now`, or `None` for one read back from the log.
+    pub fn observe(&mut self, ev: &Event, now: Option<Instant>) {
+        let track = self.tracks.entry(ev.agent_id).or_default();
+        match &ev.kind {
+            EventKind::AgentStatus { status, .. } => {
+                track.status = Some(*status);
+                if status.is_idle() {
+                    // Nothing is in flight for an agent at rest, whatever was missed.
+                    track.tools.clear();
+                    track.approvals.clear();
+                }
+            }
+            EventKind::Despawned { .. } => {
+                track.status = Some(AgentStatus::Cancelled);
+                track.tools.clear();
+                track.approvals.clear();
+            }
+            EventKind::ToolCallBegin { call_id } => {
+                track.tools.insert(call_id.clone());
+            }
+            EventKind::ToolCallEnd { call_id, .. } => {
+                track.tools.remove(call_id);
+            }
+            EventKind::ApprovalRequested { request_id, .. } => {
+                track.approvals.insert(*request_id);
+            }
+            EventKind::ApprovalResolved { request_id, .. } => {
+                track.approvals.remove(request_id);
+            }
+            _ => {}
+        }
+        let Some(now) = now else { return };
+        self.start.get_or_insert(now);
+        track.settle(now);
+    }
+
+    /// Where the clock starts: the first event of this run (after a resume, the resume).
+    pub fn start(&self) -> Option<Instant> {
+        self.start
+    }
+
+    pub fn segments(&self, id: AgentId) -> &[Segment] {
+        self.tracks.get(&id).map_or(&[], |t| t.segments.as_slice())
+    }
+
+    /// What `id` did in each of `cells` equal slices of `[from, to)`: the activity that
+    /// covered most of the slice (on a tie the one more worth seeing: an approval, then
+    /// waiting, then a tool call). A slice the agent was busy in for any time is never
+    /// blank; `None` where it did nothing.
+    pub fn cells(
+        &self,
+        id: AgentId,
+        from: Instant,
+        to: Instant,
+        cells: usize,
+    ) -> Vec<Option<Activity>> {
+        let mut out = vec![None; cells];
+        let span = to.saturating_duration_since(from);
+        if cells == 0 || span.is_zero() {
+            return out;
+        }
+        let segments = self.segments(id);
+        let edge = |i: usize| from + span.mul_f64(i as f64 / cells as f64);
+        // Segments are in time order: `first` is the earliest that may still matter.
+        let mut first = 0;
+        for (i, cell) in out.iter_mut().enumerate() {
+            let (a, b) = (edge(i), if i + 1 == cells { to } else { edge(i + 1) });
+            while first < segments.len() && segments[first].end.is_some_and(|e| e <= a) {
+                first += 1;
+            }
+            // Time covered by each activity, by rank.
+            let mut covered = [Duration::ZERO; 4];
+            for s in &segments[first..] {
+                if s.start >= b {
+                    break;
+                }
+                covered[s.activity.rank()] += s.overlap(a, b, to);
+            }
+            *cell = ALL
+                .into_iter()
+                .filter(|x| !covered[x.rank()].is_zero())
+                // Later in `ALL` wins a tie: `max_by_key` keeps the last maximum.
+                .max_by_key(|x| covered[x.rank()]);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ApprovalAction, ApprovalDecision};
+
+    struct Clock {
+        t0: Instant,
+        tl: Timeline,
+        id: AgentId,
+    }
+
+    impl Clock {
+        fn new() -> Self {
+            Self {
+                t0: Instant::now(),
+                tl: Timeline::default(),
+                id: AgentId::new(),
+            }
+        }
+
+        fn at(&self, s: u64) -> Instant {
+            self.t0 + Duration::from_secs(s)
+        }
+
+        fn ev(&mut self, s: u64, kind: EventKind) {
+            let ev = Event {
+                seq: 1,
+                agent_id: self.id,
+                kind,
+            };
+            let now = self.at(s);
+            self.tl.observe(&ev, Some(now));
+        }
+
+        fn status(&mut self, s: u64, status: AgentStatus) {
+            self.ev(
+                s,
+                EventKind::AgentStatus {
+                    parent_id: None,
+                    status,
+                    reason: None,
+                },
+            );
+        }
+
+        fn tool(&mut self, s: u64, call: &str, begin: bool) {
+            let call_id = call.to_string();
+            self.ev(
+                s,
+                if begin {
+                    EventKind::ToolCallBegin { call_id }
+                } else {
+                    EventKind::ToolCallEnd {
+                        call_id,
+                        duration_ms: 0,
+                    }
+                },
+            );
+        }
+
+        /// `(activity, start s, end s)` of every segment.
+        fn spans(&self) -> Vec<(Activity, u64, Option<u64>)> {
+            let secs = |t: Instant| t.duration_since(self.t0).as_secs();
+            self.tl
+                .segments(self.id)
+                .iter()
+                .map(|s| (s.activity, secs(s.start), s.end.map(secs)))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn running_is_a_model_call_until_a_tool_runs() {
+        use Activity::*;
+        let mut c = Clock::new();
+        c.status(0, AgentStatus::Running);
+        c.tool(2, "a", true);
+        c.tool(3, "b", true);
+        c.tool(4, "a", false);
+        c.tool(5, "b", false);
+        c.status(7, AgentStatus::Inactive);
+        assert_eq!(
+            c.spans(),
+            [(Model, 0, Some(2)), (Tool, 2, Some(5)), (Model, 5, Some(7))]
+        );
+    }
+
+    #[test]
+    fn approval_beats_waiting_and_waiting_beats_a_tool_in_flight() {
+        use Activity::*;
+        let mut c = Clock::new();
+        c.status(0, AgentStatus::Running);
+        // wait_for_agents: a tool in flight, but the agent waits.
+        c.tool(1, "w", true);
+        c.status(1, AgentStatus::Waiting);
+        c.tool(4, "w", false);
+        c.status(4, AgentStatus::Running);
+        // An approval: the gate sets waiting, then asks, in the same instant.
+        c.status(6, AgentStatus::Waiting);
+        c.ev(
+            6,
+            EventKind::ApprovalRequested {
+                request_id: 9,
+                role: "coder".into(),
+                tool: "shell".into(),
+                action: ApprovalAction::Command {
+                    command: "ls".into(),
+                },
+            },
+        );
+        c.ev(
+            9,
+            EventKind::ApprovalResolved {
+                request_id: 9,
+                decision: ApprovalDecision::Approve,
+            },
+        );
+        c.status(9, AgentStatus::Running);
+        assert_eq!(
+            c.spans(),
+            [
+                (Model, 0, Some(1)),
+                (Waiting, 1, Some(4)),
+                (Model, 4, Some(6)),
+                (Approval, 6, Some(9)),
+                (Model, 9, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stretch_interrupted_for_no_time_goes_on() {
+        use Activity::*;
+        let mut c = Clock::new();
+        c.status(0, AgentStatus::Running);
+        // A tool that began and ended within one batch leaves no trace.
+        c.tool(3, "x", true);
+        c.tool(3, "x", false);
+        c.status(5, AgentStatus::Completed);
+        assert_eq!(c.spans(), [(Model, 0, Some(5))]);
+    }
+
+    #[test]
+    fn events_from_the_log_have_no_clock() {
+        let mut c = Clock::new();
+        let ev = Event {
+            seq: 1,
+            agent_id: c.id,
+            kind: EventKind::AgentStatus {
+                parent_id: None,
+                status: AgentStatus::Running,
+                reason: None,
+            },
+        };
+        c.tl.observe(&ev, None);
+        assert!(c.spans().is_empty());
+        assert_eq!(c.tl.start(), None);
+        // The status is known, so the first stamped event opens its segment.
+        c.tool(10, "t", true);
+        assert_eq!(c.spans(), [(Activity::Tool, 10, None)]);
+    }
+
+    #[test]
+    fn cells_show_what_covered_most_of_each_slice() {
+        use Activity::*;
+        let mut c = Clock::new();
+        c.status(0, AgentStatus::Running);
+        c.tool(3, "t", true);
+        c.tool(4, "t", false);
+        c.status(5, AgentStatus::Waiting);
+        c.status(8, AgentStatus::Inactive);
+        // Ten one-second cells over 0..10 s.
+        let cells = c.tl.cells(c.id, c.at(0), c.at(10), 10);
+        assert_eq!(
+            cells,
+            [
+                Some(Model),
+                Some(Model),
+                Some(Model),
+                Some(Tool),
+                Some(Model),
+                Some(Waiting),
+                Some(Waiting),
+                Some(Waiting),
+                None,
+                None
+            ]
+        );
+        // Five two-second cells: where the tool's second ties with the model's, the tool
+        // shows, and waiting beats a model call alike.
+        let cells = c.tl.cells(c.id, c.at(0), c.at(10), 5);
+        assert_eq!(
+            cells,
+            [Some(Model), Some(Tool), Some(Waiting), Some(Waiting), None]
+        );
+        let coarse = c.tl.cells(c.id, c.at(0), c.at(100), 4);
+        assert_eq!(coarse, [Some(Model), None, None, None]);
+    }
+
+    #[test]
+    fn an_open_segment_runs_to_now() {
+        let mut c = Clock::new();
+        c.status(2, AgentStatus::Running);
+        let cells = c.tl.cells(c.id, c.at(0), c.at(4), 4);
+        assert_eq!(
+            cells,
+            [None, None, Some(Activity::Model), Some(Activity::Model)]
+        );
+    }
+}
