@@ -499,6 +499,7 @@ fn results_card() {
                 ],
                 known_issues: vec!["summary event not printed on Ctrl+C".into()],
                 verification: None,
+                merge: None,
             },
         },
     );
@@ -563,6 +564,7 @@ fn returned(s: &mut Script, agent: AgentId, status: ResultStatus, verdict: Verdi
                 }],
                 known_issues: vec![],
                 verification: Some(verdict),
+                merge: None,
             },
         },
     );

@@ -51,6 +51,8 @@ pub enum Op {
         #[serde(default)]
         agent_id: Option<AgentId>,
     },
+    /// Show a worker's change (`d` in the tree): answered by a `diff` event.
+    ShowDiff { agent_id: AgentId },
     /// Finish: cancel all work and close the log.
     Shutdown,
 }

@@ -26,6 +26,9 @@ struct Args {
     /// Only tighter than the limits and what the caller has left (`runtime/budget.rs`).
     #[serde(default)]
     budget: Option<Budget>,
+    /// Overrides the role's and the config's `isolation` for this worker.
+    #[serde(default)]
+    isolation: Option<crate::config::IsolationMode>,
 }
 
 /// Most of one file given to a worker in its first message.
@@ -48,7 +51,8 @@ impl AgentTool for SpawnAgent {
                     "context": {"type": "string", "description": "Facts and constraints it needs."},
                     "files": {"type": "array", "items": {"type": "string"}, "description": "Paths whose contents it is given."},
                     "task_id": {"type": "string", "description": "A ready task id from plan_tasks."},
-                    "budget": {"type": "object", "properties": {"tokens": {"type": "integer"}, "cost_usd": {"type": "number"}, "wall_s": {"type": "integer"}}}
+                    "budget": {"type": "object", "properties": {"tokens": {"type": "integer"}, "cost_usd": {"type": "number"}, "wall_s": {"type": "integer"}}},
+                    "isolation": {"type": "string", "enum": ["worktree", "shared"]}
                 },
                 "required": ["role_name", "task_prompt"]
             }),
@@ -166,6 +170,9 @@ impl AgentTool for SpawnAgent {
                 .tasks()
                 .assign(cx.team, cx.caller, t, id)
                 .map_err(|e| Failure::Fixable(e.to_string()))?;
+        }
+        if let Some(mode) = args.isolation {
+            cx.host.choose_isolation(id, mode);
         }
         cx.host.start_agent(NewAgent {
             id,

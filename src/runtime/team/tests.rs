@@ -63,6 +63,7 @@ fn result() -> AgentResult {
         artifacts: Vec::new(),
         known_issues: Vec::new(),
         verification: None,
+        merge: None,
     }
 }
 

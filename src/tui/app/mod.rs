@@ -77,6 +77,8 @@ pub enum Overlay {
     Tasks,
     /// One row per agent over time (`/timeline`).
     Timeline,
+    /// A worker's change in its worktree (`d` in the tree), once the runtime sends it.
+    Diff(AgentId),
 }
 
 /// What the caller must do after an input.
@@ -168,7 +170,14 @@ impl App {
 
     /// Folds in one event from the runtime.
     pub fn apply(&mut self, ev: &Event, now: Instant) {
+        let conflicts = self.state.conflicts;
         self.state.apply(ev, now);
+        if self.state.conflicts > conflicts && ev.seq > self.state.replayed_seq() {
+            self.set_notice(
+                "merge conflict: a worker's change was not merged (see its supervisor's conversation)",
+                now,
+            );
+        }
         self.sync_dialogs(now);
     }
 
