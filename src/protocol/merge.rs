@@ -134,7 +134,10 @@ mod tests {
                 },
                 ConflictHunk {
                     workspace: LineRange { start: 9, count: 0 },
-                    worker: LineRange { start: 10, count: 1 },
+                    worker: LineRange {
+                        start: 10,
+                        count: 1,
+                    },
                 },
             ],
         };

@@ -21,9 +21,7 @@ pub use event::{
 };
 pub use ids::AgentId;
 pub use item::{HistoryItem, ToolCall};
-pub use merge::{
-    ConflictFile, ConflictHunk, DiffStat, LineRange, MergeReport, MergeState,
-};
+pub use merge::{ConflictFile, ConflictHunk, DiffStat, LineRange, MergeReport, MergeState};
 pub use metrics::{TaskMetrics, TaskTally};
 pub use notice::{MessageKind, Priority};
 pub use op::Op;

@@ -157,7 +157,9 @@ impl WorkerIsolation {
     }
 
     fn state(&self, agent: AgentId) -> Option<MergeState> {
-        crate::sync::lock(&self.own).get(&agent).and_then(|p| p.state)
+        crate::sync::lock(&self.own)
+            .get(&agent)
+            .and_then(|p| p.state)
     }
 
     /// Takes back, on resume, the worktree an earlier run of the session made for a
@@ -184,14 +186,19 @@ impl WorkerIsolation {
     }
 
     /// Whether an agent of `role` with `tools` writes in a worktree of its own.
-    fn wants_worktree(&self, engine: &Engine, agent: AgentId, role: &str, tools: &[String]) -> bool {
+    fn wants_worktree(
+        &self,
+        engine: &Engine,
+        agent: AgentId,
+        role: &str,
+        tools: &[String],
+    ) -> bool {
         let mode = crate::sync::lock(&self.chosen)
             .get(&agent)
             .copied()
             .or_else(|| engine.role(role).and_then(|r| r.isolation))
             .unwrap_or(self.default_mode);
-        mode == IsolationMode::Worktree
-            && tools.iter().any(|t| WRITING_TOOLS.contains(&t.as_str()))
+        mode == IsolationMode::Worktree && tools.iter().any(|t| WRITING_TOOLS.contains(&t.as_str()))
     }
 
     /// The session is ending: agents that stop from now on keep their worktrees.

@@ -166,10 +166,9 @@ pub async fn record_changes<T>(
     let workspace = engine.workspace_for(agent);
     let root = workspace.root();
     let named = match action {
-        Some(ApprovalAction::FileChange { path, .. }) => workspace
-            .resolve(path)
-            .ok()
-            .map(|p| workspace.relative(&p)),
+        Some(ApprovalAction::FileChange { path, .. }) => {
+            workspace.resolve(path).ok().map(|p| workspace.relative(&p))
+        }
         _ => None,
     };
     let before = match (tracked, &named) {

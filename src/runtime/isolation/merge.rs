@@ -24,7 +24,10 @@ pub async fn settle(engine: &Engine, agent: AgentId, end: TurnEnd) {
     if let Some(p) = crate::sync::lock(&iso.own).get_mut(&agent) {
         p.settled = true;
     }
-    let result = engine.team.result(agent).filter(|_| end == TurnEnd::Returned);
+    let result = engine
+        .team
+        .result(agent)
+        .filter(|_| end == TurnEnd::Returned);
     let refused = match (end, &result) {
         (TurnEnd::Returned, Some(r)) if r.status == ResultStatus::Failure => {
             Some("its result is a failure")
@@ -38,15 +41,18 @@ pub async fn settle(engine: &Engine, agent: AgentId, end: TurnEnd) {
     };
     let short = agent.short();
     let report = match refused {
-        Some(why) => iso.state(agent).is_some_and(MergeState::unmerged).then(|| MergeReport {
-            state: MergeState::Pending,
-            files: Vec::new(),
-            conflicts: Vec::new(),
-            note: format!(
-                "its change stays in its worktree, not merged, because {why}: speak_to_agent \
+        Some(why) => iso
+            .state(agent)
+            .is_some_and(MergeState::unmerged)
+            .then(|| MergeReport {
+                state: MergeState::Pending,
+                files: Vec::new(),
+                conflicts: Vec::new(),
+                note: format!(
+                    "its change stays in its worktree, not merged, because {why}: speak_to_agent \
                  {short} to have it finish, or despawn_agent {short} to discard the change"
-            ),
-        }),
+                ),
+            }),
         None => merge(engine, iso, &worktrees, agent).await,
     };
     let Some(report) = report else {

@@ -173,10 +173,7 @@ impl App {
         let conflicts = self.state.conflicts;
         self.state.apply(ev, now);
         if self.state.conflicts > conflicts && ev.seq > self.state.replayed_seq() {
-            self.set_notice(
-                "merge conflict: a worker's change was not merged (see its supervisor's conversation)",
-                now,
-            );
+            self.set_notice("merge conflict: a worker's change was not merged", now);
         }
         self.sync_dialogs(now);
     }

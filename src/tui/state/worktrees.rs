@@ -17,7 +17,13 @@ impl SessionState {
             )));
     }
 
-    pub(super) fn worktree_created(&mut self, id: AgentId, path: &Path, branch: &str, now: Instant) {
+    pub(super) fn worktree_created(
+        &mut self,
+        id: AgentId,
+        path: &Path,
+        branch: &str,
+        now: Instant,
+    ) {
         let a = self.agent_entry(id, now);
         a.worktree = Some(path.to_path_buf());
         a.conversation.push(EntryKind::Notice(format!(
