@@ -499,10 +499,12 @@ async fn outside_git_a_file_another_worker_wrote_is_refused_naming_the_holder() 
             (false, 0) => {
                 write("w", "shared.txt", "the other's\n").with_delay(Duration::from_millis(800))
             }
+            // Asked again once the holder's result was delivered.
+            (false, 2) => write("w2", "shared.txt", "the other's\n"),
             (false, _) => MockResponse::tool_call(
                 "r",
                 "return_results",
-                &good_result("could not write it").to_string(),
+                &good_result("tried to write it").to_string(),
             ),
         }
     });
@@ -545,4 +547,154 @@ async fn outside_git_a_file_another_worker_wrote_is_refused_naming_the_holder() 
         "{refused}"
     );
     assert_eq!(sb.read("shared.txt"), "the holder's\n");
+
+    // The holder's result has been delivered: the lease has lapsed.
+    let other = seen
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::AgentSpawned { task, .. } if task.starts_with("other") => Some(e.agent_id),
+            _ => None,
+        })
+        .unwrap();
+    h.ops
+        .send(Op::UserMessage {
+            to: Some(other),
+            text: "try again".into(),
+        })
+        .unwrap();
+    next_event(&mut h, &mut seen, |e| {
+        e.agent_id == other
+            && matches!(&e.kind, EventKind::ItemAdded { item: HistoryItem::ToolResult { name, is_error: false, .. } } if name == "write_file")
+    })
+    .await;
+    assert_eq!(sb.read("shared.txt"), "the other's\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_removes_worktrees_of_ended_sessions_and_prints_one_line_per_merge() {
+    use ::squad::isolation::{Repo, Worktrees};
+    let mock = MockServer::start().await;
+    let sb = repo();
+    // A session that ended without cleaning up: its worktree and branch are still there.
+    let stale = {
+        let w = Worktrees::open(Repo::discover(sb.ws()).unwrap(), &sb.data_dir(), "old").unwrap();
+        w.create(AgentId::new()).await.unwrap()
+    };
+    assert!(stale.exists());
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(body, &["write one.txt", "write two.txt"]);
+        }
+        let file = if task_of(body).contains("one.txt") {
+            "one.txt"
+        } else {
+            "two.txt"
+        };
+        match tool_count(body) {
+            0 => write("w", file, "new\n"),
+            _ => returns("r", file),
+        }
+    });
+    let run = sb.exec(&mock, &["--approval", "auto", "write both"]).await;
+    run.assert_ok();
+    assert!(
+        run.stderr
+            .contains("removed 1 worktree(s) of ended sessions"),
+        "{}",
+        run.stderr
+    );
+    assert!(!stale.exists());
+    let merges: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("⇄ [implementer "))
+        .collect();
+    assert_eq!(merges.len(), 2, "{}", run.stderr);
+    assert!(
+        merges
+            .iter()
+            .any(|l| l.ends_with("] merged into the workspace: one.txt")),
+        "{merges:?}"
+    );
+    assert_eq!(sb.read("one.txt"), "new\n");
+    assert_eq!(sb.read("two.txt"), "new\n");
+    assert_users_work_intact(&sb);
+    // Merged worktrees went with the session.
+    assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
+    assert_eq!(git(sb.ws(), &["worktree", "list"]).lines().count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_run_continues_in_the_same_worktree_and_merges_at_the_end() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mock = MockServer::start().await;
+    let sb = repo();
+    // The first run hangs in the worker's second model call; the continued run does not.
+    let hang = Arc::new(AtomicBool::new(true));
+    let hang_in = hang.clone();
+    mock.set_responder(move |body| {
+        if !is_worker(body) {
+            return persona(body, &["write out.txt"]);
+        }
+        match tool_count(body) {
+            0 => write("w", "out.txt", "written in the worktree\n"),
+            _ if hang_in.load(Ordering::SeqCst) => {
+                returns("r", "out.txt").with_delay(Duration::from_secs(60))
+            }
+            _ => returns("r", "out.txt"),
+        }
+    });
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "have a worker write out.txt"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let first_root = loop {
+        let wrote = mock
+            .requests()
+            .into_iter()
+            .find(|r| is_worker(&r.body) && tool_count(&r.body) == 1);
+        if let Some(r) = wrote {
+            break root_of(&r.body);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker never wrote"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(first_root.join("out.txt")).unwrap(),
+        "written in the worktree\n"
+    );
+    assert!(!sb.ws().join("out.txt").exists());
+
+    hang.store(false, Ordering::SeqCst);
+    let before = mock.requests().len();
+    let run = sb
+        .exec(
+            &mock,
+            &["--approval", "auto", "--resume", "last", "--continue"],
+        )
+        .await;
+    run.assert_ok();
+    let continued = mock
+        .requests()
+        .into_iter()
+        .skip(before)
+        .find(|r| is_worker(&r.body))
+        .expect("the worker goes on");
+    assert_eq!(root_of(&continued.body), first_root, "the same worktree");
+    assert!(
+        run.stderr.contains("] merged into the workspace: out.txt"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(sb.read("out.txt"), "written in the worktree\n");
+    assert_users_work_intact(&sb);
+    assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
 }

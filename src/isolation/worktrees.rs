@@ -22,6 +22,10 @@ use std::sync::{Arc, Mutex};
 
 type Shared = Arc<Mutex<Worktree>>;
 
+/// How long closing waits for a spare still being checked out: 10 s in steps.
+const CLOSE_WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(50);
+const CLOSE_WAIT_STEPS: u32 = 200;
+
 pub struct Worktrees {
     repo: Arc<Repo>,
     session: Arc<SessionDir>,
@@ -102,7 +106,8 @@ impl Worktrees {
         let (repo, session, spares) =
             (self.repo.clone(), self.session.clone(), self.spares.clone());
         async move {
-            if crate::sync::lock(&spares.ready).is_some()
+            if !spares.keep.load(Ordering::Relaxed)
+                || crate::sync::lock(&spares.ready).is_some()
                 || spares.making.swap(true, Ordering::AcqRel)
             {
                 return;
@@ -113,6 +118,13 @@ impl Worktrees {
                 blocking(move || Spare::create(&repo, &session.dir, n)).await
             };
             match made {
+                // The session closed meanwhile: nobody will take it.
+                Ok(Some(spare)) if !spares.keep.load(Ordering::Relaxed) => {
+                    let top = repo.top.clone();
+                    if let Err(e) = blocking(move || spare.remove(&top)).await {
+                        tracing::warn!("spare worktree: {e}");
+                    }
+                }
                 Ok(Some(spare)) => *crate::sync::lock(&spares.ready) = Some(spare),
                 Ok(None) => {}
                 Err(e) => tracing::warn!("no spare worktree: {e}"),
@@ -130,6 +142,14 @@ impl Worktrees {
     /// start's clean-up does it).
     pub async fn close(&self) -> Result<(), IsolationError> {
         self.spares.keep.store(false, Ordering::Relaxed);
+        // A spare being made is removed by its maker once done; wait for that (bounded:
+        // the next start's clean-up removes what is left).
+        for _ in 0..CLOSE_WAIT_STEPS {
+            if !self.spares.making.load(Ordering::Acquire) {
+                break;
+            }
+            tokio::time::sleep(CLOSE_WAIT_STEP).await;
+        }
         let Some(spare) = crate::sync::lock(&self.spares.ready).take() else {
             return Ok(());
         };

@@ -163,13 +163,17 @@ impl WorkerIsolation {
     }
 
     /// Takes back, on resume, the worktree an earlier run of the session made for a
-    /// restored worker. Its next task starts from the workspace's current state.
+    /// restored worker. Its next task starts from the workspace's current state; until
+    /// then its change counts as unmerged (it was kept because it might be).
     pub fn reopen(&self, agent: AgentId) {
         let Some(root) = self.worktrees.as_ref().and_then(|w| w.reopen(agent)) else {
             return;
         };
         match Workspace::new(&root) {
-            Ok(ws) => self.insert(agent, ws, true),
+            Ok(ws) => {
+                self.insert(agent, ws, true);
+                self.set_state(agent, Some(MergeState::Pending));
+            }
             Err(e) => tracing::warn!("worktree {} of {agent} is unusable: {e}", root.display()),
         }
     }

@@ -40,8 +40,8 @@ impl AgentTool for SpawnAgent {
         ToolSpec {
             name: "spawn_agent".into(),
             description: "Start a worker (one of your enabled roles) on one task, in parallel; \
-                returns its agent_id at once. It sees ONLY task_prompt, context and files, not \
-                this conversation. Collect results with wait_for_agents."
+                returns its agent_id. It sees ONLY task_prompt, context and files. Collect \
+                results with wait_for_agents."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -52,7 +52,7 @@ impl AgentTool for SpawnAgent {
                     "files": {"type": "array", "items": {"type": "string"}, "description": "Paths whose contents it is given."},
                     "task_id": {"type": "string", "description": "A ready task id from plan_tasks."},
                     "budget": {"type": "object", "properties": {"tokens": {"type": "integer"}, "cost_usd": {"type": "number"}, "wall_s": {"type": "integer"}}},
-                    "isolation": {"type": "string", "enum": ["worktree", "shared"]}
+                    "isolation": {"enum": ["worktree", "shared"]}
                 },
                 "required": ["role_name", "task_prompt"]
             }),
