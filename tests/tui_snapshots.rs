@@ -1419,4 +1419,11 @@ fn worktrees_in_the_tree_and_the_diff_view() {
     insta::assert_snapshot!("diff_view_100x24", screen);
     s.key(KeyCode::Char('d'));
     assert_eq!(s.app.overlay, None);
+    // The details name the worktree and the change.
+    s.key(KeyCode::Char('i'));
+    let screen = s.screen(100, 30);
+    assert!(
+        screen.contains("+12 −3 in 1 file pending · /data/worktrees/s/1a2b3c4e"),
+        "{screen}"
+    );
 }
