@@ -6,6 +6,9 @@
 //! - a message containing "plan" makes it plan three tasks on the board (T2 and T3 need
 //!   T1), run T1, then T2 and T3 side by side (`/tasks` and `/timeline` show them);
 //! - a message containing "write" makes it write `demo.txt` (an approval in `ask` mode);
+//! - a message containing "merge" (in a git repository) starts three writers side by
+//!   side, each in its own worktree: two write different files and merge, the third
+//!   writes the first one's file differently and is reported as a conflict;
 //! - anything else gets a streamed markdown answer.
 
 // Test harness code: a panic is how it reports a broken setup.
@@ -44,6 +47,32 @@ fn respond(body: &Value) -> MockResponse {
     let (user, after) = since_last_user(body);
     let tools_done = after.iter().filter(|m| m["role"] == "tool").count();
     if system.contains("You are worker agent") {
+        // "Write FILE: CONTENT" (the `merge` script): write it, then report it.
+        if let Some((file, content)) = user
+            .strip_prefix("Write ")
+            .and_then(|rest| rest.split_once(": "))
+        {
+            return match tools_done {
+                0 => MockResponse::tool_call(
+                    "w",
+                    "write_file",
+                    &json!({"path": file, "content": format!("{content}\n")}).to_string(),
+                )
+                .with_delay(Duration::from_millis(800))
+                .with_usage(700, 40),
+                _ => {
+                    let result = json!({"result": {
+                        "status": "success",
+                        "summary": format!("Wrote {file}"),
+                        "artifacts": [{"file_path": file, "description": "written", "change_type": "created"}],
+                        "known_issues": []
+                    }});
+                    MockResponse::tool_call("r", "return_results", &result.to_string())
+                        .with_delay(Duration::from_millis(600))
+                        .with_usage(820, 90)
+                }
+            };
+        }
         return match tools_done {
             0 => MockResponse::tool_call("l", "list_files", r#"{"depth":1}"#)
                 .with_delay(Duration::from_millis(600))
@@ -75,6 +104,27 @@ fn respond(body: &Value) -> MockResponse {
             .with_usage(1200, 80),
             2 => MockResponse::tool_call("w", "wait_for_agents", "{}").with_usage(1300, 20),
             _ => stream("Both workers are done. The layout is tidy and the review found nothing alarming."),
+        };
+    }
+    if user.contains("merge") {
+        let writer = |id: &str, task: &str| {
+            MockToolCall::new(
+                id,
+                "spawn_agent",
+                json!({"role_name": "agentic_coder", "task_prompt": task}).to_string(),
+            )
+        };
+        return match tools_done {
+            0 => MockResponse::tool_calls(vec![
+                writer("s1", "Write greeting.txt: hello from the first writer"),
+                writer("s2", "Write notes.txt: notes from the second writer"),
+                writer("s3", "Write greeting.txt: a different hello from the third"),
+            ])
+            .with_usage(1200, 80),
+            3 => MockResponse::tool_call("w", "wait_for_agents", "{}").with_usage(1300, 20),
+            _ => stream(
+                "Two changes are merged into the workspace; the third writer's greeting.txt conflicts with the first's and was left in its worktree.",
+            ),
         };
     }
     if user.contains("plan") {

@@ -499,6 +499,7 @@ fn results_card() {
                 ],
                 known_issues: vec!["summary event not printed on Ctrl+C".into()],
                 verification: None,
+                merge: None,
             },
         },
     );
@@ -563,6 +564,7 @@ fn returned(s: &mut Script, agent: AgentId, status: ResultStatus, verdict: Verdi
                 }],
                 known_issues: vec![],
                 verification: Some(verdict),
+                merge: None,
             },
         },
     );
@@ -1415,4 +1417,102 @@ fn save_role_prompt_in_the_agents_view() {
         "{screen}"
     );
     insta::assert_snapshot!("save_role_80x24", screen);
+}
+
+#[test]
+fn worktrees_in_the_tree_and_the_diff_view() {
+    use squad::protocol::{ConflictFile, ConflictHunk, DiffStat, LineRange};
+    let (mut s, [coder, tester, _]) = team();
+    let root = s.root;
+    let docs = id(4);
+    s.spawn(docs, Some(root), "docs", "Document the --json flag");
+    s.status(docs, AgentStatus::Running);
+    for (w, added, removed) in [(coder, 12, 3), (tester, 4, 0), (docs, 9, 1)] {
+        s.ev(
+            w,
+            EventKind::WorktreeCreated {
+                path: format!("/data/worktrees/s/{}", w.short()).into(),
+                branch: format!("squad/{}", w.short()),
+            },
+        );
+        s.ev(
+            w,
+            EventKind::DiffStat(DiffStat {
+                files: 1,
+                added,
+                removed,
+            }),
+        );
+    }
+    s.ev(
+        tester,
+        EventKind::Merged {
+            files: vec!["tests/cli.rs".into()],
+        },
+    );
+    s.status(docs, AgentStatus::Completed);
+    s.ev(
+        docs,
+        EventKind::MergeConflict {
+            conflicts: vec![ConflictFile {
+                path: "README.md".into(),
+                kind: "contents".into(),
+                message: String::new(),
+                hunks: vec![ConflictHunk {
+                    workspace: LineRange {
+                        start: 12,
+                        count: 2,
+                    },
+                    worker: LineRange {
+                        start: 12,
+                        count: 3,
+                    },
+                }],
+            }],
+        },
+    );
+    let screen = s.screen(120, 30);
+    for mark in ["+12 −3 pending", "+4 −0 merged", "+9 −1 conflict"] {
+        assert!(screen.contains(mark), "{mark}\n{screen}");
+    }
+    // The conflict is told where the user reads, and flashed in the status bar.
+    assert!(
+        screen.contains("merge conflict: the change of docs 1a2b3c51 was not merged"),
+        "{screen}"
+    );
+    assert!(screen.contains("README.md (contents): workspace lines 12–13 vs"));
+    insta::assert_snapshot!("worktrees_tree_120x30", screen);
+
+    // `d` on a worker asks the runtime for its change; the popup waits for it.
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    let actions = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::NONE), s.now);
+    assert_eq!(
+        actions,
+        vec![Action::Send(Op::ShowDiff { agent_id: coder })]
+    );
+    assert_eq!(s.app.overlay, Some(Overlay::Diff(coder)));
+    assert!(s.screen(100, 24).contains("reading the worker's change…"));
+    let text = "diff --git a/src/cli.rs b/src/cli.rs\nindex 1111111..2222222 100644\n\
+                --- a/src/cli.rs\n+++ b/src/cli.rs\n@@ -10,3 +10,4 @@ pub struct Exec {\n \
+                pub prompt: String,\n-    pub quiet: bool,\n+    /// Print events as JSON lines.\n\
+                +    pub json: bool,\n }\n";
+    s.ev(coder, EventKind::Diff { text: text.into() });
+    let screen = s.screen(100, 24);
+    assert!(
+        screen.contains("coder 1a2b3c4e · +12 −3 · pending"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("diff_view_100x24", screen);
+    s.key(KeyCode::Char('d'));
+    assert_eq!(s.app.overlay, None);
+    // The details name the worktree and the change.
+    s.key(KeyCode::Char('i'));
+    let screen = s.screen(100, 30);
+    assert!(
+        screen.contains("+12 −3 in 1 file pending · /data/worktrees/s/1a2b3c4e"),
+        "{screen}"
+    );
 }

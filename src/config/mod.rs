@@ -31,7 +31,7 @@ pub struct Config {
     pub tools: ToolsConfig,
     /// Loop guard and stall detection.
     pub guards: GuardsConfig,
-    /// Workers' lifetime: when a temporary worker is released.
+    /// Workers' lifetime (when a temporary worker is released) and where writers write.
     pub team: TeamConfig,
     pub verify: VerifyConfig,
     /// MCP servers whose tools the agents may use, by name (`[mcp_servers.NAME]`).
@@ -146,7 +146,7 @@ impl GuardsConfig {
     }
 }
 
-/// Workers' lifetime (`[team]`).
+/// How the team works together (`[team]`): workers' lifetime and where writers write.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TeamConfig {
@@ -154,12 +154,14 @@ pub struct TeamConfig {
     /// released (takes no more follow-ups); 0 releases it at once. `spawn_agent`'s
     /// `keep: true` keeps a worker for good.
     pub release_after_s: u64,
+    pub isolation: IsolationMode,
 }
 
 impl Default for TeamConfig {
     fn default() -> Self {
         Self {
             release_after_s: 300,
+            isolation: IsolationMode::default(),
         }
     }
 }
@@ -193,6 +195,18 @@ impl Default for VerifyConfig {
             reviewer: None,
         }
     }
+}
+
+/// Where a writing worker writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IsolationMode {
+    /// Its own git worktree, merged back when its result is accepted; outside a git
+    /// repository this falls back to `Shared`.
+    #[default]
+    Worktree,
+    /// The workspace itself, with file leases between workers.
+    Shared,
 }
 
 /// A user's check: `command` must exit 0, run only when a changed file matches one of

@@ -196,6 +196,31 @@ impl Progress {
                 reason: Some(reason),
                 ..
             } => Some(format!("  [{}] {status}: {reason}", self.who(id))),
+            EventKind::Merged { files } => Some(format!(
+                "⇄ [{}] merged into the workspace: {}",
+                self.who(id),
+                if files.is_empty() {
+                    "(already there)".to_string()
+                } else {
+                    clip(&files.join(", "), 200)
+                }
+            )),
+            EventKind::MergeConflict { conflicts } => Some(format!(
+                "✗ [{}] merge conflict, workspace unchanged: {}",
+                self.who(id),
+                clip(
+                    &conflicts
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    300
+                )
+            )),
+            EventKind::StaleWorktreesRemoved { worktrees } => Some(format!(
+                "removed {} worktree(s) of ended sessions",
+                worktrees.len()
+            )),
             _ => None,
         }
     }

@@ -1,6 +1,6 @@
 use super::{
-    AgentId, AgentResult, AgentStatus, Budget, BudgetMeasure, BudgetScope, Declined, HistoryItem,
-    MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, Verdict,
+    AgentId, AgentResult, AgentStatus, Budget, BudgetMeasure, BudgetScope, ConflictFile, Declined,
+    DiffStat, HistoryItem, MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -253,6 +253,37 @@ pub enum EventKind {
     SessionBudgetSet {
         limit_usd: Option<f64>,
     },
+    /// At start: the worktrees of squad sessions that no longer run were removed (their
+    /// folders and `squad/…` branches).
+    StaleWorktreesRemoved {
+        worktrees: Vec<PathBuf>,
+    },
+    /// A writing worker got its own git worktree: its tools work in `path` (on `branch`),
+    /// and its change reaches the workspace by a merge when its result is accepted.
+    WorktreeCreated {
+        path: PathBuf,
+        branch: String,
+    },
+    /// The size of an isolated worker's change, after one of its mutating calls or a redo.
+    DiffStat(DiffStat),
+    /// The worker's change is in the workspace now: `files` were written or deleted.
+    Merged {
+        files: Vec<String>,
+    },
+    /// The worker's change conflicts with the workspace, which was left as it was; each
+    /// file with its hunks.
+    MergeConflict {
+        conflicts: Vec<ConflictFile>,
+    },
+    /// The worker's worktree and branch are gone: its change was merged, or `discarded`.
+    WorktreeRemoved {
+        branch: String,
+        discarded: bool,
+    },
+    /// The answer to `Op::ShowDiff` (live only): the worker's change as a unified diff.
+    Diff {
+        text: String,
+    },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,
     /// Last event of an `exec` run: per-agent figures and totals.
@@ -272,6 +303,7 @@ impl EventKind {
                 | Self::ToolCallBegin { .. }
                 | Self::ToolCallEnd { .. }
                 | Self::McpServer { .. }
+                | Self::Diff { .. }
         )
     }
 }

@@ -5,6 +5,7 @@ mod budget;
 mod event;
 mod ids;
 mod item;
+mod merge;
 mod metrics;
 mod notice;
 mod op;
@@ -21,6 +22,7 @@ pub use event::{
 };
 pub use ids::AgentId;
 pub use item::{HistoryItem, ToolCall};
+pub use merge::{ConflictFile, ConflictHunk, DiffStat, LineRange, MergeReport, MergeState};
 pub use metrics::{TaskMetrics, TaskTally};
 pub use notice::{MessageKind, Priority};
 pub use op::Op;

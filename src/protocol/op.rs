@@ -54,6 +54,8 @@ pub enum Op {
     /// Save a worker's role and prompt (its spawn's instructions and tools included) as
     /// the role file `.squad/roles/NAME.toml`; answered by `role_saved` or an `error`.
     SaveRole { agent_id: AgentId, name: String },
+    /// Show a worker's change (`d` in the tree): answered by a `diff` event.
+    ShowDiff { agent_id: AgentId },
     /// Finish: cancel all work and close the log.
     Shutdown,
 }

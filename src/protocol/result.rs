@@ -60,6 +60,10 @@ pub struct AgentResult {
     /// Set by squad, never by the worker: how the result fared against the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<super::Verdict>,
+    /// Set by squad for a worker in its own worktree: whether its change reached the
+    /// workspace, or which files conflict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<super::MergeReport>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

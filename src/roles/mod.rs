@@ -120,6 +120,10 @@ pub struct Role {
     /// (within `tools` / `excluded_tools`).
     #[serde(default)]
     pub mcp_servers: Option<Vec<String>>,
+    /// Where this role's workers write when they may (`[team] isolation` decides
+    /// otherwise; `spawn_agent`'s `isolation` wins over both).
+    #[serde(default)]
+    pub isolation: Option<crate::config::IsolationMode>,
     /// Where the role came from; filled by the loader, never read from the file.
     #[serde(skip)]
     pub source: RoleSource,

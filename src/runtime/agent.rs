@@ -73,6 +73,10 @@ impl Host for Arc<Engine> {
         crate::tools::read_for_prompt(&ctx, path).await
     }
 
+    fn choose_isolation(&self, agent: AgentId, mode: crate::config::IsolationMode) {
+        self.isolation.choose(agent, mode);
+    }
+
     fn start_agent(&self, new: NewAgent) -> AgentId {
         start_agent(self, new)
     }
@@ -189,8 +193,16 @@ async fn agent_main(
                     continue;
                 }
             }
-            Next::Input(AgentInput::Message { text, reply: r }) => {
+            Next::Input(AgentInput::Message { mut text, reply: r }) => {
                 reply = r;
+                // A writing worker gets its worktree before its first tool call; one whose
+                // result went up is moved onto the workspace's current state first.
+                if id != engine.root()
+                    && let Some(note) = super::isolation::before_task(&engine, id).await
+                {
+                    text.push_str("\n\n");
+                    text.push_str(&note);
+                }
                 // Results held back (after a resume or an interrupt) and notices still in
                 // its inbox (a held persona's questions from workers) come first, then what
                 // it was just told.
@@ -215,7 +227,7 @@ async fn agent_main(
                 {
                     engine
                         .checks
-                        .begin(id, &text, engine.workspace.root())
+                        .begin(id, &text, engine.workspace_for(id).root())
                         .await;
                 }
                 team.push_item(id, HistoryItem::user(text));
@@ -244,6 +256,10 @@ async fn agent_main(
             _ => AgentStatus::Inactive,
         };
         rest = status;
+        if is_worker && status != AgentStatus::Cancelled {
+            // Its change is merged (or not) before its supervisor hears of the result.
+            super::isolation::settle(&engine, id, outcome.end).await;
+        }
         if matches!(status, AgentStatus::Failed | AgentStatus::Completed) {
             // A worker that failed or returned its result is done: its own workers have
             // nobody left to report to.
@@ -288,6 +304,10 @@ async fn agent_main(
             };
             let _ = r.send(answer);
         }
+    }
+    // Despawned or cancelled (not the session ending): its worktree and leases go.
+    if id != engine.root() && !engine.isolation.is_closing() {
+        super::isolation::clean_up(&engine, id).await;
     }
 }
 

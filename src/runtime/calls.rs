@@ -6,6 +6,7 @@ use super::agent_tools::{Call, Effect, Failure, Handoff};
 use super::approval::ApprovalRequest;
 use super::engine::Engine;
 use super::guard::{CallKind, LoopGuard, Verdict};
+use super::isolation;
 use super::stall::{self, Pulse};
 use super::toolbox::Handler;
 use super::verification;
@@ -309,6 +310,12 @@ async fn execute(
                     Ok(a) => a,
                     Err(e) => return CallResult::error(e.to_string()),
                 };
+                // A file another worker holds in the shared workspace is refused first.
+                if let Err(held) =
+                    isolation::claim_write(engine, agent, &ctx.workspace, action.as_ref())
+                {
+                    return CallResult::error(held);
+                }
                 if let Some(action) = &action {
                     let req = ApprovalRequest {
                         agent_id: agent,
@@ -336,6 +343,9 @@ async fn execute(
                 }
             };
             let result = watch_call(engine, agent, call, run).await;
+            if mutating {
+                isolation::after_mutation(engine, agent).await;
+            }
             match result {
                 Ok(output) => CallResult::ok(output, Effect::None),
                 Err(ToolError::Cancelled) => CallResult::error("cancelled by the user".to_string()),

@@ -43,6 +43,8 @@ pub struct Engine {
     pub session_budget: super::budget::SessionBudget,
     /// Every agent's task, so shutdown can let them write their last results.
     pub agent_tasks: tokio_util::task::TaskTracker,
+    /// Which workers write in worktrees of their own, and the leases on the workspace.
+    pub isolation: super::isolation::WorkerIsolation,
 }
 
 /// One model call, ready to send.
@@ -95,7 +97,7 @@ impl Engine {
         }
         system_prompt.push_str(&format!(
             "\n\n# Environment\nWorkspace root: {}. Every path you pass to a tool is relative to it.",
-            self.workspace.root().display()
+            self.workspace_for(agent).root().display()
         ));
         if let Some(parent_role) = &view.parent_role {
             system_prompt.push_str(&format!(
@@ -131,6 +133,12 @@ impl Engine {
         })
     }
 
+    /// Where `agent`'s tools work: its worktree (or its supervisor's), else the workspace.
+    pub fn workspace_for(&self, agent: AgentId) -> Arc<Workspace> {
+        self.isolation
+            .workspace_for(&self.team, agent, &self.workspace)
+    }
+
     /// What a coding tool called by `agent` may use.
     pub fn tool_context(
         &self,
@@ -141,7 +149,7 @@ impl Engine {
         let test_command = self.role(role).and_then(|r| r.test_command.as_deref());
         ToolContext {
             agent_id: agent,
-            workspace: self.workspace.clone(),
+            workspace: self.workspace_for(agent),
             settings: Arc::new(ToolSettings::from_config(&self.config, test_command)),
             cancel: cancel.clone(),
         }

@@ -18,6 +18,7 @@ mod engine;
 mod events;
 mod guard;
 mod inbox;
+mod isolation;
 mod mcp;
 mod memory;
 mod ops;

@@ -79,6 +79,10 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
             Op::SaveRole { agent_id, name } => super::save_role::serve(&engine, agent_id, &name),
             Op::Stop => stop(&engine),
             Op::Continue { agent_id } => continue_agents(&engine, agent_id),
+            // Off the loop: reading a large change must not hold other requests.
+            Op::ShowDiff { agent_id } => {
+                tokio::spawn(super::isolation::show_diff(engine.clone(), agent_id));
+            }
             Op::Shutdown => {
                 shut_down(&engine).await;
                 break;
@@ -147,6 +151,8 @@ async fn shut_down(engine: &Engine) {
     let team = &engine.team;
     let root = engine.root();
     let busy = team.with_status_where(|s| !s.is_idle());
+    // Workers stopping now are not despawned: their worktrees stay for a resume.
+    engine.isolation.begin_closing();
     team.cancel_all();
     engine.agent_tasks.close();
     if tokio::time::timeout(SHUTDOWN_GRACE, engine.agent_tasks.wait())
@@ -162,6 +168,7 @@ async fn shut_down(engine: &Engine) {
             Some(super::start::INTERRUPTED_REASON.into()),
         );
     }
+    super::isolation::close(engine).await;
     // Servers stop before the last event: a front end may exit on it.
     engine.tools.mcp().shutdown().await;
     let (agents, totals) = team.summary();

@@ -120,6 +120,12 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     if let Some(tokens) = opts.model.server_context_window().await {
         windows.set_server_window(tokens);
     }
+    let (isolation, stale) = super::isolation::WorkerIsolation::open(
+        opts.config.team.isolation,
+        workspace.root(),
+        opts.store.as_ref().and_then(|s| s.data_dir()),
+        &session_id,
+    );
     let instructions = crate::context::load_instructions(
         workspace.root(),
         opts.config.context.max_instructions_bytes,
@@ -147,6 +153,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         team: Team::new(sink, root).release_after(release_after),
         checks: Default::default(),
         tasks: Default::default(),
+        isolation,
     });
     let team = &engine.team;
 
@@ -183,6 +190,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             },
         );
     }
+    super::isolation::announce(&engine, &stale);
     // In the background: the first prompt does not wait for them.
     start_servers(&engine, mcp_statuses);
 
@@ -300,6 +308,7 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
             engine
                 .checks
                 .restore_attempts(agent.id, agent.attempts, agent.task_closed);
+            engine.isolation.reopen(agent.id);
         }
         start_agent(
             engine,

@@ -632,6 +632,10 @@ impl Team {
         })
     }
 
+    pub fn parent(&self, id: AgentId) -> Option<AgentId> {
+        self.with(id, |a| a.parent).flatten()
+    }
+
     pub fn children(&self, id: AgentId) -> Vec<AgentId> {
         self.with(id, |a| a.children.clone()).unwrap_or_default()
     }

@@ -34,6 +34,8 @@ pub struct Checks {
 }
 
 struct Cached {
+    /// The tree it walked (the workspace, or a worker's worktree).
+    root: std::path::PathBuf,
     generation: u64,
     at: Instant,
     snapshot: Arc<Snapshot>,
@@ -135,12 +137,14 @@ impl Checks {
         let generation = self.generation.load(Ordering::Relaxed);
         if let Some(c) = latest.as_ref()
             && c.generation == generation
+            && c.root == root
             && c.at.elapsed() < REUSE_FOR
         {
             return c.snapshot.clone();
         }
         let snapshot = Arc::new(take(root).await);
         *latest = Some(Cached {
+            root: root.to_path_buf(),
             generation,
             at: Instant::now(),
             snapshot: snapshot.clone(),
@@ -159,13 +163,12 @@ pub async fn record_changes<T>(
     call: impl Future<Output = T>,
 ) -> T {
     let tracked = engine.checks.is_tracked(agent);
-    let root = engine.workspace.root();
+    let workspace = engine.workspace_for(agent);
+    let root = workspace.root();
     let named = match action {
-        Some(ApprovalAction::FileChange { path, .. }) => engine
-            .workspace
-            .resolve(path)
-            .ok()
-            .map(|p| engine.workspace.relative(&p)),
+        Some(ApprovalAction::FileChange { path, .. }) => {
+            workspace.resolve(path).ok().map(|p| workspace.relative(&p))
+        }
         _ => None,
     };
     let before = match (tracked, &named) {
@@ -243,7 +246,8 @@ pub async fn check(
             task.attempts,
         )
     };
-    let root = engine.workspace.root();
+    let workspace = engine.workspace_for(agent);
+    let root = workspace.root();
     // Only files its own calls touched can be its changes: a worker that touched none
     // needs no second walk of the tree.
     let own: BTreeSet<String> = if touched.is_empty() {

@@ -42,6 +42,11 @@ impl SessionStore {
         &self.dir
     }
 
+    /// squad's data dir, which holds this folder (`sessions`) and the workers' worktrees.
+    pub fn data_dir(&self) -> Option<&Path> {
+        self.dir.parent()
+    }
+
     pub fn path_for(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.jsonl"))
     }

@@ -67,6 +67,15 @@ fn check(schema: &Value, args: &Value) -> Result<(), ToolError> {
                 kind(value)
             )));
         }
+        if let Some(allowed) = spec.get("enum").and_then(Value::as_array)
+            && !allowed.contains(value)
+        {
+            let allowed: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            return Err(ToolError::InvalidArguments(format!(
+                "field `{name}` must be one of {}, got {value}",
+                allowed.join(", ")
+            )));
+        }
         if let Some(n) = value.as_f64() {
             if let Some(min) = spec.get("minimum").and_then(Value::as_f64)
                 && n < min
@@ -171,5 +180,16 @@ mod tests {
         assert!(err(json!({"path": "x", "line": 0})).contains("at least 1"));
         assert!(err(json!({"path": "x", "line": 11})).contains("at most 10"));
         assert!(err(json!([1])).contains("JSON object"));
+    }
+
+    #[test]
+    fn a_value_outside_the_enum_names_the_choices() {
+        let schema = json!({"properties": {"mode": {"enum": ["worktree", "shared"]}}});
+        let e = parse::<Value>(&schema, json!({"mode": "git"})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid arguments: field `mode` must be one of \"worktree\", \"shared\", got \"git\""
+        );
+        assert!(parse::<Value>(&schema, json!({"mode": "shared"})).is_ok());
     }
 }

@@ -186,6 +186,26 @@ pub fn agent_lines(
         ));
     }
     out.splice(4..4, under_status);
+    if a.worktree.is_some() || a.merge.is_some() {
+        let mut change = Vec::new();
+        if let Some(d) = a.diff {
+            change.push(Span::raw(format!(
+                "{} in {} ",
+                d.label(),
+                plural(d.files, "file")
+            )));
+        }
+        if let Some(m) = a.merge {
+            change.push(Span::styled(m.as_str().to_string(), theme.dim()));
+        }
+        if let Some(path) = &a.worktree {
+            change.push(Span::styled(
+                format!(" · {} · d diff", path.display()),
+                theme.dim(),
+            ));
+        }
+        out.extend(wrapped_field("worktree", change, w, theme));
+    }
     let tasks = s.tasks.of(a.id);
     if tasks.started > 0 {
         out.push(field(

@@ -28,6 +28,7 @@ const LEFT: &[Section] = &[
             ("Enter →", "open conversation"),
             ("← Space", "collapse / expand"),
             ("i", "details"),
+            ("d", "its change (diff)"),
             ("x", "cancel worker"),
             ("c", "continue interrupted"),
             ("s", "save as role (/agents)"),

@@ -198,6 +198,7 @@ impl App {
         let close = matches!(key.code, KeyCode::Esc | KeyCode::F(1))
             || (o == Overlay::Help && key.code == KeyCode::Char('?'))
             || (matches!(o, Overlay::Details(_)) && key.code == KeyCode::Char('i'))
+            || (matches!(o, Overlay::Diff(_)) && key.code == KeyCode::Char('d'))
             || (o != Overlay::Agents && key.code == KeyCode::Char('q'))
             || (o == Overlay::Tasks && key.code == KeyCode::Char('t'));
         match o {
@@ -419,6 +420,12 @@ impl App {
                 self.tree.set_collapsed(id, !collapsed);
             }
             KeyCode::Char('i') => self.open(Overlay::Details(id)),
+            KeyCode::Char('d') => {
+                // The runtime reads the worktree; the popup waits for its `diff` event.
+                self.state.diff = None;
+                self.open(Overlay::Diff(id));
+                return vec![Action::Send(Op::ShowDiff { agent_id: id })];
+            }
             KeyCode::Char('t') => self.toggle_tasks(),
             KeyCode::Char('x') => {
                 if id == self.state.root_agent {

@@ -3,7 +3,7 @@
 //!
 //! Layout of the module: `state` folds events into data; `tree`, `tasks`, `timeline`,
 //! `conversation`, `cells`, `markdown`, `composer`, `approval`, `question`, `details`,
-//! `help`, `save_role`, `status_bar` draw; `keys` maps keys to actions; `app` ties them together;
+//! `diff`, `help`, `save_role`, `status_bar` draw; `keys` maps keys to actions; `app` ties them together;
 //! `event_loop` and `terminal` are the only parts that touch the real terminal.
 
 mod app;
@@ -13,6 +13,7 @@ mod commands;
 mod composer;
 mod conversation;
 mod details;
+mod diff;
 mod event_loop;
 mod format;
 mod handle;

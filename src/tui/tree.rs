@@ -6,7 +6,7 @@
 //! mouse hit-testing, and because the flattened rows are cached between frames so a
 //! frame with a thousand agents only draws the rows it shows.
 
-use crate::protocol::{AgentId, AgentStatus, Budget};
+use crate::protocol::{AgentId, AgentStatus, Budget, MergeState};
 use crate::text::one_line;
 use crate::tui::format::{cost, elapsed, tokens, truncate, width};
 use crate::tui::state::SessionState;
@@ -281,6 +281,18 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
         && let Some(tag) = a.status_reason.as_deref().and_then(reason_tag)
     {
         left.push(Span::styled(format!(" {tag}"), theme.error()));
+    }
+    // A worker in its own worktree: its change's size and where it stands.
+    if let Some(d) = a.diff {
+        left.push(Span::styled(format!(" {}", d.label()), theme.dim()));
+    }
+    if let Some(m) = a.merge {
+        let style = match m {
+            MergeState::Merged => theme.ok(),
+            MergeState::Conflict => theme.error(),
+            MergeState::Pending => theme.warn(),
+        };
+        left.push(Span::styled(format!(" {}", m.as_str()), style));
     }
     if a.released {
         left.push(Span::styled(" released", theme.dim()));

@@ -8,6 +8,7 @@ use ::squad::model::{ClientSettings, OpenAiClient};
 use ::squad::protocol::{AgentId, AgentStatus, ApprovalPolicy, Event, EventKind, Op};
 use ::squad::roles::load_roles;
 use ::squad::runtime::{SessionHandle, SessionOptions, start_session};
+use ::squad::session::SessionStore;
 use ::squad::tools::{ToolRegistry, coding_tools};
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +29,28 @@ pub async fn start_engine_with(
     approval: ApprovalPolicy,
     configure: impl FnOnce(&mut Config),
 ) -> SessionHandle {
+    start_engine_in(mock, sb, approval, configure, None).await
+}
+
+/// Like [`start_engine_with`], keeping its log (and the workers' worktrees) in the
+/// sandbox's data dir, as the binary does.
+pub async fn start_engine_with_data(
+    mock: &MockServer,
+    sb: &Sandbox,
+    approval: ApprovalPolicy,
+    configure: impl FnOnce(&mut Config),
+) -> SessionHandle {
+    let store = SessionStore::new(sb.data_dir().join("sessions"));
+    start_engine_in(mock, sb, approval, configure, Some(store)).await
+}
+
+async fn start_engine_in(
+    mock: &MockServer,
+    sb: &Sandbox,
+    approval: ApprovalPolicy,
+    configure: impl FnOnce(&mut Config),
+    store: Option<SessionStore>,
+) -> SessionHandle {
     let mut config = Config::default();
     config.provider.base_url = mock.base_url();
     config.provider.api_key_env = String::new();
@@ -46,7 +69,7 @@ pub async fn start_engine_with(
         can_ask: true,
         model: Arc::new(client),
         tools,
-        store: None,
+        store,
         resume: None,
         replay_to_frontend: false,
         warnings: Vec::new(),

@@ -84,6 +84,7 @@ impl Run {
                 passed,
                 ..Verdict::default()
             }),
+            merge: None,
         };
         self.feed(
             EventKind::ResultReturned {

@@ -76,6 +76,8 @@ pub trait Host: Send + Sync {
         path: &str,
         cancel: &CancellationToken,
     ) -> Result<String, ToolError>;
+    /// `spawn_agent`'s `isolation` for a worker about to start.
+    fn choose_isolation(&self, agent: AgentId, mode: crate::config::IsolationMode);
     /// Registers a new agent and starts its task.
     fn start_agent(&self, new: NewAgent) -> AgentId;
     /// Checks a worker's result against the workspace (see `runtime/verification.rs`).

@@ -167,8 +167,9 @@ pub fn validate_result(v: &Value) -> Result<AgentResult, String> {
         }
     }
     let mut clean = obj.clone();
-    // Only squad sets the verdict.
+    // Only squad sets the verdict and the merge report.
     clean.remove("verification");
+    clean.remove("merge");
     clean.insert("status".into(), json!(status));
     clean.entry("artifacts").or_insert(json!([]));
     clean.entry("known_issues").or_insert(json!([]));

@@ -35,6 +35,9 @@ struct Args {
     /// The only tools it gets: within its role's and the caller's (`ad_hoc.rs`).
     #[serde(default)]
     tools: Option<Vec<String>>,
+    /// Overrides the role's and the config's `isolation` for this worker.
+    #[serde(default)]
+    isolation: Option<crate::config::IsolationMode>,
 }
 
 /// Most of one file given to a worker in its first message.
@@ -48,8 +51,7 @@ impl AgentTool for SpawnAgent {
             // Terse: copilot's first request stays under 8 KB (`benches/context.rs`); the
             // result's note says to collect it with wait_for_agents.
             description: "Start a worker (one of your enabled roles) on one task, in parallel; \
-                returns its agent_id at once. It sees ONLY task_prompt, context and files, not \
-                this conversation."
+                returns its agent_id. It sees ONLY task_prompt, context and files."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -62,7 +64,8 @@ impl AgentTool for SpawnAgent {
                     "budget": {"type": "object", "properties": {"tokens": {"type": "integer"}, "cost_usd": {"type": "number"}, "wall_s": {"type": "integer"}}},
                     "keep": {"type": "boolean", "description": "Keep for follow-ups."},
                     "instructions": {"type": "string", "description": "Added to its role's prompt."},
-                    "tools": {"type": "array", "items": {"type": "string"}, "description": "Only these of its tools."}
+                    "tools": {"type": "array", "items": {"type": "string"}, "description": "Only these of its tools."},
+                    "isolation": {"enum": ["worktree", "shared"]}
                 },
                 "required": ["role_name", "task_prompt"]
             }),
@@ -195,6 +198,9 @@ impl AgentTool for SpawnAgent {
                 .tasks()
                 .assign(cx.team, cx.caller, t, id)
                 .map_err(|e| Failure::Fixable(e.to_string()))?;
+        }
+        if let Some(mode) = args.isolation {
+            cx.host.choose_isolation(id, mode);
         }
         cx.host.start_agent(NewAgent {
             id,

@@ -212,6 +212,15 @@ impl Team {
             .partition(|id| agents.get(id).is_none_or(|a| !a.is_busy()))
     }
 
+    /// At work, or finished with an outcome its supervisor has not been given yet: what
+    /// it wrote is still its own (file leases last this long).
+    pub fn result_pending(&self, id: AgentId) -> bool {
+        self.with(id, |a| {
+            !a.cancel.is_cancelled() && (a.is_busy() || a.owes_outcome())
+        })
+        .unwrap_or(false)
+    }
+
     /// Finished, and its outcome already given to its supervisor, or released: nothing
     /// left to stop.
     pub fn is_settled(&self, id: AgentId) -> bool {

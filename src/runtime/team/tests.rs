@@ -65,6 +65,7 @@ fn result() -> AgentResult {
         artifacts: Vec::new(),
         known_issues: Vec::new(),
         verification: None,
+        merge: None,
     }
 }
 

@@ -42,7 +42,8 @@ pub async fn review(
             r.role
         ))];
     };
-    let diff = crate::verify::change_text(engine.workspace.root(), r.changed).await;
+    // In the worker's own worktree when it has one: its change is not merged yet.
+    let diff = crate::verify::change_text(engine.workspace_for(r.worker).root(), r.changed).await;
     let id = AgentId::new();
     engine.checks.add_reviewer(id);
     start(NewAgent {
@@ -164,6 +165,7 @@ mod tests {
             artifacts: vec![],
             known_issues: issues.iter().map(|s| s.to_string()).collect(),
             verification: None,
+            merge: None,
         }
     }
 

@@ -382,6 +382,7 @@ impl App {
                 "↑↓ move",
                 "Enter open",
                 "i details",
+                "d diff",
                 "x cancel",
                 "← collapse",
             ],
@@ -490,6 +491,9 @@ impl App {
             Some(Overlay::Stats) => {
                 let order = self.state.tree_order();
                 details::render_stats(buf, main, &self.state, &order, &mut self.overlay_scroll, &t);
+            }
+            Some(Overlay::Diff(id)) => {
+                crate::tui::diff::render(buf, main, &self.state, id, &mut self.overlay_scroll, &t);
             }
             Some(Overlay::Mcp) => {
                 crate::tui::mcp::render(buf, main, &self.state, &mut self.overlay_scroll, &t);

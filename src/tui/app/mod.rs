@@ -80,6 +80,8 @@ pub enum Overlay {
     /// The name for saving a worker's role as a role file (`s` in `/agents`); the name
     /// being typed is `App::role_name`.
     SaveRole(AgentId),
+    /// A worker's change in its worktree (`d` in the tree), once the runtime sends it.
+    Diff(AgentId),
 }
 
 /// What the caller must do after an input.
@@ -177,7 +179,11 @@ impl App {
 
     /// Folds in one event from the runtime.
     pub fn apply(&mut self, ev: &Event, now: Instant) {
+        let conflicts = self.state.conflicts;
         self.state.apply(ev, now);
+        if self.state.conflicts > conflicts && ev.seq > self.state.replayed_seq() {
+            self.set_notice("merge conflict: a worker's change was not merged", now);
+        }
         self.sync_dialogs(now);
         if self.saving_role == Some(ev.agent_id) {
             let answer = match &ev.kind {

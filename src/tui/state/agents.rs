@@ -2,7 +2,9 @@
 //! result, conversation), and the questions asked of the tree as a whole.
 
 use super::{Conversation, Figures, SessionState};
-use crate::protocol::{AgentId, AgentResult, AgentStatus, Budget, SpawnOptions, Verdict};
+use crate::protocol::{
+    AgentId, AgentResult, AgentStatus, Budget, DiffStat, MergeState, SpawnOptions, Verdict,
+};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
@@ -43,6 +45,12 @@ pub struct AgentView {
     pub correcting: Option<(u32, u32)>,
     /// Its model or tool call has made no progress for a while (`stalled`).
     pub stalled: Option<Stall>,
+    /// Its own worktree, while it has one (`worktree_created` … `worktree_removed`).
+    pub worktree: Option<std::path::PathBuf>,
+    /// The size of its change in its worktree (`diff_stat`).
+    pub diff: Option<DiffStat>,
+    /// Where that change stands: pending, merged into the workspace, or in conflict.
+    pub merge: Option<MergeState>,
     pub conversation: Conversation,
 }
 
@@ -82,6 +90,9 @@ impl AgentView {
             verdicts: Vec::new(),
             correcting: None,
             stalled: None,
+            worktree: None,
+            diff: None,
+            merge: None,
             conversation: Conversation::default(),
         }
     }

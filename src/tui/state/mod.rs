@@ -21,6 +21,7 @@ mod conversation;
 mod dialogs;
 mod figures;
 mod timeline;
+mod worktrees;
 
 use agents::set_status;
 pub use agents::{AgentView, Stall};
@@ -71,6 +72,10 @@ pub struct SessionState {
     /// The session's budget holds the team: `(spent, limit)` in US dollars, until the
     /// user raises it (`/budget`), goes on or stops.
     pub budget_hold: Option<(f64, f64)>,
+    /// The last diff the runtime sent (`d` on a worker): whose, and the text.
+    pub diff: Option<(AgentId, String)>,
+    /// Merge conflicts so far, so the front end can raise a notice for a new one.
+    pub conflicts: u64,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -118,6 +123,8 @@ impl SessionState {
             board: TaskList::default(),
             timeline: Timeline::default(),
             budget_hold: None,
+            diff: None,
+            conflicts: 0,
         }
     }
 
@@ -125,6 +132,11 @@ impl SessionState {
     /// events have no clock.
     pub fn has_replayed(&self) -> bool {
         self.replayed_seq > 0
+    }
+
+    /// The last `seq` read back from a resumed session's log (0 for a new session).
+    pub fn replayed_seq(&self) -> u64 {
+        self.replayed_seq
     }
 
     pub fn agent(&self, id: AgentId) -> Option<&AgentView> {
@@ -542,6 +554,19 @@ impl SessionState {
                         "team stopped: {workers}; the session goes on with your next message"
                     )));
             }
+            EventKind::StaleWorktreesRemoved { worktrees } => {
+                self.stale_worktrees_removed(id, worktrees.len(), now)
+            }
+            EventKind::WorktreeCreated { path, branch } => {
+                self.worktree_created(id, path, branch, now)
+            }
+            EventKind::DiffStat(stat) => self.diff_stat(id, *stat, now),
+            EventKind::Merged { files } => self.merged(id, files, now),
+            EventKind::MergeConflict { conflicts } => self.merge_conflict(id, conflicts, now),
+            EventKind::WorktreeRemoved { discarded, .. } => {
+                self.worktree_removed(id, *discarded, now)
+            }
+            EventKind::Diff { text } => self.diff = Some((id, text.clone())),
             EventKind::McpServer {
                 server,
                 state,

@@ -147,6 +147,7 @@ fn tree_usage_results_and_handoff() {
                     artifacts: vec![],
                     known_issues: vec![],
                     verification: None,
+                    merge: None,
                 },
             },
         ),

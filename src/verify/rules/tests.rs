@@ -15,6 +15,7 @@ fn result(status: ResultStatus, artifacts: &[(&str, ChangeType)], issues: &[&str
             .collect(),
         known_issues: issues.iter().map(|s| s.to_string()).collect(),
         verification: None,
+        merge: None,
     }
 }
 

@@ -1,0 +1,92 @@
+//! Removing the worktrees of sessions that no longer run (their process ended without
+//! cleaning up: a crash, a kill, a closed terminal), when squad starts.
+
+use super::session_dir::{is_bookkeeping, read_lock, try_lock, worktrees_dir};
+use super::worktree::{self, SPARE_PREFIX};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How old a session folder without a lock file must be before it counts as abandoned.
+const HALF_MADE_AGE: Duration = Duration::from_secs(60);
+
+/// One worktree removed, for the front end to say so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Removed {
+    pub session: String,
+    pub path: PathBuf,
+    pub branch: String,
+    /// What went wrong, when the worktree could not be removed cleanly (its folder is
+    /// deleted in any case).
+    pub problem: Option<String>,
+}
+
+/// Removes every worktree (and its `squad/…` branch) under `<data>/worktrees` whose
+/// session no longer runs, and that session's folder. Running sessions, this one
+/// included once it has claimed its folder, are left alone.
+pub fn remove_stale(data: &Path) -> Vec<Removed> {
+    let mut removed = Vec::new();
+    let Ok(sessions) = std::fs::read_dir(worktrees_dir(data)) else {
+        return removed;
+    };
+    for entry in sessions.flatten() {
+        let dir = entry.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let session = entry.file_name().to_string_lossy().into_owned();
+        let (lock, repo) = match read_lock(&dir) {
+            Some((file, repo)) => (Some(file), repo),
+            // A folder without its lock file is being made right now, or was left
+            // half made long ago.
+            None if recently_changed(&dir) => continue,
+            None => (None, None),
+        };
+        // Held for the whole clean-up, so a resume of that session cannot start meanwhile.
+        if let Some(file) = &lock
+            && !try_lock(file)
+        {
+            continue;
+        }
+        for wt in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = wt.file_name().to_string_lossy().into_owned();
+            if is_bookkeeping(&name) || !wt.path().is_dir() {
+                continue;
+            }
+            let spare = name.starts_with(SPARE_PREFIX);
+            let branch = format!("squad/{name}");
+            let problem = match &repo {
+                Some(top) if top.is_dir() => {
+                    worktree::remove(top, &wt.path(), (!spare).then_some(branch.as_str()))
+                        .err()
+                        .map(|e| e.to_string())
+                }
+                _ => Some("its repository is gone".to_string()),
+            };
+            if wt.path().exists() {
+                let _ = std::fs::remove_dir_all(wt.path());
+            }
+            if spare {
+                // squad's own, held no one's work: not worth telling.
+                continue;
+            }
+            removed.push(Removed {
+                session: session.clone(),
+                path: wt.path(),
+                branch,
+                problem,
+            });
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        drop(lock);
+    }
+    removed.sort_by(|a, b| a.path.cmp(&b.path));
+    removed
+}
+
+fn recently_changed(dir: &Path) -> bool {
+    std::fs::metadata(dir)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age < HALF_MADE_AGE)
+}

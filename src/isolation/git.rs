@@ -1,0 +1,197 @@
+//! Running the `git` CLI for squad's own bookkeeping: the user's repository configuration
+//! (filters, attributes, excludes) applies, but never their hooks, their fsmonitor daemon
+//! or a stray `GIT_DIR` from a parent process, and squad's snapshot commits carry squad's
+//! name, so they work on a machine with no git identity configured.
+
+use super::IsolationError;
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Variables that would point git at another repository, index or work tree than the
+/// one squad names.
+const REDIRECTING_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+];
+
+/// One git invocation in `dir`, optionally with its own index file.
+pub(crate) struct Git<'a> {
+    dir: &'a Path,
+    index: Option<&'a Path>,
+}
+
+/// What a git run returned: its exit code and standard output.
+pub(crate) struct Ran {
+    pub code: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+impl<'a> Git<'a> {
+    pub fn new(dir: &'a Path) -> Self {
+        Self { dir, index: None }
+    }
+
+    /// Runs against `index` instead of the repository's own, which stays untouched.
+    pub fn with_index(mut self, index: &'a Path) -> Self {
+        self.index = Some(index);
+        self
+    }
+
+    /// Standard output of a run that must succeed.
+    pub fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<Vec<u8>, IsolationError> {
+        self.run_with_input(args, None)
+    }
+
+    /// Standard output, trimmed, as text (object ids, paths from rev-parse).
+    pub fn text<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<String, IsolationError> {
+        let out = self.run(args)?;
+        Ok(String::from_utf8_lossy(&out).trim().to_string())
+    }
+
+    /// Like [`Git::run`], feeding `input` on standard input.
+    pub fn run_with_input<S: AsRef<OsStr>>(
+        &self,
+        args: &[S],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, IsolationError> {
+        let ran = self.output(args, input)?;
+        if ran.code != 0 {
+            return Err(self.failed(args, &ran));
+        }
+        Ok(ran.stdout)
+    }
+
+    /// Runs and returns whatever the exit code, for commands whose code carries meaning
+    /// (`merge-tree` exits 1 on conflicts, `rev-parse --verify` 1 when a name is unknown).
+    pub fn output<S: AsRef<OsStr>>(
+        &self,
+        args: &[S],
+        input: Option<&[u8]>,
+    ) -> Result<Ran, IsolationError> {
+        let mut cmd = Command::new("git");
+        cmd.args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "gc.auto=0",
+        ])
+        .args(args)
+        .current_dir(self.dir)
+        .env("GIT_AUTHOR_NAME", "squad")
+        .env("GIT_AUTHOR_EMAIL", "squad@localhost")
+        .env("GIT_COMMITTER_NAME", "squad")
+        .env("GIT_COMMITTER_EMAIL", "squad@localhost")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        for var in REDIRECTING_VARS {
+            cmd.env_remove(var);
+        }
+        if let Some(index) = self.index {
+            cmd.env("GIT_INDEX_FILE", index);
+        }
+        let mut child = cmd.spawn().map_err(IsolationError::GitMissing)?;
+        if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+            // A git that exits early closes the pipe; its exit code tells what went wrong.
+            let _ = stdin.write_all(bytes);
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(IsolationError::GitMissing)?;
+        Ok(Ran {
+            code: out.status.code().unwrap_or(-1),
+            stdout: out.stdout,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+
+    /// The error for a run that did not do what it should.
+    pub fn failed<S: AsRef<OsStr>>(&self, args: &[S], ran: &Ran) -> IsolationError {
+        IsolationError::Git {
+            command: args
+                .iter()
+                .map(|a| a.as_ref().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" "),
+            dir: self.dir.to_path_buf(),
+            code: ran.code,
+            stderr: ran.stderr.clone(),
+        }
+    }
+}
+
+/// Splits `-z` output into its NUL-terminated fields.
+pub(crate) fn fields(out: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let out = out.strip_suffix(b"\0").unwrap_or(out);
+    out.split(|b| *b == 0).filter(move |_| !out.is_empty())
+}
+
+/// A path from git's `-z` output, relative to the top of the work tree.
+pub(crate) fn path_of(field: &[u8]) -> String {
+    String::from_utf8_lossy(field).into_owned()
+}
+
+/// `top/rel` for a path git printed (always with `/`).
+pub(crate) fn join(top: &Path, rel: &str) -> PathBuf {
+    rel.split('/')
+        .fold(top.to_path_buf(), |p, part| p.join(part))
+}
+
+/// The installed git's version as (major, minor), from `git version 2.47.3`.
+pub(crate) fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let number = text
+        .split_whitespace()
+        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))?;
+    let mut parts = number.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_from_the_usual_spellings() {
+        assert_eq!(parse_version("git version 2.47.3"), Some((2, 47)));
+        assert_eq!(
+            parse_version("git version 2.39.3 (Apple Git-146)"),
+            Some((2, 39))
+        );
+        assert_eq!(parse_version("git version 2.45.1.windows.1"), Some((2, 45)));
+        assert_eq!(parse_version("git version 2.50.0-rc1"), Some((2, 50)));
+        assert_eq!(parse_version("nonsense"), None);
+    }
+
+    #[test]
+    fn nul_fields_split_and_an_empty_output_has_none() {
+        let got: Vec<&[u8]> = fields(b"a\0b c\0\0d\0").collect();
+        assert_eq!(got, vec![&b"a"[..], b"b c", b"", b"d"]);
+        assert_eq!(fields(b"").count(), 0);
+        assert_eq!(fields(b"\0").count(), 0);
+    }
+}

@@ -1,0 +1,80 @@
+//! A commit of a work tree exactly as it is on disk (tracked changes, staged or not, and
+//! untracked files git does not ignore) made without touching that work tree's HEAD or
+//! index: a copy of its index is updated instead (`GIT_INDEX_FILE`), so the stat data
+//! already there spares git re-reading unchanged files.
+
+use super::IsolationError;
+use super::git::Git;
+use super::repo::Repo;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A snapshot: the commit and its tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    pub commit: String,
+    pub tree: String,
+}
+
+/// A temporary index file, removed when dropped.
+pub(crate) struct TempIndex {
+    pub path: PathBuf,
+}
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+impl TempIndex {
+    /// A fresh name in `scratch` (which must exist), unique in this process.
+    pub fn new(scratch: &Path) -> Self {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        Self {
+            path: scratch.join(format!("index-{}-{n}", std::process::id())),
+        }
+    }
+
+    /// A copy of `index` (an absent index, as before the first `git add`, is an empty one).
+    pub fn copy_of(index: &Path, scratch: &Path) -> Result<Self, IsolationError> {
+        let temp = Self::new(scratch);
+        match std::fs::copy(index, &temp.path) {
+            Ok(_) => Ok(temp),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(temp),
+            Err(source) => Err(IsolationError::Io {
+                what: format!("copying the index {}", index.display()),
+                source,
+            }),
+        }
+    }
+}
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Commits the work tree at `top` (whose index is `index`) as it is now, with HEAD as
+/// parent when there is one. The temporary index is returned too: it describes the work
+/// tree with fresh stat data, which [`crate::isolation`]'s redo reuses.
+pub(crate) fn take_with_index(
+    top: &Path,
+    index: &Path,
+    scratch: &Path,
+) -> Result<(Snapshot, TempIndex), IsolationError> {
+    let temp = TempIndex::copy_of(index, scratch)?;
+    let git = Git::new(top).with_index(&temp.path);
+    git.run(&["add", "--all", "--", "."])?;
+    let tree = git.text(&["write-tree"])?;
+    let mut args = vec!["commit-tree".to_string(), tree.clone()];
+    if let Some(head) = Repo::head(top)? {
+        args.push("-p".into());
+        args.push(head);
+    }
+    args.extend(["-m".into(), "squad snapshot".into()]);
+    let commit = Git::new(top).text(&args)?;
+    Ok((Snapshot { commit, tree }, temp))
+}
+
+/// [`take_with_index`] without the index.
+pub fn take(top: &Path, index: &Path, scratch: &Path) -> Result<Snapshot, IsolationError> {
+    take_with_index(top, index, scratch).map(|(s, _)| s)
+}

@@ -1,0 +1,432 @@
+//! Where each agent writes, as the runtime applies `crate::isolation`: a writing worker
+//! gets its own git worktree before its first tool call and its tools are rooted there;
+//! the agents below it share that worktree; everyone else works in the workspace, where
+//! workers' writes are leased (`isolation/leases.rs`). When a worker's result goes up its
+//! change is merged (`isolation/merge.rs`); before a follow-up its worktree is moved onto
+//! the workspace's current state; when it is despawned, released or the session ends its
+//! worktree goes.
+//!
+//! The hooks the rest of the runtime calls: [`WorkerIsolation::open`] (start),
+//! [`before_task`] (a worker's message), [`after_mutation`] (a mutating call),
+//! [`merge::settle`] (its turn ended), [`clean_up`] (despawn, release), [`close`]
+//! (shutdown), [`show_diff`] (`Op::ShowDiff`).
+
+mod leases;
+mod merge;
+
+pub use leases::claim_write;
+pub use merge::settle;
+
+use super::engine::Engine;
+use super::team::Team;
+use crate::config::IsolationMode;
+use crate::isolation::{Isolation, Leases, Removed, Worktrees};
+use crate::protocol::{AgentId, DiffStat, EventKind, MergeState};
+use crate::workspace::Workspace;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Tools that make a worker a writer (and so, in a git repository, isolated).
+const WRITING_TOOLS: [&str; 3] = ["write_file", "edit_file", "run_command"];
+
+/// The session's isolation: which agents have a worktree, and the leases on the shared
+/// workspace.
+pub struct WorkerIsolation {
+    worktrees: Option<Arc<Worktrees>>,
+    leases: Arc<Leases>,
+    /// `[team] isolation`.
+    default_mode: IsolationMode,
+    /// Agents with a worktree of their own.
+    own: Mutex<HashMap<AgentId, Place>>,
+    /// `spawn_agent`'s `isolation`, by worker.
+    chosen: Mutex<HashMap<AgentId, IsolationMode>>,
+    /// The session is ending: agents stopping now are not despawned.
+    closing: AtomicBool,
+    /// A spare worktree has been asked for (after the first worker's).
+    warming: AtomicBool,
+}
+
+/// An agent's own worktree.
+struct Place {
+    workspace: Arc<Workspace>,
+    /// Where its change stands (`None`: nothing changed since its start or last merge).
+    state: Option<MergeState>,
+    /// Its result went up since its last task began: the next task starts from the
+    /// workspace's current state.
+    settled: bool,
+}
+
+impl WorkerIsolation {
+    /// Sets up isolation for a session on `workspace`: worktrees under `<data>/worktrees`
+    /// when the config asks for them and the workspace is in a git repository, shared
+    /// with leases otherwise (also without a data dir). Removes the worktrees of sessions
+    /// that no longer run; returns them for the front ends.
+    pub fn open(
+        mode: IsolationMode,
+        workspace: &Path,
+        data: Option<&Path>,
+        session: &str,
+    ) -> (Self, Vec<Removed>) {
+        let (isolation, removed) = match data {
+            Some(data) => {
+                let started = crate::isolation::start(mode, workspace, data, session);
+                (started.isolation, started.removed)
+            }
+            None => (
+                Isolation::Shared {
+                    leases: Arc::new(Leases::new()),
+                    why: (mode == IsolationMode::Worktree)
+                        .then(|| "the session keeps no data dir".to_string()),
+                },
+                Vec::new(),
+            ),
+        };
+        let (worktrees, leases) = match isolation {
+            Isolation::Worktrees(w) => (Some(w), Arc::new(Leases::new())),
+            Isolation::Shared { leases, why } => {
+                if let Some(why) = why {
+                    tracing::info!("workers share the workspace: {why}");
+                }
+                (None, leases)
+            }
+        };
+        let me = Self {
+            worktrees,
+            leases,
+            default_mode: mode,
+            own: Mutex::new(HashMap::new()),
+            chosen: Mutex::new(HashMap::new()),
+            closing: AtomicBool::new(false),
+            warming: AtomicBool::new(false),
+        };
+        (me, removed)
+    }
+
+    /// `spawn_agent`'s `isolation` for `agent`.
+    pub fn choose(&self, agent: AgentId, mode: IsolationMode) {
+        crate::sync::lock(&self.chosen).insert(agent, mode);
+    }
+
+    /// The workspace `agent`'s tools are confined to: its own worktree, else the nearest
+    /// supervisor's, else the session's workspace.
+    pub fn workspace_for(
+        &self,
+        team: &Team,
+        agent: AgentId,
+        shared: &Arc<Workspace>,
+    ) -> Arc<Workspace> {
+        self.isolated_root(team, agent)
+            .unwrap_or_else(|| shared.clone())
+    }
+
+    /// The worktree `agent` works in, its own or a supervisor's.
+    fn isolated_root(&self, team: &Team, agent: AgentId) -> Option<Arc<Workspace>> {
+        let owner = self.owner(team, agent)?;
+        crate::sync::lock(&self.own)
+            .get(&owner)
+            .map(|p| p.workspace.clone())
+    }
+
+    /// `agent`, or the nearest supervisor above it, with a worktree of its own.
+    fn owner(&self, team: &Team, agent: AgentId) -> Option<AgentId> {
+        let own = crate::sync::lock(&self.own);
+        if own.is_empty() {
+            return None;
+        }
+        let mut next = Some(agent);
+        while let Some(id) = next {
+            if own.contains_key(&id) {
+                return Some(id);
+            }
+            next = team.parent(id);
+        }
+        None
+    }
+
+    /// Whether `agent` has a worktree of its own.
+    pub fn has_own(&self, agent: AgentId) -> bool {
+        crate::sync::lock(&self.own).contains_key(&agent)
+    }
+
+    fn set_state(&self, agent: AgentId, state: Option<MergeState>) {
+        if let Some(p) = crate::sync::lock(&self.own).get_mut(&agent) {
+            p.state = state;
+        }
+    }
+
+    fn state(&self, agent: AgentId) -> Option<MergeState> {
+        crate::sync::lock(&self.own)
+            .get(&agent)
+            .and_then(|p| p.state)
+    }
+
+    /// Takes back, on resume, the worktree an earlier run of the session made for a
+    /// restored worker. Its next task starts from the workspace's current state; until
+    /// then its change counts as unmerged (it was kept because it might be).
+    pub fn reopen(&self, agent: AgentId) {
+        let Some(root) = self.worktrees.as_ref().and_then(|w| w.reopen(agent)) else {
+            return;
+        };
+        match Workspace::new(&root) {
+            Ok(ws) => {
+                self.insert(agent, ws, true);
+                self.set_state(agent, Some(MergeState::Pending));
+            }
+            Err(e) => tracing::warn!("worktree {} of {agent} is unusable: {e}", root.display()),
+        }
+    }
+
+    fn insert(&self, agent: AgentId, workspace: Workspace, settled: bool) {
+        crate::sync::lock(&self.own).insert(
+            agent,
+            Place {
+                workspace: Arc::new(workspace),
+                state: None,
+                settled,
+            },
+        );
+    }
+
+    /// Whether an agent of `role` with `tools` writes in a worktree of its own.
+    fn wants_worktree(
+        &self,
+        engine: &Engine,
+        agent: AgentId,
+        role: &str,
+        tools: &[String],
+    ) -> bool {
+        let mode = crate::sync::lock(&self.chosen)
+            .get(&agent)
+            .copied()
+            .or_else(|| engine.role(role).and_then(|r| r.isolation))
+            .unwrap_or(self.default_mode);
+        mode == IsolationMode::Worktree && tools.iter().any(|t| WRITING_TOOLS.contains(&t.as_str()))
+    }
+
+    /// The session is ending: agents that stop from now on keep their worktrees.
+    pub fn begin_closing(&self) {
+        self.closing.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Relaxed)
+    }
+}
+
+/// Tells the front ends about worktrees of ended sessions removed at start.
+pub fn announce(engine: &Engine, removed: &[Removed]) {
+    for r in removed.iter().filter(|r| r.problem.is_some()) {
+        tracing::warn!(
+            "stale worktree {}: {}",
+            r.path.display(),
+            r.problem.as_deref().unwrap_or_default()
+        );
+    }
+    if !removed.is_empty() {
+        engine.team.emit(
+            engine.root(),
+            EventKind::StaleWorktreesRemoved {
+                worktrees: removed.iter().map(|r| r.path.clone()).collect(),
+            },
+        );
+    }
+}
+
+/// Before a worker takes up a message that starts a task: a writing worker gets its
+/// worktree (made from the workspace as it is now); one whose result already went up is
+/// moved onto the workspace's current state first. Returns a note for the message when
+/// that left conflict markers in its worktree.
+pub async fn before_task(engine: &Engine, agent: AgentId) -> Option<String> {
+    let iso = &engine.isolation;
+    let worktrees = iso.worktrees.as_ref()?;
+    if agent == engine.root() {
+        return None;
+    }
+    let settled = crate::sync::lock(&iso.own)
+        .get_mut(&agent)
+        .map(|p| std::mem::take(&mut p.settled));
+    match settled {
+        Some(false) => None,
+        Some(true) => redo(engine, worktrees, agent).await,
+        None => {
+            create(engine, worktrees, agent).await;
+            None
+        }
+    }
+}
+
+/// Gives a writing worker its worktree, unless a supervisor's already isolates it.
+async fn create(engine: &Engine, worktrees: &Arc<Worktrees>, agent: AgentId) {
+    let iso = &engine.isolation;
+    let Some(card) = engine.team.card(agent) else {
+        return;
+    };
+    if !iso.wants_worktree(engine, agent, &card.role, &card.tools)
+        || iso.isolated_root(&engine.team, agent).is_some()
+    {
+        return;
+    }
+    let made = worktrees
+        .create(agent)
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|root| Workspace::new(&root).map_err(|e| e.to_string()));
+    match made {
+        Ok(ws) => {
+            let path = ws.root().to_path_buf();
+            iso.insert(agent, ws, false);
+            engine.team.emit(
+                agent,
+                EventKind::WorktreeCreated {
+                    path,
+                    branch: branch_of(agent),
+                },
+            );
+            // The next writer's worktree comes from a spare made meanwhile.
+            if !iso.warming.swap(true, Ordering::Relaxed) {
+                tokio::spawn(worktrees.warm());
+            }
+        }
+        Err(e) => engine.team.emit(
+            agent,
+            EventKind::Error {
+                message: format!(
+                    "no worktree for this worker ({e}); it writes in the workspace itself"
+                ),
+            },
+        ),
+    }
+}
+
+/// Moves a worker's worktree onto the workspace's current state, its change on top.
+async fn redo(engine: &Engine, worktrees: &Worktrees, agent: AgentId) -> Option<String> {
+    let conflicts = match worktrees.redo(agent).await {
+        Ok(c) => c,
+        Err(e) => {
+            engine.team.emit(
+                agent,
+                EventKind::Error {
+                    message: format!("could not move the worktree onto the workspace: {e}"),
+                },
+            );
+            return None;
+        }
+    };
+    after_mutation(engine, agent).await;
+    if conflicts.is_empty() {
+        return None;
+    }
+    let files: Vec<String> = conflicts.iter().map(|c| c.path.clone()).collect();
+    Some(format!(
+        "[squad] Your change could not be merged into the workspace. Your worktree now holds \
+         the workspace's current state with your change on top; these files have conflict \
+         markers (`<<<<<<< workspace (current)` … `>>>>>>> your change`) for you to settle: {}. \
+         Keep what both sides need, remove the markers, then return your result again.",
+        files.join(", ")
+    ))
+}
+
+/// After a mutating call of an agent in a worktree: the size of the change of the worker
+/// that owns the worktree, for the tree.
+pub async fn after_mutation(engine: &Engine, agent: AgentId) {
+    let iso = &engine.isolation;
+    let Some(worktrees) = iso.worktrees.as_ref() else {
+        return;
+    };
+    let Some(agent) = iso.owner(&engine.team, agent) else {
+        return;
+    };
+    match worktrees.diff(agent).await {
+        Ok(d) => {
+            let stat = DiffStat {
+                files: d.files.len() as u64,
+                added: d.added(),
+                removed: d.removed(),
+            };
+            iso.set_state(agent, (!stat.is_empty()).then_some(MergeState::Pending));
+            engine.team.emit(agent, EventKind::DiffStat(stat));
+        }
+        Err(e) => tracing::warn!("diff of {agent}: {e}"),
+    }
+}
+
+/// `Op::ShowDiff`: the worker's change as a unified diff, in a `diff` event.
+pub async fn show_diff(engine: Arc<Engine>, agent: AgentId) {
+    let iso = &engine.isolation;
+    let text = match iso.worktrees.as_ref().filter(|_| iso.has_own(agent)) {
+        Some(w) => match w.diff_text(agent).await {
+            Ok(t) if t.trim().is_empty() => "(no change in its worktree)".to_string(),
+            Ok(t) => t,
+            Err(e) => format!("(could not read its change: {e})"),
+        },
+        None if agent == engine.root() => {
+            "(the persona writes in the workspace itself: it has no worktree)".to_string()
+        }
+        None => "(this agent has no worktree of its own: it works in the workspace or in its \
+                 supervisor's worktree)"
+            .to_string(),
+    };
+    engine.team.emit(agent, EventKind::Diff { text });
+}
+
+/// A worker is gone for good (despawned, cancelled, or released after its result was
+/// delivered): its worktree and branch are removed (its change, if not merged, is
+/// discarded) and its leases freed. The one clean-up, whoever lets the worker go.
+pub async fn clean_up(engine: &Engine, agent: AgentId) {
+    let iso = &engine.isolation;
+    iso.leases.release(agent);
+    let discarded = iso.state(agent).is_some_and(MergeState::unmerged);
+    remove(engine, agent, discarded).await;
+}
+
+async fn remove(engine: &Engine, agent: AgentId, discarded: bool) {
+    let iso = &engine.isolation;
+    let Some(worktrees) = iso.worktrees.as_ref() else {
+        return;
+    };
+    if crate::sync::lock(&iso.own).remove(&agent).is_none() {
+        return;
+    }
+    match worktrees.remove(agent).await {
+        Ok(_) => engine.team.emit(
+            agent,
+            EventKind::WorktreeRemoved {
+                branch: branch_of(agent),
+                discarded,
+            },
+        ),
+        Err(e) => engine.team.emit(
+            agent,
+            EventKind::Error {
+                message: format!("could not remove the worktree: {e}"),
+            },
+        ),
+    }
+}
+
+/// At the end of the session: worktrees whose change is merged (or that changed nothing)
+/// go, with the spare; the others stay for a resume.
+pub async fn close(engine: &Engine) {
+    let iso = &engine.isolation;
+    let Some(worktrees) = iso.worktrees.as_ref() else {
+        return;
+    };
+    let done: Vec<AgentId> = crate::sync::lock(&iso.own)
+        .iter()
+        .filter(|(_, p)| !p.state.is_some_and(MergeState::unmerged))
+        .map(|(id, _)| *id)
+        .collect();
+    for agent in done {
+        remove(engine, agent, false).await;
+    }
+    if let Err(e) = worktrees.close().await {
+        tracing::warn!("spare worktree: {e}");
+    }
+}
+
+/// `squad/<short id>`, the branch of a worker's worktree.
+fn branch_of(agent: AgentId) -> String {
+    format!("squad/{}", agent.short())
+}

@@ -1,0 +1,750 @@
+//! Writing workers in worktrees of their own, end to end: the runtime's public API with the
+//! real HTTP client against the mock server, on temporary git repositories that hold the
+//! user's uncommitted and untracked changes. Workers write in their worktrees while they
+//! run; their changes reach the workspace by merges when their results go up; a conflict
+//! leaves the workspace as it was and a follow-up redoes the change; a despawned worker
+//! leaves nothing behind; outside git, file leases keep workers apart. Every git command
+//! here carries its identity in the environment: no global git configuration is needed.
+
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use ::squad::protocol::{AgentId, ApprovalPolicy, Event, EventKind, HistoryItem, Op};
+use common::agents::*;
+use common::engine::*;
+use common::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Test User")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test User")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Ten numbered lines, line `n` replaced (none for 0).
+fn lines_with(n: usize, replacement: &str) -> String {
+    (1..=10)
+        .map(|i| {
+            if i == n {
+                format!("{replacement}\n")
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect()
+}
+
+/// A repository the way a user leaves it mid-work: `a.txt` and `b.txt` committed, then
+/// `b.txt` edited (unstaged), `c.txt` added to the index, `notes.md` untracked.
+fn repo() -> Sandbox {
+    let sb = Sandbox::new();
+    git(sb.ws(), &["init", "-q"]);
+    sb.write("a.txt", &lines_with(0, ""));
+    sb.write("b.txt", "b committed\n");
+    git(sb.ws(), &["add", "-A"]);
+    git(sb.ws(), &["commit", "-qm", "start"]);
+    sb.write("b.txt", "b: the user's own edit\n");
+    sb.write("c.txt", "c staged\n");
+    git(sb.ws(), &["add", "c.txt"]);
+    sb.write("notes.md", "the user's notes\n");
+    sb
+}
+
+/// What must never change behind the user's back: HEAD, the index, the commits.
+fn git_state(ws: &Path) -> (String, String, String) {
+    (
+        git(ws, &["rev-parse", "HEAD"]),
+        git(ws, &["ls-files", "--stage"]),
+        git(
+            ws,
+            &["log", "--exclude=squad/*", "--branches", "--format=%H %s"],
+        ),
+    )
+}
+
+/// The user's own uncommitted and untracked work, as the fixture left it.
+fn assert_users_work_intact(sb: &Sandbox) {
+    assert_eq!(sb.read("b.txt"), "b: the user's own edit\n");
+    assert_eq!(sb.read("c.txt"), "c staged\n");
+    assert_eq!(sb.read("notes.md"), "the user's notes\n");
+}
+
+/// The first user message of a request: a worker's task.
+fn task_of(body: &Value) -> String {
+    transcript(body)
+        .into_iter()
+        .find(|(role, _)| role == "user")
+        .map(|(_, text)| text)
+        .unwrap_or_default()
+}
+
+/// The last user message of a request.
+fn last_user(body: &Value) -> String {
+    transcript(body)
+        .into_iter()
+        .rev()
+        .find(|(role, _)| role == "user")
+        .map(|(_, text)| text)
+        .unwrap_or_default()
+}
+
+/// The workspace root a worker's system prompt names (its worktree when isolated).
+fn root_of(body: &Value) -> PathBuf {
+    let system = system(body);
+    let rest = system
+        .split("Workspace root: ")
+        .nth(1)
+        .expect("the prompt names the root");
+    PathBuf::from(rest.split(". Every path").next().unwrap_or_default())
+}
+
+fn write(id: &str, path: &str, content: &str) -> MockResponse {
+    MockResponse::tool_call(
+        id,
+        "write_file",
+        &json!({"path": path, "content": content}).to_string(),
+    )
+}
+
+fn returns(id: &str, path: &str) -> MockResponse {
+    MockResponse::tool_call(
+        id,
+        "return_results",
+        &json!({"result": {"status": "success", "summary": format!("wrote {path}"),
+            "artifacts": [{"file_path": path, "description": "the change", "change_type": "modified"}],
+            "known_issues": []}})
+        .to_string(),
+    )
+}
+
+/// A persona that spawns one implementer per task at once, waits, then answers.
+fn persona(body: &Value, tasks: &[&str]) -> MockResponse {
+    match tool_count(body) {
+        0 => MockResponse::tool_calls(
+            tasks
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    call(
+                        &format!("s{i}"),
+                        "spawn_agent",
+                        json!({"role_name": "implementer", "task_prompt": t}),
+                    )
+                })
+                .collect(),
+        ),
+        n if n == tasks.len() => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+        _ => MockResponse::text("done"),
+    }
+}
+
+/// The agent ids of events of one kind.
+fn agents_with(seen: &[Event], f: impl Fn(&EventKind) -> bool) -> Vec<AgentId> {
+    seen.iter()
+        .filter(|e| f(&e.kind))
+        .map(|e| e.agent_id)
+        .collect()
+}
+
+async fn wait_idle(h: &mut ::squad::runtime::SessionHandle, seen: &mut Vec<Event>) {
+    wait_event(h, seen, Duration::from_secs(40), |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await
+    .expect("the team comes to rest");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_writers_on_different_files_stay_out_of_the_workspace_until_their_results_merge() {
+    let mock = MockServer::start().await;
+    let sb = repo();
+    let before = git_state(sb.ws());
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(body, &["write one.txt", "write two.txt"]);
+        }
+        let file = if task_of(body).contains("one.txt") {
+            "one.txt"
+        } else {
+            "two.txt"
+        };
+        match tool_count(body) {
+            0 => write("w", file, &format!("{file} by its worker\n")),
+            // Long enough to look at the workspace while both have written.
+            _ => returns("r", file).with_delay(Duration::from_millis(2500)),
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    say(&h, "write both files");
+
+    // Both have written in their worktrees; the workspace has seen nothing of it.
+    for _ in 0..2 {
+        next_event(
+            &mut h,
+            &mut seen,
+            |e| matches!(e.kind, EventKind::DiffStat(d) if d.files == 1 && d.added == 1),
+        )
+        .await;
+    }
+    assert!(!sb.ws().join("one.txt").exists() && !sb.ws().join("two.txt").exists());
+    assert_users_work_intact(&sb);
+    let created: Vec<PathBuf> = seen
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::WorktreeCreated { path, branch } => {
+                assert!(branch.starts_with("squad/"), "{branch}");
+                Some(path.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(created.len(), 2);
+    for wt in &created {
+        assert!(
+            !wt.starts_with(sb.ws()),
+            "worktrees live outside the workspace"
+        );
+        // Each worker started from the user's state, uncommitted and untracked included.
+        assert_eq!(
+            std::fs::read_to_string(wt.join("b.txt")).unwrap(),
+            "b: the user's own edit\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(wt.join("notes.md")).unwrap(),
+            "the user's notes\n"
+        );
+    }
+
+    wait_idle(&mut h, &mut seen).await;
+    let merged: Vec<Vec<String>> = seen
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Merged { files } => Some(files.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(merged.len(), 2, "{merged:?}");
+    assert_eq!(sb.read("one.txt"), "one.txt by its worker\n");
+    assert_eq!(sb.read("two.txt"), "two.txt by its worker\n");
+    assert_users_work_intact(&sb);
+    assert_eq!(
+        git_state(sb.ws()),
+        before,
+        "nothing committed, the index untouched"
+    );
+
+    // The supervisor read which files each merge brought.
+    let reqs = mock.requests();
+    let last = reqs.iter().rev().find(|r| !is_worker(&r.body)).unwrap();
+    let waited = tool_messages(&last.body)
+        .into_iter()
+        .find(|(id, _)| id == "w")
+        .unwrap()
+        .1;
+    assert!(
+        waited.contains(r#""state": "merged""#) && waited.contains("one.txt"),
+        "{waited}"
+    );
+    h.ops.send(Op::Shutdown).unwrap();
+    wait_event(&mut h, &mut seen, Duration::from_secs(20), |e| {
+        matches!(e.kind, EventKind::Summary { .. })
+    })
+    .await
+    .expect("the session ends");
+    // Merged worktrees go with the session, branches included.
+    for wt in &created {
+        assert!(!wt.exists(), "{} is left", wt.display());
+    }
+    assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_line_twice_merges_the_first_reports_the_second_and_a_redo_merges_it() {
+    let mock = MockServer::start().await;
+    let sb = repo();
+    let before = git_state(sb.ws());
+    // What the redone worker found in its worktree when it was asked to redo.
+    let found: Arc<Mutex<Option<String>>> = Arc::default();
+    let found_by_worker = found.clone();
+    mock.set_responder(move |body| {
+        if !is_worker(body) {
+            let last = last_user(body);
+            if last.contains("redo it") {
+                return MockResponse::text("redone");
+            }
+            return match tool_count(body) {
+                0 => MockResponse::tool_calls(vec![
+                    call(
+                        "s0",
+                        "spawn_agent",
+                        json!({"role_name": "implementer", "task_prompt": "first: line 3"}),
+                    ),
+                    call(
+                        "s1",
+                        "spawn_agent",
+                        json!({"role_name": "implementer", "task_prompt": "second: line 3"}),
+                    ),
+                ]),
+                2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+                _ => MockResponse::text("one merged, one conflicts"),
+            };
+        }
+        let first = task_of(body).starts_with("first");
+        let redo = last_user(body).contains("conflict markers");
+        if redo && tool_count(body) <= 2 {
+            let root = root_of(body);
+            *found_by_worker.lock().unwrap() = std::fs::read_to_string(root.join("a.txt")).ok();
+            return write("fix", "a.txt", &lines_with(3, "line 3 by both"));
+        }
+        if redo {
+            return returns("r2", "a.txt");
+        }
+        match tool_count(body) {
+            0 => write(
+                "w",
+                "a.txt",
+                &lines_with(
+                    3,
+                    if first {
+                        "line 3 first"
+                    } else {
+                        "line 3 second"
+                    },
+                ),
+            ),
+            // The second finishes well after the first: completion order decides.
+            _ if first => returns("r", "a.txt"),
+            _ => returns("r", "a.txt").with_delay(Duration::from_millis(1500)),
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let root = h.info.root_agent;
+    let mut seen = Vec::new();
+    say(&h, "change line 3 twice");
+    wait_idle(&mut h, &mut seen).await;
+
+    let merged = agents_with(&seen, |k| matches!(k, EventKind::Merged { .. }));
+    let conflicted: Vec<(AgentId, Vec<::squad::protocol::ConflictFile>)> = seen
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::MergeConflict { conflicts } => Some((e.agent_id, conflicts.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(merged.len(), 1);
+    assert_eq!(conflicted.len(), 1);
+    let (second, conflicts) = &conflicted[0];
+    assert_eq!(conflicts.len(), 1);
+    assert_eq!(conflicts[0].path, "a.txt");
+    assert_eq!(conflicts[0].kind, "contents");
+    assert_eq!(conflicts[0].hunks.len(), 1);
+    assert_eq!(conflicts[0].hunks[0].workspace.start, 3);
+    // The first's change is in; the second's changed nothing, markers included.
+    assert_eq!(sb.read("a.txt"), lines_with(3, "line 3 first"));
+    assert!(!sb.read("a.txt").contains("<<<<<<<"));
+    assert_users_work_intact(&sb);
+    assert_eq!(git_state(sb.ws()), before);
+    // The supervisor was told which file conflicts and what it can do.
+    let reqs = mock.requests();
+    let last = reqs.iter().rev().find(|r| !is_worker(&r.body)).unwrap();
+    let waited = tool_messages(&last.body)
+        .into_iter()
+        .find(|(id, _)| id == "w")
+        .unwrap()
+        .1;
+    assert!(waited.contains(r#""state": "conflict""#), "{waited}");
+    assert!(waited.contains("a.txt (contents): workspace line 3 vs worker line 3"));
+    assert!(waited.contains("speak_to_agent") && waited.contains("despawn_agent"));
+
+    // The user asks the second worker to redo: its worktree moves onto the workspace's
+    // state (markers only there), it settles them, and its next result merges.
+    h.ops
+        .send(Op::UserMessage {
+            to: Some(*second),
+            text: "redo it".into(),
+        })
+        .unwrap();
+    let done = next_event(&mut h, &mut seen, |e| {
+        e.agent_id == *second && matches!(e.kind, EventKind::Merged { .. })
+    })
+    .await;
+    assert!(matches!(&done.kind, EventKind::Merged { files } if files == &["a.txt"]));
+    let found = found
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the worker read its a.txt");
+    assert!(
+        found.contains("<<<<<<< workspace (current)")
+            && found.contains("line 3 first")
+            && found.contains("line 3 second")
+            && found.contains(">>>>>>> your change"),
+        "{found}"
+    );
+    let told = seen.iter().find_map(|e| match &e.kind {
+        EventKind::ItemAdded {
+            item: HistoryItem::User { text },
+        } if e.agent_id == *second && text.starts_with("redo it") => Some(text.clone()),
+        _ => None,
+    });
+    assert!(told.unwrap().contains("conflict markers"));
+    assert_eq!(sb.read("a.txt"), lines_with(3, "line 3 by both"));
+    assert_users_work_intact(&sb);
+    assert_eq!(git_state(sb.ws()), before);
+    let _ = root;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_despawned_worker_leaves_no_worktree_branch_or_change() {
+    let mock = MockServer::start().await;
+    let sb = repo();
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(body, &["write gone.txt"]);
+        }
+        match tool_count(body) {
+            0 => write("w", "gone.txt", "never merged\n"),
+            // Still at work when it is despawned.
+            _ => returns("r", "gone.txt").with_delay(Duration::from_secs(30)),
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    say(&h, "start one");
+    let diff = next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::DiffStat(_))
+    })
+    .await;
+    let worker = diff.agent_id;
+    let path = seen
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::WorktreeCreated { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let branch = format!("squad/{}", worker.short());
+    assert!(path.join("gone.txt").exists());
+    assert!(git(sb.ws(), &["branch", "--list", &branch]).contains(&branch));
+
+    // `d` in the tree: the runtime reads the worktree for the front end.
+    h.ops.send(Op::ShowDiff { agent_id: worker }).unwrap();
+    let shown = next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::Diff { .. })
+    })
+    .await;
+    assert!(
+        matches!(&shown.kind, EventKind::Diff { text } if text.contains("+++ b/gone.txt") && text.contains("+never merged")),
+        "{shown:?}"
+    );
+
+    h.ops.send(Op::Despawn { agent_id: worker }).unwrap();
+    let removed = next_event(&mut h, &mut seen, |e| {
+        e.agent_id == worker && matches!(e.kind, EventKind::WorktreeRemoved { .. })
+    })
+    .await;
+    assert!(matches!(
+        removed.kind,
+        EventKind::WorktreeRemoved {
+            discarded: true,
+            ..
+        }
+    ));
+    assert!(!path.exists(), "its worktree is gone");
+    assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
+    assert!(!git(sb.ws(), &["worktree", "list"]).contains(&worker.short()));
+    assert!(!sb.ws().join("gone.txt").exists());
+    assert_users_work_intact(&sb);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_released_worker_leaves_its_merged_change_and_no_worktree_or_branch() {
+    let mock = MockServer::start().await;
+    let sb = repo();
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(body, &["write kept.txt"]);
+        }
+        match tool_count(body) {
+            0 => write("w", "kept.txt", "merged, then released\n"),
+            _ => returns("r", "kept.txt"),
+        }
+    });
+    // Released as soon as its result reached its supervisor.
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |c| {
+        c.team.release_after_s = 0;
+    })
+    .await;
+    let mut seen = Vec::new();
+    say(&h, "start one");
+    let merged = next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::Merged { .. })
+    })
+    .await;
+    let worker = merged.agent_id;
+    let removed = next_event(&mut h, &mut seen, |e| {
+        e.agent_id == worker && matches!(e.kind, EventKind::WorktreeRemoved { .. })
+    })
+    .await;
+    assert!(
+        matches!(
+            removed.kind,
+            EventKind::WorktreeRemoved {
+                discarded: false,
+                ..
+            }
+        ),
+        "{removed:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|e| e.agent_id == worker && matches!(e.kind, EventKind::Released)),
+        "it was released"
+    );
+    assert_eq!(sb.read("kept.txt"), "merged, then released\n");
+    assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
+    assert!(!git(sb.ws(), &["worktree", "list"]).contains(&worker.short()));
+    assert_users_work_intact(&sb);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn outside_git_a_file_another_worker_wrote_is_refused_naming_the_holder() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("shared.txt", "before\n");
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(
+                body,
+                &["holder: write shared.txt", "other: write shared.txt"],
+            );
+        }
+        let holder = task_of(body).starts_with("holder");
+        match (holder, tool_count(body)) {
+            (true, 0) => write("w", "shared.txt", "the holder's\n"),
+            // Holds the file a while before its result goes up.
+            (true, _) => returns("r", "shared.txt").with_delay(Duration::from_millis(2500)),
+            // Comes second.
+            (false, 0) => {
+                write("w", "shared.txt", "the other's\n").with_delay(Duration::from_millis(800))
+            }
+            // Asked again once the holder's result was delivered.
+            (false, 2) => write("w2", "shared.txt", "the other's\n"),
+            (false, _) => MockResponse::tool_call(
+                "r",
+                "return_results",
+                &good_result("tried to write it").to_string(),
+            ),
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    say(&h, "both write shared.txt");
+    wait_idle(&mut h, &mut seen).await;
+
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::WorktreeCreated { .. })),
+        "no worktrees outside git"
+    );
+    let holder = seen
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::AgentSpawned { task, .. } if task.starts_with("holder") => Some(e.agent_id),
+            _ => None,
+        })
+        .unwrap();
+    let refused = seen
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ItemAdded {
+                item:
+                    HistoryItem::ToolResult {
+                        name,
+                        output,
+                        is_error: true,
+                        ..
+                    },
+            } if name == "write_file" => Some(output.clone()),
+            _ => None,
+        })
+        .expect("the second write is refused");
+    assert!(
+        refused.contains("shared.txt is being changed by worker implementer")
+            && refused.contains(&holder.short()),
+        "{refused}"
+    );
+    assert_eq!(sb.read("shared.txt"), "the holder's\n");
+
+    // The holder's result has been delivered: the lease has lapsed.
+    let other = seen
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::AgentSpawned { task, .. } if task.starts_with("other") => Some(e.agent_id),
+            _ => None,
+        })
+        .unwrap();
+    h.ops
+        .send(Op::UserMessage {
+            to: Some(other),
+            text: "try again".into(),
+        })
+        .unwrap();
+    next_event(&mut h, &mut seen, |e| {
+        e.agent_id == other
+            && matches!(&e.kind, EventKind::ItemAdded { item: HistoryItem::ToolResult { name, is_error: false, .. } } if name == "write_file")
+    })
+    .await;
+    assert_eq!(sb.read("shared.txt"), "the other's\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_removes_worktrees_of_ended_sessions_and_prints_one_line_per_merge() {
+    use ::squad::isolation::{Repo, Worktrees};
+    let mock = MockServer::start().await;
+    let sb = repo();
+    // A session that ended without cleaning up: its worktree and branch are still there.
+    let stale = {
+        let w = Worktrees::open(Repo::discover(sb.ws()).unwrap(), &sb.data_dir(), "old").unwrap();
+        w.create(AgentId::new()).await.unwrap()
+    };
+    assert!(stale.exists());
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(body, &["write one.txt", "write two.txt"]);
+        }
+        let file = if task_of(body).contains("one.txt") {
+            "one.txt"
+        } else {
+            "two.txt"
+        };
+        match tool_count(body) {
+            0 => write("w", file, "new\n"),
+            _ => returns("r", file),
+        }
+    });
+    let run = sb.exec(&mock, &["--approval", "auto", "write both"]).await;
+    run.assert_ok();
+    assert!(
+        run.stderr
+            .contains("removed 1 worktree(s) of ended sessions"),
+        "{}",
+        run.stderr
+    );
+    assert!(!stale.exists());
+    let merges: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("⇄ [implementer "))
+        .collect();
+    assert_eq!(merges.len(), 2, "{}", run.stderr);
+    assert!(
+        merges
+            .iter()
+            .any(|l| l.ends_with("] merged into the workspace: one.txt")),
+        "{merges:?}"
+    );
+    assert_eq!(sb.read("one.txt"), "new\n");
+    assert_eq!(sb.read("two.txt"), "new\n");
+    assert_users_work_intact(&sb);
+    // Merged worktrees went with the session.
+    assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
+    assert_eq!(git(sb.ws(), &["worktree", "list"]).lines().count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_run_continues_in_the_same_worktree_and_merges_at_the_end() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mock = MockServer::start().await;
+    let sb = repo();
+    // The first run hangs in the worker's second model call; the continued run does not.
+    let hang = Arc::new(AtomicBool::new(true));
+    let hang_in = hang.clone();
+    mock.set_responder(move |body| {
+        if !is_worker(body) {
+            return persona(body, &["write out.txt"]);
+        }
+        match tool_count(body) {
+            0 => write("w", "out.txt", "written in the worktree\n"),
+            _ if hang_in.load(Ordering::SeqCst) => {
+                returns("r", "out.txt").with_delay(Duration::from_secs(60))
+            }
+            _ => returns("r", "out.txt"),
+        }
+    });
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "have a worker write out.txt"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let first_root = loop {
+        let wrote = mock
+            .requests()
+            .into_iter()
+            .find(|r| is_worker(&r.body) && tool_count(&r.body) == 1);
+        if let Some(r) = wrote {
+            break root_of(&r.body);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker never wrote"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(first_root.join("out.txt")).unwrap(),
+        "written in the worktree\n"
+    );
+    assert!(!sb.ws().join("out.txt").exists());
+
+    hang.store(false, Ordering::SeqCst);
+    let before = mock.requests().len();
+    let run = sb
+        .exec(
+            &mock,
+            &["--approval", "auto", "--resume", "last", "--continue"],
+        )
+        .await;
+    run.assert_ok();
+    let continued = mock
+        .requests()
+        .into_iter()
+        .skip(before)
+        .find(|r| is_worker(&r.body))
+        .expect("the worker goes on");
+    assert_eq!(root_of(&continued.body), first_root, "the same worktree");
+    assert!(
+        run.stderr.contains("] merged into the workspace: out.txt"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(sb.read("out.txt"), "written in the worktree\n");
+    assert_users_work_intact(&sb);
+    assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
+}
