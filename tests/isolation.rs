@@ -669,7 +669,6 @@ async fn worktrees_of_sessions_that_no_longer_run_are_removed_at_start() {
         assert!(dead.spare_ready());
         let agent = AgentId::new();
         let root = dead.create(agent).await.unwrap();
-        write(&root, "half done.txt", "x\n");
         // (the replacement spare, made in the background, is left behind too)
         spare_made(&dead).await;
         (agent, root)
@@ -683,6 +682,7 @@ async fn worktrees_of_sessions_that_no_longer_run_are_removed_at_start() {
     assert_eq!(removed[0].session, "dead-session");
     assert_eq!(removed[0].branch, format!("squad/{}", dead_agent.short()));
     assert_eq!(removed[0].problem, None);
+    assert!(!removed[0].kept, "it had changed nothing");
     assert!(!dead_root.exists());
     assert!(!fx.data.join("worktrees/dead-session").exists());
     let list = git(&fx.ws, &["worktree", "list", "--porcelain"]);
@@ -756,4 +756,34 @@ async fn start_picks_worktrees_in_a_repository_and_leases_outside_one() {
     assert_eq!(leases.release(writer), vec![file.clone()]);
     leases.claim(&file, other, "tester").unwrap();
     assert_eq!(leases.holder(&file).unwrap().agent, other);
+}
+
+#[tokio::test]
+async fn an_unmerged_change_of_an_ended_session_is_kept_on_its_branch() {
+    let fx = Fixture::new();
+    let agent = AgentId::new();
+    {
+        let dead = fx.worktrees("crashed-session");
+        let root = dead.create(agent).await.unwrap();
+        write(&root, "half done.txt", "the worker's work\n");
+        // Dropped without clean-up, as a killed process would.
+    }
+    let removed = remove_stale(&fx.data);
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert!(removed[0].kept, "{removed:?}");
+    assert_eq!(removed[0].problem, None);
+    assert!(!removed[0].path.exists(), "the worktree folder is gone");
+    let branch = format!("squad/{}", agent.short());
+    let repo_top = Repo::discover(&fx.ws).unwrap().top;
+    assert!(squad_branches(&repo_top).contains(&agent.short()));
+    // The change is on the branch, and the user's tree did not get it.
+    assert_eq!(
+        git(&fx.ws, &["show", &format!("{branch}:half done.txt")]),
+        "the worker's work\n"
+    );
+    assert!(!fx.ws.join("half done.txt").exists());
+    // The user's own commits and identity are untouched: the record is squad's.
+    let author = git(&fx.ws, &["log", "-1", "--format=%an", &branch]);
+    assert_eq!(author.trim(), "squad");
+    assert!(remove_stale(&fx.data).is_empty());
 }

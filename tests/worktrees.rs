@@ -648,8 +648,7 @@ async fn exec_removes_worktrees_of_ended_sessions_and_prints_one_line_per_merge(
     let run = sb.exec(&mock, &["--approval", "auto", "write both"]).await;
     run.assert_ok();
     assert!(
-        run.stderr
-            .contains("removed 1 worktree(s) of ended sessions"),
+        run.stderr.contains("removed 1 worktree of ended sessions"),
         "{}",
         run.stderr
     );

@@ -217,9 +217,12 @@ impl Progress {
                     300
                 )
             )),
-            EventKind::StaleWorktreesRemoved { worktrees } => Some(format!(
-                "removed {} worktree(s) of ended sessions",
-                worktrees.len()
+            EventKind::StaleWorktreesRemoved {
+                worktrees,
+                kept_branches,
+            } => Some(crate::protocol::stale_worktrees_message(
+                worktrees.len(),
+                kept_branches,
             )),
             _ => None,
         }

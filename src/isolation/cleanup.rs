@@ -1,6 +1,7 @@
 //! Removing the worktrees of sessions that no longer run (their process ended without
 //! cleaning up: a crash, a kill, a closed terminal), when squad starts.
 
+use super::git::Git;
 use super::session_dir::{is_bookkeeping, read_lock, try_lock, worktrees_dir};
 use super::worktree::{self, SPARE_PREFIX};
 use std::path::{Path, PathBuf};
@@ -18,6 +19,9 @@ pub struct Removed {
     /// What went wrong, when the worktree could not be removed cleanly (its folder is
     /// deleted in any case).
     pub problem: Option<String>,
+    /// The worker had changed files (an unmerged change, e.g. after a conflict): they are
+    /// committed on its branch, which is kept, so nothing written is lost.
+    pub kept: bool,
 }
 
 /// Removes every worktree (and its `squad/…` branch) under `<data>/worktrees` whose
@@ -54,12 +58,15 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
             }
             let spare = name.starts_with(SPARE_PREFIX);
             let branch = format!("squad/{name}");
+            let kept = !spare && repo.is_some() && keep_change(&wt.path(), &session);
             let problem = match &repo {
-                Some(top) if top.is_dir() => {
-                    worktree::remove(top, &wt.path(), (!spare).then_some(branch.as_str()))
-                        .err()
-                        .map(|e| e.to_string())
-                }
+                Some(top) if top.is_dir() => worktree::remove(
+                    top,
+                    &wt.path(),
+                    (!spare && !kept).then_some(branch.as_str()),
+                )
+                .err()
+                .map(|e| e.to_string()),
                 _ => Some("its repository is gone".to_string()),
             };
             if wt.path().exists() {
@@ -74,6 +81,7 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
                 path: wt.path(),
                 branch,
                 problem,
+                kept,
             });
         }
         let _ = std::fs::remove_dir_all(&dir);
@@ -81,6 +89,36 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
     }
     removed.sort_by(|a, b| a.path.cmp(&b.path));
     removed
+}
+
+/// Commits what the worker left in its worktree onto its branch; true if there was
+/// anything. squad's own identity, no hooks and no signing: it is a record of the
+/// worker's files, not the user's commit.
+fn keep_change(wt: &Path, session: &str) -> bool {
+    let git = Git::new(wt);
+    let changed = git
+        .run(&["status", "--porcelain", "--untracked-files=all"])
+        .is_ok_and(|out| !out.is_empty());
+    if !changed {
+        return false;
+    }
+    let message = format!("squad: unmerged change of a worker of session {session}");
+    git.run(&["add", "-A"]).is_ok()
+        && git
+            .run(&[
+                "-c",
+                "user.name=squad",
+                "-c",
+                "user.email=squad@localhost",
+                "-c",
+                "commit.gpgsign=false",
+                "commit",
+                "--quiet",
+                "--no-verify",
+                "-m",
+                &message,
+            ])
+            .is_ok()
 }
 
 fn recently_changed(dir: &Path) -> bool {

@@ -254,9 +254,12 @@ pub enum EventKind {
         limit_usd: Option<f64>,
     },
     /// At start: the worktrees of squad sessions that no longer run were removed (their
-    /// folders and `squad/…` branches).
+    /// folders and `squad/…` branches). `kept_branches`: those whose worker had left an
+    /// unmerged change, committed there and kept so nothing is lost.
     StaleWorktreesRemoved {
         worktrees: Vec<PathBuf>,
+        #[serde(default)]
+        kept_branches: Vec<String>,
     },
     /// A writing worker got its own git worktree: its tools work in `path` (on `branch`),
     /// and its change reaches the workspace by a merge when its result is accepted.

@@ -22,7 +22,10 @@ pub use event::{
 };
 pub use ids::AgentId;
 pub use item::{HistoryItem, ToolCall};
-pub use merge::{ConflictFile, ConflictHunk, DiffStat, LineRange, MergeReport, MergeState};
+pub use merge::{
+    ConflictFile, ConflictHunk, DiffStat, LineRange, MergeReport, MergeState,
+    stale_worktrees_message,
+};
 pub use metrics::{TaskMetrics, TaskTally};
 pub use notice::{MessageKind, Priority};
 pub use op::Op;

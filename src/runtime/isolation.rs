@@ -229,6 +229,11 @@ pub fn announce(engine: &Engine, removed: &[Removed]) {
             engine.root(),
             EventKind::StaleWorktreesRemoved {
                 worktrees: removed.iter().map(|r| r.path.clone()).collect(),
+                kept_branches: removed
+                    .iter()
+                    .filter(|r| r.kept)
+                    .map(|r| r.branch.clone())
+                    .collect(),
             },
         );
     }

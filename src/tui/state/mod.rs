@@ -554,9 +554,10 @@ impl SessionState {
                         "team stopped: {workers}; the session goes on with your next message"
                     )));
             }
-            EventKind::StaleWorktreesRemoved { worktrees } => {
-                self.stale_worktrees_removed(id, worktrees.len(), now)
-            }
+            EventKind::StaleWorktreesRemoved {
+                worktrees,
+                kept_branches,
+            } => self.stale_worktrees_removed(id, worktrees.len(), kept_branches, now),
             EventKind::WorktreeCreated { path, branch } => {
                 self.worktree_created(id, path, branch, now)
             }

@@ -8,12 +8,17 @@ use std::path::Path;
 use std::time::Instant;
 
 impl SessionState {
-    pub(super) fn stale_worktrees_removed(&mut self, id: AgentId, n: usize, now: Instant) {
-        let what = if n == 1 { "worktree" } else { "worktrees" };
+    pub(super) fn stale_worktrees_removed(
+        &mut self,
+        id: AgentId,
+        n: usize,
+        kept: &[String],
+        now: Instant,
+    ) {
         self.agent_entry(id, now)
             .conversation
-            .push(EntryKind::Notice(format!(
-                "removed {n} {what} of ended sessions"
+            .push(EntryKind::Notice(crate::protocol::stale_worktrees_message(
+                n, kept,
             )));
     }
 
