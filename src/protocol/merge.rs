@@ -117,6 +117,20 @@ pub struct MergeReport {
     pub note: String,
 }
 
+/// What the front ends say about worktrees of ended sessions removed at start.
+pub fn stale_worktrees_message(n: usize, kept_branches: &[String]) -> String {
+    let what = if n == 1 { "worktree" } else { "worktrees" };
+    let mut text = format!("removed {n} {what} of ended sessions");
+    if !kept_branches.is_empty() {
+        text.push_str(&format!(
+            "; unmerged changes are kept on {} (`git diff HEAD {}` shows one, `git branch -D` drops it)",
+            kept_branches.join(", "),
+            kept_branches[0]
+        ));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,18 +180,4 @@ mod tests {
             "+12 \u{2212}3"
         );
     }
-}
-
-/// What the front ends say about worktrees of ended sessions removed at start.
-pub fn stale_worktrees_message(n: usize, kept_branches: &[String]) -> String {
-    let what = if n == 1 { "worktree" } else { "worktrees" };
-    let mut text = format!("removed {n} {what} of ended sessions");
-    if !kept_branches.is_empty() {
-        text.push_str(&format!(
-            "; unmerged changes are kept on {} (`git diff HEAD {}` shows one, `git branch -D` drops it)",
-            kept_branches.join(", "),
-            kept_branches[0]
-        ));
-    }
-    text
 }
