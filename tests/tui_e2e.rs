@@ -286,7 +286,9 @@ async fn ask_user_opens_a_dialog_and_the_typed_answer_reaches_the_model() {
     tui.wait_text("copilot").await;
     tui.type_text("add a cache").await;
     tui.enter().await;
-    let screen = tui.wait_text("Which database should the cache use?").await;
+    // The call's line in the conversation shows the question a moment before the dialog.
+    tui.wait_text("question · copilot").await;
+    let screen = tui.wait_text("2 SQLite").await;
     // Labelled with the asking agent: role and short id.
     let label = screen
         .split("question · copilot ")
