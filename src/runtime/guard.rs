@@ -85,7 +85,7 @@ impl LoopGuard {
             {
                 *n = n.saturating_add(1);
                 let n = *n;
-                return self.same_again(name, n, "change");
+                return self.same_again(name, n, true);
             }
             self.last_change = Some((key, 1));
         }
@@ -125,13 +125,14 @@ impl LoopGuard {
             CallKind::Other => Verdict::Pass,
             CallKind::Read => {
                 let n = bump(&mut self.reads, key);
-                self.same_again(name, n, "answer")
+                self.same_again(name, n, false)
             }
         }
     }
 
-    /// The `n`th identical successful call with nothing changed in between.
-    fn same_again(&self, name: &str, n: u32, what: &str) -> Verdict {
+    /// The `n`th identical successful call with nothing changed in between; `change`: a
+    /// change made again (else a read answered again).
+    fn same_again(&self, name: &str, n: u32, change: bool) -> Verdict {
         let GuardsConfig {
             repeat_note_after: note,
             read_repeat_stop_after: stop,
@@ -142,7 +143,7 @@ impl LoopGuard {
                 "loop: called {name} {n} times with the same arguments, nothing changed in between"
             ))
         } else if note > 0 && n >= note {
-            let then = if what == "change" {
+            let then = if change {
                 "It changes nothing the first one did not: do something else, or say what \
                  blocks you."
             } else {

@@ -281,21 +281,27 @@ mod tests {
     use super::*;
     use crate::protocol::ToolCall;
 
-    #[test]
-    fn messages_after_the_last_delivery_are_still_owed() {
-        let (root, w) = (AgentId::new(), AgentId::new());
-        let ev = |seq, agent_id, kind| Event {
+    fn ev(seq: u64, agent_id: AgentId, kind: EventKind) -> Event {
+        Event {
             seq,
             agent_id,
             kind,
-        };
-        let spawned = |parent_id| EventKind::AgentSpawned {
+        }
+    }
+
+    fn spawned(parent_id: Option<AgentId>) -> EventKind {
+        EventKind::AgentSpawned {
             parent_id,
             role: "r".into(),
             model: "m".into(),
             task: "t".into(),
             depth: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn messages_after_the_last_delivery_are_still_owed() {
+        let (root, w) = (AgentId::new(), AgentId::new());
         let message = |text: &str| EventKind::SupervisorMessage {
             supervisor_id: root,
             kind: MessageKind::Question,
@@ -323,18 +329,6 @@ mod tests {
     #[test]
     fn work_under_way_comes_back_interrupted_and_a_pause_is_kept() {
         let (root, w, done) = (AgentId::new(), AgentId::new(), AgentId::new());
-        let ev = |seq, agent_id, kind| Event {
-            seq,
-            agent_id,
-            kind,
-        };
-        let spawned = |parent_id| EventKind::AgentSpawned {
-            parent_id,
-            role: "r".into(),
-            model: "m".into(),
-            task: "t".into(),
-            depth: 0,
-        };
         let status = |status| EventKind::AgentStatus {
             parent_id: None,
             status,
@@ -371,18 +365,6 @@ mod tests {
     #[test]
     fn budgets_come_back() {
         let (root, w) = (AgentId::new(), AgentId::new());
-        let ev = |seq, agent_id, kind| Event {
-            seq,
-            agent_id,
-            kind,
-        };
-        let spawned = |parent_id| EventKind::AgentSpawned {
-            parent_id,
-            role: "r".into(),
-            model: "m".into(),
-            task: "t".into(),
-            depth: 0,
-        };
         let budget = Budget {
             tokens: Some(50_000),
             cost_usd: None,
@@ -412,11 +394,6 @@ mod tests {
     #[test]
     fn options_and_releases_come_back() {
         let (root, w) = (AgentId::new(), AgentId::new());
-        let ev = |seq, agent_id, kind| Event {
-            seq,
-            agent_id,
-            kind,
-        };
         let options = SpawnOptions {
             keep: false,
             instructions: Some("only src/".into()),
