@@ -747,3 +747,88 @@ async fn a_killed_run_continues_in_the_same_worktree_and_merges_at_the_end() {
     assert_users_work_intact(&sb);
     assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
 }
+
+/// A worker that only reads and reports never gets a worktree (no git process for it);
+/// one whose only change is through `run_tests` gets one, since its handler says it may
+/// change files, and the file its tests wrote reaches the workspace by the merge.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reading_worker_gets_no_worktree_and_a_testing_worker_gets_one_at_its_first_run() {
+    let mock = MockServer::start().await;
+    let sb = repo();
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_calls(vec![
+                    call(
+                        "s0",
+                        "spawn_agent",
+                        json!({"role_name": "implementer", "task_prompt": "read a.txt"}),
+                    ),
+                    call(
+                        "s1",
+                        "spawn_agent",
+                        json!({"role_name": "tester", "task_prompt": "run the tests"}),
+                    ),
+                ]),
+                2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+                _ => MockResponse::text("done"),
+            };
+        }
+        let reading = task_of(body).contains("read a.txt");
+        match (reading, tool_count(body)) {
+            (true, 0) => MockResponse::tool_call("r0", "read_file", r#"{"path": "a.txt"}"#),
+            (false, 0) => MockResponse::tool_call("t0", "run_tests", "{}"),
+            (true, _) => MockResponse::tool_call(
+                "r",
+                "return_results",
+                &json!({"result": {"status": "success", "summary": "a.txt has ten lines",
+                    "artifacts": [], "known_issues": []}})
+                .to_string(),
+            ),
+            (false, _) => returns("r", "report.txt"),
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |c| {
+        c.tools.test_command = Some("echo passed > report.txt".to_string());
+    })
+    .await;
+    let mut seen = Vec::new();
+    say(&h, "read and test");
+    wait_idle(&mut h, &mut seen).await;
+
+    let spawned = agents_with(&seen, |k| {
+        matches!(
+            k,
+            EventKind::AgentSpawned {
+                parent_id: Some(_),
+                ..
+            }
+        )
+    });
+    assert_eq!(spawned.len(), 2);
+    let with_worktree = agents_with(&seen, |k| matches!(k, EventKind::WorktreeCreated { .. }));
+    assert_eq!(with_worktree.len(), 1, "only the tester");
+    let reqs = mock.requests();
+    let tester = reqs
+        .iter()
+        .find(|r| is_worker(&r.body) && task_of(&r.body).contains("run the tests"))
+        .unwrap();
+    let tester_root = root_of(&tester.body);
+    assert_eq!(tester_root, sb.ws(), "no worktree before its first change");
+    assert_eq!(
+        sb.read("report.txt"),
+        "passed\n",
+        "merged into the workspace"
+    );
+    // One branch was ever made: the reader's would have been `squad/<its id>`.
+    let reader = spawned.iter().find(|a| !with_worktree.contains(a)).unwrap();
+    assert!(
+        !seen.iter().any(|e| e.agent_id == *reader
+            && matches!(
+                e.kind,
+                EventKind::WorktreeCreated { .. } | EventKind::DiffStat(_)
+            )),
+        "the reader caused no git work"
+    );
+    assert_users_work_intact(&sb);
+}

@@ -81,6 +81,15 @@ impl Host for Arc<Engine> {
         start_agent(self, new)
     }
 
+    fn tool_context(
+        &self,
+        agent: AgentId,
+        role: &str,
+        cancel: &CancellationToken,
+    ) -> crate::tools::ToolContext {
+        Engine::tool_context(self, agent, role, cancel)
+    }
+
     async fn check_result(
         &self,
         caller: AgentId,
@@ -195,8 +204,8 @@ async fn agent_main(
             }
             Next::Input(AgentInput::Message { mut text, reply: r }) => {
                 reply = r;
-                // A writing worker gets its worktree before its first tool call; one whose
-                // result went up is moved onto the workspace's current state first.
+                // A worker whose result went up is moved onto the workspace's current state
+                // first (its worktree, if any, is made at its first call that changes files).
                 if id != engine.root()
                     && let Some(note) = super::isolation::before_task(&engine, id).await
                 {

@@ -2,18 +2,17 @@
 //! their handlers (neighbours that may run together do), and answered with exactly one
 //! result each, in order, even when interrupted.
 
-use super::agent_tools::{Call, Effect, Failure, Handoff};
+use super::agent_tools::{Effect, Handoff};
 use super::approval::ApprovalRequest;
 use super::engine::Engine;
 use super::guard::{CallKind, LoopGuard, Verdict};
 use super::isolation;
 use super::stall::{self, Pulse};
-use super::toolbox::Handler;
+use super::toolbox::{Invocation, Ran, Reach};
 use super::verification;
 use crate::context::{ClipHint, clip_tool_output};
-use crate::protocol::{AgentId, ApprovalAction, EventKind, HistoryItem, ToolCall};
+use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall};
 use crate::text::{clip, key_argument};
-use crate::tools::{ToolEffect, ToolError};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -283,111 +282,62 @@ async fn execute(
         Ok(args) => args,
         Err(message) => return CallResult::error(message),
     };
-
-    match handler {
-        Handler::Agent(tool) => {
-            let cx = Call {
-                caller: agent,
-                team: &engine.team,
-                host: engine,
-                cancel,
-            };
-            match tool.call(&cx, args).await {
-                Ok(done) => CallResult::ok(done.output, done.effect),
-                Err(Failure::Fixable(message)) => CallResult::error(message),
-                Err(Failure::Fatal(message)) => CallResult {
-                    fatal: true,
-                    ..CallResult::error(message)
-                },
-            }
+    let reach = handler.reach();
+    let changes = reach == Reach::ChangesFiles;
+    // A writing worker gets its worktree at its first call that may change files, so one
+    // that only reads or reports never costs a git process.
+    if changes {
+        isolation::before_change(engine, agent).await;
+    }
+    let inv = Invocation {
+        agent,
+        role: &me.role,
+        team: &engine.team,
+        host: engine,
+        cancel,
+    };
+    let action = match handler.describe(&inv, &args).await {
+        Ok(action) => action,
+        Err(message) => return CallResult::error(message),
+    };
+    if changes {
+        // A file another worker holds in the shared workspace is refused first.
+        let root = engine.workspace_for(agent);
+        if let Err(held) = isolation::claim_write(engine, agent, &root, action.as_ref()) {
+            return CallResult::error(held);
         }
-        Handler::Coding(tool) => {
-            let ctx = engine.tool_context(agent, &me.role, cancel);
-            let mutating = tool.effect() == ToolEffect::Mutating;
-            let mut action = None;
-            if mutating {
-                action = match tool.describe(&ctx, &args).await {
-                    Ok(a) => a,
-                    Err(e) => return CallResult::error(e.to_string()),
-                };
-                // A file another worker holds in the shared workspace is refused first.
-                if let Err(held) =
-                    isolation::claim_write(engine, agent, &ctx.workspace, action.as_ref())
-                {
-                    return CallResult::error(held);
-                }
-                if let Some(action) = &action {
-                    let req = ApprovalRequest {
-                        agent_id: agent,
-                        role: &me.role,
-                        policy: me.policy,
-                        tool: &call.name,
-                        action,
-                    };
-                    if let Err(denied) = engine.approve(req, cancel).await {
-                        return CallResult::error(denied.0);
-                    }
-                }
-            }
-            let run = async {
-                if mutating {
-                    verification::record_changes(
-                        engine,
-                        agent,
-                        action.as_ref(),
-                        tool.call(&ctx, args),
-                    )
-                    .await
-                } else {
-                    tool.call(&ctx, args).await
-                }
-            };
-            let result = watch_call(engine, agent, call, run).await;
-            if mutating {
-                isolation::after_mutation(engine, agent).await;
-            }
-            match result {
-                Ok(output) => CallResult::ok(output, Effect::None),
-                Err(ToolError::Cancelled) => CallResult::error("cancelled by the user".to_string()),
-                Err(e) => CallResult::error(e.to_string()),
-            }
+    }
+    if let Some(action) = &action {
+        let req = ApprovalRequest {
+            agent_id: agent,
+            role: &me.role,
+            policy: me.policy,
+            tool: &call.name,
+            action,
+        };
+        if let Err(denied) = engine.approve(req, cancel).await {
+            return CallResult::error(denied.0);
         }
-        Handler::Mcp(tool) => {
-            // Only the server's own word (`readOnlyHint: true`) spares a tool the gate.
-            if !tool.read_only {
-                let arguments = serde_json::to_string_pretty(&args).unwrap_or_default();
-                let action = ApprovalAction::McpTool {
-                    server: tool.server.clone(),
-                    tool: tool.tool.clone(),
-                    arguments: clip(&arguments, 4000),
-                };
-                let req = ApprovalRequest {
-                    agent_id: agent,
-                    role: &me.role,
-                    policy: me.policy,
-                    tool: &call.name,
-                    action: &action,
-                };
-                if let Err(denied) = engine.approve(req, cancel).await {
-                    return CallResult::error(denied.0);
-                }
-            }
-            let max_bytes = engine.config.tools.max_output_bytes;
-            let run = mcp.call(&call.name, args, max_bytes, cancel);
-            // A tool that may change things is measured like a command.
-            let result = watch_call(engine, agent, call, async {
-                if tool.read_only {
-                    run.await
-                } else {
-                    verification::record_changes(engine, agent, None, run).await
-                }
-            })
-            .await;
-            match result {
-                Ok(output) => CallResult::ok(output, Effect::None),
-                Err(message) => CallResult::error(message),
-            }
+    }
+    let run = handler.run(&inv, args);
+    let ran = match reach {
+        // Waiting for workers or the user is not a stall.
+        Reach::Team => run.await,
+        Reach::Reads => watch_call(engine, agent, call, run).await,
+        Reach::ChangesFiles => {
+            let run = verification::record_changes(engine, agent, action.as_ref(), run);
+            let ran = watch_call(engine, agent, call, run).await;
+            isolation::after_mutation(engine, agent).await;
+            ran
         }
+    };
+    match ran {
+        Ran::Ok(output, effect) => CallResult::ok(output, effect),
+        Ran::Error(message) => CallResult::error(message),
+        Ran::Fatal(message) => CallResult {
+            fatal: true,
+            ..CallResult::error(message)
+        },
     }
 }
 

@@ -9,7 +9,7 @@
 //! a question, the same `write_file`… for fifteen minutes): it changes nothing the first
 //! did not. Pure: `calls.rs` feeds it each result.
 
-use super::toolbox::{Handler, ToolBox};
+use super::toolbox::{Reach, ToolBox};
 use crate::config::GuardsConfig;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -30,10 +30,10 @@ pub enum CallKind {
 
 impl CallKind {
     pub fn of(tools: &ToolBox, name: &str) -> Self {
-        match tools.handler(name) {
-            Some(Handler::Agent(_)) | None => Self::Other,
-            Some(_) if tools.is_read_only(name) => Self::Read,
-            Some(_) => Self::Change,
+        match tools.reach(name) {
+            Some(Reach::Reads) => Self::Read,
+            Some(Reach::ChangesFiles) => Self::Change,
+            Some(Reach::Team) | None => Self::Other,
         }
     }
 }

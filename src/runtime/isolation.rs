@@ -1,5 +1,6 @@
 //! Where each agent writes, as the runtime applies `crate::isolation`: a writing worker
-//! gets its own git worktree before its first tool call and its tools are rooted there;
+//! gets its own git worktree at its first call that may change files and its tools are
+//! rooted there from then on;
 //! the agents below it share that worktree; everyone else works in the workspace, where
 //! workers' writes are leased (`isolation/leases.rs`). When a worker's result goes up its
 //! change is merged (`isolation/merge.rs`); before a follow-up its worktree is moved onto
@@ -7,7 +8,8 @@
 //! worktree goes.
 //!
 //! The hooks the rest of the runtime calls: [`WorkerIsolation::open`] (start),
-//! [`before_task`] (a worker's message), [`after_mutation`] (a mutating call),
+//! [`before_task`] (a worker's message), [`before_change`] and [`after_mutation`] (around
+//! a call whose handler may change files),
 //! [`merge::settle`] (its turn ended), [`clean_up`] (despawn, release), [`close`]
 //! (shutdown), [`show_diff`] (`Op::ShowDiff`).
 
@@ -27,9 +29,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// Tools that make a worker a writer (and so, in a git repository, isolated).
-const WRITING_TOOLS: [&str; 3] = ["write_file", "edit_file", "run_command"];
 
 /// The session's isolation: which agents have a worktree, and the leases on the shared
 /// workspace.
@@ -189,20 +188,15 @@ impl WorkerIsolation {
         );
     }
 
-    /// Whether an agent of `role` with `tools` writes in a worktree of its own.
-    fn wants_worktree(
-        &self,
-        engine: &Engine,
-        agent: AgentId,
-        role: &str,
-        tools: &[String],
-    ) -> bool {
+    /// Whether a worker of `role` that is about to change files does so in a worktree of
+    /// its own (its spawn's `isolation`, else its role's, else the session's).
+    fn wants_worktree(&self, engine: &Engine, agent: AgentId, role: &str) -> bool {
         let mode = crate::sync::lock(&self.chosen)
             .get(&agent)
             .copied()
             .or_else(|| engine.role(role).and_then(|r| r.isolation))
             .unwrap_or(self.default_mode);
-        mode == IsolationMode::Worktree && tools.iter().any(|t| WRITING_TOOLS.contains(&t.as_str()))
+        mode == IsolationMode::Worktree
     }
 
     /// The session is ending: agents that stop from now on keep their worktrees.
@@ -239,40 +233,44 @@ pub fn announce(engine: &Engine, removed: &[Removed]) {
     }
 }
 
-/// Before a worker takes up a message that starts a task: a writing worker gets its
-/// worktree (made from the workspace as it is now); one whose result already went up is
-/// moved onto the workspace's current state first. Returns a note for the message when
-/// that left conflict markers in its worktree.
+/// Before a worker takes up a message that starts a task: one whose result already went
+/// up is moved onto the workspace's current state first. Returns a note for the message
+/// when that left conflict markers in its worktree.
 pub async fn before_task(engine: &Engine, agent: AgentId) -> Option<String> {
     let iso = &engine.isolation;
     let worktrees = iso.worktrees.as_ref()?;
-    if agent == engine.root() {
-        return None;
-    }
     let settled = crate::sync::lock(&iso.own)
         .get_mut(&agent)
         .map(|p| std::mem::take(&mut p.settled));
     match settled {
-        Some(false) => None,
         Some(true) => redo(engine, worktrees, agent).await,
-        None => {
-            create(engine, worktrees, agent).await;
-            None
-        }
+        Some(false) | None => None,
     }
 }
 
-/// Gives a writing worker its worktree, unless a supervisor's already isolates it.
-async fn create(engine: &Engine, worktrees: &Arc<Worktrees>, agent: AgentId) {
+/// Before a call that may change files: a worker gets its worktree now (made from the
+/// workspace as it is), unless it has one, a supervisor's isolates it, or it writes in the
+/// workspace. The persona always writes in the workspace.
+pub async fn before_change(engine: &Engine, agent: AgentId) {
     let iso = &engine.isolation;
-    let Some(card) = engine.team.card(agent) else {
+    let Some(worktrees) = iso.worktrees.as_ref() else {
         return;
     };
-    if !iso.wants_worktree(engine, agent, &card.role, &card.tools)
-        || iso.isolated_root(&engine.team, agent).is_some()
-    {
+    if agent == engine.root() || iso.isolated_root(&engine.team, agent).is_some() {
         return;
     }
+    let Some(role) = engine.team.role(agent) else {
+        return;
+    };
+    if !iso.wants_worktree(engine, agent, &role) {
+        return;
+    }
+    create(engine, worktrees, agent).await;
+}
+
+/// Gives a writing worker its worktree.
+async fn create(engine: &Engine, worktrees: &Arc<Worktrees>, agent: AgentId) {
+    let iso = &engine.isolation;
     let made = worktrees
         .create(agent)
         .await

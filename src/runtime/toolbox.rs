@@ -2,31 +2,22 @@
 //! one registry: one way to look up a spec, an effect and a handler. The coding and agent
 //! tools are fixed; the MCP tools come and go with their servers.
 
-use super::agent_tools::{self, AgentTool};
-use crate::mcp::{McpHub, McpTool};
+mod handler;
+
+pub use handler::{CallHandler, Invocation, Ran, Reach};
+
+use super::agent_tools;
+use crate::mcp::McpHub;
 use crate::model::ToolSpec;
 use crate::roles::{Audience, Role};
-use crate::tools::{ToolEffect, ToolHandler, ToolRegistry};
+use crate::tools::ToolRegistry;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// How a tool is run.
-#[derive(Clone)]
-pub enum Handler {
-    /// Acts on the workspace (files, search, commands).
-    Coding(Arc<dyn ToolHandler>),
-    /// Acts on the team.
-    Agent(Arc<dyn AgentTool>),
-    /// A tool of an MCP server.
-    Mcp(Arc<McpTool>),
-}
-
 struct Entry {
     spec: ToolSpec,
-    handler: Handler,
+    handler: Arc<dyn CallHandler>,
     audience: Audience,
-    read_only: bool,
-    concurrent: bool,
 }
 
 pub struct ToolBox {
@@ -56,13 +47,10 @@ impl ToolBox {
     pub fn new(coding: &ToolRegistry, mcp: Arc<McpHub>) -> Self {
         let mut entries: Vec<Entry> = Vec::new();
         for tool in agent_tools::all() {
-            let concurrent = tool.concurrent();
             entries.push(Entry {
                 spec: tool.spec(),
                 audience: tool.audience(),
-                read_only: false,
-                concurrent,
-                handler: Handler::Agent(tool),
+                handler: Arc::new(handler::Agent(tool)),
             });
         }
         let mut coding_entries = Vec::new();
@@ -73,13 +61,10 @@ impl ToolBox {
             if entries.iter().any(|e| e.spec.name == name) {
                 continue;
             }
-            let read_only = tool.effect() == ToolEffect::ReadOnly;
             coding_entries.push(Entry {
                 spec: spec.clone(),
                 audience: Audience::Everyone,
-                read_only,
-                concurrent: read_only,
-                handler: Handler::Coding(tool),
+                handler: Arc::new(handler::Coding(tool)),
             });
         }
         // The model sees the coding tools first.
@@ -104,25 +89,41 @@ impl ToolBox {
         self.entries.iter().map(|e| e.spec.name.clone()).collect()
     }
 
-    pub fn handler(&self, name: &str) -> Option<Handler> {
+    pub fn handler(&self, name: &str) -> Option<Arc<dyn CallHandler>> {
         match self.entry(name) {
             Some(e) => Some(e.handler.clone()),
-            None => self.mcp.tool(name).map(Handler::Mcp),
+            None => self.mcp.tool(name).map(|tool| {
+                Arc::new(handler::Mcp {
+                    tool,
+                    hub: self.mcp.clone(),
+                }) as Arc<dyn CallHandler>
+            }),
+        }
+    }
+
+    /// What the tool does to the world, as its handler says (`None`: no such tool).
+    pub fn reach(&self, name: &str) -> Option<Reach> {
+        match self.entry(name) {
+            Some(e) => Some(e.handler.reach()),
+            None => self.mcp.tool(name).map(|t| {
+                if t.read_only {
+                    Reach::Reads
+                } else {
+                    Reach::ChangesFiles
+                }
+            }),
         }
     }
 
     pub fn is_read_only(&self, name: &str) -> bool {
-        match self.entry(name) {
-            Some(e) => e.read_only,
-            None => self.mcp.tool(name).is_some_and(|t| t.read_only),
-        }
+        self.reach(name) == Some(Reach::Reads)
     }
 
     /// Whether neighbouring calls of this tool may run at the same time (when nobody has to
     /// be asked about them).
     pub fn is_concurrent(&self, name: &str) -> bool {
         match self.entry(name) {
-            Some(e) => e.concurrent,
+            Some(e) => e.handler.concurrent(),
             None => self.mcp.tool(name).is_some_and(|t| t.read_only),
         }
     }
@@ -140,8 +141,7 @@ impl ToolBox {
             .iter()
             .filter(|e| role.offers(&e.spec.name, e.audience, is_worker))
             .filter(|e| {
-                matches!(e.handler, Handler::Agent(_))
-                    || ceiling.is_none_or(|c| c.contains(&e.spec.name))
+                e.handler.reach() == Reach::Team || ceiling.is_none_or(|c| c.contains(&e.spec.name))
             })
             .map(|e| e.spec.name.clone())
             .collect()

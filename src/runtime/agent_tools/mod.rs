@@ -80,6 +80,14 @@ pub trait Host: Send + Sync {
     fn choose_isolation(&self, agent: AgentId, mode: crate::config::IsolationMode);
     /// Registers a new agent and starts its task.
     fn start_agent(&self, new: NewAgent) -> AgentId;
+    /// What a coding tool called by `agent` may use: its root (worktree or workspace) and
+    /// the tools' settings.
+    fn tool_context(
+        &self,
+        agent: AgentId,
+        role: &str,
+        cancel: &CancellationToken,
+    ) -> crate::tools::ToolContext;
     /// Checks a worker's result against the workspace (see `runtime/verification.rs`).
     async fn check_result(
         &self,

@@ -1,0 +1,182 @@
+//! One handler trait for every tool an agent calls: the coding tools, the agent tools and
+//! MCP servers' tools. Each handler tells its own facts (does it change files, may it run
+//! beside its neighbours, what does the user approve), so nothing outside a tool keeps a
+//! list of tool names, and the runtime treats every call that changes files the same way:
+//! a worktree first, the approval gate, its changes recorded.
+
+use super::super::agent_tools::{AgentTool, Call, Effect, Failure, Host};
+use super::super::team::Team;
+use crate::mcp::{McpHub, McpTool};
+use crate::protocol::{AgentId, ApprovalAction};
+use crate::text::clip;
+use crate::tools::{ToolEffect, ToolError, ToolHandler};
+use async_trait::async_trait;
+use serde_json::Value;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What a call may act on: who calls, and the runtime around it.
+pub struct Invocation<'a> {
+    pub agent: AgentId,
+    pub role: &'a str,
+    pub team: &'a Team,
+    pub host: &'a dyn Host,
+    pub cancel: &'a CancellationToken,
+}
+
+/// What a tool does to the world, as the runtime needs to know it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Reads only: the same call with nothing changed gives the same answer.
+    Reads,
+    /// May change files (writes, edits, commands, tests, MCP tools not marked read-only):
+    /// the agent gets its worktree first and its changes are recorded.
+    ChangesFiles,
+    /// Acts on the team or the user (spawn, wait, speak, ask…).
+    Team,
+}
+
+/// How one call ended.
+pub enum Ran {
+    Ok(String, Effect),
+    /// An error the model can fix: its result.
+    Error(String),
+    /// The turn cannot go on.
+    Fatal(String),
+}
+
+#[async_trait]
+pub trait CallHandler: Send + Sync {
+    fn reach(&self) -> Reach;
+
+    /// Whether neighbouring calls may run at the same time (when nobody has to be asked).
+    fn concurrent(&self) -> bool;
+
+    /// What the user approves before the call runs; `None`: it needs no approval here.
+    /// Argument errors found here are returned before anyone is asked.
+    async fn describe(
+        &self,
+        _call: &Invocation<'_>,
+        _args: &Value,
+    ) -> Result<Option<ApprovalAction>, String> {
+        Ok(None)
+    }
+
+    async fn run(&self, call: &Invocation<'_>, args: Value) -> Ran;
+}
+
+/// A coding tool (files, search, commands, tests) on the agent's root.
+pub struct Coding(pub Arc<dyn ToolHandler>);
+
+#[async_trait]
+impl CallHandler for Coding {
+    fn reach(&self) -> Reach {
+        match self.0.effect() {
+            ToolEffect::ReadOnly => Reach::Reads,
+            ToolEffect::Mutating => Reach::ChangesFiles,
+        }
+    }
+
+    fn concurrent(&self) -> bool {
+        self.0.effect() == ToolEffect::ReadOnly
+    }
+
+    async fn describe(
+        &self,
+        call: &Invocation<'_>,
+        args: &Value,
+    ) -> Result<Option<ApprovalAction>, String> {
+        if self.0.effect() == ToolEffect::ReadOnly {
+            return Ok(None);
+        }
+        let ctx = call.host.tool_context(call.agent, call.role, call.cancel);
+        self.0.describe(&ctx, args).await.map_err(|e| e.to_string())
+    }
+
+    async fn run(&self, call: &Invocation<'_>, args: Value) -> Ran {
+        let ctx = call.host.tool_context(call.agent, call.role, call.cancel);
+        match self.0.call(&ctx, args).await {
+            Ok(output) => Ran::Ok(output, Effect::None),
+            Err(ToolError::Cancelled) => Ran::Error("cancelled by the user".to_string()),
+            Err(e) => Ran::Error(e.to_string()),
+        }
+    }
+}
+
+/// An agent tool: acts on the team; any approval it needs (a spawn) it asks itself.
+pub struct Agent(pub Arc<dyn AgentTool>);
+
+#[async_trait]
+impl CallHandler for Agent {
+    fn reach(&self) -> Reach {
+        Reach::Team
+    }
+
+    fn concurrent(&self) -> bool {
+        self.0.concurrent()
+    }
+
+    async fn run(&self, call: &Invocation<'_>, args: Value) -> Ran {
+        let cx = Call {
+            caller: call.agent,
+            team: call.team,
+            host: call.host,
+            cancel: call.cancel,
+        };
+        match self.0.call(&cx, args).await {
+            Ok(done) => Ran::Ok(done.output, done.effect),
+            Err(Failure::Fixable(message)) => Ran::Error(message),
+            Err(Failure::Fatal(message)) => Ran::Fatal(message),
+        }
+    }
+}
+
+/// A tool of an MCP server. Only the server's own word (`readOnlyHint: true`) spares it
+/// the gate and the worktree.
+pub struct Mcp {
+    pub tool: Arc<McpTool>,
+    pub hub: Arc<McpHub>,
+}
+
+#[async_trait]
+impl CallHandler for Mcp {
+    fn reach(&self) -> Reach {
+        if self.tool.read_only {
+            Reach::Reads
+        } else {
+            Reach::ChangesFiles
+        }
+    }
+
+    fn concurrent(&self) -> bool {
+        self.tool.read_only
+    }
+
+    async fn describe(
+        &self,
+        _call: &Invocation<'_>,
+        args: &Value,
+    ) -> Result<Option<ApprovalAction>, String> {
+        if self.tool.read_only {
+            return Ok(None);
+        }
+        let arguments = serde_json::to_string_pretty(args).unwrap_or_default();
+        Ok(Some(ApprovalAction::McpTool {
+            server: self.tool.server.clone(),
+            tool: self.tool.tool.clone(),
+            arguments: clip(&arguments, 4000),
+        }))
+    }
+
+    async fn run(&self, call: &Invocation<'_>, args: Value) -> Ran {
+        let max_bytes = call.host.config().tools.max_output_bytes;
+        match self
+            .hub
+            .call(&self.tool.name, args, max_bytes, call.cancel)
+            .await
+        {
+            Ok(output) => Ran::Ok(output, Effect::None),
+            Err(message) => Ran::Error(message),
+        }
+    }
+}
