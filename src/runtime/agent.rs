@@ -6,10 +6,11 @@ use super::agent_tools::Host;
 use super::approval::{ApprovalRequest, Denied};
 use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
+use super::layers::AfterTurn;
 use super::persona::switch_persona;
 use super::report::notice_batch;
 use super::team::{AgentInput, FanIn, NewAgent};
-use super::turn::run_turn;
+use super::turn::{TurnOutcome, run_turn};
 use super::verification::{self, Checked};
 use crate::config::Config;
 use crate::protocol::{AgentId, AgentResult, AgentStatus, HistoryItem, TurnEnd};
@@ -239,6 +240,11 @@ async fn agent_main(
                         .begin(id, &text, engine.workspace_for(id).root())
                         .await;
                 }
+                let place = engine.place(id);
+                engine
+                    .layers
+                    .before_task(&place.scope(team, id, &cancel), &mut text)
+                    .await;
                 team.push_item(id, HistoryItem::user(text));
             }
         }
@@ -246,9 +252,7 @@ async fn agent_main(
         let Some(turn_cancel) = team.begin_turn(id, took_input) else {
             break;
         };
-        // Boxed: a turn's state (model stream, tool calls) is large, and an idle agent
-        // should not carry room for it.
-        let outcome = Box::pin(run_turn(&engine, id, turn_cancel)).await;
+        let outcome = run_turns(&engine, id, &turn_cancel).await;
         team.end_turn(id);
 
         if cancel.is_cancelled() {
@@ -291,8 +295,17 @@ async fn agent_main(
                     r.status == crate::protocol::ResultStatus::Success
                         && r.verification.as_ref().is_none_or(|v| v.passed)
                 });
+            let place = engine.place(id);
+            let cx = place.scope(team, id, &cancel);
+            if status == AgentStatus::Completed
+                && let Some(result) = &result
+            {
+                engine.layers.result_returned(&cx, result).await;
+            }
             let summary = result.map(|r| r.summary).or_else(|| outcome.error.clone());
-            engine.tasks.worker_finished(team, id, ok, summary);
+            for task in engine.tasks.worker_finished(team, id, ok, summary) {
+                engine.layers.task_completed(&cx, &task).await;
+            }
         }
         if status == AgentStatus::Failed {
             let why = outcome
@@ -317,6 +330,37 @@ async fn agent_main(
     // Despawned or cancelled (not the session ending): its worktree and leases go.
     if id != engine.root() && !engine.isolation.is_closing() {
         super::isolation::clean_up(&engine, id).await;
+    }
+}
+
+/// Most turns in a row a layer may add by asking the agent to go on (a `stop` hook that
+/// keeps blocking).
+const MAX_CONTINUES: u32 = 3;
+
+/// A turn, and the turns the layers ask for after it ended (each with their message as
+/// the user's).
+async fn run_turns(engine: &Arc<Engine>, id: AgentId, cancel: &CancellationToken) -> TurnOutcome {
+    let mut continues = 0;
+    loop {
+        // Boxed: a turn's state (model stream, tool calls) is large, and an idle agent
+        // should not carry room for it.
+        let outcome = Box::pin(run_turn(engine, id, cancel.clone())).await;
+        if cancel.is_cancelled() || continues == MAX_CONTINUES {
+            return outcome;
+        }
+        let place = engine.place(id);
+        let cx = place.scope(&engine.team, id, cancel);
+        match engine
+            .layers
+            .turn_end(&cx, outcome.end, &outcome.final_text)
+            .await
+        {
+            AfterTurn::Rest => return outcome,
+            AfterTurn::Continue(text) => {
+                continues += 1;
+                engine.team.push_item(id, HistoryItem::user(text));
+            }
+        }
     }
 }
 

@@ -9,13 +9,13 @@
 //! The session's limit is checked after each call and before each one: reaching it pauses
 //! the team through the pause gate until the user raises the limit or stops.
 
-use super::engine::Engine;
-use super::team::Spend;
+use super::pause::PauseGate;
+use super::team::{Spend, Team};
 use crate::config::Limits;
 use crate::protocol::{
     AgentId, Budget, BudgetMeasure, BudgetReached, BudgetScope, EventKind, dollars,
 };
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The session's cost limit: the config's, then whatever the user sets.
 pub struct SessionBudget {
@@ -64,9 +64,15 @@ pub enum Gate {
     Stop(String),
 }
 
+/// The session's limit and the gate reaching it closes.
+#[derive(Clone)]
+pub struct SessionLimits {
+    pub budget: Arc<SessionBudget>,
+    pub pause: Arc<PauseGate>,
+}
+
 /// Before a model call of `agent`: its own budget, then the session's.
-pub fn before_call(engine: &Engine, agent: AgentId) -> Gate {
-    let team = &engine.team;
+pub fn before_call(team: &Team, agent: AgentId, session: &SessionLimits) -> Gate {
     if let Some(reached) = team
         .budget_and_spend(agent)
         .and_then(|(b, s)| reached(&b, &s))
@@ -82,7 +88,7 @@ pub fn before_call(engine: &Engine, agent: AgentId) -> Gate {
         );
         return Gate::Stop(reached.to_string());
     }
-    if session_reached(engine) {
+    if session_reached(team, session) {
         Gate::Hold
     } else {
         Gate::Go
@@ -91,25 +97,25 @@ pub fn before_call(engine: &Engine, agent: AgentId) -> Gate {
 
 /// After a model call's usage was counted: reaching the session's limit pauses the team
 /// at once, so no further call or tool starts while the user is asked.
-pub fn after_usage(engine: &Engine) {
-    session_reached(engine);
+pub fn after_usage(team: &Team, session: &SessionLimits) {
+    session_reached(team, session);
 }
 
 /// Whether the session spent its limit; if so, the team is paused and the user told
 /// (once per pause).
-fn session_reached(engine: &Engine) -> bool {
-    let Some(limit) = engine.session_budget.limit() else {
+fn session_reached(team: &Team, session: &SessionLimits) -> bool {
+    let Some(limit) = session.budget.limit() else {
         return false;
     };
-    let spent = engine.team.session_cost();
+    let spent = team.session_cost();
     if spent < limit {
         return false;
     }
-    let root = engine.root();
-    let newly_paused = engine.pause.set(true);
-    let newly_held = engine.session_budget.hold();
+    let root = team.root();
+    let newly_paused = session.pause.set(true);
+    let newly_held = session.budget.hold();
     if newly_paused || newly_held {
-        engine.team.emit(
+        team.emit(
             root,
             EventKind::BudgetReached {
                 scope: BudgetScope::Session,
@@ -120,21 +126,25 @@ fn session_reached(engine: &Engine) -> bool {
         );
     }
     if newly_paused {
-        engine.team.emit(root, EventKind::Paused);
+        team.emit(root, EventKind::Paused);
     }
     true
 }
 
 /// The user's new session limit (`None`: none). It must be above what was spent; a team
 /// the budget paused goes on.
-pub fn set_session_limit(engine: &Engine, limit_usd: Option<f64>) -> Result<(), String> {
+pub fn set_session_limit(
+    team: &Team,
+    session: &SessionLimits,
+    limit_usd: Option<f64>,
+) -> Result<(), String> {
     if let Some(limit) = limit_usd {
         if !(limit.is_finite() && limit > 0.0) {
             return Err(format!(
                 "a session budget is a positive amount of US dollars, not {limit}"
             ));
         }
-        let spent = engine.team.session_cost();
+        let spent = team.session_cost();
         if limit <= spent {
             return Err(format!(
                 "the session has spent {} already: a new budget must be above that (or /budget off)",
@@ -142,13 +152,11 @@ pub fn set_session_limit(engine: &Engine, limit_usd: Option<f64>) -> Result<(), 
             ));
         }
     }
-    let was_holding = engine.session_budget.set(limit_usd);
-    let root = engine.root();
-    engine
-        .team
-        .emit(root, EventKind::SessionBudgetSet { limit_usd });
-    if was_holding && engine.pause.set(false) {
-        engine.team.emit(root, EventKind::Resumed);
+    let was_holding = session.budget.set(limit_usd);
+    let root = team.root();
+    team.emit(root, EventKind::SessionBudgetSet { limit_usd });
+    if was_holding && session.pause.set(false) {
+        team.emit(root, EventKind::Resumed);
     }
     Ok(())
 }

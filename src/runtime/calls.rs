@@ -7,6 +7,7 @@ use super::approval::ApprovalRequest;
 use super::engine::Engine;
 use super::guard::{CallKind, LoopGuard, Verdict};
 use super::isolation;
+use super::layers::{ToolDone, ToolGate, ToolUse};
 use super::stall::{self, Pulse};
 use super::toolbox::{Invocation, Ran, Reach};
 use super::verification;
@@ -300,6 +301,15 @@ async fn execute(
         Ok(action) => action,
         Err(message) => return CallResult::error(message),
     };
+    let place = engine.place(agent);
+    let cx = place.scope(&engine.team, agent, cancel);
+    let tool = ToolUse {
+        name: &call.name,
+        args: &args,
+    };
+    if let ToolGate::Block(why) = engine.layers.before_tool(&cx, &tool).await {
+        return CallResult::error(why);
+    }
     if changes {
         // A file another worker holds in the shared workspace is refused first.
         let root = engine.workspace_for(agent);
@@ -319,7 +329,7 @@ async fn execute(
             return CallResult::error(denied.0);
         }
     }
-    let run = handler.run(&inv, args);
+    let run = handler.run(&inv, args.clone());
     let ran = match reach {
         // Waiting for workers or the user is not a stall.
         Reach::Team => run.await,
@@ -331,14 +341,27 @@ async fn execute(
             ran
         }
     };
-    match ran {
+    let result = match ran {
         Ran::Ok(output, effect) => CallResult::ok(output, effect),
         Ran::Error(message) => CallResult::error(message),
         Ran::Fatal(message) => CallResult {
             fatal: true,
             ..CallResult::error(message)
         },
-    }
+    };
+    let done = ToolDone {
+        output: &result.output,
+        is_error: result.is_error,
+    };
+    // The root may have changed (a first change made the worker's worktree).
+    let place = engine.place(agent);
+    let cx = place.scope(&engine.team, agent, cancel);
+    let tool = ToolUse {
+        name: &call.name,
+        args: &args,
+    };
+    engine.layers.after_tool(&cx, &tool, &done).await;
+    result
 }
 
 /// Runs a tool (after its approval, which waits on the user, not on the tool), marking

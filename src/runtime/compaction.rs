@@ -159,7 +159,7 @@ pub async fn compact(
                 context_window: 0,
             },
         );
-        super::budget::after_usage(engine);
+        super::budget::after_usage(&engine.team, &engine.session_limits);
     }
     let summary = response.text.trim();
     if summary.is_empty() {

@@ -3,6 +3,7 @@
 //! for the team, which owns all that changes.
 
 use super::approval::{ApprovalGate, ApprovalRequest, Denied};
+use super::layers::Scope;
 use super::team::Team;
 use super::toolbox::ToolBox;
 use super::verification::Checks;
@@ -38,13 +39,39 @@ pub struct Engine {
     /// The project's `AGENTS.md`, given to every agent in its system message.
     pub instructions: Option<Instructions>,
     /// Holds every next model and tool call while the user has the team paused.
-    pub pause: super::pause::PauseGate,
-    /// The session's cost limit (`limits.max_session_cost_usd`, or the user's `/budget`).
-    pub session_budget: super::budget::SessionBudget,
+    pub pause: Arc<super::pause::PauseGate>,
+    /// The session's cost limit (`limits.max_session_cost_usd`, or the user's `/budget`)
+    /// and the pause gate reaching it closes.
+    pub session_limits: super::budget::SessionLimits,
+    /// The policies around every agent's life, in the order they run.
+    pub layers: super::layers::Layers,
     /// Every agent's task, so shutdown can let them write their last results.
     pub agent_tasks: tokio_util::task::TaskTracker,
     /// Which workers write in worktrees of their own, and the leases on the workspace.
     pub isolation: super::isolation::WorkerIsolation,
+}
+
+/// An agent's role and root, held while layers look at it.
+pub struct Place {
+    role: String,
+    root: Arc<Workspace>,
+}
+
+impl Place {
+    pub fn scope<'a>(
+        &'a self,
+        team: &'a Team,
+        agent: AgentId,
+        cancel: &'a CancellationToken,
+    ) -> Scope<'a> {
+        Scope {
+            team,
+            agent,
+            role: &self.role,
+            root: self.root.root(),
+            cancel,
+        }
+    }
 }
 
 /// One model call, ready to send.
@@ -153,6 +180,34 @@ impl Engine {
             settings: Arc::new(ToolSettings::from_config(&self.config, test_command)),
             cancel: cancel.clone(),
         }
+    }
+
+    /// Where the layers see `agent` now: its role and root (a handoff changes the root's
+    /// role, a first change gives a worker its worktree).
+    pub fn place(&self, agent: AgentId) -> Place {
+        Place {
+            role: self.team.role(agent).unwrap_or_default(),
+            root: self.workspace_for(agent),
+        }
+    }
+
+    /// Asks the layers before a model call of `agent`.
+    pub async fn before_model_call(
+        &self,
+        agent: AgentId,
+        cancel: &CancellationToken,
+    ) -> super::layers::Gate {
+        let place = self.place(agent);
+        let cx = place.scope(&self.team, agent, cancel);
+        self.layers.before_model_call(&cx).await
+    }
+
+    /// Tells the layers a model call's usage was counted.
+    pub fn after_usage(&self, agent: AgentId) {
+        let place = self.place(agent);
+        let cancel = CancellationToken::new();
+        self.layers
+            .after_usage(&place.scope(&self.team, agent, &cancel));
     }
 
     /// Passes a mutating action through the gate; while the user is asked, the agent is

@@ -19,6 +19,7 @@ mod events;
 mod guard;
 mod inbox;
 mod isolation;
+mod layers;
 mod mcp;
 mod memory;
 mod ops;

@@ -72,7 +72,11 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
                 }
             }
             Op::SetSessionBudget { limit_usd } => {
-                if let Err(message) = super::budget::set_session_limit(&engine, limit_usd) {
+                if let Err(message) = super::budget::set_session_limit(
+                    &engine.team,
+                    &engine.session_limits,
+                    limit_usd,
+                ) {
                     team.emit(root, EventKind::Error { message });
                 }
             }

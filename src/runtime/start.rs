@@ -131,16 +131,25 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         opts.config.context.max_instructions_bytes,
     );
     let release_after = opts.config.team.release_after();
-    let engine = Arc::new(Engine {
-        windows,
-        instructions,
-        pause: super::pause::PauseGate::new(resumed.as_ref().is_some_and(|(_, _, s)| s.paused)),
-        session_budget: super::budget::SessionBudget::new(
+    let pause = Arc::new(super::pause::PauseGate::new(
+        resumed.as_ref().is_some_and(|(_, _, s)| s.paused),
+    ));
+    let session_limits = super::budget::SessionLimits {
+        budget: Arc::new(super::budget::SessionBudget::new(
             resumed
                 .as_ref()
                 .and_then(|(_, _, s)| s.session_budget)
                 .unwrap_or(opts.config.limits.max_session_cost_usd),
-        ),
+        )),
+        pause: pause.clone(),
+    };
+    let layers = super::layers::session_layers(&pause, &session_limits);
+    let engine = Arc::new(Engine {
+        windows,
+        instructions,
+        pause,
+        session_limits,
+        layers,
         agent_tasks: Default::default(),
         model_slots: Semaphore::new(opts.config.limits.max_concurrent_requests.max(1) as usize),
         config: opts.config,

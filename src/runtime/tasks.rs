@@ -76,12 +76,27 @@ impl TaskBoard {
     }
 
     /// A worker came to rest: its task (if it had one) is done or failed.
-    pub fn worker_finished(&self, team: &Team, agent: AgentId, ok: bool, summary: Option<String>) {
+    /// Returns the tasks this completed (for the layers' `task_completed`).
+    pub fn worker_finished(
+        &self,
+        team: &Team,
+        agent: AgentId,
+        ok: bool,
+        summary: Option<String>,
+    ) -> Vec<Task> {
         let mut inner = lock(&self.inner);
         let changes = inner.board.finish(agent, ok, summary);
+        let done = changes
+            .updated
+            .iter()
+            .filter_map(|id| inner.board.get(id))
+            .filter(|t| t.status == crate::protocol::TaskStatus::Done)
+            .cloned()
+            .collect();
         if !changes.updated.is_empty() {
             publish(&mut inner, team, agent, changes, true);
         }
+        done
     }
 
     /// The board as `get_tasks` shows it.

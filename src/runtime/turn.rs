@@ -3,12 +3,12 @@
 //! Urgent notices in its inbox are handed over before a model call.
 
 use super::agent_tools::Handoff;
-use super::budget::{self, Gate};
 use super::calls::{BatchEnd, run_tool_calls};
 use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
 use super::guard::LoopGuard;
 use super::inbox;
+use super::layers::Gate;
 use super::persona::switch_persona;
 use super::stall::{self, Pulse};
 use crate::model::{ModelError, ModelProgress};
@@ -58,13 +58,11 @@ async fn turn_loop(
     // Repeats are counted per turn: a new message is a new start.
     let mut guard = LoopGuard::new(engine.config.guards);
     loop {
-        // Held here while the team is paused: no model call starts.
-        if cancel.is_cancelled() || !engine.pause.pass(team, agent, cancel).await {
-            return interrupted(final_text);
-        }
-        match budget::before_call(engine, agent) {
+        // The layers first: held while the team is paused, stopped by a spent budget.
+        match engine.before_model_call(agent, cancel).await {
             Gate::Go => {}
             Gate::Hold => continue,
+            Gate::Interrupted => return interrupted(final_text),
             Gate::Stop(reason) => return outcome(TurnEnd::Error, final_text, Some(reason)),
         }
         // An urgent notice (a worker's question, a critical notice) reaches a running agent
@@ -237,7 +235,7 @@ async fn turn_loop(
                     context_window: window,
                 },
             );
-            budget::after_usage(engine);
+            engine.after_usage(agent);
         }
         if !response.text.trim().is_empty() {
             final_text = response.text.clone();
