@@ -36,10 +36,24 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// User hooks (`[[hooks]]` in the config): list them, or approve the workspace's.
+    Hooks {
+        #[command(subcommand)]
+        command: Option<HooksCommand>,
+    },
     /// Check the setup: config files, roles, the server and its models, the key, dirs.
     Doctor(DoctorArgs),
     /// Print a shell completion script (see the README for the line to add to your rc file).
     Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Every hook of the config files, and whether it runs (the default).
+    List,
+    /// Approve the hooks of this workspace's `.squad/config.toml` as the file is now
+    /// (hooks that came with a repository never run before that).
+    Trust,
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,6 +8,7 @@ pub mod config;
 pub mod context;
 pub mod doctor;
 pub mod exec;
+pub mod hooks;
 pub mod isolation;
 pub mod logging;
 pub mod mcp;

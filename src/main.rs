@@ -3,6 +3,7 @@ use clap::{CommandFactory, Parser};
 use squad::config::{Config, ConfigOverrides, ConfigSources, load_config};
 use squad::doctor::DoctorInput;
 use squad::exec::exit;
+use squad::hooks::listing;
 use squad::logging::{self, Dirs};
 use squad::model::{ClientSettings, ModelClient, OpenAiClient};
 use squad::protocol::ApprovalPolicy;
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod cli;
-use cli::{Cli, Command, Common, McpCommand};
+use cli::{Cli, Command, Common, HooksCommand, McpCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -73,6 +74,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 ExitCode::from(1)
             })
+        }
+        Some(Command::Hooks { command }) => {
+            let config = load_config(&workspace, &config_overrides(&cli.common)?)?;
+            let store = squad::hooks::TrustStore::new(&dirs.data);
+            match command.unwrap_or(HooksCommand::List) {
+                HooksCommand::List => print!("{}", listing::list(&config.hooks, &store)),
+                HooksCommand::Trust => print!(
+                    "{}",
+                    listing::trust_workspace(&config.hooks, &store).map_err(anyhow::Error::msg)?
+                ),
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Some(Command::Sessions) => {
             print_sessions(&SessionStore::new(dirs.sessions()))?;

@@ -178,12 +178,25 @@ pub fn load_config_from(
     let mut merged = toml::Table::try_from(Config::default()).unwrap_or_default();
     // The files that mention each MCP server, for an error about the merged result.
     let mut server_files: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    // `[[hooks]]` add up across files, each hook keeping the file it came from.
+    let mut hooks = crate::hooks::Hooks::default();
     for (path, required) in layer_files(sources, overrides) {
         if required && !path.exists() {
             return Err(ConfigError::MissingFile { path });
         }
-        if let Some(table) = read_layer(&path, required)? {
+        if let Some(mut table) = read_layer(&path, required)? {
             server_files.push((path.clone(), mcp_server_names(&table)));
+            if let Some(raw) = table.remove("hooks") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let source = crate::hooks::HookSource {
+                    workspace: path == sources.workspace.join(".squad").join("config.toml"),
+                    digest: crate::hooks::digest(&text),
+                    file: path.clone(),
+                };
+                let (list, problems) = crate::hooks::parse_hooks(raw, &source);
+                hooks.list.extend(list);
+                hooks.problems.extend(problems);
+            }
             merge(&mut merged, table);
         }
     }
@@ -218,6 +231,8 @@ pub fn load_config_from(
 
     let mut config: Config = from_table(merged).map_err(ConfigError::Merged)?;
     config.profile = chosen.map(|(name, _)| name.to_string());
+    config.hooks_raw = None;
+    config.hooks = hooks;
     if let Some(name) = super::mcp::missing_transport(&config.mcp_servers) {
         let mut files: Vec<String> = server_files
             .iter()
@@ -309,6 +324,13 @@ fn read_layer(path: &Path, required: bool) -> Result<Option<toml::Table>, Config
     let mut problems = alone.problems();
     for (name, profile) in &alone.profiles {
         let key = |k: &str| format!("profiles.{}.{k}", toml_key(name));
+        if profile.hooks_raw.is_some() {
+            problems.push((
+                key("hooks"),
+                "hooks are set per file ([[hooks]] at the top level), not per profile"
+                    .to_string(),
+            ));
+        }
         if !profile.profiles.is_empty() {
             problems.push((
                 key("profiles"),

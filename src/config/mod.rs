@@ -51,6 +51,13 @@ pub struct Config {
     /// names. Never read from a file (a file sets `[models]` instead).
     #[serde(skip)]
     pub model_override: Option<String>,
+    /// `[[hooks]]` of one file as written; the loader takes each file's apart (they add
+    /// up across files, each with its source) into `hooks`.
+    #[serde(default, rename = "hooks", skip_serializing)]
+    pub hooks_raw: Option<toml::Value>,
+    /// The user hooks of every config file, with the problems found reading them.
+    #[serde(skip)]
+    pub hooks: crate::hooks::Hooks,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -306,6 +313,8 @@ impl Default for Config {
             profiles: BTreeMap::new(),
             profile: None,
             model_override: None,
+            hooks_raw: None,
+            hooks: Default::default(),
         }
     }
 }

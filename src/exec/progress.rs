@@ -79,6 +79,10 @@ impl Progress {
             )),
             EventKind::Error { message } => Some(format!("! [{}] {message}", self.who(id))),
             EventKind::Notice { message } => Some(format!("  [{}] {message}", self.who(id))),
+            EventKind::HookRan { .. } => event
+                .kind
+                .hook_summary()
+                .map(|line| format!("  [{}] {line}", self.who(id))),
             EventKind::Stalled { on, since_s } => Some(format!(
                 "  ! [{}] stalled: no progress on the {on} for {since_s}s",
                 self.who(id)

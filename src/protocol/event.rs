@@ -161,6 +161,21 @@ pub enum EventKind {
     Notice {
         message: String,
     },
+    /// A user hook ran (`[[hooks]]`): which, on what, how it ended and how long it took.
+    HookRan {
+        /// Its command, cut short.
+        hook: String,
+        /// squad's name of the event (`pre_tool_use`, `stop`, …).
+        event: String,
+        /// `None`: it did not exit by itself (timed out, or could not start).
+        exit: Option<i32>,
+        #[serde(default)]
+        timed_out: bool,
+        ms: u64,
+        /// What it did beyond letting things go on: the reason it blocked, or the warning.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<String>,
+    },
     ResultReturned {
         parent_id: Option<AgentId>,
         result: AgentResult,
@@ -299,6 +314,32 @@ pub enum EventKind {
 impl EventKind {
     /// Events that only matter while the session runs (streamed text, call timing): the
     /// session log leaves them out, because the `item_added` records tell the same story.
+    /// One line telling of a `hook_ran`, the same in every front end.
+    pub fn hook_summary(&self) -> Option<String> {
+        let Self::HookRan {
+            hook,
+            event,
+            exit,
+            timed_out,
+            ms,
+            outcome,
+        } = self
+        else {
+            return None;
+        };
+        let how = match (exit, timed_out) {
+            (_, true) => "timed out and was killed".to_string(),
+            (Some(code), _) => format!("exit {code}"),
+            (None, false) => "did not start".to_string(),
+        };
+        let mut line = format!("hook {event} `{hook}`: {how}, {ms} ms");
+        if let Some(o) = outcome {
+            line.push_str(" — ");
+            line.push_str(o);
+        }
+        Some(line)
+    }
+
     pub fn is_live_only(&self) -> bool {
         matches!(
             self,

@@ -143,7 +143,13 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         )),
         pause: pause.clone(),
     };
-    let layers = super::layers::session_layers(&pause, &session_limits);
+    let data_dir = opts.store.as_ref().and_then(|s| s.data_dir());
+    let (hooks, hook_notes) = runnable_hooks(&opts.config.hooks, data_dir);
+    let layers = super::layers::session_layers(
+        &pause,
+        &session_limits,
+        super::layers::HookLayer::new(hooks, session_id.clone()),
+    );
     let engine = Arc::new(Engine {
         windows,
         instructions,
@@ -190,6 +196,12 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     }
     for message in opts.warnings {
         team.emit(root, EventKind::Error { message });
+    }
+    for message in engine.config.hooks.problems.clone() {
+        team.emit(root, EventKind::Error { message });
+    }
+    for message in hook_notes {
+        team.emit(root, EventKind::Notice { message });
     }
     for warning in &engine.roles.warnings {
         team.emit(
@@ -374,3 +386,42 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
 
 /// Why an agent rests `interrupted`, as the front ends show it.
 pub const INTERRUPTED_REASON: &str = "squad stopped while it was at work";
+
+/// The hooks that may run: the user's own, and a workspace file's once the user approved
+/// its content (`squad hooks trust`). Says once which hooks wait for an approval.
+fn runnable_hooks(
+    hooks: &crate::hooks::Hooks,
+    data_dir: Option<&std::path::Path>,
+) -> (Vec<crate::hooks::HookSpec>, Vec<String>) {
+    let store = data_dir.map(crate::hooks::TrustStore::new);
+    let mut waiting: Vec<&std::path::Path> = Vec::new();
+    let mut run = Vec::new();
+    for hook in &hooks.list {
+        let trusted = !hook.source.workspace
+            || store
+                .as_ref()
+                .is_some_and(|s| s.is_trusted(&hook.source.digest));
+        if trusted {
+            run.push(hook.clone());
+        } else if !waiting.contains(&hook.source.file.as_path()) {
+            waiting.push(&hook.source.file);
+        }
+    }
+    let notes = waiting
+        .iter()
+        .map(|file| {
+            let n = hooks
+                .list
+                .iter()
+                .filter(|h| h.source.file == *file)
+                .count();
+            format!(
+                "{n} hook(s) in {} came with the workspace and do not run until you approve \
+                 them: read the file, then run `squad hooks trust` in the workspace (a change \
+                 to the file needs a new approval)",
+                file.display()
+            )
+        })
+        .collect();
+    (run, notes)
+}

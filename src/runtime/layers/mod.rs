@@ -20,9 +20,11 @@
 //! A layer sees a [`Scope`], not the engine: the team, the agent, its role and root.
 
 mod budget;
+mod hooks;
 mod pause;
 
 pub use budget::BudgetLayer;
+pub use hooks::HookLayer;
 pub use pause::PauseLayer;
 
 use super::team::Team;
@@ -109,14 +111,17 @@ pub trait Layer: Send + Sync {
 }
 
 /// The session's layers, in the order they run at every point: the pause gate first (a
-/// paused team holds before anything is decided), then the budgets.
+/// paused team holds before anything is decided), then the budgets, then the user's hooks
+/// (a hook sees only calls squad itself would let through).
 pub fn session_layers(
     pause: &Arc<super::pause::PauseGate>,
     session: &super::budget::SessionLimits,
+    hooks: HookLayer,
 ) -> Layers {
     Layers::new(vec![
         Arc::new(PauseLayer::new(pause.clone())),
         Arc::new(BudgetLayer::new(session.clone())),
+        Arc::new(hooks),
     ])
 }
 

@@ -389,6 +389,13 @@ impl SessionState {
                     .conversation
                     .push(EntryKind::Notice(message.clone()));
             }
+            EventKind::HookRan { .. } => {
+                if let Some(line) = ev.kind.hook_summary() {
+                    self.agent_entry(id, now)
+                        .conversation
+                        .push(EntryKind::Notice(line));
+                }
+            }
             EventKind::Error { message } => {
                 let a = self.agent_entry(id, now);
                 a.figures.errors += 1;
