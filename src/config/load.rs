@@ -327,8 +327,7 @@ fn read_layer(path: &Path, required: bool) -> Result<Option<toml::Table>, Config
         if profile.hooks_raw.is_some() {
             problems.push((
                 key("hooks"),
-                "hooks are set per file ([[hooks]] at the top level), not per profile"
-                    .to_string(),
+                "hooks are set per file ([[hooks]] at the top level), not per profile".to_string(),
             ));
         }
         if !profile.profiles.is_empty() {

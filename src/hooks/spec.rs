@@ -124,9 +124,7 @@ pub fn parse_hooks(value: toml::Value, source: &HookSource) -> (Vec<HookSpec>, V
         let n = i + 1;
         match parse_entry(entry, source) {
             Ok(h) => hooks.push(h),
-            Err(e) => problems.push(format!(
-                "{where_}: [[hooks]] entry {n} is left out: {e}"
-            )),
+            Err(e) => problems.push(format!("{where_}: [[hooks]] entry {n} is left out: {e}")),
         }
     }
     (hooks, problems)
@@ -185,8 +183,7 @@ impl PartialEq for Hooks {
                 h.source.clone(),
             )
         };
-        self.problems == other.problems
-            && self.list.iter().map(key).eq(other.list.iter().map(key))
+        self.problems == other.problems && self.list.iter().map(key).eq(other.list.iter().map(key))
     }
 }
 
@@ -226,7 +223,10 @@ mod tests {
         assert!(!h.matches(HookEvent::PreToolUse, Some("write_file"), "implementer"));
         assert!(!h.matches(HookEvent::PreToolUse, Some("run_command"), "copilot"));
         assert!(!h.matches(HookEvent::PostToolUse, Some("run_command"), "implementer"));
-        assert!(!h.matches(HookEvent::Stop, None, "implementer"), "a matcher needs a tool");
+        assert!(
+            !h.matches(HookEvent::Stop, None, "implementer"),
+            "a matcher needs a tool"
+        );
     }
 
     #[test]

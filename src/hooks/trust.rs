@@ -67,8 +67,12 @@ mod tests {
         let store = TrustStore::new(dir.path());
         let first = digest("[[hooks]]\nevent = \"stop\"\ncommand = \"x\"\n");
         assert!(!store.is_trusted(&first));
-        store.trust(&first, Path::new("/w/.squad/config.toml")).unwrap();
-        store.trust(&first, Path::new("/w/.squad/config.toml")).unwrap();
+        store
+            .trust(&first, Path::new("/w/.squad/config.toml"))
+            .unwrap();
+        store
+            .trust(&first, Path::new("/w/.squad/config.toml"))
+            .unwrap();
         assert!(store.is_trusted(&first));
         assert_eq!(
             std::fs::read_to_string(dir.path().join("trusted-hooks"))

@@ -410,11 +410,7 @@ fn runnable_hooks(
     let notes = waiting
         .iter()
         .map(|file| {
-            let n = hooks
-                .list
-                .iter()
-                .filter(|h| h.source.file == *file)
-                .count();
+            let n = hooks.list.iter().filter(|h| h.source.file == *file).count();
             format!(
                 "{n} hook(s) in {} came with the workspace and do not run until you approve \
                  them: read the file, then run `squad hooks trust` in the workspace (a change \

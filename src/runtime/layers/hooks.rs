@@ -164,14 +164,18 @@ impl Layer for HookLayer {
 
     async fn result_returned(&self, cx: &Scope<'_>, result: &AgentResult) {
         let result = serde_json::to_value(result).ok();
-        self.run(cx, HookEvent::AgentStop, None, |p| p.result = result.clone())
-            .await;
+        self.run(cx, HookEvent::AgentStop, None, |p| {
+            p.result = result.clone()
+        })
+        .await;
     }
 
     async fn task_completed(&self, cx: &Scope<'_>, task: &Task) {
         let task = serde_json::to_value(task).ok();
-        self.run(cx, HookEvent::TaskCompleted, None, |p| p.task = task.clone())
-            .await;
+        self.run(cx, HookEvent::TaskCompleted, None, |p| {
+            p.task = task.clone()
+        })
+        .await;
     }
 
     async fn turn_end(&self, cx: &Scope<'_>, end: TurnEnd, final_text: &str) -> AfterTurn {
