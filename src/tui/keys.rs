@@ -10,6 +10,8 @@ use crate::tui::state::Dialog;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
 
+mod overlays;
+
 /// Two Ctrl+C within this window quit.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
 /// Answers to an approval or a question typed sooner than this after it appeared are
@@ -184,117 +186,6 @@ impl App {
         self.state.resolve_question(request_id);
         self.sync_dialogs(now);
         vec![Action::Send(Op::Answer { request_id, answer })]
-    }
-
-    fn open(&mut self, o: Overlay) {
-        self.overlay = Some(o);
-        self.overlay_scroll = 0;
-    }
-
-    fn overlay_key(&mut self, o: Overlay, key: KeyEvent, now: Instant) -> Vec<Action> {
-        if let Overlay::SaveRole(id) = o {
-            return self.save_role_key(id, key, now);
-        }
-        let close = matches!(key.code, KeyCode::Esc | KeyCode::F(1))
-            || (o == Overlay::Help && key.code == KeyCode::Char('?'))
-            || (matches!(o, Overlay::Details(_)) && key.code == KeyCode::Char('i'))
-            || (matches!(o, Overlay::Diff(_)) && key.code == KeyCode::Char('d'))
-            || (o != Overlay::Agents && key.code == KeyCode::Char('q'))
-            || (o == Overlay::Tasks && key.code == KeyCode::Char('t'));
-        match o {
-            Overlay::ConfirmQuit => {
-                if matches!(key.code, KeyCode::Char('y' | 'Y')) {
-                    let exit = self.pending_exit.take().unwrap_or(Exit::Quit);
-                    return self.leave(exit);
-                }
-                if matches!(
-                    key.code,
-                    KeyCode::Char('n' | 'N') | KeyCode::Esc | KeyCode::Char('q')
-                ) {
-                    self.overlay = None;
-                }
-                return Vec::new();
-            }
-            Overlay::ConfirmDespawn(id) => {
-                self.overlay = None;
-                if matches!(key.code, KeyCode::Char('y' | 'Y')) {
-                    self.set_notice("cancelling…", now);
-                    return vec![Action::Send(Op::Despawn { agent_id: id })];
-                }
-                return Vec::new();
-            }
-            _ if close => self.overlay = None,
-            Overlay::Tasks => {
-                if matches!(key.code, KeyCode::Enter | KeyCode::Right) {
-                    self.overlay = None;
-                    self.focus = Focus::Conversation;
-                } else {
-                    let out = self.tasks_key(key, now);
-                    if self.focus == Focus::Composer {
-                        self.overlay = None;
-                    }
-                    return out;
-                }
-            }
-            Overlay::Agents => {
-                if key.code == KeyCode::Char('s') {
-                    self.ask_role_name(now);
-                } else if matches!(key.code, KeyCode::Enter) {
-                    self.overlay = None;
-                    self.focus = Focus::Conversation;
-                } else {
-                    let out = self.tree_key(key, now);
-                    if self.focus == Focus::Composer && self.overlay == Some(Overlay::Agents) {
-                        // Typing leaves the full-screen tree for the composer.
-                        self.overlay = None;
-                    }
-                    return out;
-                }
-            }
-            _ => match key.code {
-                KeyCode::Up | KeyCode::Char('k') => {
-                    self.overlay_scroll = self.overlay_scroll.saturating_sub(1);
-                }
-                KeyCode::Down | KeyCode::Char('j') => self.overlay_scroll += 1,
-                KeyCode::PageUp => self.overlay_scroll = self.overlay_scroll.saturating_sub(10),
-                KeyCode::PageDown => self.overlay_scroll += 10,
-                _ => {}
-            },
-        }
-        Vec::new()
-    }
-
-    /// `s` in `/agents`: asks the name to save the selected worker's role as.
-    fn ask_role_name(&mut self, now: Instant) {
-        let id = self.viewed();
-        match self.state.agent(id) {
-            Some(_) if id == self.state.root_agent => self.set_notice(
-                "the persona's role is a role file already: select a worker to save its role",
-                now,
-            ),
-            Some(a) => {
-                self.role_name = save_role::suggestion(&a.role, id);
-                self.overlay = Some(Overlay::SaveRole(id));
-            }
-            None => {}
-        }
-    }
-
-    /// A key in the save-as-role prompt; it goes back to `/agents` when done.
-    fn save_role_key(&mut self, id: AgentId, key: KeyEvent, now: Instant) -> Vec<Action> {
-        match save_role::key(&mut self.role_name, key) {
-            NameKey::Edited => Vec::new(),
-            NameKey::Cancel => {
-                self.overlay = Some(Overlay::Agents);
-                Vec::new()
-            }
-            NameKey::Save(name) => {
-                self.overlay = Some(Overlay::Agents);
-                self.saving_role = Some(id);
-                self.set_notice(format!("saving role {name}…"), now);
-                vec![Action::Send(Op::SaveRole { agent_id: id, name })]
-            }
-        }
     }
 
     /// The panes `Tab` steps through, as the screen shows them now.

@@ -2,8 +2,19 @@
 //! One dialog is shown at a time, the one that arrived first, so a dialog on screen is
 //! never pushed aside by a later one.
 
-use super::{PendingApproval, SessionState};
-use crate::protocol::AgentId;
+use super::SessionState;
+use crate::protocol::{AgentId, ApprovalAction};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingApproval {
+    pub request_id: u64,
+    pub agent_id: AgentId,
+    pub role: String,
+    pub tool: String,
+    pub action: ApprovalAction,
+    /// When it arrived, to take turns with questions.
+    pub seq: u64,
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct PendingQuestion {
@@ -51,5 +62,14 @@ impl SessionState {
         let before = self.questions.len();
         self.questions.retain(|q| q.request_id != request_id);
         before != self.questions.len()
+    }
+}
+
+impl SessionState {
+    /// Drops a pending approval (answered here, or resolved by the runtime). Idempotent.
+    pub fn resolve_approval(&mut self, request_id: u64) -> bool {
+        let before = self.approvals.len();
+        self.approvals.retain(|p| p.request_id != request_id);
+        before != self.approvals.len()
     }
 }

@@ -3,13 +3,12 @@
 //! so any sequence of events can be replayed in a test. Time is passed in, never read.
 //!
 //! This file folds the events; `agents.rs` holds an agent's view and the tree's queries,
-//! `conversation.rs` its entries, `figures.rs` tokens, cost and counts, `timeline.rs`
+//! `conversation.rs` its entries, `items.rs` what a spawn and a history item add, `figures.rs` tokens, cost and counts, `timeline.rs`
 //! what each agent did when.
 
 use crate::protocol::{
-    AgentId, AgentStatus, AgentSummary, ApprovalAction, ApprovalPolicy, BudgetReached, BudgetScope,
-    Event, EventKind, HistoryItem, McpServerState, SessionTotals, TaskList, TaskTally, TurnEnd,
-    dollars,
+    AgentId, AgentStatus, AgentSummary, ApprovalPolicy, BudgetReached, BudgetScope, Event,
+    EventKind, HistoryItem, McpServerState, SessionTotals, TaskList, TaskTally, TurnEnd, dollars,
 };
 use crate::tui::handle::SessionInfo;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -20,13 +19,14 @@ mod agents;
 mod conversation;
 mod dialogs;
 mod figures;
+mod items;
 mod timeline;
 mod worktrees;
 
 use agents::set_status;
 pub use agents::{AgentView, Stall};
 pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
-pub use dialogs::{Dialog, PendingQuestion};
+pub use dialogs::{Dialog, PendingApproval, PendingQuestion};
 pub use figures::Figures;
 pub use timeline::{Activity, Timeline};
 
@@ -85,17 +85,6 @@ pub struct McpView {
     pub transport: String,
     pub tools: Vec<String>,
     pub error: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct PendingApproval {
-    pub request_id: u64,
-    pub agent_id: AgentId,
-    pub role: String,
-    pub tool: String,
-    pub action: ApprovalAction,
-    /// When it arrived, to take turns with questions.
-    pub seq: u64,
 }
 
 impl SessionState {
@@ -593,101 +582,6 @@ impl SessionState {
                 );
             }
         }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn spawn(
-        &mut self,
-        id: AgentId,
-        parent: Option<AgentId>,
-        role: &str,
-        model: &str,
-        task: &str,
-        depth: u32,
-        now: Instant,
-    ) {
-        let parent = parent.filter(|p| self.agents.contains_key(p) && *p != id);
-        let known = self.agents.contains_key(&id);
-        let a = self.agent_entry(id, now);
-        a.role = role.to_string();
-        a.model = model.to_string();
-        a.task = task.to_string();
-        a.depth = depth;
-        if !known {
-            a.spawned_at = now;
-        }
-        if let Some(p) = parent
-            && a.parent.is_none()
-        {
-            a.parent = Some(p);
-            self.roots.retain(|r| *r != id);
-            if let Some(pa) = self.agents.get_mut(&p) {
-                pa.children.push(id);
-            }
-        }
-        if parent.is_none() && id == self.root_agent {
-            self.active_role = role.to_string();
-        }
-        self.tree_rev += 1;
-    }
-
-    fn add_item(&mut self, id: AgentId, item: &HistoryItem, now: Instant) {
-        if let HistoryItem::Handoff { to, .. } = item
-            && id == self.root_agent
-        {
-            self.active_role = to.clone();
-            self.agent_entry(id, now).role = to.clone();
-        }
-        let a = self.agent_entry(id, now);
-        if let HistoryItem::ToolResult { is_error, .. } = item {
-            a.figures.tool_calls += 1;
-            if *is_error {
-                a.figures.tool_errors += 1;
-            }
-        }
-        let conv = &mut a.conversation;
-        match item {
-            HistoryItem::User { text } => {
-                if let Some(i) = a.queued.iter().position(|q| q == text) {
-                    a.queued.remove(i);
-                }
-                a.conversation.push(EntryKind::User(text.clone()));
-            }
-            HistoryItem::Assistant { text, tool_calls } => {
-                // The committed text supersedes whatever streamed in before it.
-                conv.set_streaming(String::new());
-                if !text.trim().is_empty() {
-                    conv.push(EntryKind::Assistant(text.clone()));
-                }
-                for c in tool_calls {
-                    conv.begin_tool(&c.id, &c.name, &c.arguments);
-                }
-            }
-            HistoryItem::ToolResult {
-                call_id,
-                name,
-                output,
-                is_error,
-            } => conv.end_tool(call_id, name, output, *is_error),
-            HistoryItem::Notice { text } => conv.push(EntryKind::Notice(text.clone())),
-            HistoryItem::Summary { text } => conv.push(EntryKind::Notice(format!(
-                "summary of the earlier conversation:\n{text}"
-            ))),
-            HistoryItem::Handoff {
-                from, to, reason, ..
-            } => conv.push(EntryKind::Handoff {
-                from: from.clone(),
-                to: to.clone(),
-                reason: reason.clone(),
-            }),
-        }
-    }
-
-    /// Drops a pending approval (answered here, or resolved by the runtime). Idempotent.
-    pub fn resolve_approval(&mut self, request_id: u64) -> bool {
-        let before = self.approvals.len();
-        self.approvals.retain(|p| p.request_id != request_id);
-        before != self.approvals.len()
     }
 }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::protocol::ApprovalAction;
 use crate::protocol::{AgentResult, ResultStatus, ToolCall};
 use std::time::Duration;
 
