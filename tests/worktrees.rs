@@ -245,6 +245,20 @@ async fn two_writers_on_different_files_stay_out_of_the_workspace_until_their_re
         })
         .collect();
     assert_eq!(merged.len(), 2, "{merged:?}");
+    // What each supervisor read is logged as its own event, for a resumed session.
+    let reports: Vec<&::squad::protocol::MergeReport> = seen
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::MergeReport(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reports.len(), 2);
+    assert!(
+        reports
+            .iter()
+            .all(|r| r.state == ::squad::protocol::MergeState::Merged)
+    );
     assert_eq!(sb.read("one.txt"), "one.txt by its worker\n");
     assert_eq!(sb.read("two.txt"), "two.txt by its worker\n");
     assert_users_work_intact(&sb);

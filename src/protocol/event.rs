@@ -1,6 +1,7 @@
 use super::{
     AgentId, AgentResult, AgentStatus, Budget, BudgetMeasure, BudgetScope, ConflictFile, Declined,
-    DiffStat, HistoryItem, MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, Verdict,
+    DiffStat, HistoryItem, MergeReport, MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics,
+    Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -176,10 +177,16 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         outcome: Option<String>,
     },
+    /// A worker's result as it returned it. Its verdict is the `verification` event just
+    /// before (never repeated here), its merge the `merge_report` after; front ends and
+    /// replay put them together.
     ResultReturned {
         parent_id: Option<AgentId>,
         result: AgentResult,
     },
+    /// What became of an isolated worker's change when its result (or answer) went up, as
+    /// its supervisor reads it in the result's `merge`.
+    MergeReport(MergeReport),
     /// A worker's `return_results` was checked against the workspace. Not passed and
     /// corrections left: the worker gets a correction and the result waits.
     Verification(Verdict),

@@ -94,6 +94,8 @@ struct Tasks {
     last_end: Option<TurnEnd>,
     /// Whether the result returned for the open task is a success that passed its checks.
     result_ok: Option<bool>,
+    /// Whether the latest verdict passed, for the result that follows it.
+    verdict_passed: Option<bool>,
     metrics: TaskMetrics,
 }
 
@@ -136,6 +138,7 @@ impl TaskTally {
                 t.last_end = None;
             }
             EventKind::Verification(v) => {
+                t.verdict_passed = Some(v.passed);
                 if !v.passed && v.attempt <= v.max_corrections {
                     t.metrics.corrections += 1;
                     if let Some(open) = &mut t.open {
@@ -149,10 +152,11 @@ impl TaskTally {
                 }
             }
             EventKind::ResultReturned { result, .. } => {
-                t.result_ok = Some(
-                    result.status == ResultStatus::Success
-                        && result.verification.as_ref().is_none_or(|v| v.passed),
-                );
+                let passed = t
+                    .verdict_passed
+                    .take()
+                    .or(result.verification.as_ref().map(|v| v.passed));
+                t.result_ok = Some(result.status == ResultStatus::Success && passed != Some(false));
             }
             EventKind::TurnFinished { end } => t.last_end = Some(*end),
             EventKind::AgentStatus { status, .. } => match status {

@@ -34,6 +34,8 @@ pub struct ReplayedAgent {
     pub attempts: u32,
     /// Whether its last task is settled (result accepted or delivered as failed checks).
     pub task_closed: bool,
+    /// The latest `verification` not yet joined to a `result_returned`.
+    pub verdict: Option<crate::protocol::Verdict>,
     /// Its workers' messages (`supervisor_message`) it had not been given
     /// (`inbox_delivered`) when the log ended: they are still owed, like outcomes.
     pub messages: Vec<PendingMessage>,
@@ -124,6 +126,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         delivered: parent_id.is_none(),
                         attempts: 0,
                         task_closed: false,
+                        verdict: None,
                         messages: Vec::new(),
                     });
                 }
@@ -168,6 +171,12 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                     EventKind::Verification(v) => {
                         agent.attempts = v.attempt;
                         agent.task_closed = false;
+                        agent.verdict = Some(v.clone());
+                    }
+                    EventKind::MergeReport(report) => {
+                        if let Some(r) = &mut agent.result {
+                            r.merge = Some(report.clone());
+                        }
                     }
                     EventKind::ItemAdded { item } => {
                         // The handoff item is the one record of a persona switch.
@@ -180,7 +189,10 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                     // The compacted conversation replaces the items before it.
                     EventKind::Compacted { history, .. } => agent.history = history.clone(),
                     EventKind::ResultReturned { result, .. } => {
-                        agent.result = Some(result.clone());
+                        let mut result = result.clone();
+                        // The verdict told just before belongs to this result.
+                        result.verification = agent.verdict.take().or(result.verification);
+                        agent.result = Some(result);
                         agent.task_closed = true;
                     }
                     EventKind::Usage {
@@ -389,6 +401,59 @@ mod tests {
         assert_eq!(replay(&log).unwrap().session_budget, Some(Some(2.0)));
         log.push(ev(5, root, EventKind::SessionBudgetSet { limit_usd: None }));
         assert_eq!(replay(&log).unwrap().session_budget, Some(None));
+    }
+
+    /// Each fact is logged once: the verdict is its own event before the result, the merge
+    /// report its own after it; replay joins them to the worker's result.
+    #[test]
+    fn a_results_verdict_and_merge_report_come_back_from_their_own_events() {
+        use crate::protocol::{MergeReport, MergeState, ResultStatus, Verdict};
+        let (root, w) = (AgentId::new(), AgentId::new());
+        let verdict = Verdict {
+            attempt: 2,
+            passed: true,
+            score: 100,
+            failures: vec![],
+            warnings: vec![],
+            max_corrections: 3,
+        };
+        let report = MergeReport {
+            state: MergeState::Merged,
+            files: vec!["a.txt".into()],
+            conflicts: vec![],
+            note: String::new(),
+        };
+        let result = AgentResult {
+            status: ResultStatus::Success,
+            summary: "done".into(),
+            artifacts: vec![],
+            known_issues: vec![],
+            verification: None,
+            merge: None,
+        };
+        let log = vec![
+            ev(1, root, spawned(None)),
+            ev(2, w, spawned(Some(root))),
+            ev(3, w, EventKind::Verification(verdict.clone())),
+            ev(
+                4,
+                w,
+                EventKind::ResultReturned {
+                    parent_id: Some(root),
+                    result,
+                },
+            ),
+            ev(5, w, EventKind::MergeReport(report.clone())),
+        ];
+        let session = replay(&log).unwrap();
+        let back = session.agents[1].result.clone().unwrap();
+        assert_eq!(back.verification, Some(verdict));
+        assert_eq!(back.merge, Some(report));
+        let json = serde_json::to_value(&log[4]).unwrap();
+        assert_eq!(json["type"], "merge_report");
+        assert_eq!(json["state"], "merged");
+        let json = serde_json::to_value(&log[3]).unwrap();
+        assert!(json["result"].get("verification").is_none(), "{json}");
     }
 
     #[test]

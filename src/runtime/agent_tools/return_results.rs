@@ -89,6 +89,8 @@ impl AgentTool for ReturnResults {
             }
         }
         let parent = cx.team.set_result(cx.caller, result.clone());
+        // Each fact once: the verdict was its own event just before.
+        result.verification = None;
         cx.team.emit(
             cx.caller,
             EventKind::ResultReturned {

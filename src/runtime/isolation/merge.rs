@@ -58,6 +58,10 @@ pub async fn settle(engine: &Engine, agent: AgentId, end: TurnEnd) {
     let Some(report) = report else {
         return;
     };
+    // Logged, so a resumed session knows it too.
+    engine
+        .team
+        .emit(agent, EventKind::MergeReport(report.clone()));
     match result {
         Some(mut r) => {
             r.merge = Some(report);

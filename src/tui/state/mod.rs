@@ -392,6 +392,11 @@ impl SessionState {
             }
             EventKind::ResultReturned { result, .. } => {
                 let a = self.agent_entry(id, now);
+                let mut result = result.clone();
+                // Its verdict is the `verification` just before it.
+                if result.verification.is_none() {
+                    result.verification = a.verdicts.last().cloned();
+                }
                 a.result = Some(result.clone());
                 a.correcting = None;
                 a.conversation.push(EntryKind::Result(result.clone()));
@@ -558,6 +563,11 @@ impl SessionState {
                 self.worktree_created(id, path, branch, now)
             }
             EventKind::DiffStat(stat) => self.diff_stat(id, *stat, now),
+            EventKind::MergeReport(report) => {
+                if let Some(r) = &mut self.agent_entry(id, now).result {
+                    r.merge = Some(report.clone());
+                }
+            }
             EventKind::Merged { files } => self.merged(id, files, now),
             EventKind::MergeConflict { conflicts } => self.merge_conflict(id, conflicts, now),
             EventKind::WorktreeRemoved { discarded, .. } => {
