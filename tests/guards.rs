@@ -195,7 +195,13 @@ async fn the_same_write_between_questions_is_stopped_once_it_changed_nothing_fiv
                 &json!({"path": "t.py", "content": "x = 1\n"}).to_string(),
             )
         } else {
-            MockResponse::tool_call("q", "ask_user", r#"{"question":"what now?"}"#)
+            // Worded anew each time (the same question again is a loop of its own, below).
+            let question = format!("what now ({})?", tool_count(body));
+            MockResponse::tool_call(
+                "q",
+                "ask_user",
+                &json!({ "question": question }).to_string(),
+            )
         }
     });
     let run = sb
@@ -324,4 +330,40 @@ async fn a_tool_call_that_does_not_end_is_marked_stalled_until_it_ends() {
     assert_eq!(stalled["on"], "tool call run_command sleep 3");
     let since = stalled["since_s"].as_u64().unwrap();
     assert!((1..=2).contains(&since), "{stalled}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_question_to_an_absent_user_is_stopped_on_the_fifth_and_exec_says_why() {
+    // What Qwen2.5-Coder-1.5B did with Aider's `proverb` exercise under `squad exec`:
+    // plan_tasks, then ask_user("What is the proverb about?") 28 times in a row, each
+    // answered "nobody can answer", until the 600 s timeout.
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "p",
+            "plan_tasks",
+            &json!({"tasks": [{"id": "t1", "title": "write the proverb"}]}).to_string(),
+        ),
+        n => MockResponse::tool_call(
+            &format!("q{n}"),
+            "ask_user",
+            r#"{"question":"What is the proverb about?"}"#,
+        ),
+    });
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "solve proverb"])
+        .await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 6, "plan, then five questions: no 7th request");
+    let last = &reqs.last().unwrap().body;
+    assert!(
+        tool_messages(last)
+            .iter()
+            .any(|(_, c)| c.contains("same `ask_user` call 3 times")),
+        "the third answer carries the note"
+    );
+    let why = "loop: called ask_user 5 times with the same arguments, nothing changed in between";
+    assert!(run.stderr.contains(why), "{}", run.stderr);
 }

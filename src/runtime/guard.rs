@@ -23,8 +23,9 @@ pub enum CallKind {
     Read,
     /// May change files or run things (writes, edits, commands, other MCP tools).
     Change,
-    /// Acts on the team or the user (spawn, wait, speak, ask…), or is unknown: waiting
-    /// for workers twice is not a loop, and it changes no file.
+    /// Acts on the team or the user (spawn, wait, speak, ask…), or is unknown: it changes
+    /// no file; the same call answered the same with nothing changed since is a repeat
+    /// like a read (a wait that brought news, or a spawn, answers differently each time).
     Other,
 }
 
@@ -122,8 +123,10 @@ impl LoopGuard {
                 self.failures.clear();
                 Verdict::Pass
             }
-            CallKind::Other => Verdict::Pass,
-            CallKind::Read => {
+            // An identical call that got the identical answer with nothing changed since is
+            // a repeat, whatever the tool: a small model asked `ask_user` the same question
+            // 28 times in a row and got "nobody can answer" each time.
+            CallKind::Other | CallKind::Read => {
                 let n = bump(&mut self.reads, key);
                 self.same_again(name, n, false)
             }
@@ -305,7 +308,7 @@ mod tests {
             false,
         );
         assert_eq!(fail(&mut g, EDIT), Verdict::Pass);
-        // Team tools neither count as reads nor reset anything.
+        // Team tools reset nothing.
         g.observe("get_agents", "{}", CallKind::Other, "[]", false);
         assert_eq!(fail(&mut g, EDIT), Verdict::Pass);
         assert!(matches!(fail(&mut g, EDIT), Verdict::Note(_)));
@@ -440,5 +443,33 @@ mod tests {
             true,
         );
         assert!(matches!(v, Verdict::Note(_)), "{v:?}");
+    }
+
+    #[test]
+    fn the_same_question_answered_the_same_is_a_repeat_like_a_read() {
+        // Measured with Qwen2.5-Coder-1.5B under exec: the same ask_user 28 times in a row,
+        // "nobody can answer" each time, for ten minutes.
+        let ask = r#"{"question":"What is the proverb about?"}"#;
+        let nobody = "Nobody can answer: use your best judgment";
+        let mut g = guard();
+        let verdicts: Vec<Verdict> = (0..5)
+            .map(|_| g.observe("ask_user", ask, CallKind::Other, nobody, false))
+            .collect();
+        assert_eq!(verdicts[..2], [Verdict::Pass, Verdict::Pass]);
+        assert!(matches!(&verdicts[2], Verdict::Note(n) if n.contains("same `ask_user` call")));
+        assert!(
+            matches!(&verdicts[4], Verdict::Stop(s) if s.contains("ask_user 5 times")),
+            "{:?}",
+            verdicts[4]
+        );
+        // A spawn answers with a new id each time: never a repeat.
+        let mut g = guard();
+        for i in 0..6 {
+            let out = format!("{{\"agent_id\":\"{i}\"}}");
+            assert_eq!(
+                g.observe("spawn_agent", "{}", CallKind::Other, &out, false),
+                Verdict::Pass
+            );
+        }
     }
 }
