@@ -184,12 +184,12 @@ async fn doctor_names_a_broken_role_file_and_a_model_the_server_lacks() {
     assert!(line.contains("system_prompt"), "{line}");
 
     std::fs::remove_file(&path).unwrap();
-    mock.set_models(["qwen2.5-coder:7b"]);
+    mock.set_models(["qwen2.5-coder:7b", "llama3.2"]);
     let run = sb.run(Some(&mock), &["doctor"]).await;
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
         run.stdout.contains(
-            "✗ model level base = gpt-4.1: the server does not list it — use one it lists: qwen2.5-coder:7b"
+            "✗ model level base = gpt-4.1: the server does not list it — use one it lists: qwen2.5-coder:7b, llama3.2"
         ),
         "{}",
         run.stdout
@@ -303,4 +303,43 @@ async fn a_profile_changes_the_model_and_a_flag_still_wins() {
         run.stderr
     );
     assert_eq!(mock.requests().len(), 4);
+}
+
+/// Servers that answer any model name (llama.cpp, known by its `/props`; or one that lists
+/// a single model) make an unlisted name a warning that says what happens, not a failure.
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_warns_instead_of_failing_where_the_server_answers_any_model_name() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_models(["qwen2.5-coder-1.5b-instruct"]);
+    let run = sb.run(Some(&mock), &["doctor"]).await;
+    run.assert_ok();
+    assert!(
+        run.stdout.contains(
+            "! model level base = gpt-4.1: not listed, but this server answers any model name \
+             with the one it serves (qwen2.5-coder-1.5b-instruct): requests for gpt-4.1 get that"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.trim_end().ends_with("all checks passed"),
+        "{}",
+        run.stdout
+    );
+
+    mock.set_models(["a-model", "b-model"]);
+    let run = sb.run(Some(&mock), &["doctor"]).await;
+    assert_eq!(run.code, 1, "two models and no /props: {}", run.stdout);
+    mock.set_props(8192);
+    let run = sb.run(Some(&mock), &["doctor", "--json"]).await;
+    run.assert_ok();
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let model = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "model")
+        .unwrap();
+    assert_eq!(model["status"], "warn", "{model}");
 }

@@ -163,9 +163,26 @@ pub(super) async fn provider(config: &Config, roles: Option<&RoleSet>, out: &mut
             return;
         }
     };
+    // llama.cpp (it answers `/props`) and a server with one model serve any name they are
+    // asked for with the model they have: an unlisted name is no failure there.
+    let any_name = match served.as_slice() {
+        [only] => Some(only.clone()),
+        _ => match OpenAiClient::new(ClientSettings::from_provider(&config.provider)) {
+            Ok(client) if client.server_context_window().await.is_some() => Some(served.join(", ")),
+            _ => None,
+        },
+    };
     for (who, model) in models_in_use(config, roles) {
         out.push(if served.contains(&model) {
             Check::pass("model", format!("model {who} = {model}: served"))
+        } else if let Some(serving) = &any_name {
+            Check::warn(
+                "model",
+                format!(
+                    "model {who} = {model}: not listed, but this server answers any model \
+                     name with the one it serves ({serving}): requests for {model} get that"
+                ),
+            )
         } else {
             let mut listed: Vec<&str> = served
                 .iter()

@@ -29,6 +29,8 @@ pub enum Status {
     Fail,
     /// Not checked (it depends on a failed check, or there is nothing to check yet).
     Skip,
+    /// Works, but not as it reads: said with what will happen. Not a failure.
+    Warn,
 }
 
 /// One line of the report.
@@ -60,6 +62,10 @@ impl Check {
 
     fn skip(check: &'static str, message: impl Into<String>) -> Self {
         Self::new(check, Status::Skip, message)
+    }
+
+    fn warn(check: &'static str, message: impl Into<String>) -> Self {
+        Self::new(check, Status::Warn, message)
     }
 
     fn fail(check: &'static str, message: impl Into<String>, fix: impl Into<String>) -> Self {
@@ -115,7 +121,8 @@ pub async fn run(input: &DoctorInput) -> Report {
 }
 
 impl Report {
-    /// One line per check: `✓`, `✗` (with ` — ` and the fix) or `·` (not checked).
+    /// One line per check: `✓`, `✗` (with ` — ` and the fix), `!` (works, but not as it
+    /// reads) or `·` (not checked).
     pub fn text(&self) -> String {
         let mut out = String::new();
         for c in &self.checks {
@@ -123,6 +130,7 @@ impl Report {
                 Status::Pass => '✓',
                 Status::Fail => '✗',
                 Status::Skip => '·',
+                Status::Warn => '!',
             };
             let _ = write!(out, "{mark} {}", c.message);
             if let Some(fix) = &c.fix {

@@ -274,6 +274,8 @@ struct Shared {
     counter: AtomicU64,
     /// `None`: [`DEFAULT_MODELS`].
     models: Mutex<Option<Vec<String>>>,
+    /// llama.cpp's `GET /props` context size; `None`: 404, like other servers.
+    props_n_ctx: Mutex<Option<u64>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -303,6 +305,7 @@ impl MockServer {
         let app = Router::new()
             .route("/v1/chat/completions", post(chat_completions))
             .route("/v1/models", get(list_models))
+            .route("/props", get(props))
             // A supervisor's request after 10,000 workers report is several MB.
             .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(shared.clone());
@@ -334,6 +337,11 @@ impl MockServer {
     /// Scripted responses not yet used.
     pub fn remaining(&self) -> usize {
         lock(&self.shared.queue).len()
+    }
+
+    /// Answers `GET /props` as llama.cpp's server does, with this context size.
+    pub fn set_props(&self, n_ctx: u64) {
+        *lock(&self.shared.props_n_ctx) = Some(n_ctx);
     }
 
     /// The model ids `GET /v1/models` lists from now on.
@@ -381,6 +389,15 @@ impl Drop for FinishGuard {
         if let Some(r) = lock(&self.shared.requests).get_mut(self.index) {
             r.finished_at = Some(Instant::now());
         }
+    }
+}
+
+async fn props(State(shared): State<Arc<Shared>>) -> Response {
+    match *lock(&shared.props_n_ctx) {
+        Some(n_ctx) => {
+            axum::Json(json!({"default_generation_settings": {"n_ctx": n_ctx}})).into_response()
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
     }
 }
 
