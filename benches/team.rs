@@ -295,7 +295,9 @@ fn team_run(
     std::fs::write(
         ws.path().join(".squad/config.toml"),
         format!(
-            "[limits]\nmax_concurrent_requests = {workers}\nmax_live_agents = {}\nmax_depth = 2\n",
+            // The wait result holds every worker's result: not cut for the history.
+            "[limits]\nmax_concurrent_requests = {workers}\nmax_live_agents = {}\nmax_depth = 2\n\
+             [context]\nmax_tool_output_bytes = 1000000000\n",
             workers + 100
         ),
     )

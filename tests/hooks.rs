@@ -377,3 +377,51 @@ command = "echo wrong >> '{log}'"
     assert_eq!(lines[1]["result"]["summary"], "looked around");
     assert_eq!(lines[0]["agent_id"], lines[1]["agent_id"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_completed_hook_hears_the_board_task_a_worker_finished() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let log = sb.home.path().join("tasks.jsonl");
+    user_config(
+        &sb,
+        &format!(
+            "[[hooks]]\nevent = \"task_completed\"\ncommand = \"cat >> '{}'\"\n",
+            log.display()
+        ),
+    );
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return MockResponse::tool_call(
+                "r",
+                "return_results",
+                &json!({"result": {"status": "success", "summary": "t1 done",
+                    "artifacts": [], "known_issues": []}})
+                .to_string(),
+            );
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "p",
+                "plan_tasks",
+                &json!({"tasks": [{"id": "t1", "title": "the first task"}]}).to_string(),
+            ),
+            1 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "agentic_coder", "task_prompt": "do t1", "task_id": "t1"})
+                    .to_string(),
+            ),
+            2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    sb.exec(&mock, &["--json", "--approval", "auto", "go"])
+        .await
+        .assert_ok();
+    let got: Value = serde_json::from_str(std::fs::read_to_string(&log).unwrap().trim()).unwrap();
+    assert_eq!(got["hook_event_name"], "TaskCompleted");
+    assert_eq!(got["task"]["id"], "t1");
+    assert_eq!(got["task"]["title"], "the first task");
+    assert_eq!(got["task"]["status"], "done");
+}

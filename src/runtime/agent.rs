@@ -240,11 +240,7 @@ async fn agent_main(
                         .begin(id, &text, engine.workspace_for(id).root())
                         .await;
                 }
-                let place = engine.place(id);
-                engine
-                    .layers
-                    .before_task(&place.scope(team, id, &cancel), &mut text)
-                    .await;
+                Box::pin(before_task(&engine, id, &cancel, &mut text)).await;
                 team.push_item(id, HistoryItem::user(text));
             }
         }
@@ -252,7 +248,9 @@ async fn agent_main(
         let Some(turn_cancel) = team.begin_turn(id, took_input) else {
             break;
         };
-        let outcome = run_turns(&engine, id, &turn_cancel).await;
+        // Boxed: a turn's state (model stream, tool calls) is large, and an idle agent
+        // should not carry room for it.
+        let outcome = Box::pin(run_turns(&engine, id, &turn_cancel)).await;
         team.end_turn(id);
 
         if cancel.is_cancelled() {
@@ -295,17 +293,14 @@ async fn agent_main(
                     r.status == crate::protocol::ResultStatus::Success
                         && r.verification.as_ref().is_none_or(|v| v.passed)
                 });
-            let place = engine.place(id);
-            let cx = place.scope(team, id, &cancel);
-            if status == AgentStatus::Completed
-                && let Some(result) = &result
-            {
-                engine.layers.result_returned(&cx, result).await;
-            }
-            let summary = result.map(|r| r.summary).or_else(|| outcome.error.clone());
-            for task in engine.tasks.worker_finished(team, id, ok, summary) {
-                engine.layers.task_completed(&cx, &task).await;
-            }
+            let summary = result
+                .as_ref()
+                .map(|r| r.summary.clone())
+                .or_else(|| outcome.error.clone());
+            let finished = engine.tasks.worker_finished(team, id, ok, summary);
+            let returned = result.filter(|_| status == AgentStatus::Completed);
+            // Boxed, like the turn: an idle agent's task carries no room for it.
+            Box::pin(worker_done(&engine, id, &cancel, returned, finished)).await;
         }
         if status == AgentStatus::Failed {
             let why = outcome
@@ -333,6 +328,33 @@ async fn agent_main(
     }
 }
 
+/// A message starts a task: the layers may add to it.
+async fn before_task(engine: &Engine, id: AgentId, cancel: &CancellationToken, text: &mut String) {
+    let place = engine.place(id);
+    engine
+        .layers
+        .before_task(&place.scope(&engine.team, id, cancel), text)
+        .await;
+}
+
+/// A worker is done: the layers hear of its result and the board tasks it finished.
+async fn worker_done(
+    engine: &Engine,
+    id: AgentId,
+    cancel: &CancellationToken,
+    returned: Option<AgentResult>,
+    finished: Vec<crate::protocol::Task>,
+) {
+    let place = engine.place(id);
+    let cx = place.scope(&engine.team, id, cancel);
+    if let Some(result) = &returned {
+        engine.layers.result_returned(&cx, result).await;
+    }
+    for task in &finished {
+        engine.layers.task_completed(&cx, task).await;
+    }
+}
+
 /// Most turns in a row a layer may add by asking the agent to go on (a `stop` hook that
 /// keeps blocking).
 const MAX_CONTINUES: u32 = 3;
@@ -342,9 +364,7 @@ const MAX_CONTINUES: u32 = 3;
 async fn run_turns(engine: &Arc<Engine>, id: AgentId, cancel: &CancellationToken) -> TurnOutcome {
     let mut continues = 0;
     loop {
-        // Boxed: a turn's state (model stream, tool calls) is large, and an idle agent
-        // should not carry room for it.
-        let outcome = Box::pin(run_turn(engine, id, cancel.clone())).await;
+        let outcome = run_turn(engine, id, cancel.clone()).await;
         if cancel.is_cancelled() || continues == MAX_CONTINUES {
             return outcome;
         }

@@ -7,6 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+/// Why an agent rests `interrupted`, as the front ends show it.
+pub const INTERRUPTED_REASON: &str = "squad stopped while it was at work";
+
 pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>) {
     let team = &engine.team;
     let root = engine.root();
@@ -169,7 +172,7 @@ async fn shut_down(engine: &Engine) {
         team.set_status(
             id,
             AgentStatus::Interrupted,
-            Some(super::start::INTERRUPTED_REASON.into()),
+            Some(INTERRUPTED_REASON.into()),
         );
     }
     super::isolation::close(engine).await;

@@ -378,14 +378,11 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
             EventKind::AgentStatus {
                 parent_id,
                 status: AgentStatus::Interrupted,
-                reason: Some(INTERRUPTED_REASON.into()),
+                reason: Some(super::ops::INTERRUPTED_REASON.into()),
             },
         );
     }
 }
-
-/// Why an agent rests `interrupted`, as the front ends show it.
-pub const INTERRUPTED_REASON: &str = "squad stopped while it was at work";
 
 /// The hooks that may run: the user's own, and a workspace file's once the user approved
 /// its content (`squad hooks trust`). Says once which hooks wait for an approval.
