@@ -657,6 +657,21 @@ async fn removing_a_worker_removes_its_worktree_and_branch() {
     );
 }
 
+/// `remove_stale` once a dead session's lock is free. Other tests of this binary start
+/// git processes all the time, and a child forked at the moment the session is dropped
+/// holds a copy of its lock's file descriptor until it execs: for that instant the session
+/// still looks alive (a real start would clean it up the next time).
+async fn remove_stale_once_unlocked(data: &Path) -> Vec<isolation::Removed> {
+    for _ in 0..100 {
+        let removed = remove_stale(data);
+        if !removed.is_empty() {
+            return removed;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    Vec::new()
+}
+
 #[tokio::test]
 async fn worktrees_of_sessions_that_no_longer_run_are_removed_at_start() {
     let fx = Fixture::new();
@@ -677,7 +692,7 @@ async fn worktrees_of_sessions_that_no_longer_run_are_removed_at_start() {
     };
     let repo_top = Repo::discover(&fx.ws).unwrap().top;
 
-    let removed = remove_stale(&fx.data);
+    let removed = remove_stale_once_unlocked(&fx.data).await;
     assert_eq!(removed.len(), 1, "{removed:?}");
     assert_eq!(removed[0].session, "dead-session");
     assert_eq!(removed[0].branch, format!("squad/{}", dead_agent.short()));
@@ -768,7 +783,7 @@ async fn an_unmerged_change_of_an_ended_session_is_kept_on_its_branch() {
         write(&root, "half done.txt", "the worker's work\n");
         // Dropped without clean-up, as a killed process would.
     }
-    let removed = remove_stale(&fx.data);
+    let removed = remove_stale_once_unlocked(&fx.data).await;
     assert_eq!(removed.len(), 1, "{removed:?}");
     assert!(removed[0].kept, "{removed:?}");
     assert_eq!(removed[0].problem, None);
