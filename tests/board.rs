@@ -135,3 +135,60 @@ async fn a_failed_dependency_blocks_and_the_deadlock_is_reported_first() {
             .contains("T1 (failed)")
     );
 }
+
+/// A worker given a board task reads the task itself in its first message: the title,
+/// what done means, and the results of the tasks it builds on, not only the prompt its
+/// supervisor wrote.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tasks_worker_reads_its_title_done_criteria_and_its_dependencies_results() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            let summary = if first_user(body).contains("do T1") {
+                "the parser is in src/parse.rs"
+            } else {
+                "tested"
+            };
+            return MockResponse::tool_call("r", "return_results", &good_result(summary).to_string());
+        }
+        match tool_count(body) {
+            0 => plan(
+                "p",
+                json!([
+                    {"id": "T1", "title": "write the parser"},
+                    {"id": "T2", "title": "test the parser", "depends_on": ["T1"],
+                     "description": "every parser test passes"}
+                ]),
+            ),
+            1 => spawn_for("s1", "T1"),
+            2 => MockResponse::tool_call("w1", "wait_for_agents", "{}"),
+            3 => spawn_for("s2", "T2"),
+            4 => MockResponse::tool_call("w2", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    sb.exec(&mock, &["--json", "--approval", "auto", "plan and run"])
+        .await
+        .assert_ok();
+    let t2 = mock
+        .requests()
+        .into_iter()
+        .find(|r| is_worker(&r.body) && first_user(&r.body).contains("do T2"))
+        .unwrap();
+    let first = first_user(&t2.body);
+    assert!(first.contains("Your task on the board: T2 — test the parser"), "{first}");
+    assert!(first.contains("Done when: every parser test passes"), "{first}");
+    assert!(
+        first.contains("- T1 (write the parser): the parser is in src/parse.rs"),
+        "{first}"
+    );
+}
+
+fn first_user(body: &Value) -> String {
+    transcript(body)
+        .into_iter()
+        .find(|(role, _)| role == "user")
+        .map(|(_, text)| text)
+        .unwrap_or_default()
+}

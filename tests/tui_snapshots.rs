@@ -352,6 +352,31 @@ fn supervisor_with_three_workers() {
     insta::assert_snapshot!("team_120x30", s.screen(120, 30));
 }
 
+/// How full each agent's context is: the tree's column and the details line, from the
+/// `usage` event's `context_tokens` and `context_window` (every other snapshot has none).
+#[test]
+fn context_fill_shows_in_the_tree_and_the_details() {
+    let (mut s, [coder, ..]) = team();
+    s.ev(
+        coder,
+        EventKind::Usage {
+            model: "qwen2.5-coder".into(),
+            prompt_tokens: 6100,
+            completion_tokens: 44,
+            cost_usd: 0.0,
+            context_tokens: 6144,
+            context_window: 8192,
+        },
+    );
+    insta::assert_snapshot!("context_fill_tree_80x24", s.screen(80, 24));
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Char('i'));
+    let screen = s.screen(80, 30);
+    assert!(screen.contains("75%"), "{screen}");
+    insta::assert_snapshot!("context_fill_details_80x30", screen);
+}
+
 #[test]
 fn narrow_terminal_uses_the_switcher() {
     let (mut s, [coder, ..]) = team();

@@ -99,6 +99,31 @@ impl TaskBoard {
         done
     }
 
+    /// What a worker given task `id` reads in its first message: the task's title, what
+    /// done means (its description), and the results of the tasks it depends on.
+    pub fn brief(&self, id: &str) -> Option<String> {
+        let inner = lock(&self.inner);
+        let task = inner.board.get(id)?;
+        let mut out = format!("# Your task on the board: {} — {}", task.id, task.title);
+        if let Some(d) = task.description.as_deref().filter(|d| !d.trim().is_empty()) {
+            out.push_str(&format!("\nDone when: {}", d.trim()));
+        }
+        let deps: Vec<String> = task
+            .depends_on
+            .iter()
+            .filter_map(|d| inner.board.get(d))
+            .map(|d| {
+                let result = d.result.as_deref().unwrap_or("(no result recorded)");
+                format!("- {} ({}): {}", d.id, d.title, result.trim())
+            })
+            .collect();
+        if !deps.is_empty() {
+            out.push_str("\n\n## Results of the tasks it builds on\n");
+            out.push_str(&deps.join("\n"));
+        }
+        Some(out)
+    }
+
     /// The board as `get_tasks` shows it.
     pub fn board(&self) -> Value {
         json!({"tasks": view(&lock(&self.inner).board)})

@@ -166,6 +166,12 @@ impl AgentTool for SpawnAgent {
                 .tasks()
                 .check_assignable(t)
                 .map_err(|e| Failure::Fixable(e.to_string()))?;
+            // The worker knows its task from the board, not only from the prompt written
+            // for it: the title, what done means, and the results it builds on.
+            if let Some(brief) = cx.host.tasks().brief(t) {
+                first.push_str("\n\n");
+                first.push_str(&brief);
+            }
         }
         let action = ApprovalAction::Spawn {
             role: role.name.clone(),

@@ -1,0 +1,103 @@
+//! The limits of `[limits]` that only config tests used to read: `max_iterations` ends a
+//! turn after that many model calls, and `max_concurrent_requests` bounds the model calls
+//! in flight across the whole team. Through the real `squad exec` against the mock.
+
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::agents::*;
+use common::*;
+use serde_json::json;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_iterations_ends_the_turn_after_that_many_model_calls_and_says_so() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    for i in 0..10 {
+        sb.write(&format!("f{i}.txt"), "x\n");
+    }
+    sb.workspace_config("[limits]\nmax_iterations = 3\n");
+    // Always one more read, of another file: no loop, just a turn that never ends.
+    mock.set_responder(|body| {
+        let n = tool_count(body);
+        MockResponse::tool_call(
+            &format!("r{n}"),
+            "read_file",
+            &json!({ "path": format!("f{n}.txt") }).to_string(),
+        )
+    });
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "read everything"])
+        .await;
+    assert_eq!(mock.requests().len(), 3, "three model calls, no fourth");
+    let errors = of_type(&run.events(), "error")
+        .iter()
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>();
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("stopped after 3 model calls in one turn (max_iterations)")),
+        "{errors:?}"
+    );
+    let finished = of_type(&run.events(), "turn_finished");
+    assert_eq!(finished.last().unwrap()["end"], "max_iterations");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_concurrent_requests_bounds_the_model_calls_in_flight_across_the_team() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[limits]\nmax_concurrent_requests = 2\nmax_live_agents = 10\n");
+    let workers = 6;
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            return MockResponse::tool_call(
+                "r",
+                "return_results",
+                &json!({"result": {"status": "success", "summary": "ok",
+                    "artifacts": [], "known_issues": []}})
+                .to_string(),
+            )
+            .with_delay(Duration::from_millis(300));
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(
+                (0..workers)
+                    .map(|i| {
+                        call(
+                            &format!("s{i}"),
+                            "spawn_agent",
+                            json!({"role_name": "agentic_coder", "task_prompt": format!("task {i}")}),
+                        )
+                    })
+                    .collect(),
+            ),
+            n if n == workers => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("all done"),
+        }
+    });
+    sb.exec(&mock, &["--json", "--approval", "auto", "fan out"])
+        .await
+        .assert_ok();
+    let reqs = mock.requests();
+    let worker_reqs: Vec<_> = reqs.iter().filter(|r| is_worker(&r.body)).collect();
+    assert_eq!(worker_reqs.len(), workers);
+    // The most requests in flight at once: at each arrival, those that had not finished.
+    let most = reqs
+        .iter()
+        .map(|r| {
+            reqs.iter()
+                .filter(|o| {
+                    o.received_at <= r.received_at
+                        && o.finished_at.is_none_or(|f| f > r.received_at)
+                })
+                .count()
+        })
+        .max()
+        .unwrap();
+    assert_eq!(most, 2, "never more than max_concurrent_requests, and it is used");
+}
