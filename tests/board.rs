@@ -150,7 +150,11 @@ async fn a_tasks_worker_reads_its_title_done_criteria_and_its_dependencies_resul
             } else {
                 "tested"
             };
-            return MockResponse::tool_call("r", "return_results", &good_result(summary).to_string());
+            return MockResponse::tool_call(
+                "r",
+                "return_results",
+                &good_result(summary).to_string(),
+            );
         }
         match tool_count(body) {
             0 => plan(
@@ -177,8 +181,14 @@ async fn a_tasks_worker_reads_its_title_done_criteria_and_its_dependencies_resul
         .find(|r| is_worker(&r.body) && first_user(&r.body).contains("do T2"))
         .unwrap();
     let first = first_user(&t2.body);
-    assert!(first.contains("Your task on the board: T2 — test the parser"), "{first}");
-    assert!(first.contains("Done when: every parser test passes"), "{first}");
+    assert!(
+        first.contains("Your task on the board: T2 — test the parser"),
+        "{first}"
+    );
+    assert!(
+        first.contains("Done when: every parser test passes"),
+        "{first}"
+    );
     assert!(
         first.contains("- T1 (write the parser): the parser is in src/parse.rs"),
         "{first}"

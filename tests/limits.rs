@@ -33,7 +33,8 @@ async fn max_iterations_ends_the_turn_after_that_many_model_calls_and_says_so() 
         .exec(&mock, &["--json", "--approval", "auto", "read everything"])
         .await;
     assert_eq!(mock.requests().len(), 3, "three model calls, no fourth");
-    let errors = of_type(&run.events(), "error")
+    let events = run.events();
+    let errors = of_type(&events, "error")
         .iter()
         .map(|e| e["message"].as_str().unwrap().to_string())
         .collect::<Vec<_>>();
@@ -43,7 +44,7 @@ async fn max_iterations_ends_the_turn_after_that_many_model_calls_and_says_so() 
             .any(|m| m.contains("stopped after 3 model calls in one turn (max_iterations)")),
         "{errors:?}"
     );
-    let finished = of_type(&run.events(), "turn_finished");
+    let finished = of_type(&events, "turn_finished");
     assert_eq!(finished.last().unwrap()["end"], "max_iterations");
 }
 
@@ -99,5 +100,8 @@ async fn max_concurrent_requests_bounds_the_model_calls_in_flight_across_the_tea
         })
         .max()
         .unwrap();
-    assert_eq!(most, 2, "never more than max_concurrent_requests, and it is used");
+    assert_eq!(
+        most, 2,
+        "never more than max_concurrent_requests, and it is used"
+    );
 }
