@@ -641,6 +641,15 @@ async fn wait_for_agents_times_out_with_who_is_still_running() {
     let second: Value = serde_json::from_str(results[2].1.split_once('\n').unwrap().1).unwrap();
     assert_eq!(second["results"][0]["result"]["summary"], "slow but done");
     assert_eq!(second["still_running"].as_array().unwrap().len(), 0);
+    // Once nothing runs, the header says plainly that the next step is the answer (a
+    // 1.5B model redid its worker's file and asked the absent user what to do next).
+    let header = |i: usize| results[i].1.lines().next().unwrap().to_string();
+    assert!(!header(1).contains("final answer"), "{}", header(1));
+    assert!(
+        header(2).contains("Your next step is your final answer to the user"),
+        "{}",
+        header(2)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -20,6 +20,7 @@ pub fn notice_batch(
     running: &[AgentId],
     news: Vec<Notice>,
 ) -> Option<String> {
+    let board_quiet = news.is_empty();
     let mut notices = news;
     let (outcomes, still) = team.take_outcomes(done, running);
     let (failed, rest): (Vec<Outcome>, Vec<Outcome>) = outcomes
@@ -42,16 +43,25 @@ pub fn notice_batch(
         } else {
             "Results of your finished workers (others are still running):"
         };
+        let all_done = still.is_empty() && board_quiet;
         let results: Vec<Value> = rest.into_iter().map(entry).collect();
         let body = json!({"results": results, "still_running": still});
-        notices.push(Notice::new(
-            Priority::Normal,
-            format!("{header}\n{}", pretty(&body)),
-        ));
+        // Said plainly, for small models: a 1.5B one redid a finished worker's file three
+        // times and then asked the (absent) user what to do next. One line, so the JSON
+        // below it stays whole.
+        let header = if all_done { DONE_HEADER } else { header };
+        let text = format!("{header}\n{}", pretty(&body));
+        notices.push(Notice::new(Priority::Normal, text));
     }
     notices.extend(team.take_notices(to));
     inbox::join(notices)
 }
+
+/// The header of the results when no worker runs and the board has no news: what the
+/// next step is.
+const DONE_HEADER: &str = "Results of your workers. None is running now and their work is done: \
+                           do not redo it, and do not ask the user. Your next step is your \
+                           final answer to the user, as plain text with no tool call:";
 
 /// One worker's outcome as its supervisor reads it.
 fn entry(o: Outcome) -> Value {

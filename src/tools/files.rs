@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 const BINARY_SNIFF: usize = 8 * 1024;
 
 fn not_found(rel: &str) -> ToolError {
-    ToolError::Failed(format!(
+    ToolError::NotFound(format!(
         "file not found: '{rel}' (paths are relative to the workspace root; use list_files to see what exists)"
     ))
 }
@@ -450,8 +450,8 @@ async fn plan_edit(ctx: &ToolContext, args: EditArgs) -> Result<Edit, ToolError>
     let target = ctx.workspace.resolve(&args.path)?;
     let rel = ctx.workspace.relative(&target);
     let before = read_text(&target, &rel).await.map_err(|e| match e {
-        ToolError::Failed(m) if m.starts_with("file not found") => {
-            ToolError::Failed(format!("{m}; to create a new file use write_file"))
+        ToolError::NotFound(m) => {
+            ToolError::NotFound(format!("{m}; to create a new file use write_file"))
         }
         other => other,
     })?;

@@ -49,6 +49,9 @@ pub enum ToolError {
     Path(#[from] crate::workspace::PathError),
     #[error("{0}")]
     Failed(String),
+    /// The file does not exist (the text says so and what to do).
+    #[error("{0}")]
+    NotFound(String),
     #[error("denied: {0}")]
     Denied(String),
     #[error("cancelled")]

@@ -7,6 +7,7 @@ use crate::roles::Audience;
 use crate::runtime::approval::ApprovalRequest;
 use crate::runtime::team::{AgentStats, NewAgent};
 use crate::text::clip;
+use crate::tools::ToolError;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -145,15 +146,22 @@ impl AgentTool for SpawnAgent {
             first.push_str(c);
         }
         for f in &args.files {
-            let text = cx
-                .host
-                .read_for_prompt(cx.caller, f, cx.cancel)
-                .await
-                .map_err(|e| format!("cannot read `{f}` for the worker: {e}"))?;
-            first.push_str(&format!(
-                "\n\n# File: {f}\n```\n{}\n```",
-                clip(&text, MAX_FILE_BYTES)
-            ));
+            // A file the task is to create does not exist yet: small models list it
+            // anyway (Qwen2.5-Coder-1.5B spawned with `files: ["notes.md"]` five times).
+            match cx.host.read_for_prompt(cx.caller, f, cx.cancel).await {
+                Ok(text) => first.push_str(&format!(
+                    "\n\n# File: {f}\n```\n{}\n```",
+                    clip(&text, MAX_FILE_BYTES)
+                )),
+                Err(ToolError::NotFound(_)) => {
+                    first.push_str(&format!("\n\n# File: {f}\n(it does not exist yet)"));
+                }
+                Err(e) => {
+                    return Err(Failure::Fixable(format!(
+                        "cannot read `{f}` for the worker: {e}"
+                    )));
+                }
+            }
         }
 
         let task_id = args
