@@ -5,9 +5,9 @@
 use super::agent_tools::{Effect, Handoff};
 use super::approval::ApprovalRequest;
 use super::engine::Engine;
-use super::guard::{CallKind, LoopGuard, Verdict};
+use super::guard::{CallKind, Verdict};
 use super::isolation;
-use super::layers::{ToolDone, ToolGate, ToolUse};
+use super::layers::{Reviewed, ToolDone, ToolGate, ToolUse};
 use super::stall::{self, Pulse};
 use super::toolbox::{Invocation, Ran, Reach};
 use super::verification;
@@ -73,7 +73,6 @@ pub async fn run_tool_calls(
     agent: AgentId,
     calls: &[ToolCall],
     cancel: &CancellationToken,
-    guard: &mut LoopGuard,
 ) -> BatchOutcome {
     let team = &engine.team;
     let policy = team.card(agent).map(|c| c.policy);
@@ -164,14 +163,14 @@ pub async fn run_tool_calls(
             team.count_tool_result(agent, result.is_error);
             // Only calls that ran count as the model's repeats.
             let verdict = if ran {
-                let kind = CallKind::of(&engine.tools, &call.name);
-                guard.observe(
-                    &call.name,
-                    &call.arguments,
-                    kind,
-                    &result.output,
-                    result.is_error,
-                )
+                let reviewed = Reviewed {
+                    name: &call.name,
+                    arguments: &call.arguments,
+                    kind: CallKind::of(&engine.tools, &call.name),
+                    output: &result.output,
+                    is_error: result.is_error,
+                };
+                engine.review(agent, &reviewed)
             } else {
                 Verdict::Pass
             };

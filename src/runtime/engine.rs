@@ -202,6 +202,26 @@ impl Engine {
         self.layers.before_model_call(&cx).await
     }
 
+    /// A turn of `agent` begins.
+    pub fn turn_start(&self, agent: AgentId) {
+        let place = self.place(agent);
+        let cancel = CancellationToken::new();
+        self.layers
+            .turn_start(&place.scope(&self.team, agent, &cancel));
+    }
+
+    /// The layers' word on a result of `agent`'s call that ran (the loop guard's).
+    pub fn review(
+        &self,
+        agent: AgentId,
+        call: &super::layers::Reviewed<'_>,
+    ) -> super::guard::Verdict {
+        let place = self.place(agent);
+        let cancel = CancellationToken::new();
+        self.layers
+            .review(&place.scope(&self.team, agent, &cancel), call)
+    }
+
     /// Tells the layers a model call's usage was counted.
     pub fn after_usage(&self, agent: AgentId) {
         let place = self.place(agent);

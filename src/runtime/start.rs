@@ -148,6 +148,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let layers = super::layers::session_layers(
         &pause,
         &session_limits,
+        opts.config.guards,
         super::layers::HookLayer::new(hooks, session_id.clone()),
     );
     let engine = Arc::new(Engine {

@@ -6,7 +6,6 @@ use super::agent_tools::Handoff;
 use super::calls::{BatchEnd, run_tool_calls};
 use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
-use super::guard::LoopGuard;
 use super::inbox;
 use super::layers::Gate;
 use super::persona::switch_persona;
@@ -56,7 +55,7 @@ async fn turn_loop(
     // each try is a model call.
     let mut compaction_failed = false;
     // Repeats are counted per turn: a new message is a new start.
-    let mut guard = LoopGuard::new(engine.config.guards);
+    engine.turn_start(agent);
     loop {
         // The layers first: held while the team is paused, stopped by a spent budget.
         match engine.before_model_call(agent, cancel).await {
@@ -252,7 +251,7 @@ async fn turn_loop(
             return outcome(TurnEnd::Completed, final_text, None);
         }
 
-        let batch = run_tool_calls(engine, agent, &calls, cancel, &mut guard).await;
+        let batch = run_tool_calls(engine, agent, &calls, cancel).await;
         for correction in batch.corrections {
             team.push_item(agent, HistoryItem::notice(correction));
         }

@@ -14,6 +14,9 @@
 //! - `after_tool`: the call ran; its output is what the model will read.
 //! - `result_returned`: a worker's result went up to its supervisor.
 //! - `task_completed`: a task of the board is done.
+//! - `turn_start`: a turn begins (per-turn state starts afresh).
+//! - `review`: the result of a call that ran, before the model reads it: pass, a note to
+//!   append, or a stop of the turn (the loop guard).
 //! - `turn_end`: the turn ended; a layer may ask the agent to go on with a message, as if
 //!   the user had sent it (the caller bounds how often in a row).
 //!
@@ -21,12 +24,15 @@
 
 mod budget;
 mod hooks;
+mod loop_guard;
 mod pause;
 
 pub use budget::BudgetLayer;
 pub use hooks::HookLayer;
+pub use loop_guard::{LoopGuardLayer, Reviewed};
 pub use pause::PauseLayer;
 
+use super::guard::Verdict;
 use super::team::Team;
 use crate::protocol::{AgentId, AgentResult, Task, TurnEnd};
 use async_trait::async_trait;
@@ -87,6 +93,12 @@ pub struct ToolDone<'a> {
 
 #[async_trait]
 pub trait Layer: Send + Sync {
+    fn turn_start(&self, _cx: &Scope<'_>) {}
+
+    fn review(&self, _cx: &Scope<'_>, _call: &Reviewed<'_>) -> Verdict {
+        Verdict::Pass
+    }
+
     async fn before_task(&self, _cx: &Scope<'_>, _text: &mut String) {}
 
     async fn before_model_call(&self, _cx: &Scope<'_>) -> Gate {
@@ -111,16 +123,18 @@ pub trait Layer: Send + Sync {
 }
 
 /// The session's layers, in the order they run at every point: the pause gate first (a
-/// paused team holds before anything is decided), then the budgets, then the user's hooks
-/// (a hook sees only calls squad itself would let through).
+/// paused team holds before anything is decided), then the budgets, the loop guard, and
+/// the user's hooks (a hook sees only calls squad itself would let through).
 pub fn session_layers(
     pause: &Arc<super::pause::PauseGate>,
     session: &super::budget::SessionLimits,
+    guards: crate::config::GuardsConfig,
     hooks: HookLayer,
 ) -> Layers {
     Layers::new(vec![
         Arc::new(PauseLayer::new(pause.clone())),
         Arc::new(BudgetLayer::new(session.clone())),
+        Arc::new(LoopGuardLayer::new(guards)),
         Arc::new(hooks),
     ])
 }
@@ -134,6 +148,23 @@ pub struct Layers {
 impl Layers {
     pub fn new(list: Vec<Arc<dyn Layer>>) -> Self {
         Self { list: list.into() }
+    }
+
+    pub fn turn_start(&self, cx: &Scope<'_>) {
+        for layer in self.list.iter() {
+            layer.turn_start(cx);
+        }
+    }
+
+    /// The first layer that does not pass decides.
+    pub fn review(&self, cx: &Scope<'_>, call: &Reviewed<'_>) -> Verdict {
+        for layer in self.list.iter() {
+            match layer.review(cx, call) {
+                Verdict::Pass => {}
+                other => return other,
+            }
+        }
+        Verdict::Pass
     }
 
     pub async fn before_task(&self, cx: &Scope<'_>, text: &mut String) {

@@ -247,3 +247,34 @@ async fn the_budget_layer_stops_a_worker_over_its_own_and_holds_the_team_over_th
         "{told:?}"
     );
 }
+
+#[tokio::test]
+async fn the_loop_guard_layer_counts_repeats_per_agent_and_turn() {
+    use crate::runtime::guard::{CallKind, Verdict};
+    let (team, root, _rx) = team();
+    let worker = AgentId::new();
+    let _ = team.add(agent(worker, Some(root), Budget::default()));
+    let layer = LoopGuardLayer::new(crate::config::GuardsConfig::default());
+    let cancel = CancellationToken::new();
+    let ask = Reviewed {
+        name: "ask_user",
+        arguments: r#"{"question":"what now?"}"#,
+        kind: CallKind::Other,
+        output: "nobody can answer",
+        is_error: false,
+    };
+    let (me, other) = (scope(&team, root, &cancel), scope(&team, worker, &cancel));
+    layer.turn_start(&me);
+    layer.turn_start(&other);
+    let verdicts: Vec<Verdict> = (0..5).map(|_| layer.review(&me, &ask)).collect();
+    assert!(matches!(verdicts[2], Verdict::Note(_)), "{verdicts:?}");
+    assert!(matches!(verdicts[4], Verdict::Stop(_)), "{verdicts:?}");
+    // Another agent's count is its own, and a new turn starts afresh.
+    assert_eq!(layer.review(&other, &ask), Verdict::Pass);
+    layer.turn_start(&me);
+    assert_eq!(layer.review(&me, &ask), Verdict::Pass);
+    assert_eq!(
+        layer.turn_end(&me, End::Completed, "").await,
+        AfterTurn::Rest
+    );
+}
