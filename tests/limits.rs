@@ -105,3 +105,64 @@ async fn max_concurrent_requests_bounds_the_model_calls_in_flight_across_the_tea
         "never more than max_concurrent_requests, and it is used"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persona_turn_without_progress_ends_after_max_turn_calls_and_exec_says_why() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    for i in 0..10 {
+        sb.write(&format!("f{i}.txt"), "x\n");
+    }
+    sb.workspace_config("[limits]\nmax_turn_calls = 4\n");
+    // A model that looks around forever without changing anything or starting anyone.
+    mock.set_responder(|body| {
+        let n = tool_count(body);
+        MockResponse::tool_call(
+            &format!("r{n}"),
+            "read_file",
+            &json!({ "path": format!("f{n}.txt") }).to_string(),
+        )
+    });
+    let run = sb
+        .command(Some(&mock))
+        .args(["exec", "--approval", "auto", "look around"])
+        .output()
+        .await
+        .map(Run::from)
+        .unwrap();
+    assert_eq!(mock.requests().len(), 4, "four model calls, no fifth");
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("no progress: 4 model calls")
+            && run.stderr.contains("limits.max_turn_calls"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_change_to_a_file_is_progress_and_resets_the_count() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[limits]\nmax_turn_calls = 3\nmax_iterations = 8\n");
+    // Every other call writes something new.
+    mock.set_responder(|body| {
+        let n = tool_count(body);
+        if n.is_multiple_of(2) {
+            MockResponse::tool_call(
+                &format!("w{n}"),
+                "write_file",
+                &json!({ "path": "log.txt", "content": format!("step {n}\n") }).to_string(),
+            )
+        } else {
+            MockResponse::tool_call("l", "list_files", &json!({ "path": "." }).to_string())
+        }
+    });
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "keep a log"])
+        .await;
+    assert_eq!(mock.requests().len(), 8, "stopped by max_iterations only");
+    let events = run.events();
+    let finished = of_type(&events, "turn_finished");
+    assert_eq!(finished.last().unwrap()["end"], "max_iterations");
+}

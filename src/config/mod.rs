@@ -92,6 +92,9 @@ pub struct Limits {
     pub max_live_agents: u32,
     /// Model calls per agent turn before the turn is stopped.
     pub max_iterations: u32,
+    /// Model calls one turn of the persona may make with no file changed and no worker's
+    /// result in between before it is stopped; 0: never.
+    pub max_turn_calls: u32,
     /// Model requests in flight at once across the session.
     pub max_concurrent_requests: u32,
     /// Tokens (prompt + completion, all its calls) one worker may spend; unset: no limit.
@@ -338,6 +341,7 @@ impl Default for Limits {
             max_depth: 3,
             max_live_agents: 16,
             max_iterations: 50,
+            max_turn_calls: 40,
             max_concurrent_requests: 8,
             max_tokens_per_agent: None,
             max_cost_per_agent_usd: None,

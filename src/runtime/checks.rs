@@ -6,7 +6,7 @@
 use crate::protocol::{AgentId, Verdict};
 use crate::roles::RoleSet;
 use crate::sync::lock;
-use crate::verify::Snapshot;
+use crate::verify::{Earlier, Snapshot};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,6 +47,7 @@ pub struct Attempt {
     pub start: Arc<Snapshot>,
     pub touched: BTreeSet<String>,
     pub number: u32,
+    pub earlier: Earlier,
 }
 
 struct Task {
@@ -62,6 +63,8 @@ struct Task {
     /// The result was accepted (or went up as failed verification): the next message is
     /// a new task.
     closed: bool,
+    /// What its earlier tasks changed, as it left them: kept for its whole life.
+    earlier: Earlier,
 }
 
 impl Checks {
@@ -105,6 +108,10 @@ impl Checks {
             .get(&agent)
             .filter(|t| !t.closed)
             .map_or(0, |t| t.attempts);
+        let earlier = tasks
+            .get_mut(&agent)
+            .map(|t| std::mem::take(&mut t.earlier))
+            .unwrap_or_default();
         tasks.insert(
             agent,
             Task {
@@ -113,6 +120,7 @@ impl Checks {
                 touched: BTreeSet::new(),
                 attempts,
                 closed: false,
+                earlier,
             },
         );
     }
@@ -126,6 +134,7 @@ impl Checks {
             touched: BTreeSet::new(),
             attempts: 0,
             closed,
+            earlier: Earlier::new(),
         });
         task.attempts = attempts;
         task.closed = closed;
@@ -168,7 +177,16 @@ impl Checks {
             start,
             touched: task.touched.clone(),
             number: task.attempts,
+            earlier: task.earlier.clone(),
         })
+    }
+
+    /// A result of `agent` was delivered: the files it changed for it, as they are now,
+    /// join what its later reports may claim.
+    pub fn left(&self, agent: AgentId, files: Earlier) {
+        if let Some(task) = lock(&self.tasks).get_mut(&agent) {
+            task.earlier.extend(files);
+        }
     }
 
     /// A fresh walk of the tree, or the latest one if nothing can have changed since.

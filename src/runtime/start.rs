@@ -162,6 +162,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         session: session_limits.clone(),
         compactor: compactor.clone(),
         guards: config.guards,
+        max_turn_calls: config.limits.max_turn_calls,
         hooks: super::layers::HookLayer::new(hooks, session_id.clone()),
         isolation: isolation.clone(),
         checks: checks.clone(),

@@ -37,6 +37,7 @@ pub async fn check(
         start,
         touched,
         number: attempt,
+        earlier,
     }) = engine.checks.next_attempt(agent)
     else {
         return Checked::Unchecked;
@@ -61,6 +62,7 @@ pub async fn check(
             root,
             start: &start,
             own_changes: &own,
+            earlier: &earlier,
         },
     );
     let ctx = engine.tool_context(agent, &role_name, cancel);
@@ -96,6 +98,11 @@ pub async fn check(
     let max = engine.config.verify.max_corrections;
     let verdict = Verdict::of(attempt, max, findings);
     if verdict.passed || attempt > max {
+        let left = own
+            .iter()
+            .map(|rel| (rel.clone(), verify::content_mark(&root.join(rel))))
+            .collect();
+        engine.checks.left(agent, left);
         engine.checks.close(agent);
         return Checked::Deliver(verdict);
     }

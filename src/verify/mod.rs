@@ -10,7 +10,7 @@ mod snapshot;
 
 pub use commands::{applies, run_rule};
 pub use diff::change_text;
-pub use rules::{Evidence, check_result};
+pub use rules::{Earlier, Evidence, check_result, content_mark};
 pub use snapshot::{Changes, Snapshot, Stamp};
 
 use crate::protocol::Verdict;

@@ -13,6 +13,23 @@ pub struct Evidence<'a> {
     pub start: &'a Snapshot,
     /// Files changed since then by this worker (on disk, and touched by its own calls).
     pub own_changes: &'a BTreeSet<String>,
+    /// Files this worker changed in earlier tasks of its life (a result it already
+    /// delivered), with their content as it left them (`None`: it deleted the file). A
+    /// follow-up's report of such a change is true while the file is still as it left it.
+    pub earlier: &'a Earlier,
+}
+
+/// Files a worker changed in the tasks it finished, by a mark of their content (not the
+/// stamp: moving a worktree onto the workspace's state rewrites files it does not change).
+pub type Earlier = std::collections::BTreeMap<String, Option<u64>>;
+
+/// A mark of the file's content, `None` when there is no file.
+pub fn content_mark(path: &Path) -> Option<u64> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let bytes = std::fs::read(path).ok()?;
+    let mut h = DefaultHasher::new();
+    bytes.hash(&mut h);
+    Some(h.finish())
 }
 
 /// Findings of the artifact, unlisted-change and known-issue rules.
@@ -44,12 +61,19 @@ pub fn check_result(result: &AgentResult, ev: &Evidence<'_>) -> Vec<Finding> {
         listed.insert(rel.clone());
         let now = Stamp::of(&ev.root.join(&rel));
         let before = ev.start.get(&rel);
+        // Its own change of an earlier task, still as it left it.
+        let left_so = now.is_some()
+            && ev
+                .earlier
+                .get(&rel)
+                .is_some_and(|m| m.is_some() && *m == content_mark(&ev.root.join(&rel)));
         let problem = match kind {
             ChangeType::Created => match (before, now) {
                 (_, None) => Some((
                     "the file does not exist",
                     format!("create {rel}, or drop it from artifacts"),
                 )),
+                (Some(_), Some(_)) if left_so => None,
                 (Some(_), Some(_)) => Some((
                     "the file existed before you started",
                     "list it as `modified` if you changed it".into(),
@@ -61,7 +85,7 @@ pub fn check_result(result: &AgentResult, ev: &Evidence<'_>) -> Vec<Finding> {
                     "the file does not exist",
                     format!("make your change to {rel}, or drop it from artifacts"),
                 )),
-                (Some(b), Some(n)) if b == n => Some((
+                (Some(b), Some(n)) if b == n && !left_so => Some((
                     "the file is unchanged since you started",
                     format!(
                         "make the change to {rel} the task asks for, or drop it from artifacts"

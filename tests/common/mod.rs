@@ -6,7 +6,9 @@ pub mod mock_server;
 pub use mock_server::{MockResponse, MockServer, MockToolCall, RecordedRequest};
 pub mod squad;
 
-pub use squad::{Run, Sandbox, content_text, items_of_kind, of_type, tool_messages, transcript};
+pub use squad::{
+    Run, Sandbox, content_text, git, items_of_kind, of_type, tool_messages, transcript,
+};
 pub mod agents;
 pub mod engine;
 pub mod mcp;

@@ -75,7 +75,14 @@ impl AgentTool for AskUser {
         if asks {
             cx.team.set_status(cx.caller, AgentStatus::Running, None);
         }
-        Ok(Done::output(reply_text(&reply)))
+        let mut text = reply_text(&reply);
+        if matches!(reply, Reply::Declined(Declined::NoUser)) && cx.caller == cx.team.root() {
+            text.push_str(
+                " Do not ask again. Once your workers' results are in, your next step is your \
+                 final answer to the user's request, with what they reported.",
+            );
+        }
+        Ok(Done::output(text))
     }
 }
 

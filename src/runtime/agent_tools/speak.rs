@@ -89,9 +89,17 @@ impl AgentTool for SpeakToAgent {
                 )));
             }
         }
+        // A worker that returned its result reads a follow-up as one: small models took
+        // an acknowledgement for a new task, reported it, were checked and corrected.
+        let was_done = status == AgentStatus::Completed;
+        let text = if was_done {
+            follow_up(&args.message)
+        } else {
+            args.message
+        };
         let (tx, rx) = oneshot::channel();
         let input = AgentInput::Message {
-            text: args.message,
+            text,
             reply: Some(tx),
         };
         if !team.deliver(id, input) {
@@ -106,13 +114,30 @@ impl AgentTool for SpeakToAgent {
         let (status, result) = team.mark_delivered(id);
         let text = reply?;
         let mut out = json!({"agent_id": id.to_string(), "status": status.as_str(), "reply": text});
-        if status == AgentStatus::Completed
-            && let Some(r) = result
-        {
-            out["result"] = serde_json::to_value(r).unwrap_or(Value::Null);
+        match result {
+            Some(r) if status == AgentStatus::Completed => {
+                out["result"] = serde_json::to_value(r).unwrap_or(Value::Null);
+            }
+            _ if was_done => {
+                out["note"] = json!(
+                    "it had already finished and only replied; its result stands. If all work \
+                     is done, your next step is your final answer to the user"
+                );
+            }
+            _ => {}
         }
         Ok(Done::output(out.to_string()))
     }
+}
+
+/// A message to a worker that already returned its result, as it reads it.
+fn follow_up(message: &str) -> String {
+    format!(
+        "[squad] A follow-up from your supervisor, after you returned your result:\n\n\
+         {message}\n\n[squad] If it asks you for more work or a fix, do it, then call \
+         return_results again. If it asks for nothing (it only acknowledges or thanks you), \
+         answer in one short sentence and call no tool: your result stands."
+    )
 }
 
 /// Why a released worker takes no message, and what to do instead.

@@ -38,6 +38,7 @@ mod hooks;
 mod isolation;
 mod loop_guard;
 mod pause;
+mod progress;
 mod stall;
 mod verification;
 
@@ -47,6 +48,7 @@ pub use hooks::HookLayer;
 pub use isolation::IsolationLayer;
 pub use loop_guard::{LoopGuardLayer, Reviewed};
 pub use pause::PauseLayer;
+pub use progress::ProgressLayer;
 pub use stall::{Pulse, StallLayer};
 pub use verification::VerificationLayer;
 
@@ -224,13 +226,16 @@ pub struct SessionParts {
     pub session: super::budget::SessionLimits,
     pub compactor: Arc<super::compaction::Compactor>,
     pub guards: crate::config::GuardsConfig,
+    /// `[limits] max_turn_calls`.
+    pub max_turn_calls: u32,
     pub hooks: HookLayer,
     pub isolation: Arc<super::isolation::WorkerIsolation>,
     pub checks: Arc<super::checks::Checks>,
 }
 
 /// The session's layers, in the order they run at every point: the pause gate first (a
-/// paused team holds before anything is decided), then the budgets, compaction (a request
+/// paused team holds before anything is decided), then the budgets, the team's progress,
+/// compaction (a request
 /// is made to fit once it may be sent), stall marks, the loop guard, the user's hooks (a
 /// hook sees only calls squad itself would let through), then isolation (the worktree and
 /// the leases, once no hook blocked the call; the merge once a worker's turns are over)
@@ -240,6 +245,7 @@ pub fn session_layers(p: SessionParts) -> Layers {
     Layers::new(vec![
         Arc::new(PauseLayer::new(p.pause)),
         Arc::new(BudgetLayer::new(p.session)),
+        Arc::new(ProgressLayer::new(p.max_turn_calls)),
         Arc::new(CompactionLayer::new(p.compactor)),
         Arc::new(StallLayer::new(p.guards.stall_after())),
         Arc::new(LoopGuardLayer::new(p.guards)),

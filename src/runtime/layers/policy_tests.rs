@@ -390,3 +390,95 @@ async fn the_verification_layer_records_what_a_workers_calls_changed() {
     assert!(!checks.is_tracked(root));
     let _ = anywhere();
 }
+
+#[tokio::test]
+async fn the_progress_layer_stops_a_persona_turn_without_a_change_or_an_outcome() {
+    let (team, root, mut rx) = team();
+    let worker = AgentId::new();
+    let _ = team.add(agent(worker, Some(root), Budget::default()));
+    let cancel = CancellationToken::new();
+    let (me, it) = (scope(&team, root, &cancel), scope(&team, worker, &cancel));
+    let layer = ProgressLayer::new(3);
+    layer.turn_start(&me);
+    for _ in 0..3 {
+        assert_eq!(layer.before_model_call(&me).await, Gate::Go);
+    }
+    // A worker's own calls are not counted; a worker's outcome is progress.
+    assert_eq!(layer.before_model_call(&it).await, Gate::Go);
+    layer.settle(&it, TurnEnd::Returned).await;
+    for _ in 0..3 {
+        assert_eq!(layer.before_model_call(&me).await, Gate::Go);
+    }
+    // So is a change to a file, by anyone; a failed change is not.
+    let args = serde_json::json!({});
+    let write = tool(Reach::ChangesFiles, &args, None);
+    let failed = ToolDone {
+        output: "no such dir",
+        is_error: true,
+    };
+    layer.after_tool(&it, &write, &failed).await;
+    let _ = kinds(&mut rx);
+    assert!(matches!(
+        layer.before_model_call(&me).await,
+        Gate::Stop(why) if why.contains("limits.max_turn_calls")
+    ));
+    assert!(
+        kinds(&mut rx)
+            .iter()
+            .any(|k| matches!(k, EventKind::Error { message } if message.contains("no progress")))
+    );
+    let ok = ToolDone {
+        output: "",
+        is_error: false,
+    };
+    layer.after_tool(&it, &write, &ok).await;
+    assert_eq!(layer.before_model_call(&me).await, Gate::Go);
+    assert_eq!(
+        ProgressLayer::new(0).before_model_call(&me).await,
+        Gate::Go,
+        "0: never"
+    );
+}
+
+#[tokio::test]
+async fn the_same_message_to_the_same_worker_with_nothing_changed_since_is_not_sent_again() {
+    let (team, root, _rx) = team();
+    let worker = AgentId::new();
+    let _ = team.add(agent(worker, Some(root), Budget::default()));
+    let cancel = CancellationToken::new();
+    let (me, it) = (scope(&team, root, &cancel), scope(&team, worker, &cancel));
+    let layer = LoopGuardLayer::new(crate::config::GuardsConfig::default());
+    let ack = serde_json::json!({"agent_id": "abc", "message": "Thanks, all done."});
+    let speak = ToolUse {
+        name: "speak_to_agent",
+        ..tool(Reach::Team, &ack, None)
+    };
+    assert_eq!(layer.before_tool(&me, &speak).await, ToolGate::Go);
+    // Across turns too.
+    layer.turn_start(&me);
+    assert!(matches!(
+        layer.before_tool(&me, &speak).await,
+        ToolGate::Block(why) if why.contains("not sent")
+    ));
+    // Another message goes.
+    let other = serde_json::json!({"agent_id": "abc", "message": "Now add tests."});
+    let new_work = ToolUse {
+        name: "speak_to_agent",
+        ..tool(Reach::Team, &other, None)
+    };
+    assert_eq!(layer.before_tool(&me, &new_work).await, ToolGate::Go);
+    // Once a file changed, the same message may matter again.
+    let args = serde_json::json!({});
+    let done = ToolDone {
+        output: "",
+        is_error: false,
+    };
+    layer
+        .after_tool(&it, &tool(Reach::ChangesFiles, &args, None), &done)
+        .await;
+    assert_eq!(layer.before_tool(&me, &speak).await, ToolGate::Go);
+    // Other tools are not its business.
+    let read = tool(Reach::Reads, &args, None);
+    assert_eq!(layer.before_tool(&me, &read).await, ToolGate::Go);
+    assert_eq!(layer.before_tool(&me, &read).await, ToolGate::Go);
+}

@@ -41,6 +41,7 @@ fn artifacts_are_checked_against_the_start_and_the_disk() {
         root,
         start: &start,
         own_changes: &own,
+        earlier: &Earlier::new(),
     };
     use ChangeType::*;
     // Every claim true: no findings.
@@ -102,4 +103,60 @@ fn paths_are_normalised_and_escapes_refused() {
     assert_eq!(inside(root, "/etc/passwd"), None);
     assert_eq!(inside(root, ".").as_deref(), Some(""));
     assert_eq!(inside(root, "/ws").as_deref(), Some(""));
+}
+
+#[test]
+fn a_follow_up_may_report_what_the_worker_changed_earlier_while_it_is_as_it_left_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // Its first task wrote notes.md; that result was delivered.
+    std::fs::write(root.join("notes.md"), "hi\n").unwrap();
+    std::fs::write(root.join("other.md"), "x\n").unwrap();
+    let earlier: Earlier = [("notes.md".to_string(), content_mark(&root.join("notes.md")))]
+        .into_iter()
+        .collect();
+    // A follow-up that changed nothing reports it again.
+    let start = Snapshot::take(root);
+    let none = BTreeSet::new();
+    let ev = Evidence {
+        root,
+        start: &start,
+        own_changes: &none,
+        earlier: &earlier,
+    };
+    use ChangeType::*;
+    let again = result(
+        ResultStatus::Success,
+        &[("notes.md", Created), ("notes.md", Modified)],
+        &[],
+    );
+    assert_eq!(check_result(&again, &ev), vec![]);
+    // A file it never changed is still a false claim.
+    let other = result(ResultStatus::Success, &[("other.md", Modified)], &[]);
+    assert_eq!(
+        rules_of(&check_result(&other, &ev)),
+        vec![("artifact_modified", Severity::Error)]
+    );
+    // Rewritten with the same content (a worktree moved onto the workspace): still its.
+    std::fs::write(root.join("notes.md"), "hi\n").unwrap();
+    let start = Snapshot::take(root);
+    let ev = Evidence {
+        start: &start,
+        ..ev
+    };
+    assert_eq!(check_result(&again, &ev), vec![]);
+    // Once somebody else changed notes.md, it is no longer as the worker left it.
+    std::fs::write(root.join("notes.md"), "changed by another hand\n").unwrap();
+    let start = Snapshot::take(root);
+    let ev = Evidence {
+        start: &start,
+        ..ev
+    };
+    assert_eq!(
+        rules_of(&check_result(&again, &ev)),
+        vec![
+            ("artifact_created", Severity::Error),
+            ("artifact_modified", Severity::Error)
+        ]
+    );
 }

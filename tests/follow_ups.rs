@@ -1,0 +1,128 @@
+//! What Qwen2.5-Coder-1.5B did with `squad exec "Use spawn_agent to start an implementer
+//! worker with the task: create the file notes.md containing the word hi. Then wait for it
+//! with wait_for_agents and tell me what it reported."`, replayed against the mock: the
+//! worker wrote notes.md in its worktree and returned; the persona then acknowledged the
+//! finished worker ("The file 'notes.md' has been created with the word 'hi'. The task is
+//! completed."), the worker took that for a new task and reported `modified notes.md`, was
+//! checked against a follow-up that changed nothing, corrected three times, and the persona
+//! acknowledged again, until the run was killed. Through the real `squad exec`.
+
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::agents::*;
+use common::*;
+use serde_json::{Value, json};
+
+const ACK: &str = "The file 'notes.md' has been created with the word 'hi'. The task is completed.";
+
+fn last_user(body: &Value) -> String {
+    transcript(body)
+        .into_iter()
+        .rev()
+        .find(|(role, _)| role == "user")
+        .map(|(_, text)| text)
+        .unwrap_or_default()
+}
+
+fn notes_result(change: &str) -> MockResponse {
+    MockResponse::tool_call(
+        "r",
+        "return_results",
+        &json!({"result": {"status": "success", "summary": "notes.md contains hi",
+            "artifacts": [{"file_path": "notes.md", "description": "the note", "change_type": change}],
+            "known_issues": []}})
+        .to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_acknowledged_worker_is_not_corrected_and_the_same_acknowledgement_is_not_sent_twice() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    git(sb.ws(), &["init", "-q"]);
+    sb.write("README.md", "a project\n");
+    git(sb.ws(), &["add", "-A"]);
+    git(sb.ws(), &["commit", "-qm", "start"]);
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            // The worker's first task: write, then report. Any later message (the
+            // acknowledgement): report the same file again, as the 1.5B model did.
+            return match (tool_count(body), last_user(body).contains("follow-up")) {
+                (0, false) => MockResponse::tool_call(
+                    "w",
+                    "write_file",
+                    &json!({"path": "notes.md", "content": "hi\n"}).to_string(),
+                ),
+                (_, false) => notes_result("created"),
+                (_, true) => notes_result("modified"),
+            };
+        }
+        let id = || spawned_ids(body).first().cloned().unwrap_or_default();
+        let ack = || {
+            MockResponse::tool_call(
+                &format!("a{}", tool_count(body)),
+                "speak_to_agent",
+                &json!({"agent_id": id(), "message": ACK}).to_string(),
+            )
+        };
+        match tool_count(body) {
+            0 => spawn(
+                "implementer",
+                "create the file notes.md containing the word hi",
+            ),
+            1 => MockResponse::tool_call("wait", "wait_for_agents", "{}"),
+            // It acknowledges, and acknowledges again, and again.
+            2..=4 => ack(),
+            _ => MockResponse::text("The worker created notes.md with the word hi."),
+        }
+    });
+    let run = sb
+        .exec(
+            &mock,
+            &["--json", "--approval", "auto", "Use spawn_agent …"],
+        )
+        .await;
+    run.assert_ok();
+    assert_eq!(sb.read("notes.md"), "hi\n", "merged into the workspace");
+    let events = run.events();
+    // Its follow-up report is true of its life: no correction, every check passed.
+    let verdicts = of_type(&events, "verification");
+    assert!(!verdicts.is_empty());
+    assert!(
+        verdicts.len() == 2 && verdicts.iter().all(|v| v["passed"] == true),
+        "{verdicts:?}"
+    );
+    let reqs = mock.requests();
+    let worker_reqs: Vec<&Value> = reqs
+        .iter()
+        .map(|r| &r.body)
+        .filter(|b| is_worker(b))
+        .collect();
+    assert!(
+        worker_reqs
+            .iter()
+            .all(|b| !last_user(b).contains("did not pass")),
+        "no correction reached the worker"
+    );
+    // The worker got the acknowledgement once, as a follow-up to its returned result.
+    let acks = worker_reqs
+        .iter()
+        .filter(|b| last_user(b).contains(ACK))
+        .count();
+    assert_eq!(acks, 1, "one acknowledgement reached the worker");
+    // The same acknowledgement again, nothing changed since: not sent, and the persona
+    // reads why and what to do next.
+    let last = &reqs.last().unwrap().body;
+    let results: Vec<String> = tool_messages(last).into_iter().map(|(_, c)| c).collect();
+    let refused: Vec<&String> = results.iter().filter(|c| c.contains("not sent")).collect();
+    assert_eq!(refused.len(), 2, "{results:?}");
+    assert!(refused[0].contains("your final answer to the user"));
+    let answer = items_of_kind(&events, "assistant");
+    assert_eq!(
+        answer.last().unwrap()["text"],
+        "The worker created notes.md with the word hi."
+    );
+}
