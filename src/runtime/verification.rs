@@ -165,10 +165,10 @@ pub async fn record_changes<T>(
     let tracked = engine.checks.is_tracked(agent);
     let workspace = engine.workspace_for(agent);
     let root = workspace.root();
-    let named = match action {
-        Some(ApprovalAction::FileChange { path, .. }) => {
-            workspace.resolve(path).ok().map(|p| workspace.relative(&p))
-        }
+    let rel = |path: &String| workspace.resolve(path).ok().map(|p| workspace.relative(&p));
+    let named: Option<Vec<String>> = match action {
+        Some(ApprovalAction::FileChange { path, .. }) => rel(path).map(|p| vec![p]),
+        Some(ApprovalAction::Patch { paths, .. }) => Some(paths.iter().filter_map(rel).collect()),
         _ => None,
     };
     let before = match (tracked, &named) {
@@ -180,7 +180,7 @@ pub async fn record_changes<T>(
     engine.checks.files_may_change();
     if tracked {
         match (named, before) {
-            (Some(path), _) => engine.checks.touch(agent, [path]),
+            (Some(paths), _) => engine.checks.touch(agent, paths),
             (None, Some(before)) => {
                 let after = take(root).await;
                 engine

@@ -3,6 +3,7 @@
 mod args;
 mod files;
 mod list;
+mod patch;
 mod process;
 mod search;
 mod settings;
@@ -11,6 +12,7 @@ mod shell;
 pub(crate) use args::parse as parse_args;
 pub use files::{EditFile, ReadFile, WriteFile, read_for_prompt};
 pub use list::ListFiles;
+pub use patch::ApplyPatch;
 pub(crate) use process::{Status as RunStatus, run_shell};
 pub use search::SearchFiles;
 pub use settings::ToolSettings;
@@ -132,6 +134,7 @@ pub fn coding_tools() -> Vec<Arc<dyn ToolHandler>> {
         Arc::new(SearchFiles),
         Arc::new(WriteFile),
         Arc::new(EditFile),
+        Arc::new(ApplyPatch),
         Arc::new(RunCommand),
         Arc::new(RunTests),
     ]
