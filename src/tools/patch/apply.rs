@@ -171,7 +171,7 @@ fn seek_anchor(lines: &[String], anchor: &str, from: usize) -> Option<usize> {
 pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, HunkError> {
     let mut file = Lines::split(text);
     // (start, lines replaced, new lines), in file order.
-    let mut edits: Vec<(usize, usize, &[String])> = Vec::new();
+    let mut edits: Vec<(usize, usize, Vec<String>)> = Vec::new();
     let mut cursor = 0;
     for (i, hunk) in hunks.iter().enumerate() {
         let fail = |missing| HunkError {
@@ -197,13 +197,22 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, HunkError> {
             } else {
                 cursor
             };
-            edits.push((at, 0, &hunk.new));
+            edits.push((at, 0, hunk.new.clone()));
             cursor = at;
             continue;
         }
         match seek(&file.lines, &hunk.old, cursor, hunk.end_of_file) {
             Some(at) => {
-                edits.push((at, hunk.old.len(), &hunk.new));
+                let new = hunk
+                    .new
+                    .iter()
+                    .zip(&hunk.context)
+                    .map(|(line, context)| match context {
+                        Some(i) => file.lines[at + i].clone(),
+                        None => line.clone(),
+                    })
+                    .collect();
+                edits.push((at, hunk.old.len(), new));
                 cursor = at + hunk.old.len();
             }
             None => {
@@ -218,7 +227,7 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, HunkError> {
     }
     // Back to front, so each edit's position still holds.
     for (at, len, new) in edits.into_iter().rev() {
-        file.lines.splice(at..at + len, new.iter().cloned());
+        file.lines.splice(at..at + len, new);
     }
     if text.is_empty() {
         file.final_newline = true;
@@ -229,43 +238,46 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, HunkError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::patch::parse::{FileOp, parse};
 
-    fn hunk(anchors: &[&str], old: &[&str], new: &[&str]) -> Hunk {
-        let v = |s: &[&str]| s.iter().map(|l| l.to_string()).collect();
-        Hunk {
-            anchors: v(anchors),
-            old: v(old),
-            new: v(new),
-            end_of_file: false,
-            line: 1,
+    /// The hunks of an update whose body (`@@` lines and hunk lines) is `body`.
+    fn hunks(body: &str) -> Vec<Hunk> {
+        let patch = parse(&format!(
+            "*** Begin Patch\n*** Update File: f\n{body}\n*** End Patch"
+        ))
+        .unwrap();
+        match patch.ops.into_iter().next() {
+            Some(FileOp::Update { hunks, .. }) => hunks,
+            other => panic!("an update: {other:?}"),
         }
     }
 
     #[test]
     fn exact_wins_over_a_looser_match_earlier_in_the_file() {
-        let text = "x  \nx\n";
-        let out = apply_hunks(text, &[hunk(&[], &["x"], &["y"])]).unwrap();
+        let out = apply_hunks("x  \nx\n", &hunks("-x\n+y")).unwrap();
         assert_eq!(out, "x  \ny\n");
     }
 
     #[test]
-    fn trailing_then_surrounding_whitespace_is_forgiven() {
-        let text = "a  \n    b\n";
-        let out = apply_hunks(text, &[hunk(&[], &["a", "b"], &["a", "c"])]).unwrap();
-        assert_eq!(out, "a\nc\n");
+    fn trailing_then_surrounding_whitespace_is_forgiven_and_context_keeps_the_files() {
+        let out = apply_hunks("a  \n    b\n", &hunks(" a\n-b\n+c")).unwrap();
+        assert_eq!(out, "a  \nc\n");
     }
 
     #[test]
     fn crlf_and_a_missing_final_newline_are_kept() {
-        let out = apply_hunks("a\r\nb", &[hunk(&[], &["b"], &["c", "d"])]).unwrap();
+        let out = apply_hunks("a\r\nb", &hunks("-b\n+c\n+d")).unwrap();
         assert_eq!(out, "a\r\nc\r\nd");
     }
 
     #[test]
     fn nested_anchors_pick_the_right_repeat() {
         let text = "class A:\n  def f():\n    x = 1\nclass B:\n  def f():\n    x = 1\n";
-        let h = hunk(&["class B:", "def f():"], &["    x = 1"], &["    x = 2"]);
-        let out = apply_hunks(text, &[h]).unwrap();
+        let out = apply_hunks(
+            text,
+            &hunks("@@ class B:\n@@ def f():\n-    x = 1\n+    x = 2"),
+        );
+        let out = out.unwrap();
         assert!(out.ends_with("class B:\n  def f():\n    x = 2\n"), "{out}");
         assert!(
             out.starts_with("class A:\n  def f():\n    x = 1\n"),
@@ -275,12 +287,7 @@ mod tests {
 
     #[test]
     fn a_hunk_before_the_previous_one_says_so() {
-        let text = "a\nb\nc\n";
-        let err = apply_hunks(
-            text,
-            &[hunk(&[], &["c"], &["C"]), hunk(&[], &["a"], &["A"])],
-        )
-        .unwrap_err();
+        let err = apply_hunks("a\nb\nc\n", &hunks("@@\n-c\n+C\n@@\n-a\n+A")).unwrap_err();
         assert_eq!(err.number, 2);
         assert!(
             err.to_string()
@@ -289,17 +296,23 @@ mod tests {
     }
 
     #[test]
-    fn an_anchored_pure_addition_goes_right_after_its_anchor() {
-        let out = apply_hunks(
-            "def f():\n    pass\n",
-            &[hunk(&["def f():"], &[], &["    # hi"])],
+    fn an_anchor_not_found_is_named() {
+        let err = apply_hunks("a\n", &hunks("@@ fn nowhere()\n-a\n+b")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "hunk 1 (@@ fn nowhere()): the anchor line 'fn nowhere()' was not found"
         );
+    }
+
+    #[test]
+    fn an_anchored_pure_addition_goes_right_after_its_anchor() {
+        let out = apply_hunks("def f():\n    pass\n", &hunks("@@ def f():\n+    # hi"));
         assert_eq!(out.unwrap(), "def f():\n    # hi\n    pass\n");
     }
 
     #[test]
     fn an_empty_file_gets_lines_and_a_final_newline() {
-        let out = apply_hunks("", &[hunk(&[], &[], &["one"])]).unwrap();
+        let out = apply_hunks("", &hunks("+one")).unwrap();
         assert_eq!(out, "one\n");
     }
 }

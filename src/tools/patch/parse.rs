@@ -51,6 +51,9 @@ pub struct Hunk {
     pub old: Vec<String>,
     /// The lines it gets instead: context and added lines, in order.
     pub new: Vec<String>,
+    /// For each of `new`, the index in `old` of the context line it repeats (`None`: an
+    /// added line), so a context line matched loosely keeps the file's own whitespace.
+    pub context: Vec<Option<usize>>,
     /// `*** End of File`: the old lines end the file.
     pub end_of_file: bool,
     /// Where the hunk starts in the patch.
@@ -360,6 +363,7 @@ struct OpenHunk {
     anchors: Vec<String>,
     old: Vec<String>,
     new: Vec<String>,
+    context: Vec<Option<usize>>,
     end_of_file: bool,
     line: usize,
     /// How many of the last lines were blank lines of the patch (not `' '` lines).
@@ -372,6 +376,7 @@ impl OpenHunk {
             anchors,
             old: Vec::new(),
             new: Vec::new(),
+            context: Vec::new(),
             end_of_file: false,
             line,
             trailing_blank: 0,
@@ -380,8 +385,7 @@ impl OpenHunk {
 
     fn push(&mut self, n: usize, raw: &str, path: &str) -> Result<(), ParseError> {
         if raw.is_empty() {
-            self.old.push(String::new());
-            self.new.push(String::new());
+            self.push_context(String::new());
             self.trailing_blank += 1;
             return Ok(());
         }
@@ -390,12 +394,12 @@ impl OpenHunk {
         let sign = chars.next();
         let rest = chars.as_str();
         match sign {
-            Some(' ') => {
-                self.old.push(rest.to_string());
-                self.new.push(rest.to_string());
-            }
+            Some(' ') => self.push_context(rest.to_string()),
             Some('-') => self.old.push(rest.to_string()),
-            Some('+') => self.new.push(rest.to_string()),
+            Some('+') => {
+                self.new.push(rest.to_string());
+                self.context.push(None);
+            }
             _ => {
                 return Err(ParseError::BadHunkLine {
                     line: n,
@@ -407,12 +411,19 @@ impl OpenHunk {
         Ok(())
     }
 
+    fn push_context(&mut self, line: String) {
+        self.context.push(Some(self.old.len()));
+        self.old.push(line.clone());
+        self.new.push(line);
+    }
+
     /// Blank lines at a hunk's end are the patch's spacing, not the file's: dropping
     /// them only shortens the context.
     fn finish(mut self, path: &str) -> Result<Hunk, ParseError> {
         for _ in 0..self.trailing_blank {
             self.old.pop();
             self.new.pop();
+            self.context.pop();
         }
         if self.old.is_empty() && self.new.is_empty() {
             return Err(ParseError::EmptyHunk {
@@ -424,6 +435,7 @@ impl OpenHunk {
             anchors: self.anchors,
             old: self.old,
             new: self.new,
+            context: self.context,
             end_of_file: self.end_of_file,
             line: self.line,
         })
