@@ -129,8 +129,8 @@ impl ToolBox {
     }
 
     /// The tools an agent of `role` gets: the role's lists within each tool's audience,
-    /// and never more than `ceiling` (its parent's tools). Agent tools follow the worker's
-    /// own role; coding tools may not widen.
+    /// and never more than `ceiling` (its parent's tools, see `SAME_AS`). Agent tools follow
+    /// the worker's own role; coding tools may not widen.
     pub fn tools_for(
         &self,
         role: &Role,
@@ -141,7 +141,7 @@ impl ToolBox {
             .iter()
             .filter(|e| role.offers(&e.spec.name, e.audience, is_worker))
             .filter(|e| {
-                e.handler.reach() == Reach::Team || ceiling.is_none_or(|c| c.contains(&e.spec.name))
+                e.handler.reach() == Reach::Team || ceiling.is_none_or(|c| within(c, &e.spec.name))
             })
             .map(|e| e.spec.name.clone())
             .collect()
@@ -186,6 +186,20 @@ impl ToolBox {
         cache.sets.insert(names.clone(), (specs.clone(), tokens));
         (specs, tokens)
     }
+}
+
+/// Coding tools a worker may have when its parent has others that do the same:
+/// `apply_patch` is `write_file` and `edit_file` in another format. So a persona that leaves
+/// it out to keep its own first request small (copilot) still passes it on to its workers.
+const SAME_AS: &[(&str, &[&str])] = &[("apply_patch", &["write_file", "edit_file"])];
+
+/// Whether `ceiling` (a parent's tools) covers `name`.
+fn within(ceiling: &[String], name: &str) -> bool {
+    let has = |n: &str| ceiling.iter().any(|c| c == n);
+    has(name)
+        || SAME_AS
+            .iter()
+            .any(|(tool, same)| *tool == name && same.iter().all(|n| has(n)))
 }
 
 #[cfg(test)]
