@@ -408,3 +408,93 @@ async fn a_workers_patch_in_its_worktree_merges_back_into_the_workspace() {
     assert_eq!(git(sb.ws(), &["rev-parse", "HEAD"]), head);
     assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
 }
+
+/// Outside git, workers share the workspace: a patch touching a file another running
+/// worker wrote is refused whole, naming the holder, and writes nothing (not even its
+/// files nobody holds).
+#[tokio::test(flavor = "multi_thread")]
+async fn outside_git_a_patch_touching_a_held_file_is_refused_whole() {
+    use ::squad::protocol::{ApprovalPolicy, EventKind, HistoryItem};
+    use common::engine::*;
+    use std::time::Duration;
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("shared.txt", "before\n");
+    let patch = "*** Begin Patch\n*** Add File: free.txt\n+mine\n\
+                 *** Update File: shared.txt\n@@\n-the holder's\n+the other's\n*** End Patch";
+    mock.set_responder(move |body| {
+        if !is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_calls(vec![
+                    call(
+                        "s0",
+                        "spawn_agent",
+                        json!({"role_name": "implementer", "task_prompt": "holder"}),
+                    ),
+                    call(
+                        "s1",
+                        "spawn_agent",
+                        json!({"role_name": "implementer", "task_prompt": "other"}),
+                    ),
+                ]),
+                2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+                _ => MockResponse::text("done"),
+            };
+        }
+        let task = transcript(body)
+            .into_iter()
+            .find(|(role, _)| role == "user")
+            .map(|(_, text)| text)
+            .unwrap_or_default();
+        let finish =
+            MockResponse::tool_call("r", "return_results", &good_result("done").to_string());
+        match (task.starts_with("holder"), tool_count(body)) {
+            (true, 0) => MockResponse::tool_call(
+                "w",
+                "write_file",
+                &json!({"path": "shared.txt", "content": "the holder's\n"}).to_string(),
+            ),
+            // Holds the file a while before its result goes up.
+            (true, _) => finish.with_delay(Duration::from_millis(2500)),
+            // Comes second.
+            (false, 0) => {
+                MockResponse::tool_call("p", "apply_patch", &json!({ "patch": patch }).to_string())
+                    .with_delay(Duration::from_millis(800))
+            }
+            (false, _) => finish,
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    say(&h, "both change shared.txt");
+    wait_event(&mut h, &mut seen, Duration::from_secs(40), |e| {
+        matches!(e.kind, EventKind::Idle)
+    })
+    .await
+    .expect("the team comes to rest");
+
+    let refused = seen
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ItemAdded {
+                item:
+                    HistoryItem::ToolResult {
+                        name,
+                        output,
+                        is_error: true,
+                        ..
+                    },
+            } if name == "apply_patch" => Some(output.clone()),
+            _ => None,
+        })
+        .expect("the patch is refused");
+    assert!(
+        refused.contains("shared.txt is being changed by worker implementer"),
+        "{refused}"
+    );
+    assert_eq!(sb.read("shared.txt"), "the holder's\n");
+    assert!(
+        !sb.ws().join("free.txt").exists(),
+        "nothing of the patch was written"
+    );
+}
