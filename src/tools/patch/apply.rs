@@ -26,7 +26,7 @@ pub enum Missing {
     Lines {
         lines: Vec<String>,
         after_line: usize,
-        /// Where they do occur, when that is before the previous hunk (out of order).
+        /// Where they do occur, when that is above where they were looked for (out of order).
         earlier_at: Option<usize>,
     },
 }
@@ -69,8 +69,8 @@ impl std::fmt::Display for HunkError {
                 if let Some(at) = earlier_at {
                     write!(
                         f,
-                        "\n(they are at line {at}, before the previous hunk: hunks must come in \
-                         the file's order)"
+                        "\n(they are at line {at}, above where this hunk was looked for: hunks \
+                         must come in the file's order, each below its @@ anchors)"
                     )?;
                 }
                 Ok(())
@@ -92,7 +92,9 @@ struct Lines {
 
 impl Lines {
     fn split(text: &str) -> Self {
-        let crlf = text.contains("\r\n");
+        // Only where every line ends so: a file of mixed endings keeps each line's own.
+        let crlf =
+            text.contains("\r\n") && text.matches('\n').count() == text.matches("\r\n").count();
         let final_newline = text.is_empty() || text.ends_with('\n');
         let body = text.strip_suffix('\n').unwrap_or(text);
         let lines = if text.is_empty() {
@@ -271,6 +273,12 @@ mod tests {
     }
 
     #[test]
+    fn mixed_line_ends_are_left_as_they_are() {
+        let out = apply_hunks("a\r\nb\nc\r\n", &hunks(" a\n-b\n+B")).unwrap();
+        assert_eq!(out, "a\r\nB\nc\r\n");
+    }
+
+    #[test]
     fn nested_anchors_pick_the_right_repeat() {
         let text = "class A:\n  def f():\n    x = 1\nclass B:\n  def f():\n    x = 1\n";
         let out = apply_hunks(
@@ -291,7 +299,8 @@ mod tests {
         assert_eq!(err.number, 2);
         assert!(
             err.to_string()
-                .contains("at line 1, before the previous hunk")
+                .contains("at line 1, above where this hunk was looked for"),
+            "{err}"
         );
     }
 
