@@ -43,6 +43,13 @@ pub fn key_argument(arguments: &str) -> String {
     let Ok(Value::Object(map)) = serde_json::from_str::<Value>(arguments) else {
         return one_line(arguments);
     };
+    // `apply_patch`: the files it names say more than its first line.
+    if let Some(Value::String(patch)) = map.get("patch") {
+        let files = patch_files(patch);
+        if !files.is_empty() {
+            return files.join(", ");
+        }
+    }
     let show = |v: &Value| -> Option<String> {
         match v {
             Value::String(s) => Some(one_line(s)),
@@ -66,6 +73,22 @@ pub fn key_argument(arguments: &str) -> String {
         }
     }
     map.values().find_map(show).unwrap_or_default()
+}
+
+/// The paths of a V4A patch's file headers, in order.
+fn patch_files(patch: &str) -> Vec<&str> {
+    const HEADERS: [&str; 3] = ["*** Add File:", "*** Update File:", "*** Delete File:"];
+    patch
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            HEADERS
+                .iter()
+                .find_map(|h| l.strip_prefix(h))
+                .map(str::trim)
+        })
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 /// Agent ids are uuids; eight hex digits are enough for a person.
@@ -167,5 +190,11 @@ mod tests {
             "Which one?"
         );
         assert_eq!(key_argument("not json\nat all"), "not json at all");
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n\
+                     *** Add File: b.md\n+b\n*** End Patch";
+        assert_eq!(
+            key_argument(&serde_json::json!({ "patch": patch }).to_string()),
+            "src/a.rs, b.md"
+        );
     }
 }

@@ -730,6 +730,33 @@ fn approval_dialogs() {
     assert!(s.app.state.approvals.is_empty());
 }
 
+/// An `apply_patch` approval: the files it changes in the title, one diff of them all.
+#[test]
+fn patch_approval_dialog() {
+    let (mut s, [coder, ..]) = team();
+    let diff = "--- a/src/cli.rs\n+++ b/src/cli.rs\n@@ -3,3 +3,4 @@\n struct Args {\n     verbose: bool,\n+    json: bool,\n }\n\
+                --- /dev/null\n+++ b/src/json.rs\n@@ -0,0 +1 @@\n+pub fn print() {}\n\
+                rename old.rs → src/legacy.rs\n--- a/notes.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n";
+    request(
+        &mut s,
+        coder,
+        7,
+        "coder",
+        "apply_patch",
+        ApprovalAction::Patch {
+            paths: vec![
+                "src/cli.rs".into(),
+                "src/json.rs".into(),
+                "old.rs".into(),
+                "src/legacy.rs".into(),
+                "notes.txt".into(),
+            ],
+            diff: diff.into(),
+        },
+    );
+    insta::assert_snapshot!("approval_patch_80x24", s.screen(80, 24));
+}
+
 #[test]
 fn ask_user_dialog() {
     let (mut s, [coder, ..]) = team();

@@ -465,6 +465,12 @@ pub enum ApprovalAction {
         path: String,
         diff: String,
     },
+    /// An `apply_patch`: every file it changes (a move names both paths) and one unified
+    /// diff of them all.
+    Patch {
+        paths: Vec<String>,
+        diff: String,
+    },
     Spawn {
         role: String,
         task: String,
