@@ -7,10 +7,15 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// One thing that happened, to one agent. The TUI, `exec --json` and the session log all
-/// consume this same stream; it serializes flat: `{"seq":1,"agent_id":"…","type":"…",…}`.
+/// consume this same stream; it serializes flat:
+/// `{"seq":1,"ts":1767225600000,"agent_id":"…","type":"…",…}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub seq: u64,
+    /// When it was made: milliseconds since the Unix epoch, UTC, so task times, lifespans
+    /// and the timeline can be rebuilt from a log. 0 in logs written before events had it.
+    #[serde(default)]
+    pub ts: u64,
     pub agent_id: AgentId,
     #[serde(flatten)]
     pub kind: EventKind,
