@@ -646,7 +646,7 @@ fn verified_results() {
         s.key(KeyCode::Char(c));
     }
     s.key(KeyCode::Enter);
-    let screen = s.screen(100, 24);
+    let screen = s.screen(100, 30);
     // coder: completed after one correction; tester: failed after three.
     assert!(screen.contains("1/0"), "{screen}");
     assert!(screen.contains("0/1"), "{screen}");
@@ -654,6 +654,15 @@ fn verified_results() {
         screen.contains("first-pass 0%") && screen.contains("QC catch rate 100%"),
         "{screen}"
     );
+    // Seed 001's figures beside squad's: 1 of 2 finished tasks completed; 4 corrections
+    // of 6 checked results, 2 per task.
+    assert!(screen.contains("success rate 50%"), "{screen}");
+    assert!(
+        screen.contains("retry rate 67% of checked") && screen.contains("200% of tasks (seed 001)"),
+        "{screen}"
+    );
+    assert!(screen.contains("avg score 62/100"), "{screen}");
+    insta::assert_snapshot!("stats_tasks_100x30", screen);
 }
 
 fn request(

@@ -1,7 +1,7 @@
 use super::{
     AgentId, AgentResult, AgentStatus, Budget, BudgetMeasure, BudgetScope, ConflictFile, Declined,
     DiffStat, HistoryItem, MergeReport, MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics,
-    Verdict,
+    TaskRates, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -512,6 +512,9 @@ pub struct AgentSummary {
     /// Tasks taken on, finished, failed and corrected (workers only).
     #[serde(default)]
     pub tasks: TaskMetrics,
+    /// The figures derived from `tasks` (success rate, verification score, lifespan, …).
+    #[serde(default)]
+    pub rates: TaskRates,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -526,4 +529,6 @@ pub struct SessionTotals {
     pub wall_ms: u64,
     #[serde(default)]
     pub tasks: TaskMetrics,
+    #[serde(default)]
+    pub rates: TaskRates,
 }

@@ -90,7 +90,7 @@ fn axis(span_label: [String; 3], lead: usize, cols: usize, theme: &Theme) -> Lin
 
 /// The time axis in session time: `(start, now)`, or `None` before anything ran.
 fn span(s: &SessionState, now: Instant) -> Option<(Duration, Duration)> {
-    let now = s.timeline.session_time(s.wall_ms(now)?);
+    let now = s.timeline.session_time(s.timeline.wall_ms(now)?);
     s.timeline.start().filter(|t| *t < now).map(|t| (t, now))
 }
 

@@ -60,9 +60,6 @@ pub struct SessionState {
     /// Events up to this `seq` are the log of a resumed session, read back in a burst:
     /// they tell what happened, but open no dialog and raise no notice.
     replayed_seq: u64,
-    /// The latest live event with a clock: when it arrived and its `ts`, to read the
-    /// wall clock at a frame's `now`.
-    clock: Option<(Instant, u64)>,
     /// MCP servers by name, as their last `mcp_server` event left them.
     pub mcp: BTreeMap<String, McpView>,
     /// The user has the team paused (`paused` / `resumed` events).
@@ -110,7 +107,6 @@ impl SessionState {
             tasks: TaskTally::default(),
             instructions: None,
             replayed_seq: info.replayed_seq,
-            clock: None,
             mcp: BTreeMap::new(),
             paused: false,
             board: TaskList::default(),
@@ -124,15 +120,6 @@ impl SessionState {
     /// Whether part of what is shown was read back from a resumed session's log.
     pub fn has_replayed(&self) -> bool {
         self.replayed_seq > 0
-    }
-
-    /// The wall clock at `now` (milliseconds since the epoch), read off the last live
-    /// event; before any, the last event read back. `None` when no event had a clock.
-    pub fn wall_ms(&self, now: Instant) -> Option<u64> {
-        match self.clock {
-            Some((at, ts)) => Some(ts + now.saturating_duration_since(at).as_millis() as u64),
-            None => self.timeline.last_ts(),
-        }
     }
 
     /// The last `seq` read back from a resumed session's log (0 for a new session).
@@ -169,11 +156,8 @@ impl SessionState {
     pub fn apply(&mut self, ev: &Event, now: Instant) {
         let id = ev.agent_id;
         let live = ev.seq > self.replayed_seq;
-        if live && ev.ts > 0 {
-            self.clock = Some((now, ev.ts));
-        }
         self.tasks.observe(ev);
-        self.timeline.observe(ev);
+        self.timeline.observe(ev, live.then_some(now));
         match &ev.kind {
             EventKind::SessionStarted {
                 session_id,

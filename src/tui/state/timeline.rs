@@ -14,7 +14,7 @@
 
 use crate::protocol::{AgentId, AgentStatus, Event, EventKind};
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Activity {
@@ -127,11 +127,18 @@ pub struct Timeline {
     gap_ms: u64,
     /// Events without a clock were folded in (a log from before events had one).
     unclocked: bool,
+    /// The latest live event with a clock: when it arrived and its `ts`, to read the wall
+    /// clock at a frame's `now`.
+    anchor: Option<(Instant, u64)>,
 }
 
 impl Timeline {
-    /// Folds in one event at its `ts`.
-    pub fn observe(&mut self, ev: &Event) {
+    /// Folds in one event at its `ts`; `arrived` is when a live one reached the screen
+    /// (`None` for one read back from the log).
+    pub fn observe(&mut self, ev: &Event, arrived: Option<Instant>) {
+        if let Some(at) = arrived.filter(|_| ev.ts > 0) {
+            self.anchor = Some((at, ev.ts));
+        }
         if ev.ts > 0
             && let EventKind::SessionStarted { resumed: true, .. } = ev.kind
             && let Some(last) = self.last_ts
@@ -196,9 +203,13 @@ impl Timeline {
         Duration::from_millis(ts.saturating_sub(self.gap_ms))
     }
 
-    /// The latest `ts` folded in.
-    pub fn last_ts(&self) -> Option<u64> {
-        self.last_ts
+    /// The wall clock at `now` (milliseconds since the epoch), read off the last live
+    /// event; before any, the last event read back. `None` when no event had a clock.
+    pub fn wall_ms(&self, now: Instant) -> Option<u64> {
+        match self.anchor {
+            Some((at, ts)) => Some(ts + now.saturating_duration_since(at).as_millis() as u64),
+            None => self.last_ts,
+        }
     }
 
     /// Whether the time between two runs was cut out.
@@ -290,7 +301,7 @@ mod tests {
                 agent_id: self.id,
                 kind,
             };
-            self.tl.observe(&ev);
+            self.tl.observe(&ev, None);
         }
 
         fn status(&mut self, s: u64, status: AgentStatus) {
@@ -414,7 +425,7 @@ mod tests {
                 reason: None,
             },
         };
-        c.tl.observe(&ev);
+        c.tl.observe(&ev, None);
         assert!(c.spans().is_empty());
         assert_eq!(c.tl.start(), None);
         assert!(c.tl.unclocked());
