@@ -149,8 +149,14 @@ async fn exec_shows_seed_001s_figures_in_its_table_and_summary() {
         .unwrap();
     assert_eq!(worker["rates"]["success_rate"], 1.0, "{worker}");
     assert_eq!(worker["tasks"]["lifespans"], 1, "{worker}");
-    // Every event carries its clock, and the clock never goes back.
-    let ts: Vec<u64> = events.iter().map(|e| e["ts"].as_u64().unwrap()).collect();
+    // Every event carries its clock, and the clock never goes back from one `seq` to the
+    // next (the front end may receive them a little out of order).
+    let mut stamps: Vec<(u64, u64)> = events
+        .iter()
+        .map(|e| (e["seq"].as_u64().unwrap(), e["ts"].as_u64().unwrap()))
+        .collect();
+    stamps.sort_unstable();
+    let ts: Vec<u64> = stamps.into_iter().map(|(_, ts)| ts).collect();
     assert!(ts.iter().all(|t| *t > 1_700_000_000_000), "{ts:?}");
     assert!(ts.windows(2).all(|w| w[0] <= w[1]), "{ts:?}");
 }

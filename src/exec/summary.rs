@@ -61,7 +61,8 @@ pub fn summary_table(agents: &[AgentSummary], totals: &SessionTotals) -> String 
     for line in task_lines(&totals.tasks) {
         let _ = writeln!(s, "{line}");
     }
-    s
+    // Rows without task figures (the persona's) end in blank columns.
+    s.lines().map(|l| format!("{}\n", l.trim_end())).collect()
 }
 
 /// `ok/failed`, corrections, first-pass and success rates, the mean verification score

@@ -187,8 +187,10 @@ impl Timeline {
             self.unclocked = true;
             return;
         }
-        self.last_ts = Some(self.last_ts.map_or(ev.ts, |l| l.max(ev.ts)));
-        let now = Duration::from_millis(ev.ts.saturating_sub(self.gap_ms));
+        // Events of two agents may arrive a little out of `seq` order: time never goes back.
+        let ts = self.last_ts.map_or(ev.ts, |l| l.max(ev.ts));
+        self.last_ts = Some(ts);
+        let now = Duration::from_millis(ts.saturating_sub(self.gap_ms));
         self.start.get_or_insert(now);
         track.settle(now);
     }
