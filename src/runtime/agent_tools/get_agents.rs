@@ -16,7 +16,8 @@ impl AgentTool for GetAgents {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "get_agents".into(),
-            description: "Your workers and how they stand; `metrics`: task figures by role.".into(),
+            // Terse: copilot's first request stays under 8 KB (`benches/context.rs`).
+            description: "Your workers, how they stand, and task `metrics` by role.".into(),
             parameters: json!({"type": "object", "properties": {}}),
         }
     }
