@@ -395,7 +395,9 @@ async fn exec_shows_each_verdict_and_its_findings() {
     assert!(run.stderr.contains("ok/failed") && run.stderr.contains("first-pass"));
     assert!(
         run.stderr.contains(
-            "tasks: 1 started, 1 completed, 0 failed · corrections 1 · first-pass 0% · retry rate 50% · QC catch rate 100%"
+            "tasks: 1 started, 1 completed, 0 failed · success rate 100% · first-pass 0%"
+        ) && run.stderr.contains(
+            "checks: corrections 1 · QC catch rate 100% · avg score 90/100 · retry rate 50%"
         ),
         "{}",
         run.stderr
