@@ -47,6 +47,10 @@ impl HistoryItem {
     pub fn notice(text: impl Into<String>) -> Self {
         Self::Notice { text: text.into() }
     }
+
+    pub fn assistant(text: String, tool_calls: Vec<ToolCall>) -> Self {
+        Self::Assistant { text, tool_calls }
+    }
 }
 
 /// A tool call as the model wrote it. `arguments` stays the raw string: the model may

@@ -4,16 +4,17 @@
 
 use super::agent_tools::Host;
 use super::approval::{ApprovalRequest, Denied};
-use super::compaction::{self, CompactError, Trigger};
+use super::checks::Checked;
+use super::compaction::{CompactError, Trigger};
 use super::engine::Engine;
 use super::layers::AfterTurn;
 use super::persona::switch_persona;
 use super::report::notice_batch;
 use super::team::{AgentInput, FanIn, NewAgent};
 use super::turn::{TurnOutcome, run_turn};
-use super::verification::{self, Checked};
+use super::verification;
 use crate::config::Config;
-use crate::protocol::{AgentId, AgentResult, AgentStatus, HistoryItem, TurnEnd};
+use crate::protocol::{AgentId, AgentResult, AgentStatus, EventKind, HistoryItem, TurnEnd};
 use crate::roles::{Role, RoleSet};
 use crate::tools::ToolError;
 use async_trait::async_trait;
@@ -107,6 +108,18 @@ enum Next {
     Results(String),
 }
 
+/// Who waits for the answer of a message's turn.
+type Reply = Option<tokio::sync::oneshot::Sender<Result<String, String>>>;
+
+/// What came of taking up an input.
+enum Step {
+    /// A turn runs next; its answer goes to `Reply`.
+    Turn(Reply),
+    /// Handled without a turn.
+    Handled,
+    Stop,
+}
+
 async fn agent_main(
     engine: Arc<Engine>,
     id: AgentId,
@@ -118,133 +131,17 @@ async fn agent_main(
     // What the agent rests as between turns (it waits only while workers owe results).
     let mut rest = team.status(id).filter(|s| s.is_idle()).unwrap_or_default();
     loop {
-        let state = if team.is_held(id) {
-            FanIn::Nothing
-        } else {
-            team.owed_results(id)
+        let next = match next_work(&engine, id, &cancel, &mut inbox, &mut changes, rest).await {
+            Wake::Input(next) => next,
+            Wake::Changed => continue,
+            Wake::Stop => break,
         };
-        let next = match state {
-            FanIn::Ready { done, running } => {
-                let news = engine.tasks.take_news();
-                match notice_batch(team, id, &done, &running, news) {
-                    Some(batch) => Next::Results(batch),
-                    None => continue,
-                }
-            }
-            FanIn::Waiting => {
-                team.set_status(id, AgentStatus::Waiting, None);
-                match wake(&cancel, &mut inbox, Some(&mut changes)).await {
-                    Wake::Input(m) => Next::Input(m),
-                    Wake::Changed => continue,
-                    Wake::Stop => break,
-                }
-            }
-            FanIn::Nothing => {
-                // Workers it waited for may have been cancelled: nothing is owed any more.
-                team.set_status(id, rest, None);
-                match wake(&cancel, &mut inbox, None).await {
-                    Wake::Input(m) => Next::Input(m),
-                    Wake::Changed => continue,
-                    Wake::Stop => break,
-                }
-            }
-        };
-
-        let mut reply = None;
         let took_input = matches!(next, Next::Input(_));
-        match next {
-            Next::Results(report) => team.push_item(id, HistoryItem::notice(report)),
-            Next::Input(AgentInput::SwitchPersona(role)) => {
-                team.take_input(id);
-                let _ = switch_persona(&engine, &role, "switched by the user", "");
-                // The status does not change; re-check idleness.
-                team.announce_if_idle();
-                continue;
-            }
-            Next::Input(AgentInput::Compact) => {
-                // Not a turn: the status stays (a worker's settled outcome must not look
-                // new), but the input counts until done, so the tree is not idle meanwhile,
-                // and Esc stops it like a turn.
-                let Some(token) = team.renew_turn_token(id) else {
-                    break;
-                };
-                let result = compaction::compact(&engine, id, Trigger::User, &token).await;
-                team.take_input(id);
-                team.announce_if_idle();
-                match result {
-                    Ok(_) | Err(CompactError::Cancelled) => {}
-                    Err(e @ CompactError::NothingToCompact) => team.emit(
-                        id,
-                        crate::protocol::EventKind::Notice {
-                            message: format!("/compact: {e}"),
-                        },
-                    ),
-                    Err(e) => team.emit(
-                        id,
-                        crate::protocol::EventKind::Error {
-                            message: format!("/compact: {e}"),
-                        },
-                    ),
-                }
-                continue;
-            }
-            Next::Input(AgentInput::Continue) => {
-                if team.status(id) != Some(AgentStatus::Interrupted) {
-                    team.take_input(id);
-                    continue;
-                }
-                team.release_hold(id);
-                if !team.awaits_model(id) {
-                    // Its turn had ended: it goes back to resting (or to waiting for the
-                    // workers it started, once they are continued too).
-                    rest = AgentStatus::Inactive;
-                    team.take_input(id);
-                    team.set_status(id, rest, None);
-                    continue;
-                }
-            }
-            Next::Input(AgentInput::Message { mut text, reply: r }) => {
-                reply = r;
-                // A worker whose result went up is moved onto the workspace's current state
-                // first (its worktree, if any, is made at its first call that changes files).
-                if id != engine.root()
-                    && let Some(note) = super::isolation::before_task(&engine, id).await
-                {
-                    text.push_str("\n\n");
-                    text.push_str(&note);
-                }
-                // Results held back (after a resume or an interrupt) and notices still in
-                // its inbox (a held persona's questions from workers) come first, then what
-                // it was just told.
-                let held = match team.release_hold(id).then(|| team.owed_results(id)) {
-                    Some(FanIn::Ready { done, running }) => {
-                        (done, running, engine.tasks.take_news())
-                    }
-                    _ => Default::default(),
-                };
-                let (done, running, news) = held;
-                if let Some(batch) = notice_batch(team, id, &done, &running, news) {
-                    team.push_item(id, HistoryItem::notice(batch));
-                }
-                // A worker's task starts here (its first message, or a follow-up after
-                // it returned): its result will be checked against the workspace as it
-                // is now.
-                if id != engine.root()
-                    && engine.checks.starts_task(id)
-                    && team
-                        .role(id)
-                        .is_some_and(|r| verification::enabled_for(&engine, id, &r))
-                {
-                    engine
-                        .checks
-                        .begin(id, &text, engine.workspace_for(id).root())
-                        .await;
-                }
-                Box::pin(before_task(&engine, id, &cancel, &mut text)).await;
-                team.push_item(id, HistoryItem::user(text));
-            }
-        }
-
+        let reply = match take_up(&engine, id, &cancel, next, &mut rest).await {
+            Step::Turn(reply) => reply,
+            Step::Handled => continue,
+            Step::Stop => break,
+        };
         let Some(turn_cancel) = team.begin_turn(id, took_input) else {
             break;
         };
@@ -252,68 +149,13 @@ async fn agent_main(
         // should not carry room for it.
         let outcome = Box::pin(run_turns(&engine, id, &turn_cancel)).await;
         team.end_turn(id);
-
         if cancel.is_cancelled() {
             if let Some(r) = reply {
                 let _ = r.send(Err("the agent was cancelled".to_string()));
             }
             break;
         }
-        let is_worker = id != engine.root();
-        let status = match outcome.end {
-            TurnEnd::Returned => AgentStatus::Completed,
-            TurnEnd::Error if is_worker => AgentStatus::Failed,
-            TurnEnd::Cancelled => AgentStatus::Cancelled,
-            _ => AgentStatus::Inactive,
-        };
-        rest = status;
-        if is_worker && status != AgentStatus::Cancelled {
-            // Its change is merged (or not) before its supervisor hears of the result.
-            super::isolation::settle(&engine, id, outcome.end).await;
-        }
-        if matches!(status, AgentStatus::Failed | AgentStatus::Completed) {
-            // A worker that failed or returned its result is done: its own workers have
-            // nobody left to report to.
-            let why = match status {
-                AgentStatus::Failed => "its supervisor failed",
-                _ => "its supervisor already returned its result",
-            };
-            // (A reviewer that already gave its findings is left as it ended.)
-            for child in team.subtree(id).into_iter().skip(1) {
-                if !team.is_settled(child) {
-                    team.cancel_subtree(child, why);
-                }
-            }
-        }
-        if is_worker && matches!(status, AgentStatus::Failed | AgentStatus::Completed) {
-            // Its board task (if any) is done or failed before its supervisor hears of it.
-            let result = team.result(id);
-            let ok = status == AgentStatus::Completed
-                && result.as_ref().is_none_or(|r| {
-                    r.status == crate::protocol::ResultStatus::Success
-                        && r.verification.as_ref().is_none_or(|v| v.passed)
-                });
-            let summary = result
-                .as_ref()
-                .map(|r| r.summary.clone())
-                .or_else(|| outcome.error.clone());
-            let finished = engine.tasks.worker_finished(team, id, ok, summary);
-            let returned = result.filter(|_| status == AgentStatus::Completed);
-            // Boxed, like the turn: an idle agent's task carries no room for it.
-            Box::pin(worker_done(&engine, id, &cancel, returned, finished)).await;
-        }
-        if status == AgentStatus::Failed {
-            let why = outcome
-                .error
-                .clone()
-                .unwrap_or_else(|| "unknown error".to_string());
-            team.fail(id, why);
-        } else if status == AgentStatus::Completed || team.owed_results(id) == FanIn::Nothing {
-            team.set_status(id, status, None);
-        } else {
-            // Workers still owe results: wait for them instead of resting.
-            team.set_status(id, AgentStatus::Waiting, None);
-        }
+        rest = Box::pin(after_turns(&engine, id, &cancel, &outcome)).await;
         if let Some(r) = reply {
             let answer = match (&outcome.error, outcome.end) {
                 (Some(e), _) => Err(e.clone()),
@@ -323,8 +165,227 @@ async fn agent_main(
         }
     }
     // Despawned or cancelled (not the session ending): its worktree and leases go.
-    if id != engine.root() && !engine.isolation.is_closing() {
-        super::isolation::clean_up(&engine, id).await;
+    let place = engine.place(id);
+    engine.layers.gone(&place.scope(team, id, &cancel)).await;
+}
+
+/// What the agent does next: its workers' results when all are in, else the next input
+/// (waiting meanwhile, as `waiting` while workers owe results, else resting as `rest`).
+async fn next_work(
+    engine: &Engine,
+    id: AgentId,
+    cancel: &CancellationToken,
+    inbox: &mut mpsc::UnboundedReceiver<AgentInput>,
+    changes: &mut watch::Receiver<u64>,
+    rest: AgentStatus,
+) -> Wake<Next> {
+    let team = &engine.team;
+    let state = if team.is_held(id) {
+        FanIn::Nothing
+    } else {
+        team.owed_results(id)
+    };
+    match state {
+        FanIn::Ready { done, running } => {
+            let news = engine.tasks.take_news();
+            match notice_batch(team, id, &done, &running, news) {
+                Some(batch) => Wake::Input(Next::Results(batch)),
+                None => Wake::Changed,
+            }
+        }
+        FanIn::Waiting => {
+            team.set_status(id, AgentStatus::Waiting, None);
+            wake(cancel, inbox, Some(changes)).await.map(Next::Input)
+        }
+        FanIn::Nothing => {
+            // Workers it waited for may have been cancelled: nothing is owed any more.
+            team.set_status(id, rest, None);
+            wake(cancel, inbox, None).await.map(Next::Input)
+        }
+    }
+}
+
+/// Takes up an input: results and messages go into the history for a turn; a persona
+/// switch, `/compact` and a continue of a finished turn are handled here.
+async fn take_up(
+    engine: &Arc<Engine>,
+    id: AgentId,
+    cancel: &CancellationToken,
+    next: Next,
+    rest: &mut AgentStatus,
+) -> Step {
+    let team = &engine.team;
+    match next {
+        Next::Results(report) => team.push_item(id, HistoryItem::notice(report)),
+        Next::Input(AgentInput::SwitchPersona(role)) => {
+            team.take_input(id);
+            let _ = switch_persona(engine, &role, "switched by the user", "");
+            // The status does not change; re-check idleness.
+            team.announce_if_idle();
+            return Step::Handled;
+        }
+        Next::Input(AgentInput::Compact) => return compact_now(engine, id).await,
+        Next::Input(AgentInput::Continue) => {
+            if team.status(id) != Some(AgentStatus::Interrupted) {
+                team.take_input(id);
+                return Step::Handled;
+            }
+            team.release_hold(id);
+            if !team.awaits_model(id) {
+                // Its turn had ended: it goes back to resting (or to waiting for the
+                // workers it started, once they are continued too).
+                *rest = AgentStatus::Inactive;
+                team.take_input(id);
+                team.set_status(id, *rest, None);
+                return Step::Handled;
+            }
+        }
+        Next::Input(AgentInput::Message { mut text, reply }) => {
+            // Results held back (after a resume or an interrupt) and notices still in
+            // its inbox (a held persona's questions from workers) come first, then what
+            // it was just told.
+            let held = match team.release_hold(id).then(|| team.owed_results(id)) {
+                Some(FanIn::Ready { done, running }) => (done, running, engine.tasks.take_news()),
+                _ => Default::default(),
+            };
+            let (done, running, news) = held;
+            if let Some(batch) = notice_batch(team, id, &done, &running, news) {
+                team.push_item(id, HistoryItem::notice(batch));
+            }
+            // A task starts here: a worker whose result went up is moved onto the
+            // workspace's current state, and what its result is checked against is
+            // taken (the layers).
+            Box::pin(before_task(engine, id, cancel, &mut text)).await;
+            team.push_item(id, HistoryItem::user(text));
+            return Step::Turn(reply);
+        }
+    }
+    Step::Turn(None)
+}
+
+/// `/compact`: not a turn. The status stays (a worker's settled outcome must not look
+/// new), but the input counts until done, so the tree is not idle meanwhile, and Esc
+/// stops it like a turn.
+async fn compact_now(engine: &Engine, id: AgentId) -> Step {
+    let team = &engine.team;
+    let Some(token) = team.renew_turn_token(id) else {
+        return Step::Stop;
+    };
+    let result = match engine.request_for(id) {
+        Some(setup) => {
+            let done = engine
+                .compactor
+                .compact(team, id, setup, Trigger::User, &token)
+                .await;
+            engine.after_usage(id);
+            done
+        }
+        None => Err(CompactError::Gone),
+    };
+    team.take_input(id);
+    team.announce_if_idle();
+    match result {
+        Ok(_) | Err(CompactError::Cancelled) => {}
+        Err(e @ CompactError::NothingToCompact) => team.emit(
+            id,
+            EventKind::Notice {
+                message: format!("/compact: {e}"),
+            },
+        ),
+        Err(e) => team.emit(
+            id,
+            EventKind::Error {
+                message: format!("/compact: {e}"),
+            },
+        ),
+    }
+    Step::Handled
+}
+
+/// After an input's turns: the agent's new status, its outcome settled by the layers, its
+/// own workers stopped once it is done, its board task finished. Returns what it rests as.
+async fn after_turns(
+    engine: &Engine,
+    id: AgentId,
+    cancel: &CancellationToken,
+    outcome: &TurnOutcome,
+) -> AgentStatus {
+    let team = &engine.team;
+    let is_worker = id != engine.root();
+    let status = match outcome.end {
+        TurnEnd::Returned => AgentStatus::Completed,
+        TurnEnd::Error if is_worker => AgentStatus::Failed,
+        TurnEnd::Cancelled => AgentStatus::Cancelled,
+        _ => AgentStatus::Inactive,
+    };
+    // Its change is merged (or not) before its supervisor hears of the result.
+    let place = engine.place(id);
+    engine
+        .layers
+        .settle(&place.scope(team, id, cancel), outcome.end)
+        .await;
+    let finished = matches!(status, AgentStatus::Failed | AgentStatus::Completed);
+    if finished {
+        // A worker that failed or returned its result is done: its own workers have
+        // nobody left to report to. (A reviewer that already gave its findings is left
+        // as it ended.)
+        let why = match status {
+            AgentStatus::Failed => "its supervisor failed",
+            _ => "its supervisor already returned its result",
+        };
+        for child in team.subtree(id).into_iter().skip(1) {
+            if !team.is_settled(child) {
+                team.cancel_subtree(child, why);
+            }
+        }
+    }
+    if is_worker && finished {
+        worker_finished(engine, id, cancel, status, outcome).await;
+    }
+    if status == AgentStatus::Failed {
+        let why = outcome
+            .error
+            .clone()
+            .unwrap_or_else(|| "unknown error".to_string());
+        team.fail(id, why);
+    } else if status == AgentStatus::Completed || team.owed_results(id) == FanIn::Nothing {
+        team.set_status(id, status, None);
+    } else {
+        // Workers still owe results: wait for them instead of resting.
+        team.set_status(id, AgentStatus::Waiting, None);
+    }
+    status
+}
+
+/// A worker is done: its board task (if any) is done or failed before its supervisor
+/// hears of it, and the layers hear of its result and the tasks it finished.
+async fn worker_finished(
+    engine: &Engine,
+    id: AgentId,
+    cancel: &CancellationToken,
+    status: AgentStatus,
+    outcome: &TurnOutcome,
+) {
+    let team = &engine.team;
+    let result = team.result(id);
+    let ok = status == AgentStatus::Completed
+        && result.as_ref().is_none_or(|r| {
+            r.status == crate::protocol::ResultStatus::Success
+                && r.verification.as_ref().is_none_or(|v| v.passed)
+        });
+    let summary = result
+        .as_ref()
+        .map(|r| r.summary.clone())
+        .or_else(|| outcome.error.clone());
+    let finished = engine.tasks.worker_finished(team, id, ok, summary);
+    let returned = result.filter(|_| status == AgentStatus::Completed);
+    let place = engine.place(id);
+    let cx = place.scope(team, id, cancel);
+    if let Some(result) = &returned {
+        engine.layers.result_returned(&cx, result).await;
+    }
+    for task in &finished {
+        engine.layers.task_completed(&cx, task).await;
     }
 }
 
@@ -335,24 +396,6 @@ async fn before_task(engine: &Engine, id: AgentId, cancel: &CancellationToken, t
         .layers
         .before_task(&place.scope(&engine.team, id, cancel), text)
         .await;
-}
-
-/// A worker is done: the layers hear of its result and the board tasks it finished.
-async fn worker_done(
-    engine: &Engine,
-    id: AgentId,
-    cancel: &CancellationToken,
-    returned: Option<AgentResult>,
-    finished: Vec<crate::protocol::Task>,
-) {
-    let place = engine.place(id);
-    let cx = place.scope(&engine.team, id, cancel);
-    if let Some(result) = &returned {
-        engine.layers.result_returned(&cx, result).await;
-    }
-    for task in &finished {
-        engine.layers.task_completed(&cx, task).await;
-    }
 }
 
 /// Most turns in a row a layer may add by asking the agent to go on (a `stop` hook that
@@ -384,11 +427,21 @@ async fn run_turns(engine: &Arc<Engine>, id: AgentId, cancel: &CancellationToken
     }
 }
 
-enum Wake {
-    Input(AgentInput),
+enum Wake<T = AgentInput> {
+    Input(T),
     /// Some agent's status changed (only when watching `changes`).
     Changed,
     Stop,
+}
+
+impl<T> Wake<T> {
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Wake<U> {
+        match self {
+            Wake::Input(t) => Wake::Input(f(t)),
+            Wake::Changed => Wake::Changed,
+            Wake::Stop => Wake::Stop,
+        }
+    }
 }
 
 /// Sleeps until there is input, the agent is cancelled, or (when given) the tree changes.

@@ -6,14 +6,11 @@ use super::agent_tools::{Effect, Handoff};
 use super::approval::ApprovalRequest;
 use super::engine::Engine;
 use super::guard::{CallKind, Verdict};
-use super::isolation;
-use super::layers::{Reviewed, ToolDone, ToolGate, ToolUse};
-use super::stall::{self, Pulse};
-use super::toolbox::{Invocation, Ran, Reach};
-use super::verification;
+use super::layers::{Pulse, Reviewed, ToolDone, ToolGate, ToolUse, Waiting};
+use super::toolbox::{CallHandler, Invocation, Ran};
 use crate::context::{ClipHint, clip_tool_output};
-use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall};
-use crate::text::{clip, key_argument};
+use crate::protocol::{AgentId, ApprovalPolicy, EventKind, HistoryItem, ToolCall};
+use crate::text::clip;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -44,6 +41,19 @@ struct CallResult {
     is_error: bool,
     effect: Effect,
     fatal: bool,
+}
+
+impl From<Ran> for CallResult {
+    fn from(ran: Ran) -> Self {
+        match ran {
+            Ran::Ok(output, effect) => Self::ok(output, effect),
+            Ran::Error(message) => Self::error(message),
+            Ran::Fatal(message) => Self {
+                fatal: true,
+                ..Self::error(message)
+            },
+        }
+    }
 }
 
 impl CallResult {
@@ -241,57 +251,31 @@ async fn execute(
     call: &ToolCall,
     cancel: &CancellationToken,
 ) -> CallResult {
-    let Some(me) = engine.team.card(agent) else {
-        return CallResult {
-            fatal: true,
-            ..CallResult::error("agent no longer exists".to_string())
-        };
-    };
-    // A call into an MCP server waits for a start in progress, or starts the server again
-    // after it failed, before anything else is decided: its tools may only now be known.
-    let mcp = engine.tools.mcp();
-    if mcp.server_of(&call.name).is_some() {
-        let up = tokio::select! {
-            up = mcp.prepare(&call.name) => up,
-            _ = cancel.cancelled() => Err("not run: the turn was stopped before this call".to_string()),
-        };
-        if let Err(why) = up {
-            return CallResult::error(why);
-        }
-    }
-    let handler = engine.tools.handler(&call.name);
-    let available = engine.agent_tools(agent, &me.tools);
-    if !available.iter().any(|t| t == &call.name) {
-        let known = if handler.is_some() {
-            format!(
-                "tool `{}` is not available to the `{}` role",
-                call.name, me.role
-            )
-        } else {
-            format!("unknown tool `{}`", call.name)
-        };
-        return CallResult::error(format!(
-            "{known}. Available tools: {}.",
-            available.join(", ")
-        ));
-    }
-    let Some(handler) = handler else {
-        return CallResult::error(format!("unknown tool `{}`", call.name));
+    let (role, policy, handler) = match resolve(engine, agent, call, cancel).await {
+        Ok(found) => found,
+        Err(result) => return result,
     };
     let args = match parse_arguments(call) {
         Ok(args) => args,
         Err(message) => return CallResult::error(message),
     };
-    let reach = handler.reach();
-    let changes = reach == Reach::ChangesFiles;
-    // A writing worker gets its worktree at its first call that may change files, so one
-    // that only reads or reports never costs a git process.
-    if changes {
-        isolation::before_change(engine, agent).await;
-    }
+    let mut tool = ToolUse {
+        call_id: &call.id,
+        name: &call.name,
+        args: &args,
+        reach: handler.reach(),
+        action: None,
+    };
+    // Before the call is described: a worker's first change gets its worktree here, so
+    // the user approves a diff against it.
+    let place = engine.place(agent);
+    engine
+        .layers
+        .prepare_tool(&place.scope(&engine.team, agent, cancel), &tool)
+        .await;
     let inv = Invocation {
         agent,
-        role: &me.role,
+        role: &role,
         team: &engine.team,
         host: engine,
         cancel,
@@ -300,27 +284,17 @@ async fn execute(
         Ok(action) => action,
         Err(message) => return CallResult::error(message),
     };
+    tool.action = action.as_ref();
     let place = engine.place(agent);
     let cx = place.scope(&engine.team, agent, cancel);
-    let tool = ToolUse {
-        name: &call.name,
-        args: &args,
-    };
     if let ToolGate::Block(why) = engine.layers.before_tool(&cx, &tool).await {
         return CallResult::error(why);
-    }
-    if changes {
-        // A file another worker holds in the shared workspace is refused first.
-        let root = engine.workspace_for(agent);
-        if let Err(held) = isolation::claim_write(engine, agent, &root, action.as_ref()) {
-            return CallResult::error(held);
-        }
     }
     if let Some(action) = &action {
         let req = ApprovalRequest {
             agent_id: agent,
-            role: &me.role,
-            policy: me.policy,
+            role: &role,
+            policy,
             tool: &call.name,
             action,
         };
@@ -328,60 +302,62 @@ async fn execute(
             return CallResult::error(denied.0);
         }
     }
+    engine.layers.before_run(&cx, &tool).await;
     let run = handler.run(&inv, args.clone());
-    let ran = match reach {
-        // Waiting for workers or the user is not a stall.
-        Reach::Team => run.await,
-        Reach::Reads => watch_call(engine, agent, call, run).await,
-        Reach::ChangesFiles => {
-            let run = verification::record_changes(engine, agent, action.as_ref(), run);
-            let ran = watch_call(engine, agent, call, run).await;
-            isolation::after_mutation(engine, agent).await;
-            ran
-        }
-    };
-    let result = match ran {
-        Ran::Ok(output, effect) => CallResult::ok(output, effect),
-        Ran::Error(message) => CallResult::error(message),
-        Ran::Fatal(message) => CallResult {
-            fatal: true,
-            ..CallResult::error(message)
-        },
-    };
+    let ran = (engine.layers)
+        .watch(&cx, &Waiting::Tool(&tool), &Pulse::default(), run)
+        .await;
+    let result = CallResult::from(ran);
     let done = ToolDone {
         output: &result.output,
         is_error: result.is_error,
-    };
-    // The root may have changed (a first change made the worker's worktree).
-    let place = engine.place(agent);
-    let cx = place.scope(&engine.team, agent, cancel);
-    let tool = ToolUse {
-        name: &call.name,
-        args: &args,
     };
     engine.layers.after_tool(&cx, &tool, &done).await;
     result
 }
 
-/// Runs a tool (after its approval, which waits on the user, not on the tool), marking
-/// the agent stalled while it has not ended for `stall_after_s`.
-async fn watch_call<T>(
+/// The handler of a call the agent may make now (an MCP server's tools may only now be
+/// known: a start in progress is waited for, a failed server started again), with the
+/// agent's role and approval policy.
+async fn resolve(
     engine: &Engine,
     agent: AgentId,
     call: &ToolCall,
-    run: impl Future<Output = T>,
-) -> T {
-    let on = || {
-        format!(
-            "tool call {} {}",
-            call.name,
-            clip(&key_argument(&call.arguments), 80)
-        )
-        .trim_end()
-        .to_string()
+    cancel: &CancellationToken,
+) -> Result<(String, ApprovalPolicy, Arc<dyn CallHandler>), CallResult> {
+    let Some(me) = engine.team.card(agent) else {
+        return Err(CallResult {
+            fatal: true,
+            ..CallResult::error("agent no longer exists".to_string())
+        });
     };
-    let after = engine.config.guards.stall_after();
-    stall::watch(&engine.team, agent, after, &Pulse::default(), on, run).await
+    let mcp = engine.tools.mcp();
+    if mcp.server_of(&call.name).is_some() {
+        let up = tokio::select! {
+            up = mcp.prepare(&call.name) => up,
+            _ = cancel.cancelled() => Err("not run: the turn was stopped before this call".to_string()),
+        };
+        up.map_err(CallResult::error)?;
+    }
+    let handler = engine.tools.handler(&call.name);
+    let available = engine.agent_tools(agent, &me.tools);
+    if !available.iter().any(|t| t == &call.name) {
+        let known = match handler {
+            Some(_) => format!(
+                "tool `{}` is not available to the `{}` role",
+                call.name, me.role
+            ),
+            None => format!("unknown tool `{}`", call.name),
+        };
+        return Err(CallResult::error(format!(
+            "{known}. Available tools: {}.",
+            available.join(", ")
+        )));
+    }
+    match handler {
+        Some(h) => Ok((me.role, me.policy, h)),
+        None => Err(CallResult::error(format!("unknown tool `{}`", call.name))),
+    }
 }
 
 /// The call's arguments as a JSON object; errors quote what the model sent.

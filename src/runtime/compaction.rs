@@ -2,18 +2,28 @@
 //! the model summarizes the older part (a request without tools), and the summary takes
 //! its place. The system prompt, the task (the first user message) and the most recent
 //! turns stay word for word, and a tool call never loses its result: the kept part never
-//! starts on a tool result. Runs in the agent's own task (before a model call, after an
-//! overflow, or for `/compact` between turns), so nothing else changes the history
-//! meanwhile.
+//! starts on a tool result. Runs in the agent's own task (before a model call and after an
+//! overflow, as the compaction layer asks, or for `/compact` between turns), so nothing
+//! else changes the history meanwhile.
 
-use super::engine::{Engine, RequestSetup};
-use super::team::Compaction;
+use super::request::RequestSetup;
+use super::team::{Compaction, Team};
+use crate::config::Config;
 use crate::context::{estimate_item, estimate_request};
-use crate::model::{ChatRequest, ModelError, ModelProgress};
+use crate::model::{ChatRequest, ModelClient, ModelError, ModelProgress};
 use crate::protocol::{AgentId, EventKind, HistoryItem};
 use serde_json::Value;
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+
+/// What compacting needs: the model, the session's model slots, and the config (the
+/// thresholds and prices).
+pub struct Compactor {
+    pub model: Arc<dyn ModelClient>,
+    pub slots: Arc<Semaphore>,
+    pub config: Arc<Config>,
+}
 
 /// The last user message of a summary request.
 const INSTRUCTION: &str = "[squad] This conversation is about to be compacted to fit the \
@@ -60,14 +70,6 @@ pub(crate) struct Plan {
     pub tail: usize,
 }
 
-/// The estimated tokens of `agent`'s next request when they pass the threshold
-/// (`context.compact_at` of the window), else `None`.
-pub fn due(engine: &Engine, agent: AgentId, setup: &RequestSetup) -> Option<u64> {
-    let tokens = engine.team.context_tokens(agent, setup.fixed_tokens);
-    let threshold = (setup.window as f64 * engine.config.context.compact_at) as u64;
-    (tokens >= threshold).then_some(tokens)
-}
-
 /// Who asked for a compaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trigger {
@@ -77,20 +79,43 @@ pub enum Trigger {
     User,
 }
 
-/// Compacts `agent`'s conversation now; returns the estimated tokens of its next request.
-pub async fn compact(
-    engine: &Arc<Engine>,
+impl Compactor {
+    /// The estimated tokens of `agent`'s next request when they pass the threshold
+    /// (`context.compact_at` of the window), else `None`.
+    pub fn due(&self, team: &Team, agent: AgentId, setup: &RequestSetup) -> Option<u64> {
+        let tokens = team.context_tokens(agent, setup.fixed_tokens);
+        let threshold = (setup.window as f64 * self.config.context.compact_at) as u64;
+        (tokens >= threshold).then_some(tokens)
+    }
+
+    /// Compacts `agent`'s conversation now (`setup` is its next request, let go of before
+    /// the history is replaced); returns the estimated tokens of its next request. The
+    /// summary's usage is counted on the agent; the caller tells the layers.
+    pub async fn compact(
+        &self,
+        team: &Team,
+        agent: AgentId,
+        setup: RequestSetup,
+        trigger: Trigger,
+        cancel: &CancellationToken,
+    ) -> Result<u64, CompactError> {
+        compact(self, team, agent, setup, trigger, cancel).await
+    }
+}
+
+async fn compact(
+    me: &Compactor,
+    team: &Team,
     agent: AgentId,
+    setup: RequestSetup,
     trigger: Trigger,
     cancel: &CancellationToken,
 ) -> Result<u64, CompactError> {
-    let setup = engine.request_for(agent).ok_or(CompactError::Gone)?;
-    let team = &engine.team;
     let tokens_before = team.context_tokens(agent, setup.fixed_tokens);
-    let threshold = (setup.window as f64 * engine.config.context.compact_at) as u64;
+    let threshold = (setup.window as f64 * me.config.context.compact_at) as u64;
     // What the history may take below the threshold, once prompt and tools are sent.
     let room = threshold.saturating_sub(setup.fixed_tokens);
-    let keep = ((setup.window as f64 * engine.config.context.keep_recent) as u64)
+    let keep = ((setup.window as f64 * me.config.context.keep_recent) as u64)
         .min((room as f64 * TAIL_SHARE) as u64);
     let history = setup.request.history.clone();
     let keep = match trigger {
@@ -110,7 +135,7 @@ pub async fn compact(
 
     let response = {
         let permit = tokio::select! {
-            p = engine.model_slots.acquire() => p,
+            p = me.slots.acquire() => p,
             _ = cancel.cancelled() => return Err(CompactError::Cancelled),
         };
         // The summary is not the agent's answer: no text is streamed to the front ends.
@@ -133,7 +158,7 @@ pub async fn compact(
                 );
             }
         };
-        let result = engine.model.stream_chat(&request, &progress, cancel).await;
+        let result = me.model.stream_chat(&request, &progress, cancel).await;
         drop(permit);
         result
     };
@@ -144,7 +169,7 @@ pub async fn compact(
         Err(e) => return Err(CompactError::Model(e)),
     };
     if let Some(usage) = response.usage {
-        let cost = engine
+        let cost = me
             .config
             .cost(&model, usage.prompt_tokens, usage.completion_tokens);
         team.add_usage(agent, usage.prompt_tokens, usage.completion_tokens, cost);
@@ -159,7 +184,6 @@ pub async fn compact(
                 context_window: 0,
             },
         );
-        super::budget::after_usage(&engine.team, &engine.session_limits);
     }
     let summary = response.text.trim();
     if summary.is_empty() {

@@ -3,10 +3,13 @@
 //! for the team, which owns all that changes.
 
 use super::approval::{ApprovalGate, ApprovalRequest, Denied};
-use super::layers::Scope;
+use super::checks::Checks;
+use super::compaction::Compactor;
+use super::isolation::WorkerIsolation;
+use super::layers::{Gate, Pulse, Recovery, Scope, Shape, Waiting};
+use super::request::RequestSetup;
 use super::team::Team;
 use super::toolbox::ToolBox;
-use super::verification::Checks;
 use crate::config::Config;
 use crate::context::{ContextWindows, Instructions, estimate_text};
 use crate::model::{ChatRequest, ModelClient};
@@ -19,7 +22,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub struct Engine {
-    pub config: Config,
+    pub config: Arc<Config>,
     pub roles: RoleSet,
     pub model: Arc<dyn ModelClient>,
     pub tools: ToolBox,
@@ -29,9 +32,11 @@ pub struct Engine {
     pub questions: super::questions::Questions,
     pub team: Team,
     /// Bounds model calls in flight across the whole session; workers queue here.
-    pub model_slots: Semaphore,
+    pub model_slots: Arc<Semaphore>,
     /// What each worker's result is checked against.
-    pub checks: Checks,
+    pub checks: Arc<Checks>,
+    /// Shortens a conversation that no longer fits (the compaction layer's, and `/compact`).
+    pub compactor: Arc<Compactor>,
     /// The session's task board.
     pub tasks: super::tasks::TaskBoard,
     /// Each model's context window, as configured or learned from the server.
@@ -48,7 +53,7 @@ pub struct Engine {
     /// Every agent's task, so shutdown can let them write their last results.
     pub agent_tasks: tokio_util::task::TaskTracker,
     /// Which workers write in worktrees of their own, and the leases on the workspace.
-    pub isolation: super::isolation::WorkerIsolation,
+    pub isolation: Arc<WorkerIsolation>,
 }
 
 /// An agent's role and root, held while layers look at it.
@@ -68,21 +73,10 @@ impl Place {
             team,
             agent,
             role: &self.role,
-            root: self.root.root(),
+            workspace: &self.root,
             cancel,
         }
     }
-}
-
-/// One model call, ready to send.
-pub struct RequestSetup {
-    pub request: ChatRequest,
-    pub max_iterations: u32,
-    /// Estimated tokens of the system prompt and the tools: what a request sends besides
-    /// the history.
-    pub fixed_tokens: u64,
-    /// The model's context window.
-    pub window: u64,
 }
 
 impl Engine {
@@ -192,14 +186,52 @@ impl Engine {
     }
 
     /// Asks the layers before a model call of `agent`.
-    pub async fn before_model_call(
-        &self,
-        agent: AgentId,
-        cancel: &CancellationToken,
-    ) -> super::layers::Gate {
+    pub async fn before_model_call(&self, agent: AgentId, cancel: &CancellationToken) -> Gate {
         let place = self.place(agent);
         let cx = place.scope(&self.team, agent, cancel);
         self.layers.before_model_call(&cx).await
+    }
+
+    /// Lets the layers shape `agent`'s next request (compaction).
+    pub async fn shape_request(
+        &self,
+        agent: AgentId,
+        req: &mut RequestSetup,
+        cancel: &CancellationToken,
+    ) -> Shape {
+        let place = self.place(agent);
+        let cx = place.scope(&self.team, agent, cancel);
+        let shape = self.layers.shape_request(&cx, req).await;
+        if shape == Shape::Changed {
+            self.layers.after_usage(&cx);
+        }
+        shape
+    }
+
+    /// The server refused `agent`'s request as too long: the layers may make it fit.
+    pub async fn overflow(
+        &self,
+        agent: AgentId,
+        req: &mut RequestSetup,
+        cancel: &CancellationToken,
+    ) -> Recovery {
+        let place = self.place(agent);
+        let cx = place.scope(&self.team, agent, cancel);
+        self.layers.overflow(&cx, req).await
+    }
+
+    /// Runs `work` of `agent` with the layers watching it.
+    pub async fn watch<F: Future>(
+        &self,
+        agent: AgentId,
+        what: &Waiting<'_>,
+        pulse: &Pulse,
+        work: F,
+        cancel: &CancellationToken,
+    ) -> F::Output {
+        let place = self.place(agent);
+        let cx = place.scope(&self.team, agent, cancel);
+        self.layers.watch(&cx, what, pulse, work).await
     }
 
     /// A turn of `agent` begins.

@@ -7,23 +7,20 @@
 //! the workspace's current state; when it is despawned, released or the session ends its
 //! worktree goes.
 //!
-//! The hooks the rest of the runtime calls: [`WorkerIsolation::open`] (start),
-//! [`before_task`] (a worker's message), [`before_change`] and [`after_mutation`] (around
-//! a call whose handler may change files),
-//! [`merge::settle`] (its turn ended), [`clean_up`] (despawn, release), [`close`]
-//! (shutdown), [`show_diff`] (`Op::ShowDiff`).
+//! It knows the team, never the engine: the isolation layer (`layers/isolation.rs`) calls
+//! [`WorkerIsolation::before_task`] (a worker's message), `before_change`, `claim_write` and
+//! `after_mutation` (around a call whose handler may change files), `settle` (its turns
+//! ended) and `clean_up` (despawn, release); the session calls `open`, `close` (shutdown)
+//! and `diff_text` (`Op::ShowDiff`).
 
 mod leases;
 mod merge;
 
-pub use leases::claim_write;
-pub use merge::settle;
-
-use super::engine::Engine;
 use super::team::Team;
 use crate::config::IsolationMode;
 use crate::isolation::{Isolation, Leases, Removed, Worktrees};
 use crate::protocol::{AgentId, DiffStat, EventKind, MergeState};
+use crate::roles::RoleSet;
 use crate::workspace::Workspace;
 use std::collections::HashMap;
 use std::path::Path;
@@ -37,6 +34,8 @@ pub struct WorkerIsolation {
     leases: Arc<Leases>,
     /// `[team] isolation`.
     default_mode: IsolationMode,
+    /// Each role's own `isolation`, where it sets one.
+    role_modes: HashMap<String, IsolationMode>,
     /// Agents with a worktree of their own.
     own: Mutex<HashMap<AgentId, Place>>,
     /// `spawn_agent`'s `isolation`, by worker.
@@ -64,6 +63,7 @@ impl WorkerIsolation {
     /// that no longer run; returns them for the front ends.
     pub fn open(
         mode: IsolationMode,
+        roles: &RoleSet,
         workspace: &Path,
         data: Option<&Path>,
         session: &str,
@@ -95,6 +95,10 @@ impl WorkerIsolation {
             worktrees,
             leases,
             default_mode: mode,
+            role_modes: roles
+                .iter()
+                .filter_map(|r| Some((r.name.clone(), r.isolation?)))
+                .collect(),
             own: Mutex::new(HashMap::new()),
             chosen: Mutex::new(HashMap::new()),
             closing: AtomicBool::new(false),
@@ -190,11 +194,11 @@ impl WorkerIsolation {
 
     /// Whether a worker of `role` that is about to change files does so in a worktree of
     /// its own (its spawn's `isolation`, else its role's, else the session's).
-    fn wants_worktree(&self, engine: &Engine, agent: AgentId, role: &str) -> bool {
+    fn wants_worktree(&self, agent: AgentId, role: &str) -> bool {
         let mode = crate::sync::lock(&self.chosen)
             .get(&agent)
             .copied()
-            .or_else(|| engine.role(role).and_then(|r| r.isolation))
+            .or_else(|| self.role_modes.get(role).copied())
             .unwrap_or(self.default_mode);
         mode == IsolationMode::Worktree
     }
@@ -210,7 +214,7 @@ impl WorkerIsolation {
 }
 
 /// Tells the front ends about worktrees of ended sessions removed at start.
-pub fn announce(engine: &Engine, removed: &[Removed]) {
+pub fn announce(team: &Team, removed: &[Removed]) {
     for r in removed.iter().filter(|r| r.problem.is_some()) {
         tracing::warn!(
             "stale worktree {}: {}",
@@ -219,8 +223,8 @@ pub fn announce(engine: &Engine, removed: &[Removed]) {
         );
     }
     if !removed.is_empty() {
-        engine.team.emit(
-            engine.root(),
+        team.emit(
+            team.root(),
             EventKind::StaleWorktreesRemoved {
                 worktrees: removed.iter().map(|r| r.path.clone()).collect(),
                 kept_branches: removed
@@ -233,199 +237,192 @@ pub fn announce(engine: &Engine, removed: &[Removed]) {
     }
 }
 
-/// Before a worker takes up a message that starts a task: one whose result already went
-/// up is moved onto the workspace's current state first. Returns a note for the message
-/// when that left conflict markers in its worktree.
-pub async fn before_task(engine: &Engine, agent: AgentId) -> Option<String> {
-    let iso = &engine.isolation;
-    let worktrees = iso.worktrees.as_ref()?;
-    let settled = crate::sync::lock(&iso.own)
-        .get_mut(&agent)
-        .map(|p| std::mem::take(&mut p.settled));
-    match settled {
-        Some(true) => redo(engine, worktrees, agent).await,
-        Some(false) | None => None,
-    }
-}
-
-/// Before a call that may change files: a worker gets its worktree now (made from the
-/// workspace as it is), unless it has one, a supervisor's isolates it, or it writes in the
-/// workspace. The persona always writes in the workspace.
-pub async fn before_change(engine: &Engine, agent: AgentId) {
-    let iso = &engine.isolation;
-    let Some(worktrees) = iso.worktrees.as_ref() else {
-        return;
-    };
-    if agent == engine.root() || iso.isolated_root(&engine.team, agent).is_some() {
-        return;
-    }
-    let Some(role) = engine.team.role(agent) else {
-        return;
-    };
-    if !iso.wants_worktree(engine, agent, &role) {
-        return;
-    }
-    create(engine, worktrees, agent).await;
-}
-
-/// Gives a writing worker its worktree.
-async fn create(engine: &Engine, worktrees: &Arc<Worktrees>, agent: AgentId) {
-    let iso = &engine.isolation;
-    let made = worktrees
-        .create(agent)
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|root| Workspace::new(&root).map_err(|e| e.to_string()));
-    match made {
-        Ok(ws) => {
-            let path = ws.root().to_path_buf();
-            iso.insert(agent, ws, false);
-            engine.team.emit(
-                agent,
-                EventKind::WorktreeCreated {
-                    path,
-                    branch: branch_of(agent),
-                },
-            );
-            // The next writer's worktree comes from a spare made meanwhile.
-            if !iso.warming.swap(true, Ordering::Relaxed) {
-                tokio::spawn(worktrees.warm());
-            }
+impl WorkerIsolation {
+    /// Before a worker takes up a message that starts a task: one whose result already
+    /// went up is moved onto the workspace's current state first. Returns a note for the
+    /// message when that left conflict markers in its worktree.
+    pub async fn before_task(&self, team: &Team, agent: AgentId) -> Option<String> {
+        let worktrees = self.worktrees.as_ref()?;
+        let settled = crate::sync::lock(&self.own)
+            .get_mut(&agent)
+            .map(|p| std::mem::take(&mut p.settled));
+        match settled {
+            Some(true) => self.redo(team, worktrees, agent).await,
+            Some(false) | None => None,
         }
-        Err(e) => engine.team.emit(
-            agent,
-            EventKind::Error {
-                message: format!(
-                    "no worktree for this worker ({e}); it writes in the workspace itself"
-                ),
-            },
-        ),
     }
-}
 
-/// Moves a worker's worktree onto the workspace's current state, its change on top.
-async fn redo(engine: &Engine, worktrees: &Worktrees, agent: AgentId) -> Option<String> {
-    let conflicts = match worktrees.redo(agent).await {
-        Ok(c) => c,
-        Err(e) => {
-            engine.team.emit(
+    /// Before a call that may change files: a worker gets its worktree now (made from the
+    /// workspace as it is), unless it has one, a supervisor's isolates it, or it writes in
+    /// the workspace. The persona always writes in the workspace.
+    pub async fn before_change(&self, team: &Team, agent: AgentId) {
+        let Some(worktrees) = self.worktrees.as_ref() else {
+            return;
+        };
+        if agent == team.root() || self.isolated_root(team, agent).is_some() {
+            return;
+        }
+        let Some(role) = team.role(agent) else {
+            return;
+        };
+        if !self.wants_worktree(agent, &role) {
+            return;
+        }
+        self.create(team, worktrees, agent).await;
+    }
+
+    /// Gives a writing worker its worktree.
+    async fn create(&self, team: &Team, worktrees: &Arc<Worktrees>, agent: AgentId) {
+        let made = worktrees
+            .create(agent)
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|root| Workspace::new(&root).map_err(|e| e.to_string()));
+        match made {
+            Ok(ws) => {
+                let path = ws.root().to_path_buf();
+                self.insert(agent, ws, false);
+                team.emit(
+                    agent,
+                    EventKind::WorktreeCreated {
+                        path,
+                        branch: branch_of(agent),
+                    },
+                );
+                // The next writer's worktree comes from a spare made meanwhile.
+                if !self.warming.swap(true, Ordering::Relaxed) {
+                    tokio::spawn(worktrees.warm());
+                }
+            }
+            Err(e) => team.emit(
                 agent,
                 EventKind::Error {
-                    message: format!("could not move the worktree onto the workspace: {e}"),
+                    message: format!(
+                        "no worktree for this worker ({e}); it writes in the workspace itself"
+                    ),
                 },
-            );
+            ),
+        }
+    }
+
+    /// Moves a worker's worktree onto the workspace's current state, its change on top.
+    async fn redo(&self, team: &Team, worktrees: &Worktrees, agent: AgentId) -> Option<String> {
+        let conflicts = match worktrees.redo(agent).await {
+            Ok(c) => c,
+            Err(e) => {
+                team.emit(
+                    agent,
+                    EventKind::Error {
+                        message: format!("could not move the worktree onto the workspace: {e}"),
+                    },
+                );
+                return None;
+            }
+        };
+        self.after_mutation(team, agent).await;
+        if conflicts.is_empty() {
             return None;
         }
-    };
-    after_mutation(engine, agent).await;
-    if conflicts.is_empty() {
-        return None;
+        let files: Vec<String> = conflicts.iter().map(|c| c.path.clone()).collect();
+        Some(format!(
+            "[squad] Your change could not be merged into the workspace. Your worktree now holds \
+             the workspace's current state with your change on top; these files have conflict \
+             markers (`<<<<<<< workspace (current)` … `>>>>>>> your change`) for you to settle: {}. \
+             Keep what both sides need, remove the markers, then return your result again.",
+            files.join(", ")
+        ))
     }
-    let files: Vec<String> = conflicts.iter().map(|c| c.path.clone()).collect();
-    Some(format!(
-        "[squad] Your change could not be merged into the workspace. Your worktree now holds \
-         the workspace's current state with your change on top; these files have conflict \
-         markers (`<<<<<<< workspace (current)` … `>>>>>>> your change`) for you to settle: {}. \
-         Keep what both sides need, remove the markers, then return your result again.",
-        files.join(", ")
-    ))
-}
 
-/// After a mutating call of an agent in a worktree: the size of the change of the worker
-/// that owns the worktree, for the tree.
-pub async fn after_mutation(engine: &Engine, agent: AgentId) {
-    let iso = &engine.isolation;
-    let Some(worktrees) = iso.worktrees.as_ref() else {
-        return;
-    };
-    let Some(agent) = iso.owner(&engine.team, agent) else {
-        return;
-    };
-    match worktrees.diff(agent).await {
-        Ok(d) => {
-            let stat = DiffStat {
-                files: d.files.len() as u64,
-                added: d.added(),
-                removed: d.removed(),
-            };
-            iso.set_state(agent, (!stat.is_empty()).then_some(MergeState::Pending));
-            engine.team.emit(agent, EventKind::DiffStat(stat));
+    /// After a mutating call of an agent in a worktree: the size of the change of the
+    /// worker that owns the worktree, for the tree.
+    pub async fn after_mutation(&self, team: &Team, agent: AgentId) {
+        let Some(worktrees) = self.worktrees.as_ref() else {
+            return;
+        };
+        let Some(agent) = self.owner(team, agent) else {
+            return;
+        };
+        match worktrees.diff(agent).await {
+            Ok(d) => {
+                let stat = DiffStat {
+                    files: d.files.len() as u64,
+                    added: d.added(),
+                    removed: d.removed(),
+                };
+                self.set_state(agent, (!stat.is_empty()).then_some(MergeState::Pending));
+                team.emit(agent, EventKind::DiffStat(stat));
+            }
+            Err(e) => tracing::warn!("diff of {agent}: {e}"),
         }
-        Err(e) => tracing::warn!("diff of {agent}: {e}"),
     }
-}
 
-/// `Op::ShowDiff`: the worker's change as a unified diff, in a `diff` event.
-pub async fn show_diff(engine: Arc<Engine>, agent: AgentId) {
-    let iso = &engine.isolation;
-    let text = match iso.worktrees.as_ref().filter(|_| iso.has_own(agent)) {
-        Some(w) => match w.diff_text(agent).await {
-            Ok(t) if t.trim().is_empty() => "(no change in its worktree)".to_string(),
-            Ok(t) => t,
-            Err(e) => format!("(could not read its change: {e})"),
-        },
-        None if agent == engine.root() => {
-            "(the persona writes in the workspace itself: it has no worktree)".to_string()
+    /// `Op::ShowDiff`: the worker's change as a unified diff, for a `diff` event.
+    pub async fn diff_text(&self, team: &Team, agent: AgentId) -> String {
+        match self.worktrees.as_ref().filter(|_| self.has_own(agent)) {
+            Some(w) => match w.diff_text(agent).await {
+                Ok(t) if t.trim().is_empty() => "(no change in its worktree)".to_string(),
+                Ok(t) => t,
+                Err(e) => format!("(could not read its change: {e})"),
+            },
+            None if agent == team.root() => {
+                "(the persona writes in the workspace itself: it has no worktree)".to_string()
+            }
+            None => "(this agent has no worktree of its own: it works in the workspace or in \
+                     its supervisor's worktree)"
+                .to_string(),
         }
-        None => "(this agent has no worktree of its own: it works in the workspace or in its \
-                 supervisor's worktree)"
-            .to_string(),
-    };
-    engine.team.emit(agent, EventKind::Diff { text });
-}
-
-/// A worker is gone for good (despawned, cancelled, or released after its result was
-/// delivered): its worktree and branch are removed (its change, if not merged, is
-/// discarded) and its leases freed. The one clean-up, whoever lets the worker go.
-pub async fn clean_up(engine: &Engine, agent: AgentId) {
-    let iso = &engine.isolation;
-    iso.leases.release(agent);
-    let discarded = iso.state(agent).is_some_and(MergeState::unmerged);
-    remove(engine, agent, discarded).await;
-}
-
-async fn remove(engine: &Engine, agent: AgentId, discarded: bool) {
-    let iso = &engine.isolation;
-    let Some(worktrees) = iso.worktrees.as_ref() else {
-        return;
-    };
-    if crate::sync::lock(&iso.own).remove(&agent).is_none() {
-        return;
     }
-    match worktrees.remove(agent).await {
-        Ok(_) => engine.team.emit(
-            agent,
-            EventKind::WorktreeRemoved {
-                branch: branch_of(agent),
-                discarded,
-            },
-        ),
-        Err(e) => engine.team.emit(
-            agent,
-            EventKind::Error {
-                message: format!("could not remove the worktree: {e}"),
-            },
-        ),
-    }
-}
 
-/// At the end of the session: worktrees whose change is merged (or that changed nothing)
-/// go, with the spare; the others stay for a resume.
-pub async fn close(engine: &Engine) {
-    let iso = &engine.isolation;
-    let Some(worktrees) = iso.worktrees.as_ref() else {
-        return;
-    };
-    let done: Vec<AgentId> = crate::sync::lock(&iso.own)
-        .iter()
-        .filter(|(_, p)| !p.state.is_some_and(MergeState::unmerged))
-        .map(|(id, _)| *id)
-        .collect();
-    for agent in done {
-        remove(engine, agent, false).await;
+    /// A worker is gone for good (despawned, cancelled, or released after its result was
+    /// delivered): its worktree and branch are removed (its change, if not merged, is
+    /// discarded) and its leases freed. The one clean-up, whoever lets the worker go.
+    pub async fn clean_up(&self, team: &Team, agent: AgentId) {
+        self.leases.release(agent);
+        let discarded = self.state(agent).is_some_and(MergeState::unmerged);
+        self.remove(team, agent, discarded).await;
     }
-    if let Err(e) = worktrees.close().await {
-        tracing::warn!("spare worktree: {e}");
+
+    async fn remove(&self, team: &Team, agent: AgentId, discarded: bool) {
+        let Some(worktrees) = self.worktrees.as_ref() else {
+            return;
+        };
+        if crate::sync::lock(&self.own).remove(&agent).is_none() {
+            return;
+        }
+        match worktrees.remove(agent).await {
+            Ok(_) => team.emit(
+                agent,
+                EventKind::WorktreeRemoved {
+                    branch: branch_of(agent),
+                    discarded,
+                },
+            ),
+            Err(e) => team.emit(
+                agent,
+                EventKind::Error {
+                    message: format!("could not remove the worktree: {e}"),
+                },
+            ),
+        }
+    }
+
+    /// At the end of the session: worktrees whose change is merged (or that changed
+    /// nothing) go, with the spare; the others stay for a resume.
+    pub async fn close(&self, team: &Team) {
+        let Some(worktrees) = self.worktrees.as_ref() else {
+            return;
+        };
+        let done: Vec<AgentId> = crate::sync::lock(&self.own)
+            .iter()
+            .filter(|(_, p)| !p.state.is_some_and(MergeState::unmerged))
+            .map(|(id, _)| *id)
+            .collect();
+        for agent in done {
+            self.remove(team, agent, false).await;
+        }
+        if let Err(e) = worktrees.close().await {
+            tracing::warn!("spare worktree: {e}");
+        }
     }
 }
 

@@ -4,8 +4,10 @@
 //!
 //! Who owns what (arrows point to what a file uses; the one recursion, agent → turn →
 //! calls → spawn_agent → agent, runs through the [`agent_tools::Host`] trait, not an import):
-//! `start` → `agent` → `turn` → `calls` → `agent_tools` → `team` → `events`;
-//! `engine` holds the `toolbox`, the `approval` gate and the `team`.
+//! `start` → `agent` → `turn` → `model_call` / `calls` → `agent_tools` → `team` → `events`;
+//! `engine` holds the `toolbox`, the `approval` gate, the `team` and the `layers` (the
+//! policies around every agent's life: pause, budget, compaction, stall, loop guard,
+//! hooks, isolation, verification), and no module it imports imports it back.
 
 mod agent;
 mod agent_tools;
@@ -13,6 +15,7 @@ mod approval;
 mod board;
 mod budget;
 mod calls;
+mod checks;
 mod compaction;
 mod engine;
 mod events;
@@ -22,13 +25,14 @@ mod isolation;
 mod layers;
 mod mcp;
 mod memory;
+mod model_call;
 mod ops;
 mod pause;
 mod persona;
 mod questions;
 mod report;
+mod request;
 mod save_role;
-mod stall;
 mod start;
 mod tasks;
 mod team;

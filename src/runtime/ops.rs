@@ -88,7 +88,11 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
             Op::Continue { agent_id } => continue_agents(&engine, agent_id),
             // Off the loop: reading a large change must not hold other requests.
             Op::ShowDiff { agent_id } => {
-                tokio::spawn(super::isolation::show_diff(engine.clone(), agent_id));
+                let engine = engine.clone();
+                tokio::spawn(async move {
+                    let text = engine.isolation.diff_text(&engine.team, agent_id).await;
+                    engine.team.emit(agent_id, EventKind::Diff { text });
+                });
             }
             Op::Shutdown => {
                 shut_down(&engine).await;
@@ -175,7 +179,7 @@ async fn shut_down(engine: &Engine) {
             Some(INTERRUPTED_REASON.into()),
         );
     }
-    super::isolation::close(engine).await;
+    engine.isolation.close(&engine.team).await;
     // Servers stop before the last event: a front end may exit on it.
     engine.tools.mcp().shutdown().await;
     let (agents, totals) = team.summary();

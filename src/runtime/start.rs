@@ -122,6 +122,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     }
     let (isolation, stale) = super::isolation::WorkerIsolation::open(
         opts.config.team.isolation,
+        &roles,
         workspace.root(),
         opts.store.as_ref().and_then(|s| s.data_dir()),
         &session_id,
@@ -145,12 +146,26 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     };
     let data_dir = opts.store.as_ref().and_then(|s| s.data_dir());
     let (hooks, hook_notes) = runnable_hooks(&opts.config.hooks, data_dir);
-    let layers = super::layers::session_layers(
-        &pause,
-        &session_limits,
-        opts.config.guards,
-        super::layers::HookLayer::new(hooks, session_id.clone()),
-    );
+    let config = Arc::new(opts.config);
+    let model_slots = Arc::new(Semaphore::new(
+        config.limits.max_concurrent_requests.max(1) as usize
+    ));
+    let compactor = Arc::new(super::compaction::Compactor {
+        model: opts.model.clone(),
+        slots: model_slots.clone(),
+        config: config.clone(),
+    });
+    let checks = Arc::new(super::checks::Checks::new(config.verify.enabled, &roles));
+    let isolation = Arc::new(isolation);
+    let layers = super::layers::session_layers(super::layers::SessionParts {
+        pause: pause.clone(),
+        session: session_limits.clone(),
+        compactor: compactor.clone(),
+        guards: config.guards,
+        hooks: super::layers::HookLayer::new(hooks, session_id.clone()),
+        isolation: isolation.clone(),
+        checks: checks.clone(),
+    });
     let engine = Arc::new(Engine {
         windows,
         instructions,
@@ -158,8 +173,9 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         session_limits,
         layers,
         agent_tasks: Default::default(),
-        model_slots: Semaphore::new(opts.config.limits.max_concurrent_requests.max(1) as usize),
-        config: opts.config,
+        model_slots,
+        compactor,
+        config,
         roles,
         model: opts.model,
         tools,
@@ -167,7 +183,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         gate: ApprovalGate::new(opts.can_ask),
         questions: super::questions::Questions::new(opts.can_ask),
         team: Team::new(sink, root).release_after(release_after),
-        checks: Default::default(),
+        checks,
         tasks: Default::default(),
         isolation,
     });
@@ -212,7 +228,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             },
         );
     }
-    super::isolation::announce(&engine, &stale);
+    super::isolation::announce(&engine.team, &stale);
     // In the background: the first prompt does not wait for them.
     start_servers(&engine, mcp_statuses);
 

@@ -2,15 +2,13 @@
 //! answers without tool calls, returns its results, or a limit or interrupt stops it.
 //! Urgent notices in its inbox are handed over before a model call.
 
-use super::agent_tools::Handoff;
 use super::calls::{BatchEnd, run_tool_calls};
-use super::compaction::{self, CompactError, Trigger};
 use super::engine::Engine;
 use super::inbox;
-use super::layers::Gate;
+use super::layers::{Gate, Shape};
+use super::model_call::{Called, call_model};
 use super::persona::switch_persona;
-use super::stall::{self, Pulse};
-use crate::model::{ModelError, ModelProgress};
+use super::team::Team;
 use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall, TurnEnd};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -48,13 +46,6 @@ async fn turn_loop(
     let mut iteration = 0;
     let mut handoffs = 0;
     let mut final_text = String::new();
-    // Set once the call overflowed the window and was compacted: a second overflow of the
-    // same call is an error, never another round.
-    let mut overflowed = false;
-    // A compaction that failed (not one with nothing to do) is not tried again this turn:
-    // each try is a model call.
-    let mut compaction_failed = false;
-    // Repeats are counted per turn: a new message is a new start.
     engine.turn_start(agent);
     loop {
         // The layers first: held while the team is paused, stopped by a spent budget.
@@ -64,207 +55,45 @@ async fn turn_loop(
             Gate::Interrupted => return interrupted(final_text),
             Gate::Stop(reason) => return outcome(TurnEnd::Error, final_text, Some(reason)),
         }
-        // An urgent notice (a worker's question, a critical notice) reaches a running agent
-        // at its next model call, with whatever else waits in its inbox; workers' outcomes
-        // stay with the fan-in (wait_for_agents, or the end of the turn).
-        if team.has_urgent_notice(agent)
-            && let Some(batch) = inbox::join(team.take_notices(agent))
-        {
-            team.push_item(agent, HistoryItem::notice(batch));
-        }
-        // Messages sent to it during the turn (the user's, or its supervisor's), in order.
-        for text in team.take_steering(agent) {
-            team.push_item(agent, HistoryItem::user(text));
-        }
+        hand_over_inbox(team, agent);
         let Some(mut setup) = engine.request_for(agent) else {
             return outcome(TurnEnd::Cancelled, final_text, None);
         };
         if iteration >= setup.max_iterations {
-            let message = format!(
-                "stopped after {} model calls in one turn (max_iterations); send a message to continue",
-                setup.max_iterations
-            );
-            team.count_error(agent);
-            team.emit(agent, EventKind::Error { message });
-            return outcome(TurnEnd::MaxIterations, final_text, None);
+            return too_many_calls(team, agent, setup.max_iterations, final_text);
         }
         iteration += 1;
         if cancel.is_cancelled() {
             return interrupted(final_text);
         }
-        if !overflowed && !compaction_failed && compaction::due(engine, agent, &setup).is_some() {
-            drop(setup);
-            match compaction::compact(engine, agent, Trigger::Window, cancel).await {
-                Ok(_) | Err(CompactError::NothingToCompact) => {}
-                Err(CompactError::Cancelled) => return interrupted(final_text),
-                Err(e) => {
-                    compaction_failed = true;
-                    team.emit(
-                        agent,
-                        EventKind::Error {
-                            message: format!("could not compact the conversation: {e}"),
-                        },
-                    );
-                }
-            }
-            let Some(again) = engine.request_for(agent) else {
-                return outcome(TurnEnd::Cancelled, final_text, None);
-            };
-            setup = again;
+        // Compaction, when the request no longer fits comfortably.
+        match engine.shape_request(agent, &mut setup, cancel).await {
+            Shape::Kept | Shape::Changed => {}
+            Shape::Interrupted => return interrupted(final_text),
+            Shape::Stop(why) => return failed(team, agent, final_text, why),
         }
-
-        let model = setup.request.model.clone();
-        let window = setup.window;
-        let response = {
-            let permit = tokio::select! {
-                p = engine.model_slots.acquire() => p,
-                _ = cancel.cancelled() => return interrupted(final_text),
-            };
-            let pulse = Pulse::default();
-            let progress = |p: ModelProgress| match p {
-                ModelProgress::TextDelta(delta) => {
-                    pulse.beat();
-                    team.emit(agent, EventKind::TextDelta { delta });
-                }
-                ModelProgress::Received => pulse.beat(),
-                ModelProgress::Retrying {
-                    attempt,
-                    max_attempts,
-                    delay,
-                    reason,
-                } => {
-                    pulse.beat();
-                    team.emit(
-                        agent,
-                        EventKind::Retrying {
-                            attempt,
-                            max_attempts,
-                            delay_ms: delay.as_millis() as u64,
-                            reason,
-                        },
-                    );
-                }
-            };
-            let result = stall::watch(
-                team,
-                agent,
-                engine.config.guards.stall_after(),
-                &pulse,
-                || "model call".to_string(),
-                engine.model.stream_chat(&setup.request, &progress, cancel),
-            )
-            .await;
-            drop(permit);
-            result
+        let response = match call_model(engine, agent, setup, cancel).await {
+            Called::Answer(r) => r,
+            Called::Interrupted => return interrupted(final_text),
+            Called::Failed(why) => return failed(team, agent, final_text, why),
         };
-        // The request shares the agent's history: let it go before the history grows, so
-        // appending does not copy it.
-        drop(setup);
-        team.count_model_call(agent);
-        let response = match response {
-            Ok(r) => r,
-            Err(ModelError::Cancelled) => return interrupted(final_text),
-            Err(ModelError::ContextOverflow {
-                message,
-                window: said,
-            }) => {
-                if let Some(tokens) = said {
-                    engine.windows.learn(&model, tokens);
-                }
-                let recovered = if overflowed {
-                    Err(CompactError::NothingToCompact)
-                } else {
-                    compaction::compact(engine, agent, Trigger::Window, cancel).await
-                };
-                let why = match recovered {
-                    Ok(_) => {
-                        // The same call again, on the compacted history.
-                        overflowed = true;
-                        iteration -= 1;
-                        continue;
-                    }
-                    Err(CompactError::Cancelled) => return interrupted(final_text),
-                    Err(_) if overflowed => "even after compacting it".to_string(),
-                    Err(e) => format!("and compacting it failed ({e})"),
-                };
-                let window = engine.windows.window(&model);
-                let message = format!(
-                    "the conversation does not fit the context window of {model}                      ({window} tokens) {why}. The server said: {message}. Send a shorter                      message, /compact, or start over with /new"
-                );
-                team.count_error(agent);
-                team.emit(
-                    agent,
-                    EventKind::Error {
-                        message: message.clone(),
-                    },
-                );
-                return outcome(TurnEnd::Error, final_text, Some(message));
-            }
-            Err(e) => {
-                let message = e.to_string();
-                team.count_error(agent);
-                team.emit(
-                    agent,
-                    EventKind::Error {
-                        message: message.clone(),
-                    },
-                );
-                return outcome(TurnEnd::Error, final_text, Some(message));
-            }
-        };
-        overflowed = false;
-        if let Some(usage) = response.usage {
-            let cost = engine
-                .config
-                .cost(&model, usage.prompt_tokens, usage.completion_tokens);
-            team.add_usage(agent, usage.prompt_tokens, usage.completion_tokens, cost);
-            let context_tokens = usage.prompt_tokens + usage.completion_tokens;
-            // A server that reports no prompt tokens has not counted: keep estimating.
-            if usage.prompt_tokens > 0 {
-                team.record_context(agent, context_tokens);
-            }
-            team.emit(
-                agent,
-                EventKind::Usage {
-                    model,
-                    prompt_tokens: usage.prompt_tokens,
-                    completion_tokens: usage.completion_tokens,
-                    cost_usd: cost,
-                    context_tokens,
-                    context_window: window,
-                },
-            );
-            engine.after_usage(agent);
-        }
         if !response.text.trim().is_empty() {
             final_text = response.text.clone();
         }
         let calls = dedupe_ids(response.tool_calls);
-        team.push_item(
-            agent,
-            HistoryItem::Assistant {
-                text: response.text,
-                tool_calls: calls.clone(),
-            },
-        );
+        team.push_item(agent, HistoryItem::assistant(response.text, calls.clone()));
         if calls.is_empty() {
             return outcome(TurnEnd::Completed, final_text, None);
         }
-
         let batch = run_tool_calls(engine, agent, &calls, cancel).await;
         for correction in batch.corrections {
             team.push_item(agent, HistoryItem::notice(correction));
         }
         // A handoff is applied after every result: a tool-calling message must be
         // followed by its results before anything else.
-        let handed_off = match batch.handoff {
-            Some(Handoff {
-                to,
-                reason,
-                context,
-            }) => switch_persona(engine, &to, &reason, &context).is_ok(),
-            None => false,
-        };
+        let handed_off = batch
+            .handoff
+            .is_some_and(|h| switch_persona(engine, &h.to, &h.reason, &h.context).is_ok());
         if cancel.is_cancelled() {
             return interrupted(final_text);
         }
@@ -272,15 +101,8 @@ async fn turn_loop(
             BatchEnd::Returned => return outcome(TurnEnd::Returned, final_text, None),
             // The loop guard (or a fatal call): the user sees why, the supervisor is told by
             // the failure.
-            BatchEnd::Fatal(message) | BatchEnd::Looping(message) => {
-                team.count_error(agent);
-                team.emit(
-                    agent,
-                    EventKind::Error {
-                        message: message.clone(),
-                    },
-                );
-                return outcome(TurnEnd::Error, final_text, Some(message));
+            BatchEnd::Fatal(why) | BatchEnd::Looping(why) => {
+                return failed(team, agent, final_text, why);
             }
             BatchEnd::Continue => {}
         }
@@ -296,6 +118,42 @@ async fn turn_loop(
             }
         }
     }
+}
+
+/// An urgent notice (a worker's question, a critical notice) reaches a running agent at
+/// its next model call, with whatever else waits in its inbox; workers' outcomes stay with
+/// the fan-in (wait_for_agents, or the end of the turn). Then the messages sent to it
+/// during the turn (the user's, or its supervisor's), in order.
+fn hand_over_inbox(team: &Team, agent: AgentId) {
+    if team.has_urgent_notice(agent)
+        && let Some(batch) = inbox::join(team.take_notices(agent))
+    {
+        team.push_item(agent, HistoryItem::notice(batch));
+    }
+    for text in team.take_steering(agent) {
+        team.push_item(agent, HistoryItem::user(text));
+    }
+}
+
+fn too_many_calls(team: &Team, agent: AgentId, max: u32, final_text: String) -> TurnOutcome {
+    let message = format!(
+        "stopped after {max} model calls in one turn (max_iterations); send a message to continue"
+    );
+    team.count_error(agent);
+    team.emit(agent, EventKind::Error { message });
+    outcome(TurnEnd::MaxIterations, final_text, None)
+}
+
+/// The turn cannot go on: the user sees why, and the outcome carries it.
+fn failed(team: &Team, agent: AgentId, final_text: String, message: String) -> TurnOutcome {
+    team.count_error(agent);
+    team.emit(
+        agent,
+        EventKind::Error {
+            message: message.clone(),
+        },
+    );
+    outcome(TurnEnd::Error, final_text, Some(message))
 }
 
 fn outcome(end: TurnEnd, final_text: String, error: Option<String>) -> TurnOutcome {

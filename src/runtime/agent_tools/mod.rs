@@ -21,8 +21,8 @@ mod wait;
 pub use handoff::Handoff;
 
 use super::approval::{ApprovalRequest, Denied};
+pub use super::checks::Checked;
 use super::team::{NewAgent, Team};
-pub use super::verification::Checked;
 use crate::config::Config;
 use crate::model::ToolSpec;
 use crate::protocol::{AgentId, AgentResult};

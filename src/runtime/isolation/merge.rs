@@ -8,26 +8,28 @@ use crate::protocol::{
     AgentId, ConflictFile, ConflictHunk, EventKind, LineRange, MergeReport, MergeState,
     ResultStatus, TurnEnd,
 };
-use crate::runtime::engine::Engine;
 use crate::runtime::inbox::Notice;
+use crate::runtime::team::Team;
 
 /// A worker's turn ended (`end`). When it has a worktree of its own and its result is
 /// accepted (an answer, or a returned result that is no failure and passed its checks),
 /// its change is merged into the workspace; a conflict changes nothing there. Its
 /// supervisor reads what happened in the result's `merge` (or, for a worker that
 /// answered without `return_results`, in a notice beside its answer).
-pub async fn settle(engine: &Engine, agent: AgentId, end: TurnEnd) {
-    let iso = &engine.isolation;
+impl WorkerIsolation {
+    pub async fn settle(&self, team: &Team, agent: AgentId, end: TurnEnd) {
+        settle(self, team, agent, end).await;
+    }
+}
+
+async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd) {
     let Some(worktrees) = iso.worktrees.clone().filter(|_| iso.has_own(agent)) else {
         return;
     };
     if let Some(p) = crate::sync::lock(&iso.own).get_mut(&agent) {
         p.settled = true;
     }
-    let result = engine
-        .team
-        .result(agent)
-        .filter(|_| end == TurnEnd::Returned);
+    let result = team.result(agent).filter(|_| end == TurnEnd::Returned);
     let refused = match (end, &result) {
         (TurnEnd::Returned, Some(r)) if r.status == ResultStatus::Failure => {
             Some("its result is a failure")
@@ -53,25 +55,23 @@ pub async fn settle(engine: &Engine, agent: AgentId, end: TurnEnd) {
                  {short} to have it finish, or despawn_agent {short} to discard the change"
                 ),
             }),
-        None => merge(engine, iso, &worktrees, agent).await,
+        None => merge(team, iso, &worktrees, agent).await,
     };
     let Some(report) = report else {
         return;
     };
     // Logged, so a resumed session knows it too.
-    engine
-        .team
-        .emit(agent, EventKind::MergeReport(report.clone()));
+    team.emit(agent, EventKind::MergeReport(report.clone()));
     match result {
         Some(mut r) => {
             r.merge = Some(report);
-            engine.team.set_result(agent, r);
+            team.set_result(agent, r);
         }
         None => {
-            if let Some(parent) = engine.team.parent(agent) {
-                let role = engine.team.role(agent).unwrap_or_default();
+            if let Some(parent) = team.parent(agent) {
+                let role = team.role(agent).unwrap_or_default();
                 let text = format!("Worker {short} ({role}): {}", describe(&report));
-                engine.team.post_notice(
+                team.post_notice(
                     parent,
                     Notice::new(crate::protocol::Priority::Normal, text),
                     None,
@@ -83,7 +83,7 @@ pub async fn settle(engine: &Engine, agent: AgentId, end: TurnEnd) {
 
 /// Merges the worker's change; `None` when it changed nothing.
 async fn merge(
-    engine: &Engine,
+    team: &Team,
     iso: &WorkerIsolation,
     worktrees: &crate::isolation::Worktrees,
     agent: AgentId,
@@ -93,7 +93,7 @@ async fn merge(
         Ok(o) => o,
         Err(e) => {
             let message = format!("could not merge the worker's change: {e}");
-            engine.team.emit(
+            team.emit(
                 agent,
                 EventKind::Error {
                     message: message.clone(),
@@ -118,7 +118,7 @@ async fn merge(
         }
         MergeOutcome::Merged { files } => {
             iso.set_state(agent, Some(MergeState::Merged));
-            engine.team.emit(
+            team.emit(
                 agent,
                 EventKind::Merged {
                     files: files.clone(),
@@ -135,9 +135,7 @@ async fn merge(
             iso.set_state(agent, Some(MergeState::Conflict));
             let files: Vec<ConflictFile> = conflicts.iter().map(conflict_file).collect();
             let listed = files.iter().map(ToString::to_string).collect();
-            engine
-                .team
-                .emit(agent, EventKind::MergeConflict { conflicts: files });
+            team.emit(agent, EventKind::MergeConflict { conflicts: files });
             Some(MergeReport {
                 state: MergeState::Conflict,
                 files: Vec::new(),

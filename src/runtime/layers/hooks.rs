@@ -56,14 +56,14 @@ impl HookLayer {
             let mut payload = Payload::new(
                 event,
                 &self.session_id,
-                cx.root,
+                cx.root(),
                 cx.agent.to_string(),
                 cx.role,
             );
             fill(&mut payload);
             let ran = run_hook(
                 &hook.command,
-                cx.root,
+                cx.root(),
                 &payload.to_json(),
                 Duration::from_secs(hook.timeout_s),
             )

@@ -6,35 +6,56 @@
 //! The points of an agent's life, in the order they come:
 //! - `before_task`: a message starts a task (a worker's first, or a follow-up); a layer
 //!   may add a note to the message.
+//! - `turn_start`: a turn begins (per-turn state starts afresh).
 //! - `before_model_call`: before each model call of a turn: go, hold (pass the gates
 //!   again), or stop the turn with a reason.
+//! - `shape_request`: the request is built; a layer may shorten its history.
+//! - `watch`: runs beside a model call or a tool call until it ends (`done`).
+//! - `overflow`: the server said the request does not fit: a layer may make it fit
+//!   (the same call is then sent again, once), or say why it cannot.
 //! - `after_usage`: the call's usage has been counted on the agent.
-//! - `before_tool`: a call is about to run, after its arguments were checked and before
-//!   the user is asked: go, or block it with a reason the model gets as its result.
+//! - `prepare_tool`: a call's arguments were checked; before it is described for the
+//!   user (a first call that may change files gets the worker's worktree here).
+//! - `before_tool`: a call is about to run, before the user is asked: go, or block it
+//!   with a reason the model gets as its result.
+//! - `before_run`: the call was approved and runs next.
 //! - `after_tool`: the call ran; its output is what the model will read.
-//! - `result_returned`: a worker's result went up to its supervisor.
-//! - `task_completed`: a task of the board is done.
-//! - `turn_start`: a turn begins (per-turn state starts afresh).
 //! - `review`: the result of a call that ran, before the model reads it: pass, a note to
 //!   append, or a stop of the turn (the loop guard).
 //! - `turn_end`: the turn ended; a layer may ask the agent to go on with a message, as if
 //!   the user had sent it (the caller bounds how often in a row).
+//! - `settle`: a worker's turns for one message are over (not cancelled): its outcome is
+//!   settled before its supervisor hears of it.
+//! - `result_returned`: a worker's result went up to its supervisor.
+//! - `task_completed`: a task of the board is done.
+//! - `gone`: a worker is gone for good (despawned, cancelled, released).
 //!
-//! A layer sees a [`Scope`], not the engine: the team, the agent, its role and root.
+//! A layer sees a [`Scope`], not the engine: the team, the agent, its role and workspace.
 
 mod budget;
+mod compaction;
 mod hooks;
+mod isolation;
 mod loop_guard;
 mod pause;
+mod stall;
+mod verification;
 
 pub use budget::BudgetLayer;
+pub use compaction::CompactionLayer;
 pub use hooks::HookLayer;
+pub use isolation::IsolationLayer;
 pub use loop_guard::{LoopGuardLayer, Reviewed};
 pub use pause::PauseLayer;
+pub use stall::{Pulse, StallLayer};
+pub use verification::VerificationLayer;
 
 use super::guard::Verdict;
+use super::request::RequestSetup;
 use super::team::Team;
-use crate::protocol::{AgentId, AgentResult, Task, TurnEnd};
+use super::toolbox::Reach;
+use crate::protocol::{AgentId, AgentResult, ApprovalAction, Task, TurnEnd};
+use crate::workspace::Workspace;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::path::Path;
@@ -47,8 +68,18 @@ pub struct Scope<'a> {
     pub agent: AgentId,
     pub role: &'a str,
     /// Where the agent's tools work: its worktree, or the workspace.
-    pub root: &'a Path,
+    pub workspace: &'a Workspace,
     pub cancel: &'a CancellationToken,
+}
+
+impl Scope<'_> {
+    pub fn root(&self) -> &Path {
+        self.workspace.root()
+    }
+
+    pub fn is_worker(&self) -> bool {
+        self.agent != self.team.root()
+    }
 }
 
 /// Before a model call.
@@ -71,6 +102,33 @@ pub enum ToolGate {
     Block(String),
 }
 
+/// A request after the layers shaped it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Shape {
+    Kept,
+    /// Its history was shortened by a model call of its own (whose usage is counted).
+    Changed,
+    /// The turn ends with this reason.
+    Stop(String),
+    Interrupted,
+}
+
+/// After the server refused a request as too long.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// The request was made to fit: send it again.
+    Retry,
+    /// Why it could not be (empty: no layer tried).
+    GiveUp(String),
+    Interrupted,
+}
+
+/// What an agent is waiting on.
+pub enum Waiting<'a> {
+    ModelCall,
+    Tool(&'a ToolUse<'a>),
+}
+
 /// At the end of a turn.
 #[derive(Debug, PartialEq, Eq)]
 pub enum AfterTurn {
@@ -81,8 +139,20 @@ pub enum AfterTurn {
 
 /// One tool call as layers see it.
 pub struct ToolUse<'a> {
+    pub call_id: &'a str,
     pub name: &'a str,
     pub args: &'a Value,
+    /// What its handler says it reaches.
+    pub reach: Reach,
+    /// What the user approves (a file change names its path); `None` before the call is
+    /// described, and for calls nobody approves.
+    pub action: Option<&'a ApprovalAction>,
+}
+
+impl ToolUse<'_> {
+    pub fn changes_files(&self) -> bool {
+        self.reach == Reach::ChangesFiles
+    }
 }
 
 /// A finished tool call.
@@ -105,11 +175,33 @@ pub trait Layer: Send + Sync {
         Gate::Go
     }
 
+    async fn shape_request(&self, _cx: &Scope<'_>, _req: &mut RequestSetup) -> Shape {
+        Shape::Kept
+    }
+
+    /// Returns when `done` is cancelled (at once, for a layer that does not watch).
+    async fn watch(
+        &self,
+        _cx: &Scope<'_>,
+        _what: &Waiting<'_>,
+        _pulse: &Pulse,
+        _done: &CancellationToken,
+    ) {
+    }
+
+    async fn overflow(&self, _cx: &Scope<'_>, _req: &mut RequestSetup) -> Recovery {
+        Recovery::GiveUp(String::new())
+    }
+
     fn after_usage(&self, _cx: &Scope<'_>) {}
+
+    async fn prepare_tool(&self, _cx: &Scope<'_>, _tool: &ToolUse<'_>) {}
 
     async fn before_tool(&self, _cx: &Scope<'_>, _tool: &ToolUse<'_>) -> ToolGate {
         ToolGate::Go
     }
+
+    async fn before_run(&self, _cx: &Scope<'_>, _tool: &ToolUse<'_>) {}
 
     async fn after_tool(&self, _cx: &Scope<'_>, _tool: &ToolUse<'_>, _done: &ToolDone<'_>) {}
 
@@ -120,22 +212,40 @@ pub trait Layer: Send + Sync {
     async fn turn_end(&self, _cx: &Scope<'_>, _end: TurnEnd, _final_text: &str) -> AfterTurn {
         AfterTurn::Rest
     }
+
+    async fn settle(&self, _cx: &Scope<'_>, _end: TurnEnd) {}
+
+    async fn gone(&self, _cx: &Scope<'_>) {}
+}
+
+/// What the session's layers share with the rest of the session, made once at start.
+pub struct SessionParts {
+    pub pause: Arc<super::pause::PauseGate>,
+    pub session: super::budget::SessionLimits,
+    pub compactor: Arc<super::compaction::Compactor>,
+    pub guards: crate::config::GuardsConfig,
+    pub hooks: HookLayer,
+    pub isolation: Arc<super::isolation::WorkerIsolation>,
+    pub checks: Arc<super::checks::Checks>,
 }
 
 /// The session's layers, in the order they run at every point: the pause gate first (a
-/// paused team holds before anything is decided), then the budgets, the loop guard, and
-/// the user's hooks (a hook sees only calls squad itself would let through).
-pub fn session_layers(
-    pause: &Arc<super::pause::PauseGate>,
-    session: &super::budget::SessionLimits,
-    guards: crate::config::GuardsConfig,
-    hooks: HookLayer,
-) -> Layers {
+/// paused team holds before anything is decided), then the budgets, compaction (a request
+/// is made to fit once it may be sent), stall marks, the loop guard, the user's hooks (a
+/// hook sees only calls squad itself would let through), then isolation (the worktree and
+/// the leases, once no hook blocked the call; the merge once a worker's turns are over)
+/// and verification last (it measures the call in the root isolation gave it, and begins
+/// a task on the worktree as isolation left it).
+pub fn session_layers(p: SessionParts) -> Layers {
     Layers::new(vec![
-        Arc::new(PauseLayer::new(pause.clone())),
-        Arc::new(BudgetLayer::new(session.clone())),
-        Arc::new(LoopGuardLayer::new(guards)),
-        Arc::new(hooks),
+        Arc::new(PauseLayer::new(p.pause)),
+        Arc::new(BudgetLayer::new(p.session)),
+        Arc::new(CompactionLayer::new(p.compactor)),
+        Arc::new(StallLayer::new(p.guards.stall_after())),
+        Arc::new(LoopGuardLayer::new(p.guards)),
+        Arc::new(p.hooks),
+        Arc::new(IsolationLayer::new(p.isolation)),
+        Arc::new(VerificationLayer::new(p.checks)),
     ])
 }
 
@@ -184,6 +294,52 @@ impl Layers {
         Gate::Go
     }
 
+    /// The first layer that changes the request or ends the turn decides what the loop
+    /// hears; later layers still see the changed request.
+    pub async fn shape_request(&self, cx: &Scope<'_>, req: &mut RequestSetup) -> Shape {
+        let mut shape = Shape::Kept;
+        for layer in self.list.iter() {
+            match layer.shape_request(cx, req).await {
+                Shape::Kept => {}
+                Shape::Changed => shape = Shape::Changed,
+                stop => return stop,
+            }
+        }
+        shape
+    }
+
+    /// Runs `work` with every layer watching beside it; they end with it.
+    pub async fn watch<F: Future>(
+        &self,
+        cx: &Scope<'_>,
+        what: &Waiting<'_>,
+        pulse: &Pulse,
+        work: F,
+    ) -> F::Output {
+        let done = CancellationToken::new();
+        let watchers =
+            futures::future::join_all(self.list.iter().map(|l| l.watch(cx, what, pulse, &done)));
+        let work = async {
+            let out = work.await;
+            done.cancel();
+            out
+        };
+        futures::future::join(work, watchers).await.0
+    }
+
+    /// The first layer that makes the request fit decides; else every reason is told.
+    pub async fn overflow(&self, cx: &Scope<'_>, req: &mut RequestSetup) -> Recovery {
+        let mut why = Vec::new();
+        for layer in self.list.iter() {
+            match layer.overflow(cx, req).await {
+                Recovery::GiveUp(w) if w.is_empty() => {}
+                Recovery::GiveUp(w) => why.push(w),
+                other => return other,
+            }
+        }
+        Recovery::GiveUp(why.join("; "))
+    }
+
     pub fn after_usage(&self, cx: &Scope<'_>) {
         for layer in self.list.iter() {
             layer.after_usage(cx);
@@ -198,6 +354,30 @@ impl Layers {
             }
         }
         ToolGate::Go
+    }
+
+    pub async fn prepare_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
+        for layer in self.list.iter() {
+            layer.prepare_tool(cx, tool).await;
+        }
+    }
+
+    pub async fn before_run(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
+        for layer in self.list.iter() {
+            layer.before_run(cx, tool).await;
+        }
+    }
+
+    pub async fn settle(&self, cx: &Scope<'_>, end: TurnEnd) {
+        for layer in self.list.iter() {
+            layer.settle(cx, end).await;
+        }
+    }
+
+    pub async fn gone(&self, cx: &Scope<'_>) {
+        for layer in self.list.iter() {
+            layer.gone(cx).await;
+        }
     }
 
     pub async fn after_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
@@ -231,5 +411,7 @@ impl Layers {
     }
 }
 
+#[cfg(test)]
+mod policy_tests;
 #[cfg(test)]
 mod tests;

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-fn team() -> (Team, AgentId, mpsc::UnboundedReceiver<Event>) {
+pub(super) fn team() -> (Team, AgentId, mpsc::UnboundedReceiver<Event>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let root = AgentId::new();
     let team = Team::new(EventSink::new(None, 0, tx), root);
@@ -19,7 +19,7 @@ fn team() -> (Team, AgentId, mpsc::UnboundedReceiver<Event>) {
     (team, root, rx)
 }
 
-fn agent(id: AgentId, parent: Option<AgentId>, budget: Budget) -> NewAgent {
+pub(super) fn agent(id: AgentId, parent: Option<AgentId>, budget: Budget) -> NewAgent {
     NewAgent {
         id,
         parent,
@@ -41,17 +41,27 @@ fn agent(id: AgentId, parent: Option<AgentId>, budget: Budget) -> NewAgent {
     }
 }
 
-fn scope<'a>(team: &'a Team, agent: AgentId, cancel: &'a CancellationToken) -> Scope<'a> {
+/// A workspace for layers that do not look at files.
+pub(super) fn anywhere() -> &'static Workspace {
+    static WS: std::sync::OnceLock<Workspace> = std::sync::OnceLock::new();
+    WS.get_or_init(|| Workspace::new(&std::env::temp_dir()).unwrap())
+}
+
+pub(super) fn scope<'a>(
+    team: &'a Team,
+    agent: AgentId,
+    cancel: &'a CancellationToken,
+) -> Scope<'a> {
     Scope {
         team,
         agent,
         role: "r",
-        root: Path::new("."),
+        workspace: anywhere(),
         cancel,
     }
 }
 
-fn kinds(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<EventKind> {
+pub(super) fn kinds(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<EventKind> {
     let mut out = Vec::new();
     while let Ok(ev) = rx.try_recv() {
         out.push(ev.kind);
@@ -128,8 +138,11 @@ async fn the_first_layer_that_does_not_go_decides_and_the_rest_are_not_asked() {
     );
     let args = serde_json::json!({});
     let tool = ToolUse {
+        call_id: "c1",
         name: "run_command",
         args: &args,
+        reach: Reach::ChangesFiles,
+        action: None,
     };
     assert_eq!(
         layers.before_tool(&cx, &tool).await,

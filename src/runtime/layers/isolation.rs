@@ -1,0 +1,72 @@
+//! Isolation as a layer: a worker's first call that may change files gets its worktree
+//! (before the call is described, so the user approves a diff against the worktree); in
+//! the shared workspace a worker's file change takes the file's lease; after a change the
+//! worktree's diff is measured for the tree; a worker taking up a follow-up is moved onto
+//! the workspace's current state; when its turns are over its change is merged; when it
+//! is gone its worktree goes. `runtime/isolation.rs` knows how.
+
+use super::{Layer, Scope, ToolDone, ToolGate, ToolUse};
+use crate::protocol::TurnEnd;
+use crate::runtime::isolation::WorkerIsolation;
+use async_trait::async_trait;
+use std::sync::Arc;
+
+pub struct IsolationLayer {
+    iso: Arc<WorkerIsolation>,
+}
+
+impl IsolationLayer {
+    pub fn new(iso: Arc<WorkerIsolation>) -> Self {
+        Self { iso }
+    }
+}
+
+#[async_trait]
+impl Layer for IsolationLayer {
+    async fn before_task(&self, cx: &Scope<'_>, text: &mut String) {
+        if cx.is_worker()
+            && let Some(note) = self.iso.before_task(cx.team, cx.agent).await
+        {
+            text.push_str("\n\n");
+            text.push_str(&note);
+        }
+    }
+
+    async fn prepare_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
+        if tool.changes_files() {
+            self.iso.before_change(cx.team, cx.agent).await;
+        }
+    }
+
+    async fn before_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) -> ToolGate {
+        if !tool.changes_files() {
+            return ToolGate::Go;
+        }
+        // A file another worker holds in the shared workspace is refused.
+        match self
+            .iso
+            .claim_write(cx.team, cx.agent, cx.workspace, tool.action)
+        {
+            Ok(()) => ToolGate::Go,
+            Err(held) => ToolGate::Block(held),
+        }
+    }
+
+    async fn after_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>, _done: &ToolDone<'_>) {
+        if tool.changes_files() {
+            self.iso.after_mutation(cx.team, cx.agent).await;
+        }
+    }
+
+    async fn settle(&self, cx: &Scope<'_>, end: TurnEnd) {
+        if cx.is_worker() && end != TurnEnd::Cancelled {
+            self.iso.settle(cx.team, cx.agent, end).await;
+        }
+    }
+
+    async fn gone(&self, cx: &Scope<'_>) {
+        if cx.is_worker() && !self.iso.is_closing() {
+            self.iso.clean_up(cx.team, cx.agent).await;
+        }
+    }
+}

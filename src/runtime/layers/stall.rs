@@ -1,0 +1,135 @@
+//! Stall marks as a layer: a model call that streams nothing, or a tool call that does
+//! not end, for `[guards] stall_after_s` marks its agent stalled (`stalled` event), and
+//! `unstalled` follows when it moves again or ends. Only a mark for the user, who may
+//! cancel the agent; the model call's idle timeout stays the hard limit. Waiting for
+//! workers or the user (a team tool) is not a stall.
+//!
+//! The hot path (every streamed chunk) only stores a timestamp in a [`Pulse`]; the watch
+//! beside the call looks at it when the call could first be stalled, then every so often
+//! while it is.
+
+use super::{Layer, Scope, Waiting};
+use crate::protocol::EventKind;
+use crate::runtime::toolbox::Reach;
+use crate::text::{clip, key_argument};
+use async_trait::async_trait;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// When a call last made progress: milliseconds since it started, one relaxed store a beat.
+pub struct Pulse {
+    start: Instant,
+    last_ms: AtomicU64,
+}
+
+impl Default for Pulse {
+    fn default() -> Self {
+        Self {
+            start: Instant::now(),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Pulse {
+    /// The call made progress (bytes arrived, a retry began).
+    pub fn beat(&self) {
+        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+
+    fn last(&self) -> u64 {
+        self.last_ms.load(Ordering::Relaxed)
+    }
+
+    /// Time since the last beat (or the start).
+    fn quiet_for(&self) -> Duration {
+        self.start
+            .elapsed()
+            .saturating_sub(Duration::from_millis(self.last()))
+    }
+}
+
+pub struct StallLayer {
+    /// `None`: switched off.
+    after: Option<Duration>,
+}
+
+impl StallLayer {
+    pub fn new(after: Option<Duration>) -> Self {
+        Self { after }
+    }
+}
+
+/// What a stalled agent is stuck on, for the tree.
+fn label(what: &Waiting<'_>) -> String {
+    match what {
+        Waiting::ModelCall => "model call".to_string(),
+        Waiting::Tool(tool) => format!(
+            "tool call {} {}",
+            tool.name,
+            clip(&key_argument(&tool.args.to_string()), 80)
+        )
+        .trim_end()
+        .to_string(),
+    }
+}
+
+#[async_trait]
+impl Layer for StallLayer {
+    async fn watch(
+        &self,
+        cx: &Scope<'_>,
+        what: &Waiting<'_>,
+        pulse: &super::Pulse,
+        done: &CancellationToken,
+    ) {
+        let Some(after) = self.after else {
+            return;
+        };
+        if matches!(what, Waiting::Tool(t) if t.reach == Reach::Team) {
+            return;
+        }
+        // While stalled, how often to look for progress again.
+        let recheck = (after / 4).clamp(Duration::from_millis(100), Duration::from_secs(1));
+        // The beat the stall was seen at; any later beat ends it.
+        let mut stalled_at: Option<u64> = None;
+        loop {
+            let wait = match stalled_at {
+                Some(_) => recheck,
+                None => after.saturating_sub(pulse.quiet_for()),
+            };
+            tokio::select! {
+                biased;
+                _ = done.cancelled() => {
+                    if stalled_at.is_some() {
+                        cx.team.emit(cx.agent, EventKind::Unstalled);
+                    }
+                    return;
+                }
+                _ = tokio::time::sleep(wait) => {}
+            }
+            match stalled_at {
+                Some(at) if pulse.last() != at => {
+                    stalled_at = None;
+                    cx.team.emit(cx.agent, EventKind::Unstalled);
+                }
+                Some(_) => {}
+                None => {
+                    let quiet = pulse.quiet_for();
+                    if quiet >= after {
+                        stalled_at = Some(pulse.last());
+                        cx.team.emit(
+                            cx.agent,
+                            EventKind::Stalled {
+                                on: label(what),
+                                since_s: quiet.as_secs(),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! One model call of a turn: a model slot, the stream (its text to the front ends, its
+//! progress to the layers watching it), the usage counted, and an overflow the layers
+//! make fit sent again once.
+
+use super::engine::Engine;
+use super::layers::{Pulse, Recovery, Waiting};
+use super::request::RequestSetup;
+use crate::model::{ChatResponse, ModelError, ModelProgress, TokenUsage};
+use crate::protocol::{AgentId, EventKind};
+use tokio_util::sync::CancellationToken;
+
+/// How a model call ended.
+pub enum Called {
+    Answer(ChatResponse),
+    Interrupted,
+    /// The call failed for good, with the reason the user reads.
+    Failed(String),
+}
+
+/// Sends `setup` for `agent`. The request shares the agent's history: it is let go of
+/// before the answer is appended, so appending does not copy it.
+pub async fn call_model(
+    engine: &Engine,
+    agent: AgentId,
+    mut setup: RequestSetup,
+    cancel: &CancellationToken,
+) -> Called {
+    // Set once the call overflowed the window and was made to fit: a second overflow of
+    // the same call is an error, never another round.
+    let mut overflowed = false;
+    loop {
+        let model = setup.request.model.clone();
+        let response = stream(engine, agent, &setup, cancel).await;
+        engine.team.count_model_call(agent);
+        let (message, said) = match response {
+            Ok(r) => {
+                if let Some(usage) = r.usage {
+                    record_usage(engine, agent, model, setup.window, usage);
+                }
+                return Called::Answer(r);
+            }
+            Err(ModelError::Cancelled) => return Called::Interrupted,
+            Err(ModelError::ContextOverflow { message, window }) => (message, window),
+            Err(e) => return Called::Failed(e.to_string()),
+        };
+        if let Some(tokens) = said {
+            engine.windows.learn(&model, tokens);
+            setup.window = engine.windows.window(&model);
+        }
+        let why = if overflowed {
+            "even after compacting it".to_string()
+        } else {
+            match engine.overflow(agent, &mut setup, cancel).await {
+                Recovery::Retry => {
+                    overflowed = true;
+                    engine.after_usage(agent);
+                    continue;
+                }
+                Recovery::Interrupted => return Called::Interrupted,
+                Recovery::GiveUp(why) => why,
+            }
+        };
+        let window = engine.windows.window(&model);
+        return Called::Failed(format!(
+            "the conversation does not fit the context window of {model} ({window} tokens) \
+             {why}. The server said: {message}. Send a shorter message, /compact, or start \
+             over with /new"
+        ));
+    }
+}
+
+/// The call itself, in a model slot, watched by the layers.
+async fn stream(
+    engine: &Engine,
+    agent: AgentId,
+    setup: &RequestSetup,
+    cancel: &CancellationToken,
+) -> Result<ChatResponse, ModelError> {
+    let team = &engine.team;
+    let _permit = tokio::select! {
+        p = engine.model_slots.acquire() => p,
+        _ = cancel.cancelled() => return Err(ModelError::Cancelled),
+    };
+    let pulse = Pulse::default();
+    let progress = |p: ModelProgress| match p {
+        ModelProgress::TextDelta(delta) => {
+            pulse.beat();
+            team.emit(agent, EventKind::TextDelta { delta });
+        }
+        ModelProgress::Received => pulse.beat(),
+        ModelProgress::Retrying {
+            attempt,
+            max_attempts,
+            delay,
+            reason,
+        } => {
+            pulse.beat();
+            team.emit(
+                agent,
+                EventKind::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay_ms: delay.as_millis() as u64,
+                    reason,
+                },
+            );
+        }
+    };
+    let call = engine.model.stream_chat(&setup.request, &progress, cancel);
+    engine
+        .watch(agent, &Waiting::ModelCall, &pulse, call, cancel)
+        .await
+}
+
+/// Counts the call's usage on the agent and tells the front ends and the layers.
+fn record_usage(engine: &Engine, agent: AgentId, model: String, window: u64, usage: TokenUsage) {
+    let team = &engine.team;
+    let cost = engine
+        .config
+        .cost(&model, usage.prompt_tokens, usage.completion_tokens);
+    team.add_usage(agent, usage.prompt_tokens, usage.completion_tokens, cost);
+    let context_tokens = usage.prompt_tokens + usage.completion_tokens;
+    // A server that reports no prompt tokens has not counted: keep estimating.
+    if usage.prompt_tokens > 0 {
+        team.record_context(agent, context_tokens);
+    }
+    team.emit(
+        agent,
+        EventKind::Usage {
+            model,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            cost_usd: cost,
+            context_tokens,
+            context_window: window,
+        },
+    );
+    engine.after_usage(agent);
+}
