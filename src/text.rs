@@ -116,23 +116,50 @@ pub fn describe_result(result: &AgentResult) -> String {
     s
 }
 
-/// The session's task figures in one line (seed 001's metrics).
-pub fn task_line(t: &TaskMetrics) -> String {
-    let avg = t.avg_task_ms().map_or_else(
-        || "–".to_string(),
-        |ms| format!("{:.1} s", ms as f64 / 1000.0),
-    );
-    format!(
-        "tasks: {} started, {} completed, {} failed · corrections {} · first-pass {} · retry rate {} · QC catch rate {} · avg task {}",
-        t.started,
-        t.completed,
-        t.failed,
-        t.corrections,
-        TaskMetrics::percent(t.first_pass_rate()),
-        TaskMetrics::percent(t.retry_rate()),
-        TaskMetrics::percent(t.catch_rate()),
-        avg
-    )
+/// The task figures in words, one line each for the tasks, their checks and the workers'
+/// lives; a line with nothing to tell is left out. Seed 001's retry rate (per task) stands
+/// beside squad's own (per checked result): the two answer different questions.
+pub fn task_lines(t: &TaskMetrics) -> Vec<String> {
+    let pct = TaskMetrics::percent;
+    let secs = |ms: Option<u64>| {
+        ms.map_or_else(
+            || "–".to_string(),
+            |ms| format!("{:.1}s", ms as f64 / 1000.0),
+        )
+    };
+    let mut out = Vec::new();
+    if t.started > 0 {
+        out.push(format!(
+            "tasks: {} started, {} completed, {} failed · success rate {} · first-pass {} · avg task {}",
+            t.started,
+            t.completed,
+            t.failed,
+            pct(t.success_rate()),
+            pct(t.first_pass_rate()),
+            secs(t.avg_task_ms())
+        ));
+    }
+    if t.started > 0 || t.scored > 0 {
+        let score = t
+            .avg_score()
+            .map_or_else(|| "–".to_string(), |s| format!("{s:.0}/100"));
+        out.push(format!(
+            "checks: corrections {} · QC catch rate {} · avg score {} · retry rate {} of checked results, {} of tasks (seed 001)",
+            t.corrections,
+            pct(t.catch_rate()),
+            score,
+            pct(t.retry_rate()),
+            pct(t.seed_retry_rate()),
+        ));
+    }
+    if t.lifespans > 0 {
+        out.push(format!(
+            "workers: avg lifespan {} (spawn to release, {} ended)",
+            secs(t.avg_lifespan_ms()),
+            t.lifespans
+        ));
+    }
+    out
 }
 
 /// A distinct mark per task status, readable without colour; a task a deadlock holds gets
