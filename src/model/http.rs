@@ -21,9 +21,8 @@ pub(crate) struct HttpFailure {
     pub status: u16,
     pub retry_after: Option<Duration>,
     pub message: String,
-    /// The body says the request overflowed the context window (with the window, if
-    /// named).
-    pub overflow: Option<Option<u64>>,
+    /// The body says the request overflowed the context window.
+    pub overflow: Option<super::Overflow>,
 }
 
 #[derive(Clone, Debug)]

@@ -10,6 +10,7 @@ mod stream;
 mod wire;
 
 pub use openai::{ClientSettings, OpenAiClient};
+pub use overflow::Overflow;
 pub use probe::list_models;
 
 use crate::protocol::{HistoryItem, ToolCall};
@@ -89,13 +90,11 @@ pub enum ModelError {
     IdleTimeout(Duration),
     #[error("the model server sent a response squad cannot read: {0}")]
     BadResponse(String),
-    /// The request does not fit the model's context window (`window` tokens, where the
-    /// server says). Retrying the same request cannot help; compacting can.
+    /// The request does not fit the model's context window (what the server said of the
+    /// window and the request's size). Retrying the same request cannot help; compacting
+    /// can.
     #[error("the conversation is too long for the model's context window: {message}")]
-    ContextOverflow {
-        message: String,
-        window: Option<u64>,
-    },
+    ContextOverflow { message: String, said: Overflow },
     /// The provider refuses every request without a key (OpenAI's own API); nothing was
     /// sent. The message is the fix.
     #[error("{0}")]

@@ -225,10 +225,10 @@ impl OpenAiClient {
             OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
                 Ok(f) => {
                     self.answered.store(true, Ordering::Relaxed);
-                    if let Some(window) = f.overflow {
+                    if let Some(said) = f.overflow {
                         return ModelError::ContextOverflow {
                             message: f.message,
-                            window,
+                            said,
                         }
                         .into();
                     }

@@ -6,9 +6,19 @@
 
 use serde_json::Value;
 
-/// `Some(window)` when the error body says the request overflowed the context (with the
-/// window in tokens where the server names it), `None` for any other error.
-pub(crate) fn context_overflow(body: &str) -> Option<Option<u64>> {
+/// What a server said of a request that does not fit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overflow {
+    /// The context window in tokens, where the server names it.
+    pub window: Option<u64>,
+    /// The request's tokens as the server counted them, where it says: the truth squad's
+    /// own estimate is scaled by.
+    pub prompt_tokens: Option<u64>,
+}
+
+/// `Some` when the error body says the request overflowed the context, `None` for any
+/// other error.
+pub(crate) fn context_overflow(body: &str) -> Option<Overflow> {
     let json: Option<Value> = serde_json::from_str(body).ok();
     let error = json.as_ref().map(|v| v.get("error").unwrap_or(v));
     let field = |k: &str| error.and_then(|e| e.get(k));
@@ -21,10 +31,17 @@ pub(crate) fn context_overflow(body: &str) -> Option<Option<u64>> {
         .and_then(Value::as_u64)
         .or_else(|| number_after(&message, "maximum context length is"))
         .or_else(|| number_after(&message, "context length of"));
+    let prompt_tokens = field("n_prompt_tokens")
+        .and_then(Value::as_u64)
+        .or_else(|| number_after(&message, "resulted in"))
+        .or_else(|| number_after(&message, "you requested"));
     let by_code = str_field("code") == "context_length_exceeded"
         || str_field("type") == "exceed_context_size_error"
         || str_field("type") == "context_length_exceeded";
-    (by_code || overflow_wording(&message)).then_some(window)
+    (by_code || overflow_wording(&message)).then_some(Overflow {
+        window,
+        prompt_tokens,
+    })
 }
 
 /// Also for errors that arrive inside a stream, which carry only a message.
@@ -72,14 +89,20 @@ mod tests {
     #[test]
     fn recognises_the_shapes_of_openai_llama_cpp_and_vllm() {
         let openai = r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
-        assert_eq!(context_overflow(openai), Some(Some(128_000)));
+        let said = |window, prompt_tokens| {
+            Some(Overflow {
+                window: Some(window),
+                prompt_tokens: Some(prompt_tokens),
+            })
+        };
+        assert_eq!(context_overflow(openai), said(128_000, 130_000));
         let llama = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":40000,"n_ctx":32768}}"#;
-        assert_eq!(context_overflow(llama), Some(Some(32_768)));
+        assert_eq!(context_overflow(llama), said(32_768, 40_000));
         let vllm = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#;
-        assert_eq!(context_overflow(vllm), Some(Some(4096)));
+        assert_eq!(context_overflow(vllm), said(4096, 5000));
         assert_eq!(
             context_overflow("prompt exceeds the context window"),
-            Some(None)
+            Some(Overflow::default())
         );
         assert_eq!(
             context_overflow(

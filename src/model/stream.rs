@@ -156,8 +156,12 @@ fn stream_error(err: &serde_json::Value) -> ModelError {
     if super::overflow::overflow_wording(&message)
         || err.get("type").and_then(|t| t.as_str()) == Some("exceed_context_size_error")
     {
-        let window = err.get("n_ctx").and_then(serde_json::Value::as_u64);
-        return ModelError::ContextOverflow { message, window };
+        let number = |k: &str| err.get(k).and_then(serde_json::Value::as_u64);
+        let said = super::Overflow {
+            window: number("n_ctx"),
+            prompt_tokens: number("n_prompt_tokens"),
+        };
+        return ModelError::ContextOverflow { message, said };
     }
     ModelError::Http { status, message }
 }

@@ -99,8 +99,77 @@ impl Compactor {
         trigger: Trigger,
         cancel: &CancellationToken,
     ) -> Result<u64, CompactError> {
-        compact(self, team, agent, setup, trigger, cancel).await
+        compact(self, team, agent, setup, trigger, 1.0, cancel).await
     }
+
+    /// Like [`Compactor::compact`], for a request the server counted `scale` times squad's
+    /// own estimate: every budget is planned in squad's estimate, so it is divided by it.
+    pub async fn compact_scaled(
+        &self,
+        team: &Team,
+        agent: AgentId,
+        setup: RequestSetup,
+        trigger: Trigger,
+        scale: f64,
+        cancel: &CancellationToken,
+    ) -> Result<u64, CompactError> {
+        compact(self, team, agent, setup, trigger, scale, cancel).await
+    }
+
+    /// The last resort when nothing is left to summarize: every tool output and long
+    /// argument in the history cut, harder each pass, until the request fits the
+    /// threshold (in squad's estimate, scaled). `None` when cutting changes nothing.
+    pub fn cut_outputs(
+        &self,
+        team: &Team,
+        agent: AgentId,
+        setup: &RequestSetup,
+        scale: f64,
+    ) -> Option<u64> {
+        let threshold = (setup.window as f64 * self.config.context.compact_at / scale) as u64;
+        let room = threshold.saturating_sub(setup.fixed_tokens);
+        let history = &setup.request.history;
+        let mut cut = Vec::new();
+        for cap in SUMMARY_ITEM_CAPS {
+            cut = history.iter().map(|item| shrink(item, cap)).collect();
+            if cut.iter().map(estimate_item).sum::<u64>() <= room {
+                break;
+            }
+        }
+        if cut == **history {
+            return None;
+        }
+        let tokens_before = team.context_tokens(agent, setup.fixed_tokens);
+        team.rewrite_history(agent, cut, tokens_before, setup.window, setup.fixed_tokens)
+    }
+}
+
+/// What a request that cannot be made smaller is made of, for the user: its size by
+/// squad's estimate and its biggest part.
+pub fn largest_part(setup: &RequestSetup) -> String {
+    let history = &setup.request.history;
+    let total = setup.fixed_tokens + history.iter().map(estimate_item).sum::<u64>();
+    let biggest = history
+        .iter()
+        .map(|item| (estimate_item(item), item))
+        .max_by_key(|(tokens, _)| *tokens);
+    let part = match biggest {
+        Some((tokens, item)) if tokens > setup.fixed_tokens => {
+            let what = match item {
+                HistoryItem::User { .. } => "a message of the user".to_string(),
+                HistoryItem::ToolResult { name, .. } => format!("the output of {name}"),
+                HistoryItem::Assistant { .. } => "an answer of the model".to_string(),
+                HistoryItem::Notice { .. } => "a notice".to_string(),
+                _ => "one item of the conversation".to_string(),
+            };
+            format!("{what}, about {tokens} tokens")
+        }
+        _ => format!(
+            "the system prompt and the tools, about {} tokens",
+            setup.fixed_tokens
+        ),
+    };
+    format!("the request is about {total} tokens by squad's estimate; its largest part is {part}")
 }
 
 async fn compact(
@@ -109,13 +178,17 @@ async fn compact(
     agent: AgentId,
     setup: RequestSetup,
     trigger: Trigger,
+    scale: f64,
     cancel: &CancellationToken,
 ) -> Result<u64, CompactError> {
     let tokens_before = team.context_tokens(agent, setup.fixed_tokens);
-    let threshold = (setup.window as f64 * me.config.context.compact_at) as u64;
+    // Budgets in squad's own estimate: the server's tokens divided by how far it counts
+    // more than squad estimates.
+    let est = |tokens: f64| (tokens / scale.max(1.0)) as u64;
+    let threshold = est(setup.window as f64 * me.config.context.compact_at);
     // What the history may take below the threshold, once prompt and tools are sent.
     let room = threshold.saturating_sub(setup.fixed_tokens);
-    let keep = ((setup.window as f64 * me.config.context.keep_recent) as u64)
+    let keep = est(setup.window as f64 * me.config.context.keep_recent)
         .min((room as f64 * TAIL_SHARE) as u64);
     let history = setup.request.history.clone();
     let keep = match trigger {
@@ -123,7 +196,8 @@ async fn compact(
         Trigger::User => keep.min(latest_turn_tokens(&history)),
     };
     let plan = plan(&history, keep).ok_or(CompactError::NothingToCompact)?;
-    let request = summary_request(&setup, &history[..plan.tail]);
+    let budget = est((setup.window - setup.window / 8) as f64);
+    let request = summary_request(&setup, &history[..plan.tail], budget);
     let (model, window, fixed_tokens) = (
         setup.request.model.clone(),
         setup.window,
@@ -244,8 +318,7 @@ fn latest_turn_tokens(history: &[HistoryItem]) -> u64 {
 /// The agent's own prompt and the part to summarize, without tools, ending with the
 /// instruction. Tool outputs and long arguments are cut (the summary needs their gist, and
 /// the request must fit even when the conversation no longer does).
-fn summary_request(setup: &RequestSetup, part: &[HistoryItem]) -> ChatRequest {
-    let budget = setup.window - setup.window / 8;
+fn summary_request(setup: &RequestSetup, part: &[HistoryItem], budget: u64) -> ChatRequest {
     let mut items = Vec::new();
     for cap in SUMMARY_ITEM_CAPS {
         items = part.iter().map(|item| shrink(item, cap)).collect();

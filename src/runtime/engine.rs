@@ -213,11 +213,12 @@ impl Engine {
         &self,
         agent: AgentId,
         req: &mut RequestSetup,
+        said: &crate::model::Overflow,
         cancel: &CancellationToken,
     ) -> Recovery {
         let place = self.place(agent);
         let cx = place.scope(&self.team, agent, cancel);
-        self.layers.overflow(&cx, req).await
+        self.layers.overflow(&cx, req, said).await
     }
 
     /// Runs `work` of `agent` with the layers watching it.

@@ -9,6 +9,10 @@ use crate::model::{ChatResponse, ModelError, ModelProgress, TokenUsage};
 use crate::protocol::{AgentId, EventKind};
 use tokio_util::sync::CancellationToken;
 
+/// Most times one call is made to fit after the server refused it as too long (each time
+/// harder: a summary, the latest turn only, big outputs cut).
+const MAX_RECOVERIES: u32 = 3;
+
 /// How a model call ended.
 pub enum Called {
     Answer(ChatResponse),
@@ -25,9 +29,9 @@ pub async fn call_model(
     mut setup: RequestSetup,
     cancel: &CancellationToken,
 ) -> Called {
-    // Set once the call overflowed the window and was made to fit: a second overflow of
-    // the same call is an error, never another round.
-    let mut overflowed = false;
+    // Times this call overflowed the window and was made to fit: each round is a model
+    // call of its own, so they are bounded.
+    let mut recoveries = 0;
     loop {
         let model = setup.request.model.clone();
         let response = stream(engine, agent, &setup, cancel).await;
@@ -40,19 +44,19 @@ pub async fn call_model(
                 return Called::Answer(r);
             }
             Err(ModelError::Cancelled) => return Called::Interrupted,
-            Err(ModelError::ContextOverflow { message, window }) => (message, window),
+            Err(ModelError::ContextOverflow { message, said }) => (message, said),
             Err(e) => return Called::Failed(e.to_string()),
         };
-        if let Some(tokens) = said {
+        if let Some(tokens) = said.window {
             engine.windows.learn(&model, tokens);
             setup.window = engine.windows.window(&model);
         }
-        let why = if overflowed {
+        let why = if recoveries == MAX_RECOVERIES {
             "even after compacting it".to_string()
         } else {
-            match engine.overflow(agent, &mut setup, cancel).await {
+            match engine.overflow(agent, &mut setup, &said, cancel).await {
                 Recovery::Retry => {
-                    overflowed = true;
+                    recoveries += 1;
                     engine.after_usage(agent);
                     continue;
                 }

@@ -12,7 +12,7 @@
 //! - `shape_request`: the request is built; a layer may shorten its history.
 //! - `watch`: runs beside a model call or a tool call until it ends (`done`).
 //! - `overflow`: the server said the request does not fit: a layer may make it fit
-//!   (the same call is then sent again, once), or say why it cannot.
+//!   (the same call is then sent again; a few times at most), or say why it cannot.
 //! - `after_usage`: the call's usage has been counted on the agent.
 //! - `prepare_tool`: a call's arguments were checked; before it is described for the
 //!   user (a first call that may change files gets the worker's worktree here).
@@ -56,6 +56,7 @@ use super::guard::Verdict;
 use super::request::RequestSetup;
 use super::team::Team;
 use super::toolbox::Reach;
+use crate::model::Overflow;
 use crate::protocol::{AgentId, AgentResult, ApprovalAction, Task, TurnEnd};
 use crate::workspace::Workspace;
 use async_trait::async_trait;
@@ -191,7 +192,13 @@ pub trait Layer: Send + Sync {
     ) {
     }
 
-    async fn overflow(&self, _cx: &Scope<'_>, _req: &mut RequestSetup) -> Recovery {
+    /// `said`: what the server said of the window and of the request's size.
+    async fn overflow(
+        &self,
+        _cx: &Scope<'_>,
+        _req: &mut RequestSetup,
+        _said: &Overflow,
+    ) -> Recovery {
         Recovery::GiveUp(String::new())
     }
 
@@ -334,10 +341,15 @@ impl Layers {
     }
 
     /// The first layer that makes the request fit decides; else every reason is told.
-    pub async fn overflow(&self, cx: &Scope<'_>, req: &mut RequestSetup) -> Recovery {
+    pub async fn overflow(
+        &self,
+        cx: &Scope<'_>,
+        req: &mut RequestSetup,
+        said: &Overflow,
+    ) -> Recovery {
         let mut why = Vec::new();
         for layer in self.list.iter() {
-            match layer.overflow(cx, req).await {
+            match layer.overflow(cx, req, said).await {
                 Recovery::GiveUp(w) if w.is_empty() => {}
                 Recovery::GiveUp(w) => why.push(w),
                 other => return other,

@@ -5,7 +5,7 @@
 use super::tests::{agent, anywhere, kinds, scope, team};
 use super::*;
 use crate::config::{Config, IsolationMode};
-use crate::model::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress};
+use crate::model::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress, Overflow};
 use crate::protocol::{Budget, EventKind, HistoryItem, ToolCall};
 use crate::roles::RoleSet;
 use crate::runtime::checks::Checks;
@@ -216,7 +216,10 @@ async fn a_failed_compaction_is_told_once_and_not_tried_again_until_the_next_tur
         layer.shape_request(&cx, &mut tight).await,
         Shape::Interrupted
     );
-    assert_eq!(layer.overflow(&cx, &mut tight).await, Recovery::Interrupted);
+    assert_eq!(
+        layer.overflow(&cx, &mut tight, &Overflow::default()).await,
+        Recovery::Interrupted
+    );
     assert_eq!(model.calls.load(Ordering::Relaxed), 2);
     let _ = kinds(&mut rx);
 
@@ -228,10 +231,10 @@ async fn a_failed_compaction_is_told_once_and_not_tried_again_until_the_next_tur
     };
     let cx = scope(&team, short, &cancel);
     let mut req = setup(&team, short, 8_000);
-    // Nothing to compact: an overflow cannot be helped, and says why.
+    // Nothing to compact or cut: an overflow cannot be helped, and says what does not fit.
     assert!(matches!(
-        layer.overflow(&cx, &mut req).await,
-        Recovery::GiveUp(why) if why.contains("nothing to compact")
+        layer.overflow(&cx, &mut req, &Overflow::default()).await,
+        Recovery::GiveUp(why) if why.contains("nothing is left to compact")
     ));
     assert_eq!(model.calls.load(Ordering::Relaxed), 0);
 }

@@ -109,4 +109,43 @@ impl Team {
         );
         Some(tokens_after)
     }
+
+    /// Replaces the agent's history by `new` (the same items, cut shorter), told like a
+    /// compaction so the log and a resume have it. Returns the estimated tokens of the next
+    /// request; `None` if the agent is gone.
+    pub fn rewrite_history(
+        &self,
+        id: AgentId,
+        new: Vec<HistoryItem>,
+        tokens_before: u64,
+        context_window: u64,
+        fixed_tokens: u64,
+    ) -> Option<u64> {
+        let (history, replaced, tokens_after) = self.with(id, |a| {
+            let replaced = a
+                .history
+                .iter()
+                .zip(&new)
+                .filter(|(old, new)| old != new)
+                .count() as u64;
+            a.context = ContextState::of(&new);
+            a.history = Arc::new(new);
+            (
+                a.history.clone(),
+                replaced,
+                fixed_tokens + a.context.history,
+            )
+        })?;
+        self.emit(
+            id,
+            EventKind::Compacted {
+                tokens_before,
+                tokens_after,
+                context_window,
+                replaced,
+                history: history.as_ref().clone(),
+            },
+        );
+        Some(tokens_after)
+    }
 }
