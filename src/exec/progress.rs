@@ -121,7 +121,11 @@ impl Progress {
                 "? [{}] {tool} needs approval: {}",
                 self.who(id),
                 match action {
-                    ApprovalAction::Command { command } => command.clone(),
+                    ApprovalAction::Command { command }
+                    | ApprovalAction::SandboxedCommand { command, .. } => command.clone(),
+                    ApprovalAction::Escalation { command, reason } => {
+                        format!("{command} (outside the sandbox: {reason})")
+                    }
                     ApprovalAction::FileChange { path, .. } => path.clone(),
                     ApprovalAction::Spawn { role, .. } => format!("spawn {role}"),
                     ApprovalAction::McpTool { server, tool, .. } => format!("{server}: {tool}"),
