@@ -299,9 +299,12 @@ async fn read_only_denies_writes_and_the_session_goes_on() {
         MockResponse::tool_call("w2", "run_command", r#"{"command":"touch made.txt"}"#),
         MockResponse::text("ok"),
     ]);
-    sb.exec(&mock, &["--approval", "ask", "--sandbox", "off", "touch it"])
-        .await
-        .assert_ok();
+    sb.exec(
+        &mock,
+        &["--approval", "ask", "--sandbox", "off", "touch it"],
+    )
+    .await
+    .assert_ok();
     assert!(!sb.ws().join("made.txt").exists());
     let result = &tool_messages(&mock.requests()[3].body)[0].1;
     assert!(result.contains("--approval auto"), "{result}");

@@ -55,12 +55,9 @@ impl ToolHandler for RunCommand {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "run_command".to_string(),
-            description: "Run a shell command (bash -c) in the workspace root: build, run a \
-                script, use git. stdin is closed: pass flags such as --yes. Returns the exit \
-                code, then stdout and stderr (long output keeps its start and end). To look at \
-                files, use read_file and search_files. Sandboxed: writes only in the workspace \
-                and $TMPDIR, no network; escalate: true with a reason asks the user to run it \
-                outside."
+            description: "Run a shell command (bash -c) in the workspace root, sandboxed. stdin \
+                is closed: pass --yes. Returns the exit code and output (long output keeps both \
+                ends). To read files, use read_file and search_files."
                 .to_string(),
             parameters: command_schema(),
         }
