@@ -45,6 +45,16 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Print a shell completion script (see the README for the line to add to your rc file).
     Completions(CompletionsArgs),
+    /// Run one command in the sandbox an agent at the workspace root gets (try your build).
+    Sandbox(SandboxArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// The program and its arguments (`squad sandbox -- cargo build`; for shell syntax,
+    /// `squad sandbox -- bash -c '…'`).
+    #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -114,6 +124,10 @@ pub struct Common {
     /// ask | auto | read-only
     #[arg(long, global = true, value_name = "POLICY")]
     pub approval: Option<String>,
+
+    /// The OS sandbox commands run in: workspace-write | read-only | off
+    #[arg(long, global = true, value_name = "MODE")]
+    pub sandbox: Option<String>,
 
     /// Starting persona (default: copilot).
     #[arg(long, global = true)]

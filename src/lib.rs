@@ -16,6 +16,7 @@ pub mod model;
 pub mod protocol;
 pub mod roles;
 pub mod runtime;
+pub mod sandbox;
 pub mod session;
 pub mod sync;
 pub mod text;

@@ -1,6 +1,6 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{CommandFactory, Parser};
-use squad::config::{Config, ConfigOverrides, ConfigSources, load_config};
+use squad::config::{Config, ConfigOverrides, ConfigSources, SandboxMode, load_config};
 use squad::doctor::DoctorInput;
 use squad::exec::exit;
 use squad::hooks::listing;
@@ -105,6 +105,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 print!("{}", report.text());
             }
             Ok(ExitCode::from(if report.ok { 0 } else { 1 }))
+        }
+        Some(Command::Sandbox(args)) => {
+            let config = load_config(&workspace, &config_overrides(&cli.common)?)?;
+            let roles = load_roles(&workspace)?;
+            let role = cli
+                .common
+                .role
+                .as_deref()
+                .unwrap_or(squad::roles::DEFAULT_ROLE);
+            let role = roles.require(role)?;
+            let sandbox = squad::sandbox::Sandbox::new(
+                &config.sandbox,
+                Some(&dirs.data),
+                squad::sandbox::support(),
+            );
+            let level = sandbox.level().narrowed(&role.sandbox);
+            eprintln!(
+                "squad: {} (root {})",
+                sandbox.describe(level),
+                workspace.display()
+            );
+            let code = squad::sandbox::run_one(&sandbox, level, &workspace, &args.command)?;
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Some(Command::Completions(args)) => {
             let mut command = Cli::command();
@@ -241,7 +264,14 @@ fn config_overrides(common: &Common) -> Result<ConfigOverrides> {
         ),
         None => None,
     };
+    let sandbox = match &common.sandbox {
+        Some(s) => Some(SandboxMode::parse(s).ok_or_else(|| {
+            anyhow!("--sandbox must be workspace-write, read-only or off (got `{s}`)")
+        })?),
+        None => None,
+    };
     Ok(ConfigOverrides {
+        sandbox,
         config_file: common.config.clone(),
         base_url: common.base_url.clone(),
         model: common.model.clone(),

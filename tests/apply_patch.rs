@@ -30,6 +30,7 @@ fn context(root: &Path) -> ToolContext {
         workspace: Arc::new(Workspace::new(root).unwrap()),
         settings: Arc::new(ToolSettings::default()),
         cancel: CancellationToken::new(),
+        sandbox: None,
     }
 }
 

@@ -293,14 +293,18 @@ async fn read_only_denies_writes_and_the_session_goes_on() {
     let ends = items_of_kind(&events, "tool_result");
     assert_eq!(ends[0]["is_error"], true);
 
-    // `ask` cannot ask in exec: it denies too, and says how to allow it.
+    // `ask` cannot ask in exec: it denies too, and says how to allow it (a command outside
+    // the sandbox; inside it, `ask` needs no prompt: tests/sandbox.rs).
     mock.push_all([
         MockResponse::tool_call("w2", "run_command", r#"{"command":"touch made.txt"}"#),
         MockResponse::text("ok"),
     ]);
-    sb.exec(&mock, &["--approval", "ask", "touch it"])
-        .await
-        .assert_ok();
+    sb.exec(
+        &mock,
+        &["--approval", "ask", "--sandbox", "off", "touch it"],
+    )
+    .await
+    .assert_ok();
     assert!(!sb.ws().join("made.txt").exists());
     let result = &tool_messages(&mock.requests()[3].body)[0].1;
     assert!(result.contains("--approval auto"), "{result}");

@@ -33,6 +33,7 @@ impl Env {
             workspace: Arc::new(Workspace::new(root.path()).unwrap()),
             settings: Arc::new(settings),
             cancel: CancellationToken::new(),
+            sandbox: None,
         };
         Self { root, outside, ctx }
     }

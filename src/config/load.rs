@@ -39,6 +39,8 @@ pub struct ConfigOverrides {
     pub approval: Option<ApprovalPolicy>,
     /// `--profile`: wins over `SQUAD_PROFILE`.
     pub profile: Option<String>,
+    /// `--sandbox`
+    pub sandbox: Option<super::SandboxMode>,
 }
 
 /// Where the layers come from; explicit so tests need not touch the real environment.
@@ -283,6 +285,9 @@ pub fn load_config_from(
     }
     if let Some(approval) = overrides.approval {
         config.approval = approval;
+    }
+    if let Some(mode) = overrides.sandbox {
+        config.sandbox.mode = mode;
     }
     Ok(config)
 }

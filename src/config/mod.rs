@@ -4,6 +4,7 @@
 mod load;
 mod mcp;
 pub(crate) mod parse;
+mod sandbox;
 
 pub use load::{
     ConfigError, ConfigOverrides, ConfigSources, FileCheck, PROFILE_ENV, check_files, check_rule,
@@ -11,6 +12,7 @@ pub use load::{
 };
 pub use mcp::{MAX_SERVER_NAME, McpServerConfig};
 pub use parse::TomlProblem;
+pub use sandbox::{RoleSandbox, SandboxConfig, SandboxMode};
 
 use crate::protocol::ApprovalPolicy;
 use serde::{Deserialize, Serialize};
@@ -34,6 +36,8 @@ pub struct Config {
     /// Workers' lifetime (when a temporary worker is released) and where writers write.
     pub team: TeamConfig,
     pub verify: VerifyConfig,
+    /// The OS sandbox commands run in.
+    pub sandbox: SandboxConfig,
     /// MCP servers whose tools the agents may use, by name (`[mcp_servers.NAME]`).
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// Keeping long conversations inside the model's context window.
@@ -301,6 +305,7 @@ impl Default for Config {
             guards: GuardsConfig::default(),
             team: TeamConfig::default(),
             verify: VerifyConfig::default(),
+            sandbox: SandboxConfig::default(),
             mcp_servers: BTreeMap::new(),
             context: ContextConfig::default(),
             context_windows: [
@@ -569,6 +574,7 @@ mod tests {
             "guards",
             "team",
             "verify",
+            "sandbox",
             "mcp_servers",
             "context",
             "context_windows",

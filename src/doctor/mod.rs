@@ -37,7 +37,7 @@ pub enum Status {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Check {
     /// What kind of check: `config`, `profile`, `roles`, `key`, `server`, `model`,
-    /// `context_window`, `mcp`, `dirs`, `agents_md`.
+    /// `context_window`, `mcp`, `dirs`, `sandbox`, `agents_md`.
     pub check: &'static str,
     pub status: Status,
     pub message: String,
@@ -106,6 +106,9 @@ pub async fn run(input: &DoctorInput) -> Report {
         ));
     }
     checks::dirs(&input.dirs, &mut checks);
+    if let Some(config) = &config {
+        checks.push(sandbox(config, &input.dirs));
+    }
     checks::agents_md(
         &input.sources.workspace,
         config.as_ref().map(|c| c.context.max_instructions_bytes),
@@ -151,5 +154,35 @@ impl Report {
             }
         }
         out
+    }
+}
+
+/// The sandbox commands would get: `✓` with what it confines, `!` where it is off or
+/// cannot cut the network (commands then ask under `ask`), `✗` where `auto` cannot start.
+fn sandbox(config: &crate::config::Config, dirs: &Dirs) -> Check {
+    use crate::config::SandboxMode;
+    let sandbox =
+        crate::sandbox::Sandbox::new(&config.sandbox, Some(&dirs.data), crate::sandbox::support());
+    let level = sandbox.level();
+    let line = sandbox.describe(level);
+    let auto = config.approval == crate::protocol::ApprovalPolicy::Auto;
+    match (&sandbox.support().unavailable, level.mode) {
+        (_, SandboxMode::Off) => Check::warn("sandbox", line),
+        (Some(_), _) if auto => Check::fail(
+            "sandbox",
+            line,
+            "--approval auto will not start without a sandbox: add --sandbox off, or use \
+             --approval ask (every command then asks)",
+        ),
+        (Some(_), _) => Check::warn(
+            "sandbox",
+            format!("{line}; every command will ask for approval"),
+        ),
+        (None, _)
+            if !level.network && sandbox.support().net_cut != crate::sandbox::NetCut::Namespace =>
+        {
+            Check::warn("sandbox", line)
+        }
+        (None, _) => Check::pass("sandbox", line),
     }
 }

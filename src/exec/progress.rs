@@ -121,7 +121,11 @@ impl Progress {
                 "? [{}] {tool} needs approval: {}",
                 self.who(id),
                 match action {
-                    ApprovalAction::Command { command } => command.clone(),
+                    ApprovalAction::Command { command }
+                    | ApprovalAction::SandboxedCommand { command, .. } => command.clone(),
+                    ApprovalAction::Escalation { command, reason } => {
+                        format!("{command} (outside the sandbox: {reason})")
+                    }
                     ApprovalAction::FileChange { path, .. } => path.clone(),
                     ApprovalAction::Patch { paths, .. } => paths.join(", "),
                     ApprovalAction::Spawn { role, .. } => format!("spawn {role}"),

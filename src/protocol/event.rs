@@ -51,6 +51,12 @@ pub enum EventKind {
     AgentBudget {
         budget: Budget,
     },
+    /// The sandbox the agent's commands run in (`workspace-write`, `read-only +net`, `off`,
+    /// `unavailable`), when it starts and when a handoff changes the persona. Live only:
+    /// it follows from the config and the roles, and is told again on resume.
+    AgentSandbox {
+        sandbox: String,
+    },
     /// What the spawn asked beyond the worker's role (kept, instructions, narrowed tools),
     /// right after its `agent_spawned` (only when it asked any). Resume restores it.
     AgentOptions(SpawnOptions),
@@ -359,6 +365,7 @@ impl EventKind {
                 | Self::ToolCallBegin { .. }
                 | Self::ToolCallEnd { .. }
                 | Self::McpServer { .. }
+                | Self::AgentSandbox { .. }
                 | Self::Diff { .. }
         )
     }
@@ -464,6 +471,18 @@ pub enum ApprovalDecision {
 pub enum ApprovalAction {
     Command {
         command: String,
+    },
+    /// A command that runs inside the OS sandbox (`sandbox` names it): the sandbox bounds
+    /// it, so `ask` lets it run without a prompt; `read-only` still refuses it.
+    SandboxedCommand {
+        command: String,
+        sandbox: String,
+    },
+    /// A command the model asks to run outside the sandbox (`escalate`), with its reason:
+    /// always put to the user, under `auto` too; refused where nobody can answer.
+    Escalation {
+        command: String,
+        reason: String,
     },
     /// A write or edit; `diff` is a unified diff of the file before and after.
     FileChange {

@@ -124,6 +124,10 @@ pub struct Role {
     /// otherwise; `spawn_agent`'s `isolation` wins over both).
     #[serde(default)]
     pub isolation: Option<crate::config::IsolationMode>,
+    /// Narrows the session's sandbox for this role's agents (`mode`, `network`); never
+    /// widens it.
+    #[serde(default, skip_serializing_if = "crate::config::RoleSandbox::is_unset")]
+    pub sandbox: crate::config::RoleSandbox,
     /// Where the role came from; filled by the loader, never read from the file.
     #[serde(skip)]
     pub source: RoleSource,

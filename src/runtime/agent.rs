@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 pub fn start_agent(engine: &Arc<Engine>, new: NewAgent) -> AgentId {
     let id = new.id;
     let (inbox, cancel) = engine.team.add(new);
+    engine.announce_sandbox(id);
     let engine = engine.clone();
     let tasks = engine.agent_tasks.clone();
     tasks.spawn(async move { agent_main(engine, id, inbox, cancel).await });

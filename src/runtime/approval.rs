@@ -49,7 +49,12 @@ impl ApprovalGate {
 
     /// Whether `check` would put the question to the user (so the agent waits on them).
     pub fn will_ask(&self, req: &ApprovalRequest<'_>) -> bool {
-        req.policy == ApprovalPolicy::Ask && self.can_ask && !self.is_cached(req.tool, req.action)
+        let asked = match req.action {
+            ApprovalAction::SandboxedCommand { .. } => false,
+            ApprovalAction::Escalation { .. } => req.policy != ApprovalPolicy::ReadOnly,
+            _ => req.policy == ApprovalPolicy::Ask,
+        };
+        asked && self.can_ask && !self.is_cached(req.tool, req.action)
     }
 
     /// Decides, asking the user through the event stream when the policy says so.
@@ -66,8 +71,8 @@ impl ApprovalGate {
         if is_spawn && !self.may_ask(req.policy) {
             return Ok(());
         }
+        let escalation = matches!(req.action, ApprovalAction::Escalation { .. });
         match req.policy {
-            ApprovalPolicy::Auto => return Ok(()),
             ApprovalPolicy::ReadOnly => {
                 return Err(Denied(format!(
                     "`{}` was denied: the session is read-only (approval policy `read-only`). \
@@ -75,10 +80,22 @@ impl ApprovalGate {
                     req.tool
                 )));
             }
-            ApprovalPolicy::Ask => {}
+            // The sandbox bounds it: nothing to ask.
+            _ if matches!(req.action, ApprovalAction::SandboxedCommand { .. }) => return Ok(()),
+            // Leaving the sandbox is always the user's call, under `auto` too.
+            ApprovalPolicy::Auto if !escalation => return Ok(()),
+            ApprovalPolicy::Auto | ApprovalPolicy::Ask => {}
         }
         if self.is_cached(req.tool, req.action) {
             return Ok(());
+        }
+        if !self.can_ask && escalation {
+            return Err(Denied(
+                "running this command outside the sandbox needs the user's approval, and \
+                 nobody can answer in this headless run. Do not retry it: do the work within \
+                 the sandbox, or tell the user which command to run themselves and why."
+                    .to_string(),
+            ));
         }
         if !self.can_ask {
             return Err(Denied(format!(
@@ -166,6 +183,9 @@ fn cache_keys(action: &ApprovalAction) -> Vec<String> {
             .take(2)
             .collect::<Vec<_>>()
             .join(" "),
+        // Leaving the sandbox is approved for the very command only.
+        ApprovalAction::Escalation { command, .. } => format!("!{}", command.trim()),
+        ApprovalAction::SandboxedCommand { .. } => String::new(),
         ApprovalAction::FileChange { path, .. } => folder_of(path),
         ApprovalAction::Patch { paths, .. } => {
             let mut folders: Vec<String> = paths.iter().map(|p| folder_of(p)).collect();
@@ -189,6 +209,8 @@ fn covers(cached: &str, key: &str, action: &ApprovalAction) -> bool {
         // The same folder only: approving `README.md` is not approving `src/`.
         ApprovalAction::FileChange { .. }
         | ApprovalAction::Patch { .. }
+        | ApprovalAction::Escalation { .. }
+        | ApprovalAction::SandboxedCommand { .. }
         | ApprovalAction::Spawn { .. }
         | ApprovalAction::McpTool { .. } => key == cached,
     }

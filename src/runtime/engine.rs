@@ -10,7 +10,7 @@ use super::layers::{Gate, Pulse, Recovery, Scope, Shape, Waiting};
 use super::request::RequestSetup;
 use super::team::Team;
 use super::toolbox::ToolBox;
-use crate::config::Config;
+use crate::config::{Config, SandboxMode};
 use crate::context::{ContextWindows, Instructions, estimate_text};
 use crate::model::{ChatRequest, ModelClient};
 use crate::protocol::{AgentId, AgentStatus};
@@ -54,6 +54,8 @@ pub struct Engine {
     pub agent_tasks: tokio_util::task::TaskTracker,
     /// Which workers write in worktrees of their own, and the leases on the workspace.
     pub isolation: Arc<WorkerIsolation>,
+    /// The OS sandbox commands run in.
+    pub sandbox: Arc<crate::sandbox::Sandbox>,
 }
 
 /// An agent's role and root, held while layers look at it.
@@ -168,12 +170,42 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> ToolContext {
         let test_command = self.role(role).and_then(|r| r.test_command.as_deref());
+        let workspace = self.workspace_for(agent);
+        let sandbox = self
+            .sandbox
+            .for_agent(self.sandbox_level(agent), workspace.root());
         ToolContext {
             agent_id: agent,
-            workspace: self.workspace_for(agent),
+            workspace,
             settings: Arc::new(ToolSettings::from_config(&self.config, test_command)),
             cancel: cancel.clone(),
+            sandbox,
         }
+    }
+
+    /// Tells the front ends which sandbox `agent`'s commands run in.
+    pub fn announce_sandbox(&self, agent: AgentId) {
+        let level = self.sandbox_level(agent);
+        let sandbox = if self.sandbox.confines(level) || level.mode == SandboxMode::Off {
+            level.label()
+        } else {
+            "unavailable".to_string()
+        };
+        self.team
+            .emit(agent, crate::protocol::EventKind::AgentSandbox { sandbox });
+    }
+
+    /// The sandbox of `agent`'s commands: the session's, narrowed by the role of every
+    /// agent from the persona down to it, so a worker never gets a wider one than its
+    /// supervisor.
+    pub fn sandbox_level(&self, agent: AgentId) -> crate::sandbox::Level {
+        self.team
+            .lineage(agent)
+            .iter()
+            .filter_map(|r| self.role(r))
+            .fold(self.sandbox.level(), |level, role| {
+                level.narrowed(&role.sandbox)
+            })
     }
 
     /// Where the layers see `agent` now: its role and root (a handoff changes the root's

@@ -29,6 +29,7 @@ pub fn switch_persona(
     let tools = engine.tools.tools_for(role, false, None);
     let model = role.model(&engine.config);
     let from = engine.team.switch_root(role.name.clone(), tools, model);
+    engine.announce_sandbox(root);
     engine.team.push_item(
         root,
         HistoryItem::Handoff {

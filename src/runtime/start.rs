@@ -43,6 +43,11 @@ pub enum RuntimeError {
     EmptyLog(PathBuf),
     #[error("[verify] reviewer: {0}; set it to one of those roles or remove it")]
     Reviewer(crate::roles::RoleError),
+    #[error(
+        "--approval auto runs every command in the sandbox, and there is none here: {0}. \
+         Add --sandbox off to run commands with all of your rights, or use --approval ask"
+    )]
+    NoSandbox(String),
 }
 
 pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
@@ -145,6 +150,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         pause: pause.clone(),
     };
     let data_dir = opts.store.as_ref().and_then(|s| s.data_dir());
+    let (sandbox, sandbox_note) = open_sandbox(&opts.config, data_dir, opts.approval).await?;
     let (hooks, hook_notes) = runnable_hooks(&opts.config.hooks, data_dir);
     let config = Arc::new(opts.config);
     let model_slots = Arc::new(Semaphore::new(
@@ -187,6 +193,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         checks,
         tasks: Default::default(),
         isolation,
+        sandbox,
     });
     let team = &engine.team;
 
@@ -212,7 +219,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             },
         );
     }
-    for message in opts.warnings {
+    for message in opts.warnings.into_iter().chain(sandbox_note) {
         team.emit(root, EventKind::Error { message });
     }
     for message in engine.config.hooks.problems.clone() {
@@ -435,4 +442,29 @@ fn runnable_hooks(
         })
         .collect();
     (run, notes)
+}
+
+/// The session's sandbox, and the line to show at start when none can be had. Never
+/// silently unsandboxed: `ask` then asks about every command, `auto` does not start.
+async fn open_sandbox(
+    config: &crate::config::Config,
+    data_dir: Option<&std::path::Path>,
+    approval: ApprovalPolicy,
+) -> Result<(Arc<crate::sandbox::Sandbox>, Option<String>), RuntimeError> {
+    let support = tokio::task::spawn_blocking(crate::sandbox::support)
+        .await
+        .unwrap_or_else(|e| crate::sandbox::Support::none(&e.to_string()));
+    let sandbox = crate::sandbox::Sandbox::new(&config.sandbox, data_dir, support);
+    let wanted = config.sandbox.mode != crate::config::SandboxMode::Off;
+    let note = match &sandbox.support().unavailable {
+        Some(why) if wanted && approval == ApprovalPolicy::Auto => {
+            return Err(RuntimeError::NoSandbox(why.clone()));
+        }
+        Some(why) if wanted => Some(format!(
+            "no sandbox for commands: {why}; every command asks for your approval \
+             (--sandbox off runs them unconfined)"
+        )),
+        _ => None,
+    };
+    Ok((Arc::new(sandbox), note))
 }

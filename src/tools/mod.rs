@@ -40,6 +40,8 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     pub settings: Arc<ToolSettings>,
     pub cancel: CancellationToken,
+    /// The OS sandbox commands run in; `None`: unconfined (`off`, or none can be had).
+    pub sandbox: Option<Arc<crate::sandbox::Confined>>,
 }
 
 /// Errors the model can act on: they go back to it as the tool result.

@@ -3,6 +3,7 @@
 //! and cancellation that kill the whole group.
 
 use super::{ToolContext, ToolError};
+use crate::sandbox::Confined;
 use std::collections::VecDeque;
 use std::path::Path;
 use std::process::Stdio;
@@ -107,7 +108,26 @@ pub(crate) async fn run_shell(
     command: &str,
     timeout: Duration,
 ) -> Result<RunOutcome, ToolError> {
+    run_shell_in(ctx, command, timeout, ctx.sandbox.as_deref()).await
+}
+
+/// [`run_shell`] in `sandbox` (`None`: unconfined, as an approved escalation runs).
+pub(crate) async fn run_shell_in(
+    ctx: &ToolContext,
+    command: &str,
+    timeout: Duration,
+    sandbox: Option<&Confined>,
+) -> Result<RunOutcome, ToolError> {
     let started = Instant::now();
+    let jail = match sandbox.cloned() {
+        Some(c) => Some(
+            tokio::task::spawn_blocking(move || c.prepare())
+                .await
+                .map_err(|e| ToolError::Failed(format!("cannot prepare the sandbox: {e}")))?
+                .map_err(|e| ToolError::Failed(e.to_string()))?,
+        ),
+        None => None,
+    };
     let cant_start = |e: std::io::Error| ToolError::Failed(format!("cannot start command: {e}"));
     // One pipe for both streams, so output keeps the order it was written in.
     let (reader, writer) = std::io::pipe().map_err(cant_start)?;
@@ -125,6 +145,9 @@ pub(crate) async fn run_shell(
         .env("NO_COLOR", "1")
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(jail) = &jail {
+        jail.apply(cmd.as_std_mut());
+    }
     let spawned = cmd.spawn();
     // The command object holds our copies of the write end; until they are closed the pipe
     // never reports EOF.

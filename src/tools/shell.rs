@@ -1,6 +1,6 @@
 //! `run_command` and `run_tests`.
 
-use super::process::{RunOutcome, Status, format_elapsed, run_shell};
+use super::process::{RunOutcome, Status, format_elapsed, run_shell, run_shell_in};
 use super::{ToolContext, ToolEffect, ToolError, ToolHandler, args};
 use crate::model::ToolSpec;
 use crate::protocol::ApprovalAction;
@@ -18,6 +18,10 @@ pub struct RunCommand;
 struct CommandArgs {
     command: String,
     timeout_s: Option<u64>,
+    /// Run outside the sandbox, once the user approves (`reason` says why).
+    #[serde(default)]
+    escalate: bool,
+    reason: Option<String>,
 }
 
 fn command_schema() -> Value {
@@ -25,7 +29,9 @@ fn command_schema() -> Value {
         "type": "object",
         "properties": {
             "command": {"type": "string"},
-            "timeout_s": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_S}
+            "timeout_s": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_S},
+            "escalate": {"type": "boolean"},
+            "reason": {"type": "string"}
         },
         "required": ["command"],
         "additionalProperties": false
@@ -49,10 +55,9 @@ impl ToolHandler for RunCommand {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "run_command".to_string(),
-            description: "Run a shell command (bash -c) in the workspace root: build, run a \
-                script, use git. stdin is closed: pass flags such as --yes. Returns the exit \
-                code, then stdout and stderr (long output keeps its start and end). To look at \
-                files, use read_file and search_files."
+            description: "Run a shell command (bash -c) in the workspace root, sandboxed. stdin \
+                is closed: pass --yes. Returns the exit code and output (long output keeps both \
+                ends). To read files, use read_file and search_files."
                 .to_string(),
             parameters: command_schema(),
         }
@@ -64,35 +69,67 @@ impl ToolHandler for RunCommand {
 
     async fn describe(
         &self,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
         args: &Value,
     ) -> Result<Option<ApprovalAction>, ToolError> {
         let args: CommandArgs = args::parse(&command_schema(), args.clone())?;
-        check_command(&args.command)?;
-        Ok(Some(ApprovalAction::Command {
-            command: args.command,
-        }))
+        check_command(&args)?;
+        Ok(Some(command_action(ctx, args)))
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
         let args: CommandArgs = args::parse(&command_schema(), args)?;
-        check_command(&args.command)?;
+        check_command(&args)?;
         let timeout = args
             .timeout_s
             .map_or(ctx.settings.command_timeout, Duration::from_secs);
-        let outcome = run_shell(ctx, &args.command, timeout).await?;
-        Ok(format!(
-            "{}\n{}",
-            status_line(&outcome),
-            outcome.output_block()
-        ))
+        // Only an approved call gets here: an escalation runs unconfined.
+        let sandbox = ctx.sandbox.as_deref().filter(|_| !args.escalate);
+        let outcome = run_shell_in(ctx, &args.command, timeout, sandbox).await?;
+        let mut out = format!("{}\n{}", status_line(&outcome), outcome.output_block());
+        if let Some(note) = blocked(&outcome, sandbox) {
+            out.push_str("\n\n");
+            out.push_str(&note);
+        }
+        Ok(out)
     }
 }
 
-fn check_command(command: &str) -> Result<(), ToolError> {
-    if command.trim().is_empty() {
+/// What the gate is shown for `command`: inside the sandbox (no prompt under `ask`), an
+/// escalation out of it (always asked), or a plain command where there is no sandbox.
+fn command_action(ctx: &ToolContext, args: CommandArgs) -> ApprovalAction {
+    let command = args.command;
+    match &ctx.sandbox {
+        Some(_) if args.escalate => ApprovalAction::Escalation {
+            command,
+            reason: args.reason.unwrap_or_default(),
+        },
+        Some(sandbox) => ApprovalAction::SandboxedCommand {
+            command,
+            sandbox: sandbox.level.label(),
+        },
+        None => ApprovalAction::Command { command },
+    }
+}
+
+/// The note for a sandboxed command that failed the way a refusal of the sandbox looks.
+fn blocked(outcome: &RunOutcome, sandbox: Option<&crate::sandbox::Confined>) -> Option<String> {
+    let failed = !matches!(outcome.status, Status::Exited(0));
+    sandbox
+        .filter(|_| failed)
+        .and_then(|c| crate::sandbox::blocked_note(&outcome.output, c))
+}
+
+fn check_command(args: &CommandArgs) -> Result<(), ToolError> {
+    if args.command.trim().is_empty() {
         return Err(ToolError::InvalidArguments(
             "command is empty; give a shell command line to run".to_string(),
+        ));
+    }
+    if args.escalate && args.reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
+        return Err(ToolError::InvalidArguments(
+            "escalate needs a reason: say what the sandbox blocked and why the command needs it"
+                .to_string(),
         ));
     }
     Ok(())
@@ -147,7 +184,13 @@ impl ToolHandler for RunTests {
     ) -> Result<Option<ApprovalAction>, ToolError> {
         args::parse::<Value>(&tests_schema(), args.clone())?;
         let command = test_command(ctx)?;
-        Ok(Some(ApprovalAction::Command { command }))
+        Ok(Some(match &ctx.sandbox {
+            Some(sandbox) => ApprovalAction::SandboxedCommand {
+                command,
+                sandbox: sandbox.level.label(),
+            },
+            None => ApprovalAction::Command { command },
+        }))
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
@@ -164,6 +207,11 @@ impl ToolHandler for RunTests {
                 format_elapsed(limit)
             ),
         };
-        Ok(format!("{head}\n$ {command}\n{}", outcome.output_block()))
+        let mut out = format!("{head}\n$ {command}\n{}", outcome.output_block());
+        if let Some(note) = blocked(&outcome, ctx.sandbox.as_deref()) {
+            out.push_str("\n\n");
+            out.push_str(&note);
+        }
+        Ok(out)
     }
 }

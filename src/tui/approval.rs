@@ -34,7 +34,7 @@ pub fn diff_lines(diff: &str, w: usize, t: &Theme) -> Vec<Line<'static>> {
 fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     match &p.action {
-        ApprovalAction::Command { command } => (
+        ApprovalAction::Command { command } | ApprovalAction::SandboxedCommand { command, .. } => (
             "wants to run a command".into(),
             wrap_hard(
                 command,
@@ -43,6 +43,21 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
                 &[Span::styled("$ ", t.dim())],
             ),
         ),
+        ApprovalAction::Escalation { command, reason } => {
+            let mut lines = wrap_hard(
+                command,
+                t.bold(Color::Yellow),
+                w,
+                &[Span::styled("$ ", t.dim())],
+            );
+            lines.extend(wrap_hard(
+                reason,
+                Style::default(),
+                w,
+                &[Span::styled("why: ", t.dim())],
+            ));
+            ("wants to run a command OUTSIDE the sandbox".into(), lines)
+        }
         ApprovalAction::FileChange { path, diff } => {
             let mut lines = Vec::new();
             if diff.trim().is_empty() {

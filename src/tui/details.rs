@@ -55,6 +55,16 @@ fn text_block(title: &str, text: &str, w: usize, theme: &Theme) -> Vec<Line<'sta
     out
 }
 
+/// What the sandbox label means for the user.
+fn sandbox_text(label: &str) -> String {
+    match label {
+        "off" => "off: commands run with all of your rights".to_string(),
+        "unavailable" => "unavailable here: every command asks".to_string(),
+        l if l.starts_with("read-only") => format!("{l}: commands write only to $TMPDIR"),
+        l => format!("{l}: commands write only in its root and $TMPDIR"),
+    }
+}
+
 pub fn agent_lines(
     s: &SessionState,
     a: &AgentView,
@@ -130,6 +140,17 @@ pub fn agent_lines(
             theme,
         ),
     ];
+    if let Some(sandbox) = &a.sandbox {
+        let style = match sandbox.as_str() {
+            "off" | "unavailable" => theme.warn(),
+            _ => Style::default(),
+        };
+        out.push(field(
+            "sandbox",
+            vec![Span::styled(sandbox_text(sandbox), style)],
+            theme,
+        ));
+    }
     if a.parent.is_some() {
         let life = if a.released {
             "released: takes no more messages (its history stays here)"

@@ -297,6 +297,15 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
     if a.released {
         left.push(Span::styled(" released", theme.dim()));
     }
+    // The usual sandbox (workspace-write) goes unmarked; anything else is worth a glance.
+    match a.sandbox.as_deref() {
+        Some("off" | "unavailable") => left.push(Span::styled(" unsandboxed", theme.warn())),
+        Some(l) if l.starts_with("read-only") => left.push(Span::styled(" ro", theme.dim())),
+        _ => {}
+    }
+    if a.sandbox.as_deref().is_some_and(|l| l.ends_with("+net")) {
+        left.push(Span::styled(" net", theme.dim()));
+    }
     if row.collapsed_children > 0 {
         left.push(Span::styled(
             format!(" +{}", row.collapsed_children),

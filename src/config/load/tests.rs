@@ -118,8 +118,10 @@ fn layers_apply_in_order_defaults_user_workspace_file_env_flags() {
         model: Some("flag-model".into()),
         approval: Some(ApprovalPolicy::Ask),
         profile: None,
+        sandbox: Some(crate::config::SandboxMode::ReadOnly),
     };
     let c = f.load(&env, &o).unwrap();
+    assert_eq!(c.sandbox.mode, crate::config::SandboxMode::ReadOnly);
     assert_eq!(c.provider.base_url, "http://127.0.0.1:11434/v1");
     assert_eq!(c.approval, ApprovalPolicy::Ask);
     assert_eq!(c.model_for_level("fast"), "flag-model");

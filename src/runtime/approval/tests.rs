@@ -261,3 +261,68 @@ async fn approving_a_patch_for_the_session_covers_only_its_folders() {
     };
     assert!(gate.will_ask(&as_edit));
 }
+
+#[tokio::test]
+async fn a_sandboxed_command_needs_no_prompt_and_leaving_the_sandbox_always_asks() {
+    let (events, mut rx) = sink();
+    let gate = Arc::new(ApprovalGate::new(true));
+    let cancel = CancellationToken::new();
+    let inside = ApprovalAction::SandboxedCommand {
+        command: "rm -rf build".into(),
+        sandbox: "workspace-write".into(),
+    };
+    let outside = ApprovalAction::Escalation {
+        command: "cargo fetch".into(),
+        reason: "needs the network".into(),
+    };
+    let req = |policy, action| ApprovalRequest {
+        agent_id: AgentId::new(),
+        role: "copilot",
+        policy,
+        tool: "run_command",
+        action,
+    };
+    for policy in [ApprovalPolicy::Ask, ApprovalPolicy::Auto] {
+        assert!(!gate.will_ask(&req(policy, &inside)));
+        assert!(
+            gate.check(req(policy, &inside), &events, &cancel)
+                .await
+                .is_ok()
+        );
+        assert!(gate.will_ask(&req(policy, &outside)), "{policy:?}");
+    }
+    let read_only = gate.check(req(ApprovalPolicy::ReadOnly, &inside), &events, &cancel);
+    assert!(read_only.await.is_err());
+    assert!(rx.try_recv().is_err(), "nothing was asked");
+
+    // Under `auto` too, the escalation is put to the user with its reason.
+    let g2 = gate.clone();
+    let answer = tokio::spawn(async move {
+        loop {
+            let ev = rx.recv().await.unwrap();
+            if let EventKind::ApprovalRequested {
+                request_id, action, ..
+            } = ev.kind
+            {
+                assert!(
+                    matches!(action, ApprovalAction::Escalation { reason, .. } if reason == "needs the network")
+                );
+                g2.resolve(request_id, ApprovalDecision::Deny);
+                return;
+            }
+        }
+    });
+    let denied = gate
+        .check(req(ApprovalPolicy::Auto, &outside), &events, &cancel)
+        .await;
+    assert!(denied.unwrap_err().0.contains("the user refused"));
+    answer.await.unwrap();
+
+    // Nobody to answer: refused, saying so.
+    let headless = ApprovalGate::new(false);
+    let why = headless
+        .check(req(ApprovalPolicy::Auto, &outside), &events, &cancel)
+        .await
+        .unwrap_err();
+    assert!(why.0.contains("outside the sandbox"), "{}", why.0);
+}

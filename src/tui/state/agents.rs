@@ -38,6 +38,8 @@ pub struct AgentView {
     pub context: Option<(u64, u64)>,
     /// What it may spend (`agent_budget`); unlimited unless told.
     pub budget: Budget,
+    /// The sandbox its commands run in (`agent_sandbox`), once told.
+    pub sandbox: Option<String>,
     pub result: Option<AgentResult>,
     /// Every check of its results, in order (the details overlay lists them).
     pub verdicts: Vec<Verdict>,
@@ -86,6 +88,7 @@ impl AgentView {
             figures: Figures::default(),
             context: None,
             budget: Budget::default(),
+            sandbox: None,
             result: None,
             verdicts: Vec::new(),
             correcting: None,

@@ -469,6 +469,9 @@ impl SessionState {
                 ));
             }
             EventKind::AgentBudget { budget } => self.agent_entry(id, now).budget = *budget,
+            EventKind::AgentSandbox { sandbox } => {
+                self.agent_entry(id, now).sandbox = Some(sandbox.clone());
+            }
             EventKind::AgentOptions(options) => {
                 self.agent_entry(id, now).options = options.clone();
             }
