@@ -38,7 +38,7 @@ pub struct Engine {
     /// Shortens a conversation that no longer fits (the compaction layer's, and `/compact`).
     pub compactor: Arc<Compactor>,
     /// The session's task board.
-    pub tasks: super::tasks::TaskBoard,
+    pub tasks: Arc<super::tasks::TaskBoard>,
     /// Each model's context window, as configured or learned from the server.
     pub windows: ContextWindows,
     /// The project's `AGENTS.md`, given to every agent in its system message.

@@ -163,6 +163,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     });
     let checks = Arc::new(super::checks::Checks::new(config.verify.enabled, &roles));
     let isolation = Arc::new(isolation);
+    let board = Arc::new(super::tasks::TaskBoard::default());
     let layers = super::layers::session_layers(super::layers::SessionParts {
         pause: pause.clone(),
         session: session_limits.clone(),
@@ -172,6 +173,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         hooks: super::layers::HookLayer::new(hooks, session_id.clone()),
         isolation: isolation.clone(),
         checks: checks.clone(),
+        board: board.clone(),
     });
     let engine = Arc::new(Engine {
         windows,
@@ -191,7 +193,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         questions: super::questions::Questions::new(opts.can_ask),
         team: Team::new(sink, root).release_after(release_after),
         checks,
-        tasks: Default::default(),
+        tasks: board,
         isolation,
         sandbox,
     });

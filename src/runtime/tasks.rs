@@ -124,6 +124,16 @@ impl TaskBoard {
         Some(out)
     }
 
+    /// Whether a task waits to be taken up or is being worked on.
+    pub fn has_work(&self) -> bool {
+        lock(&self.inner).board.tasks().iter().any(|t| {
+            matches!(
+                t.status,
+                crate::protocol::TaskStatus::Ready | crate::protocol::TaskStatus::Running
+            )
+        })
+    }
+
     /// The board as `get_tasks` shows it.
     pub fn board(&self) -> Value {
         json!({"tasks": view(&lock(&self.inner).board)})

@@ -32,6 +32,7 @@
 //!
 //! A layer sees a [`Scope`], not the engine: the team, the agent, its role and workspace.
 
+mod answer;
 mod budget;
 mod compaction;
 mod hooks;
@@ -42,6 +43,7 @@ mod progress;
 mod stall;
 mod verification;
 
+pub use answer::AnswerLayer;
 pub use budget::BudgetLayer;
 pub use compaction::CompactionLayer;
 pub use hooks::HookLayer;
@@ -238,11 +240,12 @@ pub struct SessionParts {
     pub hooks: HookLayer,
     pub isolation: Arc<super::isolation::WorkerIsolation>,
     pub checks: Arc<super::checks::Checks>,
+    pub board: Arc<super::tasks::TaskBoard>,
 }
 
 /// The session's layers, in the order they run at every point: the pause gate first (a
 /// paused team holds before anything is decided), then the budgets, the team's progress,
-/// compaction (a request
+/// the persona's answer once all is done, compaction (a request
 /// is made to fit once it may be sent), stall marks, the loop guard, the user's hooks (a
 /// hook sees only calls squad itself would let through), then isolation (the worktree and
 /// the leases, once no hook blocked the call; the merge once a worker's turns are over)
@@ -253,6 +256,7 @@ pub fn session_layers(p: SessionParts) -> Layers {
         Arc::new(PauseLayer::new(p.pause)),
         Arc::new(BudgetLayer::new(p.session)),
         Arc::new(ProgressLayer::new(p.max_turn_calls)),
+        Arc::new(AnswerLayer::new(p.board)),
         Arc::new(CompactionLayer::new(p.compactor)),
         Arc::new(StallLayer::new(p.guards.stall_after())),
         Arc::new(LoopGuardLayer::new(p.guards)),
