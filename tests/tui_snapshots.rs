@@ -145,6 +145,7 @@ impl Script {
             HistoryItem::Assistant {
                 text: text.into(),
                 tool_calls,
+                reasoning: Vec::new(),
             },
         );
     }
