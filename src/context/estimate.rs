@@ -21,8 +21,8 @@ pub fn estimate_item(item: &HistoryItem) -> u64 {
         | HistoryItem::Notice { text }
         | HistoryItem::Summary { text } => text.len(),
         HistoryItem::Assistant {
-                text, tool_calls, ..
-            } => {
+            text, tool_calls, ..
+        } => {
             text.len()
                 + tool_calls
                     .iter()

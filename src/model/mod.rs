@@ -11,8 +11,8 @@ mod retry;
 mod stream;
 mod wire;
 
-pub use openai::{ClientSettings, OpenAiClient};
 pub use crate::config::WireApi;
+pub use openai::{ClientSettings, OpenAiClient};
 pub use probe::{list_models, probe_wire};
 
 use crate::protocol::{HistoryItem, Reasoning, ToolCall};

@@ -3,17 +3,17 @@
 //! types" mode.
 
 use super::http::{HttpFailure, StatusService, root_cause, truncate};
-use super::retry::{AttemptError, RetryPolicy};
 use super::responses::{ResponsesRequest, tools_cache};
 use super::responses_stream::{ResponsesAssembler, ResponsesEvent};
+use super::retry::{AttemptError, RetryPolicy};
 use super::stream::{Assemble, StreamAssembler};
 use super::wire::{ChatChunk, ToolsJson, WireRequest};
 use super::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress};
 use crate::config::{Config, ProviderConfig, WireApi, missing_key_message, needs_key};
-use async_openai::types::stream::StreamResponse;
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
+use async_openai::types::stream::StreamResponse;
 use async_trait::async_trait;
 use futures::StreamExt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,8 +83,7 @@ impl ClientSettings {
         let mut settings = Self::from_provider(&config.provider);
         for level in config.models.values() {
             let wire = config.wire_for_model(&level.model);
-            if wire != settings.wire_api && !settings.wires.iter().any(|(m, _)| *m == level.model)
-            {
+            if wire != settings.wire_api && !settings.wires.iter().any(|(m, _)| *m == level.model) {
                 settings.wires.push((level.model.clone(), wire));
             }
         }

@@ -413,9 +413,7 @@ mod tests {
             json!({"type": "response.output_item.added", "item": {"type": "function_call",
                    "id": id, "call_id": call, "name": name, "arguments": ""}})
         };
-        let delta = |id: &str, d: &str| {
-            json!({"type": "response.function_call_arguments.delta", "item_id": id, "delta": d})
-        };
+        let delta = |id: &str, d: &str| json!({"type": "response.function_call_arguments.delta", "item_id": id, "delta": d});
         let r = run(vec![
             added("fc_a", "call_a", "read_file"),
             delta("fc_a", "{\"pa"),
@@ -465,17 +463,21 @@ mod tests {
                                 "message": "slow down", "param": null})])
         .unwrap_err();
         assert!(matches!(e, ModelError::Http { status: 429, .. }) && e.is_retryable());
-        let e = run(vec![json!({"type": "response.failed", "response": {"status": "failed",
+        let e = run(vec![
+            json!({"type": "response.failed", "response": {"status": "failed",
             "error": {"code": "context_length_exceeded",
-                      "message": "Your input exceeds the context window of this model."}}})])
+                      "message": "Your input exceeds the context window of this model."}}}),
+        ])
         .unwrap_err();
         assert!(matches!(e, ModelError::ContextOverflow { .. }), "{e:?}");
         let e = run(vec![json!({"type": "response.failed", "response": {
             "error": {"code": "server_error", "message": "boom"}}})])
         .unwrap_err();
         assert!(matches!(e, ModelError::Http { status: 500, .. }) && e.is_retryable());
-        let e = run(vec![json!({"type": "error", "error": {"code": 400, "message": "bad"}})])
-            .unwrap_err();
+        let e = run(vec![
+            json!({"type": "error", "error": {"code": 400, "message": "bad"}}),
+        ])
+        .unwrap_err();
         assert!(matches!(e, ModelError::Http { status: 400, .. }));
 
         let incomplete = json!({"type": "response.incomplete", "response": {
@@ -494,7 +496,9 @@ mod tests {
             Err(ModelError::BadResponse(m)) if m.contains("max_output_tokens")
         ));
         assert!(matches!(
-            run(vec![json!({"type": "response.output_text.delta", "delta": "cut"})]),
+            run(vec![
+                json!({"type": "response.output_text.delta", "delta": "cut"})
+            ]),
             Err(ModelError::StreamBroken(_))
         ));
     }

@@ -81,7 +81,9 @@ impl Reasoning {
     /// Whether a stateless request can carry it back: an id alone names an item only a
     /// storing server keeps.
     pub fn can_pass_back(&self) -> bool {
-        self.encrypted_content.as_deref().is_some_and(|c| !c.is_empty())
+        self.encrypted_content
+            .as_deref()
+            .is_some_and(|c| !c.is_empty())
             || !self.content.is_empty()
     }
 }

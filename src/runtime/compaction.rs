@@ -281,8 +281,7 @@ fn shrink(item: &HistoryItem, cap: usize) -> HistoryItem {
             text,
             tool_calls,
             reasoning,
-        } if tool_calls.iter().any(|c| c.arguments.len() > cap) =>
-        {
+        } if tool_calls.iter().any(|c| c.arguments.len() > cap) => {
             let mut calls = tool_calls.clone();
             for call in &mut calls {
                 if call.arguments.len() > cap
