@@ -565,3 +565,72 @@ async fn a_context_overflow_on_responses_compacts_once_and_retries() {
         Some(true)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn copilots_first_request_fits_8_kb_on_both_wires() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([MockResponse::text("hello"), MockResponse::text("hello")]);
+    sb.exec(&mock, &["hi"]).await.assert_ok();
+    sb.exec(&mock, &["--wire-api", "responses", "hi"])
+        .await
+        .assert_ok();
+    let reqs = mock.requests();
+    let size = |i: usize| serde_json::to_string(&reqs[i].body).unwrap().len();
+    let (chat, responses) = (size(0), size(1));
+    println!("copilot's first request: chat {chat} B, responses {responses} B");
+    assert!(reqs[1].is_responses());
+    assert!(chat <= 8 * 1024, "chat: {chat} B");
+    assert!(responses <= 8 * 1024, "responses: {responses} B");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_names_each_wire_and_probes_it_only_when_asked() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config(
+        "[provider]\napi_key_env = \"\"\n[models]\nsmart = { model = \"gpt-4.1\", wire_api = \"responses\" }\n",
+    );
+    let run = sb.run(Some(&mock), &["doctor"]).await;
+    run.assert_ok();
+    assert!(
+        run.stdout
+            .contains("· wire of gpt-4.1 (level base): responses (POST /responses); not tried"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("wire of gpt-4.1-mini (level fast): chat")
+    );
+    assert!(
+        mock.requests().is_empty(),
+        "no model request without --probe"
+    );
+
+    mock.push_all([MockResponse::text("OK"), MockResponse::text("OK")]);
+    let run = sb.run(Some(&mock), &["doctor", "--probe"]).await;
+    run.assert_ok();
+    assert!(
+        run.stdout
+            .contains("✓ wire of gpt-4.1 (level base): responses (POST /responses): answers"),
+        "{}",
+        run.stdout
+    );
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[0].is_responses() && reqs[0].body["max_output_tokens"] == 16);
+    assert_eq!(reqs[1].body["max_tokens"], 1);
+
+    mock.push(MockResponse::error(404, "not found"));
+    mock.push(MockResponse::text("OK"));
+    let run = sb
+        .run(Some(&mock), &["doctor", "--probe", "--wire-api", "chat"])
+        .await;
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("--wire-api responses"),
+        "the fix names the other wire: {}",
+        run.stdout
+    );
+}

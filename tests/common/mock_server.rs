@@ -571,7 +571,33 @@ async fn answer(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, wire: Wire
         .unwrap_or("mock-model")
         .to_string();
     let n = shared.counter.fetch_add(1, Ordering::Relaxed);
+    if parsed.get("stream") != Some(&Value::Bool(true))
+        && let Kind::Stream(script) = &response.kind
+    {
+        drop(guard);
+        return axum::Json(whole_answer(script, &model, wire)).into_response();
+    }
     render(response.kind, &model, n, guard, wire)
+}
+
+/// A script as one JSON answer, for a request that did not ask to stream.
+fn whole_answer(script: &Script, model: &str, wire: Wire) -> Value {
+    let text = script.text_deltas.concat();
+    let (p, c) = script.usage.unwrap_or((1, 1));
+    match wire {
+        Wire::Chat => json!({
+            "object": "chat.completion", "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
+        }),
+        Wire::Responses => json!({
+            "object": "response", "model": model, "status": "completed",
+            "output": [{"type": "message", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+            "usage": {"input_tokens": p, "output_tokens": c, "total_tokens": p + c},
+        }),
+    }
 }
 
 /// One step of a streamed body.
