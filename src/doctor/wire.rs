@@ -22,16 +22,17 @@ pub(super) async fn wires(
         }
         seen.push(model.clone());
         let wire = config.wire_for_model(&model);
+        let who = who.trim_start_matches('(').trim_end_matches(')');
         let line = format!("wire of {model} ({who}): {wire} (POST {})", wire.path());
         if !probe {
             out.push(Check::skip(
                 "wire",
-                format!("{line}; not tried (squad doctor --probe sends a one-token request)"),
+                format!("{line}; not tried (squad doctor --probe sends a short request)"),
             ));
             continue;
         }
         out.push(match probe_wire(&settings, &model, wire).await {
-            Ok(()) => Check::pass("wire", format!("{line}: answers a one-token request")),
+            Ok(()) => Check::pass("wire", format!("{line}: answers a short request")),
             Err(e) => Check::fail("wire", format!("{line}: {e}"), fix(wire, &e)),
         });
     }
@@ -52,11 +53,7 @@ fn fix(wire: WireApi, e: &ModelError) -> String {
         ),
         ModelError::Http {
             status: 401 | 403, ..
-        } => format!("check the key in {}", config_key_hint()),
+        } => "check the key in the variable provider.api_key_env names".to_string(),
         _ => "check the server's log; the line says what it answered".to_string(),
     }
-}
-
-fn config_key_hint() -> &'static str {
-    "provider.api_key_env's variable"
 }
