@@ -16,6 +16,7 @@ fn ev(seq: &mut u64, agent_id: AgentId, kind: EventKind) -> Event {
     *seq += 1;
     Event {
         seq: *seq,
+        ts: 0,
         agent_id,
         kind,
     }

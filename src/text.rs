@@ -43,6 +43,13 @@ pub fn key_argument(arguments: &str) -> String {
     let Ok(Value::Object(map)) = serde_json::from_str::<Value>(arguments) else {
         return one_line(arguments);
     };
+    // `apply_patch`: the files it names say more than its first line.
+    if let Some(Value::String(patch)) = map.get("patch") {
+        let files = patch_files(patch);
+        if !files.is_empty() {
+            return files.join(", ");
+        }
+    }
     let show = |v: &Value| -> Option<String> {
         match v {
             Value::String(s) => Some(one_line(s)),
@@ -66,6 +73,22 @@ pub fn key_argument(arguments: &str) -> String {
         }
     }
     map.values().find_map(show).unwrap_or_default()
+}
+
+/// The paths of a V4A patch's file headers, in order.
+fn patch_files(patch: &str) -> Vec<&str> {
+    const HEADERS: [&str; 3] = ["*** Add File:", "*** Update File:", "*** Delete File:"];
+    patch
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            HEADERS
+                .iter()
+                .find_map(|h| l.strip_prefix(h))
+                .map(str::trim)
+        })
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 /// Agent ids are uuids; eight hex digits are enough for a person.
@@ -93,23 +116,50 @@ pub fn describe_result(result: &AgentResult) -> String {
     s
 }
 
-/// The session's task figures in one line (seed 001's metrics).
-pub fn task_line(t: &TaskMetrics) -> String {
-    let avg = t.avg_task_ms().map_or_else(
-        || "–".to_string(),
-        |ms| format!("{:.1} s", ms as f64 / 1000.0),
-    );
-    format!(
-        "tasks: {} started, {} completed, {} failed · corrections {} · first-pass {} · retry rate {} · QC catch rate {} · avg task {}",
-        t.started,
-        t.completed,
-        t.failed,
-        t.corrections,
-        TaskMetrics::percent(t.first_pass_rate()),
-        TaskMetrics::percent(t.retry_rate()),
-        TaskMetrics::percent(t.catch_rate()),
-        avg
-    )
+/// The task figures in words, one line each for the tasks, their checks and the workers'
+/// lives; a line with nothing to tell is left out. Seed 001's retry rate (per task) stands
+/// beside squad's own (per checked result): the two answer different questions.
+pub fn task_lines(t: &TaskMetrics) -> Vec<String> {
+    let pct = TaskMetrics::percent;
+    let secs = |ms: Option<u64>| {
+        ms.map_or_else(
+            || "–".to_string(),
+            |ms| format!("{:.1}s", ms as f64 / 1000.0),
+        )
+    };
+    let mut out = Vec::new();
+    if t.started > 0 {
+        out.push(format!(
+            "tasks: {} started, {} completed, {} failed · success rate {} · first-pass {} · avg task {}",
+            t.started,
+            t.completed,
+            t.failed,
+            pct(t.success_rate()),
+            pct(t.first_pass_rate()),
+            secs(t.avg_task_ms())
+        ));
+    }
+    if t.started > 0 || t.scored > 0 {
+        let score = t
+            .avg_score()
+            .map_or_else(|| "–".to_string(), |s| format!("{s:.0}/100"));
+        out.push(format!(
+            "checks: corrections {} · QC catch rate {} · avg score {} · retry rate {} of checked results, {} of tasks (seed 001)",
+            t.corrections,
+            pct(t.catch_rate()),
+            score,
+            pct(t.retry_rate()),
+            pct(t.seed_retry_rate()),
+        ));
+    }
+    if t.lifespans > 0 {
+        out.push(format!(
+            "workers: avg lifespan {} (spawn to release, {} ended)",
+            secs(t.avg_lifespan_ms()),
+            t.lifespans
+        ));
+    }
+    out
 }
 
 /// A distinct mark per task status, readable without colour; a task a deadlock holds gets
@@ -167,5 +217,11 @@ mod tests {
             "Which one?"
         );
         assert_eq!(key_argument("not json\nat all"), "not json at all");
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n\
+                     *** Add File: b.md\n+b\n*** End Patch";
+        assert_eq!(
+            key_argument(&serde_json::json!({ "patch": patch }).to_string()),
+            "src/a.rs, b.md"
+        );
     }
 }

@@ -101,6 +101,7 @@ fn every_tool_has_a_schema_and_description() {
             "search_files",
             "write_file",
             "edit_file",
+            "apply_patch",
             "run_command",
             "run_tests"
         ]

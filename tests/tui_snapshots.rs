@@ -22,8 +22,11 @@ fn id(n: u128) -> AgentId {
     ))
 }
 
+/// 2026-01-01T00:00:00Z in milliseconds since the epoch: the scripts' wall clock at `t0`.
+const T0_MS: u64 = 1_767_225_600_000;
+
 /// A scripted session: events are stamped with increasing seq numbers and a clock that
-/// starts at `t0` and moves only when the script says so.
+/// starts at `t0` (`ts` [`T0_MS`]) and moves only when the script says so.
 struct Script {
     app: App,
     root: AgentId,
@@ -88,6 +91,7 @@ impl Script {
         self.seq += 1;
         let ev = Event {
             seq: self.seq,
+            ts: T0_MS + self.now.duration_since(self.t0).as_millis() as u64,
             agent_id,
             kind,
         };
@@ -643,7 +647,7 @@ fn verified_results() {
         s.key(KeyCode::Char(c));
     }
     s.key(KeyCode::Enter);
-    let screen = s.screen(100, 24);
+    let screen = s.screen(100, 30);
     // coder: completed after one correction; tester: failed after three.
     assert!(screen.contains("1/0"), "{screen}");
     assert!(screen.contains("0/1"), "{screen}");
@@ -651,6 +655,15 @@ fn verified_results() {
         screen.contains("first-pass 0%") && screen.contains("QC catch rate 100%"),
         "{screen}"
     );
+    // Seed 001's figures beside squad's: 1 of 2 finished tasks completed; 4 corrections
+    // of 6 checked results, 2 per task.
+    assert!(screen.contains("success rate 50%"), "{screen}");
+    assert!(
+        screen.contains("retry rate 67% of checked") && screen.contains("200% of tasks (seed 001)"),
+        "{screen}"
+    );
+    assert!(screen.contains("avg score 62/100"), "{screen}");
+    insta::assert_snapshot!("stats_tasks_100x30", screen);
 }
 
 fn request(
@@ -729,6 +742,33 @@ fn approval_dialogs() {
     s.at(90);
     s.key(KeyCode::Esc);
     assert!(s.app.state.approvals.is_empty());
+}
+
+/// An `apply_patch` approval: the files it changes in the title, one diff of them all.
+#[test]
+fn patch_approval_dialog() {
+    let (mut s, [coder, ..]) = team();
+    let diff = "--- a/src/cli.rs\n+++ b/src/cli.rs\n@@ -3,3 +3,4 @@\n struct Args {\n     verbose: bool,\n+    json: bool,\n }\n\
+                --- /dev/null\n+++ b/src/json.rs\n@@ -0,0 +1 @@\n+pub fn print() {}\n\
+                rename old.rs → src/legacy.rs\n--- a/notes.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n";
+    request(
+        &mut s,
+        coder,
+        7,
+        "coder",
+        "apply_patch",
+        ApprovalAction::Patch {
+            paths: vec![
+                "src/cli.rs".into(),
+                "src/json.rs".into(),
+                "old.rs".into(),
+                "src/legacy.rs".into(),
+                "notes.txt".into(),
+            ],
+            diff: diff.into(),
+        },
+    );
+    insta::assert_snapshot!("approval_patch_80x24", s.screen(80, 24));
 }
 
 #[test]
@@ -1076,10 +1116,42 @@ fn a_resumed_board_comes_back_from_the_log() {
     s.command("/tasks");
     let screen = s.screen(100, 30);
     assert!(screen.contains("T2 Run the test suite"), "{screen}");
-    // No clock for the replayed part, and the timeline says so.
-    s.command("/timeline");
-    let screen = s.screen(100, 30);
-    assert!(screen.contains("Resumed"), "{screen}");
+}
+
+/// A session resumed an hour after its last run: the timeline places the part read back
+/// from the log by its events' `ts`, and leaves out the hour squad was not running.
+#[test]
+fn a_resumed_timeline_comes_from_the_logs_clock() {
+    // Events 1..=7 are the log read back.
+    let mut s = Script::resumed(7);
+    let (root, coder) = (s.root, id(1));
+    s.status(root, AgentStatus::Running);
+    s.at(2)
+        .spawn(coder, Some(root), "coder", "Add the --json flag");
+    s.status(coder, AgentStatus::Running);
+    s.at(20).status(coder, AgentStatus::Completed);
+    s.at(30).status(root, AgentStatus::Inactive);
+    assert_eq!(s.seq, 7);
+    s.at(3600).ev(
+        root,
+        EventKind::SessionStarted {
+            session_id: "20260101-demo".into(),
+            workspace: "/srv/projects/demo".into(),
+            model: "gpt-4.1".into(),
+            role: "copilot".into(),
+            approval: ApprovalPolicy::Ask,
+            resumed: true,
+            roles: vec![],
+        },
+    );
+    s.at(3605).status(root, AgentStatus::Running);
+    s.at(3615).status(root, AgentStatus::Inactive);
+    s.at(3620).command("/timeline");
+    let screen = s.screen(100, 20);
+    // 0 s to 50 s: 30 s of the last run and 20 s of this one, not the hour between.
+    assert!(screen.contains("50s"), "{screen}");
+    assert!(screen.contains("left out"), "{screen}");
+    insta::assert_snapshot!("timeline_resumed_100x20", screen);
 }
 
 /// The supervisor spawns three workers that run side by side: the coder calls tools and

@@ -395,7 +395,9 @@ async fn exec_shows_each_verdict_and_its_findings() {
     assert!(run.stderr.contains("ok/failed") && run.stderr.contains("first-pass"));
     assert!(
         run.stderr.contains(
-            "tasks: 1 started, 1 completed, 0 failed · corrections 1 · first-pass 0% · retry rate 50% · QC catch rate 100%"
+            "tasks: 1 started, 1 completed, 0 failed · success rate 100% · first-pass 0%"
+        ) && run.stderr.contains(
+            "checks: corrections 1 · QC catch rate 100% · avg score 90/100 · retry rate 50%"
         ),
         "{}",
         run.stderr
@@ -549,7 +551,7 @@ async fn a_resumed_session_counts_the_tasks_of_its_log() {
     run.assert_ok();
     let events = run.events();
     let tasks = &of_type(&events, "summary")[0]["totals"]["tasks"];
-    // The task, its correction and its catch come from the log; the log has no clock.
+    // The task, its correction and its catch come from the log, timed by its events' `ts`.
     assert_eq!(
         (
             &tasks["started"],
@@ -558,7 +560,7 @@ async fn a_resumed_session_counts_the_tasks_of_its_log() {
             &tasks["caught"],
             &tasks["timed"]
         ),
-        (&json!(1), &json!(1), &json!(1), &json!(1), &json!(0)),
+        (&json!(1), &json!(1), &json!(1), &json!(1), &json!(1)),
         "{tasks}"
     );
 }

@@ -123,6 +123,7 @@ impl Progress {
                 match action {
                     ApprovalAction::Command { command } => command.clone(),
                     ApprovalAction::FileChange { path, .. } => path.clone(),
+                    ApprovalAction::Patch { paths, .. } => paths.join(", "),
                     ApprovalAction::Spawn { role, .. } => format!("spawn {role}"),
                     ApprovalAction::McpTool { server, tool, .. } => format!("{server}: {tool}"),
                 }

@@ -1,16 +1,21 @@
 use super::{
     AgentId, AgentResult, AgentStatus, Budget, BudgetMeasure, BudgetScope, ConflictFile, Declined,
     DiffStat, HistoryItem, MergeReport, MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics,
-    Verdict,
+    TaskRates, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// One thing that happened, to one agent. The TUI, `exec --json` and the session log all
-/// consume this same stream; it serializes flat: `{"seq":1,"agent_id":"…","type":"…",…}`.
+/// consume this same stream; it serializes flat:
+/// `{"seq":1,"ts":1767225600000,"agent_id":"…","type":"…",…}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub seq: u64,
+    /// When it was made: milliseconds since the Unix epoch, UTC, so task times, lifespans
+    /// and the timeline can be rebuilt from a log. 0 in logs written before events had it.
+    #[serde(default)]
+    pub ts: u64,
     pub agent_id: AgentId,
     #[serde(flatten)]
     pub kind: EventKind,
@@ -465,6 +470,12 @@ pub enum ApprovalAction {
         path: String,
         diff: String,
     },
+    /// An `apply_patch`: every file it changes (a move names both paths) and one unified
+    /// diff of them all.
+    Patch {
+        paths: Vec<String>,
+        diff: String,
+    },
     Spawn {
         role: String,
         task: String,
@@ -507,6 +518,9 @@ pub struct AgentSummary {
     /// Tasks taken on, finished, failed and corrected (workers only).
     #[serde(default)]
     pub tasks: TaskMetrics,
+    /// The figures derived from `tasks` (success rate, verification score, lifespan, …).
+    #[serde(default)]
+    pub rates: TaskRates,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -521,4 +535,6 @@ pub struct SessionTotals {
     pub wall_ms: u64,
     #[serde(default)]
     pub tasks: TaskMetrics,
+    #[serde(default)]
+    pub rates: TaskRates,
 }

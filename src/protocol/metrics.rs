@@ -1,16 +1,17 @@
 //! Task figures (seed 001's metrics): how many tasks workers took on, finished and failed,
-//! how often their results were sent back for correction. They are folded from the event
-//! stream, so the live runtime, a resumed session and the TUI count the same way from the
-//! same facts.
+//! how often their results were sent back for correction, how their checks scored and how
+//! long workers lived. They are folded from the event stream, timed by each event's `ts`,
+//! so the live runtime, a resumed session and the TUI count and time the same way from
+//! the same facts.
 
 use super::{AgentId, Event, EventKind, HistoryItem, ResultStatus, TurnEnd};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::time::Instant;
+use std::collections::{BTreeMap, HashMap};
 
 /// Counts for one agent or a whole session. Rates are derived, never stored, so sums of
 /// these stay exact.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TaskMetrics {
     /// Tasks given to the worker: its first message and each follow-up after a result.
     pub started: u64,
@@ -28,10 +29,39 @@ pub struct TaskMetrics {
     pub verified: u64,
     /// Of those, results that failed their checks at least once.
     pub caught: u64,
-    /// Time from task start to its end, summed over `timed` tasks (tasks read back from a
-    /// log have no clock).
+    /// Time from task start to its end, summed over `timed` tasks (tasks of a log written
+    /// before events had a clock are not timed).
     pub task_ms: u64,
     pub timed: u64,
+    /// Verification scores (0–100), summed over every check (`scored`).
+    pub score_sum: u64,
+    pub scored: u64,
+    /// Spawn to release (or despawn), summed over the workers whose life ended
+    /// (`lifespans`).
+    pub lifespan_ms: u64,
+    pub lifespans: u64,
+}
+
+/// The figures derived from [`TaskMetrics`], as the `summary` event and `get_agents`
+/// carry them; `None` where there is nothing to measure yet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TaskRates {
+    /// Completed ÷ finished tasks.
+    pub success_rate: Option<f64>,
+    /// Completed without a correction ÷ finished tasks.
+    pub first_pass_rate: Option<f64>,
+    /// squad's own: corrections ÷ checked results.
+    pub retry_rate: Option<f64>,
+    /// Seed 001's: corrections ÷ tasks (can pass 1 when tasks are corrected twice).
+    pub seed_retry_rate: Option<f64>,
+    /// Checked results that failed at least once ÷ checked results.
+    pub qc_catch_rate: Option<f64>,
+    /// Mean verification score, 0–100.
+    pub avg_verification_score: Option<f64>,
+    pub avg_task_ms: Option<u64>,
+    /// Mean spawn-to-release time of the workers whose life ended.
+    pub avg_lifespan_ms: Option<u64>,
 }
 
 impl TaskMetrics {
@@ -45,10 +75,19 @@ impl TaskMetrics {
         self.caught += o.caught;
         self.task_ms += o.task_ms;
         self.timed += o.timed;
+        self.score_sum += o.score_sum;
+        self.scored += o.scored;
+        self.lifespan_ms += o.lifespan_ms;
+        self.lifespans += o.lifespans;
     }
 
     pub fn finished(&self) -> u64 {
         self.completed + self.failed
+    }
+
+    /// Finished tasks that were completed.
+    pub fn success_rate(&self) -> Option<f64> {
+        ratio(self.completed, self.finished())
     }
 
     /// Finished tasks that were completed without a correction.
@@ -61,13 +100,44 @@ impl TaskMetrics {
         ratio(self.corrections, self.corrections + self.verified)
     }
 
+    /// Seed 001's retry rate: corrections per task taken on.
+    pub fn seed_retry_rate(&self) -> Option<f64> {
+        ratio(self.corrections, self.started)
+    }
+
     /// Checked results that failed at least once: what verification caught.
     pub fn catch_rate(&self) -> Option<f64> {
         ratio(self.caught, self.verified)
     }
 
+    pub fn avg_score(&self) -> Option<f64> {
+        ratio(self.score_sum, self.scored)
+    }
+
     pub fn avg_task_ms(&self) -> Option<u64> {
         (self.timed > 0).then(|| self.task_ms / self.timed)
+    }
+
+    pub fn avg_lifespan_ms(&self) -> Option<u64> {
+        (self.lifespans > 0).then(|| self.lifespan_ms / self.lifespans)
+    }
+
+    pub fn rates(&self) -> TaskRates {
+        TaskRates {
+            success_rate: self.success_rate(),
+            first_pass_rate: self.first_pass_rate(),
+            retry_rate: self.retry_rate(),
+            seed_retry_rate: self.seed_retry_rate(),
+            qc_catch_rate: self.catch_rate(),
+            avg_verification_score: self.avg_score(),
+            avg_task_ms: self.avg_task_ms(),
+            avg_lifespan_ms: self.avg_lifespan_ms(),
+        }
+    }
+
+    /// Whether there is anything to tell: a task, a check or an ended worker.
+    pub fn any(&self) -> bool {
+        self.started > 0 || self.scored > 0 || self.lifespans > 0
     }
 
     /// `"75%"`, or `"–"` when there is nothing to measure.
@@ -89,6 +159,9 @@ pub struct TaskTally {
 #[derive(Clone, Debug, Default)]
 struct Tasks {
     worker: bool,
+    role: String,
+    /// When it was spawned (`ts`), until its life ends and is counted.
+    spawned: Option<u64>,
     open: Option<Open>,
     /// How the worker's last turn ended, to tell a finished task from an interrupted one.
     last_end: Option<TurnEnd>,
@@ -101,14 +174,19 @@ struct Tasks {
 
 #[derive(Clone, Debug)]
 struct Open {
-    since: Option<Instant>,
+    /// The `ts` of its first message; `None` in a log without a clock.
+    since: Option<u64>,
     corrections: u32,
 }
 
+/// An event's clock: `None` for a log written before events had one.
+fn clock(ev: &Event) -> Option<u64> {
+    (ev.ts > 0).then_some(ev.ts)
+}
+
 impl TaskTally {
-    /// Folds one event in. `now` is when it happened, or `None` for events read back from
-    /// a log (their tasks are counted but not timed).
-    pub fn observe(&mut self, ev: &Event, now: Option<Instant>) {
+    /// Folds one event in, timed by its `ts`.
+    pub fn observe(&mut self, ev: &Event) {
         use super::AgentStatus as S;
         let relevant = matches!(
             ev.kind,
@@ -121,13 +199,21 @@ impl TaskTally {
                 | EventKind::TurnFinished { .. }
                 | EventKind::AgentStatus { .. }
                 | EventKind::Despawned { .. }
+                | EventKind::Released
         );
         if !relevant {
             return;
         }
+        let now = clock(ev);
         let t = self.agents.entry(ev.agent_id).or_default();
         match &ev.kind {
-            EventKind::AgentSpawned { parent_id, .. } => t.worker = parent_id.is_some(),
+            EventKind::AgentSpawned {
+                parent_id, role, ..
+            } => {
+                t.worker = parent_id.is_some();
+                t.role = role.clone();
+                t.spawned = now;
+            }
             EventKind::ItemAdded { .. } if t.worker && t.open.is_none() => {
                 t.open = Some(Open {
                     since: now,
@@ -139,6 +225,8 @@ impl TaskTally {
             }
             EventKind::Verification(v) => {
                 t.verdict_passed = Some(v.passed);
+                t.metrics.score_sum += u64::from(v.score);
+                t.metrics.scored += 1;
                 if !v.passed && v.attempt <= v.max_corrections {
                     t.metrics.corrections += 1;
                     if let Some(open) = &mut t.open {
@@ -172,7 +260,11 @@ impl TaskTally {
                 // Paused or cut off by the end of the process: the task goes on.
                 S::Running | S::Waiting | S::Paused | S::Interrupted => {}
             },
-            EventKind::Despawned { .. } => t.open = None,
+            EventKind::Despawned { .. } => {
+                t.open = None;
+                t.end_life(now);
+            }
+            EventKind::Released => t.end_life(now),
             _ => {}
         }
     }
@@ -190,10 +282,19 @@ impl TaskTally {
         }
         sum
     }
+
+    /// The workers' counts by role, so a supervisor can see which role does best.
+    pub fn by_role(&self) -> BTreeMap<String, TaskMetrics> {
+        let mut out: BTreeMap<String, TaskMetrics> = BTreeMap::new();
+        for t in self.agents.values().filter(|t| t.worker) {
+            out.entry(t.role.clone()).or_default().add(&t.metrics);
+        }
+        out
+    }
 }
 
 impl Tasks {
-    fn finish(&mut self, ok: bool, now: Option<Instant>) {
+    fn finish(&mut self, ok: bool, now: Option<u64>) {
         let Some(open) = self.open.take() else {
             return;
         };
@@ -207,8 +308,19 @@ impl Tasks {
             m.failed += 1;
         }
         if let (Some(since), Some(now)) = (open.since, now) {
-            m.task_ms += now.saturating_duration_since(since).as_millis() as u64;
+            m.task_ms += now.saturating_sub(since);
             m.timed += 1;
+        }
+    }
+
+    /// A worker was released or despawned: its lifespan counts, once.
+    fn end_life(&mut self, now: Option<u64>) {
+        if !self.worker {
+            return;
+        }
+        if let (Some(spawned), Some(now)) = (self.spawned.take(), now) {
+            self.metrics.lifespan_ms += now.saturating_sub(spawned);
+            self.metrics.lifespans += 1;
         }
     }
 }

@@ -26,7 +26,7 @@ pub use merge::{
     ConflictFile, ConflictHunk, DiffStat, LineRange, MergeReport, MergeState,
     stale_worktrees_message,
 };
-pub use metrics::{TaskMetrics, TaskTally};
+pub use metrics::{TaskMetrics, TaskRates, TaskTally};
 pub use notice::{MessageKind, Priority};
 pub use op::Op;
 pub use question::Declined;

@@ -116,7 +116,10 @@ impl ApprovalGate {
         match decision {
             ApprovalDecision::Approve => Ok(()),
             ApprovalDecision::ApproveForSession => {
-                lock(&self.cache).insert((req.tool.to_string(), cache_key(req.action)));
+                let mut cache = lock(&self.cache);
+                for key in cache_keys(req.action) {
+                    cache.insert((req.tool.to_string(), key));
+                }
                 Ok(())
             }
             ApprovalDecision::Deny => Err(Denied(format!(
@@ -135,20 +138,26 @@ impl ApprovalGate {
         }
     }
 
+    /// Every key of the action is covered (a patch: each of its folders).
     fn is_cached(&self, tool: &str, action: &ApprovalAction) -> bool {
-        let key = cache_key(action);
-        lock(&self.cache)
-            .iter()
-            .any(|(t, k)| t == tool && covers(k, &key, action))
+        let keys = cache_keys(action);
+        let cache = lock(&self.cache);
+        !keys.is_empty()
+            && keys.iter().all(|key| {
+                cache
+                    .iter()
+                    .any(|(t, k)| t == tool && covers(k, key, action))
+            })
     }
 }
 
 /// Commands are cached by their first two words (`cargo test`), file changes by their
 /// folder, spawns by role: approving one approves its kind, not everything. A command
 /// with shell syntax (`;`, `&&`, pipes, substitutions, redirections) is cached whole and
-/// covers only itself: `cargo test && rm -rf src` is not "`cargo test`".
-fn cache_key(action: &ApprovalAction) -> String {
-    match action {
+/// covers only itself: `cargo test && rm -rf src` is not "`cargo test`". A patch has a
+/// key per folder it changes, and is covered only when all of them are.
+fn cache_keys(action: &ApprovalAction) -> Vec<String> {
+    let one = match action {
         ApprovalAction::Command { command } if has_shell_syntax(command) => {
             format!("={}", command.trim())
         }
@@ -158,10 +167,17 @@ fn cache_key(action: &ApprovalAction) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         ApprovalAction::FileChange { path, .. } => folder_of(path),
+        ApprovalAction::Patch { paths, .. } => {
+            let mut folders: Vec<String> = paths.iter().map(|p| folder_of(p)).collect();
+            folders.sort();
+            folders.dedup();
+            return folders;
+        }
         ApprovalAction::Spawn { role, .. } => role.clone(),
         // The tool's name already says which server and tool: approving one approves it.
         ApprovalAction::McpTool { .. } => String::new(),
-    }
+    };
+    vec![one]
 }
 
 fn covers(cached: &str, key: &str, action: &ApprovalAction) -> bool {
@@ -172,6 +188,7 @@ fn covers(cached: &str, key: &str, action: &ApprovalAction) -> bool {
         }
         // The same folder only: approving `README.md` is not approving `src/`.
         ApprovalAction::FileChange { .. }
+        | ApprovalAction::Patch { .. }
         | ApprovalAction::Spawn { .. }
         | ApprovalAction::McpTool { .. } => key == cached,
     }

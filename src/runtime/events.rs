@@ -1,11 +1,11 @@
 use crate::protocol::{AgentId, Event, EventKind, TaskMetrics, TaskTally};
 use crate::session::LogWriter;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
 
-/// Numbers events, queues the durable ones for the session log, then hands each to the
-/// front end. One lock covers numbering and queueing so the log's order is the `seq`
+/// Numbers and stamps events, queues the durable ones for the session log, then hands each
+/// to the front end. One lock covers numbering and queueing so the log's order is the `seq`
 /// order; the disk write itself happens on the log's own thread ([`LogWriter`]). Task
 /// figures are folded from the same events, so they count what the log tells.
 pub struct EventSink {
@@ -15,6 +15,8 @@ pub struct EventSink {
 
 struct Inner {
     seq: u64,
+    /// The last `ts` given: stamps never go back, even when the wall clock does.
+    ts: u64,
     log: Option<LogWriter>,
     tasks: TaskTally,
 }
@@ -24,6 +26,7 @@ impl EventSink {
         Self {
             inner: Mutex::new(Inner {
                 seq: first_seq,
+                ts: 0,
                 log,
                 tasks: TaskTally::default(),
             }),
@@ -47,12 +50,14 @@ impl EventSink {
         let (event, warn) = {
             let mut inner = self.lock();
             inner.seq += 1;
+            inner.ts = inner.ts.max(now_ms());
             let event = Event {
                 seq: inner.seq,
+                ts: inner.ts,
                 agent_id,
                 kind,
             };
-            inner.tasks.observe(&event, Some(Instant::now()));
+            inner.tasks.observe(&event);
             let mut warn = None;
             if let Some(log) = &inner.log {
                 if !event.kind.is_live_only() {
@@ -77,11 +82,12 @@ impl EventSink {
         }
     }
 
-    /// Counts the tasks of a resumed session's log (untimed: the log has no clock).
+    /// Counts and times the tasks of a resumed session's log by its events' `ts`.
     pub fn observe_replayed(&self, events: &[Event]) {
         let mut inner = self.lock();
         for ev in events {
-            inner.tasks.observe(ev, None);
+            inner.ts = inner.ts.max(ev.ts);
+            inner.tasks.observe(ev);
         }
     }
 
@@ -94,6 +100,11 @@ impl EventSink {
         }
     }
 
+    /// The workers' task figures by role (`get_agents`' `metrics`).
+    pub fn task_metrics_by_role(&self) -> std::collections::BTreeMap<String, TaskMetrics> {
+        self.lock().tasks.by_role()
+    }
+
     /// Sends an already-numbered event (a replay of the log) to the front end only.
     pub fn forward(&self, event: Event) {
         let _ = self.tx.send(event);
@@ -102,4 +113,12 @@ impl EventSink {
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         crate::sync::lock(&self.inner)
     }
+}
+
+/// Milliseconds since the Unix epoch, UTC: an event's `ts`. A clock set before 1970 reads
+/// 0, which the figures treat as no clock.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }

@@ -129,8 +129,8 @@ impl ToolBox {
     }
 
     /// The tools an agent of `role` gets: the role's lists within each tool's audience,
-    /// and never more than `ceiling` (its parent's tools). Agent tools follow the worker's
-    /// own role; coding tools may not widen.
+    /// and never more than `ceiling` (its parent's tools, see `ToolHandler::same_as`). Agent tools follow
+    /// the worker's own role; coding tools may not widen.
     pub fn tools_for(
         &self,
         role: &Role,
@@ -141,7 +141,8 @@ impl ToolBox {
             .iter()
             .filter(|e| role.offers(&e.spec.name, e.audience, is_worker))
             .filter(|e| {
-                e.handler.reach() == Reach::Team || ceiling.is_none_or(|c| c.contains(&e.spec.name))
+                e.handler.reach() == Reach::Team
+                    || ceiling.is_none_or(|c| within(c, &e.spec.name, e.handler.same_as()))
             })
             .map(|e| e.spec.name.clone())
             .collect()
@@ -186,6 +187,13 @@ impl ToolBox {
         cache.sets.insert(names.clone(), (specs.clone(), tokens));
         (specs, tokens)
     }
+}
+
+/// Whether `ceiling` (a parent's tools) covers `name`, itself or by the tools that together
+/// do what it does.
+fn within(ceiling: &[String], name: &str, same_as: &[&str]) -> bool {
+    let has = |n: &str| ceiling.iter().any(|c| c == n);
+    has(name) || (!same_as.is_empty() && same_as.iter().all(|n| has(n)))
 }
 
 #[cfg(test)]

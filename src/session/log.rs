@@ -98,6 +98,7 @@ mod tests {
             for seq in 1..=3 {
                 log.push(&Event {
                     seq,
+                    ts: 0,
                     agent_id: agent,
                     kind: EventKind::ItemAdded {
                         item: HistoryItem::user(format!("message {seq}")),
@@ -116,6 +117,7 @@ mod tests {
         let log = LogWriter::spawn(SessionLog::open(&path).unwrap()).unwrap();
         log.push(&Event {
             seq: 5,
+            ts: 0,
             agent_id: agent,
             kind: EventKind::Idle,
         });
@@ -123,5 +125,31 @@ mod tests {
         let (events, skipped) = read_events(&path).unwrap();
         assert_eq!((events.len(), skipped), (4, 1));
         assert_eq!(events[3].seq, 5);
+    }
+
+    #[test]
+    fn a_line_without_ts_still_loads_and_ts_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.jsonl");
+        let agent = AgentId::new();
+        // As squad wrote events before they carried a clock.
+        let old = format!(r#"{{"seq":1,"agent_id":"{agent}","type":"idle"}}"#);
+        std::fs::write(&path, format!("{old}\n")).unwrap();
+        let log = LogWriter::spawn(SessionLog::open(&path).unwrap()).unwrap();
+        log.push(&Event {
+            seq: 2,
+            ts: 1_767_225_600_123,
+            agent_id: agent,
+            kind: EventKind::Idle,
+        });
+        drop(log);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(r#""seq":2,"ts":1767225600123,"#), "{text}");
+        let (events, skipped) = read_events(&path).unwrap();
+        assert_eq!(skipped, 0);
+        assert_eq!(
+            events.iter().map(|e| (e.seq, e.ts)).collect::<Vec<_>>(),
+            [(1, 0), (2, 1_767_225_600_123)]
+        );
     }
 }

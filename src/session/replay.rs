@@ -296,6 +296,7 @@ mod tests {
     fn ev(seq: u64, agent_id: AgentId, kind: EventKind) -> Event {
         Event {
             seq,
+            ts: 0,
             agent_id,
             kind,
         }

@@ -164,6 +164,7 @@ mod tests {
         for seq in 1..=500 {
             writer.push(&Event {
                 seq,
+                ts: 0,
                 agent_id: agent,
                 kind: EventKind::ItemAdded {
                     item: HistoryItem::user(format!("message {seq}")),
@@ -186,6 +187,7 @@ mod tests {
             for seq in 1..=50 {
                 writer.push(&Event {
                     seq,
+                    ts: 0,
                     agent_id: AgentId::new(),
                     kind: EventKind::Idle,
                 });
@@ -204,6 +206,7 @@ mod tests {
         for seq in 1..=3 {
             writer.push(&Event {
                 seq,
+                ts: 0,
                 agent_id: AgentId::new(),
                 kind: EventKind::Idle,
             });

@@ -71,10 +71,15 @@ pub(crate) fn unified_diff(rel: &str, old: Option<&str>, new: &str) -> String {
     } else {
         "/dev/null".to_string()
     };
-    TextDiff::from_lines(old.unwrap_or(""), new)
+    diff_between(&old_name, &format!("b/{rel}"), old.unwrap_or(""), new)
+}
+
+/// Unified diff of two texts under the names given (`a/x`, `b/y`, `/dev/null`).
+pub(crate) fn diff_between(old_name: &str, new_name: &str, old: &str, new: &str) -> String {
+    TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
-        .header(&old_name, &format!("b/{rel}"))
+        .header(old_name, new_name)
         .to_string()
 }
 

@@ -3,6 +3,7 @@
 mod args;
 mod files;
 mod list;
+mod patch;
 mod process;
 mod search;
 mod settings;
@@ -11,6 +12,7 @@ mod shell;
 pub(crate) use args::parse as parse_args;
 pub use files::{EditFile, ReadFile, WriteFile, read_for_prompt};
 pub use list::ListFiles;
+pub use patch::ApplyPatch;
 pub(crate) use process::{Status as RunStatus, run_shell};
 pub use search::SearchFiles;
 pub use settings::ToolSettings;
@@ -69,6 +71,13 @@ pub trait ToolHandler: Send + Sync {
     fn spec(&self) -> ToolSpec;
 
     fn effect(&self) -> ToolEffect;
+
+    /// Tools that together do what this one does: a worker may have it when its parent has
+    /// all of them (`apply_patch` is `write_file` and `edit_file` in another format, so a
+    /// persona that leaves it out to keep its first request small still passes it on).
+    fn same_as(&self) -> &'static [&'static str] {
+        &[]
+    }
 
     /// For mutating tools: what the user is asked to approve (a diff, a command). Argument
     /// errors found here are returned before anyone is asked.
@@ -132,6 +141,7 @@ pub fn coding_tools() -> Vec<Arc<dyn ToolHandler>> {
         Arc::new(SearchFiles),
         Arc::new(WriteFile),
         Arc::new(EditFile),
+        Arc::new(ApplyPatch),
         Arc::new(RunCommand),
         Arc::new(RunTests),
     ]

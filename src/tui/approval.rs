@@ -52,6 +52,15 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             }
             (format!("wants to change {path}"), lines)
         }
+        ApprovalAction::Patch { paths, diff } => {
+            let lines = diff_lines(diff, w, t);
+            // The diff names each file; the title only counts them, so the tool still shows.
+            let what = match paths.as_slice() {
+                [one] => one.clone(),
+                many => format!("{} files", many.len()),
+            };
+            (format!("wants to patch {what}"), lines)
+        }
         ApprovalAction::Spawn {
             role,
             task,

@@ -3,7 +3,7 @@
 
 use crate::protocol::{AgentId, TaskMetrics};
 use crate::text::one_line;
-use crate::text::task_line;
+use crate::text::task_lines;
 use crate::tui::cells::verdict_lines;
 use crate::tui::format::{cost, elapsed, millis, tokens, truncate};
 use crate::tui::popup;
@@ -216,18 +216,25 @@ pub fn agent_lines(
             ))],
             theme,
         ));
+        let score = tasks
+            .avg_score()
+            .map_or_else(String::new, |s| format!(" · avg score {s:.0}"));
         out.push(field(
             "checks",
             vec![Span::raw(format!(
-                "{} · first-pass {}",
+                "{} · first-pass {} · success {}{score}",
                 plural(tasks.corrections, "correction"),
-                TaskMetrics::percent(tasks.first_pass_rate())
+                TaskMetrics::percent(tasks.first_pass_rate()),
+                TaskMetrics::percent(tasks.success_rate()),
             ))],
             theme,
         ));
         if let Some(ms) = tasks.avg_task_ms() {
             out.push(field("avg task", vec![Span::raw(millis(ms))], theme));
         }
+    }
+    if let Some(ms) = tasks.avg_lifespan_ms() {
+        out.push(field("lifespan", vec![Span::raw(millis(ms))], theme));
     }
     if !a.task.trim().is_empty() {
         out.push(Line::default());
@@ -368,12 +375,12 @@ pub fn stats_lines(
         ),
         theme.dim(),
     ));
-    if tasks.started > 0 {
+    for line in task_lines(&tasks) {
         out.extend(wrap(
-            &[Span::styled(task_line(&tasks), theme.dim())],
+            &[Span::styled(line, theme.dim())],
             w,
             &[Span::raw("  ")],
-            &[Span::raw("  ")],
+            &[Span::raw("    ")],
         ));
     }
     if let Some((_, totals)) = &s.summary {

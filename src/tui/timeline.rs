@@ -11,7 +11,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Every activity with its glyph and name, in the legend's order.
 const LEGEND: [(Activity, &str, &str); 4] = [
@@ -88,8 +88,9 @@ fn axis(span_label: [String; 3], lead: usize, cols: usize, theme: &Theme) -> Lin
     ])
 }
 
-/// The time axis and the scale: `(start, now)`, or `None` before anything ran.
-fn span(s: &SessionState, now: Instant) -> Option<(Instant, Instant)> {
+/// The time axis in session time: `(start, now)`, or `None` before anything ran.
+fn span(s: &SessionState, now: Instant) -> Option<(Duration, Duration)> {
+    let now = s.timeline.session_time(s.timeline.wall_ms(now)?);
     s.timeline.start().filter(|t| *t < now).map(|t| (t, now))
 }
 
@@ -97,7 +98,7 @@ fn span(s: &SessionState, now: Instant) -> Option<(Instant, Instant)> {
 fn row(
     s: &SessionState,
     id: AgentId,
-    (start, now): (Instant, Instant),
+    (start, now): (Duration, Duration),
     w: usize,
     theme: &Theme,
 ) -> Line<'static> {
@@ -130,9 +131,14 @@ fn legend(s: &SessionState, theme: &Theme) -> Vec<Line<'static>> {
     }
     spans.push(Span::styled("blank: idle", theme.dim()));
     let mut out = vec![Line::from(spans)];
-    if s.has_replayed() {
+    if s.timeline.unclocked() {
         out.push(Line::styled(
-            "Resumed: the log read back has no clock, so time starts at the resume.",
+            "Resumed from a log without times: its part is not shown.",
+            theme.dim(),
+        ));
+    } else if s.timeline.has_gap() {
+        out.push(Line::styled(
+            "Resumed: the time squad was not running is left out.",
             theme.dim(),
         ));
     }
@@ -175,7 +181,7 @@ pub fn render(
         Some(span) => {
             let lw = label_width(inner_w);
             let cols = inner_w.saturating_sub(lw + 1);
-            let d = span.1.saturating_duration_since(span.0);
+            let d = span.1.saturating_sub(span.0);
             let labels = ["0s".to_string(), elapsed(d / 2), elapsed(d)];
             let (r, l) = line_at(inner.y, axis(labels, lw + 1, cols, theme));
             popup::draw_lines(buf, r, &l, 0);

@@ -459,6 +459,7 @@ mod tests {
             s.apply(
                 &Event {
                     seq: i as u64,
+                    ts: 0,
                     agent_id: ids[i],
                     kind: EventKind::AgentSpawned {
                         parent_id: *p,

@@ -1,12 +1,13 @@
 use super::*;
 use crate::protocol::{AgentResult, AgentStatus, Verdict};
-use std::time::Duration;
+
+/// 2026-01-01T00:00:00Z, in milliseconds since the epoch: where every run's clock starts.
+const T0: u64 = 1_767_225_600_000;
 
 struct Run {
     tally: TaskTally,
     worker: AgentId,
     seq: u64,
-    t0: Instant,
 }
 
 impl Run {
@@ -15,7 +16,6 @@ impl Run {
             tally: TaskTally::default(),
             worker: AgentId::new(),
             seq: 0,
-            t0: Instant::now(),
         };
         r.feed(
             EventKind::AgentSpawned {
@@ -34,11 +34,11 @@ impl Run {
         self.seq += 1;
         let ev = Event {
             seq: self.seq,
+            ts: T0 + at_ms,
             agent_id: self.worker,
             kind,
         };
-        self.tally
-            .observe(&ev, Some(self.t0 + Duration::from_millis(at_ms)));
+        self.tally.observe(&ev);
     }
 
     fn task(&mut self, at: u64) {
@@ -221,25 +221,24 @@ fn cancelled_tasks_count_as_started_only_and_the_root_has_no_tasks() {
             item: HistoryItem::user("hi"),
         },
     ] {
-        tally.observe(
-            &Event {
-                seq: 1,
-                agent_id: root,
-                kind,
-            },
-            None,
-        );
+        tally.observe(&Event {
+            seq: 1,
+            ts: T0,
+            agent_id: root,
+            kind,
+        });
     }
     assert_eq!(tally.of(root), TaskMetrics::default());
 }
 
 #[test]
-fn tasks_read_back_from_a_log_are_counted_but_not_timed() {
+fn tasks_of_a_log_without_a_clock_are_counted_but_not_timed() {
     let mut r = Run::new();
     let w = r.worker;
     let mut tally = TaskTally::default();
     let spawn = Event {
         seq: 1,
+        ts: 0,
         agent_id: w,
         kind: EventKind::AgentSpawned {
             parent_id: Some(AgentId::new()),
@@ -249,7 +248,7 @@ fn tasks_read_back_from_a_log_are_counted_but_not_timed() {
             depth: 1,
         },
     };
-    tally.observe(&spawn, None);
+    tally.observe(&spawn);
     for kind in [
         EventKind::ItemAdded {
             item: HistoryItem::user("go"),
@@ -260,18 +259,99 @@ fn tasks_read_back_from_a_log_are_counted_but_not_timed() {
             reason: None,
         },
     ] {
-        tally.observe(
-            &Event {
-                seq: 2,
-                agent_id: w,
-                kind,
-            },
-            None,
-        );
+        tally.observe(&Event {
+            seq: 2,
+            ts: 0,
+            agent_id: w,
+            kind,
+        });
     }
     let m = tally.of(w);
     assert_eq!((m.completed, m.timed, m.avg_task_ms()), (1, 0, None));
     r.task(0);
     assert_eq!(TaskMetrics::percent(None), "–");
     assert_eq!(TaskMetrics::percent(Some(0.756)), "76%");
+}
+
+#[test]
+fn seed_figures_success_score_lifespan_and_retries_per_task() {
+    let mut r = Run::new();
+    // Task 1: corrected twice, then it passes, 1 s after it started.
+    r.task(0);
+    r.verdict(1, false);
+    r.verdict(2, false);
+    r.verdict(3, true);
+    r.returned(ResultStatus::Success, Some((3, true)), 1000);
+    // Task 2: an honest failure after 0.5 s; the worker is released at 5 s.
+    r.task(2000);
+    r.returned(ResultStatus::Failure, None, 2500);
+    r.feed(EventKind::Released, 5000);
+    let m = r.m();
+    assert_eq!((m.started, m.completed, m.failed), (2, 1, 1));
+    assert_eq!(m.success_rate(), Some(0.5));
+    assert_eq!(m.avg_score(), Some(60.0), "(40 + 40 + 100) / 3");
+    assert_eq!(
+        m.retry_rate(),
+        Some(2.0 / 3.0),
+        "squad's: of 3 checked results"
+    );
+    assert_eq!(
+        m.seed_retry_rate(),
+        Some(1.0),
+        "the seed's: 2 retries, 2 tasks"
+    );
+    assert_eq!(m.avg_task_ms(), Some(750));
+    assert_eq!(m.avg_lifespan_ms(), Some(5000));
+    // A despawn after the release does not count the life twice.
+    r.feed(EventKind::Despawned { parent_id: None }, 9000);
+    assert_eq!(r.m().lifespans, 1);
+    let rates = r.m().rates();
+    assert_eq!(rates.success_rate, Some(0.5));
+    assert_eq!(rates.seed_retry_rate, Some(1.0));
+    assert_eq!(rates.avg_lifespan_ms, Some(5000));
+    assert_eq!(rates.avg_verification_score, Some(60.0));
+}
+
+#[test]
+fn nothing_measured_is_none_and_roles_are_summed_apart() {
+    let m = TaskMetrics::default();
+    assert!(!m.any());
+    assert_eq!(m.rates(), TaskRates::default());
+    let mut a = Run::new();
+    a.task(0);
+    a.returned(ResultStatus::Success, None, 100);
+    let mut tally = a.tally.clone();
+    let other = AgentId::new();
+    for (seq, kind) in [
+        EventKind::AgentSpawned {
+            parent_id: Some(AgentId::new()),
+            role: "tester".into(),
+            model: "m".into(),
+            task: "t".into(),
+            depth: 1,
+        },
+        EventKind::ItemAdded {
+            item: HistoryItem::user("go"),
+        },
+        EventKind::AgentStatus {
+            parent_id: None,
+            status: AgentStatus::Failed,
+            reason: None,
+        },
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        tally.observe(&Event {
+            seq: 100 + seq as u64,
+            ts: T0,
+            agent_id: other,
+            kind,
+        });
+    }
+    let roles = tally.by_role();
+    assert_eq!(roles.len(), 2);
+    assert_eq!(roles["implementer"].success_rate(), Some(1.0));
+    assert_eq!(roles["tester"].success_rate(), Some(0.0));
+    assert_eq!(tally.total().success_rate(), Some(0.5));
 }

@@ -1,7 +1,9 @@
-//! `get_agents`: the caller's workers at a glance.
+//! `get_agents`: the caller's workers at a glance, and the session's task figures by role
+//! (`metrics`), so a supervisor can pick the role that does best.
 
 use super::{AgentTool, Call, Done, Failure};
 use crate::model::ToolSpec;
+use crate::protocol::TaskMetrics;
 use crate::roles::Audience;
 use crate::text::clip;
 use async_trait::async_trait;
@@ -14,7 +16,8 @@ impl AgentTool for GetAgents {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "get_agents".into(),
-            description: "Your workers and how they stand.".into(),
+            // Terse: copilot's first request stays under 8 KB (`benches/context.rs`).
+            description: "Your workers, how they stand, and task `metrics` by role.".into(),
             parameters: json!({"type": "object", "properties": {}}),
         }
     }
@@ -56,8 +59,42 @@ impl AgentTool for GetAgents {
                 entry
             })
             .collect();
+        let by_role = cx.team.events().task_metrics_by_role();
+        let mut all = TaskMetrics::default();
+        for m in by_role.values() {
+            all.add(m);
+        }
+        let by_role: serde_json::Map<String, Value> = by_role
+            .iter()
+            .map(|(role, m)| (role.clone(), figures(m)))
+            .collect();
+        let metrics = json!({"workers": figures(&all), "by_role": by_role});
         Ok(Done::output(
-            json!({"agents": list, "counts": counts, "total": children.len()}).to_string(),
+            json!({"agents": list, "counts": counts, "total": children.len(), "metrics": metrics})
+                .to_string(),
         ))
     }
+}
+
+/// One set of task figures for the model: the counts, and each rate that can be told
+/// (fractions to three places; times in ms).
+fn figures(m: &TaskMetrics) -> Value {
+    let mut out = json!({
+        "tasks": m.started,
+        "completed": m.completed,
+        "failed": m.failed,
+        "corrections": m.corrections,
+    });
+    if let Ok(Value::Object(rates)) = serde_json::to_value(m.rates()) {
+        for (name, v) in rates {
+            let v = match v.as_f64() {
+                Some(f) if v.is_f64() => json!((f * 1000.0).round() / 1000.0),
+                _ => v,
+            };
+            if !v.is_null() {
+                out[name] = v;
+            }
+        }
+    }
+    out
 }

@@ -205,3 +205,59 @@ async fn approving_a_root_file_for_the_session_does_not_approve_every_file() {
         );
     }
 }
+
+/// A patch approved for the session covers later patches only within the folders it
+/// changed: every folder of the new patch must have been approved.
+#[tokio::test]
+async fn approving_a_patch_for_the_session_covers_only_its_folders() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let events = EventSink::new(None, 0, tx);
+    let gate = Arc::new(ApprovalGate::new(true));
+    let agent = AgentId::new();
+    let patch = |paths: &[&str]| ApprovalAction::Patch {
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+        diff: String::new(),
+    };
+    fn req(agent: AgentId, action: &ApprovalAction) -> ApprovalRequest<'_> {
+        ApprovalRequest {
+            agent_id: agent,
+            role: "implementer",
+            policy: ApprovalPolicy::Ask,
+            tool: "apply_patch",
+            action,
+        }
+    }
+    let g2 = gate.clone();
+    let answer = tokio::spawn(async move {
+        loop {
+            let ev = rx.recv().await.unwrap();
+            if let EventKind::ApprovalRequested { request_id, .. } = ev.kind {
+                g2.resolve(request_id, ApprovalDecision::ApproveForSession);
+                return;
+            }
+        }
+    });
+    let first = patch(&["src/a.rs", "docs/guide.md"]);
+    gate.check(req(agent, &first), &events, &CancellationToken::new())
+        .await
+        .unwrap();
+    answer.await.unwrap();
+    assert!(!gate.will_ask(&req(agent, &patch(&["src/b.rs"]))));
+    assert!(!gate.will_ask(&req(agent, &patch(&["docs/x.md", "src/c.rs"]))));
+    for other in [&["src/a.rs", "README.md"][..], &["src/sub/a.rs"], &[]] {
+        assert!(
+            gate.will_ask(&req(agent, &patch(other))),
+            "{other:?} was approved by a patch of src/ and docs/"
+        );
+    }
+    // Another tool's approval is its own.
+    let edit = ApprovalAction::FileChange {
+        path: "src/a.rs".into(),
+        diff: String::new(),
+    };
+    let as_edit = ApprovalRequest {
+        tool: "edit_file",
+        ..req(agent, &edit)
+    };
+    assert!(gate.will_ask(&as_edit));
+}

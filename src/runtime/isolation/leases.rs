@@ -10,8 +10,9 @@ use crate::workspace::Workspace;
 use std::path::PathBuf;
 
 impl WorkerIsolation {
-    /// Before a worker's `write_file` / `edit_file` (`action`) in the shared workspace:
-    /// takes the file's lease, or says who holds it (an error for the model).
+    /// Before a worker's `write_file` / `edit_file` / `apply_patch` (`action`) in the
+    /// shared workspace: takes the lease of every file it changes, or says who holds one
+    /// (an error for the model).
     pub fn claim_write(
         &self,
         team: &Team,
@@ -30,32 +31,44 @@ fn claim(
     workspace: &Workspace,
     action: Option<&ApprovalAction>,
 ) -> Result<(), String> {
-    let Some(ApprovalAction::FileChange { path, .. }) = action else {
-        return Ok(());
+    let paths: &[String] = match action {
+        Some(ApprovalAction::FileChange { path, .. }) => std::slice::from_ref(path),
+        Some(ApprovalAction::Patch { paths, .. }) => paths,
+        _ => return Ok(()),
     };
     if agent == team.root() || iso.owner(team, agent).is_some() {
         return Ok(());
     }
     // A path the workspace refuses is the tool's to report.
-    let Ok(resolved) = workspace.resolve(path) else {
-        return Ok(());
-    };
-    let role = team.role(agent).unwrap_or_default();
-    let refused = match iso.leases.claim(&resolved, agent, &role) {
-        Ok(()) => return Ok(()),
-        // The holder's result was delivered, or it is gone: the lease has lapsed.
-        Err(e) if !team.result_pending(e.holder.agent) => {
-            iso.leases.release(e.holder.agent);
-            match iso.leases.claim(&resolved, agent, &role) {
-                Ok(()) => return Ok(()),
-                Err(e) => e,
+    let resolved: Vec<PathBuf> = paths
+        .iter()
+        .filter_map(|p| workspace.resolve(p).ok())
+        .collect();
+    // A patch is refused whole before it takes any lease.
+    for path in &resolved {
+        if let Some(holder) = iso.leases.holder(path)
+            && holder.agent != agent
+        {
+            // The holder's result was delivered, or it is gone: the lease has lapsed.
+            if team.result_pending(holder.agent) {
+                let shown = LeaseError {
+                    path: PathBuf::from(workspace.relative(path)),
+                    holder,
+                };
+                return Err(shown.to_string());
             }
+            iso.leases.release(holder.agent);
         }
-        Err(e) => e,
-    };
-    let shown = LeaseError {
-        path: PathBuf::from(workspace.relative(&refused.path)),
-        holder: refused.holder,
-    };
-    Err(shown.to_string())
+    }
+    let role = team.role(agent).unwrap_or_default();
+    for path in &resolved {
+        if let Err(refused) = iso.leases.claim(path, agent, &role) {
+            let shown = LeaseError {
+                path: PathBuf::from(workspace.relative(&refused.path)),
+                holder: refused.holder,
+            };
+            return Err(shown.to_string());
+        }
+    }
+    Ok(())
 }

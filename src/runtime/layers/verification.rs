@@ -27,14 +27,18 @@ impl VerificationLayer {
     }
 }
 
-/// The path a file tool's call names, relative to the agent's root.
-fn named(cx: &Scope<'_>, tool: &ToolUse<'_>) -> Option<String> {
-    match tool.action {
-        Some(ApprovalAction::FileChange { path, .. }) => cx
-            .workspace
+/// The paths a file tool's call names, relative to the agent's root (`None`: a command,
+/// which names none).
+fn named(cx: &Scope<'_>, tool: &ToolUse<'_>) -> Option<Vec<String>> {
+    let rel = |path: &String| {
+        cx.workspace
             .resolve(path)
             .ok()
-            .map(|p| cx.workspace.relative(&p)),
+            .map(|p| cx.workspace.relative(&p))
+    };
+    match tool.action {
+        Some(ApprovalAction::FileChange { path, .. }) => rel(path).map(|p| vec![p]),
+        Some(ApprovalAction::Patch { paths, .. }) => Some(paths.iter().filter_map(rel).collect()),
         _ => None,
     }
 }
@@ -73,7 +77,7 @@ impl Layer for VerificationLayer {
             return;
         }
         match (named(cx, tool), before) {
-            (Some(path), _) => self.checks.touch(cx.agent, [path]),
+            (Some(paths), _) => self.checks.touch(cx.agent, paths),
             (None, Some(before)) => {
                 let after = take(cx.root()).await;
                 self.checks

@@ -68,11 +68,13 @@ impl Team {
                     .duration_since(a.created)
                     .as_millis() as u64,
                 tasks: Default::default(),
+                rates: Default::default(),
             })
             .collect();
         drop(agents);
         for r in &mut rows {
             r.tasks = self.events().task_metrics(Some(r.agent_id));
+            r.rates = r.tasks.rates();
         }
         let mut totals = SessionTotals {
             agents: rows.len() as u64,
@@ -88,6 +90,7 @@ impl Team {
             totals.wall_ms = totals.wall_ms.max(r.wall_ms);
             totals.tasks.add(&r.tasks);
         }
+        totals.rates = totals.tasks.rates();
         (rows, totals)
     }
 }

@@ -52,6 +52,11 @@ pub trait CallHandler: Send + Sync {
     /// Whether neighbouring calls may run at the same time (when nobody has to be asked).
     fn concurrent(&self) -> bool;
 
+    /// Tools that together do what this one does (see `ToolHandler::same_as`).
+    fn same_as(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// What the user approves before the call runs; `None`: it needs no approval here.
     /// Argument errors found here are returned before anyone is asked.
     async fn describe(
@@ -70,6 +75,10 @@ pub struct Coding(pub Arc<dyn ToolHandler>);
 
 #[async_trait]
 impl CallHandler for Coding {
+    fn same_as(&self) -> &'static [&'static str] {
+        self.0.same_as()
+    }
+
     fn reach(&self) -> Reach {
         match self.0.effect() {
             ToolEffect::ReadOnly => Reach::Reads,

@@ -62,13 +62,13 @@ fn a_role_file_naming_an_unknown_tool_is_warned_about() {
     let mut set = built_ins();
     let mut role = set.require("tester").unwrap().clone();
     role.name = "x".into();
-    role.tools = Some(vec!["read_file".into(), "apply_patch".into()]);
+    role.tools = Some(vec!["read_file".into(), "apply_diff".into()]);
     role.source = crate::roles::RoleSource::File("/r/x.toml".into());
     set.insert(role);
     set.check_tools(&toolbox().names(), &[]);
     assert_eq!(set.warnings.len(), 1, "{:?}", set.warnings);
     assert!(
-        set.warnings[0].starts_with("role file /r/x.toml: tools: unknown tool 'apply_patch'"),
+        set.warnings[0].starts_with("role file /r/x.toml: tools: unknown tool 'apply_diff'"),
         "{}",
         set.warnings[0]
     );
@@ -160,6 +160,37 @@ fn a_worker_never_gets_coding_tools_its_parent_lacks() {
     assert!(!tools.contains(&"write_file".to_string()));
     // Agent tools follow the worker's own role.
     assert!(tools.contains(&"return_results".to_string()));
+    assert!(!tools.contains(&"apply_patch".to_string()));
+}
+
+/// Copilot leaves `apply_patch` out of its own tools (its first request stays under 8 KB)
+/// but has `write_file` and `edit_file`, so the workers it spawns that edit still get it.
+#[test]
+fn apply_patch_reaches_copilots_editing_workers_through_write_and_edit() {
+    let set = built_ins();
+    let copilot = set.require(DEFAULT_ROLE).unwrap();
+    let persona = toolbox().tools_for(copilot, false, None);
+    assert!(!persona.contains(&"apply_patch".to_string()), "{persona:?}");
+    for role in [
+        "implementer",
+        "tester",
+        "test_writer",
+        "documentation",
+        "architect",
+        "agentic_coder",
+    ] {
+        let tools = toolbox().tools_for(set.require(role).unwrap(), true, Some(&persona));
+        assert!(
+            tools.contains(&"apply_patch".to_string()),
+            "{role}: {tools:?}"
+        );
+    }
+    let reviewer = toolbox().tools_for(set.require("code_reviewer").unwrap(), true, Some(&persona));
+    assert!(!reviewer.contains(&"apply_patch".to_string()));
+    // Only with both: a parent that may only write whole files does not pass on patches.
+    let ceiling = vec!["read_file".to_string(), "write_file".to_string()];
+    let tools = toolbox().tools_for(set.require("implementer").unwrap(), true, Some(&ceiling));
+    assert!(!tools.contains(&"apply_patch".to_string()), "{tools:?}");
 }
 
 #[test]

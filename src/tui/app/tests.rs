@@ -6,6 +6,7 @@ use ratatui::buffer::Buffer;
 fn ev(agent_id: AgentId, kind: EventKind) -> Event {
     Event {
         seq: 0,
+        ts: 0,
         agent_id,
         kind,
     }

@@ -43,6 +43,7 @@ fn setup() -> T {
 fn ev(agent_id: AgentId, kind: EventKind) -> Event {
     Event {
         seq: 1,
+        ts: 0,
         agent_id,
         kind,
     }
@@ -427,6 +428,7 @@ fn ask(t: &mut T, agent: AgentId, seq: u64, id: u64, options: &[&str], at: Insta
     t.app.apply(
         &Event {
             seq,
+            ts: 0,
             agent_id: agent,
             kind: EventKind::QuestionAsked {
                 request_id: id,
@@ -518,6 +520,7 @@ fn questions_and_approvals_are_answered_one_at_a_time_oldest_first() {
     t.app.apply(
         &Event {
             seq: 11,
+            ts: 0,
             agent_id: t.root,
             kind: EventKind::ApprovalRequested {
                 request_id: 41,

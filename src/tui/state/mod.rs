@@ -58,7 +58,7 @@ pub struct SessionState {
     /// The project instruction files given to the agents (`AGENTS.md`), if any.
     pub instructions: Option<String>,
     /// Events up to this `seq` are the log of a resumed session, read back in a burst:
-    /// they count tasks but cannot time them.
+    /// they tell what happened, but open no dialog and raise no notice.
     replayed_seq: u64,
     /// MCP servers by name, as their last `mcp_server` event left them.
     pub mcp: BTreeMap<String, McpView>,
@@ -117,8 +117,7 @@ impl SessionState {
         }
     }
 
-    /// Whether part of what is shown was read back from a resumed session's log, where
-    /// events have no clock.
+    /// Whether part of what is shown was read back from a resumed session's log.
     pub fn has_replayed(&self) -> bool {
         self.replayed_seq > 0
     }
@@ -157,7 +156,7 @@ impl SessionState {
     pub fn apply(&mut self, ev: &Event, now: Instant) {
         let id = ev.agent_id;
         let live = ev.seq > self.replayed_seq;
-        self.tasks.observe(ev, live.then_some(now));
+        self.tasks.observe(ev);
         self.timeline.observe(ev, live.then_some(now));
         match &ev.kind {
             EventKind::SessionStarted {

@@ -19,6 +19,7 @@ fn info(root: AgentId) -> SessionInfo {
 fn ev(agent_id: AgentId, kind: EventKind) -> Event {
     Event {
         seq: 0,
+        ts: 0,
         agent_id,
         kind,
     }
@@ -311,6 +312,7 @@ fn context_fill_follows_usage_and_compaction() {
 fn asked(agent: AgentId, seq: u64, request_id: u64, question: &str) -> Event {
     Event {
         seq,
+        ts: 0,
         agent_id: agent,
         kind: EventKind::QuestionAsked {
             request_id,
@@ -324,6 +326,7 @@ fn asked(agent: AgentId, seq: u64, request_id: u64, question: &str) -> Event {
 fn approval_at(agent: AgentId, seq: u64, request_id: u64) -> Event {
     Event {
         seq,
+        ts: 0,
         agent_id: agent,
         kind: EventKind::ApprovalRequested {
             request_id,
@@ -446,6 +449,7 @@ fn a_stall_is_marked_until_progress_the_turn_ends_or_it_was_only_read_back() {
     let t = Instant::now() + Duration::from_secs(100);
     let at = |seq: u64, kind: EventKind| Event {
         seq,
+        ts: 0,
         agent_id: root,
         kind,
     };

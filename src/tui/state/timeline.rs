@@ -1,12 +1,16 @@
 //! What each agent was doing when: segments of model calls, tool calls, waiting and
-//! approvals, for `/timeline`. Events carry no clock, so each is stamped when it reaches
-//! the screen (the `now` the state is given); events read back from a resumed session's
-//! log have no stamp and start no segment.
+//! approvals, for `/timeline`. Each event is placed by its `ts`, so the part of a resumed
+//! session read back from its log has its times too; the time squad was not running
+//! between two runs is cut out. A log written before events had a clock (`ts` 0) starts
+//! no segment.
 //!
 //! An agent's activity follows from its status and what it has in flight: an approval
 //! pending beats everything, `waiting` comes next (a supervisor in `wait_for_agents` is
 //! waiting, not running a tool), then a tool call in flight, and a running agent with no
-//! tool call in flight is in a model call. Idle statuses have no segment.
+//! tool call in flight is in a model call. Idle statuses have no segment. Tool calls'
+//! begin and end are not logged, so in the part read back they count as model time.
+//!
+//! Times are session time: a `Duration` since the epoch, less the cut-out gaps.
 
 use crate::protocol::{AgentId, AgentStatus, Event, EventKind};
 use std::collections::{HashMap, HashSet};
@@ -45,15 +49,15 @@ const ALL: [Activity; 4] = [
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
     pub activity: Activity,
-    pub start: Instant,
-    pub end: Option<Instant>,
+    pub start: Duration,
+    pub end: Option<Duration>,
 }
 
 impl Segment {
     /// How much of `[from, to)` this segment covers, counting an open one up to `now`.
-    fn overlap(&self, from: Instant, to: Instant, now: Instant) -> Duration {
+    fn overlap(&self, from: Duration, to: Duration, now: Duration) -> Duration {
         let end = self.end.unwrap_or(now).min(to);
-        end.saturating_duration_since(self.start.max(from))
+        end.saturating_sub(self.start.max(from))
     }
 }
 
@@ -79,7 +83,7 @@ impl Track {
     }
 
     /// Closes the open segment and opens the next one if the activity changed at `now`.
-    fn settle(&mut self, now: Instant) {
+    fn settle(&mut self, now: Duration) {
         let next = self.activity();
         let open = self.segments.last().filter(|s| s.end.is_none()).copied();
         if open.map(|s| s.activity) == next {
@@ -114,13 +118,42 @@ impl Track {
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
     tracks: HashMap<AgentId, Track>,
-    /// The first stamped event: where the time axis starts.
-    start: Option<Instant>,
+    /// The first stamped event, in session time: where the time axis starts.
+    start: Option<Duration>,
+    /// The latest `ts` seen.
+    last_ts: Option<u64>,
+    /// Milliseconds cut out so far: the time between one run's last event and the next
+    /// run's start.
+    gap_ms: u64,
+    /// Events without a clock were folded in (a log from before events had one).
+    unclocked: bool,
+    /// The latest live event with a clock: when it arrived and its `ts`, to read the wall
+    /// clock at a frame's `now`.
+    anchor: Option<(Instant, u64)>,
 }
 
 impl Timeline {
-    /// Folds in one event stamped `now`, or `None` for one read back from the log.
-    pub fn observe(&mut self, ev: &Event, now: Option<Instant>) {
+    /// Folds in one event at its `ts`; `arrived` is when a live one reached the screen
+    /// (`None` for one read back from the log).
+    pub fn observe(&mut self, ev: &Event, arrived: Option<Instant>) {
+        if let Some(at) = arrived.filter(|_| ev.ts > 0) {
+            self.anchor = Some((at, ev.ts));
+        }
+        if ev.ts > 0
+            && let EventKind::SessionStarted { resumed: true, .. } = ev.kind
+            && let Some(last) = self.last_ts
+        {
+            // Nothing ran while squad was stopped: whatever was under way ended with the
+            // last run's last event, and the stretch until this one is left out.
+            let end = self.session_time(last);
+            for track in self.tracks.values_mut() {
+                track.status = None;
+                track.tools.clear();
+                track.approvals.clear();
+                track.settle(end);
+            }
+            self.gap_ms += ev.ts.saturating_sub(last);
+        }
         let track = self.tracks.entry(ev.agent_id).or_default();
         match &ev.kind {
             EventKind::AgentStatus { status, .. } => {
@@ -150,14 +183,45 @@ impl Timeline {
             }
             _ => {}
         }
-        let Some(now) = now else { return };
+        if ev.ts == 0 {
+            self.unclocked = true;
+            return;
+        }
+        // Events of two agents may arrive a little out of `seq` order: time never goes back.
+        let ts = self.last_ts.map_or(ev.ts, |l| l.max(ev.ts));
+        self.last_ts = Some(ts);
+        let now = Duration::from_millis(ts.saturating_sub(self.gap_ms));
         self.start.get_or_insert(now);
         track.settle(now);
     }
 
-    /// Where the clock starts: the first event of this run (after a resume, the resume).
-    pub fn start(&self) -> Option<Instant> {
+    /// Where the axis starts: the first event with a clock.
+    pub fn start(&self) -> Option<Duration> {
         self.start
+    }
+
+    /// Session time of the wall-clock instant `ts` (milliseconds since the epoch).
+    pub fn session_time(&self, ts: u64) -> Duration {
+        Duration::from_millis(ts.saturating_sub(self.gap_ms))
+    }
+
+    /// The wall clock at `now` (milliseconds since the epoch), read off the last live
+    /// event; before any, the last event read back. `None` when no event had a clock.
+    pub fn wall_ms(&self, now: Instant) -> Option<u64> {
+        match self.anchor {
+            Some((at, ts)) => Some(ts + now.saturating_duration_since(at).as_millis() as u64),
+            None => self.last_ts,
+        }
+    }
+
+    /// Whether the time between two runs was cut out.
+    pub fn has_gap(&self) -> bool {
+        self.gap_ms > 0
+    }
+
+    /// Whether events without a clock were folded in: their time is not shown.
+    pub fn unclocked(&self) -> bool {
+        self.unclocked
     }
 
     pub fn segments(&self, id: AgentId) -> &[Segment] {
@@ -171,12 +235,12 @@ impl Timeline {
     pub fn cells(
         &self,
         id: AgentId,
-        from: Instant,
-        to: Instant,
+        from: Duration,
+        to: Duration,
         cells: usize,
     ) -> Vec<Option<Activity>> {
         let mut out = vec![None; cells];
-        let span = to.saturating_duration_since(from);
+        let span = to.saturating_sub(from);
         if cells == 0 || span.is_zero() {
             return out;
         }
@@ -212,8 +276,10 @@ mod tests {
     use super::*;
     use crate::protocol::{ApprovalAction, ApprovalDecision};
 
+    /// 2026-01-01T00:00:00Z, in milliseconds since the epoch.
+    const T0: u64 = 1_767_225_600_000;
+
     struct Clock {
-        t0: Instant,
         tl: Timeline,
         id: AgentId,
     }
@@ -221,24 +287,23 @@ mod tests {
     impl Clock {
         fn new() -> Self {
             Self {
-                t0: Instant::now(),
                 tl: Timeline::default(),
                 id: AgentId::new(),
             }
         }
 
-        fn at(&self, s: u64) -> Instant {
-            self.t0 + Duration::from_secs(s)
+        fn at(&self, s: u64) -> Duration {
+            Duration::from_millis(T0) + Duration::from_secs(s)
         }
 
         fn ev(&mut self, s: u64, kind: EventKind) {
             let ev = Event {
                 seq: 1,
+                ts: T0 + s * 1000,
                 agent_id: self.id,
                 kind,
             };
-            let now = self.at(s);
-            self.tl.observe(&ev, Some(now));
+            self.tl.observe(&ev, None);
         }
 
         fn status(&mut self, s: u64, status: AgentStatus) {
@@ -269,7 +334,7 @@ mod tests {
 
         /// `(activity, start s, end s)` of every segment.
         fn spans(&self) -> Vec<(Activity, u64, Option<u64>)> {
-            let secs = |t: Instant| t.duration_since(self.t0).as_secs();
+            let secs = |t: Duration| (t - Duration::from_millis(T0)).as_secs();
             self.tl
                 .segments(self.id)
                 .iter()
@@ -350,10 +415,11 @@ mod tests {
     }
 
     #[test]
-    fn events_from_the_log_have_no_clock() {
+    fn events_of_an_old_log_have_no_clock() {
         let mut c = Clock::new();
         let ev = Event {
             seq: 1,
+            ts: 0,
             agent_id: c.id,
             kind: EventKind::AgentStatus {
                 parent_id: None,
@@ -364,6 +430,7 @@ mod tests {
         c.tl.observe(&ev, None);
         assert!(c.spans().is_empty());
         assert_eq!(c.tl.start(), None);
+        assert!(c.tl.unclocked());
         // The status is known, so the first stamped event opens its segment.
         c.tool(10, "t", true);
         assert_eq!(c.spans(), [(Activity::Tool, 10, None)]);
@@ -415,5 +482,31 @@ mod tests {
             cells,
             [None, None, Some(Activity::Model), Some(Activity::Model)]
         );
+    }
+
+    #[test]
+    fn the_time_between_two_runs_is_cut_out() {
+        use Activity::*;
+        let mut c = Clock::new();
+        // The first run: a model call from 0 s, cut off by a crash after 4 s.
+        c.status(0, AgentStatus::Running);
+        c.tool(4, "t", true);
+        // Resumed an hour later; the agent comes back interrupted, then runs again.
+        let resumed = EventKind::SessionStarted {
+            session_id: "s".into(),
+            workspace: "/w".into(),
+            model: "m".into(),
+            role: "copilot".into(),
+            approval: crate::protocol::ApprovalPolicy::Ask,
+            resumed: true,
+            roles: vec![],
+        };
+        c.ev(3604, resumed);
+        c.status(3604, AgentStatus::Interrupted);
+        c.status(3606, AgentStatus::Running);
+        c.status(3609, AgentStatus::Inactive);
+        assert!(c.tl.has_gap());
+        assert_eq!(c.tl.session_time(T0 + 3_609_000), c.at(9));
+        assert_eq!(c.spans(), [(Model, 0, Some(4)), (Model, 6, Some(9))]);
     }
 }
