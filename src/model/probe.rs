@@ -65,12 +65,12 @@ pub async fn probe_wire(
         .map_err(|e| ModelError::BadResponse(root_cause(&e)))?;
     let (body, shape) = match wire {
         WireApi::Chat => (
-            serde_json::json!({"model": model, "max_tokens": 1,
+            serde_json::json!({"model": model, "max_tokens": 1, "stream": false,
                                "messages": [{"role": "user", "content": "Say OK."}]}),
             "choices",
         ),
         WireApi::Responses => (
-            serde_json::json!({"model": model, "max_output_tokens": 16, "store": false,
+            serde_json::json!({"model": model, "max_output_tokens": 16, "store": false, "stream": false,
                                "input": "Say OK."}),
             "output",
         ),

@@ -571,7 +571,7 @@ async fn answer(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, wire: Wire
         .unwrap_or("mock-model")
         .to_string();
     let n = shared.counter.fetch_add(1, Ordering::Relaxed);
-    if parsed.get("stream") != Some(&Value::Bool(true))
+    if parsed.get("stream") == Some(&Value::Bool(false))
         && let Kind::Stream(script) = &response.kind
     {
         drop(guard);
@@ -580,7 +580,7 @@ async fn answer(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, wire: Wire
     render(response.kind, &model, n, guard, wire)
 }
 
-/// A script as one JSON answer, for a request that did not ask to stream.
+/// A script as one JSON answer, for a request with `stream: false`.
 fn whole_answer(script: &Script, model: &str, wire: Wire) -> Value {
     let text = script.text_deltas.concat();
     let (p, c) = script.usage.unwrap_or((1, 1));
