@@ -1,7 +1,7 @@
 //! `cargo bench --bench context`: what long sessions and small local models cost.
 //!
-//! a. The first request of each built-in persona: bytes of the JSON body, of its tools and
-//!    of its system prompt; with `SQUAD_BENCH_BASE_URL=http://127.0.0.1:PORT` (a real
+//! a. The first request of each built-in persona, on each wire (chat completions and
+//!    Responses): bytes of the JSON body, of its tools and of its system prompt; with `SQUAD_BENCH_BASE_URL=http://127.0.0.1:PORT` (a real
 //!    llama.cpp server, without `/v1`) also its tokens, counted by the server's own chat
 //!    template and tokenizer (`/apply-template` + `/tokenize`). Target: copilot ≤ 8 KB.
 //! b. Time to build a request for an agent with ~1,000 history items: an in-process
@@ -23,7 +23,7 @@ mod support;
 
 use mock_server::{MockResponse, MockServer};
 use serde_json::{Value, json};
-use squad::config::Config;
+use squad::config::{Config, WireApi};
 use squad::model::{ClientSettings, ModelClient, OpenAiClient};
 use squad::protocol::{ApprovalPolicy, EventKind, HistoryItem, Op, TurnEnd};
 use squad::roles::load_roles_from;
@@ -46,7 +46,9 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    first_requests(&rt, &mock_rt);
+    for wire in [WireApi::Chat, WireApi::Responses] {
+        first_requests(&rt, &mock_rt, wire);
+    }
     request_build(&rt, &mock_rt);
 }
 
@@ -55,14 +57,18 @@ fn options(
     ws: &std::path::Path,
     role: Option<String>,
     max_iter: u32,
+    wire: WireApi,
 ) -> SessionOptions {
     let mut config = Config::default();
+    config.provider.wire_api = wire;
     config.provider.base_url = mock.base_url();
     config.provider.api_key_env = "SQUAD_BENCH_UNSET_KEY".into();
     config.limits.max_iterations = max_iter;
     // Reading one file again and again is the point here, not a loop to stop.
     config.guards.read_repeat_stop_after = 0;
     config.guards.repeat_note_after = 0;
+    // Nor is a long turn without a changed file: the progress layer would end it at 40.
+    config.limits.max_turn_calls = 0;
     config.approval = ApprovalPolicy::Auto;
     let model: Arc<dyn ModelClient> =
         Arc::new(OpenAiClient::new(ClientSettings::from_provider(&config.provider)).unwrap());
@@ -89,8 +95,8 @@ fn options(
 // ---------------------------------------------------------------------------------------
 // a. First request per persona
 
-fn first_requests(rt: &tokio::runtime::Runtime, mock_rt: &tokio::runtime::Runtime) {
-    println!("\n== a. first request of each built-in persona (the user's \"hi\")");
+fn first_requests(rt: &tokio::runtime::Runtime, mock_rt: &tokio::runtime::Runtime, wire: WireApi) {
+    println!("\n== a. first request of each built-in persona (the user's \"hi\"), wire {wire}");
     let server = std::env::var("SQUAD_BENCH_BASE_URL").ok();
     println!(
         "   {:<15} {:>9} {:>9} {:>9} {:>7} {:>8}",
@@ -106,7 +112,7 @@ fn first_requests(rt: &tokio::runtime::Runtime, mock_rt: &tokio::runtime::Runtim
     for role in roles {
         let mock = mock_rt.block_on(MockServer::start());
         mock.push(MockResponse::text("hello"));
-        let opts = options(&mock, ws.path(), Some(role.clone()), 5);
+        let opts = options(&mock, ws.path(), Some(role.clone()), 5, wire);
         rt.block_on(async {
             let mut handle = start_session(opts).await.unwrap();
             handle
@@ -127,7 +133,7 @@ fn first_requests(rt: &tokio::runtime::Runtime, mock_rt: &tokio::runtime::Runtim
         let body = &mock.requests()[0].body;
         if let Ok(dir) = std::env::var("SQUAD_BENCH_DUMP") {
             let pretty = serde_json::to_string_pretty(body).unwrap();
-            std::fs::write(format!("{dir}/{role}.json"), pretty).unwrap();
+            std::fs::write(format!("{dir}/{role}-{wire}.json"), pretty).unwrap();
         }
         let bytes = serde_json::to_string(body).unwrap().len();
         let tools = body.get("tools").map_or(0, |t| t.to_string().len());
@@ -135,15 +141,22 @@ fn first_requests(rt: &tokio::runtime::Runtime, mock_rt: &tokio::runtime::Runtim
             .get("tools")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        let prompt = body["messages"][0]["content"].as_str().unwrap_or("").len();
+        let prompt = body
+            .get("instructions")
+            .unwrap_or(&body["messages"][0]["content"])
+            .as_str()
+            .unwrap_or("")
+            .len();
         let tokens = server
             .as_deref()
+            .filter(|_| wire == WireApi::Chat)
             .and_then(|s| rt.block_on(count_tokens(s, body)))
             .map(|t| t.to_string())
             .unwrap_or_default();
         println!("   {role:<15} {bytes:>9} {tools:>9} {prompt:>9} {n_tools:>7} {tokens:>8}");
         if role == "copilot" {
-            verdict("copilot's first request", bytes as f64 / 1024.0, 8.0, "KB");
+            let what = format!("copilot's first request ({wire})");
+            verdict(&what, bytes as f64 / 1024.0, 8.0, "KB");
         }
     }
 }
@@ -218,7 +231,7 @@ async fn one_session(mock: &MockServer) -> (Vec<Duration>, usize) {
         ));
     }
     mock.push(MockResponse::text("done"));
-    let opts = options(mock, ws.path(), None, ITERATIONS as u32 + 10);
+    let opts = options(mock, ws.path(), None, ITERATIONS as u32 + 10, WireApi::Chat);
     let mut handle = start_session(opts).await.unwrap();
     let root = handle.info.root_agent;
     handle

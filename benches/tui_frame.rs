@@ -92,6 +92,7 @@ fn build(messages: usize, agents: usize) -> (App, AgentId) {
                     name: "read_file".into(),
                     arguments: r#"{"path":"src/lib.rs"}"#.into(),
                 }],
+                reasoning: Vec::new(),
             },
             2 => HistoryItem::ToolResult {
                 call_id: format!("c{}", i - 1),

@@ -77,6 +77,10 @@ pub struct DoctorArgs {
     /// Print the checks as one JSON object (for scripts).
     #[arg(long)]
     pub json: bool,
+
+    /// Also send each model's wire a one-token request (costs a request per model).
+    #[arg(long)]
+    pub probe: bool,
 }
 
 #[derive(Debug, Args)]
@@ -120,6 +124,11 @@ pub struct Common {
     /// OpenAI-compatible server URL including /v1 (also OPENAI_BASE_URL).
     #[arg(long, global = true, value_name = "URL")]
     pub base_url: Option<String>,
+
+    /// chat | responses: the API every model is spoken to with, for this run (overrides
+    /// provider.wire_api and the levels' own).
+    #[arg(long = "wire-api", global = true, value_name = "WIRE")]
+    pub wire_api: Option<String>,
 
     /// ask | auto | read-only
     #[arg(long, global = true, value_name = "POLICY")]

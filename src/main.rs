@@ -1,6 +1,8 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{CommandFactory, Parser};
-use squad::config::{Config, ConfigOverrides, ConfigSources, SandboxMode, load_config};
+use squad::config::{
+    Config, ConfigOverrides, ConfigSources, SandboxMode, WireApi, load_config,
+};
 use squad::doctor::DoctorInput;
 use squad::exec::exit;
 use squad::hooks::listing;
@@ -97,6 +99,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 overrides: config_overrides(&cli.common)?,
                 dirs,
                 tool_names: squad::runtime::tool_names(&coding_registry()),
+                probe: args.probe,
             };
             let report = runtime()?.block_on(squad::doctor::run(&input));
             if args.json {
@@ -235,7 +238,7 @@ fn session_options(
         }
         warnings.push(fix);
     }
-    let settings = ClientSettings::from_provider(&config.provider);
+    let settings = ClientSettings::from_config(&config);
     let client = OpenAiClient::new(settings)?;
     let model: Arc<dyn ModelClient> = Arc::new(client);
     let tools = coding_registry();
@@ -270,8 +273,16 @@ fn config_overrides(common: &Common) -> Result<ConfigOverrides> {
         })?),
         None => None,
     };
+    let wire_api = match &common.wire_api {
+        Some(s) => Some(
+            WireApi::parse(s)
+                .ok_or_else(|| anyhow!("--wire-api must be chat or responses (got `{s}`)"))?,
+        ),
+        None => None,
+    };
     Ok(ConfigOverrides {
         sandbox,
+        wire_api,
         config_file: common.config.clone(),
         base_url: common.base_url.clone(),
         model: common.model.clone(),

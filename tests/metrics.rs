@@ -224,6 +224,7 @@ fn earlier_run(sb: &Sandbox) {
         item: HistoryItem::Assistant {
             text: text.into(),
             tool_calls: vec![],
+            reasoning: Vec::new(),
         },
     };
     let events = [

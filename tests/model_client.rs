@@ -171,7 +171,7 @@ async fn mock_delay_is_visible_in_recorded_times() {
 
 use squad::model::{
     ChatRequest, ChatResponse, ClientSettings, ModelClient, ModelError, ModelProgress,
-    OpenAiClient, TokenUsage, ToolSpec,
+    OpenAiClient, TokenUsage, ToolSpec, WireApi,
 };
 use squad::protocol::{HistoryItem, ToolCall};
 use std::sync::{Arc, Mutex};
@@ -187,6 +187,8 @@ fn settings(base_url: &str) -> ClientSettings {
         idle_timeout: Duration::from_secs(5),
         max_retries: 2,
         retry_base: Duration::from_millis(10),
+        wire_api: WireApi::Chat,
+        wires: Vec::new(),
     }
 }
 
@@ -634,6 +636,7 @@ async fn request_body_carries_history_tools_and_usage_option() {
                         arguments: r#"{"path":"README.md"}"#.into(),
                     },
                 ],
+                reasoning: Vec::new(),
             },
             HistoryItem::ToolResult {
                 call_id: "c1".into(),
@@ -651,6 +654,7 @@ async fn request_body_carries_history_tools_and_usage_option() {
             HistoryItem::Assistant {
                 text: "Two entries.".into(),
                 tool_calls: vec![],
+                reasoning: Vec::new(),
             },
             HistoryItem::user("thanks"),
         ]

@@ -9,6 +9,10 @@
 //!     cargo test --test real_server -- --nocapture
 //! ```
 //!
+//! `SQUAD_TEST_WIRE_API=responses` runs the scenarios on the Responses wire (llama.cpp
+//! serves `/v1/responses`); `SQUAD_TEST_ONLY=read_file` runs the scenarios whose name
+//! contains that text.
+//!
 //! Otherwise it prints one line and passes, so the default `cargo test` does no work here.
 //! The scenarios run one after the other (a CPU server is slow enough alone) and each
 //! prints its result and time; the test fails at the end if any failed.
@@ -100,8 +104,10 @@ struct Outcome {
 
 fn sandbox(server: &Server, extra_config: &str) -> Sandbox {
     let sb = Sandbox::new();
+    let wire = std::env::var("SQUAD_TEST_WIRE_API").unwrap_or_else(|_| "chat".into());
     sb.workspace_config(&format!(
-        "[provider]\napi_key_env = \"\"\nrequest_timeout_s = 900\nidle_timeout_s = 600\n{extra_config}"
+        "[provider]\napi_key_env = \"\"\nrequest_timeout_s = 900\nidle_timeout_s = 600\n\
+         wire_api = \"{wire}\"\n{extra_config}"
     ));
     for (name, toml) in ROLES {
         sb.write(&format!(".squad/roles/{name}.toml"), toml);
@@ -303,11 +309,21 @@ async fn real_server_suite() {
         return;
     };
     eprintln!("real_server: {} with {}", server.base_url, server.model);
+    let only = std::env::var("SQUAD_TEST_ONLY").unwrap_or_default();
+    let wanted = |name: &str| name.contains(only.as_str());
     let mut outcomes = Vec::new();
-    outcomes.push(read_file_loop(&server).await);
-    outcomes.push(edit_changes_a_file(&server).await);
-    outcomes.push(spawn_and_return(&server).await);
-    outcomes.push(forced_compaction(&server).await);
+    if wanted("read_file loop") {
+        outcomes.push(read_file_loop(&server).await);
+    }
+    if wanted("edit") {
+        outcomes.push(edit_changes_a_file(&server).await);
+    }
+    if wanted("spawn") {
+        outcomes.push(spawn_and_return(&server).await);
+    }
+    if wanted("compaction") {
+        outcomes.push(forced_compaction(&server).await);
+    }
     for o in &outcomes {
         eprintln!(
             "  {} {:<30} {:>6.1} s  {}",

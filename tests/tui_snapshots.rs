@@ -149,6 +149,7 @@ impl Script {
             HistoryItem::Assistant {
                 text: text.into(),
                 tool_calls,
+                reasoning: Vec::new(),
             },
         );
     }

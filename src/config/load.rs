@@ -37,6 +37,8 @@ pub struct ConfigOverrides {
     pub model: Option<String>,
     /// `--approval`
     pub approval: Option<ApprovalPolicy>,
+    /// `--wire-api`: every model on this wire, for this run.
+    pub wire_api: Option<super::WireApi>,
     /// `--profile`: wins over `SQUAD_PROFILE`.
     pub profile: Option<String>,
     /// `--sandbox`
@@ -288,6 +290,9 @@ pub fn load_config_from(
     }
     if let Some(mode) = overrides.sandbox {
         config.sandbox.mode = mode;
+    }
+    if let Some(wire) = overrides.wire_api {
+        config.force_wire_api(wire);
     }
     Ok(config)
 }

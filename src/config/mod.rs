@@ -3,6 +3,7 @@
 
 mod load;
 mod mcp;
+mod models;
 pub(crate) mod parse;
 mod sandbox;
 
@@ -11,6 +12,7 @@ pub use load::{
     load_config, load_config_from, user_config_dir,
 };
 pub use mcp::{MAX_SERVER_NAME, McpServerConfig};
+pub use models::{LevelModel, WireApi};
 pub use parse::TomlProblem;
 pub use sandbox::{RoleSandbox, SandboxConfig, SandboxMode};
 
@@ -22,8 +24,9 @@ use std::collections::BTreeMap;
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub provider: ProviderConfig,
-    /// Model names per level (`fast`, `base`, `smart`); roles name a level or a model.
-    pub models: BTreeMap<String, String>,
+    /// Model names per level (`fast`, `base`, `smart`); roles name a level or a model. A
+    /// level may name its own wire (`{ model = "…", wire_api = "responses" }`).
+    pub models: BTreeMap<String, LevelModel>,
     /// Level used by roles that name neither a level nor a model.
     pub default_level: String,
     /// Prices per model name, for cost figures.
@@ -76,6 +79,8 @@ pub struct ProviderConfig {
     pub idle_timeout_s: u64,
     pub max_retries: u32,
     pub retry_base_ms: u64,
+    /// The API every model is spoken to with, unless its level says otherwise.
+    pub wire_api: WireApi,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -274,7 +279,7 @@ impl Default for Config {
             ("smart", "gpt-4.1"),
         ]
         .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .map(|(k, v)| (k.to_string(), LevelModel::new(v)))
         .collect();
         let prices = [
             ("gpt-4.1", 2.0, 8.0),
@@ -336,6 +341,7 @@ impl Default for ProviderConfig {
             idle_timeout_s: 120,
             max_retries: 4,
             retry_base_ms: 500,
+            wire_api: WireApi::Chat,
         }
     }
 }
@@ -375,18 +381,38 @@ impl Config {
         }
         self.models
             .get(level)
-            .cloned()
-            .unwrap_or_else(|| level.to_string())
+            .map_or_else(|| level.to_string(), |l| l.model.clone())
+    }
+
+    /// The wire `model` is spoken to with: that of the first level naming it that sets
+    /// one, else `provider.wire_api`. Keyed by model, so a role naming a model directly
+    /// and the compaction requests of an agent go out on the same wire as its level.
+    pub fn wire_for_model(&self, model: &str) -> WireApi {
+        self.models
+            .values()
+            .filter(|l| l.model == model)
+            .find_map(|l| l.wire_api)
+            .unwrap_or(self.provider.wire_api)
+    }
+
+    /// Every model on `wire` (`--wire-api`): the levels' own wires no longer apply.
+    pub fn force_wire_api(&mut self, wire: WireApi) {
+        self.provider.wire_api = wire;
+        for level in self.models.values_mut() {
+            level.wire_api = None;
+        }
     }
 
     /// Makes every agent use `model` (`--model`, `SQUAD_MODEL`): every level maps to it,
     /// and roles that name a model of their own are overridden too.
     pub fn force_model(&mut self, model: &str) {
         for value in self.models.values_mut() {
-            *value = model.to_string();
+            value.model = model.to_string();
         }
         self.models
-            .insert(self.default_level.clone(), model.to_string());
+            .entry(self.default_level.clone())
+            .or_insert_with(|| LevelModel::new(model))
+            .model = model.to_string();
         self.model_override = Some(model.to_string());
     }
 
@@ -491,7 +517,7 @@ impl Config {
         }
         out.extend(mcp::problems(&self.mcp_servers));
         for (level, model) in &self.models {
-            if model.trim().is_empty() {
+            if model.model.trim().is_empty() {
                 out.push((
                     format!("models.{level}"),
                     "expected a model name, found an empty string".to_string(),

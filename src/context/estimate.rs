@@ -20,7 +20,9 @@ pub fn estimate_item(item: &HistoryItem) -> u64 {
         HistoryItem::User { text }
         | HistoryItem::Notice { text }
         | HistoryItem::Summary { text } => text.len(),
-        HistoryItem::Assistant { text, tool_calls } => {
+        HistoryItem::Assistant {
+            text, tool_calls, ..
+        } => {
             text.len()
                 + tool_calls
                     .iter()

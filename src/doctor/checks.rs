@@ -105,8 +105,12 @@ pub(super) fn roles(
     Some(roles)
 }
 
-/// The key, the server and the models it serves.
-pub(super) async fn provider(config: &Config, roles: Option<&RoleSet>, out: &mut Vec<Check>) {
+/// The key, the server and the models it serves. True when the server answered.
+pub(super) async fn provider(
+    config: &Config,
+    roles: Option<&RoleSet>,
+    out: &mut Vec<Check>,
+) -> bool {
     let url = &config.provider.base_url;
     let env = &config.provider.api_key_env;
     if let Some(problem) = config.missing_key() {
@@ -115,7 +119,7 @@ pub(super) async fn provider(config: &Config, roles: Option<&RoleSet>, out: &mut
             "server",
             format!("server {url}: not asked without a key"),
         ));
-        return;
+        return false;
     }
     out.push(if config.api_key().is_some() {
         Check::pass("key", format!("API key: {env} is set"))
@@ -160,7 +164,7 @@ pub(super) async fn provider(config: &Config, roles: Option<&RoleSet>, out: &mut
                 "model",
                 "models: not checked without the server's list",
             ));
-            return;
+            return false;
         }
     };
     // llama.cpp (it answers `/props`) and a server with one model serve any name they are
@@ -199,18 +203,19 @@ pub(super) async fn provider(config: &Config, roles: Option<&RoleSet>, out: &mut
             )
         });
     }
+    true
 }
 
 /// Each model a session could call and who calls it: `--model` alone when given, else
 /// every level of `[models]`, then models roles name outside those levels.
-fn models_in_use(config: &Config, roles: Option<&RoleSet>) -> Vec<(String, String)> {
+pub(super) fn models_in_use(config: &Config, roles: Option<&RoleSet>) -> Vec<(String, String)> {
     if let Some(model) = &config.model_override {
         return vec![("(--model / SQUAD_MODEL)".to_string(), model.clone())];
     }
     let mut out: Vec<(String, String)> = config
         .models
         .iter()
-        .map(|(level, model)| (format!("level {level}"), model.clone()))
+        .map(|(level, model)| (format!("level {level}"), model.model.clone()))
         .collect();
     let mut by_model: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for role in roles.iter().flat_map(|r| r.iter()) {

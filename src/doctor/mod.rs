@@ -1,8 +1,10 @@
 //! `squad doctor`: checks the setup a session needs and says, one line per check, what is
 //! fine and how to fix what is not. It reads config and roles the way a session does and
-//! asks the server for its models (`GET /models`); it starts no session and sends no chat.
+//! asks the server for its models (`GET /models`); it starts no session, and sends a
+//! model request only with `--probe` (one tiny request per wire in use).
 
 mod checks;
+mod wire;
 
 use crate::config::{ConfigOverrides, ConfigSources};
 use crate::logging::Dirs;
@@ -20,6 +22,8 @@ pub struct DoctorInput {
     pub dirs: Dirs,
     /// Tool names the runtime serves, to catch role files naming others.
     pub tool_names: Vec<String>,
+    /// `--probe`: send each wire in use a one-token request.
+    pub probe: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -37,7 +41,7 @@ pub enum Status {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Check {
     /// What kind of check: `config`, `profile`, `roles`, `key`, `server`, `model`,
-    /// `context_window`, `mcp`, `dirs`, `sandbox`, `agents_md`.
+    /// `wire`, `context_window`, `mcp`, `dirs`, `sandbox`, `agents_md`.
     pub check: &'static str,
     pub status: Status,
     pub message: String,
@@ -95,7 +99,8 @@ pub async fn run(input: &DoctorInput) -> Report {
     let config = checks::config(input, &mut checks);
     let roles = checks::roles(input, config.as_ref(), &mut checks);
     if let Some(config) = &config {
-        checks::provider(config, roles.as_ref(), &mut checks).await;
+        let reached = checks::provider(config, roles.as_ref(), &mut checks).await;
+        wire::wires(config, roles.as_ref(), input.probe && reached, &mut checks).await;
         checks::context_windows(config, roles.as_ref(), &mut checks).await;
         checks::mcp_servers(config, &input.sources.workspace, &mut checks).await;
     } else {

@@ -1,19 +1,22 @@
-//! Talking to an OpenAI-compatible chat-completions server: streaming, tool-call delta
-//! assembly, retries and usage. The runtime sees only [`ModelClient`].
+//! Talking to an OpenAI-compatible server on chat completions or Responses: streaming,
+//! tool-call delta assembly, retries and usage. The runtime sees only [`ModelClient`].
 
 mod http;
 mod openai;
 mod overflow;
 mod probe;
+mod responses;
+mod responses_stream;
 mod retry;
 mod stream;
 mod wire;
 
+pub use crate::config::WireApi;
 pub use openai::{ClientSettings, OpenAiClient};
 pub use overflow::Overflow;
-pub use probe::list_models;
+pub use probe::{list_models, probe_wire};
 
-use crate::protocol::{HistoryItem, ToolCall};
+use crate::protocol::{HistoryItem, Reasoning, ToolCall};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -46,6 +49,8 @@ pub struct ChatResponse {
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<TokenUsage>,
     pub finish_reason: Option<String>,
+    /// Reasoning items (Responses wire only), kept in the history item for the next call.
+    pub reasoning: Vec<Reasoning>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,15 +1,19 @@
-//! [`ModelClient`] for any OpenAI-compatible chat-completions server, over async-openai
-//! in "bring your own types" mode.
+//! [`ModelClient`] for any OpenAI-compatible server, on chat completions or Responses
+//! (per model, see [`ClientSettings::wires`]), over async-openai in "bring your own
+//! types" mode.
 
 use super::http::{HttpFailure, StatusService, root_cause, truncate};
+use super::responses::{ResponsesRequest, tools_cache};
+use super::responses_stream::{ResponsesAssembler, ResponsesEvent};
 use super::retry::{AttemptError, RetryPolicy};
-use super::stream::StreamAssembler;
+use super::stream::{Assemble, StreamAssembler};
 use super::wire::{ChatChunk, ToolsJson, WireRequest};
 use super::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress};
-use crate::config::{ProviderConfig, missing_key_message, needs_key};
+use crate::config::{Config, ProviderConfig, WireApi, missing_key_message, needs_key};
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
+use async_openai::types::stream::StreamResponse;
 use async_trait::async_trait;
 use futures::StreamExt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +52,10 @@ pub struct ClientSettings {
     pub max_retries: u32,
     /// First backoff delay; doubles with each retry.
     pub retry_base: Duration,
+    /// The wire of every model not in `wires`.
+    pub wire_api: WireApi,
+    /// Models spoken to on a wire of their own (a level's `wire_api`).
+    pub wires: Vec<(String, WireApi)>,
 }
 
 impl ClientSettings {
@@ -65,7 +73,29 @@ impl ClientSettings {
             idle_timeout: Duration::from_secs(provider.idle_timeout_s),
             max_retries: provider.max_retries,
             retry_base: Duration::from_millis(provider.retry_base_ms),
+            wire_api: provider.wire_api,
+            wires: Vec::new(),
         }
+    }
+
+    /// Settings from the provider config, with each level's own wire.
+    pub fn from_config(config: &Config) -> Self {
+        let mut settings = Self::from_provider(&config.provider);
+        for level in config.models.values() {
+            let wire = config.wire_for_model(&level.model);
+            if wire != settings.wire_api && !settings.wires.iter().any(|(m, _)| *m == level.model) {
+                settings.wires.push((level.model.clone(), wire));
+            }
+        }
+        settings
+    }
+
+    /// The wire `model` is spoken to with.
+    pub fn wire_for(&self, model: &str) -> WireApi {
+        self.wires
+            .iter()
+            .find(|(m, _)| m == model)
+            .map_or(self.wire_api, |(_, w)| *w)
     }
 }
 
@@ -80,6 +110,8 @@ impl std::fmt::Debug for ClientSettings {
             .field("idle_timeout", &self.idle_timeout)
             .field("max_retries", &self.max_retries)
             .field("retry_base", &self.retry_base)
+            .field("wire_api", &self.wire_api)
+            .field("wires", &self.wires)
             .finish()
     }
 }
@@ -99,6 +131,10 @@ pub struct OpenAiClient {
     idle_timeout: Duration,
     policy: RetryPolicy,
     tools_json: ToolsJson,
+    /// The `tools` arrays of the Responses wire.
+    responses_tools: ToolsJson,
+    wire_api: WireApi,
+    wires: Vec<(String, WireApi)>,
     /// For the one plain GET squad makes besides chat (`/props`).
     http: reqwest::Client,
     api_key: Option<String>,
@@ -153,6 +189,9 @@ impl OpenAiClient {
                 base: settings.retry_base,
             },
             tools_json: ToolsJson::default(),
+            responses_tools: tools_cache(),
+            wire_api: settings.wire_api,
+            wires: settings.wires,
             http,
             api_key,
         })
@@ -166,15 +205,42 @@ impl OpenAiClient {
     /// time. Text deltas are reported as they arrive.
     async fn attempt(
         &self,
-        body: &WireRequest<'_>,
+        body: &Body<'_>,
         progress: &(dyn Fn(ModelProgress) + Send + Sync),
     ) -> Result<ChatResponse, AttemptError> {
         let deadline = Instant::now() + self.request_timeout;
-        let opened = tokio::time::timeout_at(
-            deadline,
-            self.client.chat().create_stream_byot::<_, ChatChunk>(body),
-        )
-        .await;
+        match body {
+            Body::Chat(body) => {
+                let opened = tokio::time::timeout_at(
+                    deadline,
+                    self.client.chat().create_stream_byot::<_, ChatChunk>(body),
+                )
+                .await;
+                self.read(opened, StreamAssembler::new(), deadline, progress)
+                    .await
+            }
+            Body::Responses(body) => {
+                let opened = tokio::time::timeout_at(
+                    deadline,
+                    self.client
+                        .responses()
+                        .create_stream_byot::<_, ResponsesEvent>(body),
+                )
+                .await;
+                self.read(opened, ResponsesAssembler::new(), deadline, progress)
+                    .await
+            }
+        }
+    }
+
+    /// Reads an opened stream into `assembler`, whichever wire it is.
+    async fn read<A: Assemble>(
+        &self,
+        opened: Result<Result<StreamResponse<A::Chunk>, OpenAIError>, tokio::time::error::Elapsed>,
+        mut assembler: A,
+        deadline: Instant,
+        progress: &(dyn Fn(ModelProgress) + Send + Sync),
+    ) -> Result<ChatResponse, AttemptError> {
         let mut stream = match opened {
             Ok(Ok(stream)) => {
                 self.answered.store(true, Ordering::Relaxed);
@@ -192,7 +258,6 @@ impl OpenAiClient {
                 .into());
             }
         };
-        let mut assembler = StreamAssembler::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let wait = self.idle_timeout.min(left);
@@ -218,6 +283,14 @@ impl OpenAiClient {
             }
         }
         Ok(assembler.finish()?)
+    }
+
+    /// The wire `model` is spoken to with.
+    pub fn wire_for(&self, model: &str) -> WireApi {
+        self.wires
+            .iter()
+            .find(|(m, _)| m == model)
+            .map_or(self.wire_api, |(_, w)| *w)
     }
 
     fn map_error(&self, e: OpenAIError) -> AttemptError {
@@ -301,6 +374,12 @@ impl OpenAiClient {
     }
 }
 
+/// One request's body on its wire.
+enum Body<'a> {
+    Chat(WireRequest<'a>),
+    Responses(ResponsesRequest<'a>),
+}
+
 /// The error with its causes: reqwest's own text is only "error sending request".
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
@@ -345,8 +424,17 @@ impl ModelClient for OpenAiClient {
         if let Some(fix) = &self.refusal {
             return Err(ModelError::MissingKey(fix.clone()));
         }
-        let tools = self.tools_json.get(&request.tools);
-        let body = WireRequest::from_chat(request, tools.as_deref());
+        let wire = self.wire_for(&request.model);
+        let tools = match wire {
+            WireApi::Chat => self.tools_json.get(&request.tools),
+            WireApi::Responses => self.responses_tools.get(&request.tools),
+        };
+        let body = match wire {
+            WireApi::Chat => Body::Chat(WireRequest::from_chat(request, tools.as_deref())),
+            WireApi::Responses => {
+                Body::Responses(ResponsesRequest::from_chat(request, tools.as_deref()))
+            }
+        };
         let max_attempts = self.policy.max_retries.saturating_add(1);
         let mut attempt = 1;
         loop {

@@ -1,8 +1,9 @@
 //! Asking the server which models it serves (`GET /models`): `squad doctor`'s check that
-//! the server is reachable and knows the configured models. Sessions never call it.
+//! the server is reachable and knows the configured models; and, when asked for, a tiny
+//! request on a model's wire. Sessions never call these.
 
 use super::http::{error_message, root_cause};
-use super::{ClientSettings, ModelError};
+use super::{ClientSettings, ModelError, WireApi};
 use std::time::Duration;
 
 /// Longest a check may wait: a doctor that hangs helps nobody.
@@ -45,6 +46,67 @@ pub async fn list_models(settings: &ClientSettings) -> Result<Vec<String>, Model
         });
     }
     model_ids(&body)
+}
+
+/// Sends `model` the smallest request its wire takes (not streamed): chat completions with
+/// `max_tokens: 1`; Responses with `max_output_tokens: 16`, the least OpenAI accepts. Ok
+/// when the server answers it in that wire's shape.
+pub async fn probe_wire(
+    settings: &ClientSettings,
+    model: &str,
+    wire: WireApi,
+) -> Result<(), ModelError> {
+    let base_url = settings.base_url.trim_end_matches('/').to_string();
+    let timeout = settings.request_timeout.min(PROBE_TIMEOUT * 6);
+    let http = reqwest::Client::builder()
+        .connect_timeout(PROBE_TIMEOUT)
+        .timeout(timeout)
+        .build()
+        .map_err(|e| ModelError::BadResponse(root_cause(&e)))?;
+    let (body, shape) = match wire {
+        WireApi::Chat => (
+            serde_json::json!({"model": model, "max_tokens": 1, "stream": false,
+                               "messages": [{"role": "user", "content": "Say OK."}]}),
+            "choices",
+        ),
+        WireApi::Responses => (
+            serde_json::json!({"model": model, "max_output_tokens": 16, "store": false, "stream": false,
+                               "input": "Say OK."}),
+            "output",
+        ),
+    };
+    let mut request = http.post(format!("{base_url}{}", wire.path())).json(&body);
+    if let Some(key) = &settings.api_key {
+        request = request.bearer_auth(key);
+    }
+    let response = request.send().await.map_err(|e| ModelError::Unreachable {
+        base_url: base_url.clone(),
+        message: if e.is_timeout() {
+            format!("no answer within {timeout:?}")
+        } else {
+            root_cause(&e)
+        },
+    })?;
+    let status = response.status();
+    let text = response
+        .text()
+        .await
+        .map_err(|e| ModelError::BadResponse(root_cause(&e)))?;
+    if !status.is_success() {
+        return Err(ModelError::Http {
+            status: status.as_u16(),
+            message: error_message(&text, status.canonical_reason().unwrap_or("")),
+        });
+    }
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| ModelError::BadResponse(format!("{}: not JSON ({e})", wire.path())))?;
+    match value.get(shape) {
+        Some(_) => Ok(()),
+        None => Err(ModelError::BadResponse(format!(
+            "{}: the answer has no `{shape}`",
+            wire.path()
+        ))),
+    }
 }
 
 /// `{"data": [{"id": "..."}, …]}`, the shape OpenAI, Ollama, llama.cpp and vLLM share.

@@ -15,6 +15,25 @@ struct PartialCall {
     arguments: String,
 }
 
+/// What turns one attempt's stream into an answer, whichever wire it came on.
+pub(crate) trait Assemble {
+    type Chunk;
+    /// Adds one chunk; returns the text it carried (empty if none), for progress reports.
+    fn push(&mut self, chunk: Self::Chunk) -> Result<String, ModelError>;
+    /// The answer, or why the stream did not make one.
+    fn finish(self) -> Result<ChatResponse, ModelError>;
+}
+
+impl Assemble for StreamAssembler {
+    type Chunk = ChatChunk;
+    fn push(&mut self, chunk: ChatChunk) -> Result<String, ModelError> {
+        StreamAssembler::push(self, chunk)
+    }
+    fn finish(self) -> Result<ChatResponse, ModelError> {
+        StreamAssembler::finish(self)
+    }
+}
+
 /// Accumulates one attempt's chunks. A new attempt starts with a new assembler, so
 /// partial output of a failed attempt never leaks into the answer.
 #[derive(Debug, Default)]
@@ -132,6 +151,7 @@ impl StreamAssembler {
             tool_calls,
             usage: self.usage,
             finish_reason: Some(finish_reason),
+            reasoning: Vec::new(),
         })
     }
 }

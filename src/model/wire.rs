@@ -81,16 +81,38 @@ pub(crate) struct WireFunction<'a> {
 /// The `tools` array of each tool set as JSON, made once: every agent of a role sends the
 /// same specs on every call, and serializing them each time was most of a request's cost.
 /// Keyed by the set's allocation (agents of one role share one `Arc`); entries for sets
-/// no longer in use are dropped.
-#[derive(Default)]
+/// no longer in use are dropped. One cache per wire, since the shapes differ.
 pub(crate) struct ToolsJson {
     sets: Mutex<Vec<EncodedSet>>,
+    encode: EncodeTools,
 }
+
+/// Writes a tool set as one wire's `tools` array.
+pub(crate) type EncodeTools = fn(&[ToolSpec]) -> serde_json::Result<Box<RawValue>>;
 
 /// A tool set (held weakly, so a dropped set's entry can go) and its `tools` JSON.
 type EncodedSet = (Weak<[ToolSpec]>, Arc<RawValue>);
 
+impl Default for ToolsJson {
+    fn default() -> Self {
+        Self::new(chat_tools)
+    }
+}
+
+/// Chat completions' `{"type": "function", "function": {…}}` entries.
+fn chat_tools(tools: &[ToolSpec]) -> serde_json::Result<Box<RawValue>> {
+    let wire: Vec<WireTool<'_>> = tools.iter().map(wire_tool).collect();
+    serde_json::value::to_raw_value(&wire)
+}
+
 impl ToolsJson {
+    pub fn new(encode: EncodeTools) -> Self {
+        Self {
+            sets: Mutex::default(),
+            encode,
+        }
+    }
+
     /// `None` for an empty set (the request then carries no `tools`).
     pub fn get(&self, tools: &Arc<[ToolSpec]>) -> Option<Arc<RawValue>> {
         if tools.is_empty() {
@@ -107,8 +129,7 @@ impl ToolsJson {
         {
             return Some(json.clone());
         }
-        let wire: Vec<WireTool<'_>> = tools.iter().map(wire_tool).collect();
-        let json: Arc<RawValue> = serde_json::value::to_raw_value(&wire).ok()?.into();
+        let json: Arc<RawValue> = (self.encode)(tools).ok()?.into();
         sets.push((Arc::downgrade(tools), json.clone()));
         Some(json)
     }
@@ -159,10 +180,9 @@ pub(crate) fn messages<'a>(
     }
     for item in history {
         let message = match item {
-            HistoryItem::User { text } => WireMessage::User {
-                content: Cow::Borrowed(text),
-            },
-            HistoryItem::Assistant { text, tool_calls } => WireMessage::Assistant {
+            HistoryItem::Assistant {
+                text, tool_calls, ..
+            } => WireMessage::Assistant {
                 content: if text.is_empty() && !tool_calls.is_empty() {
                     None
                 } else {
@@ -186,27 +206,9 @@ pub(crate) fn messages<'a>(
                 tool_call_id: call_id,
                 content: output,
             },
-            HistoryItem::Notice { text } => WireMessage::User {
-                content: Cow::Owned(format!("[squad] {text}")),
+            other => WireMessage::User {
+                content: user_text(other).unwrap_or_default(),
             },
-            HistoryItem::Summary { text } => WireMessage::User {
-                content: Cow::Owned(format!("{SUMMARY_HEADING}\n{text}")),
-            },
-            HistoryItem::Handoff {
-                from,
-                to,
-                reason,
-                context,
-            } => {
-                let mut content = format!("[squad] Handoff: {from} → {to}. Reason: {reason}");
-                if !context.is_empty() {
-                    content.push_str(" Context: ");
-                    content.push_str(context);
-                }
-                WireMessage::User {
-                    content: Cow::Owned(content),
-                }
-            }
         };
         match (out.last_mut(), message) {
             (Some(WireMessage::User { content: previous }), WireMessage::User { content }) => {
@@ -218,6 +220,31 @@ pub(crate) fn messages<'a>(
         }
     }
     out
+}
+
+/// What an item other than the model's answer and a tool's result says to the model, as
+/// a user message: the user's words, or a `[squad]` notice, summary or handoff. Shared by
+/// both wires, so the model reads the same conversation on either.
+pub(crate) fn user_text(item: &HistoryItem) -> Option<Cow<'_, str>> {
+    Some(match item {
+        HistoryItem::User { text } => Cow::Borrowed(text.as_str()),
+        HistoryItem::Notice { text } => Cow::Owned(format!("[squad] {text}")),
+        HistoryItem::Summary { text } => Cow::Owned(format!("{SUMMARY_HEADING}\n{text}")),
+        HistoryItem::Handoff {
+            from,
+            to,
+            reason,
+            context,
+        } => {
+            let mut content = format!("[squad] Handoff: {from} → {to}. Reason: {reason}");
+            if !context.is_empty() {
+                content.push_str(" Context: ");
+                content.push_str(context);
+            }
+            Cow::Owned(content)
+        }
+        HistoryItem::Assistant { .. } | HistoryItem::ToolResult { .. } => return None,
+    })
 }
 
 /// `null` and a missing field both mean "empty".
@@ -298,6 +325,7 @@ mod tests {
                     name: "read_file".into(),
                     arguments: r#"{"path":"a.rs"}"#.into(),
                 }],
+                reasoning: Vec::new(),
             },
             HistoryItem::ToolResult {
                 call_id: "c1".into(),
@@ -315,6 +343,7 @@ mod tests {
             HistoryItem::Assistant {
                 text: "done".into(),
                 tool_calls: vec![],
+                reasoning: Vec::new(),
             },
         ];
         let v = serde_json::to_value(messages("be helpful", &history)).unwrap();
@@ -409,6 +438,7 @@ mod tests {
             HistoryItem::Assistant {
                 text: "ok".into(),
                 tool_calls: vec![],
+                reasoning: Vec::new(),
             },
             HistoryItem::notice("Results of your workers: …"),
             HistoryItem::user("what did they find?"),

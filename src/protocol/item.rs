@@ -12,6 +12,10 @@ pub enum HistoryItem {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
+        /// Reasoning the Responses wire returned before this answer, passed back with the
+        /// next request; the chat wire leaves it out.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<Reasoning>,
     },
     ToolResult {
         call_id: String,
@@ -49,7 +53,38 @@ impl HistoryItem {
     }
 
     pub fn assistant(text: String, tool_calls: Vec<ToolCall>) -> Self {
-        Self::Assistant { text, tool_calls }
+        Self::Assistant {
+            text,
+            tool_calls,
+            reasoning: Vec::new(),
+        }
+    }
+}
+
+/// A reasoning item of a Responses answer. Requests are stateless (`store: false`), so
+/// the server forgets it: the next request carries it back, with the encrypted content
+/// where the server gave it (OpenAI) or the text (local servers).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reasoning {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary: Vec<String>,
+    /// The reasoning text itself, where the server shows it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted_content: Option<String>,
+}
+
+impl Reasoning {
+    /// Whether a stateless request can carry it back: an id alone names an item only a
+    /// storing server keeps.
+    pub fn can_pass_back(&self) -> bool {
+        self.encrypted_content
+            .as_deref()
+            .is_some_and(|c| !c.is_empty())
+            || !self.content.is_empty()
     }
 }
 

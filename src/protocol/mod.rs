@@ -21,7 +21,7 @@ pub use event::{
     McpServerState, SessionTotals, TurnEnd,
 };
 pub use ids::AgentId;
-pub use item::{HistoryItem, ToolCall};
+pub use item::{HistoryItem, Reasoning, ToolCall};
 pub use merge::{
     ConflictFile, ConflictHunk, DiffStat, LineRange, MergeReport, MergeState,
     stale_worktrees_message,

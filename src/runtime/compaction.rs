@@ -350,9 +350,11 @@ fn shrink(item: &HistoryItem, cap: usize) -> HistoryItem {
             output: cut(output, cap),
             is_error: *is_error,
         },
-        HistoryItem::Assistant { text, tool_calls }
-            if tool_calls.iter().any(|c| c.arguments.len() > cap) =>
-        {
+        HistoryItem::Assistant {
+            text,
+            tool_calls,
+            reasoning,
+        } if tool_calls.iter().any(|c| c.arguments.len() > cap) => {
             let mut calls = tool_calls.clone();
             for call in &mut calls {
                 if call.arguments.len() > cap
@@ -373,6 +375,7 @@ fn shrink(item: &HistoryItem, cap: usize) -> HistoryItem {
             HistoryItem::Assistant {
                 text: text.clone(),
                 tool_calls: calls,
+                reasoning: reasoning.clone(),
             }
         }
         other => other.clone(),
@@ -404,6 +407,7 @@ mod tests {
                 name: "read_file".into(),
                 arguments: "{}".into(),
             }],
+            reasoning: Vec::new(),
         }
     }
 
@@ -452,6 +456,7 @@ mod tests {
                 arguments: serde_json::json!({"path": "a.rs", "content": "y".repeat(5000)})
                     .to_string(),
             }],
+            reasoning: Vec::new(),
         };
         let HistoryItem::Assistant { tool_calls, .. } = shrink(&item, 100) else {
             panic!();

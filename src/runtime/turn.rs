@@ -81,7 +81,12 @@ async fn turn_loop(
             final_text = response.text.clone();
         }
         let calls = dedupe_ids(response.tool_calls);
-        team.push_item(agent, HistoryItem::assistant(response.text, calls.clone()));
+        let item = HistoryItem::Assistant {
+            text: response.text,
+            tool_calls: calls.clone(),
+            reasoning: response.reasoning,
+        };
+        team.push_item(agent, item);
         if calls.is_empty() {
             return outcome(TurnEnd::Completed, final_text, None);
         }

@@ -516,6 +516,7 @@ mod tests {
             HistoryItem::Assistant {
                 text: String::new(),
                 tool_calls: vec![call("a"), call("b")],
+                reasoning: Vec::new(),
             },
             HistoryItem::ToolResult {
                 call_id: "a".into(),

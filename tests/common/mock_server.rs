@@ -1,7 +1,9 @@
-//! A scripted OpenAI-compatible chat-completions server for tests and benches.
+//! A scripted OpenAI-compatible server for tests and benches.
 //!
-//! Serves `POST /v1/chat/completions` (and `GET /v1/models`, listing [`DEFAULT_MODELS`]
-//! or what [`MockServer::set_models`] says) on 127.0.0.1 with a random port. Each request takes
+//! Serves `POST /v1/chat/completions` and `POST /v1/responses` (the same scripts, as each
+//! wire streams them; see `mock_responses.rs`), and `GET /v1/models`, listing
+//! [`DEFAULT_MODELS`] or what [`MockServer::set_models`] says, on 127.0.0.1 with a random
+//! port. Each request takes
 //! the next scripted [`MockResponse`] from the queue, or asks the responder closure when the
 //! queue is empty; with neither, it answers 500 so a test fails loudly instead of hanging.
 //! Every request is recorded (body, headers, receive and finish times).
@@ -27,6 +29,9 @@ pub const DEFAULT_MODELS: [&str; 2] = ["gpt-4.1", "gpt-4.1-mini"];
 
 /// Body text of the 500 answered when nothing is scripted.
 pub const NO_RESPONSE_LEFT: &str = "mock: no scripted response left";
+
+#[path = "mock_responses.rs"]
+mod responses;
 
 type Responder = Arc<dyn Fn(&Value) -> MockResponse + Send + Sync>;
 
@@ -63,20 +68,44 @@ enum Ending {
     Stall { after: usize, pause: Duration },
     /// All deltas and the finish chunk, but the body ends cleanly without `data: [DONE]`.
     NoDone,
+    /// After `after` content deltas, an error inside the stream (chat: an `{"error"}`
+    /// chunk; Responses: an `error` event, or `response.failed` when `failed`).
+    Error {
+        after: usize,
+        code: String,
+        message: String,
+        failed: bool,
+    },
+    /// Everything, then the model's output limit (chat: finish_reason `length`;
+    /// Responses: `response.incomplete` with reason `max_output_tokens`).
+    Incomplete,
+}
+
+/// A streamed answer, rendered by either wire.
+#[derive(Clone, Debug)]
+struct Script {
+    text_deltas: Vec<String>,
+    tool_calls: Vec<MockToolCall>,
+    /// Max characters per tool-argument fragment.
+    arg_fragment: usize,
+    finish_reason: Option<String>,
+    usage: Option<(u64, u64)>,
+    ending: Ending,
+    chunk_delay: Duration,
+    /// Responses only: a reasoning item with this encrypted content comes first.
+    reasoning: Option<String>,
+}
+
+/// Which API a request came on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wire {
+    Chat,
+    Responses,
 }
 
 #[derive(Clone, Debug)]
 enum Kind {
-    Stream {
-        text_deltas: Vec<String>,
-        tool_calls: Vec<MockToolCall>,
-        /// Max characters per tool-argument fragment.
-        arg_fragment: usize,
-        finish_reason: Option<String>,
-        usage: Option<(u64, u64)>,
-        ending: Ending,
-        chunk_delay: Duration,
-    },
+    Stream(Script),
     Error {
         status: u16,
         retry_after: Option<String>,
@@ -106,7 +135,7 @@ impl MockResponse {
             "tool_calls"
         };
         Self {
-            kind: Kind::Stream {
+            kind: Kind::Stream(Script {
                 text_deltas,
                 tool_calls,
                 arg_fragment: 5,
@@ -114,7 +143,8 @@ impl MockResponse {
                 usage: None,
                 ending: Ending::Complete,
                 chunk_delay: Duration::ZERO,
-            },
+                reasoning: None,
+            }),
             delay: Duration::ZERO,
         }
     }
@@ -180,56 +210,95 @@ impl MockResponse {
 
     /// Waits this long before each SSE chunk (a slow model).
     pub fn with_chunk_delay(mut self, delay: Duration) -> Self {
-        if let Kind::Stream { chunk_delay, .. } = &mut self.kind {
-            *chunk_delay = delay;
+        if let Kind::Stream(s) = &mut self.kind {
+            s.chunk_delay = delay;
         }
         self
     }
 
     /// Ends with a usage chunk (`choices: []`), as with `stream_options.include_usage`.
     pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
-        if let Kind::Stream { usage, .. } = &mut self.kind {
-            *usage = Some((prompt_tokens, completion_tokens));
+        if let Kind::Stream(s) = &mut self.kind {
+            s.usage = Some((prompt_tokens, completion_tokens));
         }
         self
     }
 
     /// Overrides the finish_reason of the last chunk (`None`: the field stays null).
     pub fn with_finish_reason(mut self, reason: Option<&str>) -> Self {
-        if let Kind::Stream { finish_reason, .. } = &mut self.kind {
-            *finish_reason = reason.map(str::to_string);
+        if let Kind::Stream(s) = &mut self.kind {
+            s.finish_reason = reason.map(str::to_string);
         }
         self
     }
 
     /// Max characters per tool-argument fragment (default 5).
     pub fn with_arg_fragment(mut self, chars: usize) -> Self {
-        if let Kind::Stream { arg_fragment, .. } = &mut self.kind {
-            *arg_fragment = chars.max(1);
+        if let Kind::Stream(s) = &mut self.kind {
+            s.arg_fragment = chars.max(1);
         }
         self
     }
 
     /// Sends the first `after` content deltas, then drops the connection mid-body.
     pub fn cut_after(mut self, after: usize) -> Self {
-        if let Kind::Stream { ending, .. } = &mut self.kind {
-            *ending = Ending::Cut { after };
-        }
+        self.set_ending(Ending::Cut { after });
         self
     }
 
     /// Sends the first `after` content deltas, then nothing for `pause`, then drops.
     pub fn stall_after(mut self, after: usize, pause: Duration) -> Self {
-        if let Kind::Stream { ending, .. } = &mut self.kind {
-            *ending = Ending::Stall { after, pause };
-        }
+        self.set_ending(Ending::Stall { after, pause });
         self
     }
 
     /// Sends everything but the final `data: [DONE]`, then ends the body cleanly.
     pub fn without_done(mut self) -> Self {
-        if let Kind::Stream { ending, .. } = &mut self.kind {
-            *ending = Ending::NoDone;
+        self.set_ending(Ending::NoDone);
+        self
+    }
+
+    fn set_ending(&mut self, ending: Ending) {
+        if let Kind::Stream(s) = &mut self.kind {
+            s.ending = ending;
+        }
+    }
+
+    /// Sends the first `after` content deltas, then an error inside the stream: chat a
+    /// `{"error": {"code", "message"}}` chunk, Responses an `error` event.
+    pub fn stream_error_after(mut self, after: usize, code: &str, message: &str) -> Self {
+        self.set_ending(Ending::Error {
+            after,
+            code: code.to_string(),
+            message: message.to_string(),
+            failed: false,
+        });
+        self
+    }
+
+    /// Like [`Self::stream_error_after`], but Responses sends `response.failed` with the
+    /// error in the response.
+    pub fn failed_after(mut self, after: usize, code: &str, message: &str) -> Self {
+        self.set_ending(Ending::Error {
+            after,
+            code: code.to_string(),
+            message: message.to_string(),
+            failed: true,
+        });
+        self
+    }
+
+    /// Ends at the output limit: chat finish_reason `length`, Responses
+    /// `response.incomplete` (`max_output_tokens`).
+    pub fn incomplete(mut self) -> Self {
+        self.set_ending(Ending::Incomplete);
+        self
+    }
+
+    /// Responses only: a reasoning item with this encrypted content before the answer.
+    pub fn with_reasoning(mut self, encrypted_content: &str) -> Self {
+        if let Kind::Stream(s) = &mut self.kind {
+            s.reasoning = Some(encrypted_content.to_string());
         }
         self
     }
@@ -238,6 +307,9 @@ impl MockResponse {
 /// What the server recorded about one request.
 #[derive(Clone, Debug)]
 pub struct RecordedRequest {
+    /// `/v1/chat/completions` or `/v1/responses`.
+    pub path: String,
+    /// As sent (a Responses body has `input` and `instructions`, see [`Self::as_chat`]).
     pub body: Value,
     /// Header names lower-cased, in arrival order.
     pub headers: Vec<(String, String)>,
@@ -255,8 +327,23 @@ impl RecordedRequest {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The request's system prompt (content of the first `system` message), if any.
+    /// The body as chat completions would have it: a Responses body's `instructions` and
+    /// `input` become `messages`, the way llama.cpp's server reads them.
+    pub fn as_chat(&self) -> Value {
+        responses::as_chat(&self.body)
+    }
+
+    /// Whether it came on the Responses wire.
+    pub fn is_responses(&self) -> bool {
+        self.path.ends_with("/responses")
+    }
+
+    /// The request's system prompt (content of the first `system` message, or a Responses
+    /// request's `instructions`), if any.
     pub fn system_prompt(&self) -> Option<&str> {
+        if let Some(instructions) = self.body.get("instructions").and_then(Value::as_str) {
+            return Some(instructions);
+        }
         self.body["messages"]
             .as_array()?
             .iter()
@@ -304,6 +391,7 @@ impl MockServer {
         let shared = Arc::new(Shared::default());
         let app = Router::new()
             .route("/v1/chat/completions", post(chat_completions))
+            .route("/v1/responses", post(responses_api))
             .route("/v1/models", get(list_models))
             .route("/props", get(props))
             // A supervisor's request after 10,000 workers report is several MB.
@@ -417,6 +505,20 @@ async fn chat_completions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    answer(shared, headers, body, Wire::Chat).await
+}
+
+async fn responses_api(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    answer(shared, headers, body, Wire::Responses).await
+}
+
+/// Records the request, takes the next script (or asks the responder, which always sees a
+/// chat-shaped body) and streams it on `wire`.
+async fn answer(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, wire: Wire) -> Response {
     let received_at = Instant::now();
     let parsed: Value = serde_json::from_slice(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
@@ -432,6 +534,10 @@ async fn chat_completions(
     let index = {
         let mut reqs = lock(&shared.requests);
         reqs.push(RecordedRequest {
+            path: match wire {
+                Wire::Chat => "/v1/chat/completions".to_string(),
+                Wire::Responses => "/v1/responses".to_string(),
+            },
             body: parsed.clone(),
             headers: recorded_headers,
             received_at,
@@ -450,6 +556,7 @@ async fn chat_completions(
         None => {
             let responder = lock(&shared.responder).clone();
             match responder {
+                Some(f) if wire == Wire::Responses => f(&responses::as_chat(&parsed)),
                 Some(f) => f(&parsed),
                 None => MockResponse::error(500, NO_RESPONSE_LEFT),
             }
@@ -464,7 +571,33 @@ async fn chat_completions(
         .unwrap_or("mock-model")
         .to_string();
     let n = shared.counter.fetch_add(1, Ordering::Relaxed);
-    render(response.kind, &model, n, guard)
+    if parsed.get("stream") == Some(&Value::Bool(false))
+        && let Kind::Stream(script) = &response.kind
+    {
+        drop(guard);
+        return axum::Json(whole_answer(script, &model, wire)).into_response();
+    }
+    render(response.kind, &model, n, guard, wire)
+}
+
+/// A script as one JSON answer, for a request with `stream: false`.
+fn whole_answer(script: &Script, model: &str, wire: Wire) -> Value {
+    let text = script.text_deltas.concat();
+    let (p, c) = script.usage.unwrap_or((1, 1));
+    match wire {
+        Wire::Chat => json!({
+            "object": "chat.completion", "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
+        }),
+        Wire::Responses => json!({
+            "object": "response", "model": model, "status": "completed",
+            "output": [{"type": "message", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+            "usage": {"input_tokens": p, "output_tokens": c, "total_tokens": p + c},
+        }),
+    }
 }
 
 /// One step of a streamed body.
@@ -475,7 +608,7 @@ enum Step {
     Fail,
 }
 
-fn render(kind: Kind, model: &str, n: u64, guard: FinishGuard) -> Response {
+fn render(kind: Kind, model: &str, n: u64, guard: FinishGuard, wire: Wire) -> Response {
     match kind {
         Kind::Error {
             status,
@@ -490,26 +623,11 @@ fn render(kind: Kind, model: &str, n: u64, guard: FinishGuard) -> Response {
             drop(guard);
             resp
         }
-        Kind::Stream {
-            text_deltas,
-            tool_calls,
-            arg_fragment,
-            finish_reason,
-            usage,
-            ending,
-            chunk_delay,
-        } => {
-            let steps = stream_steps(
-                &format!("chatcmpl-mock-{n}"),
-                model,
-                &text_deltas,
-                &tool_calls,
-                arg_fragment,
-                finish_reason,
-                usage,
-                ending,
-                chunk_delay,
-            );
+        Kind::Stream(script) => {
+            let steps = match wire {
+                Wire::Chat => stream_steps(&format!("chatcmpl-mock-{n}"), model, script),
+                Wire::Responses => responses::steps(&format!("resp_mock{n}"), model, script),
+            };
             let body = futures::stream::unfold(
                 (steps.into_iter(), Some(guard)),
                 |(mut steps, mut guard)| async move {
@@ -545,18 +663,17 @@ fn render(kind: Kind, model: &str, n: u64, guard: FinishGuard) -> Response {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn stream_steps(
-    id: &str,
-    model: &str,
-    text_deltas: &[String],
-    tool_calls: &[MockToolCall],
-    arg_fragment: usize,
-    finish_reason: Option<String>,
-    usage: Option<(u64, u64)>,
-    ending: Ending,
-    chunk_delay: Duration,
-) -> Vec<Step> {
+fn stream_steps(id: &str, model: &str, script: Script) -> Vec<Step> {
+    let Script {
+        text_deltas,
+        tool_calls,
+        arg_fragment,
+        finish_reason,
+        usage,
+        ending,
+        chunk_delay,
+        reasoning: _,
+    } = script;
     let chunk = |delta: Value, finish: Option<&str>| -> String {
         let c = json!({
             "id": id,
@@ -578,7 +695,7 @@ fn stream_steps(
         }
         delta
     };
-    for t in text_deltas {
+    for t in &text_deltas {
         content.push(chunk(with_role(json!({"content": t})), None));
     }
     for (index, call) in tool_calls.iter().enumerate() {
@@ -598,6 +715,10 @@ fn stream_steps(
         content.push(chunk(with_role(json!({"content": ""})), None));
     }
 
+    let finish_reason = match ending {
+        Ending::Incomplete => Some("length".to_string()),
+        _ => finish_reason,
+    };
     let mut steps = Vec::new();
     let push = |steps: &mut Vec<Step>, s: String| {
         if !chunk_delay.is_zero() {
@@ -606,23 +727,20 @@ fn stream_steps(
         steps.push(Step::Data(s));
     };
     match ending {
-        Ending::Cut { after } => {
+        Ending::Cut { .. } | Ending::Stall { .. } => cut_short(&mut steps, content, &ending, push),
+        Ending::Error {
+            after,
+            code,
+            message,
+            ..
+        } => {
             for s in content.into_iter().take(after) {
                 push(&mut steps, s);
             }
-            // Let hyper flush what was sent, so the client sees a cut mid-body rather
-            // than a response that never started.
-            steps.push(Step::Sleep(Duration::from_millis(20)));
-            steps.push(Step::Fail);
+            let e = json!({"error": {"message": message, "code": code}});
+            push(&mut steps, format!("data: {e}\n\n"));
         }
-        Ending::Stall { after, pause } => {
-            for s in content.into_iter().take(after) {
-                push(&mut steps, s);
-            }
-            steps.push(Step::Sleep(pause));
-            steps.push(Step::Fail);
-        }
-        Ending::Complete | Ending::NoDone => {
+        Ending::Complete | Ending::NoDone | Ending::Incomplete => {
             for s in content {
                 push(&mut steps, s);
             }
@@ -638,10 +756,31 @@ fn stream_steps(
                 });
                 push(&mut steps, format!("data: {u}\n\n"));
             }
-            if matches!(ending, Ending::Complete) {
+            if !matches!(ending, Ending::NoDone) {
                 steps.push(Step::Data("data: [DONE]\n\n".to_string()));
             }
         }
     }
     steps
+}
+
+/// The first `after` content steps of a cut or stalled stream, then the drop.
+fn cut_short(
+    steps: &mut Vec<Step>,
+    content: Vec<String>,
+    ending: &Ending,
+    push: impl Fn(&mut Vec<Step>, String),
+) {
+    let (after, pause) = match ending {
+        Ending::Cut { after } => (*after, None),
+        Ending::Stall { after, pause } => (*after, Some(*pause)),
+        _ => (usize::MAX, None),
+    };
+    for s in content.into_iter().take(after) {
+        push(steps, s);
+    }
+    // Let hyper flush what was sent, so the client sees a cut mid-body rather than a
+    // response that never started; a stall waits its pause first.
+    steps.push(Step::Sleep(pause.unwrap_or(Duration::from_millis(20))));
+    steps.push(Step::Fail);
 }

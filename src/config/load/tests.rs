@@ -119,6 +119,7 @@ fn layers_apply_in_order_defaults_user_workspace_file_env_flags() {
         approval: Some(ApprovalPolicy::Ask),
         profile: None,
         sandbox: Some(crate::config::SandboxMode::ReadOnly),
+        wire_api: None,
     };
     let c = f.load(&env, &o).unwrap();
     assert_eq!(c.sandbox.mode, crate::config::SandboxMode::ReadOnly);
@@ -479,4 +480,47 @@ fn check_files_reports_each_layer() {
     fs::remove_file(f.user.join("config.toml")).unwrap();
     let checks = check_files(&f.sources(&[]), &ConfigOverrides::default());
     assert!(matches!(checks[0].state, Ok(false)));
+}
+
+#[test]
+fn wire_api_per_provider_profile_and_level_and_the_flag_wins() {
+    use crate::config::WireApi;
+    let f = Fixture::new();
+    f.ws_file(
+        "[models]\nsmart = { model = \"gpt-5-codex\", wire_api = \"responses\" }\n\
+         [profiles.openai]\nprovider.wire_api = \"responses\"\n\
+         [profiles.openai.models]\nfast = { model = \"mini\", wire_api = \"chat\" }\n",
+    );
+    let c = f.load(&[], &ConfigOverrides::default()).unwrap();
+    assert_eq!(c.provider.wire_api, WireApi::Chat, "chat by default");
+    assert_eq!(c.wire_for_model("gpt-5-codex"), WireApi::Responses);
+    assert_eq!(c.wire_for_model("gpt-4.1"), WireApi::Chat);
+    assert_eq!(c.model_for_level("smart"), "gpt-5-codex");
+
+    let profile = ConfigOverrides {
+        profile: Some("openai".into()),
+        ..Default::default()
+    };
+    let c = f.load(&[], &profile).unwrap();
+    assert_eq!(c.wire_for_model("gpt-4.1"), WireApi::Responses);
+    assert_eq!(c.wire_for_model("mini"), WireApi::Chat);
+
+    let flag = ConfigOverrides {
+        wire_api: Some(WireApi::Chat),
+        ..profile
+    };
+    let c = f.load(&[], &flag).unwrap();
+    assert_eq!(c.wire_for_model("gpt-4.1"), WireApi::Chat);
+    assert_eq!(
+        c.wire_for_model("gpt-5-codex"),
+        WireApi::Chat,
+        "--wire-api wins over a level"
+    );
+
+    f.ws_file("[models]\nsmart = { model = \"m\", wire_api = \"grpc\" }\n");
+    let e = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("models.smart") && e.contains("responses"), "{e}");
 }

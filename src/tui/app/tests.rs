@@ -94,6 +94,7 @@ fn click_on_a_tool_line_expands_it() {
             name: "read_file".into(),
             arguments: r#"{"path":"a.rs"}"#.into(),
         }],
+        reasoning: Vec::new(),
     };
     app.apply(&ev(root, EventKind::ItemAdded { item }), t);
     draw(&mut app, 80, 24, t);

@@ -62,7 +62,9 @@ impl SessionState {
                 }
                 a.conversation.push(EntryKind::User(text.clone()));
             }
-            HistoryItem::Assistant { text, tool_calls } => {
+            HistoryItem::Assistant {
+                text, tool_calls, ..
+            } => {
                 // The committed text supersedes whatever streamed in before it.
                 conv.set_streaming(String::new());
                 if !text.trim().is_empty() {

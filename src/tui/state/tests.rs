@@ -55,6 +55,7 @@ fn assistant_item_replaces_streaming_text() {
             name: "read_file".into(),
             arguments: r#"{"path":"a"}"#.into(),
         }],
+        reasoning: Vec::new(),
     };
     s.apply(&ev(root, EventKind::ItemAdded { item }), t);
     // The begin event for the same call must not open a second line.

@@ -1,0 +1,280 @@
+//! The request of the Responses wire (`POST /responses`), built from squad's own history
+//! with async-openai's Responses item types.
+//!
+//! Stateless: `store: false` and the whole history as input items each time (messages,
+//! `function_call` and `function_call_output` items, reasoning passed back), so any server
+//! that serves `/responses` works, local ones included, and a session can change wires.
+//! The envelope is ours rather than async-openai's `CreateResponse` only so the `tools`
+//! array can be the JSON cached per tool set (see [`ToolsJson`]).
+
+use super::wire::{ToolsJson, user_text};
+use super::{ChatRequest, ToolSpec};
+use crate::protocol::{HistoryItem, Reasoning};
+use async_openai::types::responses::{
+    EasyInputContent, EasyInputMessage, FunctionCallOutput, FunctionCallOutputItemParam,
+    FunctionTool, FunctionToolCall, InputItem, Item, MessageType, ReasoningItem,
+    ReasoningItemContent, ReasoningTextContent, Role, SummaryPart, SummaryTextContent, Tool,
+};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ResponsesRequest<'a> {
+    pub model: &'a str,
+    /// The system prompt, where Responses puts it.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub instructions: &'a str,
+    pub input: Vec<InputItem>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<&'a RawValue>,
+    pub stream: bool,
+    /// The server keeps nothing: the next request carries the whole history again.
+    pub store: bool,
+    /// Asks for the reasoning's encrypted content, which a stateless request must carry
+    /// back; only for models that reason (OpenAI refuses it for the others).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<&'static str>,
+}
+
+impl<'a> ResponsesRequest<'a> {
+    pub fn from_chat(request: &'a ChatRequest, tools: Option<&'a RawValue>) -> Self {
+        Self {
+            model: &request.model,
+            instructions: &request.system_prompt,
+            input: input_items(&request.history),
+            tools,
+            stream: true,
+            store: false,
+            include: if reasons(&request.model) {
+                vec!["reasoning.encrypted_content"]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+/// OpenAI's reasoning models (o-series, GPT-5, codex), whose reasoning items come back
+/// encrypted when asked for.
+fn reasons(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    let o_series = m.starts_with('o') && m[1..].starts_with(|c: char| c.is_ascii_digit());
+    o_series || m.starts_with("gpt-5") || m.contains("codex")
+}
+
+/// The cache of Responses-shaped `tools` arrays.
+pub(crate) fn tools_cache() -> ToolsJson {
+    ToolsJson::new(encode_tools)
+}
+
+/// Responses' flat `{"type": "function", "name", "description", "parameters"}` entries:
+/// the same JSON schemas as on the chat wire.
+fn encode_tools(tools: &[ToolSpec]) -> serde_json::Result<Box<RawValue>> {
+    let wire: Vec<Tool> = tools
+        .iter()
+        .map(|t| {
+            Tool::Function(FunctionTool {
+                name: t.name.clone(),
+                parameters: Some(t.parameters.clone()),
+                strict: None,
+                description: Some(t.description.clone()),
+                defer_loading: None,
+                r#async: None,
+                output_schema: None,
+                allowed_callers: None,
+            })
+        })
+        .collect();
+    serde_json::value::to_raw_value(&wire)
+}
+
+/// One input item per history item, as on the chat wire: notices, summaries and handoffs
+/// are `[squad]` user messages, neighbouring user messages are joined, an answer is its
+/// reasoning, its text and its function calls in that order.
+pub(crate) fn input_items(history: &[HistoryItem]) -> Vec<InputItem> {
+    let mut out: Vec<InputItem> = Vec::with_capacity(history.len() + 1);
+    for item in history {
+        match item {
+            HistoryItem::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            } => {
+                out.extend(
+                    reasoning
+                        .iter()
+                        .filter(|r| r.can_pass_back())
+                        .map(reasoning_item),
+                );
+                if !text.is_empty() || tool_calls.is_empty() {
+                    out.push(message(Role::Assistant, text.clone()));
+                }
+                out.extend(tool_calls.iter().map(|c| {
+                    InputItem::Item(Item::FunctionCall(FunctionToolCall {
+                        arguments: c.arguments.clone(),
+                        call_id: c.id.clone(),
+                        namespace: None,
+                        name: c.name.clone(),
+                        id: None,
+                        status: None,
+                        caller: None,
+                        r#async: None,
+                    }))
+                }));
+            }
+            HistoryItem::ToolResult {
+                call_id, output, ..
+            } => out.push(InputItem::Item(Item::FunctionCallOutput(
+                FunctionCallOutputItemParam {
+                    call_id: Some(call_id.clone()),
+                    output: FunctionCallOutput::Text(output.clone()),
+                    id: None,
+                    status: None,
+                    name: None,
+                    namespace: None,
+                    caller: None,
+                },
+            ))),
+            other => {
+                let text = user_text(other).unwrap_or_default();
+                if let Some(InputItem::EasyMessage(EasyInputMessage {
+                    role: Role::User,
+                    content: EasyInputContent::Text(previous),
+                    ..
+                })) = out.last_mut()
+                {
+                    previous.push_str("\n\n");
+                    previous.push_str(&text);
+                } else {
+                    out.push(message(Role::User, text.into_owned()));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn message(role: Role, text: String) -> InputItem {
+    InputItem::EasyMessage(EasyInputMessage {
+        r#type: MessageType::Message,
+        role,
+        content: EasyInputContent::Text(text),
+        phase: None,
+    })
+}
+
+fn reasoning_item(r: &Reasoning) -> InputItem {
+    InputItem::Item(Item::Reasoning(ReasoningItem {
+        id: r.id.clone(),
+        summary: r
+            .summary
+            .iter()
+            .map(|text| SummaryPart::SummaryText(SummaryTextContent { text: text.clone() }))
+            .collect(),
+        content: (!r.content.is_empty()).then(|| {
+            r.content
+                .iter()
+                .map(|text| {
+                    ReasoningItemContent::ReasoningText(ReasoningTextContent { text: text.clone() })
+                })
+                .collect()
+        }),
+        encrypted_content: r.encrypted_content.clone().filter(|c| !c.is_empty()),
+        status: None,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ToolCall;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    #[test]
+    fn history_maps_to_input_items() {
+        let history = vec![
+            HistoryItem::user("fix the bug"),
+            HistoryItem::Assistant {
+                text: "Reading.".into(),
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"a.rs"}"#.into(),
+                }],
+                reasoning: vec![
+                    Reasoning {
+                        id: Some("rs_1".into()),
+                        summary: vec!["look first".into()],
+                        content: vec![],
+                        encrypted_content: Some("gAAA".into()),
+                    },
+                    Reasoning {
+                        id: Some("rs_2".into()),
+                        ..Reasoning::default()
+                    },
+                ],
+            },
+            HistoryItem::ToolResult {
+                call_id: "c1".into(),
+                name: "read_file".into(),
+                output: "fn main() {}".into(),
+                is_error: false,
+            },
+            HistoryItem::notice("worker w1 finished"),
+            HistoryItem::user("and?"),
+        ];
+        let v = serde_json::to_value(input_items(&history)).unwrap();
+        assert_eq!(
+            v,
+            json!([
+                {"type": "message", "role": "user", "content": "fix the bug"},
+                {"type": "reasoning", "id": "rs_1",
+                 "summary": [{"type": "summary_text", "text": "look first"}],
+                 "encrypted_content": "gAAA"},
+                {"type": "message", "role": "assistant", "content": "Reading."},
+                {"type": "function_call", "call_id": "c1", "name": "read_file",
+                 "arguments": "{\"path\":\"a.rs\"}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "fn main() {}"},
+                {"type": "message", "role": "user",
+                 "content": "[squad] worker w1 finished\n\nand?"},
+            ])
+        );
+    }
+
+    #[test]
+    fn request_is_stateless_and_streams() {
+        let req = ChatRequest {
+            model: "gpt-5-codex".into(),
+            system_prompt: "be brief".into(),
+            history: vec![HistoryItem::user("hi")].into(),
+            tools: vec![ToolSpec {
+                name: "read_file".into(),
+                description: "Read".into(),
+                parameters: json!({"type": "object"}),
+            }]
+            .into(),
+        };
+        let cache = tools_cache();
+        let tools = cache.get(&req.tools);
+        let v = serde_json::to_value(ResponsesRequest::from_chat(&req, tools.as_deref())).unwrap();
+        assert_eq!(v["store"], false);
+        assert_eq!(v["stream"], true);
+        assert_eq!(v["instructions"], "be brief");
+        assert_eq!(v["include"], json!(["reasoning.encrypted_content"]));
+        assert_eq!(
+            v["tools"],
+            json!([{"type": "function", "name": "read_file", "description": "Read",
+                    "parameters": {"type": "object"}}])
+        );
+        let plain = ChatRequest {
+            model: "qwen2.5-coder".into(),
+            tools: Arc::from(Vec::new()),
+            ..req
+        };
+        let v = serde_json::to_value(ResponsesRequest::from_chat(&plain, None)).unwrap();
+        assert!(v.get("include").is_none() && v.get("tools").is_none());
+        assert!(reasons("o3-mini") && reasons("gpt-5.1") && !reasons("gpt-4.1"));
+        assert!(!reasons("ollama-model"));
+    }
+}

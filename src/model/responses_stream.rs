@@ -1,0 +1,507 @@
+//! Turning the events of a streamed Responses answer into one [`ChatResponse`].
+//!
+//! async-openai does the HTTP and the SSE framing; the events are read into our own
+//! lenient [`ResponsesEvent`] rather than async-openai's `ResponseStreamEvent`, because
+//! that type requires `sequence_number`, `output_index` and `content_index` on every event
+//! and a complete `Response` object in `response.*` events, and llama.cpp's server omits
+//! them all: with the strict type not one of its events would parse. Calls are keyed by
+//! `item_id` (which every server sends), falling back to `output_index`.
+
+use super::{ChatResponse, ModelError, TokenUsage};
+use crate::protocol::{Reasoning, ToolCall};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// `null` and a missing field both mean "empty".
+fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// One `data:` payload of the stream; only the fields squad reads.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ResponsesEvent {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub item_id: Option<String>,
+    pub output_index: Option<u64>,
+    /// Text of `response.output_text.delta`, arguments of
+    /// `response.function_call_arguments.delta`.
+    pub delta: Option<String>,
+    /// The whole arguments, in `response.function_call_arguments.done`.
+    pub arguments: Option<String>,
+    pub item: Option<OutputItem>,
+    pub response: Option<ResponseBody>,
+    /// `error` events: `code` (a string at OpenAI, a number elsewhere) and `message`.
+    pub code: Option<Value>,
+    pub message: Option<String>,
+    /// Some servers nest an `error` event's fields under `error`.
+    pub error: Option<Value>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct OutputItem {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: Option<String>,
+    pub call_id: Option<String>,
+    pub name: Option<String>,
+    pub arguments: Option<String>,
+    /// `message` items: `output_text` parts; `reasoning` items: `reasoning_text` parts.
+    #[serde(deserialize_with = "null_default")]
+    pub content: Vec<TextPart>,
+    #[serde(deserialize_with = "null_default")]
+    pub summary: Vec<TextPart>,
+    pub encrypted_content: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct TextPart {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub text: Option<String>,
+}
+
+/// The `response` of `response.completed`, `.failed` and `.incomplete`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ResponseBody {
+    pub usage: Option<ResponsesUsage>,
+    pub error: Option<Value>,
+    pub incomplete_details: Option<Value>,
+    #[serde(deserialize_with = "null_default")]
+    pub output: Vec<OutputItem>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ResponsesUsage {
+    #[serde(deserialize_with = "null_default")]
+    pub input_tokens: u64,
+    #[serde(deserialize_with = "null_default")]
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    call_id: String,
+    name: String,
+    arguments: String,
+}
+
+#[derive(Debug)]
+enum End {
+    Completed,
+    /// `response.incomplete`, with its reason (`max_output_tokens`, `content_filter`).
+    Incomplete(String),
+}
+
+/// Accumulates one attempt's events; a new attempt starts a new one.
+#[derive(Debug, Default)]
+pub(crate) struct ResponsesAssembler {
+    text: String,
+    /// Whether text came as deltas; otherwise the finished message items give it.
+    text_streamed: bool,
+    calls: Vec<PartialCall>,
+    /// Where each call's item sits in `calls`, by item id (or `#output_index`).
+    positions: HashMap<String, usize>,
+    reasoning: Vec<Reasoning>,
+    usage: Option<TokenUsage>,
+    end: Option<End>,
+}
+
+impl ResponsesAssembler {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn key(item_id: Option<&str>, output_index: Option<u64>) -> String {
+        match (item_id.filter(|s| !s.is_empty()), output_index) {
+            (Some(id), _) => id.to_string(),
+            (None, Some(i)) => format!("#{i}"),
+            (None, None) => "#".to_string(),
+        }
+    }
+
+    fn call(&mut self, key: String) -> &mut PartialCall {
+        let next = self.calls.len();
+        let pos = *self.positions.entry(key).or_insert(next);
+        if pos == next {
+            self.calls.push(PartialCall::default());
+        }
+        &mut self.calls[pos]
+    }
+
+    /// A function-call item as `output_item.added` / `.done` or `response.completed`
+    /// give it: what it names fills what the deltas left empty, and its whole arguments
+    /// win over the deltas.
+    fn call_item(&mut self, item: OutputItem, output_index: Option<u64>) {
+        let key = Self::key(item.id.as_deref(), output_index);
+        let call = self.call(key);
+        if let Some(id) = item.call_id.filter(|s| !s.is_empty()) {
+            call.call_id = id;
+        }
+        if let Some(name) = item.name.filter(|s| !s.is_empty()) {
+            call.name = name;
+        }
+        if let Some(args) = item.arguments.filter(|s| !s.is_empty()) {
+            call.arguments = args;
+        }
+    }
+
+    fn done_item(&mut self, item: OutputItem, output_index: Option<u64>) -> String {
+        match item.kind.as_str() {
+            "function_call" => self.call_item(item, output_index),
+            "reasoning" => {
+                let texts = |parts: Vec<TextPart>| parts.into_iter().filter_map(|p| p.text);
+                self.reasoning.push(Reasoning {
+                    id: item.id,
+                    summary: texts(item.summary).collect(),
+                    content: texts(item.content).filter(|t| !t.is_empty()).collect(),
+                    encrypted_content: item.encrypted_content.filter(|c| !c.is_empty()),
+                });
+            }
+            "message" if !self.text_streamed => {
+                let text: String = item
+                    .content
+                    .into_iter()
+                    .filter(|p| p.kind == "output_text")
+                    .filter_map(|p| p.text)
+                    .collect();
+                self.text.push_str(&text);
+                return text;
+            }
+            _ => {}
+        }
+        String::new()
+    }
+
+    fn finished(&mut self, response: Option<ResponseBody>, end: End) {
+        if let Some(r) = response {
+            if let Some(u) = r.usage {
+                self.usage = Some(TokenUsage {
+                    prompt_tokens: u.input_tokens,
+                    completion_tokens: u.output_tokens,
+                });
+            }
+            // A server that sent no items along the way still lists them here.
+            if self.calls.is_empty() && self.reasoning.is_empty() {
+                for (i, item) in r.output.into_iter().enumerate() {
+                    self.done_item(item, Some(i as u64));
+                }
+            }
+        }
+        self.end = Some(end);
+    }
+
+    /// Adds one event; returns the text it carried (empty if none), for progress reports.
+    pub fn push(&mut self, event: ResponsesEvent) -> Result<String, ModelError> {
+        match event.kind.as_str() {
+            "response.output_text.delta" => {
+                let delta = event.delta.unwrap_or_default();
+                self.text_streamed = true;
+                self.text.push_str(&delta);
+                return Ok(delta);
+            }
+            "response.output_item.added" => {
+                if let Some(item) = event.item.filter(|i| i.kind == "function_call") {
+                    self.call_item(item, event.output_index);
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                let key = Self::key(event.item_id.as_deref(), event.output_index);
+                let delta = event.delta.unwrap_or_default();
+                self.call(key).arguments.push_str(&delta);
+            }
+            "response.function_call_arguments.done" => {
+                let key = Self::key(event.item_id.as_deref(), event.output_index);
+                if let Some(args) = event.arguments {
+                    self.call(key).arguments = args;
+                }
+            }
+            "response.output_item.done" => {
+                if let Some(item) = event.item {
+                    return Ok(self.done_item(item, event.output_index));
+                }
+            }
+            "response.completed" => self.finished(event.response, End::Completed),
+            "response.incomplete" => {
+                let reason = event
+                    .response
+                    .as_ref()
+                    .and_then(|r| r.incomplete_details.as_ref())
+                    .and_then(|d| d.get("reason"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown")
+                    .to_string();
+                self.finished(event.response, End::Incomplete(reason));
+            }
+            "response.failed" => {
+                let error = event.response.and_then(|r| r.error).unwrap_or(Value::Null);
+                return Err(response_error(&error));
+            }
+            "error" => {
+                let error = match event.error {
+                    Some(e) if e.is_object() => e,
+                    _ => serde_json::json!({"code": event.code, "message": event.message}),
+                };
+                return Err(response_error(&error));
+            }
+            _ => {}
+        }
+        Ok(String::new())
+    }
+
+    /// The assembled answer. Without `response.completed` (or `.incomplete`) the stream
+    /// did not end properly. An incomplete answer (the server's output limit) is kept, as
+    /// chat completions' `finish_reason: "length"` is; one with nothing in it is an error.
+    pub fn finish(self) -> Result<ChatResponse, ModelError> {
+        let finish_reason = match self.end {
+            None => {
+                return Err(ModelError::StreamBroken(
+                    "the stream ended before the model finished its answer".to_string(),
+                ));
+            }
+            Some(End::Completed) if self.calls.is_empty() => "stop".to_string(),
+            Some(End::Completed) => "tool_calls".to_string(),
+            Some(End::Incomplete(reason)) => {
+                if self.text.is_empty() && self.calls.is_empty() {
+                    return Err(ModelError::BadResponse(format!(
+                        "the answer ended incomplete ({reason}) before the model wrote anything"
+                    )));
+                }
+                if reason == "max_output_tokens" {
+                    "length".to_string()
+                } else {
+                    reason
+                }
+            }
+        };
+        let tool_calls = self
+            .calls
+            .into_iter()
+            .map(|c| ToolCall {
+                id: if c.call_id.is_empty() {
+                    format!("call_{}", uuid::Uuid::new_v4().simple())
+                } else {
+                    c.call_id
+                },
+                name: c.name,
+                arguments: c.arguments,
+            })
+            .collect();
+        Ok(ChatResponse {
+            text: self.text,
+            tool_calls,
+            usage: self.usage,
+            finish_reason: Some(finish_reason),
+            reasoning: self.reasoning,
+        })
+    }
+}
+
+impl super::stream::Assemble for ResponsesAssembler {
+    type Chunk = ResponsesEvent;
+    fn push(&mut self, chunk: ResponsesEvent) -> Result<String, ModelError> {
+        ResponsesAssembler::push(self, chunk)
+    }
+    fn finish(self) -> Result<ChatResponse, ModelError> {
+        ResponsesAssembler::finish(self)
+    }
+}
+
+/// An `error` event or a failed response's `error`, as the HTTP status it stands for, so
+/// the retry rules of the chat wire apply: OpenAI's codes name no status
+/// (`rate_limit_exceeded` is a 429, `server_error` a 500, `invalid_*` a 400); a numeric
+/// code is the status; anything else is a 500, worth another attempt. A context overflow
+/// is [`ModelError::ContextOverflow`], as on the chat wire.
+fn response_error(error: &Value) -> ModelError {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| "the server reported an error without a message".to_string());
+    let code = error.get("code").unwrap_or(&Value::Null);
+    let code_str = code.as_str().unwrap_or("");
+    let kind = error.get("type").and_then(Value::as_str).unwrap_or("");
+    if code_str == "context_length_exceeded"
+        || kind == "exceed_context_size_error"
+        || super::overflow::overflow_wording(&message)
+    {
+        let from_text = super::overflow::context_overflow(&message).unwrap_or_default();
+        let number = |k: &str| error.get(k).and_then(Value::as_u64);
+        let said = super::Overflow {
+            window: number("n_ctx").or(from_text.window),
+            prompt_tokens: number("n_prompt_tokens").or(from_text.prompt_tokens),
+        };
+        return ModelError::ContextOverflow { message, said };
+    }
+    let numeric = code
+        .as_u64()
+        .or_else(|| code_str.parse().ok())
+        .filter(|c| (400..600).contains(c))
+        .and_then(|c| u16::try_from(c).ok());
+    let status = numeric.unwrap_or(match code_str {
+        "rate_limit_exceeded" => 429,
+        c if c.starts_with("invalid") => 400,
+        _ => 500,
+    });
+    let message = if code_str.is_empty() || numeric.is_some() {
+        message
+    } else {
+        format!("{message} ({code_str})")
+    };
+    ModelError::Http { status, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ev(v: Value) -> ResponsesEvent {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn run(events: Vec<Value>) -> Result<ChatResponse, ModelError> {
+        let mut a = ResponsesAssembler::new();
+        for e in events {
+            a.push(ev(e))?;
+        }
+        a.finish()
+    }
+
+    fn completed(input: u64, output: u64) -> Value {
+        json!({"type": "response.completed", "sequence_number": 9, "response": {
+            "id": "resp_1", "status": "completed", "output": [],
+            "usage": {"input_tokens": input, "output_tokens": output, "total_tokens": input + output}}})
+    }
+
+    #[test]
+    fn text_deltas_and_usage() {
+        let r = run(vec![
+            json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}),
+            json!({"type": "response.output_item.added", "output_index": 0,
+                   "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+            json!({"type": "response.output_text.delta", "item_id": "msg_1", "delta": "Hel"}),
+            json!({"type": "response.output_text.delta", "item_id": "msg_1", "delta": "lo"}),
+            json!({"type": "response.output_item.done", "output_index": 0,
+                   "item": {"type": "message", "id": "msg_1", "role": "assistant",
+                            "content": [{"type": "output_text", "text": "Hello"}]}}),
+            completed(5, 2),
+        ])
+        .unwrap();
+        assert_eq!(r.text, "Hello", "the done item does not repeat the deltas");
+        assert_eq!(r.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(
+            r.usage,
+            Some(TokenUsage {
+                prompt_tokens: 5,
+                completion_tokens: 2
+            })
+        );
+    }
+
+    #[test]
+    fn parallel_calls_assemble_by_item_without_output_index() {
+        let added = |id: &str, call: &str, name: &str| {
+            json!({"type": "response.output_item.added", "item": {"type": "function_call",
+                   "id": id, "call_id": call, "name": name, "arguments": ""}})
+        };
+        let delta = |id: &str, d: &str| json!({"type": "response.function_call_arguments.delta", "item_id": id, "delta": d});
+        let r = run(vec![
+            added("fc_a", "call_a", "read_file"),
+            delta("fc_a", "{\"pa"),
+            added("fc_b", "call_b", "list_files"),
+            delta("fc_b", "{}"),
+            delta("fc_a", "th\":\"x\"}"),
+            json!({"type": "response.function_call_arguments.done", "item_id": "fc_a",
+                   "arguments": "{\"path\":\"x\"}"}),
+            completed(1, 1),
+        ])
+        .unwrap();
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(
+            r.tool_calls,
+            vec![
+                ToolCall {
+                    id: "call_a".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"x"}"#.into()
+                },
+                ToolCall {
+                    id: "call_b".into(),
+                    name: "list_files".into(),
+                    arguments: "{}".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn reasoning_is_kept_and_output_of_completed_is_a_fallback() {
+        let r = run(vec![json!({"type": "response.completed", "response": {"output": [
+            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "plan"}],
+             "encrypted_content": "gAAA"},
+            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}"}
+        ]}})])
+        .unwrap();
+        assert_eq!(r.reasoning.len(), 1);
+        assert_eq!(r.reasoning[0].encrypted_content.as_deref(), Some("gAAA"));
+        assert_eq!(r.reasoning[0].summary, ["plan"]);
+        assert_eq!(r.tool_calls[0].id, "call_1");
+    }
+
+    #[test]
+    fn errors_failures_and_incomplete_answers() {
+        let e = run(vec![json!({"type": "error", "code": "rate_limit_exceeded",
+                                "message": "slow down", "param": null})])
+        .unwrap_err();
+        assert!(matches!(e, ModelError::Http { status: 429, .. }) && e.is_retryable());
+        let e = run(vec![
+            json!({"type": "response.failed", "response": {"status": "failed",
+            "error": {"code": "context_length_exceeded",
+                      "message": "Your input exceeds the context window of this model."}}}),
+        ])
+        .unwrap_err();
+        assert!(matches!(e, ModelError::ContextOverflow { .. }), "{e:?}");
+        let e = run(vec![json!({"type": "response.failed", "response": {
+            "error": {"code": "server_error", "message": "boom"}}})])
+        .unwrap_err();
+        assert!(matches!(e, ModelError::Http { status: 500, .. }) && e.is_retryable());
+        let e = run(vec![
+            json!({"type": "error", "error": {"code": 400, "message": "bad"}}),
+        ])
+        .unwrap_err();
+        assert!(matches!(e, ModelError::Http { status: 400, .. }));
+
+        let incomplete = json!({"type": "response.incomplete", "response": {
+            "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}});
+        let r = run(vec![
+            json!({"type": "response.output_text.delta", "item_id": "m", "delta": "half"}),
+            incomplete.clone(),
+        ])
+        .unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.finish_reason.as_deref()),
+            ("half", Some("length"))
+        );
+        assert!(matches!(
+            run(vec![incomplete]),
+            Err(ModelError::BadResponse(m)) if m.contains("max_output_tokens")
+        ));
+        assert!(matches!(
+            run(vec![
+                json!({"type": "response.output_text.delta", "delta": "cut"})
+            ]),
+            Err(ModelError::StreamBroken(_))
+        ));
+    }
+}
