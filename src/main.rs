@@ -1,8 +1,6 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{CommandFactory, Parser};
-use squad::config::{
-    Config, ConfigOverrides, ConfigSources, SandboxMode, WireApi, load_config,
-};
+use squad::config::{Config, ConfigOverrides, ConfigSources, SandboxMode, WireApi, load_config};
 use squad::doctor::DoctorInput;
 use squad::exec::exit;
 use squad::hooks::listing;

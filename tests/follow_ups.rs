@@ -126,3 +126,63 @@ async fn an_acknowledged_worker_is_not_corrected_and_the_same_acknowledgement_is
         "The worker created notes.md with the word hi."
     );
 }
+
+/// The same run on a later build: the results said the next step was the answer, and the
+/// model asked the absent user "What is the content of notes.md?" five times until the
+/// loop guard stopped the turn, with no answer. Now its third call after the results goes
+/// without tools, and it answers.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persona_that_keeps_asking_after_the_results_is_brought_to_its_answer() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_call(
+                    "w",
+                    "write_file",
+                    &json!({"path": "notes.md", "content": "hi\n"}).to_string(),
+                ),
+                _ => notes_result("created"),
+            };
+        }
+        let offered = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        match tool_count(body) {
+            0 => spawn(
+                "implementer",
+                "create the file notes.md containing the word hi",
+            ),
+            1 => MockResponse::tool_call("wait", "wait_for_agents", "{}"),
+            n if offered => MockResponse::tool_call(
+                &format!("q{n}"),
+                "ask_user",
+                &json!({"question": "What is the content of notes.md?"}).to_string(),
+            ),
+            _ => MockResponse::text("The worker created notes.md; it contains hi."),
+        }
+    });
+    let run = sb
+        .exec(
+            &mock,
+            &["--json", "--approval", "auto", "Use spawn_agent …"],
+        )
+        .await;
+    run.assert_ok();
+    let persona: Vec<Value> = mock
+        .requests()
+        .into_iter()
+        .map(|r| r.body)
+        .filter(|b| !is_worker(b))
+        .collect();
+    // Spawn, wait, two questions, then the request without tools.
+    assert_eq!(persona.len(), 5, "{} persona requests", persona.len());
+    let last = persona.last().unwrap();
+    assert!(last["tools"].as_array().is_none_or(|t| t.is_empty()));
+    assert!(last["messages"].to_string().contains("Answer the user now"));
+    let events = run.events();
+    let answer = items_of_kind(&events, "assistant");
+    assert_eq!(
+        answer.last().unwrap()["text"],
+        "The worker created notes.md; it contains hi."
+    );
+}

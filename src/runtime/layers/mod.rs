@@ -32,7 +32,7 @@
 //!
 //! A layer sees a [`Scope`], not the engine: the team, the agent, its role and workspace.
 
-mod answer;
+pub(super) mod answer;
 mod budget;
 mod compaction;
 mod hooks;

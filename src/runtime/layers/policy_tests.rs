@@ -485,3 +485,73 @@ async fn the_same_message_to_the_same_worker_with_nothing_changed_since_is_not_s
     assert_eq!(layer.before_tool(&me, &read).await, ToolGate::Go);
     assert_eq!(layer.before_tool(&me, &read).await, ToolGate::Go);
 }
+
+#[tokio::test]
+async fn the_answer_layer_takes_the_tools_away_once_all_is_done_and_two_calls_changed_nothing() {
+    let (team, root, _rx) = team();
+    let worker = AgentId::new();
+    let _ = team.add(agent(worker, Some(root), Budget::default()));
+    let cancel = CancellationToken::new();
+    let (me, it) = (scope(&team, root, &cancel), scope(&team, worker, &cancel));
+    let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
+    let layer = AnswerLayer::new(board);
+    let offered = |req: &RequestSetup| !req.request.tools.is_empty();
+    let request = || RequestSetup {
+        request: ChatRequest {
+            model: "m".into(),
+            system_prompt: "lead".into(),
+            history: team.request_view(root).unwrap().history,
+            tools: Arc::from(vec![crate::model::ToolSpec {
+                name: "ask_user".into(),
+                description: String::new(),
+                parameters: serde_json::json!({}),
+            }]),
+        },
+        max_iterations: 50,
+        fixed_tokens: 10,
+        window: 100_000,
+    };
+    layer.turn_start(&me);
+    // A worker still at work: nothing is counted.
+    layer.settle(&it, TurnEnd::Returned).await;
+    for _ in 0..4 {
+        layer.before_model_call(&me).await;
+    }
+    let mut req = request();
+    layer.shape_request(&me, &mut req).await;
+    assert!(offered(&req));
+    // Its result is in and told: two free calls, then none with tools.
+    team.set_status(worker, crate::protocol::AgentStatus::Completed, None);
+    team.mark_delivered(worker);
+    for n in 1..=3 {
+        layer.before_model_call(&me).await;
+        let mut req = request();
+        layer.shape_request(&me, &mut req).await;
+        assert_eq!(offered(&req), n <= answer::FREE_CALLS, "call {n}");
+    }
+    let history = team.request_view(root).unwrap().history;
+    assert!(
+        matches!(history.last(), Some(HistoryItem::Notice { text }) if text.contains("Answer the user now"))
+    );
+    // A change to a file starts the count again.
+    let args = serde_json::json!({});
+    let ok = ToolDone {
+        output: "",
+        is_error: false,
+    };
+    layer
+        .after_tool(&me, &tool(Reach::ChangesFiles, &args, None), &ok)
+        .await;
+    layer.before_model_call(&me).await;
+    let mut req = request();
+    layer.shape_request(&me, &mut req).await;
+    assert!(offered(&req));
+    // A new turn starts afresh: no results in yet.
+    layer.turn_start(&me);
+    for _ in 0..4 {
+        layer.before_model_call(&me).await;
+    }
+    let mut req = request();
+    layer.shape_request(&me, &mut req).await;
+    assert!(offered(&req));
+}
