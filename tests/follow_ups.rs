@@ -130,7 +130,8 @@ async fn an_acknowledged_worker_is_not_corrected_and_the_same_acknowledgement_is
 /// The same run on a later build: the results said the next step was the answer, and the
 /// model asked the absent user "What is the content of notes.md?" five times until the
 /// loop guard stopped the turn, with no answer. Now its third call after the results goes
-/// without tools, and it answers.
+/// without tools; it wrote the question as a fenced tool call instead (its template's
+/// habit), is asked once more for plain sentences, and answers.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_persona_that_keeps_asking_after_the_results_is_brought_to_its_answer() {
     let mock = MockServer::start().await;

@@ -4,8 +4,11 @@
 //! is the content of notes.md?" five times after the results said it all) gets two more
 //! calls that change nothing, then a request without tools, so its next reply is the
 //! answer. Starting a worker, or changing a file, is progress and starts the count again.
+//! A reply that is only a tool call written as text (what a model trained on fenced tool
+//! calls writes when none is offered) is no answer: it is asked once more, still without
+//! tools, for plain sentences.
 
-use super::{Gate, Layer, Scope, Shape, ToolDone, ToolUse};
+use super::{AfterTurn, Gate, Layer, Scope, Shape, ToolDone, ToolUse};
 use crate::protocol::{HistoryItem, TurnEnd};
 use crate::runtime::request::RequestSetup;
 use crate::runtime::tasks::TaskBoard;
@@ -21,8 +24,15 @@ const ANSWER_NOW: &str = "[squad] Your workers are done and their results are ab
                           else is running. Answer the user now, in plain text, with what they \
                           reported.";
 
+/// The persona's next turn after a reply that was no answer.
+const PLAIN_WORDS: &str = "[squad] That was a tool call written as text, not an answer, and \
+                           no tool can run now. Write your answer to the user as plain \
+                           sentences: what your workers did and what they reported.";
+
 pub struct AnswerLayer {
     board: Arc<TaskBoard>,
+    /// The persona was asked again for its answer: its next turn goes without tools.
+    answer_due: AtomicBool,
     /// A worker of the persona settled in its current turn.
     results_in: AtomicBool,
     /// The persona's model calls since all was done.
@@ -33,6 +43,7 @@ impl AnswerLayer {
     pub fn new(board: Arc<TaskBoard>) -> Self {
         Self {
             board,
+            answer_due: AtomicBool::new(false),
             results_in: AtomicBool::new(false),
             calls: AtomicU32::new(0),
         }
@@ -53,7 +64,7 @@ impl AnswerLayer {
 #[async_trait]
 impl Layer for AnswerLayer {
     fn turn_start(&self, cx: &Scope<'_>) {
-        if !cx.is_worker() {
+        if !cx.is_worker() && !self.answer_due.load(Ordering::Relaxed) {
             self.results_in.store(false, Ordering::Relaxed);
             self.calls.store(0, Ordering::Relaxed);
         }
@@ -92,10 +103,41 @@ impl Layer for AnswerLayer {
         }
     }
 
+    async fn turn_end(&self, cx: &Scope<'_>, end: TurnEnd, final_text: &str) -> AfterTurn {
+        if cx.is_worker() || self.calls.load(Ordering::Relaxed) <= FREE_CALLS {
+            return AfterTurn::Rest;
+        }
+        // Asked once more at most.
+        let again = end == TurnEnd::Completed
+            && tool_call_as_text(final_text)
+            && !self.answer_due.swap(true, Ordering::Relaxed);
+        if again {
+            return AfterTurn::Continue(PLAIN_WORDS.to_string());
+        }
+        self.answer_due.store(false, Ordering::Relaxed);
+        AfterTurn::Rest
+    }
+
     /// A worker of the persona ended its turns: its outcome is on its way up.
     async fn settle(&self, cx: &Scope<'_>, _end: TurnEnd) {
         if cx.team.parent(cx.agent) == Some(cx.team.root()) {
             self.results_in.store(true, Ordering::Relaxed);
         }
     }
+}
+
+/// A reply that is only a tool call written as text: a JSON object with a name and
+/// arguments, fenced or not.
+fn tool_call_as_text(text: &str) -> bool {
+    let body = text.trim();
+    let body = match body.strip_prefix("```") {
+        Some(rest) => rest
+            .split_once('\n')
+            .map_or("", |(_, b)| b)
+            .trim_end()
+            .trim_end_matches("```"),
+        None => body,
+    };
+    serde_json::from_str::<serde_json::Value>(body)
+        .is_ok_and(|v| v.get("name").is_some() && v.get("arguments").is_some())
 }
