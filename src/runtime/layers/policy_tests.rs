@@ -436,6 +436,13 @@ async fn the_progress_layer_stops_a_persona_turn_without_a_change_or_an_outcome(
     };
     layer.after_tool(&it, &write, &ok).await;
     assert_eq!(layer.before_model_call(&me).await, Gate::Go);
+    // The very same call answered the very same again changed nothing.
+    for _ in 0..2 {
+        layer.after_tool(&it, &write, &ok).await;
+        assert_eq!(layer.before_model_call(&me).await, Gate::Go);
+    }
+    layer.after_tool(&it, &write, &ok).await;
+    assert!(matches!(layer.before_model_call(&me).await, Gate::Stop(_)));
     assert_eq!(
         ProgressLayer::new(0).before_model_call(&me).await,
         Gate::Go,

@@ -4,8 +4,11 @@
 //! looks at one agent's calls; this one looks at the team's progress.
 
 use super::{Gate, Layer, Scope, ToolDone, ToolUse};
-use crate::protocol::{EventKind, TurnEnd};
+use crate::protocol::{AgentId, EventKind, TurnEnd};
 use async_trait::async_trait;
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 pub struct ProgressLayer {
@@ -13,6 +16,16 @@ pub struct ProgressLayer {
     max: u32,
     /// The persona's model calls since the last progress in its turn.
     calls: AtomicU32,
+    /// The last output of each changing call (agent, name, arguments): the same call
+    /// answered the same again changed nothing (a 1.5B model wrote the same file, ran the
+    /// same failing command and the same unconfigured tests, round and round).
+    last: Mutex<HashMap<(AgentId, String, u64), u64>>,
+}
+
+fn mark(value: impl Hash) -> u64 {
+    let mut h = DefaultHasher::new();
+    value.hash(&mut h);
+    h.finish()
 }
 
 impl ProgressLayer {
@@ -20,6 +33,7 @@ impl ProgressLayer {
         Self {
             max,
             calls: AtomicU32::new(0),
+            last: Mutex::new(HashMap::new()),
         }
     }
 
@@ -59,8 +73,16 @@ impl Layer for ProgressLayer {
         Gate::Stop(message)
     }
 
-    async fn after_tool(&self, _cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        if tool.changes_files() && !done.is_error {
+    /// A changing call is progress unless the very same call was answered the very same
+    /// before.
+    async fn after_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
+        if !tool.changes_files() || done.is_error {
+            return;
+        }
+        let key = (cx.agent, tool.name.to_string(), mark(tool.args.to_string()));
+        let output = mark(done.output);
+        let again = crate::sync::lock(&self.last).insert(key, output) == Some(output);
+        if !again {
             self.progressed();
         }
     }
