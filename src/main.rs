@@ -161,6 +161,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(outcome.exit_code()))
             })
         }
+        Some(Command::Acp) => {
+            let common = cli.common.clone();
+            let launcher: squad::acp::Launcher = Arc::new(move |cwd, resume| {
+                let mut common = common.clone();
+                let dirs = dirs.clone();
+                Box::pin(async move {
+                    // A loaded session keeps its own persona.
+                    if resume.is_some() {
+                        common.role = None;
+                    }
+                    common.resume = resume;
+                    let mut opts = session_options(&common, cwd, &dirs, true)?;
+                    opts.replay_to_frontend = true;
+                    Ok(start_session(opts).await?)
+                })
+            });
+            runtime()?.block_on(squad::acp::run(launcher))?;
+            Ok(ExitCode::SUCCESS)
+        }
         None => {
             let rt = runtime()?;
             rt.block_on(interactive(cli, workspace, dirs))

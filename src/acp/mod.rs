@@ -1,0 +1,333 @@
+//! `squad acp`: the agent side of the Agent Client Protocol on stdin/stdout. An editor
+//! starts squad as a subprocess and speaks JSON-RPC to it; each ACP session is a squad
+//! session, met like every front end only through `Op`s and `Event`s.
+//!
+//! stdout carries JSON-RPC and nothing else (one writer, [`rpc::Rpc`]); diagnostics go to
+//! the log file.
+
+mod rpc;
+mod updates;
+
+use crate::protocol::Op;
+use crate::runtime::SessionHandle;
+use rpc::{Rpc, RpcError, code};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{mpsc, oneshot};
+use updates::{StopReason, Translator};
+
+/// The ACP protocol version this agent speaks.
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// Starts a squad session in a workspace (`cwd`), new or resumed by id. The binary owns
+/// config and model loading, so it hands this in.
+pub type Launcher = Arc<
+    dyn Fn(
+            PathBuf,
+            Option<String>,
+        ) -> Pin<Box<dyn Future<Output = anyhow::Result<SessionHandle>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// One open session: where its ops go and who waits for its prompt to end.
+struct Session {
+    ops: mpsc::UnboundedSender<Op>,
+    prompt: Arc<Mutex<Option<oneshot::Sender<StopReason>>>>,
+    cancel: Arc<Mutex<bool>>,
+}
+
+#[derive(Clone)]
+struct Agent {
+    rpc: Rpc,
+    launcher: Launcher,
+    sessions: Arc<Mutex<HashMap<String, Session>>>,
+}
+
+/// Serves one client until its stdin closes.
+pub async fn run(launcher: Launcher) -> anyhow::Result<()> {
+    let agent = Agent {
+        rpc: Rpc::start(),
+        launcher,
+        sessions: Arc::default(),
+    };
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Some(line) = lines.next_line().await? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        tracing::debug!(target: "squad::acp", "<- {line}");
+        let msg: Value = match serde_json::from_str(&line) {
+            Ok(m) => m,
+            Err(e) => {
+                agent.rpc.reply(
+                    Value::Null,
+                    Err(RpcError::new(
+                        code::PARSE_ERROR,
+                        format!("parse error: {e}"),
+                    )),
+                );
+                continue;
+            }
+        };
+        agent.dispatch(msg);
+    }
+    // The client is gone: every session stops and closes its log.
+    let sessions: Vec<_> = agent
+        .sessions
+        .lock()
+        .map(|mut s| s.drain().map(|(_, s)| s.ops).collect())
+        .unwrap_or_default();
+    for ops in sessions {
+        let _ = ops.send(Op::Shutdown);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    Ok(())
+}
+
+impl Agent {
+    fn dispatch(&self, msg: Value) {
+        let id = msg.get("id").cloned();
+        let method = msg
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let Some(method) = method else {
+            if id.is_some() && (msg.get("result").is_some() || msg.get("error").is_some()) {
+                self.rpc.resolve(&msg);
+            } else {
+                self.rpc.reply(
+                    id.unwrap_or(Value::Null),
+                    Err(RpcError::new(code::INVALID_REQUEST, "invalid request")),
+                );
+            }
+            return;
+        };
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        let agent = self.clone();
+        tokio::spawn(async move {
+            let result = agent.handle(&method, params).await;
+            match id {
+                Some(id) => agent.rpc.reply(id, result),
+                None => {
+                    if let Err(e) = result {
+                        tracing::warn!("acp: notification {method} failed: {e}");
+                    }
+                }
+            }
+        });
+    }
+
+    async fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        match method {
+            "initialize" => Ok(initialize()),
+            "authenticate" => Ok(json!({})),
+            "session/new" => self.new_session(&params, None).await,
+            "session/load" => {
+                let id = str_param(&params, "sessionId")?;
+                self.new_session(&params, Some(id))
+                    .await
+                    .map(|_| Value::Null)
+            }
+            "session/prompt" => self.prompt(&params).await,
+            "session/cancel" => self.cancel(&params).map(|()| Value::Null),
+            _ => Err(RpcError::new(
+                code::METHOD_NOT_FOUND,
+                format!("method not found: {method}"),
+            )),
+        }
+    }
+
+    /// `session/new`, or `session/load` (`resume`): starts the squad session, replays a
+    /// loaded one's conversation, then follows its events.
+    async fn new_session(&self, params: &Value, resume: Option<String>) -> Result<Value, RpcError> {
+        let cwd = PathBuf::from(str_param(params, "cwd")?);
+        if !cwd.is_absolute() {
+            return Err(RpcError::invalid_params("cwd must be an absolute path"));
+        }
+        let cwd = cwd
+            .canonicalize()
+            .map_err(|e| RpcError::invalid_params(format!("cwd {}: {e}", cwd.display())))?;
+        let loading = resume.is_some();
+        let mut handle = (self.launcher)(cwd, resume).await.map_err(|e| {
+            let code = if loading {
+                code::RESOURCE_NOT_FOUND
+            } else {
+                code::INTERNAL_ERROR
+            };
+            RpcError::new(code, format!("{e:#}"))
+        })?;
+        let info = handle.info.clone();
+        let session_id = info.session_id.clone();
+        let mut translator = Translator::new(
+            session_id.clone(),
+            info.root_agent,
+            self.rpc.clone(),
+            handle.ops.clone(),
+        );
+        // A loaded session's history is already queued: the client sees it before the reply.
+        if info.replayed_seq > 0 {
+            while let Ok(ev) = handle.events.try_recv() {
+                translator.replay(&ev);
+                if ev.seq >= info.replayed_seq {
+                    break;
+                }
+            }
+        }
+        let session = Session {
+            ops: handle.ops.clone(),
+            prompt: Arc::default(),
+            cancel: Arc::default(),
+        };
+        let prompt = session.prompt.clone();
+        let cancel = session.cancel.clone();
+        if let Ok(mut s) = self.sessions.lock() {
+            s.insert(session_id.clone(), session);
+        }
+        tokio::spawn(follow(handle, translator, prompt, cancel));
+        Ok(json!({ "sessionId": session_id }))
+    }
+
+    /// `session/prompt`: sends the user's message and answers once the team is idle.
+    async fn prompt(&self, params: &Value) -> Result<Value, RpcError> {
+        let session_id = str_param(params, "sessionId")?;
+        let text = prompt_text(params.get("prompt"))?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let sessions = self
+                .sessions
+                .lock()
+                .map_err(|_| RpcError::new(code::INTERNAL_ERROR, "session table poisoned"))?;
+            let session = sessions
+                .get(&session_id)
+                .ok_or_else(|| unknown(&session_id))?;
+            let mut waiting = session
+                .prompt
+                .lock()
+                .map_err(|_| RpcError::new(code::INTERNAL_ERROR, "prompt state poisoned"))?;
+            if waiting.is_some() {
+                return Err(RpcError::invalid_params(
+                    "a prompt is already running in this session",
+                ));
+            }
+            *waiting = Some(tx);
+            if let Ok(mut c) = session.cancel.lock() {
+                *c = false;
+            }
+            let _ = session.ops.send(Op::Resume);
+            let _ = session.ops.send(Op::UserMessage { to: None, text });
+        }
+        let reason = rx
+            .await
+            .map_err(|_| RpcError::new(code::INTERNAL_ERROR, "the session ended"))?;
+        Ok(json!({ "stopReason": reason.as_str() }))
+    }
+
+    /// `session/cancel`: squad's graceful stop of the whole team of that session.
+    fn cancel(&self, params: &Value) -> Result<(), RpcError> {
+        let session_id = str_param(params, "sessionId")?;
+        let sessions = self
+            .sessions
+            .lock()
+            .map_err(|_| RpcError::new(code::INTERNAL_ERROR, "session table poisoned"))?;
+        let session = sessions
+            .get(&session_id)
+            .ok_or_else(|| unknown(&session_id))?;
+        if let Ok(mut c) = session.cancel.lock() {
+            *c = true;
+        }
+        let _ = session.ops.send(Op::Stop);
+        Ok(())
+    }
+}
+
+/// Follows a session's events until it ends, ending prompts as the team comes to rest.
+async fn follow(
+    mut handle: SessionHandle,
+    mut translator: Translator,
+    prompt: Arc<Mutex<Option<oneshot::Sender<StopReason>>>>,
+    cancel: Arc<Mutex<bool>>,
+) {
+    while let Some(ev) = handle.events.recv().await {
+        if cancel.lock().map(|c| *c).unwrap_or(false) {
+            translator.turn.cancelled = true;
+        }
+        if let Some(reason) = translator.event(&ev) {
+            let waiter = prompt.lock().ok().and_then(|mut p| p.take());
+            if let Some(waiter) = waiter {
+                let _ = waiter.send(reason);
+            }
+        }
+    }
+    tracing::info!("acp: session {} ended", translator.session_id);
+}
+
+fn initialize() -> Value {
+    json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "agentCapabilities": {
+            "loadSession": true,
+            "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
+            "mcpCapabilities": {"http": false, "sse": false},
+        },
+        "authMethods": [],
+        "agentInfo": {"name": "squad", "title": "squad", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+fn unknown(session_id: &str) -> RpcError {
+    RpcError::new(
+        code::RESOURCE_NOT_FOUND,
+        format!("unknown session: {session_id}"),
+    )
+}
+
+fn str_param(params: &Value, key: &str) -> Result<String, RpcError> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| RpcError::invalid_params(format!("missing string parameter `{key}`")))
+}
+
+/// The prompt's content blocks as one message: text as is, embedded files with their text,
+/// links by their URI.
+fn prompt_text(prompt: Option<&Value>) -> Result<String, RpcError> {
+    let blocks = prompt
+        .and_then(Value::as_array)
+        .ok_or_else(|| RpcError::invalid_params("`prompt` must be an array of content blocks"))?;
+    let mut parts = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(t) = block.get("text").and_then(Value::as_str) {
+                    parts.push(t.to_string());
+                }
+            }
+            Some("resource_link") => {
+                if let Some(uri) = block.get("uri").and_then(Value::as_str) {
+                    parts.push(format!("[file: {uri}]"));
+                }
+            }
+            Some("resource") => {
+                let r = &block["resource"];
+                let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
+                match r.get("text").and_then(Value::as_str) {
+                    Some(text) => parts.push(format!("[file: {uri}]\n```\n{text}\n```")),
+                    None => parts.push(format!("[file: {uri}]")),
+                }
+            }
+            _ => {}
+        }
+    }
+    let text = parts.join("\n");
+    if text.trim().is_empty() {
+        return Err(RpcError::invalid_params("the prompt has no text"));
+    }
+    Ok(text)
+}
