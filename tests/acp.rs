@@ -1,0 +1,421 @@
+//! `squad acp` driven as an editor would: JSON-RPC lines over the real binary's stdin and
+//! stdout, against the mock model.
+
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::agents::*;
+use common::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::mpsc;
+
+/// A plain JSON-RPC client on the child's stdio. Every stdout line must be JSON-RPC.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::UnboundedReceiver<String>,
+    /// Every message read so far.
+    seen: Vec<Value>,
+}
+
+impl Client {
+    fn start(sb: &Sandbox, mock: &MockServer, args: &[&str]) -> Self {
+        Self::start_with(sb, mock, args, "debug")
+    }
+
+    fn start_with(sb: &Sandbox, mock: &MockServer, args: &[&str], log: &str) -> Self {
+        let mut cmd = sb.command(Some(mock));
+        cmd.arg("acp")
+            .args(args)
+            .env("SQUAD_LOG", log)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut r = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = r.next_line().await {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    async fn send_raw(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn send(&mut self, msg: Value) {
+        self.send_raw(&msg.to_string()).await;
+    }
+
+    async fn request(&mut self, id: u64, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+    }
+
+    /// The next message; every line must be a JSON-RPC 2.0 message.
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.recv())
+            .await
+            .expect("no message from squad acp within 30 s")
+            .expect("squad acp closed stdout");
+        let msg: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+        assert_eq!(msg["jsonrpc"], "2.0", "not JSON-RPC: {line}");
+        self.seen.push(msg.clone());
+        msg
+    }
+
+    /// Reads until the message that `pred` accepts, and returns it.
+    async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let msg = self.next().await;
+            if pred(&msg) {
+                return msg;
+            }
+        }
+    }
+
+    /// The response to our request `id`.
+    async fn response(&mut self, id: u64) -> Value {
+        self.until(|m| m["id"] == id && m.get("method").is_none())
+            .await
+    }
+
+    async fn initialize(&mut self) -> Value {
+        self.request(
+            0,
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await;
+        self.response(0).await
+    }
+
+    async fn new_session(&mut self, sb: &Sandbox) -> String {
+        self.request(1, "session/new", json!({"cwd": sb.ws(), "mcpServers": []}))
+            .await;
+        let r = self.response(1).await;
+        r["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session id: {r}"))
+            .to_string()
+    }
+
+    async fn prompt(&mut self, id: u64, session: &str, text: &str) {
+        self.request(
+            id,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+        .await;
+    }
+
+    /// The `session/update`s seen so far of one kind.
+    fn updates(&self, kind: &str) -> Vec<Value> {
+        self.seen
+            .iter()
+            .filter(|m| {
+                m["method"] == "session/update" && m["params"]["update"]["sessionUpdate"] == kind
+            })
+            .map(|m| m["params"]["update"].clone())
+            .collect()
+    }
+
+    /// Closes stdin and waits for the process to end.
+    async fn close(mut self) {
+        drop(self.stdin);
+        let status = tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("squad acp did not exit after stdin closed")
+            .unwrap();
+        assert!(status.success(), "{status}");
+        // Whatever is left on stdout is JSON-RPC too.
+        while let Ok(line) = self.lines.try_recv() {
+            let msg: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(msg["jsonrpc"], "2.0");
+        }
+    }
+}
+
+/// Reads a.txt, then edits b.txt, then answers "done".
+fn read_then_edit(mock: &MockServer) {
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call("r1", "read_file", &json!({"path": "a.txt"}).to_string()),
+        1 => MockResponse::tool_call(
+            "e1",
+            "edit_file",
+            &json!({"path": "b.txt", "old_text": "old", "new_text": "new"}).to_string(),
+        ),
+        _ => MockResponse::text("done"),
+    });
+}
+
+fn setup() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "hello\n");
+    sb.write("b.txt", "old\n");
+    sb
+}
+
+/// Runs the read-then-edit prompt, answers the permission request with `option`, and
+/// returns the prompt's response.
+async fn edit_with_answer(c: &mut Client, session: &str, option: &str) -> Value {
+    c.prompt(2, session, "change b.txt").await;
+    let ask = c
+        .until(|m| m["method"] == "session/request_permission")
+        .await;
+    assert_eq!(ask["params"]["sessionId"], session);
+    assert_eq!(ask["params"]["toolCall"]["toolCallId"], "e1", "{ask}");
+    assert_eq!(ask["params"]["toolCall"]["kind"], "edit");
+    let kinds: Vec<&str> = ask["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": option}}}))
+        .await;
+    c.response(2).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_streams_tool_calls_and_allow_once_lets_the_edit_land() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    read_then_edit(&mock);
+    let mut c = Client::start(&sb, &mock, &["--approval", "ask"]);
+    let init = c.initialize().await;
+    assert_eq!(init["result"]["protocolVersion"], 1);
+    assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+    let session = c.new_session(&sb).await;
+
+    let done = edit_with_answer(&mut c, &session, "allow_once").await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert_eq!(sb.read("b.txt"), "new\n");
+
+    let calls = c.updates("tool_call");
+    let ids: Vec<&str> = calls
+        .iter()
+        .map(|u| u["toolCallId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["r1", "e1"]);
+    assert_eq!(calls[0]["kind"], "read");
+    assert_eq!(calls[0]["locations"][0]["path"], "a.txt");
+    let finished: Vec<Value> = c
+        .updates("tool_call_update")
+        .into_iter()
+        .filter(|u| u["status"] == "completed")
+        .collect();
+    assert_eq!(finished.len(), 2, "{finished:?}");
+    assert!(
+        finished[0]["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello")
+    );
+    let text: String = c
+        .updates("agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(text, "done");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reject_leaves_the_file_and_the_model_is_told() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    read_then_edit(&mock);
+    let mut c = Client::start(&sb, &mock, &["--approval", "ask"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    let done = edit_with_answer(&mut c, &session, "reject").await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    assert_eq!(sb.read("b.txt"), "old\n");
+    let last = mock.requests().last().unwrap().body.clone();
+    let told = tool_messages(&last);
+    assert!(
+        told.iter()
+            .any(|(id, text)| id == "e1" && text.contains("the user refused `edit_file`")),
+        "{told:?}"
+    );
+    let failed: Vec<Value> = c
+        .updates("tool_call_update")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == "e1" && u["status"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1);
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_messages_get_json_rpc_errors_and_the_agent_goes_on() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|_| MockResponse::text("hi"));
+    let mut c = Client::start(&sb, &mock, &[]);
+    c.send_raw("{this is not json").await;
+    let err = c.next().await;
+    assert_eq!(err["error"]["code"], -32700, "{err}");
+    assert_eq!(err["id"], Value::Null);
+
+    c.request(7, "no/such_method", json!({})).await;
+    let err = c.response(7).await;
+    assert_eq!(err["error"]["code"], -32601, "{err}");
+
+    c.send(json!({"jsonrpc": "2.0", "id": 8})).await;
+    let err = c.response(8).await;
+    assert_eq!(err["error"]["code"], -32600, "{err}");
+
+    c.prompt(9, "no-such-session", "hello").await;
+    let err = c.response(9).await;
+    assert!(err["error"]["code"].is_i64(), "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown session")
+    );
+
+    c.request(10, "session/new", json!({"mcpServers": []}))
+        .await;
+    let err = c.response(10).await;
+    assert_eq!(err["error"]["code"], -32602, "{err}");
+
+    // Still serving.
+    let init = c.initialize().await;
+    assert_eq!(init["result"]["protocolVersion"], 1);
+    let session = c.new_session(&sb).await;
+    c.prompt(11, &session, "hello").await;
+    let done = c.response(11).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_logs_flooded_stdout_carries_only_json_rpc() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        n @ 0..5 => MockResponse::tool_calls(vec![
+            call(&format!("r{n}"), "read_file", json!({"path": "a.txt"})),
+            call(&format!("g{n}"), "grep", json!({"pattern": "hello"})),
+        ]),
+        _ => MockResponse::text_deltas(["all ", "read"]),
+    });
+    let mut c = Client::start_with(&sb, &mock, &["--approval", "auto"], "trace");
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "read a lot").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    // `next` checked each line; the log file got the flood.
+    assert!(c.updates("tool_call").len() >= 5);
+    let logs = std::fs::read_dir(sb.home.path().join("data"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert!(logs > 0);
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_stops_the_turn_with_cancelled() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call("r1", "read_file", &json!({"path": "a.txt"}).to_string()),
+        _ => MockResponse::text("late").with_delay(Duration::from_secs(20)),
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "read").await;
+    c.until(|m| m["params"]["update"]["status"] == "completed")
+        .await;
+    c.send(json!({"jsonrpc": "2.0", "method": "session/cancel",
+        "params": {"sessionId": session}}))
+        .await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "cancelled", "{done}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_load_replays_a_finished_session() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call("r1", "read_file", &json!({"path": "a.txt"}).to_string()),
+        _ => MockResponse::text("a.txt says hello"),
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "what is in a.txt?").await;
+    c.response(2).await;
+    c.close().await;
+
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    c.request(
+        3,
+        "session/load",
+        json!({"sessionId": session, "cwd": sb.ws(), "mcpServers": []}),
+    )
+    .await;
+    let loaded = c.response(3).await;
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    let users = c.updates("user_message_chunk");
+    assert_eq!(users.len(), 1, "{users:?}");
+    assert_eq!(users[0]["content"]["text"], "what is in a.txt?");
+    assert_eq!(c.updates("tool_call")[0]["toolCallId"], "r1");
+    let text: String = c
+        .updates("agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(text, "a.txt says hello");
+    assert!(
+        c.seen
+            .iter()
+            .filter(|m| m["method"] == "session/update")
+            .all(|m| m["params"]["sessionId"] == session)
+    );
+
+    // The loaded session goes on.
+    c.prompt(4, &session, "thanks").await;
+    let done = c.response(4).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+
+    c.request(
+        5,
+        "session/load",
+        json!({"sessionId": "nope", "cwd": sb.ws(), "mcpServers": []}),
+    )
+    .await;
+    let err = c.response(5).await;
+    assert!(err.get("error").is_some(), "{err}");
+    c.close().await;
+}
