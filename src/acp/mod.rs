@@ -167,6 +167,7 @@ impl Agent {
         let mut translator = Translator::new(
             session_id.clone(),
             info.root_agent,
+            info.workspace.clone(),
             self.rpc.clone(),
             handle.ops.clone(),
         );

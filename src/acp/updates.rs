@@ -10,6 +10,7 @@ use crate::protocol::{
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use tokio::sync::mpsc;
 
 /// How a prompt ended, in ACP's words.
@@ -36,6 +37,8 @@ impl StopReason {
 pub struct Translator {
     pub session_id: String,
     root: AgentId,
+    /// The workspace root: ACP's locations are absolute paths.
+    workspace: PathBuf,
     rpc: Rpc,
     ops: mpsc::UnboundedSender<Op>,
     /// The root's text streamed since its last assistant item (so the item is not sent twice).
@@ -87,12 +90,14 @@ impl Translator {
     pub fn new(
         session_id: String,
         root: AgentId,
+        workspace: PathBuf,
         rpc: Rpc,
         ops: mpsc::UnboundedSender<Op>,
     ) -> Self {
         Self {
             session_id,
             root,
+            workspace,
             rpc,
             ops,
             streamed: false,
@@ -209,7 +214,7 @@ impl Translator {
                         "rawInput": args,
                     });
                     if let Some(path) = args.get("path").and_then(Value::as_str) {
-                        update["locations"] = json!([{ "path": path }]);
+                        update["locations"] = json!([{ "path": self.workspace.join(path) }]);
                     }
                     self.open_calls.insert(call.id.clone(), call.name.clone());
                     self.update(update);
