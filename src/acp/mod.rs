@@ -5,6 +5,7 @@
 //! stdout carries JSON-RPC and nothing else (one writer, [`rpc::Rpc`]); diagnostics go to
 //! the log file.
 
+mod ask;
 mod rpc;
 mod updates;
 
@@ -16,10 +17,11 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{mpsc, oneshot};
-use updates::{StopReason, Translator};
+use updates::{Children, StopReason, Translator};
 
 /// The ACP protocol version this agent speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
@@ -47,6 +49,10 @@ struct Agent {
     rpc: Rpc,
     launcher: Launcher,
     sessions: Arc<Mutex<HashMap<String, Session>>>,
+    /// Workers shown as child sessions, by child session id.
+    children: Children,
+    /// The client said it takes child sessions (`clientCapabilities.subagents`).
+    subagents: Arc<AtomicBool>,
 }
 
 /// Serves one client until its stdin closes.
@@ -55,6 +61,8 @@ pub async fn run(launcher: Launcher) -> anyhow::Result<()> {
         rpc: Rpc::start(),
         launcher,
         sessions: Arc::default(),
+        children: Arc::default(),
+        subagents: Arc::default(),
     };
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Some(line) = lines.next_line().await? {
@@ -125,7 +133,13 @@ impl Agent {
 
     async fn handle(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
-            "initialize" => Ok(initialize()),
+            "initialize" => {
+                let subagents = params
+                    .pointer("/clientCapabilities/subagents")
+                    .is_some_and(|v| !v.is_null());
+                self.subagents.store(subagents, Ordering::Relaxed);
+                Ok(initialize())
+            }
             "authenticate" => Ok(json!({})),
             "session/new" => self.new_session(&params, None).await,
             "session/load" => {
@@ -170,6 +184,8 @@ impl Agent {
             info.workspace.clone(),
             self.rpc.clone(),
             handle.ops.clone(),
+            self.subagents.load(Ordering::Relaxed),
+            self.children.clone(),
         );
         // A loaded session's history is already queued: the client sees it before the reply.
         if info.replayed_seq > 0 {
@@ -204,9 +220,9 @@ impl Agent {
                 .sessions
                 .lock()
                 .map_err(|_| RpcError::new(code::INTERNAL_ERROR, "session table poisoned"))?;
-            let session = sessions
-                .get(&session_id)
-                .ok_or_else(|| unknown(&session_id))?;
+            let Some(session) = sessions.get(&session_id) else {
+                return Err(self.not_promptable(&session_id));
+            };
             let mut waiting = session
                 .prompt
                 .lock()
@@ -236,14 +252,39 @@ impl Agent {
             .sessions
             .lock()
             .map_err(|_| RpcError::new(code::INTERNAL_ERROR, "session table poisoned"))?;
-        let session = sessions
-            .get(&session_id)
-            .ok_or_else(|| unknown(&session_id))?;
+        let Some(session) = sessions.get(&session_id) else {
+            // A child session: cancelling it cancels that worker (and its own workers).
+            let child = self
+                .children
+                .lock()
+                .ok()
+                .and_then(|c| c.get(&session_id).cloned());
+            let (ops, agent_id) = child.ok_or_else(|| unknown(&session_id))?;
+            let _ = ops.send(Op::Despawn { agent_id });
+            return Ok(());
+        };
         if let Ok(mut c) = session.cancel.lock() {
             *c = true;
         }
         let _ = session.ops.send(Op::Stop);
         Ok(())
+    }
+}
+
+impl Agent {
+    /// Why a prompt cannot go to this session id.
+    fn not_promptable(&self, session_id: &str) -> RpcError {
+        let child = self
+            .children
+            .lock()
+            .is_ok_and(|c| c.contains_key(session_id));
+        if child {
+            RpcError::invalid_params(format!(
+                "{session_id} is a worker's child session: prompt its parent session"
+            ))
+        } else {
+            unknown(session_id)
+        }
     }
 }
 

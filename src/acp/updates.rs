@@ -1,16 +1,20 @@
-//! One session's event stream as ACP `session/update` notifications: the root's text as
-//! agent message chunks, every tool call of the root as a tool call with its updates, the
-//! task board as the plan, approvals and questions as permission requests. It also works
-//! out how a prompt ended.
+//! One session's event stream as ACP `session/update` notifications: each agent's text as
+//! message chunks, its tool calls with their updates, the task board as the plan,
+//! approvals and questions as permission requests. Workers are child sessions where the
+//! client takes subagents, otherwise one tool call each of their supervisor. It also
+//! works out how a prompt ended.
 
+use super::ask;
 use super::rpc::Rpc;
 use crate::protocol::{
-    AgentId, ApprovalAction, ApprovalDecision, BudgetScope, Event, EventKind, HistoryItem, Op,
-    Task, TaskStatus, TurnEnd, dollars,
+    AgentId, AgentStatus, BudgetScope, Event, EventKind, HistoryItem, Op, Task, TaskStatus,
+    TurnEnd, dollars,
 };
+use crate::text::one_line;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 /// How a prompt ended, in ACP's words.
@@ -33,6 +37,24 @@ impl StopReason {
     }
 }
 
+/// Child session id → the worker it shows, for `session/cancel` on a child.
+pub type Children = Arc<Mutex<HashMap<String, (mpsc::UnboundedSender<Op>, AgentId)>>>;
+
+/// What the client sees of one agent.
+#[derive(Default)]
+struct View {
+    /// Where its own updates go: the session, or its child session.
+    session_id: String,
+    /// Text streamed since its last assistant item (so the item is not sent twice).
+    streamed: bool,
+    /// Its tool calls announced and not finished: id → tool name.
+    open_calls: BTreeMap<String, String>,
+    /// Without subagents: the supervisor's tool call that stands for this worker (its
+    /// session and id), and the progress lines shown in it.
+    as_call: Option<(String, String)>,
+    progress: Vec<String>,
+}
+
 /// Follows one squad session for the client.
 pub struct Translator {
     pub session_id: String,
@@ -41,10 +63,10 @@ pub struct Translator {
     workspace: PathBuf,
     rpc: Rpc,
     ops: mpsc::UnboundedSender<Op>,
-    /// The root's text streamed since its last assistant item (so the item is not sent twice).
-    streamed: bool,
-    /// Tool calls of the root announced and not finished: id → tool name.
-    open_calls: BTreeMap<String, String>,
+    /// The client takes child sessions (`clientCapabilities.subagents`).
+    subagents: bool,
+    children: Children,
+    views: HashMap<AgentId, View>,
     /// The board, for the plan.
     tasks: BTreeMap<String, Task>,
     /// What the current prompt has seen.
@@ -86,39 +108,57 @@ impl TurnState {
     }
 }
 
+/// How many lines of a worker's progress its tool call shows (without subagents).
+const PROGRESS_LINES: usize = 12;
+
 impl Translator {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         session_id: String,
         root: AgentId,
         workspace: PathBuf,
         rpc: Rpc,
         ops: mpsc::UnboundedSender<Op>,
+        subagents: bool,
+        children: Children,
     ) -> Self {
+        let mut views = HashMap::new();
+        views.insert(
+            root,
+            View {
+                session_id: session_id.clone(),
+                ..View::default()
+            },
+        );
         Self {
             session_id,
             root,
             workspace,
             rpc,
             ops,
-            streamed: false,
-            open_calls: BTreeMap::new(),
+            subagents,
+            children,
+            views,
             tasks: BTreeMap::new(),
             turn: TurnState::default(),
         }
     }
 
-    fn update(&self, update: Value) {
-        self.rpc.update(&self.session_id, update);
+    fn send(&self, session_id: &str, update: Value) {
+        self.rpc.update(session_id, update);
     }
 
-    fn say(&self, text: &str) {
-        self.update(json!({
-            "sessionUpdate": "agent_message_chunk",
-            "content": {"type": "text", "text": text},
-        }));
+    fn say(&self, session_id: &str, text: &str) {
+        self.send(
+            session_id,
+            json!({
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": text},
+            }),
+        );
     }
 
-    /// Replays one event of a loaded session's log: its conversation only.
+    /// Replays one event of a loaded session's log: the persona's conversation and the board.
     pub fn replay(&mut self, event: &Event) {
         if event.agent_id != self.root {
             return;
@@ -126,11 +166,14 @@ impl Translator {
         match &event.kind {
             EventKind::ItemAdded {
                 item: HistoryItem::User { text },
-            } => self.update(json!({
-                "sessionUpdate": "user_message_chunk",
-                "content": {"type": "text", "text": text},
-            })),
-            EventKind::ItemAdded { item } => self.item(item),
+            } => self.send(
+                &self.session_id,
+                json!({
+                    "sessionUpdate": "user_message_chunk",
+                    "content": {"type": "text", "text": text},
+                }),
+            ),
+            EventKind::ItemAdded { item } => self.item(self.root, item),
             EventKind::TaskUpdated { task } => self.plan(task),
             _ => {}
         }
@@ -139,21 +182,48 @@ impl Translator {
     /// One live event. Returns the stop reason when the prompt under way has ended: the
     /// whole tree is idle after the root's turn started.
     pub fn event(&mut self, event: &Event) -> Option<StopReason> {
-        let root = event.agent_id == self.root;
+        let agent = event.agent_id;
+        let root = agent == self.root;
         match &event.kind {
             EventKind::TurnStarted if root => self.turn.started = true,
             EventKind::TurnFinished { end } if root => self.turn.last_end = Some(*end),
-            EventKind::TextDelta { delta } if root => {
-                self.streamed = true;
-                self.say(delta);
+            EventKind::AgentSpawned {
+                parent_id: Some(parent),
+                role,
+                task,
+                ..
+            } => self.spawned(agent, *parent, role, task),
+            EventKind::AgentStatus { status, reason, .. } if !root => {
+                self.worker_status(agent, *status, reason.as_deref())
             }
-            EventKind::ItemAdded { item } if root => self.item(item),
-            EventKind::ToolCallBegin { call_id } if self.open_calls.contains_key(call_id) => {
-                self.update(json!({
-                    "sessionUpdate": "tool_call_update",
-                    "toolCallId": call_id,
-                    "status": "in_progress",
-                }));
+            EventKind::ResultReturned { result, .. } if !root => {
+                let line = format!("result ({:?}): {}", result.status, result.summary);
+                self.worker_line(agent, &line, true);
+            }
+            EventKind::TextDelta { delta } => {
+                if let Some(view) = self.views.get_mut(&agent)
+                    && view.as_call.is_none()
+                {
+                    view.streamed = true;
+                    let session = view.session_id.clone();
+                    self.say(&session, delta);
+                }
+            }
+            EventKind::ItemAdded { item } => self.item(agent, item),
+            EventKind::ToolCallBegin { call_id } => {
+                if let Some(view) = self.views.get(&agent)
+                    && view.as_call.is_none()
+                    && view.open_calls.contains_key(call_id)
+                {
+                    self.send(
+                        &view.session_id,
+                        json!({
+                            "sessionUpdate": "tool_call_update",
+                            "toolCallId": call_id,
+                            "status": "in_progress",
+                        }),
+                    );
+                }
             }
             EventKind::Error { message } if root => self.turn.last_error = Some(message.clone()),
             EventKind::BudgetReached {
@@ -176,17 +246,38 @@ impl Translator {
                 tool,
                 action,
                 ..
-            } => self.ask_approval(event.agent_id, *request_id, tool, action),
+            } => {
+                let (session, call_id) = self.waiting_call(agent, tool, *request_id);
+                ask::approval(
+                    &self.rpc,
+                    &self.ops,
+                    &session,
+                    call_id,
+                    *request_id,
+                    tool,
+                    action,
+                );
+            }
             EventKind::QuestionAsked {
                 request_id,
                 question,
                 options,
                 ..
-            } => self.ask_question(*request_id, question, options),
+            } => {
+                let session = self.shown_session(agent);
+                ask::question(
+                    &self.rpc,
+                    &self.ops,
+                    &session,
+                    *request_id,
+                    question,
+                    options,
+                );
+            }
             EventKind::Idle if self.turn.started => {
                 let (reason, why) = self.turn.stop_reason();
                 if let Some(why) = why {
-                    self.say(&format!("\n\nsquad stopped: {why}"));
+                    self.say(&self.session_id, &format!("\n\nsquad stopped: {why}"));
                 }
                 self.turn = TurnState::default();
                 return Some(reason);
@@ -196,14 +287,213 @@ impl Translator {
         None
     }
 
-    /// A history item of the root: its text (unless streamed), its tool calls and results.
-    fn item(&mut self, item: &HistoryItem) {
-        match item {
-            HistoryItem::Assistant { text, tool_calls } => {
-                if !std::mem::replace(&mut self.streamed, false) && !text.trim().is_empty() {
-                    self.say(text);
+    /// The session where an agent's requests are shown: its own, or (shown as a tool
+    /// call) its supervisor's.
+    fn shown_session(&self, agent: AgentId) -> String {
+        match self.views.get(&agent) {
+            Some(View {
+                as_call: Some((session, _)),
+                ..
+            }) => session.clone(),
+            Some(view) => view.session_id.clone(),
+            None => self.session_id.clone(),
+        }
+    }
+
+    /// The session and tool call an approval is about: the agent's open call of that tool,
+    /// or the worker's own tool call when it is shown as one.
+    fn waiting_call(&self, agent: AgentId, tool: &str, request_id: u64) -> (String, String) {
+        let fallback = format!("approval-{request_id}");
+        match self.views.get(&agent) {
+            Some(View {
+                as_call: Some((session, call)),
+                ..
+            }) => (session.clone(), call.clone()),
+            Some(view) => {
+                let call = view
+                    .open_calls
+                    .iter()
+                    .rev()
+                    .find(|(_, name)| name.as_str() == tool)
+                    .map_or(fallback, |(id, _)| id.clone());
+                (view.session_id.clone(), call)
+            }
+            None => (self.session_id.clone(), fallback),
+        }
+    }
+
+    /// A worker came into being: announced as a child session of its supervisor's, or as
+    /// a tool call of its supervisor.
+    fn spawned(&mut self, agent: AgentId, parent: AgentId, role: &str, task: &str) {
+        let parent_session = self.shown_session(parent);
+        let title = format!("{role}: {}", short(task, 80));
+        let view = if self.subagents {
+            let child = format!("{}/{}", self.session_id, agent);
+            if let Ok(mut c) = self.children.lock() {
+                c.insert(child.clone(), (self.ops.clone(), agent));
+            }
+            self.send(
+                &parent_session,
+                json!({
+                    "sessionUpdate": "subagent_update",
+                    "sessionId": child,
+                    "title": role,
+                    "description": task,
+                    "capabilities": {"cancel": {}},
+                    "state": {"state": "running"},
+                }),
+            );
+            View {
+                session_id: child,
+                ..View::default()
+            }
+        } else {
+            let call = format!("agent-{agent}");
+            self.send(
+                &parent_session,
+                json!({
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": call,
+                    "title": title,
+                    "kind": "other",
+                    "status": "in_progress",
+                    "rawInput": {"role": role, "task": task},
+                }),
+            );
+            View {
+                session_id: parent_session.clone(),
+                as_call: Some((parent_session, call)),
+                ..View::default()
+            }
+        };
+        self.views.insert(agent, view);
+    }
+
+    /// A worker's status: its child session's state, or its tool call's status.
+    fn worker_status(&mut self, agent: AgentId, status: AgentStatus, reason: Option<&str>) {
+        let Some(view) = self.views.get(&agent) else {
+            return;
+        };
+        let (state, stop, call_status) = match status {
+            AgentStatus::Running => ("running", None, "in_progress"),
+            AgentStatus::Completed => ("idle", Some("end_turn"), "completed"),
+            AgentStatus::Failed => ("idle", Some("refusal"), "failed"),
+            AgentStatus::Cancelled => ("idle", Some("cancelled"), "failed"),
+            _ => return,
+        };
+        match &view.as_call {
+            None => {
+                let parent = self
+                    .views
+                    .iter()
+                    .find(|(_, v)| v.session_id != view.session_id && self.is_parent_of(v, view))
+                    .map_or_else(|| self.session_id.clone(), |(_, v)| v.session_id.clone());
+                let mut state = json!({ "state": state });
+                if let Some(stop) = stop {
+                    state["stopReason"] = json!(stop);
+                }
+                self.send(
+                    &parent,
+                    json!({
+                        "sessionUpdate": "subagent_update",
+                        "sessionId": view.session_id,
+                        "state": state,
+                    }),
+                );
+            }
+            Some(_) => {
+                if let Some(why) = reason.filter(|_| stop.is_some()) {
+                    self.worker_line(agent, &format!("{status:?}: {why}"), false);
+                }
+                if let Some(View {
+                    as_call: Some((session, call)),
+                    ..
+                }) = self.views.get(&agent)
+                {
+                    self.send(
+                        session,
+                        json!({
+                            "sessionUpdate": "tool_call_update",
+                            "toolCallId": call,
+                            "status": call_status,
+                        }),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Child session ids are `PARENT/AGENT`: the parent's is the prefix.
+    fn is_parent_of(&self, parent: &View, child: &View) -> bool {
+        child
+            .session_id
+            .rsplit_once('/')
+            .is_some_and(|(p, _)| p == parent.session_id)
+    }
+
+    /// A line of a worker's progress. In its own session it is a message; shown as a tool
+    /// call, the call's content is the last lines.
+    fn worker_line(&mut self, agent: AgentId, line: &str, message: bool) {
+        let Some(view) = self.views.get_mut(&agent) else {
+            return;
+        };
+        match view.as_call.clone() {
+            None if message => {
+                let session = view.session_id.clone();
+                self.say(&session, &format!("\n{line}\n"));
+            }
+            None => {}
+            Some((session, call)) => {
+                view.progress.push(short(line, 200));
+                if view.progress.len() > PROGRESS_LINES {
+                    view.progress.remove(0);
+                }
+                let text = view.progress.join("\n");
+                self.send(
+                    &session,
+                    json!({
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call,
+                        "content": [{"type": "content", "content": {"type": "text", "text": text}}],
+                    }),
+                );
+            }
+        }
+    }
+
+    /// A history item of an agent: its text (unless streamed), its tool calls and results.
+    fn item(&mut self, agent: AgentId, item: &HistoryItem) {
+        let Some(view) = self.views.get_mut(&agent) else {
+            return;
+        };
+        if view.as_call.is_some() {
+            if let HistoryItem::Assistant { text, tool_calls } = item {
+                let mut lines: Vec<String> = Vec::new();
+                if !text.trim().is_empty() {
+                    lines.push(text.clone());
                 }
                 for call in tool_calls {
+                    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+                    lines.push(format!("→ {}", title(&call.name, &args)));
+                }
+                for line in lines {
+                    self.worker_line(agent, &line, false);
+                }
+            }
+            return;
+        }
+        let session = view.session_id.clone();
+        let mut out = Vec::new();
+        match item {
+            HistoryItem::Assistant { text, tool_calls } => {
+                if !std::mem::replace(&mut view.streamed, false) && !text.trim().is_empty() {
+                    out.push(json!({
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": text},
+                    }));
+                }
+                for call in tool_calls {
+                    view.open_calls.insert(call.id.clone(), call.name.clone());
                     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
                     let mut update = json!({
                         "sessionUpdate": "tool_call",
@@ -216,8 +506,7 @@ impl Translator {
                     if let Some(path) = args.get("path").and_then(Value::as_str) {
                         update["locations"] = json!([{ "path": self.workspace.join(path) }]);
                     }
-                    self.open_calls.insert(call.id.clone(), call.name.clone());
-                    self.update(update);
+                    out.push(update);
                 }
             }
             HistoryItem::ToolResult {
@@ -226,8 +515,8 @@ impl Translator {
                 is_error,
                 ..
             } => {
-                self.open_calls.remove(call_id);
-                self.update(json!({
+                view.open_calls.remove(call_id);
+                out.push(json!({
                     "sessionUpdate": "tool_call_update",
                     "toolCallId": call_id,
                     "status": if *is_error { "failed" } else { "completed" },
@@ -236,10 +525,14 @@ impl Translator {
             }
             HistoryItem::Handoff {
                 from, to, reason, ..
-            } => {
-                self.say(&format!("\n[{from} hands over to {to}: {reason}]\n"));
-            }
+            } => out.push(json!({
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": format!("\n[{from} hands over to {to}: {reason}]\n")},
+            })),
             _ => {}
+        }
+        for update in out {
+            self.send(&session, update);
         }
     }
 
@@ -259,103 +552,26 @@ impl Translator {
                 json!({"content": t.title, "priority": "medium", "status": status})
             })
             .collect();
-        self.update(json!({"sessionUpdate": "plan", "entries": entries}));
-    }
-
-    /// `session/request_permission` for an approval; the answer goes back as `Op::Approval`.
-    fn ask_approval(&self, agent: AgentId, request_id: u64, tool: &str, action: &ApprovalAction) {
-        // The call waiting for this is the root's open call of that tool; a worker's calls
-        // are not shown, so its request gets a call of its own.
-        let call_id = (agent == self.root)
-            .then(|| {
-                self.open_calls
-                    .iter()
-                    .rev()
-                    .find(|(_, name)| name.as_str() == tool)
-                    .map(|(id, _)| id.clone())
-            })
-            .flatten()
-            .unwrap_or_else(|| format!("approval-{request_id}"));
-        let (title, detail) = describe(tool, action);
-        let params = json!({
-            "sessionId": self.session_id,
-            "toolCall": {
-                "toolCallId": call_id,
-                "title": title,
-                "kind": kind(tool),
-                "status": "pending",
-                "content": [{"type": "content", "content": {"type": "text", "text": detail}}],
-            },
-            "options": [
-                {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-                {"optionId": "allow_always", "name": "Allow for this session", "kind": "allow_always"},
-                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-            ],
-        });
-        let rpc = self.rpc.clone();
-        let ops = self.ops.clone();
-        tokio::spawn(async move {
-            let answer = rpc.request("session/request_permission", params).await;
-            let decision = match selected(&answer) {
-                Some("allow_once") => ApprovalDecision::Approve,
-                Some("allow_always") => ApprovalDecision::ApproveForSession,
-                _ => ApprovalDecision::Deny,
-            };
-            let _ = ops.send(Op::Approval {
-                request_id,
-                decision,
-            });
-        });
-    }
-
-    /// An `ask_user` question with options goes through the permission request; one
-    /// without options is declined, as `exec` does (ACP has no free-text request).
-    fn ask_question(&self, request_id: u64, question: &str, options: &[String]) {
-        if options.is_empty() {
-            let _ = self.ops.send(Op::Answer {
-                request_id,
-                answer: None,
-            });
-            return;
-        }
-        let choices: Vec<Value> = options
-            .iter()
-            .enumerate()
-            .map(|(i, o)| json!({"optionId": i.to_string(), "name": o, "kind": "allow_once"}))
-            .collect();
-        let params = json!({
-            "sessionId": self.session_id,
-            "toolCall": {
-                "toolCallId": format!("question-{request_id}"),
-                "title": question,
-                "kind": "think",
-                "status": "pending",
-            },
-            "options": choices,
-        });
-        let rpc = self.rpc.clone();
-        let ops = self.ops.clone();
-        let options = options.to_vec();
-        tokio::spawn(async move {
-            let answer = rpc.request("session/request_permission", params).await;
-            let answer = selected(&answer)
-                .and_then(|i| i.parse::<usize>().ok())
-                .and_then(|i| options.get(i).cloned());
-            let _ = ops.send(Op::Answer { request_id, answer });
-        });
+        self.send(
+            &self.session_id,
+            json!({"sessionUpdate": "plan", "entries": entries}),
+        );
     }
 }
 
-/// The option the client chose; `None` when it cancelled or failed.
-fn selected(answer: &Result<Value, super::rpc::RpcError>) -> Option<&str> {
-    let outcome = answer.as_ref().ok()?.get("outcome")?;
-    (outcome.get("outcome")?.as_str()? == "selected")
-        .then(|| outcome.get("optionId")?.as_str())
-        .flatten()
+/// One line, at most `max` characters.
+fn short(s: &str, max: usize) -> String {
+    let line = one_line(s);
+    if line.chars().count() <= max {
+        return line;
+    }
+    let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
 }
 
 /// ACP's tool kind for a squad tool.
-fn kind(tool: &str) -> &'static str {
+pub fn kind(tool: &str) -> &'static str {
     match tool {
         "read_file" | "list_dir" | "read_many_files" => "read",
         "write_file" | "edit_file" | "apply_patch" => "edit",
@@ -374,30 +590,5 @@ fn title(tool: &str, args: &Value) -> String {
     match subject {
         Some(s) => format!("{tool} {}", crate::text::one_line(s)),
         None => tool.to_string(),
-    }
-}
-
-/// The title and text of a permission request.
-fn describe(tool: &str, action: &ApprovalAction) -> (String, String) {
-    match action {
-        ApprovalAction::Command { command } | ApprovalAction::SandboxedCommand { command, .. } => {
-            (format!("Run `{command}`"), command.clone())
-        }
-        ApprovalAction::Escalation { command, reason } => (
-            format!("Run `{command}` outside the sandbox"),
-            reason.clone(),
-        ),
-        ApprovalAction::FileChange { path, diff } => (format!("Edit {path}"), diff.clone()),
-        ApprovalAction::Patch { paths, diff } => {
-            (format!("Patch {}", paths.join(", ")), diff.clone())
-        }
-        ApprovalAction::Spawn { role, task, .. } => (format!("Spawn a {role}"), task.clone()),
-        ApprovalAction::McpTool {
-            server,
-            tool: name,
-            arguments,
-        } => (format!("{server}: {name}"), arguments.clone()),
-        #[allow(unreachable_patterns)]
-        _ => (tool.to_string(), String::new()),
     }
 }
