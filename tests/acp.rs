@@ -438,3 +438,212 @@ async fn session_load_replays_a_finished_session() {
     assert!(err.get("error").is_some(), "{err}");
     c.close().await;
 }
+
+/// The persona spawns workers for tasks A and B, waits, then answers; each worker reads
+/// a.txt and returns "<task> done". Worker A's first call takes `a_delay`.
+fn two_workers(mock: &MockServer, a_delay: Duration) {
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            let task_a = body.to_string().contains("task A");
+            let name = if task_a { "A" } else { "B" };
+            return match tool_count(body) {
+                0 => MockResponse::tool_call(
+                    &format!("w{name}"),
+                    "read_file",
+                    &json!({"path": "a.txt"}).to_string(),
+                )
+                .with_delay(if task_a { a_delay } else { Duration::ZERO }),
+                _ => MockResponse::tool_call(
+                    "ret",
+                    "return_results",
+                    &good_result(&format!("{name} done")).to_string(),
+                ),
+            };
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(vec![
+                call(
+                    "s0",
+                    "spawn_agent",
+                    json!({"role_name": "agentic_coder", "task_prompt": "task A"}),
+                ),
+                call(
+                    "s1",
+                    "spawn_agent",
+                    json!({"role_name": "agentic_coder", "task_prompt": "task B"}),
+                ),
+            ]),
+            2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("both done"),
+        }
+    });
+}
+
+async fn initialize_with_subagents(c: &mut Client) {
+    c.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}}),
+    )
+    .await;
+    c.response(0).await;
+}
+
+/// The updates sent on one session id.
+fn on_session(c: &Client, session: &str) -> Vec<Value> {
+    c.seen
+        .iter()
+        .filter(|m| m["method"] == "session/update" && m["params"]["sessionId"] == session)
+        .map(|m| m["params"]["update"].clone())
+        .collect()
+}
+
+/// The child session announced for the worker of `task`.
+fn child_of(c: &Client, task: &str) -> String {
+    c.updates("subagent_update")
+        .iter()
+        .find(|u| u["description"] == task)
+        .unwrap_or_else(|| panic!("no child session for {task}"))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_workers_are_two_child_sessions_with_their_own_updates() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    two_workers(&mock, Duration::ZERO);
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    initialize_with_subagents(&mut c).await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "fan out").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+
+    let (a, b) = (child_of(&c, "task A"), child_of(&c, "task B"));
+    assert_ne!(a, b);
+    for (child, name) in [(&a, "A"), (&b, "B")] {
+        let announce = on_session(&c, &session)
+            .into_iter()
+            .find(|u| u["sessionUpdate"] == "subagent_update" && &u["sessionId"] == child)
+            .unwrap();
+        assert_eq!(announce["title"], "agentic_coder");
+        assert_eq!(announce["capabilities"]["cancel"], json!({}));
+        let own = on_session(&c, child);
+        assert!(
+            own.iter()
+                .any(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == format!("w{name}")),
+            "{own:?}"
+        );
+        assert!(own.iter().any(|u| {
+            u["sessionUpdate"] == "agent_message_chunk"
+                && u["content"]["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("{name} done"))
+        }));
+        let last_state = on_session(&c, &session)
+            .into_iter()
+            .rfind(|u| u["sessionUpdate"] == "subagent_update" && &u["sessionId"] == child)
+            .unwrap();
+        assert_eq!(last_state["state"]["state"], "idle");
+        assert_eq!(last_state["state"]["stopReason"], "end_turn");
+    }
+    // The workers' tool calls are not the persona's.
+    assert!(
+        !on_session(&c, &session)
+            .iter()
+            .any(|u| u["toolCallId"] == "wA" || u["toolCallId"] == "wB")
+    );
+    // Both results reached the persona.
+    let last = mock
+        .requests()
+        .into_iter()
+        .rfind(|r| !is_worker(&r.body))
+        .unwrap();
+    let told = last.body.to_string();
+    assert!(told.contains("A done") && told.contains("B done"));
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_subagents_each_worker_is_one_tool_call_of_its_supervisor() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    two_workers(&mock, Duration::ZERO);
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "fan out").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(c.updates("subagent_update").is_empty());
+    let workers: Vec<Value> = c
+        .updates("tool_call")
+        .into_iter()
+        .filter(|u| u["toolCallId"].as_str().unwrap().starts_with("agent-"))
+        .collect();
+    assert_eq!(workers.len(), 2, "{workers:?}");
+    for w in &workers {
+        let id = &w["toolCallId"];
+        let updates: Vec<Value> = c
+            .updates("tool_call_update")
+            .into_iter()
+            .filter(|u| &u["toolCallId"] == id)
+            .collect();
+        assert!(
+            updates.iter().any(|u| u["status"] == "completed"),
+            "{updates:?}"
+        );
+        let shown: String = updates
+            .iter()
+            .filter_map(|u| u["content"][0]["content"]["text"].as_str())
+            .collect();
+        assert!(shown.contains("read_file a.txt"), "{shown}");
+        assert!(shown.contains(" done"), "{shown}");
+    }
+    assert!(
+        c.seen
+            .iter()
+            .filter(|m| m["method"] == "session/update")
+            .all(|m| m["params"]["sessionId"] == session)
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_a_child_session_stops_only_that_worker() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    two_workers(&mock, Duration::from_secs(20));
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    initialize_with_subagents(&mut c).await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "fan out").await;
+    c.until(|m| {
+        m["params"]["update"]["sessionUpdate"] == "subagent_update"
+            && m["params"]["update"]["description"] == "task A"
+    })
+    .await;
+    let a = child_of(&c, "task A");
+    c.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": a}}))
+        .await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let b = child_of(&c, "task B");
+    let last_state = |child: &str| {
+        on_session(&c, &session)
+            .into_iter()
+            .rfind(|u| u["sessionUpdate"] == "subagent_update" && u["sessionId"] == child)
+            .unwrap()["state"]
+            .clone()
+    };
+    assert_eq!(last_state(&a)["stopReason"], "cancelled");
+    assert_eq!(last_state(&b)["stopReason"], "end_turn");
+    // Worker A never went on past its first (cancelled) model call.
+    assert!(!mock.requests().iter().any(|r| is_worker(&r.body)
+        && r.body.to_string().contains("task A")
+        && tool_count(&r.body) > 0));
+    c.close().await;
+}
