@@ -174,7 +174,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     common.resume = resume;
                     let mut opts = session_options(&common, cwd, &dirs, true)?;
                     opts.replay_to_frontend = true;
-                    Ok(start_session(opts).await?)
+                    let modes = opts
+                        .roles
+                        .iter()
+                        .map(|r| (r.name.clone(), r.description.clone()))
+                        .collect();
+                    let handle = start_session(opts).await?;
+                    Ok(squad::acp::Launched { handle, modes })
                 })
             });
             runtime()?.block_on(squad::acp::run(launcher))?;

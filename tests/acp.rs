@@ -647,3 +647,63 @@ async fn cancelling_a_child_session_stops_only_that_worker() {
         && tool_count(&r.body) > 0));
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_modes_are_the_roles_and_set_mode_hands_the_session_over() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|_| MockResponse::text("ok"));
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    c.request(1, "session/new", json!({"cwd": sb.ws(), "mcpServers": []}))
+        .await;
+    let new = c.response(1).await;
+    let session = new["result"]["sessionId"].as_str().unwrap().to_string();
+    let modes = &new["result"]["modes"];
+    assert_eq!(modes["currentModeId"], "copilot");
+    let ids: Vec<&str> = modes["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"copilot") && ids.contains(&"architect"),
+        "{ids:?}"
+    );
+
+    c.request(
+        2,
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "architect"}),
+    )
+    .await;
+    let set = c.response(2).await;
+    assert!(set.get("error").is_none(), "{set}");
+    c.until(|m| m["params"]["update"]["sessionUpdate"] == "current_mode_update")
+        .await;
+    assert_eq!(
+        c.updates("current_mode_update")[0]["currentModeId"],
+        "architect"
+    );
+    c.prompt(3, &session, "hello").await;
+    c.response(3).await;
+    let prompt = mock
+        .requests()
+        .last()
+        .unwrap()
+        .system_prompt()
+        .unwrap()
+        .to_string();
+    assert!(prompt.contains("architect"), "{prompt}");
+
+    c.request(
+        4,
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "nobody"}),
+    )
+    .await;
+    let err = c.response(4).await;
+    assert_eq!(err["error"]["code"], -32602, "{err}");
+    c.close().await;
+}

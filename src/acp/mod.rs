@@ -32,14 +32,23 @@ pub type Launcher = Arc<
     dyn Fn(
             PathBuf,
             Option<String>,
-        ) -> Pin<Box<dyn Future<Output = anyhow::Result<SessionHandle>> + Send>>
+        ) -> Pin<Box<dyn Future<Output = anyhow::Result<Launched>> + Send>>
         + Send
         + Sync,
 >;
 
+/// A started session and the roles it can switch to (ACP's modes).
+pub struct Launched {
+    pub handle: SessionHandle,
+    /// Every role: (name, description).
+    pub modes: Vec<(String, String)>,
+}
+
 /// One open session: where its ops go and who waits for its prompt to end.
 struct Session {
     ops: mpsc::UnboundedSender<Op>,
+    /// The role names, for `session/set_mode`.
+    modes: Vec<String>,
     prompt: Arc<Mutex<Option<oneshot::Sender<StopReason>>>>,
     cancel: Arc<Mutex<bool>>,
 }
@@ -150,6 +159,7 @@ impl Agent {
             }
             "session/prompt" => self.prompt(&params).await,
             "session/cancel" => self.cancel(&params).map(|()| Value::Null),
+            "session/set_mode" => self.set_mode(&params).map(|()| json!({})),
             _ => Err(RpcError::new(
                 code::METHOD_NOT_FOUND,
                 format!("method not found: {method}"),
@@ -168,7 +178,7 @@ impl Agent {
             .canonicalize()
             .map_err(|e| RpcError::invalid_params(format!("cwd {}: {e}", cwd.display())))?;
         let loading = resume.is_some();
-        let mut handle = (self.launcher)(cwd, resume).await.map_err(|e| {
+        let Launched { mut handle, modes } = (self.launcher)(cwd, resume).await.map_err(|e| {
             let code = if loading {
                 code::RESOURCE_NOT_FOUND
             } else {
@@ -198,6 +208,7 @@ impl Agent {
         }
         let session = Session {
             ops: handle.ops.clone(),
+            modes: modes.iter().map(|(name, _)| name.clone()).collect(),
             prompt: Arc::default(),
             cancel: Arc::default(),
         };
@@ -207,7 +218,16 @@ impl Agent {
             s.insert(session_id.clone(), session);
         }
         tokio::spawn(follow(handle, translator, prompt, cancel));
-        Ok(json!({ "sessionId": session_id }))
+        let available: Vec<Value> = modes
+            .iter()
+            .map(
+                |(name, description)| json!({"id": name, "name": name, "description": description}),
+            )
+            .collect();
+        Ok(json!({
+            "sessionId": session_id,
+            "modes": {"currentModeId": info.role, "availableModes": available},
+        }))
     }
 
     /// `session/prompt`: sends the user's message and answers once the team is idle.
@@ -272,6 +292,27 @@ impl Agent {
 }
 
 impl Agent {
+    /// `session/set_mode`: hands the session to that role, as `/role NAME` does.
+    fn set_mode(&self, params: &Value) -> Result<(), RpcError> {
+        let session_id = str_param(params, "sessionId")?;
+        let mode = str_param(params, "modeId")?;
+        let sessions = self
+            .sessions
+            .lock()
+            .map_err(|_| RpcError::new(code::INTERNAL_ERROR, "session table poisoned"))?;
+        let session = sessions
+            .get(&session_id)
+            .ok_or_else(|| self.not_promptable(&session_id))?;
+        if !session.modes.contains(&mode) {
+            return Err(RpcError::invalid_params(format!(
+                "unknown mode `{mode}`; the modes are {}",
+                session.modes.join(", ")
+            )));
+        }
+        let _ = session.ops.send(Op::SwitchPersona { role: mode });
+        Ok(())
+    }
+
     /// Why a prompt cannot go to this session id.
     fn not_promptable(&self, session_id: &str) -> RpcError {
         let child = self

@@ -525,10 +525,15 @@ impl Translator {
             }
             HistoryItem::Handoff {
                 from, to, reason, ..
-            } => out.push(json!({
-                "sessionUpdate": "agent_message_chunk",
-                "content": {"type": "text", "text": format!("\n[{from} hands over to {to}: {reason}]\n")},
-            })),
+            } => {
+                out.push(json!({
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": format!("\n[{from} hands over to {to}: {reason}]\n")},
+                }));
+                if agent == self.root {
+                    out.push(json!({"sessionUpdate": "current_mode_update", "currentModeId": to}));
+                }
+            }
             _ => {}
         }
         for update in out {
