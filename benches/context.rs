@@ -83,6 +83,7 @@ fn options(
         resume: None,
         replay_to_frontend: false,
         warnings: Vec::new(),
+        editor: None,
     }
 }
 

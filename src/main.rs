@@ -163,7 +163,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Some(Command::Acp) => {
             let common = cli.common.clone();
-            let launcher: squad::acp::Launcher = Arc::new(move |cwd, resume| {
+            let launcher: squad::acp::Launcher = Arc::new(move |cwd, resume, editor| {
                 let mut common = common.clone();
                 let dirs = dirs.clone();
                 Box::pin(async move {
@@ -174,6 +174,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     common.resume = resume;
                     let mut opts = session_options(&common, cwd, &dirs, true)?;
                     opts.replay_to_frontend = true;
+                    opts.editor = editor;
                     let modes = opts
                         .roles
                         .iter()
@@ -277,6 +278,7 @@ fn session_options(
         resume: common.resume.clone(),
         replay_to_frontend: interactive,
         warnings,
+        editor: None,
     })
 }
 

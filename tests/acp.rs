@@ -707,3 +707,74 @@ async fn the_modes_are_the_roles_and_set_mode_hands_the_session_over() {
     assert_eq!(err["error"]["code"], -32602, "{err}");
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_file_tools_go_through_the_client_when_it_offers_fs() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    read_then_edit(&mock);
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1,
+            "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}}),
+    )
+    .await;
+    c.response(0).await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "change b.txt").await;
+    let ws = sb.ws().canonicalize().unwrap();
+    let mut written = Vec::new();
+    let done = loop {
+        let m = c.next().await;
+        match m["method"].as_str() {
+            Some("fs/read_text_file") => {
+                assert_eq!(m["params"]["sessionId"], session.as_str());
+                let path = m["params"]["path"].as_str().unwrap();
+                let content = if path == ws.join("a.txt").to_str().unwrap() {
+                    "hello from the buffer\n"
+                } else {
+                    "old and unsaved\n"
+                };
+                c.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": content}}))
+                    .await;
+            }
+            Some("fs/write_text_file") => {
+                written.push((
+                    m["params"]["path"].as_str().unwrap().to_string(),
+                    m["params"]["content"].as_str().unwrap().to_string(),
+                ));
+                c.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": null}))
+                    .await;
+            }
+            _ if m["id"] == 2 && m.get("method").is_none() => break m,
+            _ => {}
+        }
+    };
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        written,
+        [(
+            ws.join("b.txt").to_str().unwrap().to_string(),
+            "new and unsaved\n".to_string()
+        )]
+    );
+    assert_eq!(
+        sb.read("b.txt"),
+        "old\n",
+        "the disk is the editor's to save"
+    );
+    let read = c
+        .updates("tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == "r1" && u["status"] == "completed")
+        .unwrap();
+    assert!(
+        read["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the buffer")
+    );
+    c.close().await;
+}

@@ -6,6 +6,7 @@
 //! the log file.
 
 mod ask;
+mod files;
 mod rpc;
 mod updates;
 
@@ -32,6 +33,7 @@ pub type Launcher = Arc<
     dyn Fn(
             PathBuf,
             Option<String>,
+            Option<Arc<dyn crate::tools::EditorFiles>>,
         ) -> Pin<Box<dyn Future<Output = anyhow::Result<Launched>> + Send>>
         + Send
         + Sync,
@@ -62,6 +64,9 @@ struct Agent {
     children: Children,
     /// The client said it takes child sessions (`clientCapabilities.subagents`).
     subagents: Arc<AtomicBool>,
+    /// The client reads and writes files for the tools (`clientCapabilities.fs`).
+    fs_read: Arc<AtomicBool>,
+    fs_write: Arc<AtomicBool>,
 }
 
 /// Serves one client until its stdin closes.
@@ -72,6 +77,8 @@ pub async fn run(launcher: Launcher) -> anyhow::Result<()> {
         sessions: Arc::default(),
         children: Arc::default(),
         subagents: Arc::default(),
+        fs_read: Arc::default(),
+        fs_write: Arc::default(),
     };
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Some(line) = lines.next_line().await? {
@@ -147,6 +154,16 @@ impl Agent {
                     .pointer("/clientCapabilities/subagents")
                     .is_some_and(|v| !v.is_null());
                 self.subagents.store(subagents, Ordering::Relaxed);
+                let offers = |what: &str| {
+                    params
+                        .pointer(&format!("/clientCapabilities/fs/{what}"))
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false)
+                };
+                self.fs_read
+                    .store(offers("readTextFile"), Ordering::Relaxed);
+                self.fs_write
+                    .store(offers("writeTextFile"), Ordering::Relaxed);
                 Ok(initialize())
             }
             "authenticate" => Ok(json!({})),
@@ -177,17 +194,29 @@ impl Agent {
         let cwd = cwd
             .canonicalize()
             .map_err(|e| RpcError::invalid_params(format!("cwd {}: {e}", cwd.display())))?;
+        let (read, write) = (
+            self.fs_read.load(Ordering::Relaxed),
+            self.fs_write.load(Ordering::Relaxed),
+        );
+        let editor = (read || write)
+            .then(|| Arc::new(files::ClientFiles::new(self.rpc.clone(), read, write)));
         let loading = resume.is_some();
-        let Launched { mut handle, modes } = (self.launcher)(cwd, resume).await.map_err(|e| {
-            let code = if loading {
-                code::RESOURCE_NOT_FOUND
-            } else {
-                code::INTERNAL_ERROR
-            };
-            RpcError::new(code, format!("{e:#}"))
-        })?;
+        let Launched { mut handle, modes } =
+            (self.launcher)(cwd, resume, editor.clone().map(|e| e as _))
+                .await
+                .map_err(|e| {
+                    let code = if loading {
+                        code::RESOURCE_NOT_FOUND
+                    } else {
+                        code::INTERNAL_ERROR
+                    };
+                    RpcError::new(code, format!("{e:#}"))
+                })?;
         let info = handle.info.clone();
         let session_id = info.session_id.clone();
+        if let Some(editor) = &editor {
+            let _ = editor.session_id.set(session_id.clone());
+        }
         let mut translator = Translator::new(
             session_id.clone(),
             info.root_agent,
