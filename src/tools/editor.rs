@@ -18,7 +18,13 @@ pub trait EditorFiles: Send + Sync {
 /// The file as the user's editor has it (unsaved changes included), when a front end in an
 /// editor offers that; `None` reads the disk.
 pub(crate) async fn text(ctx: &ToolContext, path: &Path) -> Option<String> {
-    match ctx.editor.as_ref()?.read(path).await? {
+    let editor = ctx.editor.as_ref()?;
+    // Only files on disk: asking about one that is not there gets an error the editor
+    // shows the user (a buffer never saved is the rare loss).
+    if !tokio::fs::metadata(path).await.is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    match editor.read(path).await? {
         Ok(text) => Some(text),
         Err(e) => {
             // A file the editor cannot give (say, not there yet) is the disk's to answer.
