@@ -163,26 +163,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Some(Command::Acp) => {
             let common = cli.common.clone();
-            let launcher: squad::acp::Launcher = Arc::new(move |cwd, resume, editor| {
+            let launcher: squad::acp::Launcher = Arc::new(move |cwd, resume| {
                 let mut common = common.clone();
-                let dirs = dirs.clone();
-                Box::pin(async move {
-                    // A loaded session keeps its own persona.
-                    if resume.is_some() {
-                        common.role = None;
-                    }
-                    common.resume = resume;
-                    let mut opts = session_options(&common, cwd, &dirs, true)?;
-                    opts.replay_to_frontend = true;
-                    opts.editor = editor;
-                    let modes = opts
-                        .roles
-                        .iter()
-                        .map(|r| (r.name.clone(), r.description.clone()))
-                        .collect();
-                    let handle = start_session(opts).await?;
-                    Ok(squad::acp::Launched { handle, modes })
-                })
+                // A loaded session keeps its own persona.
+                if resume.is_some() {
+                    common.role = None;
+                }
+                common.resume = resume;
+                session_options(&common, cwd, &dirs, true)
             });
             runtime()?.block_on(squad::acp::run(launcher))?;
             Ok(ExitCode::SUCCESS)

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::mcp::everything;
+
 use common::agents::*;
 use common::*;
 use serde_json::{Value, json};
@@ -775,6 +777,56 @@ async fn the_file_tools_go_through_the_client_when_it_offers_fs() {
             .as_str()
             .unwrap()
             .contains("hello from the buffer")
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_clients_mcp_servers_join_the_session() {
+    let Some((node, index)) = everything("the_clients_mcp_servers_join_the_session") else {
+        return;
+    };
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "m1",
+            "everything__echo",
+            &json!({"message": "through the editor's server"}).to_string(),
+        ),
+        _ => MockResponse::text("echoed"),
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    c.request(
+        1,
+        "session/new",
+        json!({"cwd": sb.ws(), "mcpServers": [{
+            "name": "everything",
+            "command": node,
+            "args": [index, "stdio"],
+            "env": [],
+        }]}),
+    )
+    .await;
+    let session = c.response(1).await["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.prompt(2, &session, "echo").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    // Up by the second request (the first may go before the server is): offered.
+    let second = &mock.requests()[1].body;
+    assert!(second["tools"].to_string().contains("everything__echo"));
+    let result = c
+        .updates("tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == "m1" && u["status"] == "completed")
+        .unwrap();
+    assert!(
+        result.to_string().contains("through the editor's server"),
+        "{result}"
     );
     c.close().await;
 }

@@ -7,17 +7,16 @@
 
 mod ask;
 mod files;
+mod mcp;
 mod rpc;
 mod updates;
 
 use crate::protocol::Op;
-use crate::runtime::SessionHandle;
+use crate::runtime::{SessionHandle, SessionOptions};
 use rpc::{Rpc, RpcError, code};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::AsyncBufReadExt;
@@ -27,24 +26,10 @@ use updates::{Children, StopReason, Translator};
 /// The ACP protocol version this agent speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
 
-/// Starts a squad session in a workspace (`cwd`), new or resumed by id. The binary owns
-/// config and model loading, so it hands this in.
-pub type Launcher = Arc<
-    dyn Fn(
-            PathBuf,
-            Option<String>,
-            Option<Arc<dyn crate::tools::EditorFiles>>,
-        ) -> Pin<Box<dyn Future<Output = anyhow::Result<Launched>> + Send>>
-        + Send
-        + Sync,
->;
-
-/// A started session and the roles it can switch to (ACP's modes).
-pub struct Launched {
-    pub handle: SessionHandle,
-    /// Every role: (name, description).
-    pub modes: Vec<(String, String)>,
-}
+/// The options of a squad session in a workspace (`cwd`), new or resumed by id. The
+/// binary owns config, roles and model loading, so it hands this in.
+pub type Launcher =
+    Arc<dyn Fn(PathBuf, Option<String>) -> anyhow::Result<SessionOptions> + Send + Sync>;
 
 /// One open session: where its ops go and who waits for its prompt to end.
 struct Session {
@@ -201,17 +186,26 @@ impl Agent {
         let editor = (read || write)
             .then(|| Arc::new(files::ClientFiles::new(self.rpc.clone(), read, write)));
         let loading = resume.is_some();
-        let Launched { mut handle, modes } =
-            (self.launcher)(cwd, resume, editor.clone().map(|e| e as _))
-                .await
-                .map_err(|e| {
-                    let code = if loading {
-                        code::RESOURCE_NOT_FOUND
-                    } else {
-                        code::INTERNAL_ERROR
-                    };
-                    RpcError::new(code, format!("{e:#}"))
-                })?;
+        let failed = |e: String| {
+            let code = if loading {
+                code::RESOURCE_NOT_FOUND
+            } else {
+                code::INTERNAL_ERROR
+            };
+            RpcError::new(code, e)
+        };
+        let mut opts = (self.launcher)(cwd, resume).map_err(|e| failed(format!("{e:#}")))?;
+        opts.replay_to_frontend = true;
+        opts.editor = editor.clone().map(|e| e as _);
+        mcp::join(&mut opts.config.mcp_servers, params.get("mcpServers"));
+        let modes: Vec<(String, String)> = opts
+            .roles
+            .iter()
+            .map(|r| (r.name.clone(), r.description.clone()))
+            .collect();
+        let mut handle = crate::runtime::start_session(opts)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
         let info = handle.info.clone();
         let session_id = info.session_id.clone();
         if let Some(editor) = &editor {
@@ -385,7 +379,7 @@ fn initialize() -> Value {
         "agentCapabilities": {
             "loadSession": true,
             "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
-            "mcpCapabilities": {"http": false, "sse": false},
+            "mcpCapabilities": {"http": true, "sse": false},
         },
         "authMethods": [],
         "agentInfo": {"name": "squad", "title": "squad", "version": env!("CARGO_PKG_VERSION")},
