@@ -830,3 +830,92 @@ async fn the_clients_mcp_servers_join_the_session() {
     );
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_board_is_the_plan_and_a_question_with_options_is_a_permission_request() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "p1",
+            "plan_tasks",
+            &json!({"tasks": [
+                {"id": "t1", "title": "read the notes"},
+                {"id": "t2", "title": "write the summary", "depends_on": ["t1"]},
+            ]})
+            .to_string(),
+        ),
+        1 => MockResponse::tool_call(
+            "q1",
+            "ask_user",
+            &json!({"question": "Which style?", "options": ["short", "long"]}).to_string(),
+        ),
+        _ => MockResponse::text("fine"),
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "plan it").await;
+    let ask = c
+        .until(|m| m["method"] == "session/request_permission")
+        .await;
+    assert_eq!(ask["params"]["toolCall"]["title"], "Which style?");
+    let names: Vec<&str> = ask["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["short", "long"]);
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "1"}}}))
+        .await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    let plan = c.updates("plan");
+    let entries = plan.last().unwrap()["entries"].as_array().unwrap().clone();
+    let titles: Vec<&str> = entries
+        .iter()
+        .map(|e| e["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["read the notes", "write the summary"]);
+    assert!(entries.iter().all(|e| e["status"] == "pending"));
+    let told = tool_messages(&mock.requests().last().unwrap().body);
+    assert!(
+        told.iter()
+            .any(|(id, text)| id == "q1" && text.contains("long")),
+        "{told:?}"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_stopped_by_max_iterations_ends_with_max_turn_requests() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    for i in 0..5 {
+        sb.write(&format!("f{i}.txt"), "x\n");
+    }
+    sb.workspace_config("[limits]\nmax_iterations = 2\n");
+    mock.set_responder(|body| {
+        let n = tool_count(body);
+        MockResponse::tool_call(
+            &format!("r{n}"),
+            "read_file",
+            &json!({ "path": format!("f{n}.txt") }).to_string(),
+        )
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "read everything").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "max_turn_requests", "{done}");
+    let text: String = c
+        .updates("agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(text.contains("max_iterations"), "{text}");
+    c.close().await;
+}

@@ -9,6 +9,7 @@ mod ask;
 mod files;
 mod mcp;
 mod rpc;
+mod stop;
 mod updates;
 
 use crate::protocol::Op;

@@ -6,9 +6,9 @@
 
 use super::ask;
 use super::rpc::Rpc;
+pub use super::stop::{StopReason, TurnState};
 use crate::protocol::{
-    AgentId, AgentStatus, BudgetScope, Event, EventKind, HistoryItem, Op, Task, TaskStatus,
-    TurnEnd, dollars,
+    AgentId, AgentStatus, BudgetScope, Event, EventKind, HistoryItem, Op, Task, TaskStatus, dollars,
 };
 use crate::text::one_line;
 use serde_json::{Value, json};
@@ -16,26 +16,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
-
-/// How a prompt ended, in ACP's words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    EndTurn,
-    MaxTurnRequests,
-    Refusal,
-    Cancelled,
-}
-
-impl StopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::EndTurn => "end_turn",
-            Self::MaxTurnRequests => "max_turn_requests",
-            Self::Refusal => "refusal",
-            Self::Cancelled => "cancelled",
-        }
-    }
-}
 
 /// Child session id → the worker it shows, for `session/cancel` on a child.
 pub type Children = Arc<Mutex<HashMap<String, (mpsc::UnboundedSender<Op>, AgentId)>>>;
@@ -71,41 +51,6 @@ pub struct Translator {
     tasks: BTreeMap<String, Task>,
     /// What the current prompt has seen.
     pub turn: TurnState,
-}
-
-/// What decides a prompt's stop reason.
-#[derive(Debug, Default)]
-pub struct TurnState {
-    pub started: bool,
-    pub cancelled: bool,
-    last_end: Option<TurnEnd>,
-    refused: Option<String>,
-    last_error: Option<String>,
-}
-
-impl TurnState {
-    /// The stop reason; a refusal's reason is said in the last message first.
-    fn stop_reason(&self) -> (StopReason, Option<String>) {
-        if self.cancelled {
-            return (StopReason::Cancelled, None);
-        }
-        if let Some(why) = &self.refused {
-            return (StopReason::Refusal, Some(why.clone()));
-        }
-        match self.last_end {
-            Some(TurnEnd::MaxIterations) => (StopReason::MaxTurnRequests, self.last_error.clone()),
-            Some(TurnEnd::Cancelled | TurnEnd::Interrupted) => (StopReason::Cancelled, None),
-            Some(TurnEnd::Error) => (
-                StopReason::Refusal,
-                Some(
-                    self.last_error
-                        .clone()
-                        .unwrap_or_else(|| "the turn failed".into()),
-                ),
-            ),
-            _ => (StopReason::EndTurn, None),
-        }
-    }
 }
 
 /// How many lines of a worker's progress its tool call shows (without subagents).
