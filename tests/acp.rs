@@ -919,3 +919,30 @@ async fn a_turn_stopped_by_max_iterations_ends_with_max_turn_requests() {
     assert!(text.contains("max_iterations"), "{text}");
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_budget_ends_the_prompt_with_refusal_and_says_why() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    sb.workspace_config("[limits]\nmax_session_cost_usd = 0.01\n");
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call("r1", "read_file", &json!({"path": "a.txt"}).to_string())
+            .with_usage(4_000, 500),
+        _ => MockResponse::text("never"),
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "read a.txt").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "refusal", "{done}");
+    let last = c.updates("agent_message_chunk").last().unwrap().clone();
+    assert!(
+        last["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("session budget reached: $0.0120 of $0.01 spent"),
+        "{last}"
+    );
+    c.close().await;
+}
