@@ -566,6 +566,10 @@ async fn two_workers_are_two_child_sessions_with_their_own_updates() {
         .unwrap();
     let told = last.body.to_string();
     assert!(told.contains("A done") && told.contains("B done"));
+    // A child session takes no prompt of its own.
+    c.prompt(3, &a, "hello").await;
+    let err = c.response(3).await;
+    assert_eq!(err["error"]["code"], -32602, "{err}");
     c.close().await;
 }
 

@@ -24,6 +24,9 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::{mpsc, oneshot};
 use updates::{Children, StopReason, Translator};
 
+/// How long the sessions get to close their logs once the client has gone.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The ACP protocol version this agent speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
 
@@ -53,6 +56,8 @@ struct Agent {
     /// The client reads and writes files for the tools (`clientCapabilities.fs`).
     fs_read: Arc<AtomicBool>,
     fs_write: Arc<AtomicBool>,
+    /// Each session's event loop, waited for at the end so every log is closed.
+    following: tokio_util::task::TaskTracker,
 }
 
 /// Serves one client until its stdin closes.
@@ -65,6 +70,7 @@ pub async fn run(launcher: Launcher) -> anyhow::Result<()> {
         subagents: Arc::default(),
         fs_read: Arc::default(),
         fs_write: Arc::default(),
+        following: tokio_util::task::TaskTracker::new(),
     };
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Some(line) = lines.next_line().await? {
@@ -96,7 +102,13 @@ pub async fn run(launcher: Launcher) -> anyhow::Result<()> {
     for ops in sessions {
         let _ = ops.send(Op::Shutdown);
     }
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    agent.following.close();
+    if tokio::time::timeout(SHUTDOWN_WAIT, agent.following.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("acp: sessions still closing after {SHUTDOWN_WAIT:?}; exiting");
+    }
     Ok(())
 }
 
@@ -241,7 +253,8 @@ impl Agent {
         if let Ok(mut s) = self.sessions.lock() {
             s.insert(session_id.clone(), session);
         }
-        tokio::spawn(follow(handle, translator, prompt, cancel));
+        self.following
+            .spawn(follow(handle, translator, prompt, cancel));
         let available: Vec<Value> = modes
             .iter()
             .map(
@@ -361,6 +374,10 @@ async fn follow(
     cancel: Arc<Mutex<bool>>,
 ) {
     while let Some(ev) = handle.events.recv().await {
+        // The last event of a session that was shut down.
+        if matches!(ev.kind, crate::protocol::EventKind::Summary { .. }) {
+            break;
+        }
         if cancel.lock().map(|c| *c).unwrap_or(false) {
             translator.turn.cancelled = true;
         }
