@@ -950,3 +950,48 @@ async fn the_session_budget_ends_the_prompt_with_refusal_and_says_why() {
     );
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_load_replays_the_workers_as_child_sessions() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    two_workers(&mock, Duration::ZERO);
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    initialize_with_subagents(&mut c).await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "fan out").await;
+    c.response(2).await;
+    c.close().await;
+
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    initialize_with_subagents(&mut c).await;
+    c.request(
+        3,
+        "session/load",
+        json!({"sessionId": session, "cwd": sb.ws(), "mcpServers": []}),
+    )
+    .await;
+    let loaded = c.response(3).await;
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    for (task, name) in [("task A", "A"), ("task B", "B")] {
+        let child = child_of(&c, task);
+        let own = on_session(&c, &child);
+        assert!(
+            own.iter()
+                .any(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == format!("w{name}")),
+            "{own:?}"
+        );
+        let state = on_session(&c, &session)
+            .into_iter()
+            .rfind(|u| u["sessionUpdate"] == "subagent_update" && u["sessionId"] == child)
+            .unwrap();
+        assert_eq!(state["state"]["stopReason"], "end_turn");
+    }
+    let text: String = on_session(&c, &session)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(text.ends_with("both done"), "{text}");
+    c.close().await;
+}

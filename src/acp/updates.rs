@@ -103,23 +103,26 @@ impl Translator {
         );
     }
 
-    /// Replays one event of a loaded session's log: the persona's conversation and the board.
+    /// Replays one event of a loaded session's log: the conversations, the workers and
+    /// the board. Nothing that asks or acts (approvals, questions, budgets) is replayed.
     pub fn replay(&mut self, event: &Event) {
-        if event.agent_id != self.root {
-            return;
-        }
         match &event.kind {
             EventKind::ItemAdded {
                 item: HistoryItem::User { text },
-            } => self.send(
+            } if event.agent_id == self.root => self.send(
                 &self.session_id,
                 json!({
                     "sessionUpdate": "user_message_chunk",
                     "content": {"type": "text", "text": text},
                 }),
             ),
-            EventKind::ItemAdded { item } => self.item(self.root, item),
-            EventKind::TaskUpdated { task } => self.plan(task),
+            EventKind::ItemAdded { .. }
+            | EventKind::AgentSpawned { .. }
+            | EventKind::AgentStatus { .. }
+            | EventKind::ResultReturned { .. }
+            | EventKind::TaskUpdated { .. } => {
+                self.event(event);
+            }
             _ => {}
         }
     }
