@@ -533,6 +533,19 @@ async fn two_workers_are_two_child_sessions_with_their_own_updates() {
         assert_eq!(announce["title"], "agentic_coder");
         assert_eq!(announce["capabilities"]["cancel"], json!({}));
         let own = on_session(&c, child);
+        assert_eq!(own[0]["sessionUpdate"], "session_message", "{own:?}");
+        assert_eq!(own[0]["content"][0]["text"], format!("task {name}"));
+        assert_eq!(own[0]["senderSessionId"], session.as_str());
+        let to_parent = on_session(&c, &session)
+            .into_iter()
+            .find(|u| u["sessionUpdate"] == "session_message" && &u["senderSessionId"] == child)
+            .unwrap();
+        assert!(
+            to_parent["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("{name} done"))
+        );
         assert!(
             own.iter()
                 .any(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == format!("w{name}")),

@@ -25,6 +25,8 @@ pub type Children = Arc<Mutex<HashMap<String, (mpsc::UnboundedSender<Op>, AgentI
 struct View {
     /// Where its own updates go: the session, or its child session.
     session_id: String,
+    /// A worker's child session: the session it was announced on (its supervisor's).
+    parent_session: String,
     /// Text streamed since its last assistant item (so the item is not sent twice).
     streamed: bool,
     /// Its tool calls announced and not finished: id → tool name.
@@ -147,6 +149,19 @@ impl Translator {
             EventKind::ResultReturned { result, .. } if !root => {
                 let line = format!("result ({:?}): {}", result.status, result.summary);
                 self.worker_line(agent, &line, true);
+                // A child's result is a message to its supervisor's session.
+                if let Some(view) = self.views.get(&agent).filter(|v| v.as_call.is_none()) {
+                    self.send(
+                        &view.parent_session,
+                        json!({
+                            "sessionUpdate": "session_message",
+                            "messageId": format!("result-{agent}-{}", event.seq),
+                            "senderSessionId": view.session_id,
+                            "recipientSessionId": view.parent_session,
+                            "content": [{"type": "text", "text": line}],
+                        }),
+                    );
+                }
             }
             EventKind::TextDelta { delta } => {
                 if let Some(view) = self.views.get_mut(&agent)
@@ -291,8 +306,20 @@ impl Translator {
                     "state": {"state": "running"},
                 }),
             );
+            // Its task, as the message its supervisor sent it.
+            self.send(
+                &child,
+                json!({
+                    "sessionUpdate": "session_message",
+                    "messageId": format!("task-{agent}"),
+                    "senderSessionId": parent_session,
+                    "recipientSessionId": child,
+                    "content": [{"type": "text", "text": task}],
+                }),
+            );
             View {
                 session_id: child,
+                parent_session,
                 ..View::default()
             }
         } else {
@@ -331,11 +358,7 @@ impl Translator {
         };
         match &view.as_call {
             None => {
-                let parent = self
-                    .views
-                    .iter()
-                    .find(|(_, v)| v.session_id != view.session_id && self.is_parent_of(v, view))
-                    .map_or_else(|| self.session_id.clone(), |(_, v)| v.session_id.clone());
+                let parent = view.parent_session.clone();
                 let mut state = json!({ "state": state });
                 if let Some(stop) = stop {
                     state["stopReason"] = json!(stop);
@@ -369,14 +392,6 @@ impl Translator {
                 }
             }
         }
-    }
-
-    /// Child session ids are `PARENT/AGENT`: the parent's is the prefix.
-    fn is_parent_of(&self, parent: &View, child: &View) -> bool {
-        child
-            .session_id
-            .rsplit_once('/')
-            .is_some_and(|(p, _)| p == parent.session_id)
     }
 
     /// A line of a worker's progress. In its own session it is a message; shown as a tool
