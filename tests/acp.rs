@@ -961,6 +961,10 @@ async fn the_session_budget_ends_the_prompt_with_refusal_and_says_why() {
             .contains("session budget reached: $0.0120 of $0.01 spent"),
         "{last}"
     );
+    // Still spent: the next prompt is refused too, and does not hang.
+    c.prompt(3, &session, "go on").await;
+    let again = c.response(3).await;
+    assert_eq!(again["result"]["stopReason"], "refusal", "{again}");
     c.close().await;
 }
 
