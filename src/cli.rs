@@ -47,6 +47,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Run one command in the sandbox an agent at the workspace root gets (try your build).
     Sandbox(SandboxArgs),
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, …).
+    Acp,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 //! the `runtime` and draw the [`protocol::Event`]s it sends back; the runtime runs agents
 //! that call the `model` and `tools`, confined to the `workspace`.
 
+pub mod acp;
 pub mod config;
 pub mod context;
 pub mod doctor;

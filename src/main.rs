@@ -162,6 +162,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(outcome.exit_code()))
             })
         }
+        Some(Command::Acp) => {
+            let common = cli.common.clone();
+            let launcher: squad::acp::Launcher = Arc::new(move |cwd, resume| {
+                let mut common = common.clone();
+                // A loaded session keeps its own persona.
+                if resume.is_some() {
+                    common.role = None;
+                }
+                common.resume = resume;
+                session_options(&common, cwd, &dirs, true)
+            });
+            runtime()?.block_on(squad::acp::run(launcher))?;
+            Ok(ExitCode::SUCCESS)
+        }
         None => {
             let rt = runtime()?;
             rt.block_on(interactive(cli, workspace, dirs))
@@ -253,6 +267,7 @@ fn session_options(
         resume: common.resume.clone(),
         replay_to_frontend: interactive,
         warnings,
+        editor: None,
     })
 }
 

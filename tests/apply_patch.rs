@@ -31,6 +31,7 @@ fn context(root: &Path) -> ToolContext {
         settings: Arc::new(ToolSettings::default()),
         cancel: CancellationToken::new(),
         sandbox: None,
+        editor: None,
     }
 }
 

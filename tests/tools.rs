@@ -34,6 +34,7 @@ impl Env {
             settings: Arc::new(settings),
             cancel: CancellationToken::new(),
             sandbox: None,
+            editor: None,
         };
         Self { root, outside, ctx }
     }

@@ -56,6 +56,8 @@ pub struct Engine {
     pub isolation: Arc<WorkerIsolation>,
     /// The OS sandbox commands run in.
     pub sandbox: Arc<crate::sandbox::Sandbox>,
+    /// The user's editor, for the file tools of agents in the session's own workspace.
+    pub editor: Option<Arc<dyn crate::tools::EditorFiles>>,
 }
 
 /// An agent's role and root, held while layers look at it.
@@ -174,8 +176,14 @@ impl Engine {
         let sandbox = self
             .sandbox
             .for_agent(self.sandbox_level(agent), workspace.root());
+        // A worker in a worktree of its own edits files the editor does not have open.
+        let editor = self
+            .editor
+            .clone()
+            .filter(|_| workspace.root() == self.workspace.root());
         ToolContext {
             agent_id: agent,
+            editor,
             workspace,
             settings: Arc::new(ToolSettings::from_config(&self.config, test_command)),
             cancel: cancel.clone(),

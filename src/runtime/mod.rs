@@ -95,6 +95,8 @@ pub struct SessionOptions {
     pub replay_to_frontend: bool,
     /// Problems found while setting up (e.g. no API key) shown as the session's first errors.
     pub warnings: Vec<String>,
+    /// The user's editor, when the front end lives in one (ACP's `fs/*`).
+    pub editor: Option<Arc<dyn crate::tools::EditorFiles>>,
 }
 
 /// Every tool name an agent may be given with these coding tools, for checking role files

@@ -196,6 +196,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         tasks: board,
         isolation,
         sandbox,
+        editor: opts.editor,
     });
     let team = &engine.team;
 

@@ -144,16 +144,23 @@ impl ToolHandler for ReadFile {
         }
         let path = ctx.workspace.resolve(&args.path)?;
         let rel = ctx.workspace.relative(&path);
+        let cap = ctx.settings.read_max_bytes.max(1);
+        let ranged = args.start_line.is_some() || args.end_line.is_some();
+        let start = args.start_line.unwrap_or(1);
+        let end = args.end_line.unwrap_or(u64::MAX);
+        if let Some(text) = super::editor::text(ctx, &path).await {
+            return match read_lines(text.as_bytes(), start, end, cap) {
+                Ok(out) => format_read(&rel, out, start, ranged, cap),
+                Err(ReadFail::Binary) => Err(not_text(&rel)),
+                Err(ReadFail::Io(e)) => Err(ToolError::io("read", &rel, e)),
+            };
+        }
         match tokio::fs::metadata(&path).await {
             Ok(meta) if meta.is_dir() => return Err(is_dir_error(&rel)),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(&rel)),
             Err(e) => return Err(ToolError::io("read", &rel, e)),
         }
-        let cap = ctx.settings.read_max_bytes.max(1);
-        let ranged = args.start_line.is_some() || args.end_line.is_some();
-        let start = args.start_line.unwrap_or(1);
-        let end = args.end_line.unwrap_or(u64::MAX);
         let out = tokio::task::spawn_blocking(move || read_range(&path, start, end, cap))
             .await
             .map_err(|e| ToolError::Failed(format!("read task failed: {e}")))?;
@@ -190,7 +197,17 @@ struct ReadOut {
 /// the whole file in memory; keeps counting after the cap to report the total.
 fn read_range(path: &Path, start: u64, end: u64, cap: usize) -> Result<ReadOut, ReadFail> {
     let file = std::fs::File::open(path).map_err(ReadFail::Io)?;
-    let mut reader = BufReader::with_capacity(BINARY_SNIFF, file);
+    read_lines(file, start, end, cap)
+}
+
+/// `read_range` of any reader (a file, or the editor's text of it).
+fn read_lines(
+    source: impl std::io::Read,
+    start: u64,
+    end: u64,
+    cap: usize,
+) -> Result<ReadOut, ReadFail> {
+    let mut reader = BufReader::with_capacity(BINARY_SNIFF, source);
     if reader.fill_buf().map_err(ReadFail::Io)?.contains(&0) {
         return Err(ReadFail::Binary);
     }
@@ -319,6 +336,9 @@ async fn write_target(
 ) -> Result<(PathBuf, String, Option<String>), ToolError> {
     let target = ctx.workspace.resolve(path)?;
     let rel = ctx.workspace.relative(&target);
+    if let Some(text) = super::editor::text(ctx, &target).await {
+        return Ok((target, rel, Some(text)));
+    }
     let old = match tokio::fs::metadata(&target).await {
         Ok(meta) if meta.is_dir() => return Err(is_dir_error(&rel)),
         Ok(_) => {
@@ -377,9 +397,7 @@ impl ToolHandler for WriteFile {
                 ToolError::io("create directory", &ctx.workspace.relative(parent), e)
             })?;
         }
-        tokio::fs::write(&target, &args.content)
-            .await
-            .map_err(|e| ToolError::io("write", &rel, e))?;
+        super::editor::store(ctx, &target, &rel, &args.content).await?;
         let size = format!(
             "{}, {}",
             plural(count_lines(&args.content), "line"),
@@ -454,7 +472,11 @@ async fn plan_edit(ctx: &ToolContext, args: EditArgs) -> Result<Edit, ToolError>
     }
     let target = ctx.workspace.resolve(&args.path)?;
     let rel = ctx.workspace.relative(&target);
-    let before = read_text(&target, &rel).await.map_err(|e| match e {
+    let before = match super::editor::text(ctx, &target).await {
+        Some(text) => Ok(text),
+        None => read_text(&target, &rel).await,
+    };
+    let before = before.map_err(|e| match e {
         ToolError::NotFound(m) => {
             ToolError::NotFound(format!("{m}; to create a new file use write_file"))
         }
@@ -548,9 +570,7 @@ impl ToolHandler for EditFile {
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
         let args: EditArgs = args::parse(&edit_schema(), args)?;
         let edit = plan_edit(ctx, args).await?;
-        tokio::fs::write(&edit.target, &edit.after)
-            .await
-            .map_err(|e| ToolError::io("write", &edit.rel, e))?;
+        super::editor::store(ctx, &edit.target, &edit.rel, &edit.after).await?;
         Ok(format!(
             "edited '{}': replaced {} at line {} with {}",
             edit.rel,

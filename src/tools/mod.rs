@@ -1,6 +1,7 @@
 //! The tools an agent can call: a handler trait and a registry that looks them up by name.
 
 mod args;
+mod editor;
 mod files;
 mod list;
 mod patch;
@@ -10,6 +11,7 @@ mod settings;
 mod shell;
 
 pub(crate) use args::parse as parse_args;
+pub use editor::EditorFiles;
 pub use files::{EditFile, ReadFile, WriteFile, read_for_prompt};
 pub use list::ListFiles;
 pub use patch::ApplyPatch;
@@ -42,6 +44,9 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The OS sandbox commands run in; `None`: unconfined (`off`, or none can be had).
     pub sandbox: Option<Arc<crate::sandbox::Confined>>,
+    /// The user's editor, where the file tools read and write through it (ACP); only for
+    /// agents working in the session's own workspace.
+    pub editor: Option<Arc<dyn EditorFiles>>,
 }
 
 /// Errors the model can act on: they go back to it as the tool result.

@@ -1,0 +1,1014 @@
+//! `squad acp` driven as an editor would: JSON-RPC lines over the real binary's stdin and
+//! stdout, against the mock model.
+
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::mcp::everything;
+
+use common::agents::*;
+use common::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::mpsc;
+
+/// A plain JSON-RPC client on the child's stdio. Every stdout line must be JSON-RPC.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::UnboundedReceiver<String>,
+    /// Every message read so far.
+    seen: Vec<Value>,
+}
+
+impl Client {
+    fn start(sb: &Sandbox, mock: &MockServer, args: &[&str]) -> Self {
+        Self::start_with(sb, mock, args, "debug")
+    }
+
+    fn start_with(sb: &Sandbox, mock: &MockServer, args: &[&str], log: &str) -> Self {
+        let mut cmd = sb.command(Some(mock));
+        cmd.arg("acp")
+            .args(args)
+            .env("SQUAD_LOG", log)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut r = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = r.next_line().await {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    async fn send_raw(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn send(&mut self, msg: Value) {
+        self.send_raw(&msg.to_string()).await;
+    }
+
+    async fn request(&mut self, id: u64, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+    }
+
+    /// The next message; every line must be a JSON-RPC 2.0 message.
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.recv())
+            .await
+            .expect("no message from squad acp within 30 s")
+            .expect("squad acp closed stdout");
+        let msg: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+        assert_eq!(msg["jsonrpc"], "2.0", "not JSON-RPC: {line}");
+        self.seen.push(msg.clone());
+        msg
+    }
+
+    /// Reads until the message that `pred` accepts, and returns it.
+    async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let msg = self.next().await;
+            if pred(&msg) {
+                return msg;
+            }
+        }
+    }
+
+    /// The response to our request `id`.
+    async fn response(&mut self, id: u64) -> Value {
+        self.until(|m| m["id"] == id && m.get("method").is_none())
+            .await
+    }
+
+    async fn initialize(&mut self) -> Value {
+        self.request(
+            0,
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await;
+        self.response(0).await
+    }
+
+    async fn new_session(&mut self, sb: &Sandbox) -> String {
+        self.request(1, "session/new", json!({"cwd": sb.ws(), "mcpServers": []}))
+            .await;
+        let r = self.response(1).await;
+        r["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session id: {r}"))
+            .to_string()
+    }
+
+    async fn prompt(&mut self, id: u64, session: &str, text: &str) {
+        self.request(
+            id,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        )
+        .await;
+    }
+
+    /// The `session/update`s seen so far of one kind.
+    fn updates(&self, kind: &str) -> Vec<Value> {
+        self.seen
+            .iter()
+            .filter(|m| {
+                m["method"] == "session/update" && m["params"]["update"]["sessionUpdate"] == kind
+            })
+            .map(|m| m["params"]["update"].clone())
+            .collect()
+    }
+
+    /// Closes stdin and waits for the process to end.
+    async fn close(mut self) {
+        drop(self.stdin);
+        let status = tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("squad acp did not exit after stdin closed")
+            .unwrap();
+        assert!(status.success(), "{status}");
+        // Whatever is left on stdout is JSON-RPC too.
+        while let Ok(line) = self.lines.try_recv() {
+            let msg: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(msg["jsonrpc"], "2.0");
+        }
+    }
+}
+
+/// Reads a.txt, then edits b.txt, then answers "done".
+fn read_then_edit(mock: &MockServer) {
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call("r1", "read_file", &json!({"path": "a.txt"}).to_string()),
+        1 => MockResponse::tool_call(
+            "e1",
+            "edit_file",
+            &json!({"path": "b.txt", "old_text": "old", "new_text": "new"}).to_string(),
+        ),
+        _ => MockResponse::text("done"),
+    });
+}
+
+fn setup() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "hello\n");
+    sb.write("b.txt", "old\n");
+    sb
+}
+
+/// Runs the read-then-edit prompt, answers the permission request with `option`, and
+/// returns the prompt's response.
+async fn edit_with_answer(c: &mut Client, session: &str, option: &str) -> Value {
+    c.prompt(2, session, "change b.txt").await;
+    let ask = c
+        .until(|m| m["method"] == "session/request_permission")
+        .await;
+    assert_eq!(ask["params"]["sessionId"], session);
+    assert_eq!(ask["params"]["toolCall"]["toolCallId"], "e1", "{ask}");
+    assert_eq!(ask["params"]["toolCall"]["kind"], "edit");
+    let kinds: Vec<&str> = ask["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": option}}}))
+        .await;
+    c.response(2).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_streams_tool_calls_and_allow_once_lets_the_edit_land() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    read_then_edit(&mock);
+    let mut c = Client::start(&sb, &mock, &["--approval", "ask"]);
+    let init = c.initialize().await;
+    assert_eq!(init["result"]["protocolVersion"], 1);
+    assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+    let session = c.new_session(&sb).await;
+
+    let done = edit_with_answer(&mut c, &session, "allow_once").await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert_eq!(sb.read("b.txt"), "new\n");
+
+    let calls = c.updates("tool_call");
+    let ids: Vec<&str> = calls
+        .iter()
+        .map(|u| u["toolCallId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["r1", "e1"]);
+    assert_eq!(calls[0]["kind"], "read");
+    assert_eq!(
+        calls[0]["locations"][0]["path"],
+        sb.ws()
+            .canonicalize()
+            .unwrap()
+            .join("a.txt")
+            .to_str()
+            .unwrap()
+    );
+    let finished: Vec<Value> = c
+        .updates("tool_call_update")
+        .into_iter()
+        .filter(|u| u["status"] == "completed")
+        .collect();
+    assert_eq!(finished.len(), 2, "{finished:?}");
+    assert!(
+        finished[0]["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello")
+    );
+    let text: String = c
+        .updates("agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(text, "done");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reject_leaves_the_file_and_the_model_is_told() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    read_then_edit(&mock);
+    let mut c = Client::start(&sb, &mock, &["--approval", "ask"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    let done = edit_with_answer(&mut c, &session, "reject").await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    assert_eq!(sb.read("b.txt"), "old\n");
+    let last = mock.requests().last().unwrap().body.clone();
+    let told = tool_messages(&last);
+    assert!(
+        told.iter()
+            .any(|(id, text)| id == "e1" && text.contains("the user refused `edit_file`")),
+        "{told:?}"
+    );
+    let failed: Vec<Value> = c
+        .updates("tool_call_update")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == "e1" && u["status"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1);
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_messages_get_json_rpc_errors_and_the_agent_goes_on() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|_| MockResponse::text("hi"));
+    let mut c = Client::start(&sb, &mock, &[]);
+    c.send_raw("{this is not json").await;
+    let err = c.next().await;
+    assert_eq!(err["error"]["code"], -32700, "{err}");
+    assert_eq!(err["id"], Value::Null);
+
+    c.request(7, "no/such_method", json!({})).await;
+    let err = c.response(7).await;
+    assert_eq!(err["error"]["code"], -32601, "{err}");
+
+    c.send(json!({"jsonrpc": "2.0", "id": 8})).await;
+    let err = c.response(8).await;
+    assert_eq!(err["error"]["code"], -32600, "{err}");
+
+    c.prompt(9, "no-such-session", "hello").await;
+    let err = c.response(9).await;
+    assert!(err["error"]["code"].is_i64(), "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown session")
+    );
+
+    c.request(10, "session/new", json!({"mcpServers": []}))
+        .await;
+    let err = c.response(10).await;
+    assert_eq!(err["error"]["code"], -32602, "{err}");
+
+    // Still serving.
+    let init = c.initialize().await;
+    assert_eq!(init["result"]["protocolVersion"], 1);
+    let session = c.new_session(&sb).await;
+    c.prompt(11, &session, "hello").await;
+    let done = c.response(11).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_logs_flooded_stdout_carries_only_json_rpc() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "c0",
+            "run_command",
+            &json!({"command": "seq 1 20000; seq 1 20000 >&2"}).to_string(),
+        ),
+        n @ 1..6 => MockResponse::tool_calls(vec![
+            call(&format!("r{n}"), "read_file", json!({"path": "a.txt"})),
+            call(&format!("g{n}"), "grep", json!({"pattern": "hello"})),
+        ]),
+        _ => MockResponse::text_deltas(["all ", "read"]),
+    });
+    let mut c = Client::start_with(&sb, &mock, &["--approval", "auto"], "trace");
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "read a lot").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    // `next` checked every line; the flood went to the log file.
+    let calls = c.updates("tool_call");
+    assert!(
+        calls.len() >= 7,
+        "{calls:?} {:?}",
+        c.updates("agent_message_chunk")
+    );
+    c.close().await;
+    let logs: u64 = std::fs::read_dir(sb.data_dir().join("logs"))
+        .unwrap()
+        .map(|f| f.unwrap().metadata().unwrap().len())
+        .sum();
+    assert!(logs > 10_000, "the log file has {logs} bytes");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_stops_the_turn_with_cancelled() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call("r1", "read_file", &json!({"path": "a.txt"}).to_string()),
+        _ => MockResponse::text("late").with_delay(Duration::from_secs(20)),
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "read").await;
+    c.until(|m| m["params"]["update"]["status"] == "completed")
+        .await;
+    c.send(json!({"jsonrpc": "2.0", "method": "session/cancel",
+        "params": {"sessionId": session}}))
+        .await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "cancelled", "{done}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_load_replays_a_finished_session() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call("r1", "read_file", &json!({"path": "a.txt"}).to_string()),
+        _ => MockResponse::text("a.txt says hello"),
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "what is in a.txt?").await;
+    c.response(2).await;
+    c.close().await;
+
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    c.request(
+        3,
+        "session/load",
+        json!({"sessionId": session, "cwd": sb.ws(), "mcpServers": []}),
+    )
+    .await;
+    let loaded = c.response(3).await;
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    let users = c.updates("user_message_chunk");
+    assert_eq!(users.len(), 1, "{users:?}");
+    assert_eq!(users[0]["content"]["text"], "what is in a.txt?");
+    assert_eq!(c.updates("tool_call")[0]["toolCallId"], "r1");
+    let text: String = c
+        .updates("agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(text, "a.txt says hello");
+    assert!(
+        c.seen
+            .iter()
+            .filter(|m| m["method"] == "session/update")
+            .all(|m| m["params"]["sessionId"] == session)
+    );
+
+    // The loaded session goes on.
+    c.prompt(4, &session, "thanks").await;
+    let done = c.response(4).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+
+    c.request(
+        5,
+        "session/load",
+        json!({"sessionId": "nope", "cwd": sb.ws(), "mcpServers": []}),
+    )
+    .await;
+    let err = c.response(5).await;
+    assert!(err.get("error").is_some(), "{err}");
+    c.close().await;
+}
+
+/// The persona spawns workers for tasks A and B, waits, then answers; each worker reads
+/// a.txt and returns "<task> done". Worker A's first call takes `a_delay`.
+fn two_workers(mock: &MockServer, a_delay: Duration) {
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            let task_a = body.to_string().contains("task A");
+            let name = if task_a { "A" } else { "B" };
+            return match tool_count(body) {
+                0 => MockResponse::tool_call(
+                    &format!("w{name}"),
+                    "read_file",
+                    &json!({"path": "a.txt"}).to_string(),
+                )
+                .with_delay(if task_a { a_delay } else { Duration::ZERO }),
+                _ => MockResponse::tool_call(
+                    "ret",
+                    "return_results",
+                    &good_result(&format!("{name} done")).to_string(),
+                ),
+            };
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(vec![
+                call(
+                    "s0",
+                    "spawn_agent",
+                    json!({"role_name": "agentic_coder", "task_prompt": "task A"}),
+                ),
+                call(
+                    "s1",
+                    "spawn_agent",
+                    json!({"role_name": "agentic_coder", "task_prompt": "task B"}),
+                ),
+            ]),
+            2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("both done"),
+        }
+    });
+}
+
+async fn initialize_with_subagents(c: &mut Client) {
+    c.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"subagents": {}}}),
+    )
+    .await;
+    c.response(0).await;
+}
+
+/// The updates sent on one session id.
+fn on_session(c: &Client, session: &str) -> Vec<Value> {
+    c.seen
+        .iter()
+        .filter(|m| m["method"] == "session/update" && m["params"]["sessionId"] == session)
+        .map(|m| m["params"]["update"].clone())
+        .collect()
+}
+
+/// The child session announced for the worker of `task`.
+fn child_of(c: &Client, task: &str) -> String {
+    c.updates("subagent_update")
+        .iter()
+        .find(|u| u["description"] == task)
+        .unwrap_or_else(|| panic!("no child session for {task}"))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_workers_are_two_child_sessions_with_their_own_updates() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    two_workers(&mock, Duration::ZERO);
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    initialize_with_subagents(&mut c).await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "fan out").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+
+    let (a, b) = (child_of(&c, "task A"), child_of(&c, "task B"));
+    assert_ne!(a, b);
+    for (child, name) in [(&a, "A"), (&b, "B")] {
+        let announce = on_session(&c, &session)
+            .into_iter()
+            .find(|u| u["sessionUpdate"] == "subagent_update" && &u["sessionId"] == child)
+            .unwrap();
+        assert_eq!(announce["title"], "agentic_coder");
+        assert_eq!(announce["capabilities"]["cancel"], json!({}));
+        let own = on_session(&c, child);
+        assert_eq!(own[0]["sessionUpdate"], "session_message", "{own:?}");
+        assert_eq!(own[0]["content"][0]["text"], format!("task {name}"));
+        assert_eq!(own[0]["senderSessionId"], session.as_str());
+        let to_parent = on_session(&c, &session)
+            .into_iter()
+            .find(|u| u["sessionUpdate"] == "session_message" && &u["senderSessionId"] == child)
+            .unwrap();
+        assert!(
+            to_parent["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("{name} done"))
+        );
+        assert!(
+            own.iter()
+                .any(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == format!("w{name}")),
+            "{own:?}"
+        );
+        assert!(own.iter().any(|u| {
+            u["sessionUpdate"] == "agent_message_chunk"
+                && u["content"]["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("{name} done"))
+        }));
+        let last_state = on_session(&c, &session)
+            .into_iter()
+            .rfind(|u| u["sessionUpdate"] == "subagent_update" && &u["sessionId"] == child)
+            .unwrap();
+        assert_eq!(last_state["state"]["state"], "idle");
+        assert_eq!(last_state["state"]["stopReason"], "end_turn");
+    }
+    // The workers' tool calls are not the persona's.
+    assert!(
+        !on_session(&c, &session)
+            .iter()
+            .any(|u| u["toolCallId"] == "wA" || u["toolCallId"] == "wB")
+    );
+    // Both results reached the persona.
+    let last = mock
+        .requests()
+        .into_iter()
+        .rfind(|r| !is_worker(&r.body))
+        .unwrap();
+    let told = last.body.to_string();
+    assert!(told.contains("A done") && told.contains("B done"));
+    // A child session takes no prompt of its own.
+    c.prompt(3, &a, "hello").await;
+    let err = c.response(3).await;
+    assert_eq!(err["error"]["code"], -32602, "{err}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_subagents_each_worker_is_one_tool_call_of_its_supervisor() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    two_workers(&mock, Duration::ZERO);
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "fan out").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(c.updates("subagent_update").is_empty());
+    let workers: Vec<Value> = c
+        .updates("tool_call")
+        .into_iter()
+        .filter(|u| u["toolCallId"].as_str().unwrap().starts_with("agent-"))
+        .collect();
+    assert_eq!(workers.len(), 2, "{workers:?}");
+    for w in &workers {
+        let id = &w["toolCallId"];
+        let updates: Vec<Value> = c
+            .updates("tool_call_update")
+            .into_iter()
+            .filter(|u| &u["toolCallId"] == id)
+            .collect();
+        assert!(
+            updates.iter().any(|u| u["status"] == "completed"),
+            "{updates:?}"
+        );
+        let shown: String = updates
+            .iter()
+            .filter_map(|u| u["content"][0]["content"]["text"].as_str())
+            .collect();
+        assert!(shown.contains("read_file a.txt"), "{shown}");
+        assert!(shown.contains(" done"), "{shown}");
+    }
+    assert!(
+        c.seen
+            .iter()
+            .filter(|m| m["method"] == "session/update")
+            .all(|m| m["params"]["sessionId"] == session)
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_a_child_session_stops_only_that_worker() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    two_workers(&mock, Duration::from_secs(20));
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    initialize_with_subagents(&mut c).await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "fan out").await;
+    c.until(|m| {
+        m["params"]["update"]["sessionUpdate"] == "subagent_update"
+            && m["params"]["update"]["description"] == "task A"
+    })
+    .await;
+    let a = child_of(&c, "task A");
+    c.send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": a}}))
+        .await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let b = child_of(&c, "task B");
+    let last_state = |child: &str| {
+        on_session(&c, &session)
+            .into_iter()
+            .rfind(|u| u["sessionUpdate"] == "subagent_update" && u["sessionId"] == child)
+            .unwrap()["state"]
+            .clone()
+    };
+    assert_eq!(last_state(&a)["stopReason"], "cancelled");
+    assert_eq!(last_state(&b)["stopReason"], "end_turn");
+    // Worker A never went on past its first (cancelled) model call.
+    assert!(!mock.requests().iter().any(|r| is_worker(&r.body)
+        && r.body.to_string().contains("task A")
+        && tool_count(&r.body) > 0));
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_modes_are_the_roles_and_set_mode_hands_the_session_over() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|_| MockResponse::text("ok"));
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    c.request(1, "session/new", json!({"cwd": sb.ws(), "mcpServers": []}))
+        .await;
+    let new = c.response(1).await;
+    let session = new["result"]["sessionId"].as_str().unwrap().to_string();
+    let modes = &new["result"]["modes"];
+    assert_eq!(modes["currentModeId"], "copilot");
+    let ids: Vec<&str> = modes["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"copilot") && ids.contains(&"architect"),
+        "{ids:?}"
+    );
+
+    c.request(
+        2,
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "architect"}),
+    )
+    .await;
+    let set = c.response(2).await;
+    assert!(set.get("error").is_none(), "{set}");
+    c.until(|m| m["params"]["update"]["sessionUpdate"] == "current_mode_update")
+        .await;
+    assert_eq!(
+        c.updates("current_mode_update")[0]["currentModeId"],
+        "architect"
+    );
+    c.prompt(3, &session, "hello").await;
+    c.response(3).await;
+    let prompt = mock
+        .requests()
+        .last()
+        .unwrap()
+        .system_prompt()
+        .unwrap()
+        .to_string();
+    assert!(prompt.contains("architect"), "{prompt}");
+
+    c.request(
+        4,
+        "session/set_mode",
+        json!({"sessionId": session, "modeId": "nobody"}),
+    )
+    .await;
+    let err = c.response(4).await;
+    assert_eq!(err["error"]["code"], -32602, "{err}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_file_tools_go_through_the_client_when_it_offers_fs() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    read_then_edit(&mock);
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": 1,
+            "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}}),
+    )
+    .await;
+    c.response(0).await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "change b.txt").await;
+    let ws = sb.ws().canonicalize().unwrap();
+    let mut written = Vec::new();
+    let done = loop {
+        let m = c.next().await;
+        match m["method"].as_str() {
+            Some("fs/read_text_file") => {
+                assert_eq!(m["params"]["sessionId"], session.as_str());
+                let path = m["params"]["path"].as_str().unwrap();
+                let content = if path == ws.join("a.txt").to_str().unwrap() {
+                    "hello from the buffer\n"
+                } else {
+                    "old and unsaved\n"
+                };
+                c.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": content}}))
+                    .await;
+            }
+            Some("fs/write_text_file") => {
+                written.push((
+                    m["params"]["path"].as_str().unwrap().to_string(),
+                    m["params"]["content"].as_str().unwrap().to_string(),
+                ));
+                c.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": null}))
+                    .await;
+            }
+            _ if m["id"] == 2 && m.get("method").is_none() => break m,
+            _ => {}
+        }
+    };
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        written,
+        [(
+            ws.join("b.txt").to_str().unwrap().to_string(),
+            "new and unsaved\n".to_string()
+        )]
+    );
+    assert_eq!(
+        sb.read("b.txt"),
+        "old\n",
+        "the disk is the editor's to save"
+    );
+    let read = c
+        .updates("tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == "r1" && u["status"] == "completed")
+        .unwrap();
+    assert!(
+        read["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the buffer")
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_clients_mcp_servers_join_the_session() {
+    let Some((node, index)) = everything("the_clients_mcp_servers_join_the_session") else {
+        return;
+    };
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "m1",
+            "everything__echo",
+            &json!({"message": "through the editor's server"}).to_string(),
+        ),
+        _ => MockResponse::text("echoed"),
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    c.request(
+        1,
+        "session/new",
+        json!({"cwd": sb.ws(), "mcpServers": [{
+            "name": "everything",
+            "command": node,
+            "args": [index, "stdio"],
+            "env": [],
+        }]}),
+    )
+    .await;
+    let session = c.response(1).await["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.prompt(2, &session, "echo").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    // Up by the second request (the first may go before the server is): offered.
+    let second = &mock.requests()[1].body;
+    assert!(second["tools"].to_string().contains("everything__echo"));
+    let result = c
+        .updates("tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == "m1" && u["status"] == "completed")
+        .unwrap();
+    assert!(
+        result.to_string().contains("through the editor's server"),
+        "{result}"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_board_is_the_plan_and_a_question_with_options_is_a_permission_request() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "p1",
+            "plan_tasks",
+            &json!({"tasks": [
+                {"id": "t1", "title": "read the notes"},
+                {"id": "t2", "title": "write the summary", "depends_on": ["t1"]},
+            ]})
+            .to_string(),
+        ),
+        1 => MockResponse::tool_call(
+            "q1",
+            "ask_user",
+            &json!({"question": "Which style?", "options": ["short", "long"]}).to_string(),
+        ),
+        _ => MockResponse::text("fine"),
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "plan it").await;
+    let ask = c
+        .until(|m| m["method"] == "session/request_permission")
+        .await;
+    assert_eq!(ask["params"]["toolCall"]["title"], "Which style?");
+    let names: Vec<&str> = ask["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["short", "long"]);
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "1"}}}))
+        .await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    let plan = c.updates("plan");
+    let entries = plan.last().unwrap()["entries"].as_array().unwrap().clone();
+    let titles: Vec<&str> = entries
+        .iter()
+        .map(|e| e["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["read the notes", "write the summary"]);
+    assert!(entries.iter().all(|e| e["status"] == "pending"));
+    let told = tool_messages(&mock.requests().last().unwrap().body);
+    assert!(
+        told.iter()
+            .any(|(id, text)| id == "q1" && text.contains("long")),
+        "{told:?}"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_stopped_by_max_iterations_ends_with_max_turn_requests() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    for i in 0..5 {
+        sb.write(&format!("f{i}.txt"), "x\n");
+    }
+    sb.workspace_config("[limits]\nmax_iterations = 2\n");
+    mock.set_responder(|body| {
+        let n = tool_count(body);
+        MockResponse::tool_call(
+            &format!("r{n}"),
+            "read_file",
+            &json!({ "path": format!("f{n}.txt") }).to_string(),
+        )
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "read everything").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "max_turn_requests", "{done}");
+    let text: String = c
+        .updates("agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(text.contains("max_iterations"), "{text}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_budget_ends_the_prompt_with_refusal_and_says_why() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    sb.workspace_config("[limits]\nmax_session_cost_usd = 0.01\n");
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call("r1", "read_file", &json!({"path": "a.txt"}).to_string())
+            .with_usage(4_000, 500),
+        _ => MockResponse::text("never"),
+    });
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "read a.txt").await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "refusal", "{done}");
+    let last = c.updates("agent_message_chunk").last().unwrap().clone();
+    assert!(
+        last["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("session budget reached: $0.0120 of $0.01 spent"),
+        "{last}"
+    );
+    // Still spent: the next prompt is refused too, and does not hang.
+    c.prompt(3, &session, "go on").await;
+    let again = c.response(3).await;
+    assert_eq!(again["result"]["stopReason"], "refusal", "{again}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_load_replays_the_workers_as_child_sessions() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    two_workers(&mock, Duration::ZERO);
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    initialize_with_subagents(&mut c).await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "fan out").await;
+    c.response(2).await;
+    c.close().await;
+
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    initialize_with_subagents(&mut c).await;
+    c.request(
+        3,
+        "session/load",
+        json!({"sessionId": session, "cwd": sb.ws(), "mcpServers": []}),
+    )
+    .await;
+    let loaded = c.response(3).await;
+    assert!(loaded.get("error").is_none(), "{loaded}");
+    for (task, name) in [("task A", "A"), ("task B", "B")] {
+        let child = child_of(&c, task);
+        let own = on_session(&c, &child);
+        assert!(
+            own.iter()
+                .any(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == format!("w{name}")),
+            "{own:?}"
+        );
+        let state = on_session(&c, &session)
+            .into_iter()
+            .rfind(|u| u["sessionUpdate"] == "subagent_update" && u["sessionId"] == child)
+            .unwrap();
+        assert_eq!(state["state"]["stopReason"], "end_turn");
+    }
+    let text: String = on_session(&c, &session)
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(text.ends_with("both done"), "{text}");
+    c.close().await;
+}
