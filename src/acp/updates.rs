@@ -430,7 +430,10 @@ impl Translator {
             return;
         };
         if view.as_call.is_some() {
-            if let HistoryItem::Assistant { text, tool_calls, .. } = item {
+            if let HistoryItem::Assistant {
+                text, tool_calls, ..
+            } = item
+            {
                 let mut lines: Vec<String> = Vec::new();
                 if !text.trim().is_empty() {
                     lines.push(text.clone());
@@ -448,7 +451,9 @@ impl Translator {
         let session = view.session_id.clone();
         let mut out = Vec::new();
         match item {
-            HistoryItem::Assistant { text, tool_calls, .. } => {
+            HistoryItem::Assistant {
+                text, tool_calls, ..
+            } => {
                 if !std::mem::replace(&mut view.streamed, false) && !text.trim().is_empty() {
                     out.push(json!({
                         "sessionUpdate": "agent_message_chunk",

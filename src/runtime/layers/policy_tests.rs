@@ -10,6 +10,7 @@ use crate::protocol::{Budget, EventKind, HistoryItem, ToolCall};
 use crate::roles::RoleSet;
 use crate::runtime::checks::Checks;
 use crate::runtime::compaction::Compactor;
+use crate::runtime::guard::Verdict;
 use crate::runtime::isolation::WorkerIsolation;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -561,4 +562,33 @@ async fn the_answer_layer_takes_the_tools_away_once_all_is_done_and_two_calls_ch
     let mut req = request();
     layer.shape_request(&me, &mut req).await;
     assert!(offered(&req));
+}
+
+#[test]
+fn handoffs_going_round_with_nothing_changed_end_the_turn() {
+    let (team, root, _rx) = team();
+    let cancel = CancellationToken::new();
+    let me = scope(&team, root, &cancel);
+    let layer = ProgressLayer::new(40);
+    let handoff = |to: &'static str| Reviewed {
+        name: "handoff_to",
+        arguments: to,
+        kind: crate::runtime::guard::CallKind::Other,
+        output: "handing off",
+        is_error: false,
+    };
+    layer.turn_start(&me);
+    for to in ["architect", "implementer", "tester"] {
+        assert_eq!(layer.review(&me, &handoff(to)), Verdict::Pass);
+    }
+    assert!(matches!(
+        layer.review(&me, &handoff("implementer")),
+        Verdict::Stop(why) if why.contains("handoffs going round")
+    ));
+    // A file changed in between: the chain goes on.
+    layer.turn_start(&me);
+    for to in ["architect", "implementer", "tester", "copilot", "architect"] {
+        assert_eq!(layer.review(&me, &handoff(to)), Verdict::Pass);
+        layer.progressed_for_test();
+    }
 }

@@ -3,8 +3,9 @@
 //! any agent) and no worker's outcome in between ends, with the reason. Every other guard
 //! looks at one agent's calls; this one looks at the team's progress.
 
-use super::{Gate, Layer, Scope, ToolDone, ToolUse};
+use super::{Gate, Layer, Reviewed, Scope, ToolDone, ToolUse};
 use crate::protocol::{AgentId, EventKind, TurnEnd};
+use crate::runtime::guard::Verdict;
 use async_trait::async_trait;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -16,6 +17,8 @@ pub struct ProgressLayer {
     max: u32,
     /// The persona's model calls since the last progress in its turn.
     calls: AtomicU32,
+    /// Handoffs since the last progress in the persona's turn.
+    handoffs: AtomicU32,
     /// The last output of each changing call (agent, name, arguments): the same call
     /// answered the same again changed nothing (a 1.5B model wrote the same file, ran the
     /// same failing command and the same unconfigured tests, round and round).
@@ -33,17 +36,43 @@ impl ProgressLayer {
         Self {
             max,
             calls: AtomicU32::new(0),
+            handoffs: AtomicU32::new(0),
             last: Mutex::new(HashMap::new()),
         }
     }
 
+    #[cfg(test)]
+    pub(super) fn progressed_for_test(&self) {
+        self.progressed();
+    }
+
     fn progressed(&self) {
         self.calls.store(0, Ordering::Relaxed);
+        self.handoffs.store(0, Ordering::Relaxed);
     }
 }
 
+/// Handoffs in a row with nothing changed in between that end the persona's turn: personas
+/// passing the session round (a 1.5B model handed copilot → architect → implementer →
+/// tester → implementer … with the same reason, 23 times in ten minutes).
+pub const MAX_BOUNCES: u32 = 4;
+
 #[async_trait]
 impl Layer for ProgressLayer {
+    fn review(&self, cx: &Scope<'_>, call: &Reviewed<'_>) -> Verdict {
+        if cx.is_worker() || call.name != "handoff_to" || call.is_error {
+            return Verdict::Pass;
+        }
+        let handoffs = self.handoffs.fetch_add(1, Ordering::Relaxed) + 1;
+        if handoffs < MAX_BOUNCES {
+            return Verdict::Pass;
+        }
+        Verdict::Stop(format!(
+            "handoffs going round: {handoffs} handoffs in this turn with no file changed in \
+             between; send a message to continue"
+        ))
+    }
+
     fn turn_start(&self, cx: &Scope<'_>) {
         if !cx.is_worker() {
             self.progressed();
