@@ -187,3 +187,52 @@ async fn a_persona_that_keeps_asking_after_the_results_is_brought_to_its_answer(
         "The worker created notes.md; it contains hi."
     );
 }
+
+/// The two-workers run: the persona spawned both, then waited for `<agent-id-1>` and
+/// `<agent-id-2>` (copied from nowhere) three times, each refused, until it gave up on
+/// waiting. Ids none of which is a worker of its own now mean its workers.
+#[tokio::test(flavor = "multi_thread")]
+async fn waiting_for_ids_that_are_none_of_its_workers_waits_for_all_of_them() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return MockResponse::tool_call(
+                "r",
+                "return_results",
+                &good_result("done").to_string(),
+            );
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(vec![
+                call(
+                    "s1",
+                    "spawn_agent",
+                    json!({"role_name": "implementer", "task_prompt": "a"}),
+                ),
+                call(
+                    "s2",
+                    "spawn_agent",
+                    json!({"role_name": "implementer", "task_prompt": "b"}),
+                ),
+            ]),
+            2 => MockResponse::tool_call(
+                "w",
+                "wait_for_agents",
+                &json!({"agent_ids": ["<agent-id-1>", "<agent-id-2>"], "timeout_s": 60})
+                    .to_string(),
+            ),
+            _ => MockResponse::text("both done"),
+        }
+    });
+    let run = sb.exec(&mock, &["--approval", "auto", "two workers"]).await;
+    run.assert_ok();
+    let last = mock.requests().last().unwrap().body.clone();
+    let waited = &tool_messages(&last)[2].1;
+    assert!(waited.contains("waited for all of them"), "{waited}");
+    assert_eq!(
+        waited.matches("\"status\": \"completed\"").count(),
+        2,
+        "{waited}"
+    );
+}

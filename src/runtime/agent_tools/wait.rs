@@ -48,17 +48,38 @@ impl AgentTool for WaitForAgents {
 
     async fn call(&self, cx: &Call<'_>, args: Value) -> Result<Done, Failure> {
         let args: Args = parse(&self.spec(), args)?;
+        // Ids none of which is a worker of the caller's (a 1.5B model waited for
+        // `<agent-id-1>` over and over) mean "my workers": it waits for all of them, told so.
+        let mut unknown_ids = None;
         let ids: Vec<AgentId> = match args.agent_ids {
             None => cx.team.unfinished_children(cx.caller),
             Some(list) => {
                 let mut ids = Vec::with_capacity(list.len());
+                let mut first_error = None;
                 for v in list {
                     let raw = v
                         .as_str()
                         .ok_or_else(|| format!("`agent_ids` must hold strings, got {v}"))?;
-                    ids.push(resolve_child(cx.team, cx.caller, raw)?);
+                    match resolve_child(cx.team, cx.caller, raw) {
+                        Ok(id) => ids.push(id),
+                        Err(e) => first_error = first_error.or(Some(e)),
+                    }
                 }
-                ids
+                match (first_error, ids.is_empty()) {
+                    (None, _) => ids,
+                    (Some(e), false) => return Err(e),
+                    (Some(e), true) => {
+                        let all = cx.team.unfinished_children(cx.caller);
+                        if all.is_empty() {
+                            return Err(e);
+                        }
+                        unknown_ids = Some(
+                            "none of those ids is one of your workers, so this waited for all \
+                             of them (the agent_id spawn_agent returned names one)",
+                        );
+                        all
+                    }
+                }
             }
         };
         if ids.is_empty() {
@@ -114,7 +135,10 @@ impl AgentTool for WaitForAgents {
         failures.retain(|f| !done.contains(f));
         done.extend(failures);
         let news = cx.host.tasks().take_news();
-        let batch = notice_batch(team, cx.caller, &done, &running, news);
-        Ok(Done::output(batch.unwrap_or_default()))
+        let batch = notice_batch(team, cx.caller, &done, &running, news).unwrap_or_default();
+        Ok(Done::output(match unknown_ids {
+            Some(note) => format!("[squad] {note}.\n{batch}"),
+            None => batch,
+        }))
     }
 }
