@@ -236,3 +236,39 @@ async fn waiting_for_ids_that_are_none_of_its_workers_waits_for_all_of_them() {
         "{waited}"
     );
 }
+
+/// The fix-pytest run: the persona handed the session copilot → architect → implementer →
+/// tester → implementer … with one reason, 23 times in ten minutes, until it was killed.
+/// Four handoffs in a row with no file changed in between now end the turn, with the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn handoffs_going_round_with_nothing_changed_end_the_turn_with_the_reason() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        let to = [
+            "architect",
+            "implementer",
+            "tester",
+            "implementer",
+            "tester",
+            "implementer",
+        ];
+        let n = tool_count(body);
+        MockResponse::tool_call(
+            &format!("h{n}"),
+            "handoff_to",
+            &json!({"target_agent": to[n.min(5)], "reason": "The test failed. Please review."})
+                .to_string(),
+        )
+    });
+    let run = sb
+        .exec(&mock, &["--approval", "auto", "fix the failing test"])
+        .await;
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("handoffs going round: 4 handoffs"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(mock.requests().len(), 4, "no fifth handoff");
+}
