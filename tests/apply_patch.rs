@@ -18,7 +18,7 @@ use ::squad::tools::{ApplyPatch, ToolContext, ToolError, ToolHandler, ToolSettin
 use ::squad::workspace::Workspace;
 use common::agents::*;
 use common::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -263,37 +263,6 @@ async fn the_approval_shows_every_file_and_its_diff() {
 
 // ---------------------------------------------------------------------------------------
 // A worker's patch in its worktree, merged back (the real binary against the mock)
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test User")
-        .env("GIT_AUTHOR_EMAIL", "test@example.com")
-        .env("GIT_COMMITTER_NAME", "Test User")
-        .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// The workspace root a worker's system prompt names (its worktree when isolated).
-fn root_of(body: &Value) -> PathBuf {
-    let system = system(body);
-    let rest = system
-        .split("Workspace root: ")
-        .nth(1)
-        .expect("the prompt names the root");
-    PathBuf::from(rest.split(". Every path").next().unwrap_or_default())
-}
 
 const WORKER_PATCH: &str = "*** Begin Patch
 *** Update File: app.py

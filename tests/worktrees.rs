@@ -87,16 +87,6 @@ fn last_user(body: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// The workspace root a worker's system prompt names (its worktree when isolated).
-fn root_of(body: &Value) -> PathBuf {
-    let system = system(body);
-    let rest = system
-        .split("Workspace root: ")
-        .nth(1)
-        .expect("the prompt names the root");
-    PathBuf::from(rest.split(". Every path").next().unwrap_or_default())
-}
-
 fn write(id: &str, path: &str, content: &str) -> MockResponse {
     MockResponse::tool_call(
         id,

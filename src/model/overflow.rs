@@ -44,6 +44,24 @@ pub(crate) fn context_overflow(body: &str) -> Option<Overflow> {
     })
 }
 
+/// An error object that arrived inside a stream (either wire): `Some` when it says the
+/// request overflowed, with what its fields or its wording say of the window and the count.
+pub(crate) fn in_stream(error: &Value, message: &str) -> Option<Overflow> {
+    let str_field = |k: &str| error.get(k).and_then(Value::as_str).unwrap_or("");
+    let overflowed = str_field("code") == "context_length_exceeded"
+        || str_field("type") == "exceed_context_size_error"
+        || overflow_wording(message);
+    if !overflowed {
+        return None;
+    }
+    let from_text = context_overflow(message).unwrap_or_default();
+    let number = |k: &str| error.get(k).and_then(Value::as_u64);
+    Some(Overflow {
+        window: number("n_ctx").or(from_text.window),
+        prompt_tokens: number("n_prompt_tokens").or(from_text.prompt_tokens),
+    })
+}
+
 /// Also for errors that arrive inside a stream, which carry only a message.
 pub(crate) fn overflow_wording(message: &str) -> bool {
     let m = message.to_ascii_lowercase();

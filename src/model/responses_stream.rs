@@ -8,7 +8,7 @@
 //! `item_id` (which every server sends), falling back to `output_index`.
 
 use super::{ChatResponse, ModelError, TokenUsage};
-use crate::protocol::{Reasoning, ToolCall};
+use crate::protocol::Reasoning;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -287,15 +287,7 @@ impl ResponsesAssembler {
         let tool_calls = self
             .calls
             .into_iter()
-            .map(|c| ToolCall {
-                id: if c.call_id.is_empty() {
-                    format!("call_{}", uuid::Uuid::new_v4().simple())
-                } else {
-                    c.call_id
-                },
-                name: c.name,
-                arguments: c.arguments,
-            })
+            .map(|c| super::stream::tool_call(c.call_id, c.name, c.arguments))
             .collect();
         Ok(ChatResponse {
             text: self.text,
@@ -330,17 +322,7 @@ fn response_error(error: &Value) -> ModelError {
         .unwrap_or_else(|| "the server reported an error without a message".to_string());
     let code = error.get("code").unwrap_or(&Value::Null);
     let code_str = code.as_str().unwrap_or("");
-    let kind = error.get("type").and_then(Value::as_str).unwrap_or("");
-    if code_str == "context_length_exceeded"
-        || kind == "exceed_context_size_error"
-        || super::overflow::overflow_wording(&message)
-    {
-        let from_text = super::overflow::context_overflow(&message).unwrap_or_default();
-        let number = |k: &str| error.get(k).and_then(Value::as_u64);
-        let said = super::Overflow {
-            window: number("n_ctx").or(from_text.window),
-            prompt_tokens: number("n_prompt_tokens").or(from_text.prompt_tokens),
-        };
+    if let Some(said) = super::overflow::in_stream(error, &message) {
         return ModelError::ContextOverflow { message, said };
     }
     let numeric = code
@@ -364,6 +346,7 @@ fn response_error(error: &Value) -> ModelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::ToolCall;
     use serde_json::json;
 
     fn ev(v: Value) -> ResponsesEvent {

@@ -136,15 +136,7 @@ impl StreamAssembler {
         let tool_calls = self
             .calls
             .into_iter()
-            .map(|c| ToolCall {
-                id: if c.id.is_empty() {
-                    format!("call_{}", uuid::Uuid::new_v4().simple())
-                } else {
-                    c.id
-                },
-                name: c.name,
-                arguments: c.arguments,
-            })
+            .map(|c| tool_call(c.id, c.name, c.arguments))
             .collect();
         Ok(ChatResponse {
             text: self.text,
@@ -153,6 +145,20 @@ impl StreamAssembler {
             finish_reason: Some(finish_reason),
             reasoning: Vec::new(),
         })
+    }
+}
+
+/// A call as the model sent it; one without an id gets one, so its result can name it.
+pub(super) fn tool_call(id: String, name: String, arguments: String) -> ToolCall {
+    let id = if id.is_empty() {
+        format!("call_{}", uuid::Uuid::new_v4().simple())
+    } else {
+        id
+    };
+    ToolCall {
+        id,
+        name,
+        arguments,
     }
 }
 
@@ -173,14 +179,7 @@ fn stream_error(err: &serde_json::Value) -> ModelError {
         .filter(|c| (400..600).contains(c))
         .and_then(|c| u16::try_from(c).ok())
         .unwrap_or(500);
-    if super::overflow::overflow_wording(&message)
-        || err.get("type").and_then(|t| t.as_str()) == Some("exceed_context_size_error")
-    {
-        let number = |k: &str| err.get(k).and_then(serde_json::Value::as_u64);
-        let said = super::Overflow {
-            window: number("n_ctx"),
-            prompt_tokens: number("n_prompt_tokens"),
-        };
+    if let Some(said) = super::overflow::in_stream(err, &message) {
         return ModelError::ContextOverflow { message, said };
     }
     ModelError::Http { status, message }

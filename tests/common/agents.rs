@@ -58,3 +58,13 @@ pub fn spawn(role: &str, task: &str) -> MockResponse {
         &json!({"role_name": role, "task_prompt": task}).to_string(),
     )
 }
+
+/// The workspace root a worker's system prompt names (its worktree when isolated).
+pub fn root_of(body: &Value) -> std::path::PathBuf {
+    let system = system(body);
+    let rest = system
+        .split("Workspace root: ")
+        .nth(1)
+        .expect("the prompt names the root");
+    std::path::PathBuf::from(rest.split(". Every path").next().unwrap_or_default())
+}

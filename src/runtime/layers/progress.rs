@@ -76,6 +76,9 @@ impl Layer for ProgressLayer {
     fn turn_start(&self, cx: &Scope<'_>) {
         if !cx.is_worker() {
             self.progressed();
+            // A new message is a new start: the outputs remembered so far do not grow
+            // with the session.
+            crate::sync::lock(&self.last).clear();
         }
     }
 
