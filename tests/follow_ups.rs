@@ -119,6 +119,9 @@ async fn an_acknowledged_worker_is_not_corrected_and_the_same_acknowledgement_is
     let results: Vec<String> = tool_messages(last).into_iter().map(|(_, c)| c).collect();
     let refused: Vec<&String> = results.iter().filter(|c| c.contains("not sent")).collect();
     assert_eq!(refused.len(), 2, "{results:?}");
+    // The reply, under seed 000's name.
+    let first_ack: Value = serde_json::from_str(&results[2]).unwrap();
+    assert!(first_ack["agent_response"].is_string(), "{first_ack}");
     assert!(refused[0].contains("your final answer to the user"));
     let answer = items_of_kind(&events, "assistant");
     assert_eq!(

@@ -657,8 +657,10 @@ async fn wait_for_agents_times_out_with_who_is_still_running() {
     );
 }
 
+/// The agent tools answer in seed 000's field names: `role_name` and `created_at` from
+/// spawn, `completed_at` on a result, and get_agents' listing with `include_completed`.
 #[tokio::test(flavor = "multi_thread")]
-async fn get_agents_lists_workers_with_counts() {
+async fn get_agents_lists_workers_with_counts_in_the_seeds_fields() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
     mock.set_responder(|body| {
@@ -680,28 +682,54 @@ async fn get_agents_lists_workers_with_counts() {
             ]),
             2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
             3 => MockResponse::tool_call("g", "get_agents", "{}"),
+            4 => MockResponse::tool_call("g2", "get_agents", r#"{"include_completed": false}"#),
             _ => MockResponse::text("done"),
         }
     });
     sb.exec(&mock, &["go"]).await.assert_ok();
     let last = mock.requests().last().unwrap().body.clone();
-    let listing: Value = serde_json::from_str(&tool_messages(&last)[3].1).unwrap();
-    assert_eq!(listing["total"], 2);
-    assert_eq!(listing["counts"]["completed"], 2);
-    let roles: Vec<&str> = listing["agents"]
-        .as_array()
-        .unwrap()
+    let outputs = tool_messages(&last);
+    let parse = |i: usize| -> Value {
+        serde_json::from_str(&outputs[i].1).unwrap_or_else(|e| panic!("{e}: {}", outputs[i].1))
+    };
+    let spawned = parse(0);
+    assert_eq!(spawned["role_name"], "agentic_coder");
+    let created = spawned["created_at"].as_str().expect("created_at");
+    chrono::DateTime::parse_from_rfc3339(created).expect("an RFC 3339 time");
+
+    let wait_text = &outputs[2].1;
+    let waited: Value = serde_json::from_str(&wait_text[wait_text.find('{').unwrap()..]).unwrap();
+    let result = &waited["results"][0]["result"];
+    let completed = result["completed_at"].as_str().expect("completed_at");
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(completed).unwrap()
+            >= chrono::DateTime::parse_from_rfc3339(created).unwrap(),
+        "{waited}"
+    );
+
+    let listing = parse(3);
+    assert_eq!(listing["total_count"], 2);
+    assert_eq!(listing["completed_count"], 2);
+    assert_eq!(listing["include_completed"], true);
+    let agents = listing["agents"].as_array().unwrap();
+    let roles: Vec<&str> = agents
         .iter()
-        .map(|a| a["role"].as_str().unwrap())
+        .map(|a| a["role_name"].as_str().unwrap())
         .collect();
     assert_eq!(roles, ["agentic_coder", "code_reviewer"]);
+    assert_eq!(agents[0]["task_prompt"], "one");
+    assert_eq!(agents[0]["status"], "completed");
+    assert_eq!(agents[0]["created_at"], created);
     assert!(
-        listing["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|a| a["has_result"] == true)
+        agents[0]["parent_id"]
+            .as_str()
+            .is_some_and(|p| !p.is_empty())
     );
+    assert!(agents.iter().all(|a| a["has_result"] == true));
+
+    let only_live = parse(4);
+    assert_eq!(only_live["total_count"], 0, "{only_live}");
+    assert_eq!(only_live["include_completed"], false);
 }
 
 #[tokio::test(flavor = "multi_thread")]

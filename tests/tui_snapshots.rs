@@ -513,6 +513,7 @@ fn results_card() {
         EventKind::ResultReturned {
             parent_id: Some(s.root),
             result: AgentResult {
+                completed_at: None,
                 status: ResultStatus::Partial,
                 summary: "Added `--json`; events print as one JSON object per line.".into(),
                 artifacts: vec![
@@ -585,6 +586,7 @@ fn returned(s: &mut Script, agent: AgentId, status: ResultStatus, verdict: Verdi
         EventKind::ResultReturned {
             parent_id: Some(s.root),
             result: AgentResult {
+                completed_at: None,
                 status,
                 summary: "Added the CHANGELOG entry and a test for `parse_args`.".into(),
                 artifacts: vec![Artifact {

@@ -64,6 +64,9 @@ pub struct AgentResult {
     /// workspace, or which files conflict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<super::MergeReport>,
+    /// Set by squad when the result is stored (seed 000's `completed_at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

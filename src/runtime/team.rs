@@ -26,6 +26,7 @@ use super::inbox::Notice;
 use crate::protocol::{
     AgentId, AgentResult, AgentStatus, ApprovalPolicy, Budget, EventKind, HistoryItem, SpawnOptions,
 };
+use chrono::{DateTime, Utc};
 use release::{Life, Releases};
 use roster::Roster;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -106,6 +107,8 @@ struct Agent {
     stats: AgentStats,
     budget: Budget,
     created: Instant,
+    /// Wall-clock spawn time, for the model (`created_at`, seed 000).
+    created_at: DateTime<Utc>,
     finished: Option<Instant>,
     /// Cancels the agent for good (despawn), and with it every turn it runs.
     cancel: CancellationToken,
@@ -183,6 +186,8 @@ pub struct ChildInfo {
     pub status: AgentStatus,
     pub task: String,
     pub has_result: bool,
+    pub parent: Option<AgentId>,
+    pub created_at: DateTime<Utc>,
     /// The checks of its result, when they ran.
     pub verification: Option<crate::protocol::Verdict>,
     pub released: bool,
@@ -279,6 +284,7 @@ impl Team {
                 stats: new.stats,
                 budget: new.budget,
                 created: Instant::now(),
+                created_at: Utc::now(),
                 finished: None,
                 cancel: cancel.clone(),
                 turn_cancel: cancel.child_token(),
@@ -527,6 +533,8 @@ impl Team {
     /// Stores a worker's validated result; returns its supervisor.
     pub fn set_result(&self, id: AgentId, result: AgentResult) -> Option<AgentId> {
         self.with(id, |a| {
+            let mut result = result;
+            result.completed_at = Some(Utc::now());
             a.result = Some(result);
             a.parent
         })

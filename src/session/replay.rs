@@ -425,6 +425,7 @@ mod tests {
             note: String::new(),
         };
         let result = AgentResult {
+            completed_at: None,
             status: ResultStatus::Success,
             summary: "done".into(),
             artifacts: vec![],

@@ -111,8 +111,7 @@ fn read_schema() -> Value {
                 "description": "Last line (inclusive)."
             }
         },
-        "required": ["path"],
-        "additionalProperties": false
+        "required": ["path"]
     })
 }
 
@@ -324,8 +323,7 @@ fn write_schema() -> Value {
             "path": {"type": "string"},
             "content": {"type": "string", "description": "The whole new content."}
         },
-        "required": ["path", "content"],
-        "additionalProperties": false
+        "required": ["path", "content"]
     })
 }
 
@@ -430,8 +428,7 @@ fn edit_schema() -> Value {
             "old_text": {"type": "string", "description": "Exact text to replace."},
             "new_text": {"type": "string", "description": "Replacement; may be empty."}
         },
-        "required": ["path", "old_text", "new_text"],
-        "additionalProperties": false
+        "required": ["path", "old_text", "new_text"]
     })
 }
 

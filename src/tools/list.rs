@@ -132,8 +132,7 @@ fn schema() -> Value {
                 "maximum": MAX_DEPTH,
                 "description": format!("Levels to show (default {DEFAULT_DEPTH}).")
             }
-        },
-        "additionalProperties": false
+        }
     })
 }
 

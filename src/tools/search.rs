@@ -35,8 +35,7 @@ fn schema() -> Value {
             },
             "path": {"type": "string"}
         },
-        "required": ["pattern"],
-        "additionalProperties": false
+        "required": ["pattern"]
     })
 }
 

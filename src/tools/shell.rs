@@ -33,8 +33,7 @@ fn command_schema() -> Value {
             "escalate": {"type": "boolean"},
             "reason": {"type": "string"}
         },
-        "required": ["command"],
-        "additionalProperties": false
+        "required": ["command"]
     })
 }
 
@@ -140,8 +139,7 @@ pub struct RunTests;
 fn tests_schema() -> Value {
     json!({
         "type": "object",
-        "properties": {},
-        "additionalProperties": false
+        "properties": {}
     })
 }
 

@@ -75,6 +75,7 @@ impl Run {
 
     fn returned(&mut self, status: ResultStatus, verdict: Option<(u32, bool)>, at: u64) {
         let result = AgentResult {
+            completed_at: None,
             status,
             summary: "s".into(),
             artifacts: vec![],

@@ -169,9 +169,10 @@ pub fn validate_result(v: &Value) -> Result<AgentResult, String> {
         }
     }
     let mut clean = obj.clone();
-    // Only squad sets the verdict and the merge report.
+    // Only squad sets the verdict, the merge report and the time.
     clean.remove("verification");
     clean.remove("merge");
+    clean.remove("completed_at");
     clean.insert("status".into(), json!(status));
     clean.entry("artifacts").or_insert(json!([]));
     clean.entry("known_issues").or_insert(json!([]));

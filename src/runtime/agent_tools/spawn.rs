@@ -239,8 +239,9 @@ impl AgentTool for SpawnAgent {
         Ok(Done::output(
             json!({
                 "agent_id": id.to_string(),
-                "role": role.name,
+                "role_name": role.name,
                 "status": "running",
+                "created_at": cx.team.created_at(id),
                 "note": "the worker runs in parallel; collect its result with wait_for_agents"
             })
             .to_string(),

@@ -113,7 +113,9 @@ impl AgentTool for SpeakToAgent {
         team.set_status(cx.caller, AgentStatus::Running, None);
         let (status, result) = team.mark_delivered(id);
         let text = reply?;
-        let mut out = json!({"agent_id": id.to_string(), "status": status.as_str(), "reply": text});
+        // Seed 000's name for the worker's answer.
+        let mut out =
+            json!({"agent_id": id.to_string(), "status": status.as_str(), "agent_response": text});
         match result {
             Some(r) if status == AgentStatus::Completed => {
                 out["result"] = serde_json::to_value(r).unwrap_or(Value::Null);

@@ -68,6 +68,11 @@ impl Team {
         self.with(id, |a| a.status)
     }
 
+    /// When it was spawned, by the wall clock.
+    pub fn created_at(&self, id: AgentId) -> Option<chrono::DateTime<chrono::Utc>> {
+        self.with(id, |a| a.created_at)
+    }
+
     pub fn role(&self, id: AgentId) -> Option<String> {
         self.with(id, |a| a.role.clone())
     }
@@ -138,6 +143,8 @@ impl Team {
                 status: a.status,
                 task: a.task.clone(),
                 has_result: a.result.is_some(),
+                parent: a.parent,
+                created_at: a.created_at,
                 verification: a.result.as_ref().and_then(|r| r.verification.clone()),
                 released: a.life.released,
             })

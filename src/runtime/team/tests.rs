@@ -60,6 +60,7 @@ fn ready(done: &[AgentId], running: &[AgentId]) -> FanIn {
 
 fn result() -> AgentResult {
     AgentResult {
+        completed_at: None,
         status: ResultStatus::Success,
         summary: "done".into(),
         artifacts: Vec::new(),

@@ -160,6 +160,7 @@ mod tests {
 
     fn result(status: ResultStatus, issues: &[&str]) -> AgentResult {
         AgentResult {
+            completed_at: None,
             status,
             summary: "looked at it".into(),
             artifacts: vec![],

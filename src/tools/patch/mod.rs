@@ -26,8 +26,7 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {"patch": {"type": "string"}},
-        "required": ["patch"],
-        "additionalProperties": false
+        "required": ["patch"]
     })
 }
 

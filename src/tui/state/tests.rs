@@ -145,6 +145,7 @@ fn tree_usage_results_and_handoff() {
             EventKind::ResultReturned {
                 parent_id: Some(root),
                 result: AgentResult {
+                    completed_at: None,
                     status: ResultStatus::Success,
                     summary: "ok".into(),
                     artifacts: vec![],

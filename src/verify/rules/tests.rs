@@ -3,6 +3,7 @@ use crate::protocol::Artifact;
 
 fn result(status: ResultStatus, artifacts: &[(&str, ChangeType)], issues: &[&str]) -> AgentResult {
     AgentResult {
+        completed_at: None,
         status,
         summary: "did it".into(),
         artifacts: artifacts
