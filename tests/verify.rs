@@ -589,3 +589,64 @@ async fn get_agents_shows_each_workers_verdict() {
         "{listing}"
     );
 }
+
+/// What Qwen2.5-Coder-1.5B did in the real-model suite's correction round: told to write
+/// VERSION=1 while the project's check wants VERSION=2, it read the command-first
+/// correction ("`grep -qx VERSION=2 config.env || …` exited 1") as "fix the error in the
+/// grep command" and never wrote the line. A check that says what it wants in a line now
+/// leads with that sentence, says the checks win over the task, and puts the task last.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_checks_own_message_leads_its_correction_and_the_task_comes_last() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    sb.workspace_config(
+        "[[verify.rules]]\nid = \"version\"\ncommand = \"grep -qx VERSION=2 config.env || { echo 'config.env must contain the line VERSION=2'; exit 1; }\"\n",
+    );
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return match tool_count(body) {
+                0 => spawn(
+                    "implementer",
+                    "create the file config.env containing the line VERSION=1",
+                ),
+                1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+                _ => MockResponse::text("done"),
+            };
+        }
+        match tool_count(body) {
+            0 => write("w1", "config.env", "VERSION=1\n"),
+            1 => claim("r1", "success", &[("config.env", "created")]),
+            2 => write("w2", "config.env", "VERSION=2\n"),
+            _ => claim("r2", "success", &[("config.env", "created")]),
+        }
+    });
+    let run = exec(&sb, &mock).await;
+    let corrections = notices(&last_worker_request(&mock));
+    assert_eq!(corrections.len(), 1);
+    let text = &corrections[0];
+    let first = text
+        .lines()
+        .find(|l| l.starts_with("1. "))
+        .expect("a numbered failure");
+    assert!(
+        first.starts_with(
+            "1. [version] config.env must contain the line VERSION=2 (the check `grep"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Fix: change the files so that this holds: config.env must contain the line VERSION=2"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("the checks win"), "{text}");
+    let task_at = text.find("your task was:").expect("the task");
+    assert!(task_at > text.find("1. [version]").unwrap(), "{text}");
+    assert_eq!(sb.read("config.env"), "VERSION=2\n");
+    let verdicts: Vec<bool> = of_type(&run.events(), "verification")
+        .into_iter()
+        .map(|v| v["passed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(verdicts, vec![false, true]);
+}

@@ -43,6 +43,15 @@ pub async fn run_rule(
         RunStatus::TimedOut(after) => format!("did not finish within {}s", after.as_secs()),
     };
     let tail = tail(&outcome.output, TAIL_LINES);
+    if let Some(said) = short_message(&tail) {
+        // A check that says what it wants in a line or two: that sentence first, the
+        // command after (a 1.5B model read "fix the error in the grep command" from the
+        // command-first form, and never wrote the line the check asked for).
+        return Some(finding(
+            format!("{said} (the check `{command}` {what})"),
+            format!("change the files so that this holds: {said}"),
+        ));
+    }
     let message = if tail.is_empty() {
         format!("`{command}` {what}")
     } else {
@@ -52,6 +61,17 @@ pub async fn run_rule(
         message,
         format!("make `{command}` pass (run it yourself to see the whole output)"),
     ))
+}
+
+/// A failing check's whole output when it is a short message (at most two lines), joined.
+fn short_message(output: &str) -> Option<String> {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let text = lines.join(" ");
+    (!lines.is_empty() && lines.len() <= 2 && text.len() <= 200).then_some(text)
 }
 
 /// Whether a rule applies to these changes: rules without `when_changed` always do.
@@ -110,5 +130,20 @@ mod tests {
         let text = (1..=50).map(|i| format!("line {i}\n")).collect::<String>();
         let t = tail(&text, 3);
         assert_eq!(t, "line 48\nline 49\nline 50");
+    }
+
+    #[test]
+    fn a_line_or_two_is_a_message_and_a_test_log_is_not() {
+        assert_eq!(
+            short_message("config.env must contain the line VERSION=2\n").as_deref(),
+            Some("config.env must contain the line VERSION=2")
+        );
+        assert_eq!(
+            short_message("  first\n\n second \n").as_deref(),
+            Some("first second")
+        );
+        assert_eq!(short_message(""), None);
+        assert_eq!(short_message("a\nb\nc\n"), None);
+        assert_eq!(short_message(&"x".repeat(201)), None);
     }
 }

@@ -20,9 +20,9 @@ use crate::protocol::Verdict;
 pub fn correction_message(task: &str, verdict: &Verdict, round: u32, max: u32) -> String {
     let mut out = format!(
         "Your result was checked against the workspace and did not pass \
-         (score {}/100; correction {round} of {max}).\n\nYour task was:\n{}\n\nFix only these, then call return_results again with an accurate result:\n",
+         (score {}/100; correction {round} of {max}). Fix only these, then call \
+         return_results again with an accurate result:\n",
         verdict.score,
-        task.trim()
     );
     for (i, f) in verdict.failures.iter().enumerate() {
         out.push_str(&format!("{}. [{}] {}\n", i + 1, f.rule, f.message));
@@ -40,8 +40,13 @@ pub fn correction_message(task: &str, verdict: &Verdict, round: u32, max: u32) -
             out.push('\n');
         }
     }
-    out.push_str(
-        "\nIf a failure cannot be fixed, call return_results with status \"failure\" or \"partial\" and say why in known_issues.",
-    );
+    // The task comes last: a small model read a task that said otherwise than a check
+    // (VERSION=1 asked, VERSION=2 checked) as the thing to keep.
+    out.push_str(&format!(
+        "\nThese checks are the project's rules: where your task says otherwise, the checks \
+         win. If a failure cannot be fixed, call return_results with status \"failure\" or \
+         \"partial\" and say why in known_issues.\n\nFor reference, your task was:\n{}",
+        task.trim()
+    ));
     out
 }
