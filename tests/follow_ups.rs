@@ -275,3 +275,97 @@ async fn handoffs_going_round_with_nothing_changed_end_the_turn_with_the_reason(
     );
     assert_eq!(mock.requests().len(), 4, "no fifth handoff");
 }
+
+/// Qwen2.5-Coder-1.5B as the architect, asked to "write a short design note to design.md
+/// … then hand off to the implementer with handoff_to so it writes greet.py": it answered
+/// with the design note as text, and the session ended with no file and no handoff. Now
+/// the turn that ends with design.md still absent is told so, once; the persona writes
+/// it, hands off, and the implementer writes greet.py. A second answer with nothing new
+/// missing is not told again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persona_that_answers_with_the_file_it_was_asked_to_write_is_told_to_write_it() {
+    const PROMPT: &str = "Write a short design note to design.md for a Python function \
+                          greet(name) in greet.py that returns 'Hello, ' + name + '!'. Then \
+                          hand off to the implementer with handoff_to so it writes greet.py.";
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        let told = last_user(body).contains("named in the request");
+        if system(body).contains("You are the implementer") {
+            // The architect's write and handoff came before.
+            return match tool_count(body) {
+                2 => MockResponse::tool_call(
+                    "g",
+                    "write_file",
+                    &json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hello, ' + name + '!'\n"}).to_string(),
+                ),
+                _ => MockResponse::text("greet.py is written."),
+            };
+        }
+        match (tool_count(body), told) {
+            (0, false) => MockResponse::text("# Design Note for greet.py\n\n## Overview\nThe `greet` function returns \"Hello, [name]!\"."),
+            (0, true) => MockResponse::tool_call(
+                "d",
+                "write_file",
+                &json!({"path": "design.md", "content": "# greet\nReturns 'Hello, ' + name + '!'.\n"}).to_string(),
+            ),
+            _ => MockResponse::tool_call(
+                "h",
+                "handoff_to",
+                &json!({"target_agent": "implementer", "reason": "design.md is written; write greet.py"}).to_string(),
+            ),
+        }
+    });
+    let run = sb
+        .exec(
+            &mock,
+            &[
+                "--json",
+                "--approval",
+                "auto",
+                "--role",
+                "architect",
+                PROMPT,
+            ],
+        )
+        .await;
+    run.assert_ok();
+    assert!(sb.read("design.md").contains("greet"));
+    assert!(sb.read("greet.py").contains("Hello, "));
+    let reminders: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| last_user(&r.body))
+        .filter(|t| t.contains("named in the request"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(reminders.len(), 1, "{reminders:?}");
+    assert!(
+        reminders[0].contains("design.md, greet.py named in the request do not exist yet"),
+        "{}",
+        reminders[0]
+    );
+    let events = run.events();
+    assert_eq!(items_of_kind(&events, "handoff").len(), 1);
+}
+
+/// A request that names a file nobody makes ends with its answer after one reminder: the
+/// model answers the same way again, and is not told twice.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persona_told_once_of_a_missing_file_may_answer_again_and_is_not_told_twice() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|_| MockResponse::text("I would rather not write plan.md."));
+    let run = sb
+        .exec(&mock, &["--approval", "auto", "write the plan to plan.md"])
+        .await;
+    run.assert_ok();
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2, "the answer, one reminder, the answer again");
+    assert!(last_user(&reqs[1].body).contains("plan.md named in the request does not exist yet"));
+    assert_eq!(
+        run.stdout.trim().lines().last(),
+        Some("I would rather not write plan.md.")
+    );
+}

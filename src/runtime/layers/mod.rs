@@ -38,6 +38,7 @@ mod compaction;
 mod hooks;
 mod isolation;
 mod loop_guard;
+mod named_files;
 mod pause;
 mod progress;
 mod stall;
@@ -49,6 +50,7 @@ pub use compaction::CompactionLayer;
 pub use hooks::HookLayer;
 pub use isolation::IsolationLayer;
 pub use loop_guard::{LoopGuardLayer, Reviewed};
+pub use named_files::NamedFilesLayer;
 pub use pause::PauseLayer;
 pub use progress::ProgressLayer;
 pub use stall::{Pulse, StallLayer};
@@ -245,7 +247,7 @@ pub struct SessionParts {
 
 /// The session's layers, in the order they run at every point: the pause gate first (a
 /// paused team holds before anything is decided), then the budgets, the team's progress,
-/// the persona's answer once all is done, compaction (a request
+/// the persona's answer once all is done, the files its request asked for, compaction (a request
 /// is made to fit once it may be sent), stall marks, the loop guard, the user's hooks (a
 /// hook sees only calls squad itself would let through), then isolation (the worktree and
 /// the leases, once no hook blocked the call; the merge once a worker's turns are over)
@@ -257,6 +259,7 @@ pub fn session_layers(p: SessionParts) -> Layers {
         Arc::new(BudgetLayer::new(p.session)),
         Arc::new(ProgressLayer::new(p.max_turn_calls)),
         Arc::new(AnswerLayer::new(p.board)),
+        Arc::new(NamedFilesLayer::new()),
         Arc::new(CompactionLayer::new(p.compactor)),
         Arc::new(StallLayer::new(p.guards.stall_after())),
         Arc::new(LoopGuardLayer::new(p.guards)),
