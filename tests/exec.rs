@@ -106,6 +106,35 @@ async fn read_edit_and_test_on_a_real_repo() {
     );
 }
 
+/// A 1.5B model told "no test command is configured" ran `cargo test` in a Python
+/// project. With none configured, `run_tests` runs the runner the project's files name
+/// (here a Makefile's `test` target) and says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn run_tests_without_a_test_command_runs_the_one_the_project_names() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write(
+        "Makefile",
+        "test:\n\t@echo checking-the-makefile-target; exit 3\n",
+    );
+    mock.push_all([
+        MockResponse::tool_call("t", "run_tests", "{}"),
+        MockResponse::text("The tests fail."),
+    ]);
+    let run = sb
+        .exec(&mock, &["--approval", "auto", "run the tests"])
+        .await;
+    run.assert_ok();
+    let result = &tool_messages(&mock.requests()[1].body)[0].1;
+    assert!(
+        result.starts_with("tests FAILED")
+            && result
+                .contains("$ make test (from the project's files; no test_command is configured)")
+            && result.contains("checking-the-makefile-target"),
+        "{result}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn two_tool_calls_in_one_turn_each_get_a_result() {
     let mock = MockServer::start().await;

@@ -9,6 +9,7 @@ mod process;
 mod search;
 mod settings;
 mod shell;
+mod test_command;
 
 pub(crate) use args::parse as parse_args;
 pub use editor::EditorFiles;

@@ -143,20 +143,28 @@ fn tests_schema() -> Value {
     })
 }
 
-/// The configured test command, or an error saying how to configure one.
-fn test_command(ctx: &ToolContext) -> Result<String, ToolError> {
-    ctx.settings
+/// The configured test command, else the one the project's files name (`detected`), or
+/// an error saying how to configure one.
+fn test_command(ctx: &ToolContext) -> Result<(String, bool), ToolError> {
+    if let Some(c) = ctx
+        .settings
         .test_command
         .clone()
         .filter(|c| !c.trim().is_empty())
-        .ok_or_else(|| {
-            ToolError::Failed(
-        "no test command is configured. The user can set one with `test_command = \"cargo test\"` \
-         under [tools] in .squad/config.toml, or `test_command` in the role file. Until then, \
-         run the project's tests with run_command."
+    {
+        return Ok((c, false));
+    }
+    if let Some(c) = super::test_command::detect(ctx.workspace.root()) {
+        return Ok((c.to_string(), true));
+    }
+    Err(ToolError::Failed(
+        "no test command is configured, and the project's files name none (no Cargo.toml, \
+         go.mod, package.json test script, pytest files or Makefile test target). The user \
+         can set one with `test_command = \"cargo test\"` under [tools] in \
+         .squad/config.toml, or `test_command` in the role file. Until then, run the \
+         project's tests with run_command."
             .to_string(),
-        )
-        })
+    ))
 }
 
 #[async_trait]
@@ -164,8 +172,8 @@ impl ToolHandler for RunTests {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "run_tests".to_string(),
-            description: "Run the project's configured test command. The result starts with \
-                'tests passed' or 'tests FAILED', then the output."
+            description: "Run the project's tests (its test_command, or the runner its files \
+                name). The result starts with 'tests passed' or 'tests FAILED', then the output."
                 .to_string(),
             parameters: tests_schema(),
         }
@@ -181,7 +189,7 @@ impl ToolHandler for RunTests {
         args: &Value,
     ) -> Result<Option<ApprovalAction>, ToolError> {
         args::parse::<Value>(&tests_schema(), args.clone())?;
-        let command = test_command(ctx)?;
+        let (command, _) = test_command(ctx)?;
         Ok(Some(match &ctx.sandbox {
             Some(sandbox) => ApprovalAction::SandboxedCommand {
                 command,
@@ -193,7 +201,7 @@ impl ToolHandler for RunTests {
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
         args::parse::<Value>(&tests_schema(), args)?;
-        let command = test_command(ctx)?;
+        let (command, detected) = test_command(ctx)?;
         let outcome = run_shell(ctx, &command, ctx.settings.command_timeout).await?;
         let took = format_elapsed(outcome.elapsed);
         let head = match outcome.status {
@@ -205,7 +213,12 @@ impl ToolHandler for RunTests {
                 format_elapsed(limit)
             ),
         };
-        let mut out = format!("{head}\n$ {command}\n{}", outcome.output_block());
+        let found = if detected {
+            " (from the project's files; no test_command is configured)"
+        } else {
+            ""
+        };
+        let mut out = format!("{head}\n$ {command}{found}\n{}", outcome.output_block());
         if let Some(note) = blocked(&outcome, ctx.sandbox.as_deref()) {
             out.push_str("\n\n");
             out.push_str(&note);
