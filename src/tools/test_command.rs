@@ -85,9 +85,12 @@ mod tests {
         dir
     }
 
+    /// A project's files, and the runner they name.
+    type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
+
     #[test]
     fn each_kind_of_project_names_its_runner() {
-        let cases: &[(&[(&str, &str)], Option<&str>)] = &[
+        let cases: &[Case] = &[
             (&[("Cargo.toml", "[package]")], Some("cargo test")),
             (&[("go.mod", "module x")], Some("go test ./...")),
             (
