@@ -3,8 +3,9 @@
 //! answer, and the turn ended with no file and no handoff. When the persona's turn ends
 //! with an answer while a file the user's message asked for (a path after a verb such as
 //! "write" or "create", absent when the message came) is still absent, and none of its
-//! workers is still at work, it is told which, once for each set of files still missing
-//! (twice at most per message): make them, hand them on, or answer again.
+//! workers is still at work, it is told which: make them, hand them on, or answer again.
+//! Twice at most per message; the second time plainly (the same model answered the first
+//! reminder with "I will create the design.md and greet.py files." and stopped).
 
 use super::{AfterTurn, Layer, Scope, ToolDone, ToolUse};
 use crate::protocol::TurnEnd;
@@ -159,12 +160,19 @@ impl Layer for NamedFilesLayer {
             .filter(|p| !cx.root().join(p).exists() && !made_elsewhere(p, &state.changed))
             .cloned()
             .collect();
-        if missing.is_empty() || missing == state.last {
+        if missing.is_empty() {
             return AfterTurn::Rest;
         }
+        // The same files again: the reply was words ("I will create design.md"), not
+        // the files; the second reminder says so.
+        let again = missing == state.last;
         state.nudges += 1;
         state.last = missing.clone();
-        AfterTurn::Continue(reminder(&missing))
+        AfterTurn::Continue(if again {
+            still_missing(&missing)
+        } else {
+            reminder(&missing)
+        })
     }
 }
 
@@ -188,6 +196,17 @@ fn reminder(missing: &[String]) -> String {
          the request asks you to make {it}, do it now with your tools (write_file for a file \
          you write; an answer in text writes no file), or hand {it} to whom the request \
          names. If not, give your answer again."
+    )
+}
+
+fn still_missing(missing: &[String]) -> String {
+    let names = missing.join(", ");
+    let does = if missing.len() == 1 { "does" } else { "do" };
+    format!(
+        "[squad] Still nothing written: {names} {does} not exist. Saying you will is not \
+         doing it: call write_file now with path \"{}\" and its content, or hand the work on \
+         with handoff_to. If you will not, tell the user why.",
+        missing[0]
     )
 }
 
