@@ -1,10 +1,14 @@
 //! Approvals and `ask_user` questions as `session/request_permission` requests; the
 //! client's choice goes back to the runtime as `Op::Approval` / `Op::Answer`.
 
-use super::rpc::{Rpc, RpcError};
-use super::updates::kind;
+use super::rpc::Rpc;
+use super::updates::{kind, text_content};
 use crate::protocol::{ApprovalAction, ApprovalDecision, Op};
-use serde_json::{Value, json};
+use agent_client_protocol::Error;
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
 use tokio::sync::mpsc;
 
 /// Asks the client about an approval on the tool call `call_id` of `session_id`.
@@ -18,25 +22,28 @@ pub fn approval(
     action: &ApprovalAction,
 ) {
     let (title, detail) = describe(tool, action);
-    let params = json!({
-        "sessionId": session_id,
-        "toolCall": {
-            "toolCallId": call_id,
-            "title": title,
-            "kind": kind(tool),
-            "status": "pending",
-            "content": [{"type": "content", "content": {"type": "text", "text": detail}}],
-        },
-        "options": [
-            {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-            {"optionId": "allow_always", "name": "Allow for this session", "kind": "allow_always"},
-            {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-        ],
-    });
+    let call = ToolCallUpdate::new(
+        call_id,
+        ToolCallUpdateFields::new()
+            .title(title)
+            .kind(kind(tool))
+            .status(ToolCallStatus::Pending)
+            .content(vec![text_content(detail)]),
+    );
+    let options = vec![
+        PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
+        PermissionOption::new(
+            "allow_always",
+            "Allow for this session",
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
+    ];
+    let request = RequestPermissionRequest::new(session_id.to_string(), call, options);
     let rpc = rpc.clone();
     let ops = ops.clone();
     tokio::spawn(async move {
-        let answer = rpc.request("session/request_permission", params).await;
+        let answer = rpc.request(request).await;
         let decision = match selected(&answer) {
             Some("allow_once") => ApprovalDecision::Approve,
             Some("allow_always") => ApprovalDecision::ApproveForSession,
@@ -67,26 +74,26 @@ pub fn question(
         });
         return;
     }
-    let choices: Vec<Value> = options
+    let choices = options
         .iter()
         .enumerate()
-        .map(|(i, o)| json!({"optionId": i.to_string(), "name": o, "kind": "allow_once"}))
+        .map(|(i, o)| {
+            PermissionOption::new(i.to_string(), o.as_str(), PermissionOptionKind::AllowOnce)
+        })
         .collect();
-    let params = json!({
-        "sessionId": session_id,
-        "toolCall": {
-            "toolCallId": format!("question-{request_id}"),
-            "title": question,
-            "kind": "think",
-            "status": "pending",
-        },
-        "options": choices,
-    });
+    let call = ToolCallUpdate::new(
+        format!("question-{request_id}"),
+        ToolCallUpdateFields::new()
+            .title(question)
+            .kind(ToolKind::Think)
+            .status(ToolCallStatus::Pending),
+    );
+    let request = RequestPermissionRequest::new(session_id.to_string(), call, choices);
     let rpc = rpc.clone();
     let ops = ops.clone();
     let options = options.to_vec();
     tokio::spawn(async move {
-        let answer = rpc.request("session/request_permission", params).await;
+        let answer = rpc.request(request).await;
         let answer = selected(&answer)
             .and_then(|i| i.parse::<usize>().ok())
             .and_then(|i| options.get(i).cloned());
@@ -95,11 +102,11 @@ pub fn question(
 }
 
 /// The option the client chose; `None` when it cancelled or failed.
-fn selected(answer: &Result<Value, RpcError>) -> Option<&str> {
-    let outcome = answer.as_ref().ok()?.get("outcome")?;
-    (outcome.get("outcome")?.as_str()? == "selected")
-        .then(|| outcome.get("optionId")?.as_str())
-        .flatten()
+fn selected(answer: &Result<RequestPermissionResponse, Error>) -> Option<&str> {
+    match &answer.as_ref().ok()?.outcome {
+        RequestPermissionOutcome::Selected(s) => Some(&s.option_id.0),
+        _ => None,
+    }
 }
 
 /// The title and text of a permission request.

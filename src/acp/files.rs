@@ -3,8 +3,8 @@
 
 use super::rpc::Rpc;
 use crate::tools::EditorFiles;
+use agent_client_protocol::v1::schema::{ReadTextFileRequest, WriteTextFileRequest};
 use async_trait::async_trait;
-use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -36,17 +36,9 @@ impl EditorFiles for ClientFiles {
         let session = self.session_id.get()?;
         let answer = self
             .rpc
-            .request(
-                "fs/read_text_file",
-                json!({"sessionId": session, "path": path}),
-            )
+            .request(ReadTextFileRequest::new(session.clone(), path))
             .await;
-        Some(answer.map_err(|e| e.message).and_then(|v| {
-            v.get("content")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .ok_or_else(|| "the client's answer has no content".to_string())
-        }))
+        Some(answer.map(|r| r.content).map_err(|e| e.message))
     }
 
     async fn write(&self, path: &Path, text: &str) -> Option<Result<(), String>> {
@@ -56,10 +48,7 @@ impl EditorFiles for ClientFiles {
         let session = self.session_id.get()?;
         let answer = self
             .rpc
-            .request(
-                "fs/write_text_file",
-                json!({"sessionId": session, "path": path, "content": text}),
-            )
+            .request(WriteTextFileRequest::new(session.clone(), path, text))
             .await;
         Some(answer.map(|_| ()).map_err(|e| e.message))
     }

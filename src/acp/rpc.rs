@@ -1,140 +1,45 @@
-//! JSON-RPC 2.0 over stdio, one message per line. Everything written to stdout goes through
-//! one writer task, so replies, notifications and our own requests never interleave and
-//! nothing else can reach the client's pipe.
+//! The agent's side of the connection, as the sessions use it: `session/update`
+//! notifications and requests to the client (permissions, `fs/*`). The
+//! `agent-client-protocol` crate owns the JSON-RPC: framing, ids, matching answers, and
+//! the one writer of stdout, so nothing else can reach the client's pipe.
 
-use serde_json::{Value, json};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use tokio::io::AsyncWriteExt;
-use tokio::sync::{mpsc, oneshot};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{SessionNotification, SessionUpdate};
+use agent_client_protocol::{Client, Error, ErrorCode, JsonRpcRequest};
 
-/// Standard JSON-RPC error codes, and ACP's "resource not found".
-pub mod code {
-    pub const PARSE_ERROR: i64 = -32700;
-    pub const INVALID_REQUEST: i64 = -32600;
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    pub const INVALID_PARAMS: i64 = -32602;
-    pub const INTERNAL_ERROR: i64 = -32603;
-    pub const RESOURCE_NOT_FOUND: i64 = -32002;
-}
-
-/// A JSON-RPC error to send back.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct RpcError {
-    pub code: i64,
-    pub message: String,
-}
-
-impl RpcError {
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-        }
-    }
-
-    pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::new(code::INVALID_PARAMS, message)
-    }
-}
-
-/// The client's answer to one of our requests.
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>>>;
-
-/// The agent's side of the connection: cheap to clone, shared by every session.
+/// Cheap to clone, shared by every session of the connection.
 #[derive(Clone)]
 pub struct Rpc {
-    out: mpsc::UnboundedSender<Value>,
-    pending: Pending,
-    next_id: Arc<AtomicU64>,
+    cx: ConnectionTo<Client>,
 }
 
 impl Rpc {
-    /// Starts the stdout writer; it ends when every `Rpc` is dropped.
-    pub fn start() -> Self {
-        let (out, mut rx) = mpsc::unbounded_channel::<Value>();
-        tokio::spawn(async move {
-            let mut stdout = tokio::io::stdout();
-            while let Some(msg) = rx.recv().await {
-                let mut line = msg.to_string();
-                line.push('\n');
-                if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err()
-                {
-                    tracing::warn!("acp: stdout closed");
-                    break;
-                }
-            }
-        });
-        Self {
-            out,
-            pending: Arc::default(),
-            next_id: Arc::new(AtomicU64::new(1)),
+    pub fn new(cx: ConnectionTo<Client>) -> Self {
+        Self { cx }
+    }
+
+    /// A `session/update` notification. A closed connection is only logged: the client
+    /// is gone and the session closes with it.
+    pub fn update(&self, session_id: &str, update: SessionUpdate) {
+        let note = SessionNotification::new(session_id.to_string(), update);
+        if let Err(e) = self.cx.send_notification(note) {
+            tracing::debug!("acp: update not sent: {e}");
         }
     }
 
-    fn send(&self, msg: Value) {
-        tracing::debug!(target: "squad::acp", "-> {msg}");
-        let _ = self.out.send(msg);
+    /// Sends a request to the client and waits for its answer, off the dispatch loop (the
+    /// callers are session tasks, never message handlers).
+    pub async fn request<R: JsonRpcRequest>(&self, request: R) -> Result<R::Response, Error> {
+        self.cx.send_request(request).block_task().await
     }
+}
 
-    pub fn reply(&self, id: Value, result: Result<Value, RpcError>) {
-        match result {
-            Ok(result) => self.send(json!({"jsonrpc": "2.0", "id": id, "result": result})),
-            Err(e) => self.send(json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": {"code": e.code, "message": e.message},
-            })),
-        }
-    }
+/// A JSON-RPC error with our own words as its message (the crate's constructors give the
+/// code's generic text).
+pub fn error(code: ErrorCode, message: impl Into<String>) -> Error {
+    Error::new(code, message)
+}
 
-    pub fn notify(&self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    /// A `session/update` notification.
-    pub fn update(&self, session_id: &str, update: Value) {
-        self.notify(
-            "session/update",
-            json!({"sessionId": session_id, "update": update}),
-        );
-    }
-
-    /// Sends a request to the client and waits for its answer.
-    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut p) = self.pending.lock() {
-            p.insert(id, tx);
-        }
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        rx.await
-            .unwrap_or_else(|_| Err(RpcError::new(code::INTERNAL_ERROR, "connection closed")))
-    }
-
-    /// Hands a response from the client to the request waiting for it.
-    pub fn resolve(&self, msg: &Value) {
-        let Some(id) = msg.get("id").and_then(Value::as_u64) else {
-            tracing::warn!("acp: a response without a numeric id: {msg}");
-            return;
-        };
-        let waiter = self.pending.lock().ok().and_then(|mut p| p.remove(&id));
-        let Some(waiter) = waiter else {
-            tracing::warn!("acp: a response to no request of ours: {msg}");
-            return;
-        };
-        let result = match msg.get("error") {
-            Some(err) => Err(RpcError::new(
-                err.get("code").and_then(Value::as_i64).unwrap_or(0),
-                err.get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("error")
-                    .to_string(),
-            )),
-            None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
-        };
-        let _ = waiter.send(result);
-    }
+pub fn invalid_params(message: impl Into<String>) -> Error {
+    error(ErrorCode::INVALID_PARAMS, message)
 }

@@ -1,16 +1,25 @@
 //! One session's event stream as ACP `session/update` notifications: each agent's text as
 //! message chunks, its tool calls with their updates, the task board as the plan,
-//! approvals and questions as permission requests. Workers are child sessions where the
-//! client takes subagents, otherwise one tool call each of their supervisor. It also
-//! works out how a prompt ended.
+//! approvals and questions as permission requests. Workers are child sessions (the
+//! crate's subagent updates) where the client takes them, otherwise one tool call each of
+//! their supervisor. It also works out how a prompt ended.
 
 use super::ask;
 use super::rpc::Rpc;
 pub use super::stop::{StopReason, TurnState};
+use super::tool_calls::{announce, title};
+pub use super::tool_calls::{kind, text_content};
 use crate::protocol::{
-    AgentId, AgentStatus, BudgetScope, Event, EventKind, HistoryItem, Op, Task, TaskStatus, dollars,
+    AgentId, AgentStatus, BudgetMeasure, BudgetScope, Event, EventKind, HistoryItem, Op, Task,
+    TaskStatus, TurnEnd, dollars,
 };
 use crate::text::one_line;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, CurrentModeUpdate, IdleStateUpdate, IdleStopReason, Plan,
+    PlanEntry, PlanEntryPriority, PlanEntryStatus, RunningStateUpdate, SessionCancelCapabilities,
+    SessionId, SessionMessage, SessionUpdate, StateUpdate, SubagentSessionCapabilities,
+    SubagentUpdate, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -35,6 +44,10 @@ struct View {
     /// session and id), and the progress lines shown in it.
     as_call: Option<(String, String)>,
     progress: Vec<String>,
+    /// How its last turn ended, and whether its own token budget stopped it: a worker
+    /// cut short that way is idle with `max_tokens`.
+    last_end: Option<TurnEnd>,
+    out_of_tokens: bool,
 }
 
 /// Follows one squad session for the client.
@@ -91,18 +104,12 @@ impl Translator {
         }
     }
 
-    fn send(&self, session_id: &str, update: Value) {
+    fn send(&self, session_id: &str, update: SessionUpdate) {
         self.rpc.update(session_id, update);
     }
 
     fn say(&self, session_id: &str, text: &str) {
-        self.send(
-            session_id,
-            json!({
-                "sessionUpdate": "agent_message_chunk",
-                "content": {"type": "text", "text": text},
-            }),
-        );
+        self.send(session_id, message_chunk(text));
     }
 
     /// Replays one event of a loaded session's log: the conversations, the workers and
@@ -113,15 +120,15 @@ impl Translator {
                 item: HistoryItem::User { text },
             } if event.agent_id == self.root => self.send(
                 &self.session_id,
-                json!({
-                    "sessionUpdate": "user_message_chunk",
-                    "content": {"type": "text", "text": text},
-                }),
+                SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::from(
+                    text.as_str(),
+                ))),
             ),
             EventKind::ItemAdded { .. }
             | EventKind::AgentSpawned { .. }
             | EventKind::AgentStatus { .. }
             | EventKind::ResultReturned { .. }
+            | EventKind::TurnFinished { .. }
             | EventKind::TaskUpdated { .. } => {
                 self.event(event);
             }
@@ -137,6 +144,11 @@ impl Translator {
         match &event.kind {
             EventKind::TurnStarted if root => self.turn.started = true,
             EventKind::TurnFinished { end } if root => self.turn.last_end = Some(*end),
+            EventKind::TurnFinished { end } => {
+                if let Some(view) = self.views.get_mut(&agent) {
+                    view.last_end = Some(*end);
+                }
+            }
             EventKind::AgentSpawned {
                 parent_id: Some(parent),
                 role,
@@ -153,13 +165,12 @@ impl Translator {
                 if let Some(view) = self.views.get(&agent).filter(|v| v.as_call.is_none()) {
                     self.send(
                         &view.parent_session,
-                        json!({
-                            "sessionUpdate": "session_message",
-                            "messageId": format!("result-{agent}-{}", event.seq),
-                            "senderSessionId": view.session_id,
-                            "recipientSessionId": view.parent_session,
-                            "content": [{"type": "text", "text": line}],
-                        }),
+                        session_message(
+                            format!("result-{agent}-{}", event.seq),
+                            &view.session_id,
+                            &view.parent_session,
+                            line,
+                        ),
                     );
                 }
             }
@@ -180,15 +191,23 @@ impl Translator {
                 {
                     self.send(
                         &view.session_id,
-                        json!({
-                            "sessionUpdate": "tool_call_update",
-                            "toolCallId": call_id,
-                            "status": "in_progress",
-                        }),
+                        call_update(
+                            call_id,
+                            ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
+                        ),
                     );
                 }
             }
             EventKind::Error { message } if root => self.turn.last_error = Some(message.clone()),
+            EventKind::BudgetReached {
+                scope: BudgetScope::Agent,
+                measure: BudgetMeasure::Tokens,
+                ..
+            } => {
+                if let Some(view) = self.views.get_mut(&agent) {
+                    view.out_of_tokens = true;
+                }
+            }
             EventKind::BudgetReached {
                 scope: BudgetScope::Session,
                 spent,
@@ -239,6 +258,7 @@ impl Translator {
             }
             EventKind::Idle if self.turn.started => {
                 let (reason, why) = self.turn.stop_reason();
+                tracing::debug!(target: "squad::acp", "prompt of {} ended: {reason:?}", self.session_id);
                 if let Some(why) = why {
                     self.say(&self.session_id, &format!("\n\nsquad stopped: {why}"));
                 }
@@ -295,27 +315,18 @@ impl Translator {
             if let Ok(mut c) = self.children.lock() {
                 c.insert(child.clone(), (self.ops.clone(), agent));
             }
-            self.send(
-                &parent_session,
-                json!({
-                    "sessionUpdate": "subagent_update",
-                    "sessionId": child,
-                    "title": role,
-                    "description": task,
-                    "capabilities": {"cancel": {}},
-                    "state": {"state": "running"},
-                }),
-            );
+            let announce = SubagentUpdate::new(child.clone())
+                .title(role.to_string())
+                .description(task.to_string())
+                .capabilities(
+                    SubagentSessionCapabilities::new().cancel(SessionCancelCapabilities::new()),
+                )
+                .state(StateUpdate::Running(RunningStateUpdate::new()));
+            self.send(&parent_session, SessionUpdate::SubagentUpdate(announce));
             // Its task, as the message its supervisor sent it.
             self.send(
                 &child,
-                json!({
-                    "sessionUpdate": "session_message",
-                    "messageId": format!("task-{agent}"),
-                    "senderSessionId": parent_session,
-                    "recipientSessionId": child,
-                    "content": [{"type": "text", "text": task}],
-                }),
+                session_message(format!("task-{agent}"), &parent_session, &child, task),
             );
             View {
                 session_id: child,
@@ -326,14 +337,12 @@ impl Translator {
             let call = format!("agent-{agent}");
             self.send(
                 &parent_session,
-                json!({
-                    "sessionUpdate": "tool_call",
-                    "toolCallId": call,
-                    "title": title,
-                    "kind": "other",
-                    "status": "in_progress",
-                    "rawInput": {"role": role, "task": task},
-                }),
+                SessionUpdate::ToolCall(
+                    ToolCall::new(call.clone(), title)
+                        .kind(kind("spawn_agent"))
+                        .status(ToolCallStatus::InProgress)
+                        .raw_input(json!({"role": role, "task": task})),
+                ),
             );
             View {
                 session_id: parent_session.clone(),
@@ -349,27 +358,35 @@ impl Translator {
         let Some(view) = self.views.get(&agent) else {
             return;
         };
-        let (state, stop, call_status) = match status {
-            AgentStatus::Running => ("running", None, "in_progress"),
-            AgentStatus::Completed => ("idle", Some("end_turn"), "completed"),
-            AgentStatus::Failed => ("idle", Some("refusal"), "failed"),
-            AgentStatus::Cancelled => ("idle", Some("cancelled"), "failed"),
+        let cut_short = view.out_of_tokens || view.last_end == Some(TurnEnd::MaxTokens);
+        let (stop, call_status) = match status {
+            AgentStatus::Running => (None, ToolCallStatus::InProgress),
+            AgentStatus::Completed if cut_short => {
+                (Some(IdleStopReason::MaxTokens), ToolCallStatus::Completed)
+            }
+            AgentStatus::Completed => (Some(IdleStopReason::EndTurn), ToolCallStatus::Completed),
+            AgentStatus::Failed if cut_short => {
+                (Some(IdleStopReason::MaxTokens), ToolCallStatus::Failed)
+            }
+            AgentStatus::Failed => (Some(IdleStopReason::Refusal), ToolCallStatus::Failed),
+            AgentStatus::Cancelled => (Some(IdleStopReason::Cancelled), ToolCallStatus::Failed),
+            // A worker that answered without `return_results`, its answer cut at the limit.
+            AgentStatus::Inactive if cut_short => {
+                (Some(IdleStopReason::MaxTokens), ToolCallStatus::Completed)
+            }
             _ => return,
         };
         match &view.as_call {
             None => {
-                let parent = view.parent_session.clone();
-                let mut state = json!({ "state": state });
-                if let Some(stop) = stop {
-                    state["stopReason"] = json!(stop);
-                }
+                let state = match stop.clone() {
+                    None => StateUpdate::Running(RunningStateUpdate::new()),
+                    Some(stop) => StateUpdate::Idle(IdleStateUpdate::new().stop_reason(stop)),
+                };
                 self.send(
-                    &parent,
-                    json!({
-                        "sessionUpdate": "subagent_update",
-                        "sessionId": view.session_id,
-                        "state": state,
-                    }),
+                    &view.parent_session,
+                    SessionUpdate::SubagentUpdate(
+                        SubagentUpdate::new(view.session_id.clone()).state(state),
+                    ),
                 );
             }
             Some(_) => {
@@ -383,11 +400,7 @@ impl Translator {
                 {
                     self.send(
                         session,
-                        json!({
-                            "sessionUpdate": "tool_call_update",
-                            "toolCallId": call,
-                            "status": call_status,
-                        }),
+                        call_update(call, ToolCallUpdateFields::new().status(call_status)),
                     );
                 }
             }
@@ -414,11 +427,10 @@ impl Translator {
                 let text = view.progress.join("\n");
                 self.send(
                     &session,
-                    json!({
-                        "sessionUpdate": "tool_call_update",
-                        "toolCallId": call,
-                        "content": [{"type": "content", "content": {"type": "text", "text": text}}],
-                    }),
+                    call_update(
+                        &call,
+                        ToolCallUpdateFields::new().content(vec![text_content(text)]),
+                    ),
                 );
             }
         }
@@ -455,26 +467,16 @@ impl Translator {
                 text, tool_calls, ..
             } => {
                 if !std::mem::replace(&mut view.streamed, false) && !text.trim().is_empty() {
-                    out.push(json!({
-                        "sessionUpdate": "agent_message_chunk",
-                        "content": {"type": "text", "text": text},
-                    }));
+                    out.push(message_chunk(text));
                 }
                 for call in tool_calls {
                     view.open_calls.insert(call.id.clone(), call.name.clone());
-                    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-                    let mut update = json!({
-                        "sessionUpdate": "tool_call",
-                        "toolCallId": call.id,
-                        "title": title(&call.name, &args),
-                        "kind": kind(&call.name),
-                        "status": "pending",
-                        "rawInput": args,
-                    });
-                    if let Some(path) = args.get("path").and_then(Value::as_str) {
-                        update["locations"] = json!([{ "path": self.workspace.join(path) }]);
-                    }
-                    out.push(update);
+                    out.push(SessionUpdate::ToolCall(announce(
+                        &self.workspace,
+                        &call.id,
+                        &call.name,
+                        &call.arguments,
+                    )));
                 }
             }
             HistoryItem::ToolResult {
@@ -484,22 +486,28 @@ impl Translator {
                 ..
             } => {
                 view.open_calls.remove(call_id);
-                out.push(json!({
-                    "sessionUpdate": "tool_call_update",
-                    "toolCallId": call_id,
-                    "status": if *is_error { "failed" } else { "completed" },
-                    "content": [{"type": "content", "content": {"type": "text", "text": output}}],
-                }));
+                let status = if *is_error {
+                    ToolCallStatus::Failed
+                } else {
+                    ToolCallStatus::Completed
+                };
+                out.push(call_update(
+                    call_id,
+                    ToolCallUpdateFields::new()
+                        .status(status)
+                        .content(vec![text_content(output.as_str())]),
+                ));
             }
             HistoryItem::Handoff {
                 from, to, reason, ..
             } => {
-                out.push(json!({
-                    "sessionUpdate": "agent_message_chunk",
-                    "content": {"type": "text", "text": format!("\n[{from} hands over to {to}: {reason}]\n")},
-                }));
+                out.push(message_chunk(&format!(
+                    "\n[{from} hands over to {to}: {reason}]\n"
+                )));
                 if agent == self.root {
-                    out.push(json!({"sessionUpdate": "current_mode_update", "currentModeId": to}));
+                    out.push(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                        to.clone(),
+                    )));
                 }
             }
             _ => {}
@@ -512,24 +520,40 @@ impl Translator {
     /// The whole board as the plan (ACP replaces the plan with each update).
     fn plan(&mut self, task: &Task) {
         self.tasks.insert(task.id.clone(), task.clone());
-        let entries: Vec<Value> = self
+        let entries = self
             .tasks
             .values()
             .filter(|t| t.status != TaskStatus::Cancelled)
             .map(|t| {
                 let status = match t.status {
-                    TaskStatus::Running => "in_progress",
-                    s if s.is_final() => "completed",
-                    _ => "pending",
+                    TaskStatus::Running => PlanEntryStatus::InProgress,
+                    s if s.is_final() => PlanEntryStatus::Completed,
+                    _ => PlanEntryStatus::Pending,
                 };
-                json!({"content": t.title, "priority": "medium", "status": status})
+                PlanEntry::new(t.title.clone(), PlanEntryPriority::Medium, status)
             })
             .collect();
-        self.send(
-            &self.session_id,
-            json!({"sessionUpdate": "plan", "entries": entries}),
-        );
+        self.send(&self.session_id, SessionUpdate::Plan(Plan::new(entries)));
     }
+}
+
+/// Text of the agent's message, streamed.
+fn message_chunk(text: &str) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)))
+}
+
+fn call_update(call_id: &str, fields: ToolCallUpdateFields) -> SessionUpdate {
+    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.to_string(), fields))
+}
+
+/// A message between a worker's session and its supervisor's (its task, its result).
+fn session_message(id: String, from: &str, to: &str, text: impl Into<String>) -> SessionUpdate {
+    SessionUpdate::SessionMessage(
+        SessionMessage::new(id)
+            .sender_session_id(SessionId::from(from.to_string()))
+            .recipient_session_id(SessionId::from(to.to_string()))
+            .content(vec![ContentBlock::from(text.into())]),
+    )
 }
 
 /// One line, at most `max` characters.
@@ -541,27 +565,4 @@ fn short(s: &str, max: usize) -> String {
     let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
     cut.push('…');
     cut
-}
-
-/// ACP's tool kind for a squad tool.
-pub fn kind(tool: &str) -> &'static str {
-    match tool {
-        "read_file" | "list_dir" | "read_many_files" => "read",
-        "write_file" | "edit_file" | "apply_patch" => "edit",
-        "run_command" | "shell" | "escalate" => "execute",
-        "grep" | "glob" | "search" | "find_files" => "search",
-        "web_fetch" | "fetch" => "fetch",
-        _ => "other",
-    }
-}
-
-/// A short title: the tool and what it acts on.
-fn title(tool: &str, args: &Value) -> String {
-    let subject = ["path", "command", "pattern", "role_name", "query"]
-        .iter()
-        .find_map(|k| args.get(*k).and_then(Value::as_str));
-    match subject {
-        Some(s) => format!("{tool} {}", crate::text::one_line(s)),
-        None => tool.to_string(),
-    }
 }

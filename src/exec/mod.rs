@@ -212,7 +212,12 @@ fn failure(
     last_error: Option<String>,
 ) -> Option<String> {
     match last_end {
-        Some(TurnEnd::Completed | TurnEnd::Returned) if interrupted.is_none() => None,
+        // An answer cut at the output limit is still the answer exec prints (as before).
+        Some(TurnEnd::Completed | TurnEnd::MaxTokens | TurnEnd::Returned)
+            if interrupted.is_none() =>
+        {
+            None
+        }
         Some(end) => Some(last_error.unwrap_or_else(|| format!("the turn ended: {end:?}"))),
         None => Some(last_error.unwrap_or_else(|| "the session ended before the turn ran".into())),
     }

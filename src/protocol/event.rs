@@ -403,6 +403,9 @@ impl McpServerState {
 pub enum TurnEnd {
     /// The model answered without tool calls.
     Completed,
+    /// The model's answer was cut off at its output limit (`finish_reason: length`) with
+    /// no tool call to go on with: an answer, but maybe not the whole of it.
+    MaxTokens,
     /// The agent called `return_results`.
     Returned,
     MaxIterations,

@@ -189,8 +189,9 @@ fn key(name: &str, arguments: &str, output: &str) -> u64 {
     h.finish()
 }
 
-/// Hashes JSON by value: object keys in sorted order, whatever order they came in.
-fn hash_json(v: &Value, h: &mut DefaultHasher) {
+/// Hashes JSON by value: object keys in sorted order, whatever order they came in (JSON
+/// objects keep the model's key order, so the same call can come with its keys moved).
+pub(crate) fn hash_json(v: &Value, h: &mut DefaultHasher) {
     match v {
         Value::Null => 0u8.hash(h),
         Value::Bool(b) => {

@@ -80,6 +80,7 @@ async fn turn_loop(
         if !response.text.trim().is_empty() {
             final_text = response.text.clone();
         }
+        let cut_off = response.finish_reason.as_deref() == Some("length");
         let calls = dedupe_ids(response.tool_calls);
         let item = HistoryItem::Assistant {
             text: response.text,
@@ -88,7 +89,12 @@ async fn turn_loop(
         };
         team.push_item(agent, item);
         if calls.is_empty() {
-            return outcome(TurnEnd::Completed, final_text, None);
+            let end = if cut_off {
+                TurnEnd::MaxTokens
+            } else {
+                TurnEnd::Completed
+            };
+            return outcome(end, final_text, None);
         }
         let batch = run_tool_calls(engine, agent, &calls, cancel).await;
         for correction in batch.corrections {

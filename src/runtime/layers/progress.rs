@@ -5,7 +5,7 @@
 
 use super::{Gate, Layer, Reviewed, Scope, ToolDone, ToolUse};
 use crate::protocol::{AgentId, EventKind, TurnEnd};
-use crate::runtime::guard::Verdict;
+use crate::runtime::guard::{Verdict, hash_json};
 use async_trait::async_trait;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -111,7 +111,12 @@ impl Layer for ProgressLayer {
         if !tool.changes_files() || done.is_error {
             return;
         }
-        let key = (cx.agent, tool.name.to_string(), mark(tool.args.to_string()));
+        let args = {
+            let mut h = DefaultHasher::new();
+            hash_json(tool.args, &mut h);
+            h.finish()
+        };
+        let key = (cx.agent, tool.name.to_string(), args);
         let output = mark(done.output);
         let again = crate::sync::lock(&self.last).insert(key, output) == Some(output);
         if !again {
