@@ -26,9 +26,10 @@ use std::time::Duration;
 
 const WORKERS: usize = 100;
 /// Extra requests per worker in the measuring run.
-const ROUNDS: usize = 10;
-/// Pairs of runs; the median pair is reported.
-const PAIRS: usize = 3;
+const ROUNDS: usize = 30;
+/// Pairs of runs; the median pair is reported. The machine is shared: single pairs move
+/// by a third.
+const PAIRS: usize = 5;
 /// A model's latency: requests arrive spread out, as they do from a real server.
 const LATENCY: Duration = Duration::from_millis(50);
 const TARGET_MS: f64 = 0.3;
@@ -63,6 +64,8 @@ struct Mock {
 }
 
 /// Runs the section. `wrap`: a profiler squad runs under; then one measuring run only.
+/// `SQUAD_BENCH_BEFORE=path` measures that build too, pair by pair in turn with this one,
+/// so both see the same load.
 pub fn run(squad: &str, wrap: &[String]) {
     println!(
         "\n== squad's CPU per model request: {WORKERS} workers x {ROUNDS} read_file rounds, \
@@ -85,38 +88,57 @@ pub fn run(squad: &str, wrap: &[String]) {
         );
         return;
     }
-    let mut per_request = Vec::new();
-    for pair in 1..=PAIRS {
-        let base = one_run(squad, wrap, 0);
-        let full = one_run(squad, wrap, ROUNDS);
-        let extra = full.squad.saturating_sub(base.squad);
-        let each = extra.as_secs_f64() * 1e3 / (WORKERS * ROUNDS) as f64;
-        println!(
-            "   pair {pair}: squad CPU {} ({} requests) and {} ({} requests) -> {each:.3} ms per request; \
-             over the whole run {}; the mock's CPU {}",
-            ms(base.squad),
-            base.requests,
-            ms(full.squad),
-            full.requests,
-            ms(full.squad / full.requests as u32),
-            ms(full.mock)
-        );
-        per_request.push(each);
+    let before = std::env::var("SQUAD_BENCH_BEFORE").ok();
+    let mut builds = vec![("this build", squad, Vec::new())];
+    if let Some(path) = before.as_deref() {
+        builds.insert(0, ("before (SQUAD_BENCH_BEFORE)", path, Vec::new()));
     }
-    per_request.sort_by(f64::total_cmp);
-    let median = per_request[PAIRS / 2];
+    for pair in 1..=PAIRS {
+        for (name, bin, figures) in &mut builds {
+            figures.push(one_pair(bin, pair, name));
+        }
+    }
+    let mut medians = Vec::new();
+    for (name, _, figures) in &mut builds {
+        figures.sort_by(f64::total_cmp);
+        let median = figures[PAIRS / 2];
+        println!(
+            "   squad CPU per model request, {name}: median {median:.3} ms (min {:.3}, max {:.3})",
+            figures[0],
+            figures[PAIRS - 1]
+        );
+        medians.push(median);
+    }
+    if before.is_none() {
+        println!("   before, as recorded: {BEFORE}");
+    }
+    if let Some(after) = medians.last() {
+        support::verdict(
+            "squad CPU per model request (user + system)",
+            *after,
+            TARGET_MS,
+            "ms",
+        );
+    }
+}
+
+/// A run without rounds and one with: the CPU of one request, in ms.
+fn one_pair(squad: &str, pair: usize, name: &str) -> f64 {
+    let base = one_run(squad, &[], 0);
+    let full = one_run(squad, &[], ROUNDS);
+    let extra = full.squad.saturating_sub(base.squad);
+    let each = extra.as_secs_f64() * 1e3 / (WORKERS * ROUNDS) as f64;
     println!(
-        "   squad CPU per model request: median {median:.3} ms (min {:.3}, max {:.3})",
-        per_request[0],
-        per_request[PAIRS - 1]
+        "   pair {pair}, {name}: squad CPU {} ({} requests) and {} ({} requests) -> {each:.3} ms per request; \
+         over the whole run {}; the mock's CPU {}",
+        ms(base.squad),
+        base.requests,
+        ms(full.squad),
+        full.requests,
+        ms(full.squad / full.requests as u32),
+        ms(full.mock)
     );
-    println!("   before: {BEFORE}");
-    support::verdict(
-        "squad CPU per model request (user + system)",
-        median,
-        TARGET_MS,
-        "ms",
-    );
+    each
 }
 
 struct Figures {
