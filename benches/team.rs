@@ -18,6 +18,8 @@
 // Test harness code: a panic is how it reports a broken setup.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "team/cpu_per_request.rs"]
+mod cpu_per_request;
 #[path = "../tests/common/mock_server.rs"]
 mod mock_server;
 mod support;
@@ -73,6 +75,9 @@ fn main() {
     let only: Option<usize> = std::env::var("SQUAD_BENCH_WORKERS")
         .ok()
         .and_then(|v| v.parse().ok());
+    if cpu_section(squad, &wrap, only) {
+        return;
+    }
     for (workers, runs, target) in SCALES {
         let (workers, runs) = match only {
             Some(n) if n == workers => (n, 1),
@@ -132,6 +137,16 @@ fn main() {
     if wrap.is_empty() {
         heap_diagnosis(squad, &mock_rt, SCALES[0].0);
     }
+}
+
+/// squad's CPU per model request, unless one scale was asked for. Returns whether that
+/// was all that was asked for (`SQUAD_BENCH_CPU=only`).
+fn cpu_section(squad: &str, wrap: &[String], only: Option<usize>) -> bool {
+    let cpu_only = std::env::var("SQUAD_BENCH_CPU").is_ok_and(|v| v == "only");
+    if only.is_none() || cpu_only {
+        cpu_per_request::run(squad, wrap);
+    }
+    cpu_only
 }
 
 /// RSS counts what the allocator keeps after the 1,000-request peak as well as what is
@@ -253,6 +268,11 @@ impl RunResult {
             "     CPU: squad {}, bench process (mostly the mock) {}",
             ms(self.child_cpu),
             ms(self.bench_cpu)
+        );
+        println!(
+            "     squad CPU per model request over the run: {} ({} requests)",
+            ms(self.child_cpu / (workers as u32 + 3)),
+            workers + 3
         );
         println!(
             "     peak RSS {:.1} MB; RSS before spawning {:.1} MB, with {workers} idle workers {:.1} MB",

@@ -78,6 +78,8 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
         Start::Continue => Op::Continue { agent_id: None },
     });
     let stdout = std::io::stdout();
+    // JSON lines not yet written (see `write_out`).
+    let mut json_lines = Vec::new();
     let mut shown = Shown::new(root, json);
     let mut final_answer = String::new();
     let mut last_end = None;
@@ -122,13 +124,17 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
             }
         };
         if json {
-            let mut out = stdout.lock();
-            if serde_json::to_writer(&mut out, &event).is_ok() {
-                let _ = out.write_all(b"\n");
-                let _ = out.flush();
+            if serde_json::to_writer(&mut json_lines, &event).is_ok() {
+                json_lines.push(b'\n');
             }
         } else {
             shown.event(&event);
+        }
+        // Written once the burst of events is over: a write per event cost more than
+        // the rest of exec's work on it.
+        if handle.events.is_empty() {
+            write_out(&stdout, &mut json_lines);
+            shown.flush();
         }
         match &event.kind {
             EventKind::TurnStarted if event.agent_id == root => started = true,
@@ -181,6 +187,7 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
                 let _ = handle.ops.send(Op::Shutdown);
             }
             EventKind::Summary { agents, totals } => {
+                write_out(&stdout, &mut json_lines);
                 let failure = budget_stop
                     .clone()
                     .or_else(|| failure(last_end, interrupted, last_error.clone()));
@@ -190,6 +197,7 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
             _ => {}
         }
     }
+    write_out(&stdout, &mut json_lines);
     shown.end(None, String::new);
 
     let failure = budget_stop.or_else(|| failure(last_end, interrupted, last_error));
@@ -203,6 +211,17 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
         failure,
         interrupted,
     }
+}
+
+/// Writes and flushes `pending` to stdout in one go, and empties it.
+fn write_out(stdout: &std::io::Stdout, pending: &mut Vec<u8>) {
+    if pending.is_empty() {
+        return;
+    }
+    let mut out = stdout.lock();
+    let _ = out.write_all(pending);
+    let _ = out.flush();
+    pending.clear();
 }
 
 /// Why the run failed, or `None` when the root's turn completed and nobody stopped it.
@@ -249,6 +268,8 @@ struct Shown {
     /// Some model call answered, so there is something to count.
     answered: bool,
     ended: bool,
+    /// Lines not yet written to stderr: a burst of events is written in one go.
+    pending: String,
 }
 
 impl Shown {
@@ -260,6 +281,7 @@ impl Shown {
             held: None,
             answered: false,
             ended: false,
+            pending: String::new(),
         }
     }
 
@@ -279,7 +301,7 @@ impl Shown {
             && let Some(block) = self.progress.board_block()
         {
             self.release();
-            eprintln!("{block}");
+            self.line(&block);
         }
         let Some(line) = line else {
             return;
@@ -289,13 +311,13 @@ impl Shown {
             EventKind::Error { message } if event.agent_id == self.root => {
                 self.held = Some((line, message.clone()));
             }
-            _ => eprintln!("{line}"),
+            _ => self.line(&line),
         }
     }
 
     fn release(&mut self) {
         if let Some((line, _)) = self.held.take() {
-            eprintln!("{line}");
+            self.line(&line);
         }
     }
 
@@ -306,7 +328,7 @@ impl Shown {
         }
         if let Some(block) = self.progress.board_block() {
             self.release();
-            eprintln!("{block}");
+            self.line(&block);
         }
         match failure {
             Some(reason) if !self.answered => {
@@ -317,8 +339,26 @@ impl Shown {
             }
             _ => {
                 self.release();
-                eprint!("{}", table());
+                let table = table();
+                self.pending.push_str(&table);
             }
         }
+        self.flush();
+    }
+
+    fn line(&mut self, line: &str) {
+        self.pending.push_str(line);
+        self.pending.push('\n');
+    }
+
+    /// Writes the pending lines to stderr in one go.
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(self.pending.as_bytes());
+        let _ = err.flush();
+        self.pending.clear();
     }
 }

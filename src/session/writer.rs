@@ -1,8 +1,10 @@
 //! Writes the session log on a thread of its own, so no agent waits on the disk: the
-//! async path only numbers and encodes an event and hands the line over. The thread
-//! writes whatever has queued up in one go and flushes when the queue is empty, so the
-//! log trails the live events by at most the lines in flight; a crash can lose those and
-//! at worst leave a torn last line, which [`super::read_events`] skips.
+//! async path only numbers an event and encodes it into a shared buffer. The thread is
+//! woken by the first line after it went idle, waits [`BATCH_WINDOW`] for the lines that
+//! follow, and writes them in one go and flushes. A wake-up and a write per event cost
+//! more CPU than the rest of a model request's bookkeeping together (issue 28); batching
+//! makes the log trail the live events by at most the window. A crash can lose those
+//! lines and at worst leave a torn last line, which [`super::read_events`] skips.
 
 use super::SessionLog;
 use crate::protocol::Event;
@@ -10,18 +12,39 @@ use crate::sync::lock;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-enum Job {
-    Line(Vec<u8>),
-    /// Answer once every line sent before this one is written and flushed.
-    Sync(mpsc::Sender<()>),
+/// How long the thread collects lines after the first one wakes it.
+const BATCH_WINDOW: Duration = Duration::from_millis(10);
+
+/// What the async side hands the thread.
+#[derive(Default)]
+struct Queue {
+    /// Encoded lines, in `seq` order.
+    lines: Vec<u8>,
+    /// Callers to answer once every line queued before them is written and flushed.
+    syncs: Vec<mpsc::Sender<()>>,
+    /// The thread waits for a first line: the next one must wake it.
+    idle: bool,
+    closed: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        lock(&self.queue)
+    }
 }
 
 pub struct LogWriter {
     path: PathBuf,
-    jobs: Option<mpsc::Sender<Job>>,
+    shared: Arc<Shared>,
     failed: Arc<AtomicBool>,
     /// The first write error, taken once by whoever reports it.
     failure: Arc<Mutex<Option<String>>>,
@@ -32,18 +55,21 @@ impl LogWriter {
     /// Starts the writer thread for `log`.
     pub fn spawn(log: SessionLog) -> io::Result<Self> {
         let path = log.path().to_path_buf();
-        let (tx, rx) = mpsc::channel::<Job>();
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue::default()),
+            wake: Condvar::new(),
+        });
         let failed = Arc::new(AtomicBool::new(false));
         let failure = Arc::new(Mutex::new(None));
         let thread = {
-            let (failed, failure) = (failed.clone(), failure.clone());
+            let (shared, failed, failure) = (shared.clone(), failed.clone(), failure.clone());
             std::thread::Builder::new()
                 .name("squad-log".into())
-                .spawn(move || write_loop(log, rx, &failed, &failure))?
+                .spawn(move || write_loop(log, &shared, &failed, &failure))?
         };
         Ok(Self {
             path,
-            jobs: Some(tx),
+            shared,
             failed,
             failure,
             thread: Some(thread),
@@ -59,27 +85,32 @@ impl LogWriter {
         if self.failed.load(Ordering::Relaxed) {
             return;
         }
-        let mut line = Vec::with_capacity(256);
-        if let Err(e) = serde_json::to_writer(&mut line, event) {
+        let mut queue = self.shared.lock();
+        let start = queue.lines.len();
+        if let Err(e) = serde_json::to_writer(&mut queue.lines, event) {
+            queue.lines.truncate(start);
+            drop(queue);
             self.fail(format!("cannot encode event {}: {e}", event.seq));
             return;
         }
-        line.push(b'\n');
-        if let Some(jobs) = &self.jobs
-            && jobs.send(Job::Line(line)).is_err()
-        {
-            self.fail("the log writer stopped".into());
+        queue.lines.push(b'\n');
+        if std::mem::take(&mut queue.idle) {
+            self.shared.wake.notify_one();
         }
     }
 
     /// Blocks until every line queued so far is on disk (written and flushed).
     pub fn sync(&self) {
         let (tx, rx) = mpsc::channel();
-        if let Some(jobs) = &self.jobs
-            && jobs.send(Job::Sync(tx)).is_ok()
         {
-            let _ = rx.recv();
+            let mut queue = self.shared.lock();
+            if queue.closed {
+                return;
+            }
+            queue.syncs.push(tx);
         }
+        self.shared.wake.notify_one();
+        let _ = rx.recv();
     }
 
     /// The first write error, once: the caller tells the user, later calls return `None`.
@@ -99,7 +130,8 @@ impl Drop for LogWriter {
     /// Closing the queue lets the thread write what is left and end; wait for it so the
     /// log is complete when the session is dropped.
     fn drop(&mut self) {
-        self.jobs.take();
+        self.shared.lock().closed = true;
+        self.shared.wake.notify_one();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -108,38 +140,51 @@ impl Drop for LogWriter {
 
 fn write_loop(
     log: SessionLog,
-    rx: mpsc::Receiver<Job>,
+    shared: &Shared,
     failed: &AtomicBool,
     failure: &Mutex<Option<String>>,
 ) {
     let path = log.path().display().to_string();
     let mut out = BufWriter::with_capacity(64 * 1024, log.into_file());
     let mut broken = false;
-    while let Ok(first) = rx.recv() {
-        let mut waiting = Vec::new();
-        let mut job = Some(first);
-        while let Some(j) = job {
-            match j {
-                Job::Line(line) if !broken => {
-                    if let Err(e) = out.write_all(&line) {
-                        broken = true;
-                        record_failure(failed, failure, format!("{path}: {e}"));
-                    }
-                }
-                Job::Line(_) => {}
-                Job::Sync(done) => waiting.push(done),
+    let mut lines = Vec::new();
+    loop {
+        let (syncs, closed) = {
+            let mut queue = shared.lock();
+            while queue.lines.is_empty() && queue.syncs.is_empty() && !queue.closed {
+                queue.idle = true;
+                queue = shared.wake.wait(queue).unwrap_or_else(|p| p.into_inner());
             }
-            job = rx.try_recv().ok();
-        }
-        if !broken && let Err(e) = out.flush() {
+            queue.idle = false;
+            // Lines come in bursts (a model call's answer, a tool's result): gather the
+            // burst unless someone waits for the disk.
+            let until = Instant::now() + BATCH_WINDOW;
+            while queue.syncs.is_empty() && !queue.closed {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                queue = match shared.wake.wait_timeout(queue, left) {
+                    Ok((q, _)) => q,
+                    Err(p) => p.into_inner().0,
+                };
+            }
+            std::mem::swap(&mut lines, &mut queue.lines);
+            (std::mem::take(&mut queue.syncs), queue.closed)
+        };
+        if !broken && let Err(e) = out.write_all(&lines).and_then(|()| out.flush()) {
             broken = true;
             record_failure(failed, failure, format!("{path}: {e}"));
         }
-        for done in waiting {
+        lines.clear();
+        for done in syncs {
             let _ = done.send(());
         }
+        // Dropping the writer closes the queue; nothing can be pushed after that.
+        if closed {
+            break;
+        }
     }
-    let _ = out.flush();
 }
 
 fn record_failure(failed: &AtomicBool, failure: &Mutex<Option<String>>, message: String) {

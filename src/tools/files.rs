@@ -150,22 +150,30 @@ impl ToolHandler for ReadFile {
         if let Some(text) = super::editor::text(ctx, &path).await {
             return match read_lines(text.as_bytes(), start, end, cap) {
                 Ok(out) => format_read(&rel, out, start, ranged, cap),
+                Err(ReadFail::Dir) => Err(is_dir_error(&rel)),
                 Err(ReadFail::Binary) => Err(not_text(&rel)),
                 Err(ReadFail::Io(e)) => Err(ToolError::io("read", &rel, e)),
             };
         }
-        match tokio::fs::metadata(&path).await {
-            Ok(meta) if meta.is_dir() => return Err(is_dir_error(&rel)),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(&rel)),
-            Err(e) => return Err(ToolError::io("read", &rel, e)),
-        }
-        let out = tokio::task::spawn_blocking(move || read_range(&path, start, end, cap))
-            .await
-            .map_err(|e| ToolError::Failed(format!("read task failed: {e}")))?;
+        // The check and the read in one trip to the blocking pool: each trip is two
+        // thread hand-offs, more than the read of a small file.
+        let out = tokio::task::spawn_blocking(move || {
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => return Err(ReadFail::Dir),
+                Ok(_) => {}
+                Err(e) => return Err(ReadFail::Io(e)),
+            }
+            read_range(&path, start, end, cap)
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("read task failed: {e}")))?;
         let out = match out {
             Ok(out) => out,
+            Err(ReadFail::Dir) => return Err(is_dir_error(&rel)),
             Err(ReadFail::Binary) => return Err(not_text(&rel)),
+            Err(ReadFail::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(not_found(&rel));
+            }
             Err(ReadFail::Io(e)) => return Err(ToolError::io("read", &rel, e)),
         };
         format_read(&rel, out, start, ranged, cap)
@@ -174,6 +182,8 @@ impl ToolHandler for ReadFile {
 
 #[derive(Debug)]
 enum ReadFail {
+    /// The path is a directory.
+    Dir,
     Binary,
     Io(std::io::Error),
 }
