@@ -508,7 +508,8 @@ async fn the_feature_chain_hands_off_through_four_personas_and_survives_resume()
     assert_eq!(t[1].1, "Create a new User Login API");
     assert!(
         t.iter()
-            .any(|(_, c)| c.contains("Handoff: copilot → architect")),
+            .any(|(_, c)| c.contains("Handoff: copilot → architect")
+                && c.contains("You are now the architect; the copilot's part is done")),
         "{t:?}"
     );
     let tests = tool_messages(&reqs[7].body);

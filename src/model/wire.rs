@@ -241,6 +241,12 @@ pub(crate) fn user_text(item: &HistoryItem) -> Option<Cow<'_, str>> {
                 content.push_str(" Context: ");
                 content.push_str(context);
             }
+            // Said to the persona taking over: a 1.5B implementer re-read the user's "then
+            // hand off to the implementer" as its own step and handed straight back.
+            content.push_str(&format!(
+                "\nYou are now the {to}; the {from}'s part is done. Do your own part of the \
+                 request now with your tools, and hand off only once it is done."
+            ));
             Cow::Owned(content)
         }
         HistoryItem::Assistant { .. } | HistoryItem::ToolResult { .. } => return None,
@@ -358,7 +364,7 @@ mod tests {
                 ]},
                 {"role": "tool", "tool_call_id": "c1", "content": "fn main() {}"},
                 {"role": "user",
-                 "content": "[squad] worker w1 finished\n\n[squad] Handoff: planner → coder. Reason: plan ready Context: step 1"},
+                 "content": "[squad] worker w1 finished\n\n[squad] Handoff: planner → coder. Reason: plan ready Context: step 1\nYou are now the coder; the planner's part is done. Do your own part of the request now with your tools, and hand off only once it is done."},
                 {"role": "assistant", "content": "done"},
             ])
         );
