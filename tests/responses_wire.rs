@@ -141,6 +141,7 @@ fn request() -> ChatRequest {
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         }]
         .into(),
+        require_tool: false,
     }
 }
 

@@ -27,6 +27,9 @@ pub(crate) struct ResponsesRequest<'a> {
     pub input: Vec<InputItem>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<&'a RawValue>,
+    /// `"required"` when the answer must be a tool call; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'static str>,
     pub stream: bool,
     /// The server keeps nothing: the next request carries the whole history again.
     pub store: bool,
@@ -42,6 +45,7 @@ impl<'a> ResponsesRequest<'a> {
             model: &request.model,
             instructions: &request.system_prompt,
             input: input_items(&request.history),
+            tool_choice: super::wire::required(request, tools),
             tools,
             stream: true,
             store: false,
@@ -254,6 +258,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }]
             .into(),
+            require_tool: false,
         };
         let cache = tools_cache();
         let tools = cache.get(&req.tools);

@@ -150,6 +150,7 @@ impl Engine {
                 system_prompt,
                 history: view.history,
                 tools,
+                require_tool: false,
             },
             max_iterations: role
                 .max_iterations
