@@ -72,7 +72,27 @@ impl<'a> Git<'a> {
 
     /// Runs and returns whatever the exit code, for commands whose code carries meaning
     /// (`merge-tree` exits 1 on conflicts, `rev-parse --verify` 1 when a name is unknown).
+    /// A run that found one of git's lock files taken (another git working on the same
+    /// repository: the user's, or a sibling worker's worktree being made) is tried again a
+    /// few times, since git itself gives up at once.
     pub fn output<S: AsRef<OsStr>>(
+        &self,
+        args: &[S],
+        input: Option<&[u8]>,
+    ) -> Result<Ran, IsolationError> {
+        let mut wait = LOCK_RETRY_FIRST;
+        for _ in 0..LOCK_RETRIES {
+            let ran = self.once(args, input)?;
+            if ran.code == 0 || !lock_taken(&ran.stderr) {
+                return Ok(ran);
+            }
+            std::thread::sleep(wait);
+            wait *= 2;
+        }
+        self.once(args, input)
+    }
+
+    fn once<S: AsRef<OsStr>>(
         &self,
         args: &[S],
         input: Option<&[u8]>,
@@ -137,6 +157,16 @@ impl<'a> Git<'a> {
     }
 }
 
+/// Tries after a taken lock, waiting 10, 20, 40 … ms (1.3 s in all).
+const LOCK_RETRIES: u32 = 7;
+const LOCK_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Whether git failed because one of its `*.lock` files exists (`Unable to create
+/// '…/index.lock': File exists`, `cannot lock ref …`).
+fn lock_taken(stderr: &str) -> bool {
+    stderr.contains(".lock") && stderr.contains("File exists")
+}
+
 /// Splits `-z` output into its NUL-terminated fields.
 pub(crate) fn fields(out: &[u8]) -> impl Iterator<Item = &[u8]> {
     let out = out.strip_suffix(b"\0").unwrap_or(out);
@@ -185,6 +215,18 @@ mod tests {
         assert_eq!(parse_version("git version 2.45.1.windows.1"), Some((2, 45)));
         assert_eq!(parse_version("git version 2.50.0-rc1"), Some((2, 50)));
         assert_eq!(parse_version("nonsense"), None);
+    }
+
+    #[test]
+    fn a_taken_lock_is_told_apart_from_other_failures() {
+        assert!(lock_taken(
+            "fatal: Unable to create '/r/.git/index.lock': File exists.\n\nAnother git process seems to be running"
+        ));
+        assert!(lock_taken(
+            "error: cannot lock ref 'refs/heads/squad/ab12': Unable to create '/r/.git/refs/heads/squad/ab12.lock': File exists."
+        ));
+        assert!(!lock_taken("fatal: invalid reference: nope"));
+        assert!(!lock_taken("fatal: '/x' already exists"));
     }
 
     #[test]
