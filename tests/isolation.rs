@@ -802,3 +802,39 @@ async fn an_unmerged_change_of_an_ended_session_is_kept_on_its_branch() {
     assert_eq!(author.trim(), "squad");
     assert!(remove_stale(&fx.data).is_empty());
 }
+
+/// Workers that start writing together get their worktrees side by side (git's own locks
+/// waited for), all at the same state of the workspace; once a merge changed the workspace,
+/// the next worker starts from the new state, not from the snapshot the others shared.
+#[tokio::test(flavor = "multi_thread")]
+async fn eight_worktrees_made_at_once_share_one_state_and_a_merge_moves_the_next_one_on() {
+    let fx = Fixture::new();
+    let w = std::sync::Arc::new(fx.worktrees("s1"));
+    let agents: Vec<AgentId> = (0..8).map(|_| AgentId::new()).collect();
+    let made = futures::future::join_all(agents.iter().map(|a| {
+        let w = w.clone();
+        let a = *a;
+        async move { w.create(a).await }
+    }))
+    .await;
+    let roots: Vec<PathBuf> = made.into_iter().map(Result::unwrap).collect();
+    let heads: std::collections::BTreeSet<String> = roots
+        .iter()
+        .map(|r| git(r, &["rev-parse", "HEAD"]))
+        .collect();
+    assert_eq!(heads.len(), 1, "one snapshot for all: {heads:?}");
+    for root in &roots {
+        assert_eq!(read(root, "b.txt"), "b user edit\n");
+        assert_eq!(read(root, "notes.md"), "user notes\n");
+    }
+    assert_eq!(squad_branches(&fx.ws).lines().count(), 8);
+
+    write(&roots[0], "from-first.txt", "merged\n");
+    assert!(matches!(
+        w.merge(agents[0]).await.unwrap(),
+        MergeOutcome::Merged { .. }
+    ));
+    let next = w.create(AgentId::new()).await.unwrap();
+    assert_eq!(read(&next, "from-first.txt"), "merged\n");
+    assert!(!heads.contains(&git(&next, &["rev-parse", "HEAD"])));
+}
