@@ -46,15 +46,19 @@ struct Scale {
     role: &'static str,
     /// The workspace is a git repository (worktree isolation applies).
     git: bool,
+    /// Each worker writes one file of its own before it returns (so each gets a worktree,
+    /// and its change is merged).
+    writes: bool,
 }
 
-const SCALES: [Scale; 4] = [
+const SCALES: [Scale; 5] = [
     Scale {
         workers: 200,
         runs: 3,
         target: 1.5,
         role: "implementer",
         git: false,
+        writes: false,
     },
     Scale {
         workers: 200,
@@ -62,6 +66,15 @@ const SCALES: [Scale; 4] = [
         target: 1.5,
         role: "implementer",
         git: true,
+        writes: false,
+    },
+    Scale {
+        workers: 20,
+        runs: 3,
+        target: 3.0,
+        role: "implementer",
+        git: true,
+        writes: true,
     },
     Scale {
         workers: 1000,
@@ -69,6 +82,7 @@ const SCALES: [Scale; 4] = [
         target: 0.7,
         role: "agentic_coder",
         git: false,
+        writes: false,
     },
     Scale {
         workers: 10_000,
@@ -76,6 +90,7 @@ const SCALES: [Scale; 4] = [
         target: 1.5,
         role: "agentic_coder",
         git: false,
+        writes: false,
     },
 ];
 /// git processes a session may start once (finding the repository, its version); none
@@ -136,6 +151,7 @@ fn main() {
             target,
             role,
             git,
+            writes,
         } = scale;
         if place.as_deref().is_some_and(|p| (p == "git") != git) {
             continue;
@@ -161,8 +177,13 @@ fn main() {
         } else {
             "a plain folder".to_string()
         };
+        let what = if writes {
+            ", each writing one file (a worktree each, then a merge)"
+        } else {
+            ""
+        };
         println!(
-            "\n== 1 supervisor + {workers} workers ({role}) in {place}, mock latency {} per response, binary `squad exec`",
+            "\n== 1 supervisor + {workers} workers ({role}) in {place}{what}, mock latency {} per response, binary `squad exec`",
             ms(LATENCY)
         );
         let mut results = Vec::new();
@@ -220,7 +241,7 @@ fn main() {
                     format!(": {kinds}")
                 }
             );
-            if git {
+            if git && !writes {
                 verdict(
                     &format!(
                         "{workers} workers that do not write: git processes (the session's one-time ones only)"
@@ -434,8 +455,8 @@ fn team_run(
     };
     {
         let sampler = sampler.clone();
-        let role = scale.role;
-        mock.set_responder(move |body| respond(body, &sampler, workers, role));
+        let (role, writes) = (scale.role, scale.writes);
+        mock.set_responder(move |body| respond(body, &sampler, workers, role, writes));
     }
 
     let out_path = home.path().join("stdout");
@@ -491,7 +512,12 @@ fn team_run(
     let (sup, workers): (Vec<&RecordedRequest>, Vec<&RecordedRequest>) = reqs
         .iter()
         .partition(|r| !r.system_prompt().unwrap_or("").contains(WORKER_MARK));
-    assert_eq!(workers.len(), n, "one request per worker");
+    let per_worker = if scale.writes { 2 } else { 1 };
+    assert_eq!(workers.len(), n * per_worker, "requests per worker");
+    if scale.writes {
+        let merged = std::fs::read_dir(ws.path().join("out")).map_or(0, |d| d.count());
+        assert_eq!(merged, n, "every worker's file merged into the workspace");
+    }
     assert_eq!(sup.len(), 3, "supervisor: spawn, wait, answer");
     // The wait result must hold every worker's result.
     let last = sup[2].body["messages"].as_array().unwrap();
@@ -693,7 +719,13 @@ impl Sampler {
 
 /// Answers by looking at the request; samples squad at the two supervisor moments that
 /// bracket the workers' lives.
-fn respond(body: &Value, sampler: &Sampler, workers: usize, role: &str) -> MockResponse {
+fn respond(
+    body: &Value,
+    sampler: &Sampler,
+    workers: usize,
+    role: &str,
+    writes: bool,
+) -> MockResponse {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let system = messages
         .iter()
@@ -707,6 +739,13 @@ fn respond(body: &Value, sampler: &Sampler, workers: usize, role: &str) -> MockR
             .and_then(|m| m["content"].as_str())
             .unwrap_or("");
         let summary: String = task.chars().take(40).collect();
+        let called = messages.iter().any(|m| m["role"] == "tool");
+        if writes && !called {
+            let n: String = task.chars().filter(char::is_ascii_digit).collect();
+            let args = json!({"path": format!("out/worker_{n}.txt"), "content": "written\n"});
+            return MockResponse::tool_call("w", "write_file", &args.to_string())
+                .with_delay(LATENCY);
+        }
         let args = json!({"result": {
             "status": "success",
             "summary": format!("done: {summary}"),
