@@ -804,8 +804,8 @@ async fn an_unmerged_change_of_an_ended_session_is_kept_on_its_branch() {
 }
 
 /// Workers that start writing together get their worktrees side by side (git's own locks
-/// waited for), all at the same state of the workspace; once a merge changed the workspace,
-/// the next worker starts from the new state, not from the snapshot the others shared.
+/// waited for), all at the same state of the workspace; a worker asking later starts from
+/// the workspace as it is then: a merge's change and the user's newer edit are in it.
 #[tokio::test(flavor = "multi_thread")]
 async fn eight_worktrees_made_at_once_share_one_state_and_a_merge_moves_the_next_one_on() {
     let fx = Fixture::new();
@@ -818,11 +818,11 @@ async fn eight_worktrees_made_at_once_share_one_state_and_a_merge_moves_the_next
     }))
     .await;
     let roots: Vec<PathBuf> = made.into_iter().map(Result::unwrap).collect();
-    let heads: std::collections::BTreeSet<String> = roots
+    let trees: std::collections::BTreeSet<String> = roots
         .iter()
-        .map(|r| git(r, &["rev-parse", "HEAD"]))
+        .map(|r| git(r, &["rev-parse", "HEAD^{tree}"]))
         .collect();
-    assert_eq!(heads.len(), 1, "one snapshot for all: {heads:?}");
+    assert_eq!(trees.len(), 1, "one state for all: {trees:?}");
     for root in &roots {
         assert_eq!(read(root, "b.txt"), "b user edit\n");
         assert_eq!(read(root, "notes.md"), "user notes\n");
@@ -836,5 +836,14 @@ async fn eight_worktrees_made_at_once_share_one_state_and_a_merge_moves_the_next
     ));
     let next = w.create(AgentId::new()).await.unwrap();
     assert_eq!(read(&next, "from-first.txt"), "merged\n");
-    assert!(!heads.contains(&git(&next, &["rev-parse", "HEAD"])));
+    write(
+        &fx.ws,
+        "spec.md",
+        "written just before the next worker's first change\n",
+    );
+    let later = w.create(AgentId::new()).await.unwrap();
+    assert_eq!(
+        read(&later, "spec.md"),
+        "written just before the next worker's first change\n"
+    );
 }

@@ -72,9 +72,10 @@ impl<'a> Git<'a> {
 
     /// Runs and returns whatever the exit code, for commands whose code carries meaning
     /// (`merge-tree` exits 1 on conflicts, `rev-parse --verify` 1 when a name is unknown).
-    /// A run that found one of git's lock files taken (another git working on the same
-    /// repository: the user's, or a sibling worker's worktree being made) is tried again a
-    /// few times, since git itself gives up at once.
+    /// A run that met another git half way (one of git's lock files taken, or a sibling
+    /// worktree being made whose files are not all written yet: the user's git, or a
+    /// sibling worker's worktree being made beside this one) is tried again a few times,
+    /// since git itself gives up at once.
     pub fn output<S: AsRef<OsStr>>(
         &self,
         args: &[S],
@@ -83,7 +84,7 @@ impl<'a> Git<'a> {
         let mut wait = LOCK_RETRY_FIRST;
         for _ in 0..LOCK_RETRIES {
             let ran = self.once(args, input)?;
-            if ran.code == 0 || !lock_taken(&ran.stderr) {
+            if ran.code == 0 || !met_another_git(&ran.stderr) {
                 return Ok(ran);
             }
             std::thread::sleep(wait);
@@ -157,14 +158,17 @@ impl<'a> Git<'a> {
     }
 }
 
-/// Tries after a taken lock, waiting 10, 20, 40 … ms (1.3 s in all).
+/// Tries after meeting another git, waiting 10, 20, 40 … ms (1.3 s in all).
 const LOCK_RETRIES: u32 = 7;
 const LOCK_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// Whether git failed because one of its `*.lock` files exists (`Unable to create
-/// '…/index.lock': File exists`, `cannot lock ref …`).
-fn lock_taken(stderr: &str) -> bool {
-    stderr.contains(".lock") && stderr.contains("File exists")
+/// Whether git failed because another git was half way: one of its `*.lock` files exists
+/// (`Unable to create '…/index.lock': File exists`, `cannot lock ref …`), or a worktree
+/// being made beside it has no `commondir` or `gitdir` yet (`git worktree add` reads every
+/// sibling's: `failed to read .git/worktrees/<name>/commondir`).
+fn met_another_git(stderr: &str) -> bool {
+    (stderr.contains(".lock") && stderr.contains("File exists"))
+        || (stderr.contains("failed to read") && stderr.contains("/worktrees/"))
 }
 
 /// Splits `-z` output into its NUL-terminated fields.
@@ -218,15 +222,18 @@ mod tests {
     }
 
     #[test]
-    fn a_taken_lock_is_told_apart_from_other_failures() {
-        assert!(lock_taken(
+    fn meeting_another_git_is_told_apart_from_other_failures() {
+        assert!(met_another_git(
             "fatal: Unable to create '/r/.git/index.lock': File exists.\n\nAnother git process seems to be running"
         ));
-        assert!(lock_taken(
+        assert!(met_another_git(
             "error: cannot lock ref 'refs/heads/squad/ab12': Unable to create '/r/.git/refs/heads/squad/ab12.lock': File exists."
         ));
-        assert!(!lock_taken("fatal: invalid reference: nope"));
-        assert!(!lock_taken("fatal: '/x' already exists"));
+        assert!(met_another_git(
+            "fatal: failed to read .git/worktrees/e39e5b9b/commondir: Success"
+        ));
+        assert!(!met_another_git("fatal: invalid reference: nope"));
+        assert!(!met_another_git("fatal: '/x' already exists"));
     }
 
     #[test]

@@ -22,18 +22,15 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::Semaphore;
 
 type Shared = Arc<Mutex<Worktree>>;
 
-/// How long a creation's snapshot serves the creations after it (when no merge changed
-/// the workspace meanwhile): workers that start writing together share one.
-const SNAPSHOT_SHARED_FOR: Duration = Duration::from_secs(1);
 /// Worktrees checked out at once (each with git's parallel checkout).
 const CHECKOUTS_AT_ONCE: usize = 4;
 
-/// The last snapshot taken for a creation, and when.
+/// The last snapshot taken for a creation, and when it began.
 type Fresh = Arc<Mutex<Option<(Snapshot, Instant)>>>;
 
 /// How long closing waits for a spare still being checked out: 10 s in steps.
@@ -93,10 +90,11 @@ impl Worktrees {
             return Ok(root);
         }
         // The snapshot reads the workspace: it takes its turn in the queue.
+        let asked = Instant::now();
         let (repo, session, fresh) = (self.repo.clone(), self.session.clone(), self.fresh.clone());
         let base = self
             .queue
-            .run(move || shared_snapshot(&repo, &session.scratch, &fresh))
+            .run(move || shared_snapshot(&repo, &session.scratch, &fresh, asked))
             .await??;
         let _turn = self
             .checkouts
@@ -268,16 +266,24 @@ impl Worktrees {
     }
 }
 
-/// The snapshot a creation starts from: the last one when it is recent and no merge came
-/// since, else a new one. Runs in the merge queue.
-fn shared_snapshot(repo: &Repo, scratch: &Path, fresh: &Fresh) -> Result<Snapshot, IsolationError> {
-    if let Some((snap, at)) = crate::sync::lock(fresh).as_ref()
-        && at.elapsed() < SNAPSHOT_SHARED_FOR
+/// The snapshot a creation asked for at `asked` starts from: the last one when it began
+/// after that (so it holds everything written before the worker's first change; the
+/// creations queued behind one snapshot all share the next) and no merge came since, else
+/// a new one. Runs in the merge queue.
+fn shared_snapshot(
+    repo: &Repo,
+    scratch: &Path,
+    fresh: &Fresh,
+    asked: Instant,
+) -> Result<Snapshot, IsolationError> {
+    if let Some((snap, began)) = crate::sync::lock(fresh).as_ref()
+        && *began >= asked
     {
         return Ok(snap.clone());
     }
+    let began = Instant::now();
     let snap = snapshot::take(&repo.top, &repo.index, scratch)?;
-    *crate::sync::lock(fresh) = Some((snap.clone(), Instant::now()));
+    *crate::sync::lock(fresh) = Some((snap.clone(), began));
     Ok(snap)
 }
 
