@@ -12,7 +12,7 @@
 //!    writing the files), and removing the worktree and its branch.
 //! d. Ways to make a cold worktree (no spare) of the same 10,000 files, each run in turn:
 //!    `git worktree add` as git does it by default (one file after another); the same with
-//!    git's parallel checkout (`checkout.workers=16`, what `Worktree::create` does);
+//!    git's parallel checkout (`checkout.workers=32`, what `Worktree::create` does);
 //!    `--no-checkout` + `read-tree` + the workspace's files copied by 16 threads (a reflink
 //!    where the file system has one: `copy_file_range`) + `update-index --refresh`; the same
 //!    with hard links (for reference only: a worker's in-place write would change the
@@ -212,10 +212,10 @@ fn candidates(ws: &Path, data: &Path) {
     let files = tracked(ws);
     let names = [
         "git worktree add (one file after another)",
-        "git worktree add, checkout.workers=16 (chosen)",
+        "git worktree add, checkout.workers=32 (chosen)",
         "--no-checkout + parallel copy + refresh",
         "--no-checkout + hard links + refresh (unsafe)",
-        "git clone --shared, checkout.workers=16",
+        "git clone --shared, checkout.workers=32",
         "--no-checkout + empty sparse cone (floor)",
     ];
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
@@ -230,7 +230,7 @@ fn candidates(ws: &Path, data: &Path) {
                         ws,
                         &[
                             "-c",
-                            "checkout.workers=16",
+                            "checkout.workers=32",
                             "worktree",
                             "add",
                             "-q",
@@ -273,7 +273,7 @@ fn candidates(ws: &Path, data: &Path) {
                         ws,
                         &[
                             "-c",
-                            "checkout.workers=16",
+                            "checkout.workers=32",
                             "clone",
                             "-q",
                             "--shared",
