@@ -14,6 +14,12 @@
 //! Targets (first request to the end of the final answer; the floor is three model
 //! latencies, 0.6 s): 1,000 workers <= 0.7 s; 10,000 workers <= 1.5 s and <= 30 KB per idle
 //! agent, from the child's RSS with 0 and with N idle completed workers.
+//!
+//! The 200-implementer scale runs twice: in a plain folder and in a git repository (worktree
+//! isolation on, the default). Implementers may write, but these return without writing, so
+//! isolation must cost them nothing: under 1.5 s as in the plain folder, and no git process
+//! beyond the session's few one-time ones. squad runs with a `git` wrapper first on its PATH
+//! that logs every call; the bench prints the count and what they were.
 
 // Test harness code: a panic is how it reports a broken setup.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -26,14 +32,76 @@ mod support;
 
 use mock_server::{MockResponse, MockServer, MockToolCall, RecordedRequest};
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::{ms, verdict};
 
-/// (workers, runs, wall-time target in seconds).
-const SCALES: [(usize, usize, f64); 2] = [(1000, 3, 0.7), (10_000, 2, 1.5)];
+/// One scale of the bench.
+#[derive(Clone, Copy)]
+struct Scale {
+    workers: usize,
+    runs: usize,
+    /// Wall-time target, seconds.
+    target: Option<f64>,
+    role: &'static str,
+    /// The workspace is a git repository (worktree isolation applies).
+    git: bool,
+    /// Each worker writes one file of its own before it returns (so each gets a worktree,
+    /// and its change is merged).
+    writes: bool,
+}
+
+const SCALES: [Scale; 5] = [
+    Scale {
+        workers: 200,
+        runs: 3,
+        target: Some(1.5),
+        role: "implementer",
+        git: false,
+        writes: false,
+    },
+    Scale {
+        workers: 200,
+        runs: 3,
+        target: Some(1.5),
+        role: "implementer",
+        git: true,
+        writes: false,
+    },
+    Scale {
+        workers: 20,
+        runs: 3,
+        target: None,
+        role: "implementer",
+        git: true,
+        writes: true,
+    },
+    Scale {
+        workers: 1000,
+        runs: 3,
+        target: Some(0.7),
+        role: "agentic_coder",
+        git: false,
+        writes: false,
+    },
+    Scale {
+        workers: 10_000,
+        runs: 2,
+        target: Some(1.5),
+        role: "agentic_coder",
+        git: false,
+        writes: false,
+    },
+];
+/// git processes a session may start once (finding the repository, its version); none
+/// may be per worker for workers that do not write.
+const SESSION_GIT_CALLS: usize = 5;
+/// Files committed in the git scale's repository.
+const REPO_FILES: usize = 1000;
+/// The scale the heap diagnosis runs at.
+const DIAGNOSIS_WORKERS: usize = 1000;
 /// Per idle agent, at the largest scale.
 const PER_AGENT_TARGET_KB: f64 = 30.0;
 const LATENCY: Duration = Duration::from_millis(200);
@@ -50,7 +118,7 @@ fn main() {
     let squad = bin.as_deref().unwrap_or(env!("CARGO_BIN_EXE_squad"));
     // N sockets in the mock (this process) and N in squad (the child inherits this
     // limit), plus files and pipes.
-    let most = SCALES.iter().map(|s| s.0).max().unwrap_or(0) as u64;
+    let most = SCALES.iter().map(|s| s.workers).max().unwrap_or(0) as u64;
     let nofile = support::raise_nofile(most + 4096);
     println!("squad binary: {squad}");
     println!("open-files soft limit: {nofile} (raised when the hard limit allows)");
@@ -71,18 +139,37 @@ fn main() {
         .build()
         .unwrap();
 
-    // SQUAD_BENCH_WORKERS=N runs one scale once (for profiling with SQUAD_BENCH_WRAP).
+    // SQUAD_BENCH_WORKERS=N runs one scale once (for profiling with SQUAD_BENCH_WRAP);
+    // SQUAD_BENCH_PLACE=git (or plain) only the scales in a git repository (or not).
     let only: Option<usize> = std::env::var("SQUAD_BENCH_WORKERS")
         .ok()
         .and_then(|v| v.parse().ok());
     if cpu_section(squad, &wrap, only) {
         return;
     }
-    for (workers, runs, target) in SCALES {
+    let place = std::env::var("SQUAD_BENCH_PLACE").ok();
+    let real_git = find_git();
+    for scale in SCALES {
+        let Scale {
+            workers,
+            runs,
+            target,
+            role,
+            git,
+            writes,
+        } = scale;
+        if place.as_deref().is_some_and(|p| (p == "git") != git) {
+            continue;
+        }
         let (workers, runs) = match only {
             Some(n) if n == workers => (n, 1),
             Some(_) => continue,
             None => (workers, runs),
+        };
+        let scale = Scale {
+            workers,
+            runs,
+            ..scale
         };
         if nofile < workers as u64 + 200 {
             println!(
@@ -90,15 +177,25 @@ fn main() {
             );
             continue;
         }
+        let place = if git {
+            format!("a git repository of {REPO_FILES} files (worktree isolation)")
+        } else {
+            "a plain folder".to_string()
+        };
+        let what = if writes {
+            ", each writing one file (a worktree each, then a merge)"
+        } else {
+            ""
+        };
         println!(
-            "\n== 1 supervisor + {workers} workers, mock latency {} per response, binary `squad exec`",
+            "\n== 1 supervisor + {workers} workers ({role}) in {place}{what}, mock latency {} per response, binary `squad exec`",
             ms(LATENCY)
         );
         let mut results = Vec::new();
         for run in 1..=runs {
             // A fresh mock per run, so its records hold one run only.
             let mock = mock_rt.block_on(MockServer::start());
-            let r = team_run(squad, &mock, &wrap, false, workers);
+            let r = team_run(squad, &mock, &wrap, false, scale, real_git.as_deref());
             r.print(run);
             results.push(r);
         }
@@ -119,12 +216,15 @@ fn main() {
             "   RSS per idle agent (incl. history): median {:.1} KB",
             per_agent[runs / 2]
         );
-        verdict(
-            &format!("{workers} workers: wall time, median"),
-            walls[runs / 2].as_secs_f64(),
-            target,
-            "s",
-        );
+        match target {
+            Some(target) => verdict(
+                &format!("{workers} workers: wall time, median"),
+                walls[runs / 2].as_secs_f64(),
+                target,
+                "s",
+            ),
+            None => println!("   (no wall-time target: merges run one at a time)"),
+        }
         if wrap.is_empty() && workers == most as usize {
             verdict(
                 &format!("{workers} workers: RSS per idle agent (incl. history), median"),
@@ -133,9 +233,41 @@ fn main() {
                 "KB",
             );
         }
+        if let Some(calls) = results
+            .iter()
+            .filter_map(|r| r.git_calls.as_ref())
+            .max_by_key(|c| c.len())
+        {
+            let kinds = git_call_kinds(calls);
+            println!(
+                "   git processes squad started (most of {runs} runs): {} ({:.2} per worker){}",
+                calls.len(),
+                calls.len() as f64 / workers as f64,
+                if kinds.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {kinds}")
+                }
+            );
+            if git && !writes {
+                verdict(
+                    &format!(
+                        "{workers} workers that do not write: git processes (the session's one-time ones only)"
+                    ),
+                    calls.len() as f64,
+                    SESSION_GIT_CALLS as f64 + 1.0,
+                    "processes",
+                );
+            }
+        }
     }
-    if wrap.is_empty() {
-        heap_diagnosis(squad, &mock_rt, SCALES[0].0);
+    if wrap.is_empty() && place.is_none() {
+        let scale = SCALES
+            .iter()
+            .copied()
+            .find(|s| s.workers == DIAGNOSIS_WORKERS)
+            .expect("the diagnosis scale");
+        heap_diagnosis(squad, &mock_rt, scale, real_git.as_deref());
     }
 }
 
@@ -153,7 +285,13 @@ fn cpu_section(squad: &str, wrap: &[String], only: Option<usize>) -> bool {
 /// live. One more run asks glibc itself (`malloc_stats()`, called through gdb at the
 /// same two moments) how many bytes are in use. gdb stops squad while it is attached,
 /// so this run's times are not reported. Skipped without gdb or without ptrace rights.
-fn heap_diagnosis(squad: &str, mock_rt: &tokio::runtime::Runtime, workers: usize) {
+fn heap_diagnosis(
+    squad: &str,
+    mock_rt: &tokio::runtime::Runtime,
+    scale: Scale,
+    real_git: Option<&Path>,
+) {
+    let workers = scale.workers;
     println!("\n== diagnosis: live heap (glibc malloc_stats via gdb) at the same two moments");
     let gdb = Command::new("gdb")
         .arg("--version")
@@ -164,7 +302,7 @@ fn heap_diagnosis(squad: &str, mock_rt: &tokio::runtime::Runtime, workers: usize
         return;
     }
     let mock = mock_rt.block_on(MockServer::start());
-    let r = team_run(squad, &mock, &[], true, workers);
+    let r = team_run(squad, &mock, &[], true, scale, real_git);
     let (Some(before), Some(idle)) = (r.heap_before, r.heap_idle) else {
         println!("   skipped: malloc_stats gave no figures (ptrace not allowed?)");
         return;
@@ -246,6 +384,8 @@ struct RunResult {
     bench_cpu: Duration,
     heap_before: Option<MallocTotal>,
     heap_idle: Option<MallocTotal>,
+    /// Every git process squad started (its arguments), when a `git` was found to wrap.
+    git_calls: Option<Vec<String>>,
 }
 
 impl RunResult {
@@ -307,8 +447,10 @@ fn team_run(
     mock: &MockServer,
     wrap: &[String],
     heap: bool,
-    workers: usize,
+    scale: Scale,
+    real_git: Option<&Path>,
 ) -> RunResult {
+    let workers = scale.workers;
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(ws.path().join(".squad")).unwrap();
@@ -322,6 +464,11 @@ fn team_run(
         ),
     )
     .unwrap();
+    if scale.git {
+        make_repo(ws.path());
+    }
+    let git_log = home.path().join("git-calls");
+    let shim = real_git.map(|git| git_shim(home.path(), git, &git_log));
 
     let sampler = Sampler {
         pid_file: home.path().join("launcher-report.pid"),
@@ -331,7 +478,8 @@ fn team_run(
     };
     {
         let sampler = sampler.clone();
-        mock.set_responder(move |body| respond(body, &sampler, workers));
+        let (role, writes) = (scale.role, scale.writes);
+        mock.set_responder(move |body| respond(body, &sampler, workers, role, writes));
     }
 
     let out_path = home.path().join("stdout");
@@ -346,20 +494,24 @@ fn team_run(
         }
         None => support::Measured::new(squad, home.path()),
     };
-    launch
-        .sandboxed(
-            home.path(),
-            ws.path(),
-            &mock.base_url(),
-            &out_path,
-            &err_path,
-        )
-        .args([
-            "exec",
-            "--approval",
-            "auto",
-            "Split the work into tasks and run them in parallel.",
-        ]);
+    let cmd = launch.sandboxed(
+        home.path(),
+        ws.path(),
+        &mock.base_url(),
+        &out_path,
+        &err_path,
+    );
+    if let Some(shim) = &shim {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let paths = std::iter::once(shim.clone()).chain(std::env::split_paths(&path));
+        cmd.env("PATH", std::env::join_paths(paths).unwrap());
+    }
+    cmd.args([
+        "exec",
+        "--approval",
+        "auto",
+        "Split the work into tasks and run them in parallel.",
+    ]);
     let reaped = launch.spawn().wait();
     let exit = started.elapsed();
     // The samplers (and gdb) are done with squad before it can exit; wait for them.
@@ -383,7 +535,12 @@ fn team_run(
     let (sup, workers): (Vec<&RecordedRequest>, Vec<&RecordedRequest>) = reqs
         .iter()
         .partition(|r| !r.system_prompt().unwrap_or("").contains(WORKER_MARK));
-    assert_eq!(workers.len(), n, "one request per worker");
+    let per_worker = if scale.writes { 2 } else { 1 };
+    assert_eq!(workers.len(), n * per_worker, "requests per worker");
+    if scale.writes {
+        let merged = std::fs::read_dir(ws.path().join("out")).map_or(0, |d| d.count());
+        assert_eq!(merged, n, "every worker's file merged into the workspace");
+    }
     assert_eq!(sup.len(), 3, "supervisor: spawn, wait, answer");
     // The wait result must hold every worker's result.
     let last = sup[2].body["messages"].as_array().unwrap();
@@ -449,7 +606,93 @@ fn team_run(
         bench_cpu,
         heap_before: heap.first().copied().filter(|_| heap.len() == 2),
         heap_idle: heap.get(1).copied(),
+        git_calls: shim.map(|_| {
+            std::fs::read_to_string(&git_log)
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        }),
     }
+}
+
+/// The `git` on this process's PATH.
+fn find_git() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+}
+
+/// A folder holding a `git` that logs its arguments to `log` (one line per process) and
+/// runs the real one; first on squad's PATH, it counts every git process squad starts.
+fn git_shim(home: &Path, real: &Path, log: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = home.join("git-shim");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// A repository of `REPO_FILES` committed files in `ws` (its `.squad` config included).
+fn make_repo(ws: &Path) {
+    for i in 0..REPO_FILES {
+        let path = ws.join(format!("src/mod_{:02}/file_{i}.rs", i % 50));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, format!("// file {i}\nfn f{i}() {{}}\n")).unwrap();
+    }
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &["commit", "-qm", "start"],
+    ] {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(ws)
+            .env("GIT_AUTHOR_NAME", "bench")
+            .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+            .env("GIT_COMMITTER_NAME", "bench")
+            .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+}
+
+/// `3 × worktree, 2 × rev-parse`: the git commands of a log, most first.
+fn git_call_kinds(calls: &[String]) -> String {
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for line in calls {
+        let mut words = line.split_whitespace();
+        let mut kind = "?";
+        while let Some(w) = words.next() {
+            if w == "-c" || w == "-C" {
+                words.next();
+            } else if !w.starts_with('-') {
+                kind = w;
+                break;
+            }
+        }
+        *counts.entry(kind).or_default() += 1;
+    }
+    let mut counts: Vec<(&str, usize)> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    counts
+        .iter()
+        .map(|(k, n)| format!("{n} × {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Reads squad's RSS (and, for the diagnosis, its malloc figures) a little after a
@@ -499,7 +742,13 @@ impl Sampler {
 
 /// Answers by looking at the request; samples squad at the two supervisor moments that
 /// bracket the workers' lives.
-fn respond(body: &Value, sampler: &Sampler, workers: usize) -> MockResponse {
+fn respond(
+    body: &Value,
+    sampler: &Sampler,
+    workers: usize,
+    role: &str,
+    writes: bool,
+) -> MockResponse {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let system = messages
         .iter()
@@ -513,6 +762,13 @@ fn respond(body: &Value, sampler: &Sampler, workers: usize) -> MockResponse {
             .and_then(|m| m["content"].as_str())
             .unwrap_or("");
         let summary: String = task.chars().take(40).collect();
+        let called = messages.iter().any(|m| m["role"] == "tool");
+        if writes && !called {
+            let n: String = task.chars().filter(char::is_ascii_digit).collect();
+            let args = json!({"path": format!("out/worker_{n}.txt"), "content": "written\n"});
+            return MockResponse::tool_call("w", "write_file", &args.to_string())
+                .with_delay(LATENCY);
+        }
         let args = json!({"result": {
             "status": "success",
             "summary": format!("done: {summary}"),
@@ -533,7 +789,7 @@ fn respond(body: &Value, sampler: &Sampler, workers: usize) -> MockResponse {
             let calls = (0..workers)
                 .map(|i| {
                     let args = json!({
-                        "role_name": "agentic_coder",
+                        "role_name": role,
                         "task_prompt": format!("Task {i}: update module_{i}.rs and report what changed.")
                     });
                     MockToolCall::new(format!("spawn_{i}"), "spawn_agent", args.to_string())

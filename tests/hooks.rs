@@ -13,10 +13,20 @@ use common::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-/// Writes the user's own `config.toml` (hooks there run without an approval).
+/// Writes the user's own `config.toml` (hooks there run without an approval). Hooks run in
+/// the agent's sandbox: the folder the tests' hooks report into ([`out`]) is made writable.
 fn user_config(sb: &Sandbox, toml: &str) {
     std::fs::create_dir_all(sb.config_dir()).unwrap();
+    let out = out(sb, "");
+    let toml = format!("{toml}\n[sandbox]\nwritable = [\"{}\"]\n", out.display());
     std::fs::write(sb.config_dir().join("config.toml"), toml).unwrap();
+}
+
+/// `name` in the folder outside the workspace where the tests' hooks write what they saw.
+fn out(sb: &Sandbox, name: &str) -> std::path::PathBuf {
+    let dir = sb.home.path().join("out");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
 }
 
 fn run_command(id: &str, command: &str) -> MockResponse {
@@ -97,7 +107,7 @@ exit 0
 async fn a_post_tool_use_hook_receives_the_call_and_its_output_in_claude_codes_fields() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
-    let seen = sb.home.path().join("seen.json");
+    let seen = out(&sb, "seen.json");
     user_config(
         &sb,
         &format!(
@@ -144,7 +154,7 @@ command = "cat > '{}'"
 async fn a_stop_hook_that_blocks_once_makes_the_persona_take_one_more_turn() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
-    let flag = sb.home.path().join("asked-once");
+    let flag = out(&sb, "asked-once");
     user_config(
         &sb,
         &format!(
@@ -213,7 +223,7 @@ command = "echo 'keep going' >&2; exit 2"
 async fn a_hanging_hook_is_killed_at_its_timeout_and_the_call_goes_on_with_a_warning() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
-    let pid_file = sb.home.path().join("hook.pid");
+    let pid_file = out(&sb, "hook.pid");
     user_config(
         &sb,
         &format!(
@@ -323,7 +333,7 @@ command = "echo ran >> hook-ran.txt"
 async fn agent_start_and_agent_stop_hooks_run_for_a_worker_with_its_result() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
-    let log = sb.home.path().join("lifecycle.jsonl");
+    let log = out(&sb, "lifecycle.jsonl");
     user_config(
         &sb,
         &format!(
@@ -382,7 +392,7 @@ command = "echo wrong >> '{log}'"
 async fn a_task_completed_hook_hears_the_board_task_a_worker_finished() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
-    let log = sb.home.path().join("tasks.jsonl");
+    let log = out(&sb, "tasks.jsonl");
     user_config(
         &sb,
         &format!(
@@ -424,4 +434,37 @@ async fn a_task_completed_hook_hears_the_board_task_a_worker_finished() {
     assert_eq!(got["task"]["id"], "t1");
     assert_eq!(got["task"]["title"], "the first task");
     assert_eq!(got["task"]["status"], "done");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hook_runs_in_the_sandbox_of_its_agent_like_its_commands() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    user_config(
+        &sb,
+        r#"
+[[hooks]]
+event = "post_tool_use"
+matcher = "run_command"
+command = "echo x > \"$HOME/escaped.txt\"; echo x > hook-in-root.txt"
+"#,
+    );
+    mock.set_responder(|body| match tool_count(body) {
+        0 => run_command("c1", "echo hi"),
+        _ => MockResponse::text("done"),
+    });
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "say hi"])
+        .await;
+    run.assert_ok();
+    assert_eq!(hook_runs(&run.events()).len(), 1);
+    assert_eq!(
+        sb.read("hook-in-root.txt"),
+        "x\n",
+        "the agent's root is writable"
+    );
+    assert!(
+        !sb.home.path().join("escaped.txt").exists(),
+        "a hook cannot write outside its agent's sandbox"
+    );
 }

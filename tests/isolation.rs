@@ -802,3 +802,48 @@ async fn an_unmerged_change_of_an_ended_session_is_kept_on_its_branch() {
     assert_eq!(author.trim(), "squad");
     assert!(remove_stale(&fx.data).is_empty());
 }
+
+/// Workers that start writing together get their worktrees side by side (git's own locks
+/// waited for), all at the same state of the workspace; a worker asking later starts from
+/// the workspace as it is then: a merge's change and the user's newer edit are in it.
+#[tokio::test(flavor = "multi_thread")]
+async fn eight_worktrees_made_at_once_share_one_state_and_a_merge_moves_the_next_one_on() {
+    let fx = Fixture::new();
+    let w = std::sync::Arc::new(fx.worktrees("s1"));
+    let agents: Vec<AgentId> = (0..8).map(|_| AgentId::new()).collect();
+    let made = futures::future::join_all(agents.iter().map(|a| {
+        let w = w.clone();
+        let a = *a;
+        async move { w.create(a).await }
+    }))
+    .await;
+    let roots: Vec<PathBuf> = made.into_iter().map(Result::unwrap).collect();
+    let trees: std::collections::BTreeSet<String> = roots
+        .iter()
+        .map(|r| git(r, &["rev-parse", "HEAD^{tree}"]))
+        .collect();
+    assert_eq!(trees.len(), 1, "one state for all: {trees:?}");
+    for root in &roots {
+        assert_eq!(read(root, "b.txt"), "b user edit\n");
+        assert_eq!(read(root, "notes.md"), "user notes\n");
+    }
+    assert_eq!(squad_branches(&fx.ws).lines().count(), 8);
+
+    write(&roots[0], "from-first.txt", "merged\n");
+    assert!(matches!(
+        w.merge(agents[0]).await.unwrap(),
+        MergeOutcome::Merged { .. }
+    ));
+    let next = w.create(AgentId::new()).await.unwrap();
+    assert_eq!(read(&next, "from-first.txt"), "merged\n");
+    write(
+        &fx.ws,
+        "spec.md",
+        "written just before the next worker's first change\n",
+    );
+    let later = w.create(AgentId::new()).await.unwrap();
+    assert_eq!(
+        read(&later, "spec.md"),
+        "written just before the next worker's first change\n"
+    );
+}

@@ -328,3 +328,76 @@ async fn escalate_asks_the_user_naming_the_reason_and_runs_outside_once_approved
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "out\n");
     assert!(result_of_call(&mock, 1).contains("exit code: 0"));
 }
+
+/// A worker commits in its own worktree under the sandbox (git writes the worktree's
+/// folder in `.git/worktrees`, the object store and its branch's ref), while the user's
+/// checkout and the rest of their `.git` stay closed; the commit reaches the workspace by
+/// the merge, and the user's HEAD does not move.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_commits_in_its_worktree_under_the_sandbox_but_cannot_touch_the_users_git() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    git(sb.ws(), &["init", "-q"]);
+    sb.write("a.txt", "a\n");
+    git(sb.ws(), &["add", "-A"]);
+    git(sb.ws(), &["commit", "-qm", "start"]);
+    let head = git(sb.ws(), &["rev-parse", "HEAD"]);
+    let ws = sb.ws().canonicalize().unwrap().display().to_string();
+    let script = [
+        "git add new.txt && git -c user.name=worker -c user.email=w@example.com \
+         -c commit.gpgsign=false commit -qm 'by the worker' && echo COMMITTED; "
+            .to_string(),
+        attempt(&format!("{ws}/.git/config"), "dotgit"),
+        attempt(&format!("{ws}/.git/refs/heads/user-branch"), "userref"),
+        attempt(&format!("{ws}/user-file.txt"), "workspace"),
+    ]
+    .concat();
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_call(
+                    "w",
+                    "write_file",
+                    &json!({"path": "new.txt", "content": "by the worker\n"}).to_string(),
+                ),
+                1 => run("c", &script),
+                _ => MockResponse::tool_call(
+                    "r",
+                    "return_results",
+                    &json!({"result": {"status": "success", "summary": "committed",
+                        "artifacts": [{"file_path": "new.txt", "description": "it",
+                            "change_type": "created"}],
+                        "known_issues": []}})
+                    .to_string(),
+                ),
+            };
+        }
+        match tool_count(body) {
+            0 => spawn("implementer", "commit a file"),
+            1 => MockResponse::tool_call("wait", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    sb.exec(&mock, &["--approval", "auto", "commit"])
+        .await
+        .assert_ok();
+    let out = mock
+        .requests()
+        .iter()
+        .map(|r| &r.body)
+        .find(|b| is_worker(b) && tool_count(b) == 2)
+        .map(last_result)
+        .expect("the worker's command ran");
+    for line in [
+        "COMMITTED",
+        "DENIED dotgit",
+        "DENIED userref",
+        "DENIED workspace",
+    ] {
+        assert!(out.contains(line), "{line}: {out}");
+    }
+    assert_eq!(sb.read("new.txt"), "by the worker\n", "merged");
+    assert_eq!(git(sb.ws(), &["rev-parse", "HEAD"]), head);
+    assert!(!sb.ws().join("user-file.txt").exists());
+    assert!(!sb.ws().join(".git/refs/heads/user-branch").exists());
+}

@@ -815,3 +815,93 @@ async fn a_reading_worker_gets_no_worktree_and_a_testing_worker_gets_one_at_its_
     );
     assert_users_work_intact(&sb);
 }
+
+/// Workers that may write but only read and report cost no git process at all: the real
+/// `squad exec` runs with a `git` first on its PATH that logs each call, and with three
+/// such workers in a repository the log holds only the session's own one-time calls
+/// (finding git's version and the repository), the same as with none.
+#[tokio::test(flavor = "multi_thread")]
+async fn workers_that_only_read_and_report_start_no_git_process() {
+    use std::os::unix::fs::PermissionsExt;
+    let mock = MockServer::start().await;
+    let sb = repo();
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH");
+    let shim = sb.home.path().join("shim");
+    std::fs::create_dir_all(&shim).unwrap();
+    let log = sb.home.path().join("git-calls");
+    std::fs::write(
+        shim.join("git"),
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(shim.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_calls(
+                    (0..3)
+                        .map(|i| {
+                            call(
+                                &format!("s{i}"),
+                                "spawn_agent",
+                                json!({"role_name": "implementer", "task_prompt": format!("read a.txt ({i})")}),
+                            )
+                        })
+                        .collect(),
+                ),
+                3 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+                _ => MockResponse::text("done"),
+            };
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call("r0", "read_file", r#"{"path": "a.txt"}"#),
+            _ => MockResponse::tool_call(
+                "r",
+                "return_results",
+                &json!({"result": {"status": "success", "summary": "a.txt has ten lines",
+                    "artifacts": [], "known_issues": []}})
+                .to_string(),
+            ),
+        }
+    });
+    let path = std::env::join_paths(
+        std::iter::once(shim).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let mut cmd = sb.command(Some(&mock));
+    cmd.env("PATH", path)
+        .args(["exec", "--approval", "auto", "read it three times"])
+        .stdin(std::process::Stdio::null());
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("squad finished")
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let workers = mock
+        .requests()
+        .iter()
+        .filter(|r| is_worker(&r.body))
+        .count();
+    assert_eq!(workers, 6, "three workers, two requests each");
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    let calls: Vec<&str> = calls.lines().collect();
+    assert!(calls.len() <= 3, "only the session's own: {calls:#?}");
+    for call in &calls {
+        assert!(
+            call.ends_with(" version") || call.contains(" rev-parse "),
+            "a git process for a worker that did not write: {call}"
+        );
+    }
+    assert_eq!(git(sb.ws(), &["worktree", "list"]).lines().count(), 1);
+}

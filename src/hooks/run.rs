@@ -1,7 +1,10 @@
-//! Running one hook: `sh -c COMMAND` in the workspace, in a process group of its own, with
-//! the payload on stdin. A hook that outlives its time limit is killed with its whole
-//! group (a hook's own children must not linger) and the call goes on.
+//! Running one hook: `sh -c COMMAND` in the agent's root, in a process group of its own,
+//! with the payload on stdin, inside the same sandbox as that agent's `run_command` (a
+//! hook runs on the agent's behalf, at its moments, so it gets no more than the agent).
+//! A hook that outlives its time limit is killed with its whole group (a hook's own
+//! children must not linger) and the call goes on.
 
+use crate::sandbox::{Confined, Jail};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -24,8 +27,8 @@ pub struct HookRun {
 /// Most bytes of a hook's stdout and stderr kept.
 const MAX_OUTPUT: usize = 16 * 1024;
 
-/// The one way a hook's command is built (the seam where a sandbox would confine it).
-fn command(cmd: &str, cwd: &Path) -> Command {
+/// The one way a hook's command is built; `jail` confines it.
+fn command(cmd: &str, cwd: &Path, jail: Option<&Jail>) -> Command {
     let mut c = Command::new("sh");
     c.arg("-c")
         .arg(cmd)
@@ -35,24 +38,43 @@ fn command(cmd: &str, cwd: &Path) -> Command {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(jail) = jail {
+        jail.apply(c.as_std_mut());
+    }
     c
 }
 
-pub async fn run_hook(cmd: &str, cwd: &Path, stdin: &str, timeout: Duration) -> HookRun {
+/// Runs `cmd` in `cwd`, confined by `sandbox` (`None`: unconfined, as the agent's own
+/// commands run when the sandbox is off).
+pub async fn run_hook(
+    cmd: &str,
+    cwd: &Path,
+    stdin: &str,
+    timeout: Duration,
+    sandbox: Option<&Confined>,
+) -> HookRun {
     let started = Instant::now();
     let ms = |started: Instant| started.elapsed().as_millis() as u64;
-    let mut child = match command(cmd, cwd).spawn() {
+    let not_started = |why: String| HookRun {
+        exit: None,
+        timed_out: false,
+        stderr: String::new(),
+        stdout: String::new(),
+        ms: ms(started),
+        failed_to_start: Some(why),
+    };
+    // Never unconfined by accident: a sandbox that cannot be made means no run.
+    let jail = match sandbox.cloned() {
+        Some(c) => match tokio::task::spawn_blocking(move || c.prepare()).await {
+            Ok(Ok(jail)) => Some(jail),
+            Ok(Err(e)) => return not_started(e.to_string()),
+            Err(e) => return not_started(format!("cannot prepare the sandbox: {e}")),
+        },
+        None => None,
+    };
+    let mut child = match command(cmd, cwd, jail.as_ref()).spawn() {
         Ok(c) => c,
-        Err(e) => {
-            return HookRun {
-                exit: None,
-                timed_out: false,
-                stderr: String::new(),
-                stdout: String::new(),
-                ms: ms(started),
-                failed_to_start: Some(format!("cannot start `sh -c`: {e}")),
-            };
-        }
+        Err(e) => return not_started(format!("cannot start `sh -c`: {e}")),
     };
     let pgid = child.id();
     let mut input = child.stdin.take();
@@ -136,6 +158,7 @@ mod tests {
             dir.path(),
             r#"{"tool_name":"run_command"}"#,
             Duration::from_secs(10),
+            None,
         )
         .await;
         assert_eq!(run.exit, Some(2));
@@ -155,6 +178,7 @@ mod tests {
             dir.path(),
             "{}",
             Duration::from_millis(500),
+            None,
         )
         .await;
         assert!(run.timed_out && run.exit.is_none());
@@ -178,7 +202,7 @@ mod tests {
     async fn a_hook_that_ignores_its_stdin_does_not_block() {
         let dir = tmp();
         let big = "x".repeat(1 << 20);
-        let run = run_hook("exit 0", dir.path(), &big, Duration::from_secs(10)).await;
+        let run = run_hook("exit 0", dir.path(), &big, Duration::from_secs(10), None).await;
         assert_eq!(run.exit, Some(0));
     }
 }

@@ -72,7 +72,28 @@ impl<'a> Git<'a> {
 
     /// Runs and returns whatever the exit code, for commands whose code carries meaning
     /// (`merge-tree` exits 1 on conflicts, `rev-parse --verify` 1 when a name is unknown).
+    /// A run that met another git half way (one of git's lock files taken, or a sibling
+    /// worktree being made whose files are not all written yet: the user's git, or a
+    /// sibling worker's worktree being made beside this one) is tried again a few times,
+    /// since git itself gives up at once.
     pub fn output<S: AsRef<OsStr>>(
+        &self,
+        args: &[S],
+        input: Option<&[u8]>,
+    ) -> Result<Ran, IsolationError> {
+        let mut wait = LOCK_RETRY_FIRST;
+        for _ in 0..LOCK_RETRIES {
+            let ran = self.once(args, input)?;
+            if ran.code == 0 || !met_another_git(&ran.stderr) {
+                return Ok(ran);
+            }
+            std::thread::sleep(wait);
+            wait *= 2;
+        }
+        self.once(args, input)
+    }
+
+    fn once<S: AsRef<OsStr>>(
         &self,
         args: &[S],
         input: Option<&[u8]>,
@@ -137,6 +158,19 @@ impl<'a> Git<'a> {
     }
 }
 
+/// Tries after meeting another git, waiting 10, 20, 40 … ms (1.3 s in all).
+const LOCK_RETRIES: u32 = 7;
+const LOCK_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Whether git failed because another git was half way: one of its `*.lock` files exists
+/// (`Unable to create '…/index.lock': File exists`, `cannot lock ref …`), or a worktree
+/// being made beside it has no `commondir` or `gitdir` yet (`git worktree add` reads every
+/// sibling's: `failed to read .git/worktrees/<name>/commondir`).
+fn met_another_git(stderr: &str) -> bool {
+    (stderr.contains(".lock") && stderr.contains("File exists"))
+        || (stderr.contains("failed to read") && stderr.contains("/worktrees/"))
+}
+
 /// Splits `-z` output into its NUL-terminated fields.
 pub(crate) fn fields(out: &[u8]) -> impl Iterator<Item = &[u8]> {
     let out = out.strip_suffix(b"\0").unwrap_or(out);
@@ -185,6 +219,21 @@ mod tests {
         assert_eq!(parse_version("git version 2.45.1.windows.1"), Some((2, 45)));
         assert_eq!(parse_version("git version 2.50.0-rc1"), Some((2, 50)));
         assert_eq!(parse_version("nonsense"), None);
+    }
+
+    #[test]
+    fn meeting_another_git_is_told_apart_from_other_failures() {
+        assert!(met_another_git(
+            "fatal: Unable to create '/r/.git/index.lock': File exists.\n\nAnother git process seems to be running"
+        ));
+        assert!(met_another_git(
+            "error: cannot lock ref 'refs/heads/squad/ab12': Unable to create '/r/.git/refs/heads/squad/ab12.lock': File exists."
+        ));
+        assert!(met_another_git(
+            "fatal: failed to read .git/worktrees/e39e5b9b/commondir: Success"
+        ));
+        assert!(!met_another_git("fatal: invalid reference: nope"));
+        assert!(!met_another_git("fatal: '/x' already exists"));
     }
 
     #[test]

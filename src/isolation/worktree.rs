@@ -4,7 +4,7 @@
 use super::IsolationError;
 use super::git::Git;
 use super::repo::Repo;
-use super::snapshot;
+use super::snapshot::{self, Snapshot};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -24,6 +24,46 @@ pub struct Worktree {
     pub base: String,
     /// The worktree's own index file (snapshots copy it).
     pub index: PathBuf,
+    /// Its git metadata: its own folder in the repository (`.git/worktrees/<name>`: HEAD,
+    /// index, logs) and the repository's shared one (objects, refs).
+    pub git_dir: PathBuf,
+    pub common_dir: PathBuf,
+}
+
+/// Parallel checkout (git's own `checkout.workers`): writing 10,000 files waits on the
+/// file system far more than on the CPU (creating a file took ~1 ms on a busy ext4 disk),
+/// so many writers at once finish several times sooner, also on two cores (32 beat 16
+/// and 64 on 10,000 files here: 0.48 s against 2.1 and 0.6 s, medians of 7 by hand under
+/// load). Below 2,000 files the helper processes cost more than they save.
+const PARALLEL_CHECKOUT: [&str; 4] = [
+    "-c",
+    "checkout.workers=32",
+    "-c",
+    "checkout.thresholdForParallelism=2000",
+];
+
+/// The worktree's index, its own git folder and the repository's common one, in one run.
+fn git_paths(path: &Path) -> Result<[PathBuf; 3], IsolationError> {
+    let args = [
+        "rev-parse",
+        "--path-format=absolute",
+        "--git-path",
+        "index",
+        "--git-dir",
+        "--git-common-dir",
+    ];
+    let git = Git::new(path);
+    let text = git.text(&args)?;
+    let mut lines = text.lines().map(PathBuf::from);
+    match (lines.next(), lines.next(), lines.next()) {
+        (Some(index), Some(git_dir), Some(common)) => Ok([index, git_dir, common]),
+        _ => Err(IsolationError::Git {
+            command: args.join(" "),
+            dir: path.to_path_buf(),
+            code: 0,
+            stderr: format!("unexpected output: {text}"),
+        }),
+    }
 }
 
 /// Where the base is kept between runs (beside the worktree, so a resumed session can
@@ -53,13 +93,25 @@ impl Worktree {
         scratch: &Path,
     ) -> Result<Worktree, IsolationError> {
         let base = snapshot::take(&repo.top, &repo.index, scratch)?;
+        Self::create_at(repo, dir, name, &base)
+    }
+
+    /// Creates the worktree `dir/<name>` at `base`, a snapshot already taken (workers that
+    /// start together share one). Runs beside other creations: nothing here reads the
+    /// workspace, and git's own locks are waited for (see `git.rs`).
+    pub fn create_at(
+        repo: &Repo,
+        dir: &Path,
+        name: &str,
+        base: &Snapshot,
+    ) -> Result<Worktree, IsolationError> {
         let path = dir.join(name);
         let branch = format!("squad/{name}");
         std::fs::create_dir_all(dir).map_err(|source| IsolationError::Io {
             what: format!("creating {}", dir.display()),
             source,
         })?;
-        Git::new(&repo.top).run(&[
+        let args = PARALLEL_CHECKOUT.map(OsStr::new).into_iter().chain([
             OsStr::new("worktree"),
             OsStr::new("add"),
             OsStr::new("--quiet"),
@@ -67,8 +119,9 @@ impl Worktree {
             OsStr::new(&branch),
             path.as_os_str(),
             OsStr::new(&base.commit),
-        ])?;
-        Self::finish(repo, path, name, branch, base.commit)
+        ]);
+        Git::new(&repo.top).run(&args.collect::<Vec<_>>())?;
+        Self::finish(repo, path, name, branch, base.commit.clone())
     }
 
     /// Makes a worker's worktree out of a spare: one rename, then a checkout that writes
@@ -82,6 +135,17 @@ impl Worktree {
         scratch: &Path,
     ) -> Result<Worktree, IsolationError> {
         let base = snapshot::take(&repo.top, &repo.index, scratch)?;
+        Self::from_spare_at(repo, spare, dir, name, &base)
+    }
+
+    /// [`Worktree::from_spare`] at `base`, a snapshot already taken.
+    pub fn from_spare_at(
+        repo: &Repo,
+        spare: Spare,
+        dir: &Path,
+        name: &str,
+        base: &Snapshot,
+    ) -> Result<Worktree, IsolationError> {
         let path = dir.join(name);
         let branch = format!("squad/{name}");
         let moved = Git::new(&repo.top).run(&[
@@ -94,19 +158,24 @@ impl Worktree {
             let _ = remove(&repo.top, &spare.path, None);
             return Err(e);
         }
-        let checkout = Git::new(&path).run(&[
-            "checkout",
-            "--quiet",
-            "--force",
-            "-B",
-            &branch,
-            &base.commit,
-        ]);
+        let checkout = Git::new(&path).run(
+            &PARALLEL_CHECKOUT
+                .into_iter()
+                .chain([
+                    "checkout",
+                    "--quiet",
+                    "--force",
+                    "-B",
+                    &branch,
+                    &base.commit,
+                ])
+                .collect::<Vec<_>>(),
+        );
         if let Err(e) = checkout {
             let _ = remove(&repo.top, &path, Some(&branch));
             return Err(e);
         }
-        Self::finish(repo, path, name, branch, base.commit)
+        Self::finish(repo, path, name, branch, base.commit.clone())
     }
 
     fn finish(
@@ -116,12 +185,7 @@ impl Worktree {
         branch: String,
         base: String,
     ) -> Result<Worktree, IsolationError> {
-        let index = PathBuf::from(Git::new(&path).text(&[
-            "rev-parse",
-            "--path-format=absolute",
-            "--git-path",
-            "index",
-        ])?);
+        let [index, git_dir, common_dir] = git_paths(&path)?;
         let root = root_in(&path, &repo.prefix);
         // The workspace's folder may hold only ignored files, so the snapshot lacks it.
         std::fs::create_dir_all(&root).map_err(|source| IsolationError::Io {
@@ -135,6 +199,8 @@ impl Worktree {
             branch,
             base,
             index,
+            git_dir,
+            common_dir,
         };
         wt.save_base()?;
         Ok(wt)
@@ -144,17 +210,36 @@ impl Worktree {
     pub fn reopen(repo: &Repo, dir: &Path, name: &str) -> Option<Worktree> {
         let path = dir.join(name);
         let base = std::fs::read_to_string(base_file(&path)).ok()?;
-        let index = Git::new(&path)
-            .text(&["rev-parse", "--path-format=absolute", "--git-path", "index"])
-            .ok()?;
+        let [index, git_dir, common_dir] = git_paths(&path).ok()?;
         Some(Worktree {
             name: name.to_string(),
             root: root_in(&path, &repo.prefix),
             branch: format!("squad/{name}"),
             base: base.trim().to_string(),
-            index: PathBuf::from(index),
+            index,
+            git_dir,
+            common_dir,
             path,
         })
+    }
+
+    /// What git writes when the worker commits in its worktree, for its sandbox: the
+    /// worktree's own git folder, the shared object store, and the folders of squad's
+    /// branch refs and their logs (a ref is replaced by a rename inside its folder, so the
+    /// folder, not the one file, must be writable). Only folders that exist.
+    pub fn git_writable(&self) -> Vec<PathBuf> {
+        let mut ref_dir = PathBuf::from("refs/heads");
+        ref_dir.extend(self.branch.split('/').filter(|p| !p.is_empty()));
+        ref_dir.pop();
+        [
+            self.git_dir.clone(),
+            self.common_dir.join("objects"),
+            self.common_dir.join(&ref_dir),
+            self.common_dir.join("logs").join(&ref_dir),
+        ]
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect()
     }
 
     /// Moves the starting point to `commit` (after a merge or a redo).
@@ -195,14 +280,15 @@ impl Spare {
             return Ok(None);
         }
         let path = dir.join(format!("{SPARE_PREFIX}{n}"));
-        Git::new(&repo.top).run(&[
+        let args = PARALLEL_CHECKOUT.map(OsStr::new).into_iter().chain([
             OsStr::new("worktree"),
             OsStr::new("add"),
             OsStr::new("--quiet"),
             OsStr::new("--detach"),
             path.as_os_str(),
             OsStr::new("HEAD"),
-        ])?;
+        ]);
+        Git::new(&repo.top).run(&args.collect::<Vec<_>>())?;
         Ok(Some(Spare { path }))
     }
 

@@ -2,7 +2,9 @@
 //! is spawned, when its diff is shown, when its result is accepted (the merge queue),
 //! when it is asked to redo after a conflict, and when it is released. The git work runs
 //! on tokio's blocking pool; everything that reads or writes the workspace takes its
-//! turn in the one [`MergeQueue`].
+//! turn in the one [`MergeQueue`]. Checking a worktree out reads only the repository, so
+//! that part runs outside the queue, several at once: workers that start writing
+//! together get their worktrees together, from one snapshot of the workspace.
 
 use super::IsolationError;
 use super::conflicts::Conflict;
@@ -12,6 +14,7 @@ use super::queue::MergeQueue;
 use super::redo;
 use super::repo::Repo;
 use super::session_dir::SessionDir;
+use super::snapshot::{self, Snapshot};
 use super::worktree::{Spare, Worktree};
 use crate::protocol::AgentId;
 use std::collections::HashMap;
@@ -19,8 +22,16 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio::sync::Semaphore;
 
 type Shared = Arc<Mutex<Worktree>>;
+
+/// Worktrees checked out at once (each with git's parallel checkout).
+const CHECKOUTS_AT_ONCE: usize = 4;
+
+/// The last snapshot taken for a creation, and when it began.
+type Fresh = Arc<Mutex<Option<(Snapshot, Instant)>>>;
 
 /// How long closing waits for a spare still being checked out: 10 s in steps.
 const CLOSE_WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(50);
@@ -32,6 +43,8 @@ pub struct Worktrees {
     queue: MergeQueue,
     by_agent: Mutex<HashMap<AgentId, Shared>>,
     spares: Arc<Spares>,
+    fresh: Fresh,
+    checkouts: Arc<Semaphore>,
 }
 
 /// The one spare worktree kept ready, once [`Worktrees::warm`] asked for it.
@@ -55,6 +68,8 @@ impl Worktrees {
             queue: MergeQueue::new(),
             by_agent: Mutex::new(HashMap::new()),
             spares: Arc::new(Spares::default()),
+            fresh: Fresh::default(),
+            checkouts: Arc::new(Semaphore::new(CHECKOUTS_AT_ONCE)),
         })
     }
 
@@ -74,20 +89,30 @@ impl Worktrees {
         if let Some(root) = self.root(agent) {
             return Ok(root);
         }
+        // The snapshot reads the workspace: it takes its turn in the queue.
+        let asked = Instant::now();
+        let (repo, session, fresh) = (self.repo.clone(), self.session.clone(), self.fresh.clone());
+        let base = self
+            .queue
+            .run(move || shared_snapshot(&repo, &session.scratch, &fresh, asked))
+            .await??;
+        let _turn = self
+            .checkouts
+            .acquire()
+            .await
+            .map_err(|e| IsolationError::Stopped(e.to_string()))?;
         let (repo, session) = (self.repo.clone(), self.session.clone());
         let spare = crate::sync::lock(&self.spares.ready).take();
-        let wt = self
-            .queue
-            .run(move || {
-                let name = agent.short();
-                let from_spare = spare
-                    .map(|s| Worktree::from_spare(&repo, s, &session.dir, &name, &session.scratch));
-                match from_spare {
-                    Some(Ok(wt)) => Ok(wt),
-                    _ => Worktree::create(&repo, &session.dir, &name, &session.scratch),
-                }
-            })
-            .await??;
+        let wt = blocking(move || {
+            let name = agent.short();
+            let from_spare =
+                spare.map(|s| Worktree::from_spare_at(&repo, s, &session.dir, &name, &base));
+            match from_spare {
+                Some(Ok(wt)) => Ok(wt),
+                _ => Worktree::create_at(&repo, &session.dir, &name, &base),
+            }
+        })
+        .await?;
         let root = wt.root.clone();
         crate::sync::lock(&self.by_agent).insert(agent, Arc::new(Mutex::new(wt)));
         if self.spares.keep.load(Ordering::Relaxed) {
@@ -171,6 +196,14 @@ impl Worktrees {
         Some(crate::sync::lock(&wt).root.clone())
     }
 
+    /// What git writes for a commit in `agent`'s worktree (see [`Worktree::git_writable`]);
+    /// empty when it has none.
+    pub fn git_writable(&self, agent: AgentId) -> Vec<PathBuf> {
+        self.get(agent)
+            .map(|wt| crate::sync::lock(&wt).git_writable())
+            .unwrap_or_default()
+    }
+
     /// The worker's change in figures (`+12 −3`).
     pub async fn diff(&self, agent: AgentId) -> Result<DiffSummary, IsolationError> {
         let (wt, scratch) = (self.get(agent)?, self.session.scratch.clone());
@@ -187,8 +220,13 @@ impl Worktrees {
     /// (merges run one at a time, in the order they were queued).
     pub async fn merge(&self, agent: AgentId) -> Result<MergeOutcome, IsolationError> {
         let (wt, repo, scratch) = self.parts(agent)?;
+        let fresh = self.fresh.clone();
         self.queue
-            .run(move || merge::merge_into_workspace(&repo, &mut crate::sync::lock(&wt), &scratch))
+            .run(move || {
+                // The workspace changes: later workers start from its new state.
+                crate::sync::lock(&fresh).take();
+                merge::merge_into_workspace(&repo, &mut crate::sync::lock(&wt), &scratch)
+            })
             .await?
     }
 
@@ -226,6 +264,27 @@ impl Worktrees {
             self.session.scratch.clone(),
         ))
     }
+}
+
+/// The snapshot a creation asked for at `asked` starts from: the last one when it began
+/// after that (so it holds everything written before the worker's first change; the
+/// creations queued behind one snapshot all share the next) and no merge came since, else
+/// a new one. Runs in the merge queue.
+fn shared_snapshot(
+    repo: &Repo,
+    scratch: &Path,
+    fresh: &Fresh,
+    asked: Instant,
+) -> Result<Snapshot, IsolationError> {
+    if let Some((snap, began)) = crate::sync::lock(fresh).as_ref()
+        && *began >= asked
+    {
+        return Ok(snap.clone());
+    }
+    let began = Instant::now();
+    let snap = snapshot::take(&repo.top, &repo.index, scratch)?;
+    *crate::sync::lock(fresh) = Some((snap.clone(), began));
+    Ok(snap)
 }
 
 /// Runs git work off the async threads.

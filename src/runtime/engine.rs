@@ -56,6 +56,8 @@ pub struct Engine {
     pub isolation: Arc<WorkerIsolation>,
     /// The OS sandbox commands run in.
     pub sandbox: Arc<crate::sandbox::Sandbox>,
+    /// Which sandbox each agent's commands get.
+    pub confinement: Arc<super::confinement::Confinement>,
     /// The user's editor, for the file tools of agents in the session's own workspace.
     pub editor: Option<Arc<dyn crate::tools::EditorFiles>>,
 }
@@ -175,8 +177,8 @@ impl Engine {
         let test_command = self.role(role).and_then(|r| r.test_command.as_deref());
         let workspace = self.workspace_for(agent);
         let sandbox = self
-            .sandbox
-            .for_agent(self.sandbox_level(agent), workspace.root());
+            .confinement
+            .for_agent(&self.team, agent, workspace.root());
         // A worker in a worktree of its own edits files the editor does not have open.
         let editor = self
             .editor
@@ -208,13 +210,7 @@ impl Engine {
     /// agent from the persona down to it, so a worker never gets a wider one than its
     /// supervisor.
     pub fn sandbox_level(&self, agent: AgentId) -> crate::sandbox::Level {
-        self.team
-            .lineage(agent)
-            .iter()
-            .filter_map(|r| self.role(r))
-            .fold(self.sandbox.level(), |level, role| {
-                level.narrowed(&role.sandbox)
-            })
+        self.confinement.level(&self.team, agent)
     }
 
     /// Where the layers see `agent` now: its role and root (a handoff changes the root's

@@ -148,6 +148,15 @@ impl WorkerIsolation {
         None
     }
 
+    /// What git writes for a commit in the worktree `agent` works in (its own or its
+    /// supervisor's), for its sandbox: never the user's checkout. Empty outside worktrees.
+    pub fn git_writable(&self, team: &Team, agent: AgentId) -> Vec<std::path::PathBuf> {
+        match (self.worktrees.as_ref(), self.owner(team, agent)) {
+            (Some(w), Some(owner)) => w.git_writable(owner),
+            _ => Vec::new(),
+        }
+    }
+
     /// Whether `agent` has a worktree of its own.
     pub fn has_own(&self, agent: AgentId) -> bool {
         crate::sync::lock(&self.own).contains_key(&agent)

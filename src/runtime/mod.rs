@@ -17,6 +17,7 @@ mod budget;
 mod calls;
 mod checks;
 mod compaction;
+mod confinement;
 mod engine;
 mod events;
 mod guard;

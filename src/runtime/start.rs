@@ -163,6 +163,11 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     });
     let checks = Arc::new(super::checks::Checks::new(config.verify.enabled, &roles));
     let isolation = Arc::new(isolation);
+    let confinement = Arc::new(super::confinement::Confinement::new(
+        sandbox.clone(),
+        &roles,
+        isolation.clone(),
+    ));
     let board = Arc::new(super::tasks::TaskBoard::default());
     let layers = super::layers::session_layers(super::layers::SessionParts {
         pause: pause.clone(),
@@ -170,7 +175,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         compactor: compactor.clone(),
         guards: config.guards,
         max_turn_calls: config.limits.max_turn_calls,
-        hooks: super::layers::HookLayer::new(hooks, session_id.clone()),
+        hooks: super::layers::HookLayer::new(hooks, session_id.clone(), confinement.clone()),
         isolation: isolation.clone(),
         checks: checks.clone(),
         board: board.clone(),
@@ -196,6 +201,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         tasks: board,
         isolation,
         sandbox,
+        confinement,
         editor: opts.editor,
     });
     let team = &engine.team;

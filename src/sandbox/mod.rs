@@ -131,6 +131,17 @@ impl Sandbox {
     /// The confinement of a command of an agent at `level` whose root is `root`; `None`
     /// when it runs unconfined (see [`Sandbox::confines`]).
     pub fn for_agent(&self, level: Level, root: &Path) -> Option<Arc<Confined>> {
+        self.for_agent_with(level, root, Vec::new())
+    }
+
+    /// [`Sandbox::for_agent`], with `also` writable under `workspace-write` besides the
+    /// root (a worker's own worktree's git metadata, so it can commit there).
+    pub fn for_agent_with(
+        &self,
+        level: Level,
+        root: &Path,
+        also: Vec<PathBuf>,
+    ) -> Option<Arc<Confined>> {
         if !self.confines(level) {
             return None;
         }
@@ -143,7 +154,7 @@ impl Sandbox {
             level,
             root: root.to_path_buf(),
             writable: match level.mode {
-                SandboxMode::WorkspaceWrite => self.writable.clone(),
+                SandboxMode::WorkspaceWrite => self.writable.iter().cloned().chain(also).collect(),
                 _ => Vec::new(),
             },
             deny_read: self.deny_read.clone(),

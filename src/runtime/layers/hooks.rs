@@ -8,10 +8,11 @@
 use super::{AfterTurn, Layer, Scope, ToolDone, ToolGate, ToolUse};
 use crate::hooks::{HookEvent, HookRun, HookSpec, Payload, run_hook};
 use crate::protocol::{AgentId, AgentResult, EventKind, Task, TurnEnd};
+use crate::runtime::confinement::Confinement;
 use async_trait::async_trait;
 use serde_json::json;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Most times in a row a `stop` hook may keep the persona working.
@@ -20,6 +21,8 @@ pub const MAX_STOP_BLOCKS: u32 = 3;
 pub struct HookLayer {
     hooks: Vec<HookSpec>,
     session_id: String,
+    /// Hooks run in the sandbox of the agent they run for.
+    confinement: Arc<Confinement>,
     /// `stop` blocks in a row, per agent.
     stop_blocks: Mutex<HashMap<AgentId, u32>>,
 }
@@ -32,10 +35,11 @@ enum Said {
 }
 
 impl HookLayer {
-    pub fn new(hooks: Vec<HookSpec>, session_id: String) -> Self {
+    pub fn new(hooks: Vec<HookSpec>, session_id: String, confinement: Arc<Confinement>) -> Self {
         Self {
             hooks,
             session_id,
+            confinement,
             stop_blocks: Mutex::new(HashMap::new()),
         }
     }
@@ -61,11 +65,13 @@ impl HookLayer {
                 cx.role,
             );
             fill(&mut payload);
+            let sandbox = self.confinement.for_agent(cx.team, cx.agent, cx.root());
             let ran = run_hook(
                 &hook.command,
                 cx.root(),
                 &payload.to_json(),
                 Duration::from_secs(hook.timeout_s),
+                sandbox.as_deref(),
             )
             .await;
             let (said, outcome) = judge(event, hook, &ran);
