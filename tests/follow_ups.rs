@@ -377,3 +377,61 @@ async fn a_persona_reminded_of_a_missing_file_is_told_plainly_once_more_then_may
         Some("I would rather not write plan.md.")
     );
 }
+
+/// Qwen2.5-Coder-1.5B spawned its implementer with `task_id: "task_1"` when nothing was
+/// planned, was refused ("no task task_1 on the board"), and went round spawn, get_tasks
+/// and wait until the loop guard stopped the turn, with no worker started. On an empty
+/// board a task id is made up: the worker starts without it and the reply says so. On a
+/// board with tasks an unknown id is still refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_made_up_task_id_on_an_empty_board_does_not_stop_the_spawn() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return MockResponse::tool_call("r", "return_results", &good_result("hi").to_string());
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "create notes.md", "task_id": "task_1"}).to_string(),
+            ),
+            1 => MockResponse::tool_call(
+                "p",
+                "plan_tasks",
+                &json!({"tasks": [{"id": "T1", "title": "one"}]}).to_string(),
+            ),
+            2 => MockResponse::tool_call(
+                "s2",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "again", "task_id": "task_9"}).to_string(),
+            ),
+            3 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    sb.exec(&mock, &["--approval", "auto", "go"])
+        .await
+        .assert_ok();
+    let last = mock.requests().last().unwrap().body.clone();
+    let outputs = tool_messages(&last);
+    let spawned: Value = serde_json::from_str(&outputs[0].1).unwrap();
+    assert!(spawned["agent_id"].is_string(), "{spawned}");
+    assert!(
+        spawned["task_id_ignored"]
+            .as_str()
+            .is_some_and(|n| n.contains("`task_1` is not on the board")),
+        "{spawned}"
+    );
+    assert!(
+        outputs[2].1.contains("no task task_9 on the board"),
+        "{}",
+        outputs[2].1
+    );
+    assert!(
+        outputs[3].1.contains("\"summary\": \"hi\""),
+        "{}",
+        outputs[3].1
+    );
+}

@@ -124,6 +124,11 @@ impl TaskBoard {
         Some(out)
     }
 
+    /// Whether nothing was ever planned.
+    pub fn is_empty(&self) -> bool {
+        lock(&self.inner).board.tasks().is_empty()
+    }
+
     /// Whether a task waits to be taken up or is being worked on.
     pub fn has_work(&self) -> bool {
         lock(&self.inner).board.tasks().iter().any(|t| {

@@ -164,11 +164,19 @@ impl AgentTool for SpawnAgent {
             }
         }
 
-        let task_id = args
+        let mut task_id = args
             .task_id
             .as_deref()
             .map(str::trim)
             .filter(|t| !t.is_empty());
+        // A task id with nothing ever planned is made up (a 1.5B model passed
+        // `task_id: "task_1"` on an empty board, was refused, and went round spawn,
+        // get_tasks and wait until the loop guard stopped it): the worker starts
+        // without one, and the reply says so.
+        let mut ignored = None;
+        if task_id.is_some() && cx.host.tasks().is_empty() {
+            ignored = task_id.take();
+        }
         if let Some(t) = task_id {
             cx.host
                 .tasks()
@@ -236,16 +244,20 @@ impl AgentTool for SpawnAgent {
             options,
             released: false,
         });
-        Ok(Done::output(
-            json!({
-                "agent_id": id.to_string(),
-                "role_name": role.name,
-                "status": "running",
-                "created_at": cx.team.created_at(id),
-                "note": "the worker runs in parallel; collect its result with wait_for_agents"
-            })
-            .to_string(),
-        ))
+        let mut out = json!({
+            "agent_id": id.to_string(),
+            "role_name": role.name,
+            "status": "running",
+            "created_at": cx.team.created_at(id),
+            "note": "the worker runs in parallel; collect its result with wait_for_agents"
+        });
+        if let Some(t) = ignored {
+            out["task_id_ignored"] = json!(format!(
+                "`{t}` is not on the board (nothing is planned), so the worker has no board \
+                 task; task_id is only for tasks from plan_tasks"
+            ));
+        }
+        Ok(Done::output(out.to_string()))
     }
 }
 
