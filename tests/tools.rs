@@ -878,6 +878,11 @@ async fn run_tests_reports_pass_and_failure() {
     let out = pass.ok("run_tests", json!({})).await;
     assert!(out.starts_with("tests passed ("), "{out}");
     assert!(out.contains("3 passed"), "{out}");
+    // A pass says what comes next; a failure does not.
+    assert!(
+        out.ends_with("The tests pass. If that was the last step, finish now: answer the user with what you changed (a worker: call return_results)."),
+        "{out}"
+    );
     assert_eq!(
         pass.describe("run_tests", Value::Null).await.unwrap(),
         Some(ApprovalAction::Command {
@@ -889,6 +894,7 @@ async fn run_tests_reports_pass_and_failure() {
     let out = fail.ok("run_tests", Value::Null).await;
     assert!(out.starts_with("tests FAILED (exit code 101"), "{out}");
     assert!(out.contains("assertion failed"), "{out}");
+    assert!(!out.contains("The tests pass"), "{out}");
 }
 
 #[tokio::test]
