@@ -109,9 +109,9 @@ async fn a_tighter_spawn_budget_is_honoured_and_a_looser_one_is_refused() {
     sb.write("a.txt", "alpha\n");
     mock.set_responder(|body| {
         if is_worker(body) {
-            // 600 tokens: far under the config's 50,000, over the 500 it was given.
+            // 3,000 tokens: far under the config's 50,000, over the 2,500 it was given.
             return match tool_count(body) {
-                0 => read_a().with_usage(400, 200),
+                0 => read_a().with_usage(2_000, 1_000),
                 _ => returns(),
             };
         }
@@ -121,7 +121,7 @@ async fn a_tighter_spawn_budget_is_honoured_and_a_looser_one_is_refused() {
                     "tight",
                     "spawn_agent",
                     json!({"role_name": "code_reviewer", "task_prompt": "read a.txt",
-                        "budget": {"tokens": 500}}),
+                        "budget": {"tokens": 2_500}}),
                 ),
                 call(
                     "loose",
@@ -167,11 +167,11 @@ async fn a_tighter_spawn_budget_is_honoured_and_a_looser_one_is_refused() {
         })
         .collect();
     assert_eq!(workers.len(), 1, "only the tighter spawn started a worker");
-    // The tighter one got its 500 and stopped on it, not on the config's 50,000.
+    // The tighter one got its 2,500 and stopped on it, not on the config's 50,000.
     assert!(seen.iter().any(|e| e.agent_id == workers[0].agent_id
-        && matches!(e.kind, EventKind::AgentBudget { budget } if budget.tokens == Some(500))));
+        && matches!(e.kind, EventKind::AgentBudget { budget } if budget.tokens == Some(2_500))));
     assert!(
-        failed_with(&seen, "budget: 600 of 500 tokens spent"),
+        failed_with(&seen, "budget: 3,000 of 2,500 tokens spent"),
         "{seen:#?}"
     );
     assert_eq!(reqs.iter().filter(|r| is_worker(&r.body)).count(), 1);

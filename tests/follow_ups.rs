@@ -382,7 +382,8 @@ async fn a_persona_reminded_of_a_missing_file_is_told_plainly_once_more_then_may
 /// planned, was refused ("no task task_1 on the board"), and went round spawn, get_tasks
 /// and wait until the loop guard stopped the turn, with no worker started. On an empty
 /// board a task id is made up: the worker starts without it and the reply says so. On a
-/// board with tasks an unknown id is still refused.
+/// board with tasks an unknown id is still refused. Its `budget: {"tokens": 100}` is left
+/// out the same way.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_made_up_task_id_on_an_empty_board_does_not_stop_the_spawn() {
     let mock = MockServer::start().await;
@@ -395,7 +396,8 @@ async fn a_made_up_task_id_on_an_empty_board_does_not_stop_the_spawn() {
             0 => MockResponse::tool_call(
                 "s",
                 "spawn_agent",
-                &json!({"role_name": "implementer", "task_prompt": "create notes.md", "task_id": "task_1"}).to_string(),
+                &json!({"role_name": "implementer", "task_prompt": "create notes.md", "task_id": "task_1",
+                    "budget": {"tokens": 100, "cost_usd": 0.5, "wall_s": 60}}).to_string(),
             ),
             1 => MockResponse::tool_call(
                 "p",
@@ -422,6 +424,14 @@ async fn a_made_up_task_id_on_an_empty_board_does_not_stop_the_spawn() {
         spawned["task_id_ignored"]
             .as_str()
             .is_some_and(|n| n.contains("`task_1` is not on the board")),
+        "{spawned}"
+    );
+    // So is a token budget smaller than one request (the same model gave 100 tokens;
+    // every worker failed at its first call).
+    assert!(
+        spawned["budget_ignored"]
+            .as_str()
+            .is_some_and(|n| n.contains("budget.tokens 100 is less than one model request")),
         "{spawned}"
     );
     assert!(

@@ -116,9 +116,16 @@ impl AgentTool for SpawnAgent {
         }
         room(cx, &limits)?;
         let parent = cx.team.budget_and_spend(cx.caller).unwrap_or_default();
+        let mut asked = args.budget.unwrap_or_default();
+        // A token budget smaller than one request of a worker can only fail it (a 1.5B
+        // model gave `tokens: 100`; each worker failed at its first call, 1,023 tokens, and
+        // the persona spawned again with the same budget): it is left out, and said so.
+        let small_budget = asked.tokens.filter(|&t| t < MIN_WORKER_TOKENS);
+        if small_budget.is_some() {
+            asked.tokens = None;
+        }
         let budget =
-            crate::runtime::budget::for_worker(&limits, parent, args.budget.unwrap_or_default())
-                .map_err(Failure::Fixable)?;
+            crate::runtime::budget::for_worker(&limits, parent, asked).map_err(Failure::Fixable)?;
         let allowed = cx.host.tools_for(role, true, Some(&me.tools));
         // What every worker of this role keeps, whatever its spawn names: its reporting.
         let bare = crate::roles::Role {
@@ -251,6 +258,12 @@ impl AgentTool for SpawnAgent {
             "created_at": cx.team.created_at(id),
             "note": "the worker runs in parallel; collect its result with wait_for_agents"
         });
+        if let Some(t) = small_budget {
+            out["budget_ignored"] = json!(format!(
+                "budget.tokens {t} is less than one model request of a worker (at least \
+                 {MIN_WORKER_TOKENS}), so the worker has no token budget of its own"
+            ));
+        }
         if let Some(t) = ignored {
             out["task_id_ignored"] = json!(format!(
                 "`{t}` is not on the board (nothing is planned), so the worker has no board \
@@ -260,6 +273,9 @@ impl AgentTool for SpawnAgent {
         Ok(Done::output(out.to_string()))
     }
 }
+
+/// Fewer tokens than a worker's first request (its role's prompt, its tools, its task).
+const MIN_WORKER_TOKENS: u64 = 2_000;
 
 /// A refusal when the team has no free slot of `max_live_agents`.
 fn room(cx: &Call<'_>, limits: &crate::config::Limits) -> Result<(), Failure> {
