@@ -364,9 +364,6 @@ async fn a_persona_reminded_of_a_missing_file_is_told_plainly_once_more_then_may
     run.assert_ok();
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 3, "the answer, two reminders, the answer again");
-    // The call after the plain reminder must be a tool call; no other is held to one.
-    let choices: Vec<&Value> = reqs.iter().map(|r| &r.body["tool_choice"]).collect();
-    assert_eq!(choices, [&Value::Null, &Value::Null, &json!("required")]);
     assert!(last_user(&reqs[1].body).contains("plan.md named in the request does not exist yet"));
     assert!(last_user(&reqs[2].body).contains(
         "Still nothing written: plan.md does not exist. Saying you will is not doing it: \

@@ -202,7 +202,6 @@ fn request() -> ChatRequest {
         system_prompt: "You are a coder.".to_string(),
         history: vec![HistoryItem::user("hello")].into(),
         tools: Vec::new().into(),
-        require_tool: false,
     }
 }
 
@@ -666,7 +665,6 @@ async fn request_body_carries_history_tools_and_usage_option() {
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         }]
         .into(),
-        require_tool: false,
     };
     run(&client(&mock), &req, &CancellationToken::new())
         .await

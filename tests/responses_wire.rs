@@ -141,7 +141,6 @@ fn request() -> ChatRequest {
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         }]
         .into(),
-        require_tool: false,
     }
 }
 

@@ -41,9 +41,6 @@ pub struct ChatRequest {
     pub history: Arc<Vec<HistoryItem>>,
     /// Shared between the requests of every agent with the same tools: built once.
     pub tools: Arc<[ToolSpec]>,
-    /// The answer must be a tool call (`tool_choice: "required"`): a reminder that the
-    /// model answered with words twice already.
-    pub require_tool: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

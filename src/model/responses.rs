@@ -27,9 +27,6 @@ pub(crate) struct ResponsesRequest<'a> {
     pub input: Vec<InputItem>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<&'a RawValue>,
-    /// `"required"` when the answer must be a tool call; absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_choice: Option<&'static str>,
     pub stream: bool,
     /// The server keeps nothing: the next request carries the whole history again.
     pub store: bool,
@@ -45,7 +42,6 @@ impl<'a> ResponsesRequest<'a> {
             model: &request.model,
             instructions: &request.system_prompt,
             input: input_items(&request.history),
-            tool_choice: super::wire::required(request, tools),
             tools,
             stream: true,
             store: false,
@@ -258,7 +254,6 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }]
             .into(),
-            require_tool: false,
         };
         let cache = tools_cache();
         let tools = cache.get(&req.tools);

@@ -18,16 +18,8 @@ pub(crate) struct WireRequest<'a> {
     /// The `tools` array, serialized once per tool set (see [`ToolsJson`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<&'a RawValue>,
-    /// `"required"` when the answer must be a tool call; absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_choice: Option<&'static str>,
     pub stream: bool,
     pub stream_options: StreamOptions,
-}
-
-/// `tool_choice` of a request: `"required"` only when it asks for it and has tools.
-pub(crate) fn required(request: &ChatRequest, tools: Option<&RawValue>) -> Option<&'static str> {
-    (request.require_tool && tools.is_some() && !request.tools.is_empty()).then_some("required")
 }
 
 #[derive(Debug, Serialize)]
@@ -148,7 +140,6 @@ impl<'a> WireRequest<'a> {
         Self {
             model: &request.model,
             messages: messages(&request.system_prompt, &request.history),
-            tool_choice: required(request, tools),
             tools,
             stream: true,
             stream_options: StreamOptions {
@@ -418,7 +409,6 @@ mod tests {
             system_prompt: "s".into(),
             history: vec![HistoryItem::user("hi")].into(),
             tools: Vec::new().into(),
-            require_tool: false,
         };
         let v = serde_json::to_value(WireRequest::from_chat(&req, None)).unwrap();
         assert!(v.get("tools").is_none());

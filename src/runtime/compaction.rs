@@ -332,7 +332,6 @@ fn summary_request(setup: &RequestSetup, part: &[HistoryItem], budget: u64) -> C
         system_prompt: setup.request.system_prompt.clone(),
         history: Arc::new(items),
         tools: Arc::from(Vec::new()),
-        require_tool: false,
     }
 }
 

@@ -152,7 +152,6 @@ impl Engine {
                 system_prompt,
                 history: view.history,
                 tools,
-                require_tool: false,
             },
             max_iterations: role
                 .max_iterations

@@ -73,7 +73,6 @@ impl CompactionLayer {
                 system_prompt: req.request.system_prompt.clone(),
                 history: std::mem::take(&mut req.request.history),
                 tools: req.request.tools.clone(),
-                require_tool: false,
             },
             ..*req
         };

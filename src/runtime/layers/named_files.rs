@@ -5,12 +5,10 @@
 //! "write" or "create", absent when the message came) is still absent, and none of its
 //! workers is still at work, it is told which: make them, hand them on, or answer again.
 //! Twice at most per message; the second time plainly (the same model answered the first
-//! reminder with "I will create the design.md and greet.py files." and stopped), and the
-//! call after it must be a tool call.
+//! reminder with "I will create the design.md and greet.py files." and stopped).
 
-use super::{AfterTurn, Layer, Scope, Shape, ToolDone, ToolUse};
+use super::{AfterTurn, Layer, Scope, ToolDone, ToolUse};
 use crate::protocol::TurnEnd;
-use crate::runtime::request::RequestSetup;
 use async_trait::async_trait;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -95,8 +93,6 @@ struct Request {
     nudges: u32,
     /// What the last reminder named.
     last: Vec<String>,
-    /// The next model call must answer with a tool call (after the plain reminder).
-    require_tool: bool,
 }
 
 #[derive(Default)]
@@ -130,16 +126,6 @@ impl Layer for NamedFilesLayer {
             wanted,
             ..Request::default()
         };
-    }
-
-    /// After the plain reminder, the one call that follows must be a tool call: the same
-    /// model repeated its whole answer word for word after each reminder, and a server
-    /// held to `tool_choice: "required"` (llama.cpp too) makes it act instead.
-    async fn shape_request(&self, cx: &Scope<'_>, req: &mut RequestSetup) -> Shape {
-        if !cx.is_worker() && std::mem::take(&mut self.state().require_tool) {
-            req.request.require_tool = true;
-        }
-        Shape::Kept
     }
 
     async fn after_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
@@ -182,7 +168,6 @@ impl Layer for NamedFilesLayer {
         let again = missing == state.last;
         state.nudges += 1;
         state.last = missing.clone();
-        state.require_tool = again;
         AfterTurn::Continue(if again {
             still_missing(&missing)
         } else {
