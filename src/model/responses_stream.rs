@@ -7,20 +7,12 @@
 //! them all: with the strict type not one of its events would parse. Calls are keyed by
 //! `item_id` (which every server sends), falling back to `output_index`.
 
+use super::wire::null_default;
 use super::{ChatResponse, ModelError, TokenUsage};
 use crate::protocol::Reasoning;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
-
-/// `null` and a missing field both mean "empty".
-fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
 
 /// One `data:` payload of the stream; only the fields squad reads.
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -253,8 +253,8 @@ pub(crate) fn user_text(item: &HistoryItem) -> Option<Cow<'_, str>> {
     })
 }
 
-/// `null` and a missing field both mean "empty".
-fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+/// `null` and a missing field both mean "empty" (both wires' streams).
+pub(crate) fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Default + Deserialize<'de>,
