@@ -16,8 +16,10 @@ use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long the thread collects lines after the first one wakes it.
-const BATCH_WINDOW: Duration = Duration::from_millis(10);
+/// How long the thread collects lines after the first one wakes it. Short: a finished
+/// tool call must be on disk before the next model request goes out, or a resumed
+/// session runs it again (10 ms made `a_killed_exec_continues…` fail 1 run in 3).
+const BATCH_WINDOW: Duration = Duration::from_millis(1);
 
 /// What the async side hands the thread.
 #[derive(Default)]
