@@ -442,3 +442,212 @@ async fn a_made_up_task_id_on_an_empty_board_does_not_stop_the_spawn() {
         outputs[3].1
     );
 }
+
+/// The fix-pytest run: the persona's fix made `run_tests` pass; it then wrote calc.py
+/// again (dropping its last newline), ran the tests again (passed), and rewrote
+/// test_calc.py without its import, after which the tests failed and it went round edits
+/// and handoffs until `max_iterations`. Now, two calls after its tests first passed with
+/// its change, while they still pass with nothing changed since, its request goes without
+/// tools and says why; it answers.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persona_whose_change_passed_the_tests_is_brought_to_its_answer() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("calc.py", "def add(a, b):\n    return a - b\n");
+    sb.workspace_config("[tools]\ntest_command = \"grep -q 'a + b' calc.py\"\n");
+    mock.set_responder(|body| {
+        let offered = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        if !offered {
+            return MockResponse::text("I changed add in calc.py to return a + b; the tests pass.");
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call("t0", "run_tests", "{}"),
+            1 => MockResponse::tool_call(
+                "e",
+                "edit_file",
+                &json!({"path": "calc.py", "old_text": "a - b", "new_text": "a + b"}).to_string(),
+            ),
+            2 => MockResponse::tool_call("t1", "run_tests", "{}"),
+            3 => MockResponse::tool_call(
+                "w",
+                "write_file",
+                &json!({"path": "calc.py", "content": "def add(a, b):\n    return a + b"}).to_string(),
+            ),
+            4 => MockResponse::tool_call("t2", "run_tests", "{}"),
+            n => MockResponse::tool_call(
+                &format!("x{n}"),
+                "write_file",
+                &json!({"path": "test_calc.py", "content": "def test_add():\n    assert add(2, 3) == 5"}).to_string(),
+            ),
+        }
+    });
+    let run = sb
+        .exec(
+            &mock,
+            &[
+                "--json",
+                "--approval",
+                "auto",
+                "Fix add in calc.py, then run the tests.",
+            ],
+        )
+        .await;
+    run.assert_ok();
+    let reqs: Vec<Value> = mock.requests().into_iter().map(|r| r.body).collect();
+    // Three calls before the tests passed, two free ones after, then none with tools.
+    assert_eq!(reqs.len(), 6, "{} requests", reqs.len());
+    let last = reqs.last().unwrap();
+    assert!(last["tools"].as_array().is_none_or(|t| t.is_empty()));
+    assert!(
+        last["messages"]
+            .to_string()
+            .contains("the tests pass; nothing is left to do")
+    );
+    assert!(
+        !sb.ws().join("test_calc.py").exists(),
+        "the test file was not rewritten"
+    );
+    let events = run.events();
+    let answer = items_of_kind(&events, "assistant");
+    assert_eq!(
+        answer.last().unwrap()["text"],
+        "I changed add in calc.py to return a + b; the tests pass."
+    );
+}
+
+/// A change after the tests passed, and no run since: the tools stay (the change is not
+/// checked yet), even past the free calls; once the tests pass again, the answer is due.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_change_after_the_tests_passed_keeps_the_tools_until_they_pass_again() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("calc.py", "def add(a, b):\n    return a - b\n");
+    sb.workspace_config("[tools]\ntest_command = \"grep -q 'a + b' calc.py\"\n");
+    mock.set_responder(|body| {
+        let offered = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        if !offered {
+            return MockResponse::text("All done: add returns a + b and the tests pass.");
+        }
+        let edit = |n: usize, from: &str, to: &str| {
+            MockResponse::tool_call(
+                &format!("e{n}"),
+                "edit_file",
+                &json!({"path": "calc.py", "old_text": from, "new_text": to}).to_string(),
+            )
+        };
+        match tool_count(body) {
+            0 => edit(0, "a - b", "a + b"),
+            1 => MockResponse::tool_call("t1", "run_tests", "{}"),
+            2 => edit(2, "a + b", "a + b  # sum"),
+            3 => edit(3, "# sum", "# the sum"),
+            4 => edit(4, "# the sum", "# sum of a and b"),
+            5 => MockResponse::tool_call("t5", "run_tests", "{}"),
+            n => edit(n, "# sum of a and b", "# a and b, summed"),
+        }
+    });
+    let run = sb
+        .exec(
+            &mock,
+            &["--json", "--approval", "auto", "Fix add in calc.py."],
+        )
+        .await;
+    run.assert_ok();
+    let reqs: Vec<Value> = mock.requests().into_iter().map(|r| r.body).collect();
+    let offered: Vec<bool> = reqs
+        .iter()
+        .map(|b| b["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .collect();
+    // After the first pass came three changes, then a second pass: only the request after
+    // it goes without tools.
+    let mut expected = vec![true; 6];
+    expected.push(false);
+    assert_eq!(offered, expected, "{offered:?}");
+    assert!(sb.read("calc.py").contains("# sum of a and b"));
+    let events = run.events();
+    let answer = items_of_kind(&events, "assistant");
+    assert_eq!(
+        answer.last().unwrap()["text"],
+        "All done: add returns a + b and the tests pass."
+    );
+}
+
+/// The two-workers run: both workers' results were in, the persona's request without
+/// tools was answered with an `ask_user` call written as text, and so was the request
+/// asking once more for plain sentences; the run ended with no answer. Now the second ask
+/// is a short request of its own: the user's message and what the workers reported,
+/// without the tool-laden prompt and history.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persona_that_writes_tool_calls_as_text_is_asked_once_more_in_a_short_request() {
+    const AS_TEXT: &str = "```json\n{\"name\": \"ask_user\", \"arguments\": {\"question\": \"What did they report?\"}}\n```";
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_call(
+                    "w",
+                    "write_file",
+                    &json!({"path": "notes.md", "content": "hi\n"}).to_string(),
+                ),
+                _ => notes_result("created"),
+            };
+        }
+        let offered = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        if system(body).starts_with("You report to the user") {
+            return MockResponse::text("The worker created notes.md with the word hi.");
+        }
+        match tool_count(body) {
+            0 => spawn(
+                "implementer",
+                "create the file notes.md containing the word hi",
+            ),
+            1 => MockResponse::tool_call("wait", "wait_for_agents", "{}"),
+            n if offered => MockResponse::tool_call(
+                &format!("q{n}"),
+                "ask_user",
+                &json!({"question": "What did they report?"}).to_string(),
+            ),
+            _ => MockResponse::text(AS_TEXT),
+        }
+    });
+    let run = sb
+        .exec(
+            &mock,
+            &[
+                "--json",
+                "--approval",
+                "auto",
+                "Spawn a worker to write notes.md; tell me what it reported.",
+            ],
+        )
+        .await;
+    run.assert_ok();
+    let persona: Vec<Value> = mock
+        .requests()
+        .into_iter()
+        .map(|r| r.body)
+        .filter(|b| !is_worker(b))
+        .collect();
+    // Spawn, wait, two free calls, the request without tools, the short one.
+    assert_eq!(persona.len(), 6, "{} persona requests", persona.len());
+    let short = persona.last().unwrap();
+    assert!(short["tools"].as_array().is_none_or(|t| t.is_empty()));
+    let said = transcript(short);
+    // The prompt, then the user's message and the facts (one user message on the wire).
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(said[0].1.starts_with("You report to the user"));
+    assert!(said[1].1.starts_with("Spawn a worker to write notes.md"));
+    assert!(
+        said[1].1.contains(
+            "- implementer worker, completed: notes.md contains hi; files: notes.md (created)"
+        ),
+        "{}",
+        said[1].1
+    );
+    let events = run.events();
+    let answer = items_of_kind(&events, "assistant");
+    assert_eq!(
+        answer.last().unwrap()["text"],
+        "The worker created notes.md with the word hi."
+    );
+}

@@ -1,12 +1,19 @@
-//! A supervisor that ends: once its workers' results are all in, nothing runs and the board
-//! has nothing ready or under way, the persona's next step is its answer. It is told so
-//! with the results; a model that does not follow (a 1.5B one asked the absent user "What
-//! is the content of notes.md?" five times after the results said it all) gets two more
-//! calls that change nothing, then a request without tools, so its next reply is the
-//! answer. Starting a worker, or changing a file, is progress and starts the count again.
+//! A persona that ends. Two states mean its work is done and its next step is its answer:
+//! its workers' results are all in, nothing runs and the board has nothing ready or under
+//! way (a 1.5B model asked the absent user "What is the content of notes.md?" five times
+//! after the results said it all); or it changed files in this turn, then `run_tests`
+//! passed with nothing changed since (a 1.5B persona whose fix passed went on to rewrite
+//! the test file until it failed again). It is told so (the results notice, the passing
+//! run's output); a model that does not follow gets two more calls that may use tools,
+//! then a request without tools, so its next reply is the answer. Starting a worker, or
+//! changing a file, is progress: it starts the supervisor's count again, and the tests
+//! must pass again before the other state holds.
+//!
 //! A reply that is only a tool call written as text (what a model trained on fenced tool
-//! calls writes when none is offered) is no answer: it is asked once more, still without
-//! tools, for plain sentences.
+//! calls writes when none is offered) is no answer: it is asked once more, and that
+//! request is a short one of its own: the user's message and what the turn's tools and
+//! workers reported, without the tool-laden history and prompt that kept priming calls.
+//! The answer is still the model's.
 
 use super::{AfterTurn, Gate, Layer, Scope, Shape, ToolDone, ToolUse};
 use crate::protocol::{HistoryItem, TurnEnd};
@@ -19,15 +26,41 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 /// Model calls after all is done that may still use tools (to look at the work, say).
 pub const FREE_CALLS: u32 = 2;
 
-/// What the request without tools ends with.
+/// What the request without tools ends with, when the workers are done.
 const ANSWER_NOW: &str = "[squad] Your workers are done and their results are above; nothing \
                           else is running. Answer the user now, in plain text, with what they \
                           reported.";
 
+/// The same when the persona's own change passed the tests.
+const TESTS_PASS: &str = "[squad] Your change is made and the tests pass; nothing is left to \
+                          do. Answer the user now, in plain text: what you changed and the \
+                          test result.";
+
 /// The persona's next turn after a reply that was no answer.
 const PLAIN_WORDS: &str = "[squad] That was a tool call written as text, not an answer, and \
                            no tool can run now. Write your answer to the user as plain \
-                           sentences: what your workers did and what they reported.";
+                           sentences: what was done and what the result is.";
+
+/// The short request's prompt.
+const REPORT_PROMPT: &str = "You report to the user of a coding assistant. The work is \
+                             finished. Answer the user's message below in two to five plain \
+                             sentences, using only the facts given. Write no JSON, no code \
+                             fence and no tool call: no tool can run.";
+
+/// How much of what the turn's tools reported the short request carries.
+const FACTS_BUDGET: usize = 3_000;
+/// Of one tool's output.
+const FACT_CHARS: usize = 600;
+
+/// Tools whose output is what the user asked to hear about.
+const REPORTING_TOOLS: [&str; 6] = [
+    "wait_for_agents",
+    "get_agent_result",
+    "run_tests",
+    "write_file",
+    "edit_file",
+    "apply_patch",
+];
 
 pub struct AnswerLayer {
     board: Arc<TaskBoard>,
@@ -37,6 +70,16 @@ pub struct AnswerLayer {
     results_in: AtomicBool,
     /// The persona's model calls since all was done.
     calls: AtomicU32,
+    /// The persona changed a file in this turn.
+    changed: AtomicBool,
+    /// Its last `run_tests` passed after a change, and nothing changed since.
+    tests_pass: AtomicBool,
+    /// Its tests passed after a change in this turn (from then on its calls are counted).
+    green_seen: AtomicBool,
+    /// Its model calls since then.
+    green_calls: AtomicU32,
+    /// Why the tools went is in the history (said once until something changes).
+    told: AtomicBool,
 }
 
 impl AnswerLayer {
@@ -46,6 +89,11 @@ impl AnswerLayer {
             answer_due: AtomicBool::new(false),
             results_in: AtomicBool::new(false),
             calls: AtomicU32::new(0),
+            changed: AtomicBool::new(false),
+            tests_pass: AtomicBool::new(false),
+            green_seen: AtomicBool::new(false),
+            green_calls: AtomicU32::new(0),
+            told: AtomicBool::new(false),
         }
     }
 
@@ -59,6 +107,19 @@ impl AnswerLayer {
                 .into_iter()
                 .all(|c| cx.team.is_settled(c))
     }
+
+    /// Why the persona's next request goes without tools, if it does.
+    fn due(&self) -> Option<&'static str> {
+        if self.calls.load(Ordering::Relaxed) > FREE_CALLS {
+            Some(ANSWER_NOW)
+        } else if self.tests_pass.load(Ordering::Relaxed)
+            && self.green_calls.load(Ordering::Relaxed) > FREE_CALLS
+        {
+            Some(TESTS_PASS)
+        } else {
+            None
+        }
+    }
 }
 
 #[async_trait]
@@ -67,6 +128,11 @@ impl Layer for AnswerLayer {
         if !cx.is_worker() && !self.answer_due.load(Ordering::Relaxed) {
             self.results_in.store(false, Ordering::Relaxed);
             self.calls.store(0, Ordering::Relaxed);
+            self.changed.store(false, Ordering::Relaxed);
+            self.tests_pass.store(false, Ordering::Relaxed);
+            self.green_seen.store(false, Ordering::Relaxed);
+            self.green_calls.store(0, Ordering::Relaxed);
+            self.told.store(false, Ordering::Relaxed);
         }
     }
 
@@ -77,18 +143,34 @@ impl Layer for AnswerLayer {
             } else {
                 self.calls.store(0, Ordering::Relaxed);
             }
+            if self.green_seen.load(Ordering::Relaxed) {
+                self.green_calls.fetch_add(1, Ordering::Relaxed);
+            }
         }
         Gate::Go
     }
 
     async fn shape_request(&self, cx: &Scope<'_>, req: &mut RequestSetup) -> Shape {
-        let calls = self.calls.load(Ordering::Relaxed);
-        if cx.is_worker() || calls <= FREE_CALLS {
+        if cx.is_worker() {
             return Shape::Kept;
         }
+        if self.answer_due.load(Ordering::Relaxed) {
+            let history = cx
+                .team
+                .request_view(cx.agent)
+                .map(|v| v.history)
+                .unwrap_or_else(|| req.request.history.clone());
+            req.request.history = Arc::new(report_request(&history));
+            req.request.system_prompt = REPORT_PROMPT.to_string();
+            req.request.tools = Arc::from(Vec::new());
+            return Shape::Kept;
+        }
+        let Some(why) = self.due() else {
+            return Shape::Kept;
+        };
         // Said once, in the history (the log and the screen show why the tools went).
-        if calls == FREE_CALLS + 1 {
-            cx.team.push_item(cx.agent, HistoryItem::notice(ANSWER_NOW));
+        if !self.told.swap(true, Ordering::Relaxed) {
+            cx.team.push_item(cx.agent, HistoryItem::notice(why));
             if let Some(view) = cx.team.request_view(cx.agent) {
                 req.request.history = view.history;
             }
@@ -97,14 +179,27 @@ impl Layer for AnswerLayer {
         Shape::Kept
     }
 
-    async fn after_tool(&self, _cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        if tool.changes_files() && !done.is_error {
+    async fn after_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
+        if done.is_error {
+            return;
+        }
+        if tool.changes_files() {
             self.calls.store(0, Ordering::Relaxed);
+            self.told.store(false, Ordering::Relaxed);
+            if !cx.is_worker() {
+                self.changed.store(true, Ordering::Relaxed);
+                self.tests_pass.store(false, Ordering::Relaxed);
+            }
+        }
+        let passed = tool.name == "run_tests" && done.output.starts_with("tests passed");
+        if passed && !cx.is_worker() && self.changed.load(Ordering::Relaxed) {
+            self.tests_pass.store(true, Ordering::Relaxed);
+            self.green_seen.store(true, Ordering::Relaxed);
         }
     }
 
     async fn turn_end(&self, cx: &Scope<'_>, end: TurnEnd, final_text: &str) -> AfterTurn {
-        if cx.is_worker() || self.calls.load(Ordering::Relaxed) <= FREE_CALLS {
+        if cx.is_worker() || (self.due().is_none() && !self.answer_due.load(Ordering::Relaxed)) {
             return AfterTurn::Rest;
         }
         // Asked once more at most.
@@ -126,6 +221,97 @@ impl Layer for AnswerLayer {
     }
 }
 
+/// The short request for an answer: the user's last message, then what the turn's
+/// reporting tools and notices said (the latest first to be kept when they are long).
+fn report_request(history: &[HistoryItem]) -> Vec<HistoryItem> {
+    let start = history
+        .iter()
+        .rposition(|i| matches!(i, HistoryItem::User { text } if !text.starts_with("[squad]")));
+    let asked = match start.map(|i| &history[i]) {
+        Some(HistoryItem::User { text }) => text.clone(),
+        _ => String::from("(the user's message is no longer in the history)"),
+    };
+    let after = start.map_or(history, |i| &history[i + 1..]);
+    let mut facts: Vec<String> = Vec::new();
+    let mut used = 0;
+    for item in after.iter().rev() {
+        let fact = match item {
+            HistoryItem::ToolResult {
+                name,
+                output,
+                is_error: false,
+                ..
+            } if REPORTING_TOOLS.contains(&name.as_str()) => reported(name, output),
+            HistoryItem::Notice { text } if text != ANSWER_NOW && text != TESTS_PASS => {
+                clip(text, FACT_CHARS).to_string()
+            }
+            _ => continue,
+        };
+        used += fact.len();
+        if used > FACTS_BUDGET {
+            break;
+        }
+        facts.push(fact);
+    }
+    facts.reverse();
+    let facts = if facts.is_empty() {
+        String::from("(nothing was reported)")
+    } else {
+        facts.join("\n\n")
+    };
+    vec![
+        HistoryItem::user(asked),
+        HistoryItem::user(format!(
+            "[squad] What was done and reported:\n\n{facts}\n\nNow write your answer to the \
+             message above, for the user, in plain sentences."
+        )),
+    ]
+}
+
+/// What a tool reported, in a line or a few: workers' results one per line (their
+/// pretty-printed JSON would fill the budget with braces), other output clipped.
+fn reported(name: &str, output: &str) -> String {
+    let results = output
+        .find('{')
+        .and_then(|at| serde_json::from_str::<serde_json::Value>(&output[at..]).ok())
+        .and_then(|v| v.get("results").and_then(|r| r.as_array()).cloned());
+    let Some(results) = results else {
+        return format!("{name}: {}", clip(output, FACT_CHARS));
+    };
+    let lines: Vec<String> = results
+        .iter()
+        .map(|r| {
+            let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
+            let result = &r["result"];
+            let files: Vec<String> = result["artifacts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|a| format!("{} ({})", text(&a["file_path"]), text(&a["change_type"])))
+                .collect();
+            let mut line = format!(
+                "- {} worker, {}: {}",
+                text(&r["role"]),
+                text(&r["status"]),
+                clip(&text(&result["summary"]), FACT_CHARS)
+            );
+            if !files.is_empty() {
+                line.push_str(&format!("; files: {}", files.join(", ")));
+            }
+            line
+        })
+        .collect();
+    format!("{name}:\n{}", lines.join("\n"))
+}
+
+/// The first `max` bytes of `text`, cut at a character boundary.
+fn clip(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
 /// A reply that is only a tool call written as text: a JSON object with a name and
 /// arguments, fenced or not.
 fn tool_call_as_text(text: &str) -> bool {
