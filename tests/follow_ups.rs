@@ -651,3 +651,67 @@ async fn a_persona_that_writes_tool_calls_as_text_is_asked_once_more_in_a_short_
         "The worker created notes.md with the word hi."
     );
 }
+
+/// The two-workers run on a busy 2-core server: the persona gave its worker `wall_s: 60`
+/// while one model call took 45 to 170 s; the worker wrote a.txt and was failed by its
+/// budget at 111 s, before it could report. A wall-time budget shorter than five of the
+/// session's slowest model call is left out, and the reply says so; a longer one stands.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wall_budget_shorter_than_a_few_model_calls_is_left_out() {
+    use std::time::Duration;
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        let slow = |r: MockResponse| r.with_delay(Duration::from_millis(700));
+        if is_worker(body) {
+            return slow(match tool_count(body) {
+                0 => MockResponse::tool_call(
+                    "w",
+                    "write_file",
+                    &json!({"path": "a.txt", "content": "alpha\n"}).to_string(),
+                ),
+                _ => MockResponse::tool_call("r", "return_results", &good_result("a.txt").to_string()),
+            });
+        }
+        match tool_count(body) {
+            0 => slow(MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "create a.txt", "budget": {"wall_s": 1}}).to_string(),
+            )),
+            1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            2 => MockResponse::tool_call(
+                "s2",
+                "spawn_agent",
+                &json!({"role_name": "code_reviewer", "task_prompt": "look", "budget": {"wall_s": 3600}}).to_string(),
+            ),
+            _ => MockResponse::text("done"),
+        }
+    });
+    sb.exec(&mock, &["--approval", "auto", "go"])
+        .await
+        .assert_ok();
+    let last = mock
+        .requests()
+        .into_iter()
+        .map(|r| r.body)
+        .rfind(|b| !is_worker(b))
+        .unwrap();
+    let outputs = tool_messages(&last);
+    let spawned: Value = serde_json::from_str(&outputs[0].1).unwrap();
+    assert!(
+        spawned["wall_budget_ignored"]
+            .as_str()
+            .is_some_and(|n| n.contains("budget.wall_s 1 is less than 5 model calls take here")),
+        "{spawned}"
+    );
+    // The worker outlived the second it was given and reported.
+    assert!(
+        outputs[1].1.contains("\"status\": \"completed\""),
+        "{}",
+        outputs[1].1
+    );
+    assert_eq!(sb.read("a.txt"), "alpha\n");
+    let second: Value = serde_json::from_str(&outputs[2].1).unwrap();
+    assert!(second.get("wall_budget_ignored").is_none(), "{second}");
+}

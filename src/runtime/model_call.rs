@@ -34,10 +34,12 @@ pub async fn call_model(
     let mut recoveries = 0;
     loop {
         let model = setup.request.model.clone();
+        let began = std::time::Instant::now();
         let response = stream(engine, agent, &setup, cancel).await;
         engine.team.count_model_call(agent);
         let (message, said) = match response {
             Ok(r) => {
+                engine.team.note_call_time(began.elapsed());
                 if let Some(usage) = r.usage {
                     record_usage(engine, agent, model, setup.window, usage);
                 }

@@ -199,6 +199,9 @@ pub struct Team {
     events: EventSink,
     root: AgentId,
     releases: Releases,
+    /// The longest model call of the session so far, in ms (what a wall-time budget a
+    /// model asks for is weighed against).
+    slowest_call_ms: std::sync::atomic::AtomicU64,
 }
 
 impl Team {
@@ -209,6 +212,7 @@ impl Team {
             events,
             root,
             releases: Releases::default(),
+            slowest_call_ms: std::sync::atomic::AtomicU64::new(0),
         }
     }
 

@@ -124,6 +124,17 @@ impl AgentTool for SpawnAgent {
         if small_budget.is_some() {
             asked.tokens = None;
         }
+        // A wall-time budget shorter than a few of this session's model calls fails the
+        // worker before it can report (a 1.5B persona gave `wall_s: 60` while its server
+        // took 45 to 170 s a call; the worker wrote a.txt and was failed at 111 s): left
+        // out the same way.
+        let floor = cx.team.slowest_call() * MIN_WORKER_CALLS;
+        let short_wall = asked
+            .wall_s
+            .filter(|&w| std::time::Duration::from_secs(w) < floor);
+        if short_wall.is_some() {
+            asked.wall_s = None;
+        }
         let budget =
             crate::runtime::budget::for_worker(&limits, parent, asked).map_err(Failure::Fixable)?;
         let allowed = cx.host.tools_for(role, true, Some(&me.tools));
@@ -264,6 +275,13 @@ impl AgentTool for SpawnAgent {
                  {MIN_WORKER_TOKENS}), so the worker has no token budget of its own"
             ));
         }
+        if let Some(w) = short_wall {
+            out["wall_budget_ignored"] = json!(format!(
+                "budget.wall_s {w} is less than {MIN_WORKER_CALLS} model calls take here (the \
+                 slowest so far took {:.0} s), so the worker has no wall-time budget of its own",
+                cx.team.slowest_call().as_secs_f64()
+            ));
+        }
         if let Some(t) = ignored {
             out["task_id_ignored"] = json!(format!(
                 "`{t}` is not on the board (nothing is planned), so the worker has no board \
@@ -273,6 +291,9 @@ impl AgentTool for SpawnAgent {
         Ok(Done::output(out.to_string()))
     }
 }
+
+/// Model calls a worker needs at the least: its work, its report, a correction.
+const MIN_WORKER_CALLS: u32 = 5;
 
 /// Fewer tokens than a worker's first request (its role's prompt, its tools, its task).
 const MIN_WORKER_TOKENS: u64 = 2_000;

@@ -19,6 +19,21 @@ impl Team {
         self.with(id, |a| a.stats.model_calls += 1);
     }
 
+    /// A model call that answered took `took`.
+    pub fn note_call_time(&self, took: std::time::Duration) {
+        let ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX);
+        self.slowest_call_ms
+            .fetch_max(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The longest model call of the session so far.
+    pub fn slowest_call(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(
+            self.slowest_call_ms
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
     pub fn count_error(&self, id: AgentId) {
         self.with(id, |a| a.stats.errors += 1);
     }
