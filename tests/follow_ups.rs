@@ -715,3 +715,80 @@ async fn a_wall_budget_shorter_than_a_few_model_calls_is_left_out() {
     let second: Value = serde_json::from_str(&outputs[2].1).unwrap();
     assert!(second.get("wall_budget_ignored").is_none(), "{second}");
 }
+
+/// The handoff-chain run, this session: the architect answered with the design note as
+/// text; reminded, it replied "I will create the `design.md` and `greet.py` files using
+/// the provided tools." followed by `### design.md` over the note in a ```markdown block
+/// (with python examples fenced inside it) and `### greet.py` over the code, and no tool
+/// call; reminded plainly, the same again. The labelled blocks of files the request asked
+/// for are now its `write_file` calls; it then hands off as asked. A labelled block of a
+/// file nobody asked for stays text.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_persona_that_writes_asked_for_files_as_labelled_blocks_gets_them_written() {
+    const PROMPT: &str = "Write a short design note to design.md for a Python function \
+                          greet(name) in greet.py that returns 'Hello, ' + name + '!'. Then \
+                          hand off to the implementer with handoff_to so it writes greet.py.";
+    const BLOCKS: &str = "I will create the `design.md` and `greet.py` files using the provided tools.\n\n\
+        ### design.md\n```markdown\n# Design Note for greet.py\n\n## Function Signature\n```python\n\
+        def greet(name: str) -> str:\n    \"\"\"Returns a greeting.\"\"\"\n```\n\n## Testing\n```python\n\
+        assert greet(\"Alice\") == \"Hello, Alice!\"\n```\n```\n\n\
+        ### greet.py\n```python\n# greet.py\ndef greet(name: str) -> str:\n    return f\"Hello, {name}!\"\n```\n\n\
+        ### extra.py\n```python\nprint('not asked for')\n```\n";
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if system(body).contains("You are the implementer") {
+            return MockResponse::text("greet.py is there and returns the greeting.");
+        }
+        let told = last_user(body).contains("named in the request");
+        match (tool_count(body), told) {
+            (0, false) => MockResponse::text("# Design Note for greet.py\n\n## Overview\nThe `greet` function returns \"Hello, [name]!\"."),
+            (0, true) => MockResponse::text(BLOCKS),
+            _ => MockResponse::tool_call(
+                "h",
+                "handoff_to",
+                &json!({"target_agent": "implementer", "reason": "design.md is written"}).to_string(),
+            ),
+        }
+    });
+    let run = sb
+        .exec(
+            &mock,
+            &[
+                "--json",
+                "--approval",
+                "auto",
+                "--role",
+                "architect",
+                PROMPT,
+            ],
+        )
+        .await;
+    run.assert_ok();
+    let design = sb.read("design.md");
+    assert!(
+        design.starts_with("# Design Note for greet.py\n"),
+        "{design}"
+    );
+    assert!(
+        design.contains("```python\nassert greet(\"Alice\")"),
+        "{design}"
+    );
+    assert!(design.ends_with("```\n"), "{design}");
+    assert_eq!(
+        sb.read("greet.py"),
+        "# greet.py\ndef greet(name: str) -> str:\n    return f\"Hello, {name}!\"\n"
+    );
+    assert!(
+        !sb.ws().join("extra.py").exists(),
+        "a file nobody asked for was written"
+    );
+    let events = run.events();
+    let written: Vec<&Value> = items_of_kind(&events, "assistant")
+        .into_iter()
+        .flat_map(|i| i["tool_calls"].as_array().into_iter().flatten())
+        .filter(|c| c["name"] == "write_file")
+        .collect();
+    assert_eq!(written.len(), 2, "{written:?}");
+    assert_eq!(items_of_kind(&events, "handoff").len(), 1);
+}

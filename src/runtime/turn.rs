@@ -72,11 +72,12 @@ async fn turn_loop(
             Shape::Interrupted => return interrupted(final_text),
             Shape::Stop(why) => return failed(team, agent, final_text, why),
         }
-        let response = match call_model(engine, agent, setup, cancel).await {
+        let mut response = match call_model(engine, agent, setup, cancel).await {
             Called::Answer(r) => r,
             Called::Interrupted => return interrupted(final_text),
             Called::Failed(why) => return failed(team, agent, final_text, why),
         };
+        engine.shape_answer(agent, &mut response);
         if !response.text.trim().is_empty() {
             final_text = response.text.clone();
         }

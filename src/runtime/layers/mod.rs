@@ -172,6 +172,9 @@ pub struct ToolDone<'a> {
 pub trait Layer: Send + Sync {
     fn turn_start(&self, _cx: &Scope<'_>) {}
 
+    /// Sees a model's answer before it enters the history and its calls run.
+    fn shape_answer(&self, _cx: &Scope<'_>, _answer: &mut crate::model::ChatResponse) {}
+
     fn review(&self, _cx: &Scope<'_>, _call: &Reviewed<'_>) -> Verdict {
         Verdict::Pass
     }
@@ -283,6 +286,12 @@ impl Layers {
     pub fn turn_start(&self, cx: &Scope<'_>) {
         for layer in self.list.iter() {
             layer.turn_start(cx);
+        }
+    }
+
+    pub fn shape_answer(&self, cx: &Scope<'_>, answer: &mut crate::model::ChatResponse) {
+        for layer in self.list.iter() {
+            layer.shape_answer(cx, answer);
         }
     }
 

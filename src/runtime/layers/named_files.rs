@@ -6,9 +6,20 @@
 //! workers is still at work, it is told which: make them, hand them on, or answer again.
 //! Twice at most per message; the second time plainly (the same model answered the first
 //! reminder with "I will create the design.md and greet.py files." and stopped).
+//!
+//! A model that cannot put a file into a tool call's JSON often writes it the way Aider's
+//! "whole" edit format has weak models write files: the path on a line of its own, then
+//! the whole content in a fenced block (the same 1.5B architect's reply to the first
+//! reminder held `### design.md` and `### greet.py`, each above its full text). A persona
+//! that may `write_file`, answering with no tool call, has such a block turned into a
+//! `write_file` call of its own answer, for a file the user's message asked for and that
+//! is still absent: never any other path, so code shown in an answer stays an answer. The
+//! call then runs like any other (approval, isolation, checks); the reminder says the form
+//! is accepted.
 
 use super::{AfterTurn, Layer, Scope, ToolDone, ToolUse};
-use crate::protocol::TurnEnd;
+use crate::model::ChatResponse;
+use crate::protocol::{ToolCall, TurnEnd};
 use async_trait::async_trait;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -128,6 +139,39 @@ impl Layer for NamedFilesLayer {
         };
     }
 
+    fn shape_answer(&self, cx: &Scope<'_>, answer: &mut ChatResponse) {
+        if cx.is_worker() || !answer.tool_calls.is_empty() {
+            return;
+        }
+        let missing: Vec<String> = self
+            .state()
+            .wanted
+            .iter()
+            .filter(|p| !cx.root().join(p).exists())
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let may_write = cx
+            .team
+            .request_view(cx.agent)
+            .is_some_and(|v| v.tools.iter().any(|t| t == "write_file"));
+        if !may_write {
+            return;
+        }
+        let mut seen = BTreeSet::new();
+        for (path, content) in whole_file_blocks(&answer.text) {
+            if missing.contains(&path) && seen.insert(path.clone()) {
+                answer.tool_calls.push(ToolCall {
+                    id: format!("squad_{}", uuid::Uuid::new_v4().simple()),
+                    name: "write_file".to_string(),
+                    arguments: serde_json::json!({"path": path, "content": content}).to_string(),
+                });
+            }
+        }
+    }
+
     async fn after_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
         if cx.is_worker() || !tool.changes_files() || done.is_error {
             return;
@@ -194,8 +238,9 @@ fn reminder(missing: &[String]) -> String {
     format!(
         "[squad] Your turn ended, but {names} named in the request {does} not exist yet. If \
          the request asks you to make {it}, do it now with your tools (write_file for a file \
-         you write; an answer in text writes no file), or hand {it} to whom the request \
-         names. If not, give your answer again."
+         you write; an answer in text writes no file, except a file's path on a line of its \
+         own followed by its whole content in a fenced block), or hand {it} to whom the \
+         request names. If not, give your answer again."
     )
 }
 
@@ -208,6 +253,75 @@ fn still_missing(missing: &[String]) -> String {
          with handoff_to. If you will not, tell the user why.",
         missing[0]
     )
+}
+
+/// The files an answer writes out whole: a fenced block whose nearest non-empty line above
+/// names a path (`### design.md`, `design.md:`, `**File: design.md**`), with its content.
+/// Fences nest the way models write them: a fence with an info string inside a block opens
+/// an inner one (a design note's python example), a bare fence closes the innermost. A
+/// block still open at the end (an answer cut off) writes nothing.
+fn whole_file_blocks(text: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].trim_start().starts_with("```") {
+            i += 1;
+            continue;
+        }
+        let label = lines[..i]
+            .iter()
+            .rev()
+            .map(|l| l.trim())
+            .find(|l| !l.is_empty())
+            .and_then(|l| label_path(l));
+        let mut depth = 1;
+        let mut end = None;
+        for (j, line) in lines.iter().enumerate().skip(i + 1) {
+            let t = line.trim();
+            if let Some(info) = t.strip_prefix("```") {
+                if info.trim_start_matches('`').trim().is_empty() {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(j);
+                        break;
+                    }
+                } else {
+                    depth += 1;
+                }
+            }
+        }
+        let Some(end) = end else {
+            break;
+        };
+        if let Some(path) = label {
+            let mut content = lines[i + 1..end].join("\n");
+            content.push('\n');
+            out.push((path, content));
+        }
+        i = end + 1;
+    }
+    out
+}
+
+/// The path a label line names, if it is one: heading marks, emphasis, quotes and a
+/// `File:` prefix taken off; of several words, the last.
+fn label_path(line: &str) -> Option<String> {
+    let strip = |s: &str| {
+        s.trim()
+            .trim_start_matches(['#', '*', '-', '>', ' '])
+            .trim_matches(['*', '`', '"', '\'', ' '])
+            .trim_end_matches(':')
+            .trim_matches(['*', '`', '"', '\''])
+            .to_string()
+    };
+    let cleaned = strip(line);
+    let word = cleaned
+        .split_whitespace()
+        .last()
+        .map(strip)
+        .unwrap_or_default();
+    is_path(&word).then_some(word)
 }
 
 /// The workspace-relative paths a message asks to be made: the file names after the
@@ -249,6 +363,40 @@ fn is_path(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_labelled_fenced_block_is_a_whole_file_and_inner_fences_nest() {
+        let text = "I will create the files.\n\n### design.md\n```markdown\n# Design\n\n\
+                    ## Signature\n```python\ndef greet(name): ...\n```\n\nDone.\n```\n\n\
+                    ### greet.py\n```python\ndef greet(name):\n    return 'Hello, ' + name + '!'\n```\n\n\
+                    ## Example\n```python\ngreet('Ann')\n```\n";
+        let blocks = whole_file_blocks(text);
+        assert_eq!(
+            blocks,
+            [
+                (
+                    "design.md".to_string(),
+                    "# Design\n\n## Signature\n```python\ndef greet(name): ...\n```\n\nDone.\n"
+                        .to_string()
+                ),
+                (
+                    "greet.py".to_string(),
+                    "def greet(name):\n    return 'Hello, ' + name + '!'\n".to_string()
+                ),
+            ]
+        );
+        for label in [
+            "**File: notes.md**",
+            "`notes.md`:",
+            "notes.md",
+            "Here is notes.md:",
+        ] {
+            assert_eq!(label_path(label).as_deref(), Some("notes.md"), "{label}");
+        }
+        assert_eq!(label_path("## Function Signature"), None);
+        // Cut off inside a block: nothing.
+        assert!(whole_file_blocks("notes.md\n```\nhalf").is_empty());
+    }
 
     #[test]
     fn the_files_a_request_asks_for_are_its_paths_after_a_making_word() {
