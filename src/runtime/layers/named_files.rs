@@ -274,7 +274,7 @@ fn whole_file_blocks(text: &str) -> Vec<(String, String)> {
             .rev()
             .map(|l| l.trim())
             .find(|l| !l.is_empty())
-            .and_then(|l| label_path(l));
+            .and_then(label_path);
         let mut depth = 1;
         let mut end = None;
         for (j, line) in lines.iter().enumerate().skip(i + 1) {
