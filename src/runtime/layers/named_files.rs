@@ -14,8 +14,9 @@
 //! that may `write_file`, answering with no tool call, has such a block turned into a
 //! `write_file` call of its own answer, for a file the user's message asked for and that
 //! is still absent: never any other path, so code shown in an answer stays an answer. The
-//! call then runs like any other (approval, isolation, checks); the reminder says the form
-//! is accepted.
+//! call then runs like any other (approval, isolation, checks). The reminder does not
+//! offer the form: told of it, the same model answered "[squad] I will create the
+//! `design.md` and `greet.py` files." and nothing more.
 
 use super::{AfterTurn, Layer, Scope, ToolDone, ToolUse};
 use crate::model::ChatResponse;
@@ -238,9 +239,8 @@ fn reminder(missing: &[String]) -> String {
     format!(
         "[squad] Your turn ended, but {names} named in the request {does} not exist yet. If \
          the request asks you to make {it}, do it now with your tools (write_file for a file \
-         you write; an answer in text writes no file, except a file's path on a line of its \
-         own followed by its whole content in a fenced block), or hand {it} to whom the \
-         request names. If not, give your answer again."
+         you write; an answer in text writes no file), or hand {it} to whom the request \
+         names. If not, give your answer again."
     )
 }
 
