@@ -305,23 +305,27 @@ fn whole_file_blocks(text: &str) -> Vec<(String, String)> {
 }
 
 /// The path a label line names, if it is one: heading marks, emphasis, quotes and a
-/// `File:` prefix taken off; of several words, the last.
+/// `File:` prefix taken off, the one path among its words ("I will create the
+/// `design.md` file with the following content:", the 1.5B architect's label).
 fn label_path(line: &str) -> Option<String> {
     let strip = |s: &str| {
         s.trim()
             .trim_start_matches(['#', '*', '-', '>', ' '])
             .trim_matches(['*', '`', '"', '\'', ' '])
-            .trim_end_matches(':')
+            .trim_end_matches([':', '.', ','])
             .trim_matches(['*', '`', '"', '\''])
             .to_string()
     };
-    let cleaned = strip(line);
-    let word = cleaned
+    let mut paths: Vec<String> = strip(line)
         .split_whitespace()
-        .last()
         .map(strip)
-        .unwrap_or_default();
-    is_path(&word).then_some(word)
+        .filter(|w| is_path(w))
+        .collect();
+    paths.dedup();
+    match paths.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
 }
 
 /// The workspace-relative paths a message asks to be made: the file names after the
@@ -394,6 +398,7 @@ mod tests {
             assert_eq!(label_path(label).as_deref(), Some("notes.md"), "{label}");
         }
         assert_eq!(label_path("## Function Signature"), None);
+        assert_eq!(label_path("I will write a.md and b.md:"), None);
         // Cut off inside a block: nothing.
         assert!(whole_file_blocks("notes.md\n```\nhalf").is_empty());
     }
