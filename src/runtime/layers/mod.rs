@@ -151,6 +151,8 @@ pub struct ToolUse<'a> {
     pub args: &'a Value,
     /// What its handler says it reaches.
     pub reach: Reach,
+    /// The paths it writes, when its handler can tell that is all it does.
+    pub writes: Option<&'a [String]>,
     /// What the user approves (a file change names its path); `None` before the call is
     /// described, and for calls nobody approves.
     pub action: Option<&'a ApprovalAction>,
