@@ -906,9 +906,11 @@ async fn workers_that_only_read_and_report_start_no_git_process() {
     assert_eq!(git(sb.ws(), &["worktree", "list"]).lines().count(), 1);
 }
 
-/// [`repo`] with `n` more committed files (`many/f_<i>.txt`, "file <i>") and `slow.dat`,
-/// whose checkout takes 2 s (a smudge filter of the repository's own config): a worktree
-/// made for a first write is still being filled seconds after that call ran.
+/// [`repo`] with `n` more committed files (`many/f_<i>.txt`, "file <i>"), `slow.dat`,
+/// whose checkout takes 2 s (a smudge filter of the repository's own config), and
+/// `zz/last.txt`, written after it (later in index order; with parallel checkout the
+/// filtered files go before the ones handed to its helpers): a worktree made for a first write is still being filled seconds after that
+/// call ran, and `zz/last.txt` is not there before.
 fn slow_repo(n: usize) -> Sandbox {
     let sb = repo();
     for i in 0..n {
@@ -916,19 +918,13 @@ fn slow_repo(n: usize) -> Sandbox {
     }
     sb.write(".gitattributes", "slow.dat filter=slow\n");
     sb.write("slow.dat", "slow to check out\n");
+    sb.write("zz/last.txt", "the last file\n");
     git(sb.ws(), &["config", "filter.slow.smudge", "sleep 2; cat"]);
-    git(sb.ws(), &["add", "many", ".gitattributes", "slow.dat"]);
+    let added = ["many", ".gitattributes", "slow.dat", "zz"];
+    git(sb.ws(), &[&["add"][..], &added].concat());
     git(
         sb.ws(),
-        &[
-            "commit",
-            "-qm",
-            "many",
-            "--",
-            "many",
-            ".gitattributes",
-            "slow.dat",
-        ],
+        &[&["commit", "-qm", "many", "--"][..], &added].concat(),
     );
     sb
 }
@@ -1053,7 +1049,7 @@ async fn a_read_right_after_the_first_write_waits_for_the_rest_and_sees_it() {
         }
         match tool_count(body) {
             0 => write("w", "new.txt", "new\n"),
-            1 => MockResponse::tool_call("r", "read_file", r#"{"path": "many/f_199.txt"}"#),
+            1 => MockResponse::tool_call("r", "read_file", r#"{"path": "zz/last.txt"}"#),
             _ => returns("ret", "new.txt"),
         }
     });
@@ -1081,7 +1077,7 @@ async fn a_read_right_after_the_first_write_waits_for_the_rest_and_sees_it() {
                 .map(|(_, out)| out)
         })
         .expect("the read's result went back");
-    assert!(read.contains("file 199"), "{read}");
+    assert!(read.contains("the last file"), "{read}");
     assert_eq!(merges(&seen), [vec!["new.txt".to_string()]]);
     assert!(!fill_marker(&wt).exists());
 }
@@ -1252,7 +1248,7 @@ async fn a_hook_of_the_first_write_sees_the_whole_worktree() {
 [[hooks]]
 event = "post_tool_use"
 matcher = "write_file"
-command = "ls many | wc -l > hook-saw.txt"
+command = "cat zz/last.txt > hook-saw.txt"
 "#,
     )
     .unwrap();
@@ -1269,5 +1265,5 @@ command = "ls many | wc -l > hook-saw.txt"
     run.assert_ok();
     assert_eq!(sb.read("new.txt"), "new\n");
     // Written in the worktree by the hook, merged with the worker's change.
-    assert_eq!(sb.read("hook-saw.txt").trim(), "300");
+    assert_eq!(sb.read("hook-saw.txt"), "the last file\n");
 }
