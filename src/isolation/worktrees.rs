@@ -153,12 +153,13 @@ impl Worktrees {
         })
         .await?;
         let root = wt.root.clone();
-        crate::sync::lock(&self.by_agent).insert(agent, Arc::new(Mutex::new(wt)));
         let early = fill.is_some();
+        // Known before the worktree is: nothing may find it without its fill.
         if let Some(fill) = fill {
             // The fill keeps the checkout's place among the ones at once.
             self.start_fill(agent, fill, Some(turn), Fill::run);
         }
+        crate::sync::lock(&self.by_agent).insert(agent, Arc::new(Mutex::new(wt)));
         if self.spares.keep.load(Ordering::Relaxed) {
             tokio::spawn(self.warm());
         }
@@ -317,9 +318,7 @@ impl Worktrees {
     pub fn reopen(&self, agent: AgentId) -> Option<PathBuf> {
         let wt = Worktree::reopen(&self.repo, &self.session.dir, &agent.short())?;
         let root = wt.root.clone();
-        let unfinished = wt.unfinished_fill();
-        crate::sync::lock(&self.by_agent).insert(agent, Arc::new(Mutex::new(wt)));
-        match unfinished {
+        match wt.unfinished_fill() {
             Ok(None) => {}
             Ok(Some(fill)) => {
                 let turn = self.checkouts.clone().try_acquire_owned().ok();
@@ -331,6 +330,7 @@ impl Worktrees {
                 crate::sync::lock(&self.fills).insert(agent, Filling { end, kept });
             }
         }
+        crate::sync::lock(&self.by_agent).insert(agent, Arc::new(Mutex::new(wt)));
         Some(root)
     }
 

@@ -1,8 +1,8 @@
 //! Where each agent writes, as the runtime applies `crate::isolation`: a writing worker
 //! gets its own git worktree at its first call that may change files and its tools are
 //! rooted there from then on (when that call names the only files it writes, the rest of
-//! the tree is written behind it, and every other use waits: [`WorkerIsolation::wait_for_files`]);
-//! the agents below it share that worktree; everyone else works in the workspace, where
+//! the tree is written behind it, and every other use waits for that); the agents below it
+//! share that worktree; everyone else works in the workspace, where
 //! workers' writes are leased (`isolation/leases.rs`). When a worker's result goes up its
 //! change is merged (`isolation/merge.rs`); before a follow-up its worktree is moved onto
 //! the workspace's current state; when it is despawned, released or the session ends its
@@ -10,9 +10,10 @@
 //!
 //! It knows the team, never the engine: the isolation layer (`layers/isolation.rs`) calls
 //! [`WorkerIsolation::before_task`] (a worker's message), `before_change`, `claim_write` and
-//! `after_mutation` (around a call whose handler may change files), `settle` (its turns
-//! ended) and `clean_up` (despawn, release); the session calls `open`, `close` (shutdown)
-//! and `diff_text` (`Op::ShowDiff`).
+//! `after_mutation` (around a call whose handler may change files), `wait_for_files` and
+//! `unwritten` (before any call, and a task), `settle` (its turns ended) and `clean_up`
+//! (despawn, release); the hook layer calls `wait_for_files` too; the session calls `open`,
+//! `close` (shutdown) and `diff_text` (`Op::ShowDiff`).
 
 mod leases;
 mod merge;
