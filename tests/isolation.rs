@@ -847,3 +847,225 @@ async fn eight_worktrees_made_at_once_share_one_state_and_a_merge_moves_the_next
         "written just before the next worker's first change\n"
     );
 }
+
+/// Committed files enough for a fill to take a moment: `many/f_<i>.txt`.
+fn add_many(ws: &Path, n: usize) {
+    for i in 0..n {
+        write(ws, &format!("many/f_{i}.txt"), &format!("file {i}\n"));
+    }
+    git(ws, &["add", "many"]);
+    git(ws, &["commit", "-qm", "many", "--", "many"]);
+}
+
+/// Where a worktree's fill lists the first call's paths while it runs.
+fn fill_marker(root: &Path) -> PathBuf {
+    root.with_extension("filling")
+}
+
+fn strings(paths: &[&str]) -> Vec<String> {
+    paths.iter().map(|p| p.to_string()).collect()
+}
+
+/// A worker's first call writes `a.txt` (there) and `src/new.rs` (new): its worktree
+/// has `a.txt` before the call runs and everything else once filled, and then looks
+/// exactly like one made whole: the same files, only the worker's change in
+/// `git status`, only that change merged.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worktree_made_for_a_first_write_has_its_files_at_once_and_the_rest_after() {
+    let fx = Fixture::new();
+    add_many(&fx.ws, 300);
+    let files = fx.files();
+    let w = fx.worktrees("s1");
+    let agent = AgentId::new();
+    let writes = strings(&["a.txt", "./src/new.rs"]);
+    let (root, early) = w.create_for(agent, Some(&writes)).await.unwrap();
+    assert!(early, "the call may run before the fill ends");
+    // The first call's file is there for it, as the workspace has it.
+    assert_eq!(read(&root, "a.txt"), lines_with(0, ""));
+    write(&root, "a.txt", &lines_with(4, "four by the worker"));
+    write(&root, "src/new.rs", "fn new() {}\n");
+    // Measured while filling or after: the same figures.
+    let d = w.diff(agent).await.unwrap();
+    assert_eq!(
+        d.files
+            .iter()
+            .map(|f| (f.path.as_str(), f.kind))
+            .collect::<Vec<_>>(),
+        [
+            ("a.txt", ChangeKind::Modified),
+            ("src/new.rs", ChangeKind::Added)
+        ]
+    );
+    assert_eq!(d.label(), "+2 \u{2212}1");
+
+    w.ready(agent).await.unwrap();
+    assert!(!fill_marker(&root).exists());
+    assert!(w.unwritten(agent).is_none());
+    let mut expected = files.clone();
+    expected.remove("target/out.o");
+    expected.insert("a.txt".into(), lines_with(4, "four by the worker"));
+    expected.insert("src/new.rs".into(), "fn new() {}\n".into());
+    assert_eq!(files_under(&root), expected);
+    assert_eq!(
+        git(&root, &["status", "--porcelain", "--untracked-files=all"]),
+        " M a.txt\n?? src/new.rs\n"
+    );
+    assert_eq!(
+        w.merge(agent).await.unwrap(),
+        MergeOutcome::Merged {
+            files: vec!["a.txt".into(), "src/new.rs".into()]
+        }
+    );
+    w.remove(agent).await.unwrap();
+    assert!(!root.exists());
+}
+
+/// A first call that names no files, or whose files the fill could disturb (a folder at
+/// its path, a symlink or a file on its way, `..`, `.gitattributes`), gets the whole tree
+/// before it runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_call_that_may_not_run_early_gets_the_whole_tree_first() {
+    let fx = Fixture::new();
+    std::os::unix::fs::symlink("dir with space", fx.ws.join("link")).unwrap();
+    write(&fx.ws, "plain", "a file\n");
+    git(&fx.ws, &["add", "link", "plain"]);
+    git(&fx.ws, &["commit", "-qm", "link", "--", "link", "plain"]);
+    let whole = fx.files().len() - 1;
+    let w = fx.worktrees("s1");
+    let cases: [Option<&[&str]>; 7] = [
+        None,
+        Some(&["dir with space"]),
+        Some(&["link/c.txt"]),
+        Some(&["link"]),
+        Some(&["plain/below.txt"]),
+        Some(&["../outside.txt"]),
+        Some(&["a.txt", ".gitattributes"]),
+    ];
+    for writes in cases {
+        let agent = AgentId::new();
+        let writes = writes.map(strings);
+        let (root, early) = w.create_for(agent, writes.as_deref()).await.unwrap();
+        assert!(!early, "{writes:?}");
+        assert!(!fill_marker(&root).exists(), "{writes:?}");
+        assert_eq!(files_under(&root).len(), whole, "{writes:?}");
+        assert_eq!(git(&root, &["status", "--porcelain"]), "", "{writes:?}");
+    }
+}
+
+/// A crash during a fill: the first call's file is changed, another file is half written,
+/// the rest missing, git's index lock left behind. At the resume the fill runs again over
+/// every file but the first call's, so nothing the worker wrote is lost and nothing half
+/// written stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fill_cut_short_by_a_crash_is_finished_at_resume_keeping_the_first_calls_file() {
+    let fx = Fixture::new();
+    add_many(&fx.ws, 50);
+    let files = fx.files();
+    let agent = AgentId::new();
+    let dir = fx.worktrees("s1").dir().to_path_buf();
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = Repo::discover(&fx.ws).unwrap();
+    let (wt, fill) = isolation::Worktree::create_lazy(
+        &repo,
+        &dir,
+        &agent.short(),
+        scratch.path(),
+        &strings(&["a.txt"]),
+    )
+    .unwrap();
+    let fill = fill.expect("filled behind its first call");
+    assert_eq!(fill.kept(), ["a.txt"]);
+    drop(fill); // the process dies before it ran
+    let root = wt.root.clone();
+    assert_eq!(std::fs::read(fill_marker(&root)).unwrap(), b"a.txt\0");
+    write(&root, "a.txt", "the worker's first write\n");
+    write(&root, "b.txt", "b us");
+    write(&root, "many/f_7.txt", "");
+    std::fs::write(wt.git_dir.join("index.lock"), "").unwrap();
+
+    let w = fx.worktrees("s1");
+    assert_eq!(w.reopen(agent), Some(root.clone()));
+    w.ready(agent).await.unwrap();
+    assert!(!fill_marker(&root).exists());
+    assert!(!wt.git_dir.join("index.lock").exists());
+    let mut expected = files.clone();
+    expected.remove("target/out.o");
+    expected.insert("a.txt".into(), "the worker's first write\n".into());
+    assert_eq!(files_under(&root), expected);
+    assert_eq!(git(&root, &["status", "--porcelain"]), " M a.txt\n");
+}
+
+/// An ended session's worktree whose fill a crash cut short: its fill is finished before
+/// the worker's change is kept, so the kept commit holds that change and no deletions.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ended_sessions_unfilled_worktree_keeps_only_the_workers_change() {
+    let fx = Fixture::new();
+    add_many(&fx.ws, 50);
+    let agent = AgentId::new();
+    let dir = fx.worktrees("crashed").dir().to_path_buf();
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = Repo::discover(&fx.ws).unwrap();
+    let (wt, fill) = isolation::Worktree::create_lazy(
+        &repo,
+        &dir,
+        &agent.short(),
+        scratch.path(),
+        &strings(&["notes.md"]),
+    )
+    .unwrap();
+    drop(fill);
+    write(&wt.root, "notes.md", "the worker's notes\n");
+    let removed = remove_stale_once_unlocked(&fx.data).await;
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert!(removed[0].kept, "{removed:?}");
+    let branch = format!("squad/{}", agent.short());
+    assert_eq!(
+        git(
+            &fx.ws,
+            &["diff", "--name-status", &format!("{branch}~1"), &branch]
+        ),
+        "M\tnotes.md\n"
+    );
+}
+
+/// A fill git cannot finish (here a required filter fails on one file) is told, for good:
+/// the worktree is refused instead of being used half written, and it can still go.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fill_that_fails_leaves_the_worktree_refused_and_removable() {
+    let fx = Fixture::new();
+    write(&fx.ws, ".gitattributes", "broken.txt filter=broken\n");
+    write(&fx.ws, "broken.txt", "cannot be checked out\n");
+    git(&fx.ws, &["config", "filter.broken.clean", "cat"]);
+    git(&fx.ws, &["config", "filter.broken.smudge", "false"]);
+    git(&fx.ws, &["config", "filter.broken.required", "true"]);
+    git(&fx.ws, &["add", ".gitattributes", "broken.txt"]);
+    git(
+        &fx.ws,
+        &[
+            "commit",
+            "-qm",
+            "filter",
+            "--",
+            ".gitattributes",
+            "broken.txt",
+        ],
+    );
+    let w = fx.worktrees("s1");
+    let agent = AgentId::new();
+    let (root, early) = w
+        .create_for(agent, Some(&strings(&["a.txt"])))
+        .await
+        .unwrap();
+    assert!(early);
+    let err = w.ready(agent).await.unwrap_err().to_string();
+    assert!(err.contains("could not all be written"), "{err}");
+    assert!(w.unwritten(agent).is_some());
+    // For good, and for everything that would read the tree.
+    assert!(w.ready(agent).await.is_err());
+    assert!(w.merge(agent).await.is_err());
+    assert!(w.diff_text(agent).await.is_err());
+    assert!(fill_marker(&root).exists(), "a resume would try again");
+    assert!(w.remove(agent).await.unwrap());
+    assert!(!root.exists());
+    assert!(!fill_marker(&root).exists());
+}

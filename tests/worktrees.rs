@@ -905,3 +905,365 @@ async fn workers_that_only_read_and_report_start_no_git_process() {
     }
     assert_eq!(git(sb.ws(), &["worktree", "list"]).lines().count(), 1);
 }
+
+/// [`repo`] with `n` more committed files (`many/f_<i>.txt`, "file <i>"), `slow.dat`,
+/// whose checkout takes 2 s (a smudge filter of the repository's own config), and
+/// `zz/last.txt`, written after it (later in index order; with parallel checkout the
+/// filtered files go before the ones handed to its helpers): a worktree made for a first write is still being filled seconds after that
+/// call ran, and `zz/last.txt` is not there before.
+fn slow_repo(n: usize) -> Sandbox {
+    let sb = repo();
+    for i in 0..n {
+        sb.write(&format!("many/f_{i}.txt"), &format!("file {i}\n"));
+    }
+    sb.write(".gitattributes", "slow.dat filter=slow\n");
+    sb.write("slow.dat", "slow to check out\n");
+    sb.write("zz/last.txt", "the last file\n");
+    git(sb.ws(), &["config", "filter.slow.smudge", "sleep 2; cat"]);
+    let added = ["many", ".gitattributes", "slow.dat", "zz"];
+    git(sb.ws(), &[&["add"][..], &added].concat());
+    git(
+        sb.ws(),
+        &[&["commit", "-qm", "many", "--"][..], &added].concat(),
+    );
+    sb
+}
+
+/// The marker beside a worktree while its files are still being written.
+fn fill_marker(root: &Path) -> PathBuf {
+    root.with_extension("filling")
+}
+
+/// Every file under `root` but git's own, with its content.
+fn files_under(root: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().to_string_lossy();
+                let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+                out.insert(rel.into_owned(), text);
+            }
+        }
+    }
+    out
+}
+
+/// The worktree a worker was given.
+fn worktree_of(seen: &[Event], worker: AgentId) -> PathBuf {
+    seen.iter()
+        .find_map(|e| match &e.kind {
+            EventKind::WorktreeCreated { path, .. } if e.agent_id == worker => Some(path.clone()),
+            _ => None,
+        })
+        .expect("the worker got a worktree")
+}
+
+/// Each merge's files.
+fn merges(seen: &[Event]) -> Vec<Vec<String>> {
+    seen.iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Merged { files } => Some(files.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The worker's first call, an `edit_file` in a repository of thousands of files, runs
+/// while the rest of its worktree is still being written; once written (its next call, a
+/// read, waits for that), every other file is there as the workspace has it, `git status`
+/// in the worktree shows only the edit, and only the edit is merged.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_edit_among_thousands_of_files_runs_before_the_rest_is_written() {
+    let mock = MockServer::start().await;
+    let sb = slow_repo(3000);
+    let before = files_under(sb.ws());
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(body, &["edit many/f_1234.txt"]);
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "e",
+                "edit_file",
+                &json!({"path": "many/f_1234.txt", "old_text": "file 1234",
+                    "new_text": "file 1234, edited"})
+                .to_string(),
+            ),
+            1 => MockResponse::tool_call("r", "read_file", r#"{"path": "a.txt"}"#),
+            // Time to look at the worktree before its change is merged.
+            _ => returns("ret", "many/f_1234.txt").with_delay(Duration::from_secs(3)),
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    say(&h, "edit one file");
+    let diff = next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::DiffStat(d) if d.files == 1 && d.added == 1 && d.removed == 1)
+    })
+    .await;
+    let wt = worktree_of(&seen, diff.agent_id);
+    assert!(
+        fill_marker(&wt).exists(),
+        "the edit ran before the worktree was filled"
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("many/f_1234.txt")).unwrap(),
+        "file 1234, edited\n"
+    );
+    next_event(&mut h, &mut seen, |e| {
+        matches!(&e.kind, EventKind::ItemAdded { item: HistoryItem::ToolResult { call_id, .. } } if call_id == "r")
+    })
+    .await;
+    assert!(!fill_marker(&wt).exists(), "filled before the read ran");
+    let mut expected = before.clone();
+    expected.insert("many/f_1234.txt".into(), "file 1234, edited\n".into());
+    assert_eq!(files_under(&wt), expected);
+    assert_eq!(
+        git(&wt, &["status", "--porcelain", "--untracked-files=all"]),
+        " M many/f_1234.txt\n"
+    );
+    wait_idle(&mut h, &mut seen).await;
+
+    assert_eq!(merges(&seen), [vec!["many/f_1234.txt".to_string()]]);
+    assert_eq!(files_under(sb.ws()), expected);
+    assert_users_work_intact(&sb);
+}
+
+/// A first `write_file` of a new file, then at once a `read_file` of a file the fill has
+/// yet to write: the read waits for it and sees it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_right_after_the_first_write_waits_for_the_rest_and_sees_it() {
+    let mock = MockServer::start().await;
+    let sb = slow_repo(200);
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(body, &["write new.txt"]);
+        }
+        match tool_count(body) {
+            0 => write("w", "new.txt", "new\n"),
+            1 => MockResponse::tool_call("r", "read_file", r#"{"path": "zz/last.txt"}"#),
+            _ => returns("ret", "new.txt"),
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    say(&h, "write it");
+    let diff = next_event(
+        &mut h,
+        &mut seen,
+        |e| matches!(e.kind, EventKind::DiffStat(d) if d.files == 1 && d.added == 1),
+    )
+    .await;
+    let wt = worktree_of(&seen, diff.agent_id);
+    assert!(fill_marker(&wt).exists(), "the write ran while filling");
+    wait_idle(&mut h, &mut seen).await;
+
+    let read = mock
+        .requests()
+        .into_iter()
+        .filter(|r| is_worker(&r.body))
+        .find_map(|r| {
+            tool_messages(&r.body)
+                .into_iter()
+                .find(|(id, _)| id == "r")
+                .map(|(_, out)| out)
+        })
+        .expect("the read's result went back");
+    assert!(read.contains("the last file"), "{read}");
+    assert_eq!(merges(&seen), [vec!["new.txt".to_string()]]);
+    assert!(!fill_marker(&wt).exists());
+}
+
+/// `return_results` right after the first write, long before the worktree is filled:
+/// the merge waits for the fill and brings only the worker's file, not a deletion of
+/// every file not yet written.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_result_returned_right_after_the_first_write_merges_only_that_write() {
+    let mock = MockServer::start().await;
+    let sb = slow_repo(500);
+    let before = files_under(sb.ws());
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(body, &["write new.txt"]);
+        }
+        match tool_count(body) {
+            0 => write("w", "new.txt", "new\n"),
+            _ => returns("ret", "new.txt"),
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    say(&h, "write it");
+    let diff = next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::DiffStat(_))
+    })
+    .await;
+    assert!(fill_marker(&worktree_of(&seen, diff.agent_id)).exists());
+    wait_idle(&mut h, &mut seen).await;
+
+    assert_eq!(merges(&seen), [vec!["new.txt".to_string()]]);
+    let mut expected = before;
+    expected.insert("new.txt".into(), "new\n".into());
+    assert_eq!(files_under(sb.ws()), expected);
+    assert_users_work_intact(&sb);
+}
+
+/// A first call that deletes and moves files (a patch) does not run before the worktree
+/// is whole: when it ran every other file was there, and its effect is what is merged.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_call_that_deletes_or_moves_waits_for_the_whole_worktree() {
+    let mock = MockServer::start().await;
+    let sb = slow_repo(50);
+    let patch = "*** Begin Patch\n*** Delete File: a.txt\n*** Update File: many/f_3.txt\n\
+                 *** Move to: moved/f_3.txt\n@@\n-file 3\n+file 3, moved\n*** End Patch\n";
+    mock.set_responder(move |body| {
+        if !is_worker(body) {
+            return persona(body, &["move things"]);
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call("p", "apply_patch", &json!({"patch": patch}).to_string()),
+            _ => returns("r", "moved/f_3.txt"),
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    say(&h, "move");
+    let diff = next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::DiffStat(_))
+    })
+    .await;
+    let wt = worktree_of(&seen, diff.agent_id);
+    assert!(!fill_marker(&wt).exists());
+    let mut expected = files_under(sb.ws());
+    expected.remove("a.txt");
+    expected.remove("many/f_3.txt");
+    expected.insert("moved/f_3.txt".into(), "file 3, moved\n".into());
+    assert_eq!(files_under(&wt), expected, "whole when the patch ran");
+    wait_idle(&mut h, &mut seen).await;
+
+    assert_eq!(
+        merges(&seen),
+        [vec![
+            "a.txt".to_string(),
+            "many/f_3.txt".to_string(),
+            "moved/f_3.txt".to_string()
+        ]]
+    );
+    assert_eq!(files_under(sb.ws()), expected);
+}
+
+/// When the worktree's files cannot all be written (a required filter fails on one), the
+/// worker's supervisor and the front end are told, the worker's next calls are refused
+/// instead of running in a half-written tree, nothing is merged, and nothing hangs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worktree_that_cannot_be_filled_is_told_and_its_calls_refused() {
+    let mock = MockServer::start().await;
+    let sb = repo();
+    sb.write(".gitattributes", "broken.txt filter=broken\n");
+    sb.write("broken.txt", "cannot be checked out\n");
+    git(sb.ws(), &["config", "filter.broken.clean", "cat"]);
+    git(sb.ws(), &["config", "filter.broken.smudge", "false"]);
+    git(sb.ws(), &["config", "filter.broken.required", "true"]);
+    git(sb.ws(), &["add", ".gitattributes", "broken.txt"]);
+    git(
+        sb.ws(),
+        &[
+            "commit",
+            "-qm",
+            "filter",
+            "--",
+            ".gitattributes",
+            "broken.txt",
+        ],
+    );
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(body, &["write new.txt"]);
+        }
+        match tool_count(body) {
+            0 => write("w", "new.txt", "new\n"),
+            1 => MockResponse::tool_call("r", "read_file", r#"{"path": "a.txt"}"#),
+            _ => returns("ret", "new.txt"),
+        }
+    });
+    let mut h = start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    say(&h, "write it");
+    wait_idle(&mut h, &mut seen).await;
+
+    let worker = agents_with(&seen, |k| matches!(k, EventKind::WorktreeCreated { .. }))[0];
+    let errors: Vec<String> = seen
+        .iter()
+        .filter(|e| e.agent_id == worker)
+        .filter_map(|e| match &e.kind {
+            EventKind::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("could not all be written") && m.contains("refused")),
+        "{errors:?}"
+    );
+    let refused = seen
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ItemAdded {
+                item:
+                    HistoryItem::ToolResult {
+                        call_id,
+                        output,
+                        is_error: true,
+                        ..
+                    },
+            } if call_id == "r" => Some(output.clone()),
+            _ => None,
+        })
+        .expect("the read was refused");
+    assert!(refused.contains("your worktree is incomplete"), "{refused}");
+    assert!(merges(&seen).is_empty());
+    assert!(!sb.ws().join("new.txt").exists());
+    assert_users_work_intact(&sb);
+}
+
+/// A `post_tool_use` hook of the first write runs in the worktree like a command: only
+/// once all its files are there (the real binary, with the hook in the user's config).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hook_of_the_first_write_sees_the_whole_worktree() {
+    let mock = MockServer::start().await;
+    let sb = slow_repo(300);
+    std::fs::create_dir_all(sb.config_dir()).unwrap();
+    std::fs::write(
+        sb.config_dir().join("config.toml"),
+        r#"
+[[hooks]]
+event = "post_tool_use"
+matcher = "write_file"
+command = "cat zz/last.txt > hook-saw.txt"
+"#,
+    )
+    .unwrap();
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return persona(body, &["write new.txt"]);
+        }
+        match tool_count(body) {
+            0 => write("w", "new.txt", "new\n"),
+            _ => returns("ret", "new.txt"),
+        }
+    });
+    let run = sb.exec(&mock, &["--approval", "auto", "write it"]).await;
+    run.assert_ok();
+    assert_eq!(sb.read("new.txt"), "new\n");
+    // Written in the worktree by the hook, merged with the worker's change.
+    assert_eq!(sb.read("hook-saw.txt"), "the last file\n");
+}

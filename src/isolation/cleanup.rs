@@ -58,6 +58,11 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
             }
             let spare = name.starts_with(SPARE_PREFIX);
             let branch = format!("squad/{name}");
+            // A fill the crash cut short would make every unwritten file a deletion of the
+            // kept change. If it cannot be finished, the change is kept all the same.
+            if !spare && let Err(e) = worktree::finish_fill(&wt.path()) {
+                tracing::warn!("stale worktree {}: {e}", wt.path().display());
+            }
             let kept = !spare && repo.is_some() && keep_change(&wt.path(), &session);
             let problem = match &repo {
                 Some(top) if top.is_dir() => worktree::remove(

@@ -4,7 +4,7 @@
 
 use super::IsolationError;
 use super::git::{Git, fields, path_of};
-use super::snapshot;
+use super::snapshot::{self, TempIndex};
 use super::worktree::Worktree;
 use std::path::Path;
 
@@ -57,6 +57,39 @@ impl DiffSummary {
 pub fn summary(wt: &Worktree, scratch: &Path) -> Result<DiffSummary, IsolationError> {
     let now = snapshot::take(&wt.path, &wt.index, scratch)?;
     summary_between(&wt.path, &wt.base, &now.commit)
+}
+
+/// The worker's change in figures, reading only `paths` (as git names them) on disk: what
+/// a worktree's first call may write while the rest of its files are still being written
+/// (see `Worktree::create_lazy_at`). Exact then, since nothing else can differ from `base`
+/// yet, and it does not wait for the rest.
+pub fn summary_of(
+    wt: &Worktree,
+    scratch: &Path,
+    paths: &[String],
+) -> Result<DiffSummary, IsolationError> {
+    let temp = TempIndex::copy_of(&wt.index, scratch)?;
+    let git = Git::new(&wt.path).with_index(&temp.path);
+    // What `git add --all` would take of them: tracked ones, and new ones not ignored.
+    let mut args = vec![
+        "--literal-pathspecs",
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        "--",
+    ];
+    args.extend(paths.iter().map(String::as_str));
+    let listed = git.run(&args)?;
+    if !listed.is_empty() {
+        git.run_with_input(
+            &["update-index", "--add", "--remove", "-z", "--stdin"],
+            Some(&listed),
+        )?;
+    }
+    let tree = git.text(&["write-tree"])?;
+    summary_between(&wt.path, &wt.base, &tree)
 }
 
 /// The worker's change as a unified diff (binary files are named, not shown).

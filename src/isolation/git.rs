@@ -129,13 +129,34 @@ impl<'a> Git<'a> {
             cmd.env("GIT_INDEX_FILE", index);
         }
         let mut child = cmd.spawn().map_err(IsolationError::GitMissing)?;
-        if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
-            // A git that exits early closes the pipe; its exit code tells what went wrong.
-            let _ = stdin.write_all(bytes);
-        }
+        // Fed from a thread of its own: git may fill its output pipes before it has read
+        // all of a long input (a fill's 10,000 paths), and then neither side would move.
+        let feeder = match (input, child.stdin.take()) {
+            (Some(bytes), Some(mut stdin)) => {
+                let bytes = bytes.to_vec();
+                let feed = std::thread::Builder::new()
+                    .name("git-stdin".into())
+                    .spawn(move || {
+                        // A git that exits early closes the pipe; its exit code tells why.
+                        let _ = stdin.write_all(&bytes);
+                    });
+                match feed {
+                    Ok(handle) => Some(handle),
+                    Err(e) => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Err(IsolationError::GitMissing(e));
+                    }
+                }
+            }
+            _ => None,
+        };
         let out = child
             .wait_with_output()
             .map_err(IsolationError::GitMissing)?;
+        if let Some(feeder) = feeder {
+            let _ = feeder.join();
+        }
         Ok(Ran {
             code: out.status.code().unwrap_or(-1),
             stdout: out.stdout,

@@ -28,7 +28,10 @@ mod worktrees;
 
 pub use cleanup::{Removed, remove_stale};
 pub use conflicts::{Conflict, Hunk, LineSpan};
-pub use diff::{ChangeKind, DiffSummary, FileChange, summary as diff_summary, text as diff_text};
+pub use diff::{
+    ChangeKind, DiffSummary, FileChange, summary as diff_summary, summary_of as diff_summary_of,
+    text as diff_text,
+};
 pub use leases::{Holder, LeaseError, Leases};
 pub use merge::{MergeOutcome, merge_into_workspace};
 pub use queue::{MergeQueue, QueueError};
@@ -36,7 +39,7 @@ pub use redo::redo_on_current;
 pub use repo::{MIN_GIT, NoRepo, Repo};
 pub use session_dir::{SessionDir, worktrees_dir};
 pub use snapshot::{Snapshot, take as take_snapshot};
-pub use worktree::{Spare, Worktree};
+pub use worktree::{Fill, Spare, Worktree};
 pub use worktrees::Worktrees;
 
 use crate::config::IsolationMode;
@@ -67,6 +70,8 @@ pub enum IsolationError {
         "the workspace kept changing while the merge was being written; nothing was merged, try again"
     )]
     WorkspaceBusy,
+    #[error("the worktree's files could not all be written: {0}")]
+    Unwritten(String),
     #[error("the git job stopped before it finished: {0}")]
     Stopped(String),
 }

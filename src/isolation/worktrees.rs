@@ -4,7 +4,9 @@
 //! on tokio's blocking pool; everything that reads or writes the workspace takes its
 //! turn in the one [`MergeQueue`]. Checking a worktree out reads only the repository, so
 //! that part runs outside the queue, several at once: workers that start writing
-//! together get their worktrees together, from one snapshot of the workspace.
+//! together get their worktrees together, from one snapshot of the workspace. A worktree
+//! made for a first call that names the files it writes is filled behind that call;
+//! everything else here waits for the fill ([`Worktrees::ready`]).
 
 use super::IsolationError;
 use super::conflicts::Conflict;
@@ -15,7 +17,7 @@ use super::redo;
 use super::repo::Repo;
 use super::session_dir::SessionDir;
 use super::snapshot::{self, Snapshot};
-use super::worktree::{Spare, Worktree};
+use super::worktree::{Fill, Spare, Worktree};
 use crate::protocol::AgentId;
 use std::collections::HashMap;
 use std::future::Future;
@@ -23,9 +25,21 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 type Shared = Arc<Mutex<Worktree>>;
+
+/// How a fill ended; `None` while it runs.
+type FillEnd = Option<Result<(), String>>;
+
+/// A worktree's fill (see [`Worktree::create_lazy_at`]), from the start of it until it is
+/// known to have ended well.
+#[derive(Clone)]
+struct Filling {
+    end: watch::Receiver<FillEnd>,
+    /// The paths its first call may write meanwhile.
+    kept: Arc<[String]>,
+}
 
 /// Worktrees checked out at once (each with git's parallel checkout).
 const CHECKOUTS_AT_ONCE: usize = 4;
@@ -45,6 +59,9 @@ pub struct Worktrees {
     spares: Arc<Spares>,
     fresh: Fresh,
     checkouts: Arc<Semaphore>,
+    /// Worktrees whose files are being written behind their first call, or could not all
+    /// be, by agent.
+    fills: Mutex<HashMap<AgentId, Filling>>,
 }
 
 /// The one spare worktree kept ready, once [`Worktrees::warm`] asked for it.
@@ -70,6 +87,7 @@ impl Worktrees {
             spares: Arc::new(Spares::default()),
             fresh: Fresh::default(),
             checkouts: Arc::new(Semaphore::new(CHECKOUTS_AT_ONCE)),
+            fills: Mutex::new(HashMap::new()),
         })
     }
 
@@ -86,8 +104,22 @@ impl Worktrees {
     /// root its tools are confined to. An agent that has one keeps it. With a spare ready
     /// (see [`Worktrees::warm`]) this writes only the files that differ from HEAD.
     pub async fn create(&self, agent: AgentId) -> Result<PathBuf, IsolationError> {
+        self.create_for(agent, None).await.map(|(root, _)| root)
+    }
+
+    /// [`Worktrees::create`] for a call that writes only `writes` (paths as its tool got
+    /// them), when its handler can tell. Without a spare, such a call need not wait for the
+    /// whole tree: the worktree is made without files, those of `writes` are checked out,
+    /// and the rest is written on a thread of its own behind the call (see
+    /// [`Worktree::create_lazy_at`]). The flag says so: the call may run now, and anything
+    /// else in the worktree waits for [`Worktrees::ready`].
+    pub async fn create_for(
+        &self,
+        agent: AgentId,
+        writes: Option<&[String]>,
+    ) -> Result<(PathBuf, bool), IsolationError> {
         if let Some(root) = self.root(agent) {
-            return Ok(root);
+            return Ok((root, false));
         }
         // The snapshot reads the workspace: it takes its turn in the queue.
         let asked = Instant::now();
@@ -96,29 +128,119 @@ impl Worktrees {
             .queue
             .run(move || shared_snapshot(&repo, &session.scratch, &fresh, asked))
             .await??;
-        let _turn = self
+        let turn = self
             .checkouts
-            .acquire()
+            .clone()
+            .acquire_owned()
             .await
             .map_err(|e| IsolationError::Stopped(e.to_string()))?;
         let (repo, session) = (self.repo.clone(), self.session.clone());
         let spare = crate::sync::lock(&self.spares.ready).take();
-        let wt = blocking(move || {
+        let writes = writes.map(<[String]>::to_vec);
+        let (wt, fill) = blocking(move || {
             let name = agent.short();
             let from_spare =
                 spare.map(|s| Worktree::from_spare_at(&repo, s, &session.dir, &name, &base));
-            match from_spare {
-                Some(Ok(wt)) => Ok(wt),
-                _ => Worktree::create_at(&repo, &session.dir, &name, &base),
+            match (from_spare, writes) {
+                (Some(Ok(wt)), _) => Ok((wt, None)),
+                (_, Some(writes)) => {
+                    Worktree::create_lazy_at(&repo, &session.dir, &name, &base, &writes)
+                }
+                (_, None) => {
+                    Worktree::create_at(&repo, &session.dir, &name, &base).map(|wt| (wt, None))
+                }
             }
         })
         .await?;
         let root = wt.root.clone();
+        let early = fill.is_some();
+        // Known before the worktree is: nothing may find it without its fill.
+        if let Some(fill) = fill {
+            // The fill keeps the checkout's place among the ones at once.
+            self.start_fill(agent, fill, Some(turn), Fill::run);
+        }
         crate::sync::lock(&self.by_agent).insert(agent, Arc::new(Mutex::new(wt)));
         if self.spares.keep.load(Ordering::Relaxed) {
             tokio::spawn(self.warm());
         }
-        Ok(root)
+        Ok((root, early))
+    }
+
+    /// Runs `fill` (with `run`) on a thread of its own: it outlives the call that made the
+    /// worktree, and holds `turn` until done. [`Worktrees::ready`] hears how it ended.
+    fn start_fill(
+        &self,
+        agent: AgentId,
+        fill: Fill,
+        turn: Option<OwnedSemaphorePermit>,
+        run: impl FnOnce(&Fill) -> Result<(), IsolationError> + Send + 'static,
+    ) {
+        let (tell, end) = watch::channel(None);
+        let kept: Arc<[String]> = fill.kept().into();
+        crate::sync::lock(&self.fills).insert(
+            agent,
+            Filling {
+                end,
+                kept: kept.clone(),
+            },
+        );
+        let name = agent.short();
+        let spawned = std::thread::Builder::new()
+            .name(format!("fill-{name}"))
+            .spawn(move || {
+                let _turn = turn;
+                let ended = run(&fill).map_err(|e| e.to_string());
+                if let Err(e) = &ended {
+                    tracing::warn!("worktree {name}: {e}");
+                }
+                tell.send_replace(Some(ended));
+            });
+        if let Err(e) = spawned {
+            let (_, end) = watch::channel(Some(Err(format!("cannot start writing them: {e}"))));
+            crate::sync::lock(&self.fills).insert(agent, Filling { end, kept });
+        }
+    }
+
+    /// Waits until `agent`'s worktree holds all its files: at once, unless it is being
+    /// filled behind its first call. `Err` when they could not all be written (then for
+    /// good: its calls must not run in a half-written tree).
+    pub async fn ready(&self, agent: AgentId) -> Result<(), IsolationError> {
+        let Some(mut end) = crate::sync::lock(&self.fills)
+            .get(&agent)
+            .map(|f| f.end.clone())
+        else {
+            return Ok(());
+        };
+        // Bound by the fill's thread: it sends its end, or drops the sender if it dies.
+        let ended = end.wait_for(Option::is_some).await.map(|e| e.clone());
+        match ended {
+            Ok(Some(Ok(()))) => {
+                let mut fills = crate::sync::lock(&self.fills);
+                if fills.get(&agent).is_some_and(|f| f.end.same_channel(&end)) {
+                    fills.remove(&agent);
+                }
+                Ok(())
+            }
+            Ok(Some(Err(e))) => Err(IsolationError::Unwritten(e)),
+            Ok(None) | Err(_) => Err(IsolationError::Unwritten(
+                "the writing stopped before it ended".to_string(),
+            )),
+        }
+    }
+
+    /// Why `agent`'s worktree cannot be used: its fill failed. `None` while it runs, once
+    /// it is done, or without one.
+    pub fn unwritten(&self, agent: AgentId) -> Option<String> {
+        let fills = crate::sync::lock(&self.fills);
+        let ended = fills.get(&agent)?.end.borrow().clone();
+        ended?.err()
+    }
+
+    /// The paths `agent`'s first call may write while its worktree is still being filled.
+    fn filling(&self, agent: AgentId) -> Option<Arc<[String]>> {
+        let fills = crate::sync::lock(&self.fills);
+        let f = fills.get(&agent)?;
+        f.end.borrow().is_none().then(|| f.kept.clone())
     }
 
     /// Checks out a spare worktree in the background of the caller's choosing, and from
@@ -175,6 +297,14 @@ impl Worktrees {
             }
             tokio::time::sleep(CLOSE_WAIT_STEP).await;
         }
+        // The process must not end while a fill's git still writes.
+        let running: Vec<_> = crate::sync::lock(&self.fills)
+            .values()
+            .map(|f| f.end.clone())
+            .collect();
+        for mut end in running {
+            let _ = end.wait_for(Option::is_some).await;
+        }
         let Some(spare) = crate::sync::lock(&self.spares.ready).take() else {
             return Ok(());
         };
@@ -183,9 +313,23 @@ impl Worktrees {
     }
 
     /// Takes back the worktree an earlier run of this session made for `agent` (resume).
+    /// A fill a crash cut short is run again, behind (see [`Worktrees::ready`]): every
+    /// file written anew but those its first call may have written.
     pub fn reopen(&self, agent: AgentId) -> Option<PathBuf> {
         let wt = Worktree::reopen(&self.repo, &self.session.dir, &agent.short())?;
         let root = wt.root.clone();
+        match wt.unfinished_fill() {
+            Ok(None) => {}
+            Ok(Some(fill)) => {
+                let turn = self.checkouts.clone().try_acquire_owned().ok();
+                self.start_fill(agent, fill, turn, Fill::resume);
+            }
+            Err(e) => {
+                let (_, end) = watch::channel(Some(Err(e.to_string())));
+                let kept = Arc::from(Vec::new());
+                crate::sync::lock(&self.fills).insert(agent, Filling { end, kept });
+            }
+        }
         crate::sync::lock(&self.by_agent).insert(agent, Arc::new(Mutex::new(wt)));
         Some(root)
     }
@@ -204,14 +348,22 @@ impl Worktrees {
             .unwrap_or_default()
     }
 
-    /// The worker's change in figures (`+12 −3`).
+    /// The worker's change in figures (`+12 −3`). While its worktree is being filled, of
+    /// the paths its first call may write (the only ones that can differ then), without
+    /// waiting: the first call's result is not held up.
     pub async fn diff(&self, agent: AgentId) -> Result<DiffSummary, IsolationError> {
         let (wt, scratch) = (self.get(agent)?, self.session.scratch.clone());
+        if let Some(kept) = self.filling(agent) {
+            return blocking(move || diff::summary_of(&crate::sync::lock(&wt), &scratch, &kept))
+                .await;
+        }
+        self.ready(agent).await?;
         blocking(move || diff::summary(&crate::sync::lock(&wt), &scratch)).await
     }
 
     /// The worker's change as a unified diff.
     pub async fn diff_text(&self, agent: AgentId) -> Result<String, IsolationError> {
+        self.ready(agent).await?;
         let (wt, scratch) = (self.get(agent)?, self.session.scratch.clone());
         blocking(move || diff::text(&crate::sync::lock(&wt), &scratch)).await
     }
@@ -219,6 +371,7 @@ impl Worktrees {
     /// Queues the worker's change for merging into the workspace and waits for its turn
     /// (merges run one at a time, in the order they were queued).
     pub async fn merge(&self, agent: AgentId) -> Result<MergeOutcome, IsolationError> {
+        self.ready(agent).await?;
         let (wt, repo, scratch) = self.parts(agent)?;
         let fresh = self.fresh.clone();
         self.queue
@@ -233,6 +386,7 @@ impl Worktrees {
     /// Moves the worker's worktree onto the workspace's current state; the files it
     /// returns hold conflict markers (in the worktree only) for the worker to settle.
     pub async fn redo(&self, agent: AgentId) -> Result<Vec<Conflict>, IsolationError> {
+        self.ready(agent).await?;
         let (wt, repo, scratch) = self.parts(agent)?;
         self.queue
             .run(move || redo::redo_on_current(&repo, &mut crate::sync::lock(&wt), &scratch))
@@ -242,6 +396,9 @@ impl Worktrees {
     /// Removes the worker's worktree and branch (its change was merged or discarded).
     /// False when it had none.
     pub async fn remove(&self, agent: AgentId) -> Result<bool, IsolationError> {
+        // Not under a fill's git; a worktree that could not be filled goes all the same.
+        let _ = self.ready(agent).await;
+        crate::sync::lock(&self.fills).remove(&agent);
         let Some(wt) = crate::sync::lock(&self.by_agent).remove(&agent) else {
             return Ok(false);
         };

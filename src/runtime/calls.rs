@@ -259,15 +259,17 @@ async fn execute(
         Ok(args) => args,
         Err(message) => return CallResult::error(message),
     };
+    let writes = handler.writes_only(&args);
     let mut tool = ToolUse {
         call_id: &call.id,
         name: &call.name,
         args: &args,
         reach: handler.reach(),
+        writes: writes.as_deref(),
         action: None,
     };
     // Before the call is described: a worker's first change gets its worktree here, so
-    // the user approves a diff against it.
+    // the user approves a diff against it; a call in a worktree still being filled waits.
     let place = engine.place(agent);
     engine
         .layers

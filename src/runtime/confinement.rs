@@ -38,6 +38,12 @@ impl Confinement {
             .fold(self.sandbox.level(), |level, role| level.narrowed(role))
     }
 
+    /// Waits until the worktree `agent` works in holds all its files (see
+    /// `WorkerIsolation::wait_for_files`): a hook runs in it like a command.
+    pub async fn wait_for_files(&self, team: &Team, agent: AgentId) {
+        self.isolation.wait_for_files(team, agent).await;
+    }
+
     /// The confinement of a command `agent` runs in `root`; `None` when commands run
     /// unconfined (sandbox off, or none to be had).
     pub fn for_agent(&self, team: &Team, agent: AgentId, root: &Path) -> Option<Arc<Confined>> {

@@ -1,7 +1,8 @@
 //! Where each agent writes, as the runtime applies `crate::isolation`: a writing worker
 //! gets its own git worktree at its first call that may change files and its tools are
-//! rooted there from then on;
-//! the agents below it share that worktree; everyone else works in the workspace, where
+//! rooted there from then on (when that call names the only files it writes, the rest of
+//! the tree is written behind it, and every other use waits for that); the agents below it
+//! share that worktree; everyone else works in the workspace, where
 //! workers' writes are leased (`isolation/leases.rs`). When a worker's result goes up its
 //! change is merged (`isolation/merge.rs`); before a follow-up its worktree is moved onto
 //! the workspace's current state; when it is despawned, released or the session ends its
@@ -9,9 +10,10 @@
 //!
 //! It knows the team, never the engine: the isolation layer (`layers/isolation.rs`) calls
 //! [`WorkerIsolation::before_task`] (a worker's message), `before_change`, `claim_write` and
-//! `after_mutation` (around a call whose handler may change files), `settle` (its turns
-//! ended) and `clean_up` (despawn, release); the session calls `open`, `close` (shutdown)
-//! and `diff_text` (`Op::ShowDiff`).
+//! `after_mutation` (around a call whose handler may change files), `wait_for_files` and
+//! `unwritten` (before any call, and a task), `settle` (its turns ended) and `clean_up`
+//! (despawn, release); the hook layer calls `wait_for_files` too; the session calls `open`,
+//! `close` (shutdown) and `diff_text` (`Op::ShowDiff`).
 
 mod leases;
 mod merge;
@@ -22,7 +24,7 @@ use crate::isolation::{Isolation, Leases, Removed, Worktrees};
 use crate::protocol::{AgentId, DiffStat, EventKind, MergeState};
 use crate::roles::RoleSet;
 use crate::workspace::Workspace;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -44,6 +46,8 @@ pub struct WorkerIsolation {
     closing: AtomicBool,
     /// A spare worktree has been asked for (after the first worker's).
     warming: AtomicBool,
+    /// Owners already told that their worktree's files could not all be written.
+    told_unwritten: Mutex<HashSet<AgentId>>,
 }
 
 /// An agent's own worktree.
@@ -103,6 +107,7 @@ impl WorkerIsolation {
             chosen: Mutex::new(HashMap::new()),
             closing: AtomicBool::new(false),
             warming: AtomicBool::new(false),
+            told_unwritten: Mutex::new(HashSet::new()),
         };
         (me, removed)
     }
@@ -263,32 +268,50 @@ impl WorkerIsolation {
 
     /// Before a call that may change files: a worker gets its worktree now (made from the
     /// workspace as it is), unless it has one, a supervisor's isolates it, or it writes in
-    /// the workspace. The persona always writes in the workspace.
-    pub async fn before_change(&self, team: &Team, agent: AgentId) {
+    /// the workspace. The persona always writes in the workspace. `writes`: the only paths
+    /// the call writes, when its handler can tell. True when the worktree was made for this
+    /// call and is being filled behind it: the call may run at once (its files are there);
+    /// anything else waits for [`WorkerIsolation::wait_for_files`].
+    pub async fn before_change(
+        &self,
+        team: &Team,
+        agent: AgentId,
+        writes: Option<&[String]>,
+    ) -> bool {
         let Some(worktrees) = self.worktrees.as_ref() else {
-            return;
+            return false;
         };
         if agent == team.root() || self.isolated_root(team, agent).is_some() {
-            return;
+            return false;
         }
         let Some(role) = team.role(agent) else {
-            return;
+            return false;
         };
         if !self.wants_worktree(agent, &role) {
-            return;
+            return false;
         }
-        self.create(team, worktrees, agent).await;
+        self.create(team, worktrees, agent, writes).await
     }
 
-    /// Gives a writing worker its worktree.
-    async fn create(&self, team: &Team, worktrees: &Arc<Worktrees>, agent: AgentId) {
+    /// Gives a writing worker its worktree; true when it is filled behind this call.
+    async fn create(
+        &self,
+        team: &Team,
+        worktrees: &Arc<Worktrees>,
+        agent: AgentId,
+        writes: Option<&[String]>,
+    ) -> bool {
         let made = worktrees
-            .create(agent)
+            .create_for(agent, writes)
             .await
             .map_err(|e| e.to_string())
-            .and_then(|root| Workspace::new(&root).map_err(|e| e.to_string()));
+            .and_then(|(root, early)| {
+                Workspace::new(&root)
+                    .map(|ws| (ws, early))
+                    .map_err(|e| e.to_string())
+            });
         match made {
-            Ok(ws) => {
+            Ok((ws, early)) => {
                 let path = ws.root().to_path_buf();
                 self.insert(agent, ws, false);
                 team.emit(
@@ -298,20 +321,66 @@ impl WorkerIsolation {
                         branch: branch_of(agent),
                     },
                 );
-                // The next writer's worktree comes from a spare made meanwhile.
+                // The next writer's worktree comes from a spare made meanwhile, once this
+                // one is filled: both at once would share the disk the worker waits on.
                 if !self.warming.swap(true, Ordering::Relaxed) {
-                    tokio::spawn(worktrees.warm());
+                    let worktrees = worktrees.clone();
+                    tokio::spawn(async move {
+                        let _ = worktrees.ready(agent).await;
+                        worktrees.warm().await;
+                    });
                 }
+                early
             }
-            Err(e) => team.emit(
-                agent,
+            Err(e) => {
+                team.emit(
+                    agent,
+                    EventKind::Error {
+                        message: format!(
+                            "no worktree for this worker ({e}); it writes in the workspace itself"
+                        ),
+                    },
+                );
+                false
+            }
+        }
+    }
+
+    /// Before anything reads or writes the files of the worktree `agent` works in (its
+    /// own or its supervisor's): waits until they are all there. A worktree made at its
+    /// worker's first write is written behind that call, and a `read_file`, a command, a
+    /// hook or a snapshot must not see it half written. At once without a worktree (no git
+    /// process). When its files could not all be written the owner hears it once, as an
+    /// error event; its calls are then refused ([`WorkerIsolation::unwritten`]).
+    pub async fn wait_for_files(&self, team: &Team, agent: AgentId) {
+        let (Some(worktrees), Some(owner)) = (self.worktrees.as_ref(), self.owner(team, agent))
+        else {
+            return;
+        };
+        if let Err(e) = worktrees.ready(owner).await
+            && crate::sync::lock(&self.told_unwritten).insert(owner)
+        {
+            team.emit(
+                owner,
                 EventKind::Error {
                     message: format!(
-                        "no worktree for this worker ({e}); it writes in the workspace itself"
+                        "{e}; the worker's calls that use its worktree are refused from now on"
                     ),
                 },
-            ),
+            );
         }
+    }
+
+    /// Why a call of `agent` may not run: the files of the worktree it works in could not
+    /// all be written, and a command or an edit there would act on a half-written tree.
+    pub fn unwritten(&self, team: &Team, agent: AgentId) -> Option<String> {
+        let owner = self.owner(team, agent)?;
+        let why = self.worktrees.as_ref()?.unwritten(owner)?;
+        Some(format!(
+            "not run: your worktree is incomplete (its files could not all be written: {why}), \
+             so nothing can be read, changed or run in it. Return your result with status \
+             failure and say so; your supervisor decides what happens next."
+        ))
     }
 
     /// Moves a worker's worktree onto the workspace's current state, its change on top.

@@ -380,6 +380,10 @@ impl ToolHandler for WriteFile {
         ToolEffect::Mutating
     }
 
+    fn writes_only(&self, args: &Value) -> Option<Vec<String>> {
+        Some(vec![args["path"].as_str()?.to_string()])
+    }
+
     async fn describe(
         &self,
         ctx: &ToolContext,
@@ -558,6 +562,10 @@ impl ToolHandler for EditFile {
 
     fn effect(&self) -> ToolEffect {
         ToolEffect::Mutating
+    }
+
+    fn writes_only(&self, args: &Value) -> Option<Vec<String>> {
+        Some(vec![args["path"].as_str()?.to_string()])
     }
 
     async fn describe(

@@ -97,6 +97,14 @@ pub trait ToolHandler: Send + Sync {
         Ok(None)
     }
 
+    /// For a call that only creates or changes files its arguments name (no deletion, no
+    /// move, no command): those paths, as given. A worker's worktree made for such a first
+    /// call is filled behind it (`isolation::Worktree::create_lazy_at`). `None`: anything
+    /// else, or arguments it cannot read.
+    fn writes_only(&self, _args: &Value) -> Option<Vec<String>> {
+        None
+    }
+
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError>;
 }
 

@@ -52,10 +52,15 @@ impl HookLayer {
         tool: Option<&str>,
         fill: impl Fn(&mut Payload<'_>),
     ) -> Said {
-        let matching = self
+        let matching: Vec<&HookSpec> = self
             .hooks
             .iter()
-            .filter(|h| h.matches(event, tool, cx.role));
+            .filter(|h| h.matches(event, tool, cx.role))
+            .collect();
+        if !matching.is_empty() {
+            // A hook reads the agent's root as a command would: not half written.
+            self.confinement.wait_for_files(cx.team, cx.agent).await;
+        }
         for hook in matching {
             let mut payload = Payload::new(
                 event,

@@ -1,5 +1,7 @@
 //! Isolation as a layer: a worker's first call that may change files gets its worktree
-//! (before the call is described, so the user approves a diff against the worktree); in
+//! (before the call is described, so the user approves a diff against the worktree); a
+//! worktree made for a call that names the only files it writes is filled behind that
+//! call, and every other call, and the task of an agent in it, waits for the fill; in
 //! the shared workspace a worker's file change takes the file's lease; after a change the
 //! worktree's diff is measured for the tree; a worker taking up a follow-up is moved onto
 //! the workspace's current state; when its turns are over its change is merged; when it
@@ -8,6 +10,7 @@
 use super::{Layer, Scope, ToolDone, ToolGate, ToolUse};
 use crate::protocol::TurnEnd;
 use crate::runtime::isolation::WorkerIsolation;
+use crate::runtime::toolbox::Reach;
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -24,21 +27,34 @@ impl IsolationLayer {
 #[async_trait]
 impl Layer for IsolationLayer {
     async fn before_task(&self, cx: &Scope<'_>, text: &mut String) {
-        if cx.is_worker()
-            && let Some(note) = self.iso.before_task(cx.team, cx.agent).await
-        {
+        if !cx.is_worker() {
+            return;
+        }
+        // The verification layer, next, walks the tree the task starts from.
+        self.iso.wait_for_files(cx.team, cx.agent).await;
+        if let Some(note) = self.iso.before_task(cx.team, cx.agent).await {
             text.push_str("\n\n");
             text.push_str(&note);
         }
     }
 
     async fn prepare_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
-        if tool.changes_files() {
-            self.iso.before_change(cx.team, cx.agent).await;
+        // Only the call a worktree was made for may run while it is filled: its files are
+        // written first, and the fill writes none of them.
+        let early =
+            tool.changes_files() && self.iso.before_change(cx.team, cx.agent, tool.writes).await;
+        if !early {
+            self.iso.wait_for_files(cx.team, cx.agent).await;
         }
     }
 
     async fn before_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) -> ToolGate {
+        // Team calls (`return_results` among them) touch no file and stay open.
+        if tool.reach != Reach::Team
+            && let Some(why) = self.iso.unwritten(cx.team, cx.agent)
+        {
+            return ToolGate::Block(why);
+        }
         if !tool.changes_files() {
             return ToolGate::Go;
         }

@@ -15,7 +15,8 @@
 //!   (the same call is then sent again; a few times at most), or say why it cannot.
 //! - `after_usage`: the call's usage has been counted on the agent.
 //! - `prepare_tool`: a call's arguments were checked; before it is described for the
-//!   user (a first call that may change files gets the worker's worktree here).
+//!   user (a first call that may change files gets the worker's worktree here; any other
+//!   call in a worktree still being filled waits here).
 //! - `before_tool`: a call is about to run, before the user is asked: go, or block it
 //!   with a reason the model gets as its result.
 //! - `before_run`: the call was approved and runs next.
@@ -151,6 +152,8 @@ pub struct ToolUse<'a> {
     pub args: &'a Value,
     /// What its handler says it reaches.
     pub reach: Reach,
+    /// The paths it writes, when its handler can tell that is all it does.
+    pub writes: Option<&'a [String]>,
     /// What the user approves (a file change names its path); `None` before the call is
     /// described, and for calls nobody approves.
     pub action: Option<&'a ApprovalAction>,

@@ -23,6 +23,7 @@ fn tool<'a>(reach: Reach, args: &'a Value, action: Option<&'a ApprovalAction>) -
         name: "run_command",
         args,
         reach,
+        writes: None,
         action,
     }
 }

@@ -142,6 +142,7 @@ async fn the_first_layer_that_does_not_go_decides_and_the_rest_are_not_asked() {
         name: "run_command",
         args: &args,
         reach: Reach::ChangesFiles,
+        writes: None,
         action: None,
     };
     assert_eq!(

@@ -57,6 +57,11 @@ pub trait CallHandler: Send + Sync {
         &[]
     }
 
+    /// The paths a call writes when that is all it does (see `ToolHandler::writes_only`).
+    fn writes_only(&self, _args: &Value) -> Option<Vec<String>> {
+        None
+    }
+
     /// What the user approves before the call runs; `None`: it needs no approval here.
     /// Argument errors found here are returned before anyone is asked.
     async fn describe(
@@ -88,6 +93,10 @@ impl CallHandler for Coding {
 
     fn concurrent(&self) -> bool {
         self.0.effect() == ToolEffect::ReadOnly
+    }
+
+    fn writes_only(&self, args: &Value) -> Option<Vec<String>> {
+        self.0.writes_only(args)
     }
 
     async fn describe(

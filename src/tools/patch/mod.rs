@@ -112,6 +112,25 @@ impl ToolHandler for ApplyPatch {
         ToolEffect::Mutating
     }
 
+    /// A patch that only adds and updates files in place; one that deletes or moves
+    /// changes what is there in other ways.
+    fn writes_only(&self, args: &Value) -> Option<Vec<String>> {
+        let patch = parse::parse(args["patch"].as_str()?).ok()?;
+        patch
+            .ops
+            .into_iter()
+            .map(|op| match op {
+                parse::FileOp::Add { path, .. } => Some(path),
+                parse::FileOp::Update {
+                    path,
+                    move_to: None,
+                    ..
+                } => Some(path),
+                _ => None,
+            })
+            .collect()
+    }
+
     async fn describe(
         &self,
         ctx: &ToolContext,
@@ -138,5 +157,34 @@ impl ToolHandler for ApplyPatch {
             .map_err(|e| ToolError::Failed(format!("patch task failed: {e}")))?
             .map_err(|e| ToolError::Failed(e.to_string()))?;
         Ok(summary(&changes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{EditFile, WriteFile};
+
+    fn writes(body: &str) -> Option<Vec<String>> {
+        let patch = format!("*** Begin Patch\n{body}*** End Patch\n");
+        ApplyPatch.writes_only(&json!({ "patch": patch }))
+    }
+
+    #[test]
+    fn only_calls_that_add_or_change_files_in_place_name_what_they_write() {
+        assert_eq!(
+            writes("*** Add File: a.txt\n+x\n*** Update File: b.txt\n@@\n-y\n+z\n"),
+            Some(vec!["a.txt".to_string(), "b.txt".to_string()])
+        );
+        assert_eq!(writes("*** Delete File: a.txt\n"), None);
+        assert_eq!(
+            writes("*** Update File: b.txt\n*** Move to: c.txt\n@@\n-y\n+z\n"),
+            None
+        );
+        assert_eq!(ApplyPatch.writes_only(&json!({"patch": "no patch"})), None);
+        let file = json!({"path": "src/x.rs", "content": "", "old_text": "a", "new_text": "b"});
+        assert_eq!(WriteFile.writes_only(&file), Some(vec!["src/x.rs".into()]));
+        assert_eq!(EditFile.writes_only(&file), Some(vec!["src/x.rs".into()]));
+        assert_eq!(WriteFile.writes_only(&json!({})), None);
     }
 }
