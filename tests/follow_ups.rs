@@ -373,6 +373,15 @@ async fn a_persona_reminded_of_a_missing_file_is_told_plainly_once_more_then_may
         run.stdout.trim().lines().last(),
         Some("I would rather not write plan.md.")
     );
+    // The user reads why the request is not done.
+    assert!(
+        run.stderr.contains(
+            "the request asked for plan.md; after two reminders it was still not written, so \
+             the request is not done"
+        ),
+        "{}",
+        run.stderr
+    );
 }
 
 /// Qwen2.5-Coder-1.5B spawned its implementer with `task_id: "task_1"` when nothing was

@@ -20,7 +20,7 @@
 
 use super::{AfterTurn, Layer, Scope, ToolDone, ToolUse};
 use crate::model::ChatResponse;
-use crate::protocol::{ToolCall, TurnEnd};
+use crate::protocol::{EventKind, ToolCall, TurnEnd};
 use async_trait::async_trait;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -105,6 +105,8 @@ struct Request {
     nudges: u32,
     /// What the last reminder named.
     last: Vec<String>,
+    /// The user was told the files were not made.
+    reported: bool,
 }
 
 #[derive(Default)]
@@ -187,7 +189,7 @@ impl Layer for NamedFilesLayer {
             return AfterTurn::Rest;
         }
         let mut state = self.state();
-        if state.wanted.is_empty() || state.nudges >= MAX_NUDGES {
+        if state.wanted.is_empty() || state.reported {
             return AfterTurn::Rest;
         }
         // Workers still at work may yet make them.
@@ -206,6 +208,25 @@ impl Layer for NamedFilesLayer {
             .cloned()
             .collect();
         if missing.is_empty() {
+            return AfterTurn::Rest;
+        }
+        // Reminded twice, still not made: the answer stands, and the user reads why the
+        // request is not done (a run that ended well with no file made looked finished).
+        if state.nudges >= MAX_NUDGES {
+            state.reported = true;
+            let (names, was) = match missing.as_slice() {
+                [one] => (one.clone(), "it was"),
+                many => (many.join(", "), "they were"),
+            };
+            cx.team.emit(
+                cx.agent,
+                EventKind::Error {
+                    message: format!(
+                        "the request asked for {names}; after two reminders {was} still not \
+                         written, so the request is not done"
+                    ),
+                },
+            );
             return AfterTurn::Rest;
         }
         // The same files again: the reply was words ("I will create design.md"), not
