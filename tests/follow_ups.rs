@@ -801,3 +801,80 @@ async fn a_persona_that_writes_asked_for_files_as_labelled_blocks_gets_them_writ
     assert_eq!(written.len(), 2, "{written:?}");
     assert_eq!(items_of_kind(&events, "handoff").len(), 1);
 }
+
+/// The same task in the TUI, another path of the same model: its fix passed, its next call
+/// rewrote test_calc.py without `from calc import add`, and from then on it edited calc.py
+/// (adding `return a + b` again each time) while the tests failed, until interrupted. A run
+/// that fails after the tests passed now names the files changed since and what they held;
+/// the file put back, the tests pass and the answer follows.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_that_fails_after_a_pass_says_which_change_broke_it_and_what_to_put_back() {
+    const TEST: &str = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("calc.py", "def add(a, b):\n    return a - b\n");
+    sb.write("test_calc.py", TEST);
+    sb.workspace_config(
+        "[tools]\ntest_command = \"grep -q 'a + b' calc.py && grep -q 'from calc import add' test_calc.py\"\n",
+    );
+    mock.set_responder(|body| {
+        let offered = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        if !offered {
+            return MockResponse::text("add returns a + b now; the tests pass.");
+        }
+        let outputs = tool_messages(body);
+        let last = outputs.last().map(|(_, o)| o.clone()).unwrap_or_default();
+        if last.contains("test_calc.py as it was:") {
+            return MockResponse::tool_call(
+                "back",
+                "write_file",
+                &json!({"path": "test_calc.py", "content": TEST}).to_string(),
+            );
+        }
+        match outputs.len() {
+            0 => MockResponse::tool_call("t0", "run_tests", "{}"),
+            1 => MockResponse::tool_call(
+                "e",
+                "edit_file",
+                &json!({"path": "calc.py", "old_text": "a - b", "new_text": "a + b"}).to_string(),
+            ),
+            2 => MockResponse::tool_call("t2", "run_tests", "{}"),
+            3 => MockResponse::tool_call(
+                "w",
+                "write_file",
+                &json!({"path": "test_calc.py", "content": "def test_add():\n    assert add(2, 3) == 5"}).to_string(),
+            ),
+            n => MockResponse::tool_call(&format!("t{n}"), "run_tests", "{}"),
+        }
+    });
+    let run = sb
+        .exec(
+            &mock,
+            &[
+                "--json",
+                "--approval",
+                "auto",
+                "Fix add in calc.py, then run the tests.",
+            ],
+        )
+        .await;
+    run.assert_ok();
+    assert_eq!(sb.read("test_calc.py"), TEST);
+    let reqs: Vec<Value> = mock.requests().into_iter().map(|r| r.body).collect();
+    let outputs = tool_messages(reqs.last().unwrap());
+    let failed_again = &outputs[4].1;
+    assert!(failed_again.starts_with("tests FAILED"), "{failed_again}");
+    assert!(
+        failed_again.contains(&format!(
+            "test_calc.py as it was:\n```\n{}\n```",
+            TEST.trim_end()
+        )),
+        "{failed_again}"
+    );
+    let events = run.events();
+    let answer = items_of_kind(&events, "assistant");
+    assert_eq!(
+        answer.last().unwrap()["text"],
+        "add returns a + b now; the tests pass."
+    );
+}

@@ -15,12 +15,15 @@
 //! workers reported, without the tool-laden history and prompt that kept priming calls.
 //! The answer is still the model's.
 
-use super::{AfterTurn, Gate, Layer, Scope, Shape, ToolDone, ToolUse};
+use super::{AfterTurn, Gate, Layer, Reviewed, Scope, Shape, ToolDone, ToolUse};
 use crate::protocol::{HistoryItem, TurnEnd};
+use crate::runtime::guard::Verdict;
 use crate::runtime::request::RequestSetup;
 use crate::runtime::tasks::TaskBoard;
 use async_trait::async_trait;
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Model calls after all is done that may still use tools (to look at the work, say).
@@ -80,7 +83,15 @@ pub struct AnswerLayer {
     green_calls: AtomicU32,
     /// Why the tools went is in the history (said once until something changes).
     told: AtomicBool,
+    /// Files changed since the tests last passed, with what they held then (`None`: absent),
+    /// so a run that fails again can say which change broke them and what to put back.
+    since_green: Mutex<BTreeMap<String, Option<String>>>,
+    /// The persona's last `run_tests` passed.
+    last_run_passed: AtomicBool,
 }
+
+/// Of a file's content before a change, what a regression note quotes.
+const KEPT_CHARS: usize = 2_000;
 
 impl AnswerLayer {
     pub fn new(board: Arc<TaskBoard>) -> Self {
@@ -94,6 +105,8 @@ impl AnswerLayer {
             green_seen: AtomicBool::new(false),
             green_calls: AtomicU32::new(0),
             told: AtomicBool::new(false),
+            since_green: Mutex::new(BTreeMap::new()),
+            last_run_passed: AtomicBool::new(false),
         }
     }
 
@@ -133,7 +146,61 @@ impl Layer for AnswerLayer {
             self.green_seen.store(false, Ordering::Relaxed);
             self.green_calls.store(0, Ordering::Relaxed);
             self.told.store(false, Ordering::Relaxed);
+            crate::sync::lock(&self.since_green).clear();
+            self.last_run_passed.store(false, Ordering::Relaxed);
         }
+    }
+
+    /// While the tests pass, what a file held before its first change since.
+    async fn prepare_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
+        if cx.is_worker() || !tool.changes_files() || !self.last_run_passed.load(Ordering::Relaxed)
+        {
+            return;
+        }
+        let paths: Vec<String> = match tool.writes {
+            Some(paths) => paths.to_vec(),
+            None => tool
+                .args
+                .get("path")
+                .and_then(|p| p.as_str())
+                .map(|p| vec![p.to_string()])
+                .unwrap_or_default(),
+        };
+        let mut kept = crate::sync::lock(&self.since_green);
+        for path in paths {
+            if !kept.contains_key(&path) {
+                let before = std::fs::read_to_string(cx.root().join(&path)).ok();
+                kept.insert(path, before);
+            }
+        }
+    }
+
+    /// A run that fails after the tests passed names the files changed since, and what
+    /// they held (a 1.5B persona whose fix passed rewrote test_calc.py without its import,
+    /// then edited calc.py round and round while the tests failed).
+    fn review(&self, cx: &Scope<'_>, call: &Reviewed<'_>) -> Verdict {
+        if cx.is_worker() || call.name != "run_tests" || !call.output.starts_with("tests FAILED") {
+            return Verdict::Pass;
+        }
+        let kept = crate::sync::lock(&self.since_green);
+        if kept.is_empty() {
+            return Verdict::Pass;
+        }
+        let mut note = String::from(
+            "[squad] The tests passed at an earlier run of this turn; since then you changed \
+             these files, and now they fail. Unless the task asked for that change, put each \
+             back as it was (write_file with this content), then run the tests again:",
+        );
+        for (path, before) in kept.iter() {
+            match before {
+                Some(text) => note.push_str(&format!(
+                    "\n\n{path} as it was:\n```\n{}\n```",
+                    clip(text, KEPT_CHARS).trim_end()
+                )),
+                None => note.push_str(&format!("\n\n{path} did not exist: delete it")),
+            }
+        }
+        Verdict::Note(note)
     }
 
     async fn before_model_call(&self, cx: &Scope<'_>) -> Gate {
@@ -192,6 +259,12 @@ impl Layer for AnswerLayer {
             }
         }
         let passed = tool.name == "run_tests" && done.output.starts_with("tests passed");
+        if tool.name == "run_tests" && !cx.is_worker() {
+            self.last_run_passed.store(passed, Ordering::Relaxed);
+            if passed {
+                crate::sync::lock(&self.since_green).clear();
+            }
+        }
         if passed && !cx.is_worker() && self.changed.load(Ordering::Relaxed) {
             self.tests_pass.store(true, Ordering::Relaxed);
             self.green_seen.store(true, Ordering::Relaxed);
