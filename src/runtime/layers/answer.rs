@@ -168,9 +168,9 @@ impl Layer for AnswerLayer {
         };
         let mut kept = crate::sync::lock(&self.since_green);
         for path in paths {
-            if !kept.contains_key(&path) {
-                let before = std::fs::read_to_string(cx.root().join(&path)).ok();
-                kept.insert(path, before);
+            let before = || std::fs::read_to_string(cx.root().join(&path)).ok();
+            if let std::collections::btree_map::Entry::Vacant(slot) = kept.entry(path.clone()) {
+                slot.insert(before());
             }
         }
     }
