@@ -14,6 +14,10 @@
 //! request is a short one of its own: the user's message and what the turn's tools and
 //! workers reported, without the tool-laden history and prompt that kept priming calls.
 //! The answer is still the model's.
+//!
+//! A `run_tests` that fails after the tests passed in the turn names the files changed
+//! since and what they held then, to put back: in the TUI the same model rewrote the test
+//! file without its import right after its fix passed, then edited calc.py round and round.
 
 use super::{AfterTurn, Gate, Layer, Reviewed, Scope, Shape, ToolDone, ToolUse};
 use crate::protocol::{HistoryItem, TurnEnd};
