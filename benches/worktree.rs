@@ -274,6 +274,21 @@ fn candidates(ws: &Path, data: &Path) {
         for (i, samples) in samples.iter_mut().enumerate() {
             let dir = data.join(format!("cand{i}-{run}"));
             let d = dir.to_str().unwrap();
+            // A worktree with no file written yet.
+            let empty = |d: &str| {
+                git(
+                    ws,
+                    &[
+                        "worktree",
+                        "add",
+                        "-q",
+                        "--no-checkout",
+                        "--detach",
+                        d,
+                        "HEAD",
+                    ],
+                )
+            };
             let took = match i {
                 0 => timed(|| git(ws, &["worktree", "add", "-q", "--detach", d, "HEAD"])),
                 1 => timed(|| {
@@ -292,18 +307,7 @@ fn candidates(ws: &Path, data: &Path) {
                     )
                 }),
                 2 | 3 => timed(|| {
-                    git(
-                        ws,
-                        &[
-                            "worktree",
-                            "add",
-                            "-q",
-                            "--no-checkout",
-                            "--detach",
-                            d,
-                            "HEAD",
-                        ],
-                    );
+                    empty(d);
                     git(&dir, &["read-tree", "HEAD"]);
                     let put: fn(&Path, &Path) = if i == 2 {
                         |a, b| {
@@ -321,18 +325,7 @@ fn candidates(ws: &Path, data: &Path) {
                 }),
                 6 => {
                     let t = Instant::now();
-                    git(
-                        ws,
-                        &[
-                            "worktree",
-                            "add",
-                            "-q",
-                            "--no-checkout",
-                            "--detach",
-                            d,
-                            "HEAD",
-                        ],
-                    );
+                    empty(d);
                     git(&dir, &["read-tree", "HEAD"]);
                     let first = file(4321);
                     git(&dir, &["checkout-index", "-f", "-u", "--", &first]);
@@ -376,18 +369,7 @@ fn candidates(ws: &Path, data: &Path) {
                     )
                 }),
                 _ => timed(|| {
-                    git(
-                        ws,
-                        &[
-                            "worktree",
-                            "add",
-                            "-q",
-                            "--no-checkout",
-                            "--detach",
-                            d,
-                            "HEAD",
-                        ],
-                    );
+                    empty(d);
                     git(&dir, &["sparse-checkout", "set", "--cone"]);
                     git(&dir, &["checkout", "-q"]);
                 }),

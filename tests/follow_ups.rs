@@ -648,7 +648,8 @@ async fn a_persona_that_writes_tool_calls_as_text_is_asked_once_more_in_a_short_
     assert!(said[1].1.starts_with("Spawn a worker to write notes.md"));
     assert!(
         said[1].1.contains(
-            "- implementer worker, completed: notes.md contains hi; files: notes.md (created)"
+            "- implementer worker (completed): success: notes.md contains hi\n  created \
+             notes.md — the note"
         ),
         "{}",
         said[1].1

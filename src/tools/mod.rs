@@ -9,6 +9,7 @@ mod process;
 mod search;
 mod settings;
 mod shell;
+pub use shell::{TESTS_FAILED, TESTS_PASSED};
 mod test_command;
 
 pub(crate) use args::parse as parse_args;

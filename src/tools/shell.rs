@@ -9,6 +9,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::Duration;
 
+/// How a `run_tests` result starts: the model reads it, and the answer layer tells a pass
+/// from a failure by it.
+pub const TESTS_PASSED: &str = "tests passed";
+pub const TESTS_FAILED: &str = "tests FAILED";
+
 /// Upper bound on a per-call timeout, so one call cannot hold an agent for hours.
 const MAX_TIMEOUT_S: u64 = 600;
 
@@ -205,11 +210,11 @@ impl ToolHandler for RunTests {
         let outcome = run_shell(ctx, &command, ctx.settings.command_timeout).await?;
         let took = format_elapsed(outcome.elapsed);
         let head = match outcome.status {
-            Status::Exited(0) => format!("tests passed ({took})"),
-            Status::Exited(code) => format!("tests FAILED (exit code {code}, {took})"),
-            Status::Signalled(sig) => format!("tests FAILED (killed by signal {sig}, {took})"),
+            Status::Exited(0) => format!("{TESTS_PASSED} ({took})"),
+            Status::Exited(code) => format!("{TESTS_FAILED} (exit code {code}, {took})"),
+            Status::Signalled(sig) => format!("{TESTS_FAILED} (killed by signal {sig}, {took})"),
             Status::TimedOut(limit) => format!(
-                "tests FAILED (timed out after {}; killed)",
+                "{TESTS_FAILED} (timed out after {}; killed)",
                 format_elapsed(limit)
             ),
         };

@@ -20,10 +20,12 @@
 //! file without its import right after its fix passed, then edited calc.py round and round.
 
 use super::{AfterTurn, Gate, Layer, Reviewed, Scope, Shape, ToolDone, ToolUse};
-use crate::protocol::{HistoryItem, TurnEnd};
+use crate::protocol::{AgentResult, HistoryItem, TurnEnd};
 use crate::runtime::guard::Verdict;
 use crate::runtime::request::RequestSetup;
 use crate::runtime::tasks::TaskBoard;
+use crate::text::{clip, describe_result};
+use crate::tools::{TESTS_FAILED, TESTS_PASSED};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -183,7 +185,7 @@ impl Layer for AnswerLayer {
     /// they held (a 1.5B persona whose fix passed rewrote test_calc.py without its import,
     /// then edited calc.py round and round while the tests failed).
     fn review(&self, cx: &Scope<'_>, call: &Reviewed<'_>) -> Verdict {
-        if cx.is_worker() || call.name != "run_tests" || !call.output.starts_with("tests FAILED") {
+        if cx.is_worker() || call.name != "run_tests" || !call.output.starts_with(TESTS_FAILED) {
             return Verdict::Pass;
         }
         let kept = crate::sync::lock(&self.since_green);
@@ -226,12 +228,8 @@ impl Layer for AnswerLayer {
             return Shape::Kept;
         }
         if self.answer_due.load(Ordering::Relaxed) {
-            let history = cx
-                .team
-                .request_view(cx.agent)
-                .map(|v| v.history)
-                .unwrap_or_else(|| req.request.history.clone());
-            req.request.history = Arc::new(report_request(&history));
+            // The request was just built from the persona's history: it is the whole turn.
+            req.request.history = Arc::new(report_request(&req.request.history));
             req.request.system_prompt = REPORT_PROMPT.to_string();
             req.request.tools = Arc::from(Vec::new());
             return Shape::Kept;
@@ -262,7 +260,7 @@ impl Layer for AnswerLayer {
                 self.tests_pass.store(false, Ordering::Relaxed);
             }
         }
-        let passed = tool.name == "run_tests" && done.output.starts_with("tests passed");
+        let passed = tool.name == "run_tests" && done.output.starts_with(TESTS_PASSED);
         if tool.name == "run_tests" && !cx.is_worker() {
             self.last_run_passed.store(passed, Ordering::Relaxed);
             if passed {
@@ -320,7 +318,7 @@ fn report_request(history: &[HistoryItem]) -> Vec<HistoryItem> {
                 ..
             } if REPORTING_TOOLS.contains(&name.as_str()) => reported(name, output),
             HistoryItem::Notice { text } if text != ANSWER_NOW && text != TESTS_PASS => {
-                clip(text, FACT_CHARS).to_string()
+                clip(text, FACT_CHARS)
             }
             _ => continue,
         };
@@ -345,8 +343,8 @@ fn report_request(history: &[HistoryItem]) -> Vec<HistoryItem> {
     ]
 }
 
-/// What a tool reported, in a line or a few: workers' results one per line (their
-/// pretty-printed JSON would fill the budget with braces), other output clipped.
+/// What a tool reported: workers' results in words, one entry each (their pretty-printed
+/// JSON would fill the budget with braces), other output clipped.
 fn reported(name: &str, output: &str) -> String {
     let results = output
         .find('{')
@@ -358,37 +356,22 @@ fn reported(name: &str, output: &str) -> String {
     let lines: Vec<String> = results
         .iter()
         .map(|r| {
-            let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
-            let result = &r["result"];
-            let files: Vec<String> = result["artifacts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|a| format!("{} ({})", text(&a["file_path"]), text(&a["change_type"])))
-                .collect();
-            let mut line = format!(
-                "- {} worker, {}: {}",
-                text(&r["role"]),
-                text(&r["status"]),
-                clip(&text(&result["summary"]), FACT_CHARS)
-            );
-            if !files.is_empty() {
-                line.push_str(&format!("; files: {}", files.join(", ")));
-            }
-            line
+            let field = |key: &str| r[key].as_str().unwrap_or("").to_string();
+            let what = match serde_json::from_value::<AgentResult>(r["result"].clone()) {
+                Ok(result) => describe_result(&result),
+                Err(_) => field("error"),
+            };
+            format!(
+                "- {} worker ({}): {}",
+                field("role"),
+                field("status"),
+                clip(&what, FACT_CHARS)
+            )
         })
         .collect();
     format!("{name}:\n{}", lines.join("\n"))
 }
 
-/// The first `max` bytes of `text`, cut at a character boundary.
-fn clip(text: &str, max: usize) -> &str {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
 /// A reply that is only a tool call written as text: a JSON object with a name and
 /// arguments, fenced or not.
 fn tool_call_as_text(text: &str) -> bool {

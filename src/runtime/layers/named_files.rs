@@ -158,8 +158,8 @@ impl Layer for NamedFilesLayer {
         }
         let may_write = cx
             .team
-            .request_view(cx.agent)
-            .is_some_and(|v| v.tools.iter().any(|t| t == "write_file"));
+            .tools(cx.agent)
+            .is_some_and(|tools| tools.iter().any(|t| t == "write_file"));
         if !may_write {
             return;
         }
