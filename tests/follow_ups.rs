@@ -132,9 +132,9 @@ async fn an_acknowledged_worker_is_not_corrected_and_the_same_acknowledgement_is
 
 /// The same run on a later build: the results said the next step was the answer, and the
 /// model asked the absent user "What is the content of notes.md?" five times until the
-/// loop guard stopped the turn, with no answer. Now its third call after the results goes
-/// without tools; it wrote the question as a fenced tool call instead (its template's
-/// habit), is asked once more for plain sentences, and answers.
+/// loop guard stopped the turn, with no answer. Asking the same question again and getting
+/// the same answer, with its workers all done, is evidence it is stuck: the request after
+/// the repeat goes without tools, says why, and it answers.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_persona_that_keeps_asking_after_the_results_is_brought_to_its_answer() {
     let mock = MockServer::start().await;
@@ -178,7 +178,7 @@ async fn a_persona_that_keeps_asking_after_the_results_is_brought_to_its_answer(
         .map(|r| r.body)
         .filter(|b| !is_worker(b))
         .collect();
-    // Spawn, wait, two questions, then the request without tools.
+    // Spawn, wait, the question, the same question again, then the request without tools.
     assert_eq!(persona.len(), 5, "{} persona requests", persona.len());
     let last = persona.last().unwrap();
     assert!(last["tools"].as_array().is_none_or(|t| t.is_empty()));
@@ -242,26 +242,22 @@ async fn waiting_for_ids_that_are_none_of_its_workers_waits_for_all_of_them() {
 
 /// The fix-pytest run: the persona handed the session copilot → architect → implementer →
 /// tester → implementer … with one reason, 23 times in ten minutes, until it was killed.
-/// Four handoffs in a row with no file changed in between now end the turn, with the reason.
+/// The same handoff made again and again, answered the same with nothing changed in
+/// between, is a repeat: the loop guard notes it, then ends the turn with the reason. A
+/// count of handoffs on its own is no evidence (the seeds' design chain takes four; see
+/// `tests/capable_models.rs`).
 #[tokio::test(flavor = "multi_thread")]
-async fn handoffs_going_round_with_nothing_changed_end_the_turn_with_the_reason() {
+async fn the_same_handoffs_going_round_are_stopped_as_a_repeat() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
     mock.set_responder(|body| {
-        let to = [
-            "architect",
-            "implementer",
-            "tester",
-            "implementer",
-            "tester",
-            "implementer",
-        ];
+        let to = ["architect", "implementer", "tester"];
         let n = tool_count(body);
+        let to = if n == 0 { to[0] } else { to[1 + (n - 1) % 2] };
         MockResponse::tool_call(
             &format!("h{n}"),
             "handoff_to",
-            &json!({"target_agent": to[n.min(5)], "reason": "The test failed. Please review."})
-                .to_string(),
+            &json!({"target_agent": to, "reason": "The test failed. Please review."}).to_string(),
         )
     });
     let run = sb
@@ -269,119 +265,13 @@ async fn handoffs_going_round_with_nothing_changed_end_the_turn_with_the_reason(
         .await;
     assert_eq!(run.code, 1, "stderr: {}", run.stderr);
     assert!(
-        run.stderr.contains("handoffs going round: 4 handoffs"),
+        run.stderr
+            .contains("loop: called handoff_to 5 times with the same arguments"),
         "{}",
         run.stderr
     );
-    assert_eq!(mock.requests().len(), 4, "no fifth handoff");
-}
-
-/// Qwen2.5-Coder-1.5B as the architect, asked to "write a short design note to design.md
-/// … then hand off to the implementer with handoff_to so it writes greet.py": it answered
-/// with the design note as text, and the session ended with no file and no handoff. Now
-/// the turn that ends with design.md still absent is told so, once; the persona writes
-/// it, hands off, and the implementer writes greet.py. A second answer with nothing new
-/// missing is not told again.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_persona_that_answers_with_the_file_it_was_asked_to_write_is_told_to_write_it() {
-    const PROMPT: &str = "Write a short design note to design.md for a Python function \
-                          greet(name) in greet.py that returns 'Hello, ' + name + '!'. Then \
-                          hand off to the implementer with handoff_to so it writes greet.py.";
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    mock.set_responder(|body| {
-        let told = last_user(body).contains("named in the request");
-        if system(body).contains("You are the implementer") {
-            // The architect's write and handoff came before.
-            return match tool_count(body) {
-                2 => MockResponse::tool_call(
-                    "g",
-                    "write_file",
-                    &json!({"path": "greet.py", "content": "def greet(name):\n    return 'Hello, ' + name + '!'\n"}).to_string(),
-                ),
-                _ => MockResponse::text("greet.py is written."),
-            };
-        }
-        match (tool_count(body), told) {
-            (0, false) => MockResponse::text("# Design Note for greet.py\n\n## Overview\nThe `greet` function returns \"Hello, [name]!\"."),
-            (0, true) => MockResponse::tool_call(
-                "d",
-                "write_file",
-                &json!({"path": "design.md", "content": "# greet\nReturns 'Hello, ' + name + '!'.\n"}).to_string(),
-            ),
-            _ => MockResponse::tool_call(
-                "h",
-                "handoff_to",
-                &json!({"target_agent": "implementer", "reason": "design.md is written; write greet.py"}).to_string(),
-            ),
-        }
-    });
-    let run = sb
-        .exec(
-            &mock,
-            &[
-                "--json",
-                "--approval",
-                "auto",
-                "--role",
-                "architect",
-                PROMPT,
-            ],
-        )
-        .await;
-    run.assert_ok();
-    assert!(sb.read("design.md").contains("greet"));
-    assert!(sb.read("greet.py").contains("Hello, "));
-    let reminders: Vec<String> = mock
-        .requests()
-        .iter()
-        .map(|r| last_user(&r.body))
-        .filter(|t| t.contains("named in the request"))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    assert_eq!(reminders.len(), 1, "{reminders:?}");
-    assert!(
-        reminders[0].contains("design.md, greet.py named in the request do not exist yet"),
-        "{}",
-        reminders[0]
-    );
-    let events = run.events();
-    assert_eq!(items_of_kind(&events, "handoff").len(), 1);
-}
-
-/// A request that names a file nobody makes ends with its answer after two reminders,
-/// the second plain (the 1.5B architect answered the first with "I will create the
-/// design.md and greet.py files." and stopped).
-#[tokio::test(flavor = "multi_thread")]
-async fn a_persona_reminded_of_a_missing_file_is_told_plainly_once_more_then_may_answer() {
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    mock.set_responder(|_| MockResponse::text("I would rather not write plan.md."));
-    let run = sb
-        .exec(&mock, &["--approval", "auto", "write the plan to plan.md"])
-        .await;
-    run.assert_ok();
-    let reqs = mock.requests();
-    assert_eq!(reqs.len(), 3, "the answer, two reminders, the answer again");
-    assert!(last_user(&reqs[1].body).contains("plan.md named in the request does not exist yet"));
-    assert!(last_user(&reqs[2].body).contains(
-        "Still nothing written: plan.md does not exist. Saying you will is not doing it: \
-         call write_file now with path \"plan.md\""
-    ));
-    assert_eq!(
-        run.stdout.trim().lines().last(),
-        Some("I would rather not write plan.md.")
-    );
-    // The user reads why the request is not done.
-    assert!(
-        run.stderr.contains(
-            "the request asked for plan.md; after two reminders it was still not written, so \
-             the request is not done"
-        ),
-        "{}",
-        run.stderr
-    );
+    // architect, then implementer and tester in turn until one of them is made the 5th time.
+    assert_eq!(mock.requests().len(), 10, "no more handoffs after the stop");
 }
 
 /// Qwen2.5-Coder-1.5B spawned its implementer with `task_id: "task_1"` when nothing was
@@ -452,134 +342,6 @@ async fn a_made_up_task_id_on_an_empty_board_does_not_stop_the_spawn() {
     );
 }
 
-/// The fix-pytest run: the persona's fix made `run_tests` pass; it then wrote calc.py
-/// again (dropping its last newline), ran the tests again (passed), and rewrote
-/// test_calc.py without its import, after which the tests failed and it went round edits
-/// and handoffs until `max_iterations`. Now, two calls after its tests first passed with
-/// its change, while they still pass with nothing changed since, its request goes without
-/// tools and says why; it answers.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_persona_whose_change_passed_the_tests_is_brought_to_its_answer() {
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    sb.write("calc.py", "def add(a, b):\n    return a - b\n");
-    sb.workspace_config("[tools]\ntest_command = \"grep -q 'a + b' calc.py\"\n");
-    mock.set_responder(|body| {
-        let offered = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-        if !offered {
-            return MockResponse::text("I changed add in calc.py to return a + b; the tests pass.");
-        }
-        match tool_count(body) {
-            0 => MockResponse::tool_call("t0", "run_tests", "{}"),
-            1 => MockResponse::tool_call(
-                "e",
-                "edit_file",
-                &json!({"path": "calc.py", "old_text": "a - b", "new_text": "a + b"}).to_string(),
-            ),
-            2 => MockResponse::tool_call("t1", "run_tests", "{}"),
-            3 => MockResponse::tool_call(
-                "w",
-                "write_file",
-                &json!({"path": "calc.py", "content": "def add(a, b):\n    return a + b"}).to_string(),
-            ),
-            4 => MockResponse::tool_call("t2", "run_tests", "{}"),
-            n => MockResponse::tool_call(
-                &format!("x{n}"),
-                "write_file",
-                &json!({"path": "test_calc.py", "content": "def test_add():\n    assert add(2, 3) == 5"}).to_string(),
-            ),
-        }
-    });
-    let run = sb
-        .exec(
-            &mock,
-            &[
-                "--json",
-                "--approval",
-                "auto",
-                "Fix add in calc.py, then run the tests.",
-            ],
-        )
-        .await;
-    run.assert_ok();
-    let reqs: Vec<Value> = mock.requests().into_iter().map(|r| r.body).collect();
-    // Three calls before the tests passed, two free ones after, then none with tools.
-    assert_eq!(reqs.len(), 6, "{} requests", reqs.len());
-    let last = reqs.last().unwrap();
-    assert!(last["tools"].as_array().is_none_or(|t| t.is_empty()));
-    assert!(
-        last["messages"]
-            .to_string()
-            .contains("the tests pass; nothing is left to do")
-    );
-    assert!(
-        !sb.ws().join("test_calc.py").exists(),
-        "the test file was not rewritten"
-    );
-    let events = run.events();
-    let answer = items_of_kind(&events, "assistant");
-    assert_eq!(
-        answer.last().unwrap()["text"],
-        "I changed add in calc.py to return a + b; the tests pass."
-    );
-}
-
-/// A change after the tests passed, and no run since: the tools stay (the change is not
-/// checked yet), even past the free calls; once the tests pass again, the answer is due.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_change_after_the_tests_passed_keeps_the_tools_until_they_pass_again() {
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    sb.write("calc.py", "def add(a, b):\n    return a - b\n");
-    sb.workspace_config("[tools]\ntest_command = \"grep -q 'a + b' calc.py\"\n");
-    mock.set_responder(|body| {
-        let offered = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-        if !offered {
-            return MockResponse::text("All done: add returns a + b and the tests pass.");
-        }
-        let edit = |n: usize, from: &str, to: &str| {
-            MockResponse::tool_call(
-                &format!("e{n}"),
-                "edit_file",
-                &json!({"path": "calc.py", "old_text": from, "new_text": to}).to_string(),
-            )
-        };
-        match tool_count(body) {
-            0 => edit(0, "a - b", "a + b"),
-            1 => MockResponse::tool_call("t1", "run_tests", "{}"),
-            2 => edit(2, "a + b", "a + b  # sum"),
-            3 => edit(3, "# sum", "# the sum"),
-            4 => edit(4, "# the sum", "# sum of a and b"),
-            5 => MockResponse::tool_call("t5", "run_tests", "{}"),
-            n => edit(n, "# sum of a and b", "# a and b, summed"),
-        }
-    });
-    let run = sb
-        .exec(
-            &mock,
-            &["--json", "--approval", "auto", "Fix add in calc.py."],
-        )
-        .await;
-    run.assert_ok();
-    let reqs: Vec<Value> = mock.requests().into_iter().map(|r| r.body).collect();
-    let offered: Vec<bool> = reqs
-        .iter()
-        .map(|b| b["tools"].as_array().is_some_and(|t| !t.is_empty()))
-        .collect();
-    // After the first pass came three changes, then a second pass: only the request after
-    // it goes without tools.
-    let mut expected = vec![true; 6];
-    expected.push(false);
-    assert_eq!(offered, expected, "{offered:?}");
-    assert!(sb.read("calc.py").contains("# sum of a and b"));
-    let events = run.events();
-    let answer = items_of_kind(&events, "assistant");
-    assert_eq!(
-        answer.last().unwrap()["text"],
-        "All done: add returns a + b and the tests pass."
-    );
-}
-
 /// The two-workers run: both workers' results were in, the persona's request without
 /// tools was answered with an `ask_user` call written as text, and so was the request
 /// asking once more for plain sentences; the run ended with no answer. Now the second ask
@@ -637,7 +399,7 @@ async fn a_persona_that_writes_tool_calls_as_text_is_asked_once_more_in_a_short_
         .map(|r| r.body)
         .filter(|b| !is_worker(b))
         .collect();
-    // Spawn, wait, two free calls, the request without tools, the short one.
+    // Spawn, wait, the question, its repeat, the request without tools, the short one.
     assert_eq!(persona.len(), 6, "{} persona requests", persona.len());
     let short = persona.last().unwrap();
     assert!(short["tools"].as_array().is_none_or(|t| t.is_empty()));
@@ -726,83 +488,6 @@ async fn a_wall_budget_shorter_than_a_few_model_calls_is_left_out() {
     assert!(second.get("wall_budget_ignored").is_none(), "{second}");
 }
 
-/// The handoff-chain run, this session: the architect answered with the design note as
-/// text; reminded, it replied "I will create the `design.md` and `greet.py` files using
-/// the provided tools." followed by `### design.md` over the note in a ```markdown block
-/// (with python examples fenced inside it) and `### greet.py` over the code, and no tool
-/// call; reminded plainly, the same again. The labelled blocks of files the request asked
-/// for are now its `write_file` calls; it then hands off as asked. A labelled block of a
-/// file nobody asked for stays text.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_persona_that_writes_asked_for_files_as_labelled_blocks_gets_them_written() {
-    const PROMPT: &str = "Write a short design note to design.md for a Python function \
-                          greet(name) in greet.py that returns 'Hello, ' + name + '!'. Then \
-                          hand off to the implementer with handoff_to so it writes greet.py.";
-    const BLOCKS: &str = "I will create the `design.md` and `greet.py` files using the provided tools.\n\n\
-        ### design.md\n```markdown\n# Design Note for greet.py\n\n## Function Signature\n```python\n\
-        def greet(name: str) -> str:\n    \"\"\"Returns a greeting.\"\"\"\n```\n\n## Testing\n```python\n\
-        assert greet(\"Alice\") == \"Hello, Alice!\"\n```\n```\n\n\
-        ### greet.py\n```python\n# greet.py\ndef greet(name: str) -> str:\n    return f\"Hello, {name}!\"\n```\n\n\
-        ### extra.py\n```python\nprint('not asked for')\n```\n";
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    mock.set_responder(|body| {
-        if system(body).contains("You are the implementer") {
-            return MockResponse::text("greet.py is there and returns the greeting.");
-        }
-        let told = last_user(body).contains("named in the request");
-        match (tool_count(body), told) {
-            (0, false) => MockResponse::text("# Design Note for greet.py\n\n## Overview\nThe `greet` function returns \"Hello, [name]!\"."),
-            (0, true) => MockResponse::text(BLOCKS),
-            _ => MockResponse::tool_call(
-                "h",
-                "handoff_to",
-                &json!({"target_agent": "implementer", "reason": "design.md is written"}).to_string(),
-            ),
-        }
-    });
-    let run = sb
-        .exec(
-            &mock,
-            &[
-                "--json",
-                "--approval",
-                "auto",
-                "--role",
-                "architect",
-                PROMPT,
-            ],
-        )
-        .await;
-    run.assert_ok();
-    let design = sb.read("design.md");
-    assert!(
-        design.starts_with("# Design Note for greet.py\n"),
-        "{design}"
-    );
-    assert!(
-        design.contains("```python\nassert greet(\"Alice\")"),
-        "{design}"
-    );
-    assert!(design.ends_with("```\n"), "{design}");
-    assert_eq!(
-        sb.read("greet.py"),
-        "# greet.py\ndef greet(name: str) -> str:\n    return f\"Hello, {name}!\"\n"
-    );
-    assert!(
-        !sb.ws().join("extra.py").exists(),
-        "a file nobody asked for was written"
-    );
-    let events = run.events();
-    let written: Vec<&Value> = items_of_kind(&events, "assistant")
-        .into_iter()
-        .flat_map(|i| i["tool_calls"].as_array().into_iter().flatten())
-        .filter(|c| c["name"] == "write_file")
-        .collect();
-    assert_eq!(written.len(), 2, "{written:?}");
-    assert_eq!(items_of_kind(&events, "handoff").len(), 1);
-}
-
 /// The same task in the TUI, another path of the same model: its fix passed, its next call
 /// rewrote test_calc.py without `from calc import add`, and from then on it edited calc.py
 /// (adding `return a + b` again each time) while the tests failed, until interrupted. A run
@@ -819,12 +504,12 @@ async fn a_run_that_fails_after_a_pass_says_which_change_broke_it_and_what_to_pu
         "[tools]\ntest_command = \"grep -q 'a + b' calc.py && grep -q 'from calc import add' test_calc.py\"\n",
     );
     mock.set_responder(|body| {
-        let offered = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-        if !offered {
-            return MockResponse::text("add returns a + b now; the tests pass.");
-        }
         let outputs = tool_messages(body);
         let last = outputs.last().map(|(_, o)| o.clone()).unwrap_or_default();
+        // Green again after the file went back: the answer.
+        if outputs.len() > 4 && last.starts_with("tests passed") {
+            return MockResponse::text("add returns a + b now; the tests pass.");
+        }
         if last.contains("test_calc.py as it was:") {
             return MockResponse::tool_call(
                 "back",

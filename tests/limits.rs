@@ -107,20 +107,21 @@ async fn max_concurrent_requests_bounds_the_model_calls_in_flight_across_the_tea
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_persona_turn_without_progress_ends_after_max_turn_calls_and_exec_says_why() {
+async fn a_persona_turn_whose_calls_bring_nothing_new_ends_after_max_turn_calls_and_exec_says_why()
+{
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
     for i in 0..10 {
         sb.write(&format!("f{i}.txt"), "x\n");
     }
     sb.workspace_config("[limits]\nmax_turn_calls = 4\n");
-    // A model that looks around forever without changing anything or starting anyone.
+    // A model that goes round the same four files without changing anything.
     mock.set_responder(|body| {
         let n = tool_count(body);
         MockResponse::tool_call(
             &format!("r{n}"),
             "read_file",
-            &json!({ "path": format!("f{n}.txt") }).to_string(),
+            &json!({ "path": format!("f{}.txt", n % 4) }).to_string(),
         )
     });
     let run = sb
@@ -130,14 +131,42 @@ async fn a_persona_turn_without_progress_ends_after_max_turn_calls_and_exec_says
         .await
         .map(Run::from)
         .unwrap();
-    assert_eq!(mock.requests().len(), 4, "four model calls, no fifth");
+    // Four new reads, then four that brought nothing new; no ninth call.
+    assert_eq!(mock.requests().len(), 8, "stderr: {}", run.stderr);
     assert_eq!(run.code, 1, "stderr: {}", run.stderr);
     assert!(
-        run.stderr.contains("no progress: 4 model calls")
+        run.stderr.contains("no progress: the last 4 model calls")
             && run.stderr.contains("limits.max_turn_calls"),
         "{}",
         run.stderr
     );
+}
+
+/// Reading one new file after another is progress, however long it goes on: only
+/// `max_iterations`, the hard cap, ends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn new_reads_are_progress_and_only_the_hard_cap_ends_them() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    for i in 0..30 {
+        sb.write(&format!("f{i}.txt"), &format!("{i}\n"));
+    }
+    sb.workspace_config("[limits]\nmax_turn_calls = 4\nmax_iterations = 20\n");
+    mock.set_responder(|body| {
+        let n = tool_count(body);
+        MockResponse::tool_call(
+            &format!("r{n}"),
+            "read_file",
+            &json!({ "path": format!("f{n}.txt") }).to_string(),
+        )
+    });
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "read everything"])
+        .await;
+    assert_eq!(mock.requests().len(), 20, "stopped by max_iterations only");
+    let events = run.events();
+    let finished = of_type(&events, "turn_finished");
+    assert_eq!(finished.last().unwrap()["end"], "max_iterations");
 }
 
 #[tokio::test(flavor = "multi_thread")]

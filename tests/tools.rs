@@ -878,11 +878,9 @@ async fn run_tests_reports_pass_and_failure() {
     let out = pass.ok("run_tests", json!({})).await;
     assert!(out.starts_with("tests passed ("), "{out}");
     assert!(out.contains("3 passed"), "{out}");
-    // A pass says what comes next; a failure does not.
-    assert!(
-        out.ends_with("The tests pass. If that was the last step, finish now: answer the user with what you changed (a worker: call return_results)."),
-        "{out}"
-    );
+    // A pass says what happened, not what to do next: a green run is no evidence that
+    // the work is done (a capable model runs the tests between steps).
+    assert!(!out.contains("finish now"), "{out}");
     assert_eq!(
         pass.describe("run_tests", Value::Null).await.unwrap(),
         Some(ApprovalAction::Command {

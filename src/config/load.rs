@@ -233,6 +233,7 @@ pub fn load_config_from(
         }
     }
 
+    name_models(&mut merged);
     let mut config: Config = from_table(merged).map_err(ConfigError::Merged)?;
     config.profile = chosen.map(|(name, _)| name.to_string());
     config.hooks_raw = None;
@@ -295,6 +296,19 @@ pub fn load_config_from(
         config.force_wire_api(wire);
     }
     Ok(config)
+}
+
+/// A `[models.NAME]` table without `model` is about the model NAME itself
+/// (`[models."qwen3-coder"] assist = "off"`).
+fn name_models(merged: &mut toml::Table) {
+    if let Some(toml::Value::Table(models)) = merged.get_mut("models") {
+        for (name, level) in models.iter_mut() {
+            if let toml::Value::Table(t) = level {
+                t.entry("model")
+                    .or_insert_with(|| toml::Value::String(name.clone()));
+            }
+        }
+    }
 }
 
 /// A verify rule needs an id and a command, and its globs must parse.

@@ -12,7 +12,7 @@ pub use load::{
     load_config, load_config_from, user_config_dir,
 };
 pub use mcp::{MAX_SERVER_NAME, McpServerConfig};
-pub use models::{LevelModel, WireApi};
+pub use models::{Assist, LevelModel, WireApi};
 pub use parse::TomlProblem;
 pub use sandbox::{RoleSandbox, SandboxConfig, SandboxMode};
 
@@ -99,10 +99,12 @@ pub struct Limits {
     pub max_depth: u32,
     /// Workers alive at once across the whole tree.
     pub max_live_agents: u32,
-    /// Model calls per agent turn before the turn is stopped.
+    /// Model calls per agent turn before the turn is stopped: the hard cap against spend,
+    /// far above what a capable model's turn takes (100+ calls are common).
     pub max_iterations: u32,
-    /// Model calls one turn of the persona may make with no file changed and no worker's
-    /// result in between before it is stopped; 0: never.
+    /// Model calls in a row of the persona's turn that bring nothing new (every call
+    /// answered as an earlier one of the turn, no worker's outcome) before it is stopped;
+    /// 0: never.
     pub max_turn_calls: u32,
     /// Model requests in flight at once across the session.
     pub max_concurrent_requests: u32,
@@ -351,7 +353,7 @@ impl Default for Limits {
         Self {
             max_depth: 3,
             max_live_agents: 16,
-            max_iterations: 50,
+            max_iterations: 300,
             max_turn_calls: 40,
             max_concurrent_requests: 8,
             max_tokens_per_agent: None,
@@ -395,6 +397,21 @@ impl Config {
             .unwrap_or(self.provider.wire_api)
     }
 
+    /// Whether `model` gets squad's help for weak models: that of a level named after it,
+    /// else of the first level naming it that sets one, else `auto`.
+    pub fn assist_for_model(&self, model: &str) -> Assist {
+        self.models
+            .get(model)
+            .and_then(|l| l.assist)
+            .or_else(|| {
+                self.models
+                    .values()
+                    .filter(|l| l.model == model)
+                    .find_map(|l| l.assist)
+            })
+            .unwrap_or_default()
+    }
+
     /// Every model on `wire` (`--wire-api`): the levels' own wires no longer apply.
     pub fn force_wire_api(&mut self, wire: WireApi) {
         self.provider.wire_api = wire;
@@ -406,8 +423,17 @@ impl Config {
     /// Makes every agent use `model` (`--model`, `SQUAD_MODEL`): every level maps to it,
     /// and roles that name a model of their own are overridden too.
     pub fn force_model(&mut self, model: &str) {
+        // What the levels said of their own models does not hold for this one; what the
+        // config says of this model itself still does.
+        let assist = self.assist_for_model(model);
         for value in self.models.values_mut() {
             value.model = model.to_string();
+            value.assist = None;
+        }
+        if assist != Assist::Auto
+            && let Some(level) = self.models.values_mut().next()
+        {
+            level.assist = Some(assist);
         }
         self.models
             .entry(self.default_level.clone())

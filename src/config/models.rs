@@ -48,6 +48,28 @@ impl fmt::Display for WireApi {
     }
 }
 
+/// Whether a model gets squad's help for weak models: notices, a request without tools
+/// once it repeats itself after its work is done, corrected spawn budgets. `off` leaves
+/// the hard limits, the budgets and the loop guards. Every help fires only on evidence
+/// that the model is stuck, so `auto` costs a capable model nothing; `off` is for a user
+/// who wants none of it anyway.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Assist {
+    #[default]
+    Auto,
+    Off,
+}
+
+impl Assist {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Off => "off",
+        }
+    }
+}
+
 /// What a level of `[models]` names. Written as a plain model name unless the level
 /// needs a wire of its own, so the common case stays one string.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +77,8 @@ pub struct LevelModel {
     pub model: String,
     /// `None`: `provider.wire_api`.
     pub wire_api: Option<WireApi>,
+    /// `None`: `auto`.
+    pub assist: Option<Assist>,
 }
 
 impl LevelModel {
@@ -62,6 +86,7 @@ impl LevelModel {
         Self {
             model: model.into(),
             wire_api: None,
+            assist: None,
         }
     }
 }
@@ -104,11 +129,12 @@ impl fmt::Display for LevelModel {
 
 impl Serialize for LevelModel {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.wire_api {
-            None => s.serialize_str(&self.model),
-            Some(wire_api) => Full {
-                model: self.model.clone(),
-                wire_api: Some(wire_api),
+        match (self.wire_api, self.assist) {
+            (None, None) => s.serialize_str(&self.model),
+            (wire_api, assist) => Full {
+                model: Some(self.model.clone()),
+                wire_api,
+                assist,
             }
             .serialize(s),
         }
@@ -119,9 +145,13 @@ impl Serialize for LevelModel {
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Full {
-    model: String,
+    /// Left out: the level's own name is the model (`[models."qwen3-coder"] assist = "off"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     wire_api: Option<WireApi>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    assist: Option<Assist>,
 }
 
 impl<'de> Deserialize<'de> for LevelModel {
@@ -130,7 +160,7 @@ impl<'de> Deserialize<'de> for LevelModel {
         impl<'de> Visitor<'de> for V {
             type Value = LevelModel;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a model name or a table { model = \"…\", wire_api = \"chat\" | \"responses\" }")
+                f.write_str("a model name or a table { model = \"…\", wire_api = \"chat\" | \"responses\", assist = \"auto\" | \"off\" }")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<LevelModel, E> {
                 Ok(LevelModel::new(v))
@@ -138,8 +168,10 @@ impl<'de> Deserialize<'de> for LevelModel {
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LevelModel, A::Error> {
                 let full = Full::deserialize(de::value::MapAccessDeserializer::new(map))?;
                 Ok(LevelModel {
-                    model: full.model,
+                    // Filled with the level's name by the config loader when left out.
+                    model: full.model.unwrap_or_default(),
                     wire_api: full.wire_api,
+                    assist: full.assist,
                 })
             }
         }
@@ -166,7 +198,8 @@ mod tests {
             doc.models["smart"],
             LevelModel {
                 model: "gpt-5-codex".into(),
-                wire_api: Some(WireApi::Responses)
+                wire_api: Some(WireApi::Responses),
+                assist: None,
             }
         );
         let back: Doc = toml::from_str(&toml::to_string(&doc).unwrap()).unwrap();

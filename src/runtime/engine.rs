@@ -279,14 +279,6 @@ impl Engine {
             .turn_start(&place.scope(&self.team, agent, &cancel));
     }
 
-    /// Lets the layers see `agent`'s answer before it is kept and its calls run.
-    pub fn shape_answer(&self, agent: AgentId, answer: &mut crate::model::ChatResponse) {
-        let place = self.place(agent);
-        let cancel = CancellationToken::new();
-        self.layers
-            .shape_answer(&place.scope(&self.team, agent, &cancel), answer);
-    }
-
     /// The layers' word on a result of `agent`'s call that ran (the loop guard's).
     pub fn review(
         &self,

@@ -46,9 +46,8 @@ pub fn notice_batch(
         let all_done = still.is_empty() && board_quiet;
         let results: Vec<Value> = rest.into_iter().map(entry).collect();
         let body = json!({"results": results, "still_running": still});
-        // Said plainly, for small models: a 1.5B one redid a finished worker's file three
-        // times and then asked the (absent) user what to do next. One line, so the JSON
-        // below it stays whole.
+        // A fact, not an instruction: what to do with it is the model's to decide (a
+        // capable supervisor reads the files and runs the tests before it answers).
         let header = if all_done { DONE_HEADER } else { header };
         let text = format!("{header}\n{}", pretty(&body));
         notices.push(Notice::new(Priority::Normal, text));
@@ -57,11 +56,9 @@ pub fn notice_batch(
     inbox::join(notices)
 }
 
-/// The header of the results when no worker runs and the board has no news: what the
-/// next step is.
-const DONE_HEADER: &str = "Results of your workers. None is running now and their work is done: \
-                           do not redo it, and do not ask the user. Your next step is your \
-                           final answer to the user, as plain text with no tool call:";
+/// The header of the results when no worker runs and the board has no news.
+const DONE_HEADER: &str = "Results of your workers (all of them have finished; none is running \
+                           now):";
 
 /// One worker's outcome as its supervisor reads it.
 fn entry(o: Outcome) -> Value {

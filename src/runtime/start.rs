@@ -179,6 +179,10 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         isolation: isolation.clone(),
         checks: checks.clone(),
         board: board.clone(),
+        assist: {
+            let config = config.clone();
+            Arc::new(move |model: &str| config.assist_for_model(model))
+        },
     });
     let engine = Arc::new(Engine {
         windows,

@@ -21,8 +21,11 @@ pub struct TurnOutcome {
     pub error: Option<String>,
 }
 
-/// Most handoffs one user turn may chain, so two personas cannot bounce forever.
-const MAX_HANDOFFS_PER_TURN: u32 = 12;
+/// Most handoffs one user turn may chain: a hard cap against spend, since each persona's
+/// calls are counted afresh. The seeds' design chain takes four; personas handing the same
+/// thing back and forth are stopped long before by the loop guard (the same call, the same
+/// answer) and the team's progress guard.
+const MAX_HANDOFFS_PER_TURN: u32 = 32;
 
 pub async fn run_turn(
     engine: &Arc<Engine>,
@@ -72,12 +75,11 @@ async fn turn_loop(
             Shape::Interrupted => return interrupted(final_text),
             Shape::Stop(why) => return failed(team, agent, final_text, why),
         }
-        let mut response = match call_model(engine, agent, setup, cancel).await {
+        let response = match call_model(engine, agent, setup, cancel).await {
             Called::Answer(r) => r,
             Called::Interrupted => return interrupted(final_text),
             Called::Failed(why) => return failed(team, agent, final_text, why),
         };
-        engine.shape_answer(agent, &mut response);
         if !response.text.trim().is_empty() {
             final_text = response.text.clone();
         }

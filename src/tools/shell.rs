@@ -228,14 +228,6 @@ impl ToolHandler for RunTests {
             out.push_str("\n\n");
             out.push_str(&note);
         }
-        if matches!(outcome.status, Status::Exited(0)) {
-            // A 1.5B persona whose fix made the tests pass went on to hand the session
-            // round and search the file it had fixed, and never answered.
-            out.push_str(
-                "\nThe tests pass. If that was the last step, finish now: answer the user \
-                 with what you changed (a worker: call return_results).",
-            );
-        }
         Ok(out)
     }
 }

@@ -54,7 +54,7 @@ impl Sandbox {
     }
 
     pub fn command(&self, mock: Option<&MockServer>) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_squad"));
+        let mut cmd = tokio::process::Command::new(squad_bin());
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.home.path())
@@ -81,6 +81,13 @@ impl Sandbox {
         cmd.args(args);
         Run::from(run_with_timeout(cmd).await)
     }
+}
+
+/// The binary under test: this build's, or another build named by `SQUAD_TEST_BIN` (to see a
+/// new test fail against an older commit without rebuilding the tests there).
+pub fn squad_bin() -> PathBuf {
+    std::env::var_os("SQUAD_TEST_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_squad")), PathBuf::from)
 }
 
 async fn run_with_timeout(mut cmd: tokio::process::Command) -> Output {

@@ -117,10 +117,16 @@ impl AgentTool for SpawnAgent {
         room(cx, &limits)?;
         let parent = cx.team.budget_and_spend(cx.caller).unwrap_or_default();
         let mut asked = args.budget.unwrap_or_default();
+        // Help for weak models, on evidence (a budget that can only fail the worker,
+        // measured against this session's own requests and calls); off with `assist`.
+        let helps = cx
+            .team
+            .model(cx.caller)
+            .is_none_or(|m| cx.host.config().assist_for_model(&m) == crate::config::Assist::Auto);
         // A token budget smaller than one request of a worker can only fail it (a 1.5B
         // model gave `tokens: 100`; each worker failed at its first call, 1,023 tokens, and
         // the persona spawned again with the same budget): it is left out, and said so.
-        let small_budget = asked.tokens.filter(|&t| t < MIN_WORKER_TOKENS);
+        let small_budget = asked.tokens.filter(|&t| helps && t < MIN_WORKER_TOKENS);
         if small_budget.is_some() {
             asked.tokens = None;
         }
@@ -131,7 +137,7 @@ impl AgentTool for SpawnAgent {
         let floor = cx.team.slowest_call() * MIN_WORKER_CALLS;
         let short_wall = asked
             .wall_s
-            .filter(|&w| std::time::Duration::from_secs(w) < floor);
+            .filter(|&w| helps && std::time::Duration::from_secs(w) < floor);
         if short_wall.is_some() {
             asked.wall_s = None;
         }

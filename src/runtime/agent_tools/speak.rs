@@ -121,10 +121,7 @@ impl AgentTool for SpeakToAgent {
                 out["result"] = serde_json::to_value(r).unwrap_or(Value::Null);
             }
             _ if was_done => {
-                out["note"] = json!(
-                    "it had already finished and only replied; its result stands. If all work \
-                     is done, your next step is your final answer to the user"
-                );
+                out["note"] = json!("it had already finished and only replied; its result stands");
             }
             _ => {}
         }

@@ -1,49 +1,45 @@
-//! A persona that ends. Two states mean its work is done and its next step is its answer:
-//! its workers' results are all in, nothing runs and the board has nothing ready or under
-//! way (a 1.5B model asked the absent user "What is the content of notes.md?" five times
-//! after the results said it all); or it changed files in this turn, then `run_tests`
-//! passed with nothing changed since (a 1.5B persona whose fix passed went on to rewrite
-//! the test file until it failed again). It is told so (the results notice, the passing
-//! run's output); a model that does not follow gets two more calls that may use tools,
-//! then a request without tools, so its next reply is the answer. Starting a worker, or
-//! changing a file, is progress: it starts the supervisor's count again, and the tests
-//! must pass again before the other state holds.
+//! A persona that is stuck after its work is done gets a request for its answer. The
+//! evidence is a repeat: its workers' results are all in, nothing runs, the board has
+//! nothing ready or under way, and it makes a call it already made in this turn and gets
+//! the same answer (a 1.5B model asked the absent user "What is the content of notes.md?"
+//! five times after the results said it all). Its next request then goes without tools,
+//! with a notice saying why. A capable supervisor that reads its workers' files and runs
+//! the tests before it answers makes new calls and is never stopped here; neither a green
+//! test run nor a count of calls is evidence of anything (`tests/capable_models.rs`).
 //!
-//! A reply that is only a tool call written as text (what a model trained on fenced tool
-//! calls writes when none is offered) is no answer: it is asked once more, and that
-//! request is a short one of its own: the user's message and what the turn's tools and
-//! workers reported, without the tool-laden history and prompt that kept priming calls.
-//! The answer is still the model's.
+//! A reply to that request that is only a tool call written as text (what a model trained
+//! on fenced tool calls writes when none is offered) is no answer: it is asked once more,
+//! and that request is a short one of its own: the user's message and what the turn's
+//! tools and workers reported, without the tool-laden history and prompt that kept
+//! priming calls. The answer is still the model's.
 //!
 //! A `run_tests` that fails after the tests passed in the turn names the files changed
-//! since and what they held then, to put back: in the TUI the same model rewrote the test
-//! file without its import right after its fix passed, then edited calc.py round and round.
+//! since and what they held then, to put back (evidence: a failure after a pass). In the
+//! TUI the same model rewrote the test file without its import right after its fix
+//! passed, then edited calc.py round and round.
+//!
+//! All of it is help for weak models: with `assist = "off"` for the persona's model the
+//! layer does nothing.
 
-use super::{AfterTurn, Gate, Layer, Reviewed, Scope, Shape, ToolDone, ToolUse};
+use super::{AfterTurn, Layer, Reviewed, Scope, Shape, ToolDone, ToolUse};
 use crate::protocol::{AgentResult, HistoryItem, TurnEnd};
-use crate::runtime::guard::Verdict;
+use crate::runtime::guard::{Verdict, hash_json};
 use crate::runtime::request::RequestSetup;
 use crate::runtime::tasks::TaskBoard;
 use crate::text::{clip, describe_result};
 use crate::tools::{TESTS_FAILED, TESTS_PASSED};
 use async_trait::async_trait;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Model calls after all is done that may still use tools (to look at the work, say).
-pub const FREE_CALLS: u32 = 2;
-
-/// What the request without tools ends with, when the workers are done.
-const ANSWER_NOW: &str = "[squad] Your workers are done and their results are above; nothing \
-                          else is running. Answer the user now, in plain text, with what they \
+/// What the request without tools ends with: why the tools went.
+const ANSWER_NOW: &str = "You made the same call again and got the same answer, and your \
+                          workers are done: their results are above and nothing else is \
+                          running. Answer the user now, in plain text, with what they \
                           reported.";
-
-/// The same when the persona's own change passed the tests.
-const TESTS_PASS: &str = "[squad] Your change is made and the tests pass; nothing is left to \
-                          do. Answer the user now, in plain text: what you changed and the \
-                          test result.";
 
 /// The persona's next turn after a reply that was no answer.
 const PLAIN_WORDS: &str = "[squad] That was a tool call written as text, not an answer, and \
@@ -62,33 +58,30 @@ const FACTS_BUDGET: usize = 3_000;
 const FACT_CHARS: usize = 600;
 
 /// Tools whose output is what the user asked to hear about.
-const REPORTING_TOOLS: [&str; 6] = [
+const REPORTING_TOOLS: [&str; 5] = [
     "wait_for_agents",
-    "get_agent_result",
     "run_tests",
     "write_file",
     "edit_file",
     "apply_patch",
 ];
 
+/// Whether a model gets squad's help for weak models (`[models] … assist`).
+pub type AssistFor = Arc<dyn Fn(&str) -> crate::config::Assist + Send + Sync>;
+
 pub struct AnswerLayer {
     board: Arc<TaskBoard>,
+    assist: AssistFor,
     /// The persona was asked again for its answer: its next turn goes without tools.
     answer_due: AtomicBool,
     /// A worker of the persona settled in its current turn.
     results_in: AtomicBool,
-    /// The persona's model calls since all was done.
-    calls: AtomicU32,
-    /// The persona changed a file in this turn.
-    changed: AtomicBool,
-    /// Its last `run_tests` passed after a change, and nothing changed since.
-    tests_pass: AtomicBool,
-    /// Its tests passed after a change in this turn (from then on its calls are counted).
-    green_seen: AtomicBool,
-    /// Its model calls since then.
-    green_calls: AtomicU32,
-    /// Why the tools went is in the history (said once until something changes).
+    /// The persona repeated a call with all done: its next request goes without tools.
+    stuck: AtomicBool,
+    /// Why the tools went is in the history (said once).
     told: AtomicBool,
+    /// The persona's calls of this turn with their answers, hashed.
+    seen: Mutex<HashSet<u64>>,
     /// Files changed since the tests last passed, with what they held then (`None`: absent),
     /// so a run that fails again can say which change broke them and what to put back.
     since_green: Mutex<BTreeMap<String, Option<String>>>,
@@ -100,20 +93,27 @@ pub struct AnswerLayer {
 const KEPT_CHARS: usize = 2_000;
 
 impl AnswerLayer {
-    pub fn new(board: Arc<TaskBoard>) -> Self {
+    pub fn new(board: Arc<TaskBoard>, assist: AssistFor) -> Self {
         Self {
             board,
+            assist,
             answer_due: AtomicBool::new(false),
             results_in: AtomicBool::new(false),
-            calls: AtomicU32::new(0),
-            changed: AtomicBool::new(false),
-            tests_pass: AtomicBool::new(false),
-            green_seen: AtomicBool::new(false),
-            green_calls: AtomicU32::new(0),
+            stuck: AtomicBool::new(false),
             told: AtomicBool::new(false),
+            seen: Mutex::new(HashSet::new()),
             since_green: Mutex::new(BTreeMap::new()),
             last_run_passed: AtomicBool::new(false),
         }
+    }
+
+    /// The persona, on a model that gets help.
+    fn helps(&self, cx: &Scope<'_>) -> bool {
+        !cx.is_worker()
+            && cx
+                .team
+                .model(cx.agent)
+                .is_none_or(|m| (self.assist)(&m) == crate::config::Assist::Auto)
     }
 
     /// The persona's workers of this turn are all finished and told, and the board is idle.
@@ -126,19 +126,17 @@ impl AnswerLayer {
                 .into_iter()
                 .all(|c| cx.team.is_settled(c))
     }
+}
 
-    /// Why the persona's next request goes without tools, if it does.
-    fn due(&self) -> Option<&'static str> {
-        if self.calls.load(Ordering::Relaxed) > FREE_CALLS {
-            Some(ANSWER_NOW)
-        } else if self.tests_pass.load(Ordering::Relaxed)
-            && self.green_calls.load(Ordering::Relaxed) > FREE_CALLS
-        {
-            Some(TESTS_PASS)
-        } else {
-            None
-        }
+fn mark(call: &Reviewed<'_>) -> u64 {
+    let mut h = DefaultHasher::new();
+    call.name.hash(&mut h);
+    match serde_json::from_str::<serde_json::Value>(call.arguments) {
+        Ok(v) => hash_json(&v, &mut h),
+        Err(_) => call.arguments.hash(&mut h),
     }
+    call.output.hash(&mut h);
+    h.finish()
 }
 
 #[async_trait]
@@ -146,12 +144,9 @@ impl Layer for AnswerLayer {
     fn turn_start(&self, cx: &Scope<'_>) {
         if !cx.is_worker() && !self.answer_due.load(Ordering::Relaxed) {
             self.results_in.store(false, Ordering::Relaxed);
-            self.calls.store(0, Ordering::Relaxed);
-            self.changed.store(false, Ordering::Relaxed);
-            self.tests_pass.store(false, Ordering::Relaxed);
-            self.green_seen.store(false, Ordering::Relaxed);
-            self.green_calls.store(0, Ordering::Relaxed);
+            self.stuck.store(false, Ordering::Relaxed);
             self.told.store(false, Ordering::Relaxed);
+            crate::sync::lock(&self.seen).clear();
             crate::sync::lock(&self.since_green).clear();
             self.last_run_passed.store(false, Ordering::Relaxed);
         }
@@ -159,7 +154,7 @@ impl Layer for AnswerLayer {
 
     /// While the tests pass, what a file held before its first change since.
     async fn prepare_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
-        if cx.is_worker() || !tool.changes_files() || !self.last_run_passed.load(Ordering::Relaxed)
+        if !self.helps(cx) || !tool.changes_files() || !self.last_run_passed.load(Ordering::Relaxed)
         {
             return;
         }
@@ -181,11 +176,19 @@ impl Layer for AnswerLayer {
         }
     }
 
-    /// A run that fails after the tests passed names the files changed since, and what
-    /// they held (a 1.5B persona whose fix passed rewrote test_calc.py without its import,
-    /// then edited calc.py round and round while the tests failed).
+    /// A repeat once all is done makes the answer due; a run that fails after the tests
+    /// passed names the files changed since, and what they held (a 1.5B persona whose fix
+    /// passed rewrote test_calc.py without its import, then edited calc.py round and round
+    /// while the tests failed).
     fn review(&self, cx: &Scope<'_>, call: &Reviewed<'_>) -> Verdict {
-        if cx.is_worker() || call.name != "run_tests" || !call.output.starts_with(TESTS_FAILED) {
+        if !self.helps(cx) {
+            return Verdict::Pass;
+        }
+        let again = !crate::sync::lock(&self.seen).insert(mark(call));
+        if again && !call.is_error && self.all_done(cx) {
+            self.stuck.store(true, Ordering::Relaxed);
+        }
+        if call.name != "run_tests" || !call.output.starts_with(TESTS_FAILED) {
             return Verdict::Pass;
         }
         let kept = crate::sync::lock(&self.since_green);
@@ -209,22 +212,8 @@ impl Layer for AnswerLayer {
         Verdict::Note(note)
     }
 
-    async fn before_model_call(&self, cx: &Scope<'_>) -> Gate {
-        if !cx.is_worker() {
-            if self.all_done(cx) {
-                self.calls.fetch_add(1, Ordering::Relaxed);
-            } else {
-                self.calls.store(0, Ordering::Relaxed);
-            }
-            if self.green_seen.load(Ordering::Relaxed) {
-                self.green_calls.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        Gate::Go
-    }
-
     async fn shape_request(&self, cx: &Scope<'_>, req: &mut RequestSetup) -> Shape {
-        if cx.is_worker() {
+        if !self.helps(cx) {
             return Shape::Kept;
         }
         if self.answer_due.load(Ordering::Relaxed) {
@@ -234,12 +223,12 @@ impl Layer for AnswerLayer {
             req.request.tools = Arc::from(Vec::new());
             return Shape::Kept;
         }
-        let Some(why) = self.due() else {
+        if !self.stuck.load(Ordering::Relaxed) {
             return Shape::Kept;
-        };
+        }
         // Said once, in the history (the log and the screen show why the tools went).
         if !self.told.swap(true, Ordering::Relaxed) {
-            cx.team.push_item(cx.agent, HistoryItem::notice(why));
+            cx.team.push_item(cx.agent, HistoryItem::notice(ANSWER_NOW));
             if let Some(view) = cx.team.request_view(cx.agent) {
                 req.request.history = view.history;
             }
@@ -249,32 +238,27 @@ impl Layer for AnswerLayer {
     }
 
     async fn after_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        if done.is_error {
+        if done.is_error || !self.helps(cx) {
             return;
         }
         if tool.changes_files() {
-            self.calls.store(0, Ordering::Relaxed);
+            // Something changed: whatever it repeats next may answer otherwise.
+            self.stuck.store(false, Ordering::Relaxed);
             self.told.store(false, Ordering::Relaxed);
-            if !cx.is_worker() {
-                self.changed.store(true, Ordering::Relaxed);
-                self.tests_pass.store(false, Ordering::Relaxed);
-            }
         }
-        let passed = tool.name == "run_tests" && done.output.starts_with(TESTS_PASSED);
-        if tool.name == "run_tests" && !cx.is_worker() {
+        if tool.name == "run_tests" {
+            let passed = done.output.starts_with(TESTS_PASSED);
             self.last_run_passed.store(passed, Ordering::Relaxed);
             if passed {
                 crate::sync::lock(&self.since_green).clear();
             }
         }
-        if passed && !cx.is_worker() && self.changed.load(Ordering::Relaxed) {
-            self.tests_pass.store(true, Ordering::Relaxed);
-            self.green_seen.store(true, Ordering::Relaxed);
-        }
     }
 
     async fn turn_end(&self, cx: &Scope<'_>, end: TurnEnd, final_text: &str) -> AfterTurn {
-        if cx.is_worker() || (self.due().is_none() && !self.answer_due.load(Ordering::Relaxed)) {
+        if !self.helps(cx)
+            || (!self.stuck.load(Ordering::Relaxed) && !self.answer_due.load(Ordering::Relaxed))
+        {
             return AfterTurn::Rest;
         }
         // Asked once more at most.
@@ -317,9 +301,7 @@ fn report_request(history: &[HistoryItem]) -> Vec<HistoryItem> {
                 is_error: false,
                 ..
             } if REPORTING_TOOLS.contains(&name.as_str()) => reported(name, output),
-            HistoryItem::Notice { text } if text != ANSWER_NOW && text != TESTS_PASS => {
-                clip(text, FACT_CHARS)
-            }
+            HistoryItem::Notice { text } if text != ANSWER_NOW => clip(text, FACT_CHARS),
             _ => continue,
         };
         used += fact.len();

@@ -39,7 +39,6 @@ mod compaction;
 mod hooks;
 mod isolation;
 mod loop_guard;
-mod named_files;
 mod pause;
 mod progress;
 mod stall;
@@ -51,7 +50,6 @@ pub use compaction::CompactionLayer;
 pub use hooks::HookLayer;
 pub use isolation::IsolationLayer;
 pub use loop_guard::{LoopGuardLayer, Reviewed};
-pub use named_files::NamedFilesLayer;
 pub use pause::PauseLayer;
 pub use progress::ProgressLayer;
 pub use stall::{Pulse, StallLayer};
@@ -175,9 +173,6 @@ pub struct ToolDone<'a> {
 pub trait Layer: Send + Sync {
     fn turn_start(&self, _cx: &Scope<'_>) {}
 
-    /// Sees a model's answer before it enters the history and its calls run.
-    fn shape_answer(&self, _cx: &Scope<'_>, _answer: &mut crate::model::ChatResponse) {}
-
     fn review(&self, _cx: &Scope<'_>, _call: &Reviewed<'_>) -> Verdict {
         Verdict::Pass
     }
@@ -249,11 +244,13 @@ pub struct SessionParts {
     pub isolation: Arc<super::isolation::WorkerIsolation>,
     pub checks: Arc<super::checks::Checks>,
     pub board: Arc<super::tasks::TaskBoard>,
+    /// Whether a model gets squad's help for weak models.
+    pub assist: answer::AssistFor,
 }
 
 /// The session's layers, in the order they run at every point: the pause gate first (a
 /// paused team holds before anything is decided), then the budgets, the team's progress,
-/// the persona's answer once all is done, the files its request asked for, compaction (a request
+/// the persona's answer once it repeats itself with all done, compaction (a request
 /// is made to fit once it may be sent), stall marks, the loop guard, the user's hooks (a
 /// hook sees only calls squad itself would let through), then isolation (the worktree and
 /// the leases, once no hook blocked the call; the merge once a worker's turns are over)
@@ -264,8 +261,7 @@ pub fn session_layers(p: SessionParts) -> Layers {
         Arc::new(PauseLayer::new(p.pause)),
         Arc::new(BudgetLayer::new(p.session)),
         Arc::new(ProgressLayer::new(p.max_turn_calls)),
-        Arc::new(AnswerLayer::new(p.board)),
-        Arc::new(NamedFilesLayer::new()),
+        Arc::new(AnswerLayer::new(p.board, p.assist)),
         Arc::new(CompactionLayer::new(p.compactor)),
         Arc::new(StallLayer::new(p.guards.stall_after())),
         Arc::new(LoopGuardLayer::new(p.guards)),
@@ -289,12 +285,6 @@ impl Layers {
     pub fn turn_start(&self, cx: &Scope<'_>) {
         for layer in self.list.iter() {
             layer.turn_start(cx);
-        }
-    }
-
-    pub fn shape_answer(&self, cx: &Scope<'_>, answer: &mut crate::model::ChatResponse) {
-        for layer in self.list.iter() {
-            layer.shape_answer(cx, answer);
         }
     }
 

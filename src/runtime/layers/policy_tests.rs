@@ -397,54 +397,75 @@ async fn the_verification_layer_records_what_a_workers_calls_changed() {
 }
 
 #[tokio::test]
-async fn the_progress_layer_stops_a_persona_turn_without_a_change_or_an_outcome() {
+async fn the_progress_layer_stops_a_persona_turn_whose_calls_bring_nothing_new() {
     let (team, root, mut rx) = team();
     let worker = AgentId::new();
     let _ = team.add(agent(worker, Some(root), Budget::default()));
     let cancel = CancellationToken::new();
     let (me, it) = (scope(&team, root, &cancel), scope(&team, worker, &cancel));
     let layer = ProgressLayer::new(3);
-    layer.turn_start(&me);
-    for _ in 0..3 {
-        assert_eq!(layer.before_model_call(&me).await, Gate::Go);
-    }
-    // A worker's own calls are not counted; a worker's outcome is progress.
-    assert_eq!(layer.before_model_call(&it).await, Gate::Go);
-    layer.settle(&it, TurnEnd::Returned).await;
-    for _ in 0..3 {
-        assert_eq!(layer.before_model_call(&me).await, Gate::Go);
-    }
-    // So is a change to a file, by anyone; a failed change is not.
-    let args = serde_json::json!({});
-    let write = tool(Reach::ChangesFiles, &args, None);
-    let failed = ToolDone {
-        output: "no such dir",
-        is_error: true,
+    let done = |output| ToolDone {
+        output,
+        is_error: false,
     };
-    layer.after_tool(&it, &write, &failed).await;
+    let read = |path: &'static str| serde_json::json!({"path": path});
+    let (a, b) = (read("a.rs"), read("b.rs"));
+    layer.turn_start(&me);
+    // Distinct reads are progress, however many: 50 calls, each new.
+    for i in 0..50 {
+        assert_eq!(layer.before_model_call(&me).await, Gate::Go, "call {i}");
+        let args = serde_json::json!({"path": format!("f{i}.rs")});
+        layer
+            .after_tool(&me, &tool(Reach::Reads, &args, None), &done("x"))
+            .await;
+    }
+    // Two reads, then the same two answered the same, round and round: once three calls in
+    // a row brought nothing new, the next is not made.
+    for args in [&a, &b, &a, &b, &a] {
+        assert_eq!(layer.before_model_call(&me).await, Gate::Go);
+        layer
+            .after_tool(&me, &tool(Reach::Reads, args, None), &done("x"))
+            .await;
+    }
     let _ = kinds(&mut rx);
     assert!(matches!(
         layer.before_model_call(&me).await,
-        Gate::Stop(why) if why.contains("limits.max_turn_calls")
+        Gate::Stop(why) if why.contains("limits.max_turn_calls") && why.contains("nothing new")
     ));
     assert!(
         kinds(&mut rx)
             .iter()
             .any(|k| matches!(k, EventKind::Error { message } if message.contains("no progress")))
     );
-    let ok = ToolDone {
-        output: "",
-        is_error: false,
-    };
-    layer.after_tool(&it, &write, &ok).await;
-    assert_eq!(layer.before_model_call(&me).await, Gate::Go);
-    // The very same call answered the very same again changed nothing.
-    for _ in 0..2 {
-        layer.after_tool(&it, &write, &ok).await;
+    // The same read answered otherwise (the file changed) is new; so is a worker's outcome,
+    // and a worker's own new result.
+    layer
+        .after_tool(&me, &tool(Reach::Reads, &a, None), &done("y"))
+        .await;
+    for _ in 0..3 {
         assert_eq!(layer.before_model_call(&me).await, Gate::Go);
     }
-    layer.after_tool(&it, &write, &ok).await;
     assert!(matches!(layer.before_model_call(&me).await, Gate::Stop(_)));
+    layer.settle(&it, TurnEnd::Returned).await;
+    assert_eq!(layer.before_model_call(&me).await, Gate::Go);
+    // A worker's calls are not counted; its new results are progress.
+    for _ in 0..10 {
+        assert_eq!(layer.before_model_call(&it).await, Gate::Go);
+    }
+    layer
+        .after_tool(&it, &tool(Reach::Reads, &a, None), &done("x"))
+        .await;
+    for _ in 0..3 {
+        assert_eq!(layer.before_model_call(&me).await, Gate::Go);
+    }
+    // A new turn starts afresh.
+    layer.turn_start(&me);
+    layer
+        .after_tool(&me, &tool(Reach::Reads, &a, None), &done("x"))
+        .await;
+    for _ in 0..3 {
+        assert_eq!(layer.before_model_call(&me).await, Gate::Go);
+    }
     assert_eq!(
         ProgressLayer::new(0).before_model_call(&me).await,
         Gate::Go,
@@ -495,15 +516,30 @@ async fn the_same_message_to_the_same_worker_with_nothing_changed_since_is_not_s
     assert_eq!(layer.before_tool(&me, &read).await, ToolGate::Go);
 }
 
+fn answer_layer(assist: crate::config::Assist) -> AnswerLayer {
+    let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
+    AnswerLayer::new(board, Arc::new(move |_: &str| assist))
+}
+
+fn ask(output: &str) -> Reviewed<'_> {
+    Reviewed {
+        name: "ask_user",
+        arguments: r#"{"question": "What is in notes.md?"}"#,
+        kind: crate::runtime::guard::CallKind::Other,
+        output,
+        is_error: false,
+    }
+}
+
 #[tokio::test]
-async fn the_answer_layer_takes_the_tools_away_once_all_is_done_and_two_calls_changed_nothing() {
+async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_itself_with_all_done()
+{
     let (team, root, _rx) = team();
     let worker = AgentId::new();
     let _ = team.add(agent(worker, Some(root), Budget::default()));
     let cancel = CancellationToken::new();
     let (me, it) = (scope(&team, root, &cancel), scope(&team, worker, &cancel));
-    let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
-    let layer = AnswerLayer::new(board);
+    let layer = answer_layer(crate::config::Assist::Auto);
     let offered = |req: &RequestSetup| !req.request.tools.is_empty();
     let request = || RequestSetup {
         request: ChatRequest {
@@ -520,29 +556,41 @@ async fn the_answer_layer_takes_the_tools_away_once_all_is_done_and_two_calls_ch
         fixed_tokens: 10,
         window: 100_000,
     };
-    layer.turn_start(&me);
-    // A worker still at work: nothing is counted.
-    layer.settle(&it, TurnEnd::Returned).await;
-    for _ in 0..4 {
-        layer.before_model_call(&me).await;
-    }
-    let mut req = request();
-    layer.shape_request(&me, &mut req).await;
-    assert!(offered(&req));
-    // Its result is in and told: two free calls, then none with tools.
-    team.set_status(worker, crate::protocol::AgentStatus::Completed, None);
-    team.mark_delivered(worker);
-    for n in 1..=3 {
-        layer.before_model_call(&me).await;
+    let shaped = async || {
         let mut req = request();
         layer.shape_request(&me, &mut req).await;
-        assert_eq!(offered(&req), n <= answer::FREE_CALLS, "call {n}");
+        offered(&req)
+    };
+    layer.turn_start(&me);
+    // A worker still at work: a repeat is no evidence of a finished persona.
+    layer.settle(&it, TurnEnd::Returned).await;
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert!(shaped().await);
+    // Its result is in and told: many new calls keep the tools (a capable supervisor
+    // checks the work with its own reads)...
+    team.set_status(worker, crate::protocol::AgentStatus::Completed, None);
+    team.mark_delivered(worker);
+    for i in 0..10 {
+        let args = format!(r#"{{"path": "f{i}.rs"}}"#);
+        let read = Reviewed {
+            name: "read_file",
+            arguments: &args,
+            kind: crate::runtime::guard::CallKind::Read,
+            output: "x",
+            is_error: false,
+        };
+        assert_eq!(layer.review(&me, &read), Verdict::Pass);
+        assert!(shaped().await, "call {i}");
     }
+    // ... a call made again with the same answer does not.
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert!(!shaped().await);
     let history = team.request_view(root).unwrap().history;
     assert!(
-        matches!(history.last(), Some(HistoryItem::Notice { text }) if text.contains("Answer the user now"))
+        matches!(history.last(), Some(HistoryItem::Notice { text }) if text.contains("Answer the user now") && !text.starts_with("[squad]"))
     );
-    // A change to a file starts the count again.
+    // A change to a file gives them back.
     let args = serde_json::json!({});
     let ok = ToolDone {
         output: "",
@@ -551,45 +599,19 @@ async fn the_answer_layer_takes_the_tools_away_once_all_is_done_and_two_calls_ch
     layer
         .after_tool(&me, &tool(Reach::ChangesFiles, &args, None), &ok)
         .await;
-    layer.before_model_call(&me).await;
-    let mut req = request();
-    layer.shape_request(&me, &mut req).await;
-    assert!(offered(&req));
+    assert!(shaped().await);
     // A new turn starts afresh: no results in yet.
     layer.turn_start(&me);
-    for _ in 0..4 {
-        layer.before_model_call(&me).await;
-    }
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert!(shaped().await);
+    // With `assist = "off"` the same repeat leaves the tools.
+    let off = answer_layer(crate::config::Assist::Off);
+    off.turn_start(&me);
+    off.settle(&it, TurnEnd::Returned).await;
+    off.review(&me, &ask("nobody"));
+    off.review(&me, &ask("nobody"));
     let mut req = request();
-    layer.shape_request(&me, &mut req).await;
+    off.shape_request(&me, &mut req).await;
     assert!(offered(&req));
-}
-
-#[test]
-fn handoffs_going_round_with_nothing_changed_end_the_turn() {
-    let (team, root, _rx) = team();
-    let cancel = CancellationToken::new();
-    let me = scope(&team, root, &cancel);
-    let layer = ProgressLayer::new(40);
-    let handoff = |to: &'static str| Reviewed {
-        name: "handoff_to",
-        arguments: to,
-        kind: crate::runtime::guard::CallKind::Other,
-        output: "handing off",
-        is_error: false,
-    };
-    layer.turn_start(&me);
-    for to in ["architect", "implementer", "tester"] {
-        assert_eq!(layer.review(&me, &handoff(to)), Verdict::Pass);
-    }
-    assert!(matches!(
-        layer.review(&me, &handoff("implementer")),
-        Verdict::Stop(why) if why.contains("handoffs going round")
-    ));
-    // A file changed in between: the chain goes on.
-    layer.turn_start(&me);
-    for to in ["architect", "implementer", "tester", "copilot", "architect"] {
-        assert_eq!(layer.review(&me, &handoff(to)), Verdict::Pass);
-        layer.progressed_for_test();
-    }
 }

@@ -1,13 +1,22 @@
-//! The last line of defence against a team that goes round in circles: a turn of the
-//! persona that has made `[limits] max_turn_calls` model calls with no file changed (by
-//! any agent) and no worker's outcome in between ends, with the reason. Every other guard
-//! looks at one agent's calls; this one looks at the team's progress.
+//! The team's loop guard: a turn of the persona whose last `[limits] max_turn_calls` model
+//! calls brought nothing new ends, with the reason. Something new is a call answered with
+//! what no earlier call of this turn was answered (a file not read before, a search not
+//! made, a file's content after a change, a command's other output), by any agent, or a
+//! worker's outcome. The loop guard looks at one agent's identical calls in a row; this
+//! looks at the team going round through several calls (a 1.5B model read the same three
+//! files, ran the same failing command and wrote the same file, round and round, each
+//! call a different one from the one before).
+//!
+//! A count of calls on its own is no evidence: a capable model reading its way through 45
+//! files, or making 120 distinct calls in one turn, brings something new with every call
+//! and is never stopped here (`tests/capable_models.rs`). `[limits] max_iterations` is the
+//! hard cap against spend.
 
-use super::{Gate, Layer, Reviewed, Scope, ToolDone, ToolUse};
-use crate::protocol::{AgentId, EventKind, TurnEnd};
-use crate::runtime::guard::{Verdict, hash_json};
+use super::{Gate, Layer, Scope, ToolDone, ToolUse};
+use crate::protocol::{EventKind, TurnEnd};
+use crate::runtime::guard::hash_json;
 use async_trait::async_trait;
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -15,70 +24,44 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub struct ProgressLayer {
     /// 0: never.
     max: u32,
-    /// The persona's model calls since the last progress in its turn.
-    calls: AtomicU32,
-    /// Handoffs since the last progress in the persona's turn.
-    handoffs: AtomicU32,
-    /// The last output of each changing call (agent, name, arguments): the same call
-    /// answered the same again changed nothing (a 1.5B model wrote the same file, ran the
-    /// same failing command and the same unconfigured tests, round and round).
-    last: Mutex<HashMap<(AgentId, String, u64), u64>>,
-}
-
-fn mark(value: impl Hash) -> u64 {
-    let mut h = DefaultHasher::new();
-    value.hash(&mut h);
-    h.finish()
+    /// The persona's model calls since something new came.
+    stale: AtomicU32,
+    /// Every (agent, call, answer) of the persona's turn, hashed.
+    seen: Mutex<HashSet<u64>>,
 }
 
 impl ProgressLayer {
     pub fn new(max: u32) -> Self {
         Self {
             max,
-            calls: AtomicU32::new(0),
-            handoffs: AtomicU32::new(0),
-            last: Mutex::new(HashMap::new()),
+            stale: AtomicU32::new(0),
+            seen: Mutex::new(HashSet::new()),
         }
-    }
-
-    #[cfg(test)]
-    pub(super) fn progressed_for_test(&self) {
-        self.progressed();
     }
 
     fn progressed(&self) {
-        self.calls.store(0, Ordering::Relaxed);
-        self.handoffs.store(0, Ordering::Relaxed);
+        self.stale.store(0, Ordering::Relaxed);
     }
 }
 
-/// Handoffs in a row with nothing changed in between that end the persona's turn: personas
-/// passing the session round (a 1.5B model handed copilot → architect → implementer →
-/// tester → implementer … with the same reason, 23 times in ten minutes).
-pub const MAX_BOUNCES: u32 = 4;
+/// One call and its answer, by value: JSON arguments in any key order are the same call.
+fn mark(cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) -> u64 {
+    let mut h = DefaultHasher::new();
+    cx.agent.hash(&mut h);
+    tool.name.hash(&mut h);
+    hash_json(tool.args, &mut h);
+    done.output.hash(&mut h);
+    done.is_error.hash(&mut h);
+    h.finish()
+}
 
 #[async_trait]
 impl Layer for ProgressLayer {
-    fn review(&self, cx: &Scope<'_>, call: &Reviewed<'_>) -> Verdict {
-        if cx.is_worker() || call.name != "handoff_to" || call.is_error {
-            return Verdict::Pass;
-        }
-        let handoffs = self.handoffs.fetch_add(1, Ordering::Relaxed) + 1;
-        if handoffs < MAX_BOUNCES {
-            return Verdict::Pass;
-        }
-        Verdict::Stop(format!(
-            "handoffs going round: {handoffs} handoffs in this turn with no file changed in \
-             between; send a message to continue"
-        ))
-    }
-
     fn turn_start(&self, cx: &Scope<'_>) {
         if !cx.is_worker() {
             self.progressed();
-            // A new message is a new start: the outputs remembered so far do not grow
-            // with the session.
-            crate::sync::lock(&self.last).clear();
+            // A new message is a new start: what was seen does not grow with the session.
+            crate::sync::lock(&self.seen).clear();
         }
     }
 
@@ -86,13 +69,15 @@ impl Layer for ProgressLayer {
         if self.max == 0 || cx.is_worker() {
             return Gate::Go;
         }
-        let calls = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        if calls <= self.max {
+        // The calls made since the last news, all answered by now.
+        let stale = self.stale.fetch_add(1, Ordering::Relaxed);
+        if stale < self.max {
             return Gate::Go;
         }
         let message = format!(
-            "no progress: {} model calls in this turn with no file changed and no new result \
-             from a worker (limits.max_turn_calls); send a message to continue",
+            "no progress: the last {} model calls in this turn brought nothing new (every \
+             call was answered as an earlier one of this turn, and no worker reported) \
+             (limits.max_turn_calls); send a message to continue",
             self.max
         );
         cx.team.count_error(cx.agent);
@@ -105,21 +90,8 @@ impl Layer for ProgressLayer {
         Gate::Stop(message)
     }
 
-    /// A changing call is progress unless the very same call was answered the very same
-    /// before.
     async fn after_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        if !tool.changes_files() || done.is_error {
-            return;
-        }
-        let args = {
-            let mut h = DefaultHasher::new();
-            hash_json(tool.args, &mut h);
-            h.finish()
-        };
-        let key = (cx.agent, tool.name.to_string(), args);
-        let output = mark(done.output);
-        let again = crate::sync::lock(&self.last).insert(key, output) == Some(output);
-        if !again {
+        if crate::sync::lock(&self.seen).insert(mark(cx, tool, done)) {
             self.progressed();
         }
     }
