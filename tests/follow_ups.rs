@@ -191,6 +191,66 @@ async fn a_persona_that_keeps_asking_after_the_results_is_brought_to_its_answer(
     );
 }
 
+/// `assist = "off"` for the persona's model: the same repeat gets no request without
+/// tools; only the loop guard's note and stop remain. `squad doctor` says which it is.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_assist_off_a_repeat_keeps_the_tools_and_only_the_loop_guard_acts() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[models.\"gpt-4.1\"]\nassist = \"off\"\n");
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_call(
+                    "w",
+                    "write_file",
+                    &json!({"path": "notes.md", "content": "hi\n"}).to_string(),
+                ),
+                _ => notes_result("created"),
+            };
+        }
+        match tool_count(body) {
+            0 => spawn(
+                "implementer",
+                "create the file notes.md containing the word hi",
+            ),
+            1 => MockResponse::tool_call("wait", "wait_for_agents", "{}"),
+            n => MockResponse::tool_call(
+                &format!("q{n}"),
+                "ask_user",
+                &json!({"question": "What is the content of notes.md?"}).to_string(),
+            ),
+        }
+    });
+    let run = sb
+        .exec(&mock, &["--approval", "auto", "Use spawn_agent …"])
+        .await;
+    assert!(
+        run.stderr
+            .contains("loop: called ask_user 5 times with the same arguments"),
+        "{}",
+        run.stderr
+    );
+    let persona: Vec<Value> = mock
+        .requests()
+        .into_iter()
+        .map(|r| r.body)
+        .filter(|b| !is_worker(b))
+        .collect();
+    // Spawn, wait, five questions: every request with its tools, none asking for the answer.
+    assert_eq!(persona.len(), 7, "{} persona requests", persona.len());
+    for body in &persona {
+        assert!(body["tools"].as_array().is_some_and(|t| !t.is_empty()));
+        assert!(!body["messages"].to_string().contains("Answer the user now"));
+    }
+    let doctor = sb.run(Some(&mock), &["doctor"]).await;
+    assert!(
+        doctor.stdout.contains("assist of gpt-4.1: off"),
+        "{}",
+        doctor.stdout
+    );
+}
+
 /// The two-workers run: the persona spawned both, then waited for `<agent-id-1>` and
 /// `<agent-id-2>` (copied from nowhere) three times, each refused, until it gave up on
 /// waiting. Ids none of which is a worker of its own now mean its workers.

@@ -543,7 +543,7 @@ impl Config {
         }
         out.extend(mcp::problems(&self.mcp_servers));
         for (level, model) in &self.models {
-            if model.model.trim().is_empty() {
+            if model.model.trim().is_empty() && !model.unnamed {
                 out.push((
                     format!("models.{level}"),
                     "expected a model name, found an empty string".to_string(),

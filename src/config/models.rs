@@ -79,6 +79,8 @@ pub struct LevelModel {
     pub wire_api: Option<WireApi>,
     /// `None`: `auto`.
     pub assist: Option<Assist>,
+    /// A table without `model`: the level's own name is the model; the loader fills it in.
+    pub unnamed: bool,
 }
 
 impl LevelModel {
@@ -87,6 +89,7 @@ impl LevelModel {
             model: model.into(),
             wire_api: None,
             assist: None,
+            unnamed: false,
         }
     }
 }
@@ -168,7 +171,7 @@ impl<'de> Deserialize<'de> for LevelModel {
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LevelModel, A::Error> {
                 let full = Full::deserialize(de::value::MapAccessDeserializer::new(map))?;
                 Ok(LevelModel {
-                    // Filled with the level's name by the config loader when left out.
+                    unnamed: full.model.is_none(),
                     model: full.model.unwrap_or_default(),
                     wire_api: full.wire_api,
                     assist: full.assist,
@@ -200,6 +203,7 @@ mod tests {
                 model: "gpt-5-codex".into(),
                 wire_api: Some(WireApi::Responses),
                 assist: None,
+                unnamed: false,
             }
         );
         let back: Doc = toml::from_str(&toml::to_string(&doc).unwrap()).unwrap();

@@ -231,6 +231,28 @@ pub(super) fn models_in_use(config: &Config, roles: Option<&RoleSet>) -> Vec<(St
 }
 
 /// The folders squad writes to: sessions and logs.
+/// Whether each model in use gets squad's help for weak models (`assist`).
+pub(super) fn assist(config: &Config, roles: Option<&RoleSet>, out: &mut Vec<Check>) {
+    let mut seen: Vec<String> = Vec::new();
+    for (_, model) in models_in_use(config, roles) {
+        if seen.contains(&model) {
+            continue;
+        }
+        let assist = config.assist_for_model(&model);
+        let what = match assist {
+            crate::config::Assist::Auto => {
+                "help for weak models on evidence of being stuck (a repeat, a failure, a limit)"
+            }
+            crate::config::Assist::Off => "only hard limits, budgets and the loop guards",
+        };
+        out.push(Check::pass(
+            "assist",
+            format!("assist of {model}: {} ({what})", assist.as_str()),
+        ));
+        seen.push(model);
+    }
+}
+
 pub(super) fn dirs(dirs: &crate::logging::Dirs, out: &mut Vec<Check>) {
     for (what, dir, var) in [
         ("data dir (sessions)", &dirs.data, "SQUAD_DATA_DIR"),

@@ -41,7 +41,7 @@ pub enum Status {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Check {
     /// What kind of check: `config`, `profile`, `roles`, `key`, `server`, `model`,
-    /// `wire`, `context_window`, `mcp`, `dirs`, `sandbox`, `agents_md`.
+    /// `wire`, `assist`, `context_window`, `mcp`, `dirs`, `sandbox`, `agents_md`.
     pub check: &'static str,
     pub status: Status,
     pub message: String,
@@ -101,6 +101,7 @@ pub async fn run(input: &DoctorInput) -> Report {
     if let Some(config) = &config {
         let reached = checks::provider(config, roles.as_ref(), &mut checks).await;
         wire::wires(config, roles.as_ref(), input.probe && reached, &mut checks).await;
+        checks::assist(config, roles.as_ref(), &mut checks);
         checks::context_windows(config, roles.as_ref(), &mut checks).await;
         checks::mcp_servers(config, &input.sources.workspace, &mut checks).await;
     } else {

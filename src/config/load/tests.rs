@@ -1,4 +1,5 @@
 use super::*;
+use crate::config::Assist;
 use std::fs;
 use tempfile::TempDir;
 
@@ -523,4 +524,66 @@ fn wire_api_per_provider_profile_and_level_and_the_flag_wins() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("models.smart") && e.contains("responses"), "{e}");
+}
+
+#[test]
+fn assist_is_set_per_model_per_level_and_per_profile() {
+    let f = Fixture::new();
+    f.user_file(
+        "[models]\nfast = { model = \"small\", assist = \"auto\" }\n\
+         [models.\"big\"]\nassist = \"off\"\n\
+         [profiles.local.models]\nbase = { model = \"tiny\", assist = \"off\" }\n",
+    );
+    let c = f.load(&[], &ConfigOverrides::default()).unwrap();
+    assert_eq!(
+        c.assist_for_model("big"),
+        Assist::Off,
+        "a table named after the model"
+    );
+    assert_eq!(c.models["big"].model, "big");
+    assert_eq!(c.assist_for_model("small"), Assist::Auto);
+    assert_eq!(c.assist_for_model("gpt-4.1"), Assist::Auto, "the default");
+    assert_eq!(
+        c.assist_for_model("tiny"),
+        Assist::Auto,
+        "no profile applied"
+    );
+    let local = f
+        .load(
+            &[],
+            &ConfigOverrides {
+                profile: Some("local".into()),
+                ..ConfigOverrides::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(local.assist_for_model("tiny"), Assist::Off);
+    // `--model big` keeps what the config says of big itself, and only that.
+    let forced = f
+        .load(
+            &[],
+            &ConfigOverrides {
+                model: Some("big".into()),
+                ..ConfigOverrides::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(forced.assist_for_model("big"), Assist::Off);
+    let other = f
+        .load(
+            &[],
+            &ConfigOverrides {
+                model: Some("small2".into()),
+                ..ConfigOverrides::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(other.assist_for_model("small2"), Assist::Auto);
+    // A value that is neither is named.
+    f.user_file("[models]\nbase = { model = \"m\", assist = \"sometimes\" }\n");
+    let err = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("assist") || err.contains("sometimes"), "{err}");
 }
