@@ -1,9 +1,10 @@
-//! A persona that is stuck after its work is done gets a request for its answer. The
-//! evidence is a repeat: its workers' results are all in, nothing runs, the board has
-//! nothing ready or under way, and it makes a call it already made in this turn and gets
-//! the same answer (a 1.5B model asked the absent user "What is the content of notes.md?"
-//! five times after the results said it all). Its next request then goes without tools,
-//! with a notice saying why. A capable supervisor that reads its workers' files and runs
+//! A persona that is stuck gets a request for its answer. The evidence is a repeat: with
+//! its workers' results all in, nothing running and the board idle, a call it already
+//! made with the same answer and nothing changed since (a 1.5B model asked the absent user
+//! "What is the content of notes.md?" five times after the results said it all); or,
+//! whatever runs, the same call with the same answer a third time with nothing changed in
+//! between (where the loop guard adds its note). Its next request then goes without
+//! tools, with a notice saying why. A capable supervisor that reads its workers' files and runs
 //! the tests before it answers makes new calls and is never stopped here; neither a green
 //! test run nor a count of calls is evidence of anything (`tests/capable_models.rs`).
 //!
@@ -29,17 +30,17 @@ use crate::runtime::tasks::TaskBoard;
 use crate::text::{clip, describe_result};
 use crate::tools::{TESTS_FAILED, TESTS_PASSED};
 use async_trait::async_trait;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the request without tools ends with: why the tools went.
-const ANSWER_NOW: &str = "You made the same call again and got the same answer, and your \
-                          workers are done: their results are above and nothing else is \
-                          running. Answer the user now, in plain text, with what they \
-                          reported.";
+const ANSWER_NOW: &str = "You made the same call again and got the same answer; nothing has \
+                          changed since. What you have found and what your workers reported \
+                          is above. Answer the user now, in plain text: what was done and \
+                          what the result is.";
 
 /// The persona's next turn after a reply that was no answer.
 const PLAIN_WORDS: &str = "[squad] That was a tool call written as text, not an answer, and \
@@ -80,14 +81,20 @@ pub struct AnswerLayer {
     stuck: AtomicBool,
     /// Why the tools went is in the history (said once).
     told: AtomicBool,
-    /// The persona's calls of this turn with their answers, hashed.
-    seen: Mutex<HashSet<u64>>,
+    /// The persona's calls since its last change, with their answers (hashed), and how
+    /// often each was made.
+    seen: Mutex<HashMap<u64, u32>>,
     /// Files changed since the tests last passed, with what they held then (`None`: absent),
     /// so a run that fails again can say which change broke them and what to put back.
     since_green: Mutex<BTreeMap<String, Option<String>>>,
     /// The persona's last `run_tests` passed.
     last_run_passed: AtomicBool,
 }
+
+/// The same call with the same answer, nothing changed in between, this many times: the
+/// persona is stuck even with workers at work (the loop guard notes the same repeat and
+/// ends the turn at its fifth).
+const STUCK_AFTER: u32 = 3;
 
 /// Of a file's content before a change, what a regression note quotes.
 const KEPT_CHARS: usize = 2_000;
@@ -101,7 +108,7 @@ impl AnswerLayer {
             results_in: AtomicBool::new(false),
             stuck: AtomicBool::new(false),
             told: AtomicBool::new(false),
-            seen: Mutex::new(HashSet::new()),
+            seen: Mutex::new(HashMap::new()),
             since_green: Mutex::new(BTreeMap::new()),
             last_run_passed: AtomicBool::new(false),
         }
@@ -184,9 +191,17 @@ impl Layer for AnswerLayer {
         if !self.helps(cx) {
             return Verdict::Pass;
         }
-        let again = !crate::sync::lock(&self.seen).insert(mark(call));
-        if again && !call.is_error && self.all_done(cx) {
-            self.stuck.store(true, Ordering::Relaxed);
+        if !call.is_error {
+            let times = {
+                let mut seen = crate::sync::lock(&self.seen);
+                let n = seen.entry(mark(call)).or_insert(0);
+                *n += 1;
+                *n
+            };
+            // Made again with all done, or a third time whatever else runs.
+            if (times >= 2 && self.all_done(cx)) || times >= STUCK_AFTER {
+                self.stuck.store(true, Ordering::Relaxed);
+            }
         }
         if call.name != "run_tests" || !call.output.starts_with(TESTS_FAILED) {
             return Verdict::Pass;
@@ -245,6 +260,7 @@ impl Layer for AnswerLayer {
             // Something changed: whatever it repeats next may answer otherwise.
             self.stuck.store(false, Ordering::Relaxed);
             self.told.store(false, Ordering::Relaxed);
+            crate::sync::lock(&self.seen).clear();
         }
         if tool.name == "run_tests" {
             let passed = done.output.starts_with(TESTS_PASSED);

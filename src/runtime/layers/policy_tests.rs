@@ -605,6 +605,9 @@ async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_its
     assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
     assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
     assert!(shaped().await);
+    // Whatever runs, a third time is evidence enough (where the loop guard notes it).
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert!(!shaped().await);
     // With `assist = "off"` the same repeat leaves the tools.
     let off = answer_layer(crate::config::Assist::Off);
     off.turn_start(&me);
