@@ -9,6 +9,7 @@ mod responses;
 mod responses_stream;
 mod retry;
 mod stream;
+pub mod text_calls;
 mod wire;
 
 pub use crate::config::WireApi;

@@ -186,6 +186,9 @@ pub async fn run_tool_calls(
             };
             let mut output = clip_tool_output(&result.output, output_cap, &clip_hint(call))
                 .unwrap_or(result.output);
+            if call.id.starts_with(crate::model::text_calls::ID_PREFIX) {
+                output.insert_str(0, crate::model::text_calls::RAN_NOTE);
+            }
             match verdict {
                 Verdict::Pass => {}
                 Verdict::Note(note) => {

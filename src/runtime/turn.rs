@@ -9,6 +9,7 @@ use super::layers::{Gate, Shape};
 use super::model_call::{Called, call_model};
 use super::persona::switch_persona;
 use super::team::Team;
+use crate::model::text_calls;
 use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall, TurnEnd};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -75,11 +76,20 @@ async fn turn_loop(
             Shape::Interrupted => return interrupted(final_text),
             Shape::Stop(why) => return failed(team, agent, final_text, why),
         }
-        let response = match call_model(engine, agent, setup, cancel).await {
+        let offered = setup.request.tools.clone();
+        let mut response = match call_model(engine, agent, setup, cancel).await {
             Called::Answer(r) => r,
             Called::Interrupted => return interrupted(final_text),
             Called::Failed(why) => return failed(team, agent, final_text, why),
         };
+        if response.tool_calls.is_empty() && !offered.is_empty() && helps(engine, agent) {
+            let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
+            if let Some(calls) = text_calls::parse(&response.text, &names) {
+                // The calls are what it said: its history holds them once, as calls.
+                response.tool_calls = calls;
+                response.text.clear();
+            }
+        }
         if !response.text.trim().is_empty() {
             final_text = response.text.clone();
         }
@@ -132,6 +142,14 @@ async fn turn_loop(
             }
         }
     }
+}
+
+/// Whether `agent`'s model gets squad's help for weak models (`assist`).
+fn helps(engine: &Engine, agent: AgentId) -> bool {
+    engine
+        .team
+        .model(agent)
+        .is_none_or(|m| engine.config.assist_for_model(&m) == crate::config::Assist::Auto)
 }
 
 /// An urgent notice (a worker's question, a critical notice) reaches a running agent at

@@ -1,0 +1,211 @@
+//! Tool calls a model wrote as text (a "tool shim", as Goose calls it). Small open models
+//! served with their stock chat template often answer a tool request with the call in
+//! their own format instead of the API's `tool_calls`: Qwen's and Hermes' `<tool_call>`
+//! blocks, a fenced JSON block, Llama's bare JSON (`parameters`) or `<|python_tag|>`,
+//! Mistral's `[TOOL_CALLS]`. A reply whose whole text is such a call (or several) of a
+//! tool that was offered is evidence enough that the model meant to call it: it runs as
+//! that call, through the same checks, approvals and hooks as any other. Anything else
+//! stays text: a reply that mentions a tool, shows a call among other words, or names a
+//! tool that was not offered. Pure: the caller decides whether to use it.
+
+use crate::protocol::ToolCall;
+use serde_json::Value;
+
+/// The id of a call that was text: its result says so.
+pub const ID_PREFIX: &str = "text_call_";
+
+/// What the result of such a call starts with.
+pub const RAN_NOTE: &str = "[squad] Your reply was this tool call written as text; it ran as \
+                            a call. Its result:\n";
+
+/// The calls `text` is made of, when it is nothing but well-formed calls of `offered`
+/// tools; `None` otherwise.
+pub fn parse(text: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
+    let body = text.trim();
+    if body.is_empty() {
+        return None;
+    }
+    let values = tagged(body, "<tool_call>", "</tool_call>")
+        .or_else(|| mistral(body))
+        .or_else(|| fenced(body))
+        .or_else(|| {
+            let bare = body.strip_prefix("<|python_tag|>").unwrap_or(body).trim();
+            json_calls(bare)
+        })?;
+    let calls: Option<Vec<ToolCall>> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| call_of(v, offered, i))
+        .collect();
+    calls.filter(|c| !c.is_empty())
+}
+
+/// `<open>{…}</close>` blocks and nothing else between or around them.
+fn tagged(body: &str, open: &str, close: &str) -> Option<Vec<Value>> {
+    if !body.starts_with(open) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        let inner = rest.strip_prefix(open)?;
+        let (json, after) = inner.split_once(close)?;
+        out.extend(json_calls(unfence(json.trim()))?);
+        rest = after.trim_start();
+    }
+    Some(out)
+}
+
+/// `[TOOL_CALLS][{…}, …]`, or the newer `[TOOL_CALLS]name[ARGS]{…}`.
+fn mistral(body: &str) -> Option<Vec<Value>> {
+    let rest = body.strip_prefix("[TOOL_CALLS]")?.trim();
+    if let Some(v) = json_calls(rest) {
+        return Some(v);
+    }
+    let mut out = Vec::new();
+    for part in rest.split("[TOOL_CALLS]") {
+        let (name, args) = part.trim().split_once("[ARGS]")?;
+        let args: Value = serde_json::from_str(args.trim()).ok()?;
+        out.push(serde_json::json!({"name": name.trim(), "arguments": args}));
+    }
+    Some(out)
+}
+
+/// One fenced block (```json or ``` alone) holding the call(s), and nothing else.
+fn fenced(body: &str) -> Option<Vec<Value>> {
+    let inner = body.strip_prefix("```")?;
+    let (lang, inner) = inner.split_once('\n')?;
+    if !matches!(lang.trim(), "" | "json" | "tool_call" | "tool_code") {
+        return None;
+    }
+    let inner = inner.trim_end().strip_suffix("```")?;
+    if inner.contains("```") {
+        return None;
+    }
+    json_calls(inner.trim())
+}
+
+fn unfence(s: &str) -> &str {
+    s.strip_prefix("```json")
+        .or_else(|| s.strip_prefix("```"))
+        .and_then(|r| r.trim_end().strip_suffix("```"))
+        .map_or(s, str::trim)
+}
+
+/// A JSON object, an array of them, or objects one per line.
+fn json_calls(s: &str) -> Option<Vec<Value>> {
+    if let Ok(v) = serde_json::from_str::<Value>(s) {
+        return match v {
+            Value::Array(items) => Some(items),
+            Value::Object(_) => Some(vec![v]),
+            _ => None,
+        };
+    }
+    s.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str::<Value>(l.trim())
+                .ok()
+                .filter(Value::is_object)
+        })
+        .collect()
+}
+
+/// `{"name": …, "arguments"|"parameters": {…}}` of an offered tool, or OpenAI's own shape
+/// `{"type": "function", "function": {…}}` written out.
+fn call_of(v: &Value, offered: &[&str], i: usize) -> Option<ToolCall> {
+    let v = v.get("function").filter(|f| f.is_object()).unwrap_or(v);
+    let obj = v.as_object()?;
+    let name = obj.get("name")?.as_str()?.trim();
+    if !offered.contains(&name) {
+        return None;
+    }
+    // Only a name and its arguments: an object with more is data that happens to hold a
+    // `name` (a package.json, a config), not a call.
+    if obj.keys().any(|k| {
+        !matches!(
+            k.as_str(),
+            "name" | "arguments" | "parameters" | "id" | "type"
+        )
+    }) {
+        return None;
+    }
+    let args = match obj.get("arguments").or_else(|| obj.get("parameters")) {
+        None => Value::Object(Default::default()),
+        Some(Value::String(s)) => serde_json::from_str::<Value>(s).ok()?,
+        Some(a @ Value::Object(_)) => a.clone(),
+        Some(_) => return None,
+    };
+    if !args.is_object() {
+        return None;
+    }
+    Some(ToolCall {
+        id: format!("{ID_PREFIX}{}_{i}", uuid::Uuid::new_v4().simple()),
+        name: name.to_string(),
+        arguments: args.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OFFERED: &[&str] = &["read_file", "write_file", "return_results"];
+
+    fn names(text: &str) -> Option<Vec<(String, Value)>> {
+        parse(text, OFFERED).map(|calls| {
+            calls
+                .into_iter()
+                .map(|c| (c.name, serde_json::from_str(&c.arguments).unwrap()))
+                .collect()
+        })
+    }
+
+    fn one(name: &str, args: Value) -> Option<Vec<(String, Value)>> {
+        Some(vec![(name.to_string(), args)])
+    }
+
+    #[test]
+    fn each_format_small_models_write_is_a_call() {
+        let args = serde_json::json!({"path": "a.txt"});
+        for text in [
+            "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>",
+            "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
+            "```\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
+            "{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.txt\"}}",
+            "<|python_tag|>{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.txt\"}}",
+            "[TOOL_CALLS][{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}]",
+            "[TOOL_CALLS]read_file[ARGS]{\"path\": \"a.txt\"}",
+            "{\"type\": \"function\", \"function\": {\"name\": \"read_file\", \"arguments\": \"{\\\"path\\\": \\\"a.txt\\\"}\"}}",
+            "  <tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>  ",
+        ] {
+            assert_eq!(names(text), one("read_file", args.clone()), "{text}");
+        }
+        let two = "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}</tool_call>\n<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}</tool_call>";
+        assert_eq!(names(two).map(|c| c.len()), Some(2));
+        let ids: Vec<String> = parse(two, OFFERED)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        assert_ne!(ids[0], ids[1], "each call its own id");
+    }
+
+    #[test]
+    fn text_that_only_mentions_or_shows_a_call_stays_text() {
+        for text in [
+            "I will call read_file on a.txt next.",
+            "To read it, call:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
+            "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```\nand then the answer",
+            "{\"name\": \"delete_everything\", \"arguments\": {}}",
+            "```json\n{\"name\": \"my-app\", \"version\": \"1.0.0\", \"scripts\": {}}\n```",
+            "{\"name\": \"read_file\", \"arguments\": [\"a.txt\"]}",
+            "<tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_call> and some words",
+            "```python\nprint('hi')\n```",
+            "",
+            "The answer is 42.",
+        ] {
+            assert_eq!(names(text), None, "{text}");
+        }
+    }
+}
