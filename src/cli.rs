@@ -127,6 +127,11 @@ pub struct Common {
     #[arg(long, global = true, value_name = "URL")]
     pub base_url: Option<String>,
 
+    /// Use a local server (llama.cpp, Ollama, LM Studio, vLLM) found on 127.0.0.1, even
+    /// with an API key set. Without a key and a base URL squad looks for one anyway.
+    #[arg(long, global = true)]
+    pub oss: bool,
+
     /// chat | responses: the API every model is spoken to with, for this run (overrides
     /// provider.wire_api and the levels' own).
     #[arg(long = "wire-api", global = true, value_name = "WIRE")]

@@ -5,7 +5,7 @@ use squad::doctor::DoctorInput;
 use squad::exec::exit;
 use squad::hooks::listing;
 use squad::logging::{self, Dirs};
-use squad::model::{ClientSettings, ModelClient, OpenAiClient};
+use squad::model::{ClientSettings, ModelClient, OpenAiClient, discover};
 use squad::protocol::ApprovalPolicy;
 use squad::roles::{RoleSet, load_roles};
 use squad::runtime::{SessionOptions, start_session};
@@ -98,6 +98,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 dirs,
                 tool_names: squad::runtime::tool_names(&coding_registry()),
                 probe: args.probe,
+                oss: cli.common.oss,
             };
             let report = runtime()?.block_on(squad::doctor::run(&input));
             if args.json {
@@ -241,12 +242,29 @@ fn session_options(
     dirs: &Dirs,
     interactive: bool,
 ) -> Result<SessionOptions> {
-    let config: Config = load_config(&workspace, &config_overrides(common)?)?;
+    let mut config: Config = load_config(&workspace, &config_overrides(common)?)?;
     let roles = load_roles(&workspace)?;
     if let Some(role) = &common.role {
         roles.require(role)?;
     }
     let mut warnings = Vec::new();
+    match discover::apply(&mut config, common.oss) {
+        discover::Outcome::NotTried => {}
+        discover::Outcome::Using(found) => {
+            // One line: on stderr for exec (stdout is the answer), on screen in the TUI.
+            if interactive {
+                warnings.push(found.describe());
+            } else {
+                eprintln!("squad: {}", found.describe());
+            }
+        }
+        discover::Outcome::NoneFound(ports) if common.oss => bail!(
+            "--oss: no local server answered on 127.0.0.1 ports {}; start one (llama-server, \
+             ollama serve, LM Studio, vllm serve) or give --base-url",
+            discover::port_list(&ports)
+        ),
+        discover::Outcome::NoneFound(_) => {}
+    }
     // No request can work: `exec` stops before sending one (exit 2); the TUI says the same
     // on screen, and its model client refuses to send without the key.
     if let Some(fix) = config.missing_key() {

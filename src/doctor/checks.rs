@@ -231,6 +231,30 @@ pub(super) fn models_in_use(config: &Config, roles: Option<&RoleSet>) -> Vec<(St
 }
 
 /// The folders squad writes to: sessions and logs.
+/// The local server a session would use without a key or a base URL (or with `--oss`).
+pub(super) fn local_server(config: &mut Config, oss: bool, out: &mut Vec<Check>) {
+    use crate::model::discover::{Outcome, apply, port_list};
+    match apply(config, oss) {
+        Outcome::NotTried => {}
+        Outcome::Using(found) => out.push(Check::pass("local", found.describe())),
+        Outcome::NoneFound(ports) if oss => out.push(Check::fail(
+            "local",
+            format!(
+                "--oss: no local server answered on 127.0.0.1 ports {}",
+                port_list(&ports)
+            ),
+            "start one (llama-server, ollama serve, LM Studio, vllm serve) or give --base-url",
+        )),
+        Outcome::NoneFound(ports) => out.push(Check::skip(
+            "local",
+            format!(
+                "no local server answered on 127.0.0.1 ports {}",
+                port_list(&ports)
+            ),
+        )),
+    }
+}
+
 /// Whether each model in use gets squad's help for weak models (`assist`).
 pub(super) fn assist(config: &Config, roles: Option<&RoleSet>, out: &mut Vec<Check>) {
     let mut seen: Vec<String> = Vec::new();

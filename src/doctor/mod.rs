@@ -24,6 +24,8 @@ pub struct DoctorInput {
     pub tool_names: Vec<String>,
     /// `--probe`: send each wire in use a one-token request.
     pub probe: bool,
+    /// `--oss`: a local server is wanted even with a key.
+    pub oss: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -40,7 +42,7 @@ pub enum Status {
 /// One line of the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Check {
-    /// What kind of check: `config`, `profile`, `roles`, `key`, `server`, `model`,
+    /// What kind of check: `config`, `profile`, `roles`, `local`, `key`, `server`, `model`,
     /// `wire`, `assist`, `context_window`, `mcp`, `dirs`, `sandbox`, `agents_md`.
     pub check: &'static str,
     pub status: Status,
@@ -96,7 +98,10 @@ pub struct Report {
 /// Runs every check. Never fails: whatever goes wrong is a failed check.
 pub async fn run(input: &DoctorInput) -> Report {
     let mut checks = Vec::new();
-    let config = checks::config(input, &mut checks);
+    let mut config = checks::config(input, &mut checks);
+    if let Some(config) = config.as_mut() {
+        checks::local_server(config, input.oss, &mut checks);
+    }
     let roles = checks::roles(input, config.as_ref(), &mut checks);
     if let Some(config) = &config {
         let reached = checks::provider(config, roles.as_ref(), &mut checks).await;

@@ -1,6 +1,7 @@
 //! Talking to an OpenAI-compatible server on chat completions or Responses: streaming,
 //! tool-call delta assembly, retries and usage. The runtime sees only [`ModelClient`].
 
+pub mod discover;
 mod http;
 mod openai;
 mod overflow;

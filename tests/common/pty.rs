@@ -38,6 +38,7 @@ impl Tui {
         cmd.env("TERM", "xterm-256color");
         cmd.env("SQUAD_CONFIG_DIR", sb.config_dir());
         cmd.env("SQUAD_DATA_DIR", sb.data_dir());
+        cmd.env("SQUAD_LOCAL_PORTS", "");
         cmd.env("SQUAD_LOG", "debug");
         if !base_url.is_empty() {
             cmd.env("OPENAI_BASE_URL", base_url);

@@ -60,6 +60,9 @@ impl Sandbox {
             .env("HOME", self.home.path())
             .env("SQUAD_CONFIG_DIR", self.config_dir())
             .env("SQUAD_DATA_DIR", self.data_dir())
+            // No test asks the machine's real ports for a local model server; the ones that
+            // test discovery name their own.
+            .env("SQUAD_LOCAL_PORTS", "")
             .env("SQUAD_LOG", "debug")
             .current_dir(self.ws())
             .kill_on_drop(true);
