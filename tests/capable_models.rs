@@ -41,6 +41,8 @@ const NUDGES: &[&str] = &[
     "Answer the user now",
     "do not ask the user",
     "nothing is left to do",
+    // A spawn argument squad overruled (`budget_ignored`, `wall_budget_ignored`, …).
+    "_ignored",
 ];
 
 /// User messages squad may add that are not help: the record of a handoff the model made,
