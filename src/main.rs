@@ -79,10 +79,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let config = load_config(&workspace, &config_overrides(&cli.common)?)?;
             let store = squad::hooks::TrustStore::new(&dirs.data);
             match command.unwrap_or(HooksCommand::List) {
-                HooksCommand::List => print!("{}", listing::list(&config.hooks, &store)),
+                HooksCommand::List => {
+                    let tools = squad::runtime::tool_names(&coding_registry());
+                    print!(
+                        "{}",
+                        listing::list(&config.hooks, &store, &workspace, &tools)
+                    )
+                }
                 HooksCommand::Trust => print!(
                     "{}",
-                    listing::trust_workspace(&config.hooks, &store).map_err(anyhow::Error::msg)?
+                    listing::trust_workspace(&config.hooks, &store, &workspace)
+                        .map_err(anyhow::Error::msg)?
                 ),
             }
             Ok(ExitCode::SUCCESS)

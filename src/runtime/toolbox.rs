@@ -148,6 +148,35 @@ impl ToolBox {
             .collect()
     }
 
+    /// `tools_for`, then fitted to `model`: a tool the model was trained on takes the place
+    /// of the tools it does the work of (`ToolHandler::preferred_by`), at the first of them.
+    pub fn tools_for_model(
+        &self,
+        role: &Role,
+        is_worker: bool,
+        ceiling: Option<&[String]>,
+        model: &str,
+    ) -> Vec<String> {
+        let mut tools = self.tools_for(role, is_worker, ceiling);
+        for e in &self.entries {
+            let same_as = e.handler.same_as();
+            let has = |n: &str| tools.iter().any(|t| t == n);
+            if same_as.is_empty()
+                || has(&e.spec.name)
+                || !e.handler.preferred_by(model)
+                || !same_as.iter().all(|n| has(n))
+            {
+                continue;
+            }
+            let Some(at) = tools.iter().position(|t| same_as.contains(&t.as_str())) else {
+                continue;
+            };
+            tools.retain(|t| !same_as.contains(&t.as_str()));
+            tools.insert(at.min(tools.len()), e.spec.name.clone());
+        }
+        tools
+    }
+
     /// The MCP tools of the servers that are up which every role of `lineage` (the
     /// persona first, the agent last) offers: never more than the agent's supervisors.
     pub fn mcp_tools_for(&self, lineage: &[&Role]) -> Vec<String> {

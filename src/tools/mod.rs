@@ -1,6 +1,8 @@
 //! The tools an agent can call: a handler trait and a registry that looks them up by name.
 
 mod args;
+pub mod claude;
+mod edit_file;
 mod editor;
 mod files;
 mod list;
@@ -13,8 +15,9 @@ pub use shell::{TESTS_FAILED, TESTS_PASSED};
 mod test_command;
 
 pub(crate) use args::parse as parse_args;
+pub use edit_file::EditFile;
 pub use editor::EditorFiles;
-pub use files::{EditFile, ReadFile, WriteFile, read_for_prompt};
+pub use files::{ReadFile, WriteFile, read_for_prompt};
 pub use list::ListFiles;
 pub use patch::ApplyPatch;
 pub(crate) use process::{Status as RunStatus, run_shell};
@@ -86,6 +89,12 @@ pub trait ToolHandler: Send + Sync {
     /// persona that leaves it out to keep its first request small still passes it on).
     fn same_as(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// Whether `model` was trained on this tool, so it is offered instead of its `same_as`
+    /// tools wherever the agent has all of them (Codex's models and `apply_patch`).
+    fn preferred_by(&self, _model: &str) -> bool {
+        false
     }
 
     /// For mutating tools: what the user is asked to approve (a diff, a command). Argument
