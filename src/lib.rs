@@ -9,6 +9,7 @@ pub mod config;
 pub mod context;
 pub mod doctor;
 pub mod exec;
+pub mod front_matter;
 pub mod hooks;
 pub mod isolation;
 pub mod logging;
