@@ -33,6 +33,25 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+/// What a tool does, as front ends show it (ACP's tool kinds): each handler says its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolKind {
+    Read,
+    Edit,
+    Search,
+    Execute,
+    Other,
+}
+
+/// The kind of the coding tool `name`, from its handler; `Other` for any other tool
+/// (agent tools, MCP tools).
+pub fn kind_of(name: &str) -> ToolKind {
+    coding_tools()
+        .iter()
+        .find(|t| t.spec().name == name)
+        .map_or(ToolKind::Other, |t| t.kind())
+}
+
 /// Whether a tool changes the world; mutating tools pass the approval gate first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToolEffect {
@@ -83,6 +102,14 @@ pub trait ToolHandler: Send + Sync {
     fn spec(&self) -> ToolSpec;
 
     fn effect(&self) -> ToolEffect;
+
+    /// What it does, as front ends show it; by default, reading or editing by its effect.
+    fn kind(&self) -> ToolKind {
+        match self.effect() {
+            ToolEffect::ReadOnly => ToolKind::Read,
+            ToolEffect::Mutating => ToolKind::Edit,
+        }
+    }
 
     /// Tools that together do what this one does: a worker may have it when its parent has
     /// all of them (`apply_patch` is `write_file` and `edit_file` in another format, so a
