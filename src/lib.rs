@@ -20,6 +20,7 @@ pub mod roles;
 pub mod runtime;
 pub mod sandbox;
 pub mod session;
+pub mod skills;
 pub mod sync;
 pub mod text;
 pub mod tools;

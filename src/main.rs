@@ -52,6 +52,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
         .with_context(|| format!("workspace {} does not exist", workspace.display()))?;
 
     match cli.command {
+        Some(Command::Skills) => {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let dirs = squad::skills::skill_dirs(
+                &workspace,
+                squad::config::user_config_dir().as_deref(),
+                home.as_deref(),
+            );
+            print!("{}", squad::skills::discover(&dirs).listing());
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Roles) => {
             let mut roles = load_roles(&workspace)?;
             // What starting a session would say about role files naming unknown tools.

@@ -50,7 +50,7 @@ pub enum RuntimeError {
     NoSandbox(String),
 }
 
-pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
+pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
     let workspace = Workspace::new(&opts.workspace).map_err(|source| RuntimeError::Workspace {
         path: opts.workspace.clone(),
         source,
@@ -117,6 +117,18 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let model_name = role.model(&opts.config);
     let (mcp_status, mcp_statuses) = mpsc::unbounded_channel();
     let mcp = McpHub::new(&opts.config.mcp_servers, workspace.root(), Some(mcp_status));
+    // Agent Skills: their tool only when there are some (the first request stays small).
+    let skills = Arc::new(crate::skills::discover(&crate::skills::skill_dirs(
+        workspace.root(),
+        crate::config::user_config_dir().as_deref(),
+        std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .as_deref(),
+    )));
+    if !skills.skills.is_empty() {
+        opts.tools
+            .register(Arc::new(crate::tools::UseSkill(skills.clone())));
+    }
     let tools = ToolBox::new(&opts.tools, Arc::new(mcp));
     let mut roles = opts.roles;
     roles.check_tools(&tools.names(), &tools.mcp().server_names());
@@ -203,6 +215,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let engine = Arc::new(Engine {
         windows,
         instructions,
+        skills,
         pause,
         session_limits,
         layers,

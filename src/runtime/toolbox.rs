@@ -137,7 +137,8 @@ impl ToolBox {
         is_worker: bool,
         ceiling: Option<&[String]>,
     ) -> Vec<String> {
-        self.entries
+        let mut tools: Vec<String> = self
+            .entries
             .iter()
             .filter(|e| role.offers(&e.spec.name, e.audience, is_worker))
             .filter(|e| {
@@ -145,7 +146,18 @@ impl ToolBox {
                     || ceiling.is_none_or(|c| within(c, &e.spec.name, e.handler.same_as()))
             })
             .map(|e| e.spec.name.clone())
-            .collect()
+            .collect();
+        for e in &self.entries {
+            let Some(with) = e.handler.comes_with() else {
+                continue;
+            };
+            let name = &e.spec.name;
+            let excluded = role.excluded_tools.iter().any(|t| t == name);
+            if tools.iter().any(|t| t == with) && !tools.contains(name) && !excluded {
+                tools.push(name.clone());
+            }
+        }
+        tools
     }
 
     /// `tools_for`, then fitted to `model`: a tool the model was trained on takes the place

@@ -13,6 +13,7 @@ mod settings;
 mod shell;
 pub use shell::{TESTS_FAILED, TESTS_PASSED};
 mod test_command;
+mod use_skill;
 
 pub(crate) use args::parse as parse_args;
 pub use edit_file::EditFile;
@@ -24,6 +25,7 @@ pub(crate) use process::{Status as RunStatus, run_shell};
 pub use search::SearchFiles;
 pub use settings::ToolSettings;
 pub use shell::{RunCommand, RunTests};
+pub use use_skill::{USE_SKILL, UseSkill};
 
 use crate::model::ToolSpec;
 use crate::protocol::{AgentId, ApprovalAction};
@@ -116,6 +118,12 @@ pub trait ToolHandler: Send + Sync {
     /// persona that leaves it out to keep its first request small still passes it on).
     fn same_as(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// A tool whose agents get this one too, whatever their role's list says (`use_skill`
+    /// comes with `read_file`: every agent that reads may read the session's skills).
+    fn comes_with(&self) -> Option<&'static str> {
+        None
     }
 
     /// Whether `model` was trained on this tool, so it is offered instead of its `same_as`

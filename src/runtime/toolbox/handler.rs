@@ -57,6 +57,11 @@ pub trait CallHandler: Send + Sync {
         &[]
     }
 
+    /// See `ToolHandler::comes_with`.
+    fn comes_with(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Whether `model` was trained on this tool (see `ToolHandler::preferred_by`).
     fn preferred_by(&self, _model: &str) -> bool {
         false
@@ -91,6 +96,10 @@ impl CallHandler for Coding {
 
     fn preferred_by(&self, model: &str) -> bool {
         self.0.preferred_by(model)
+    }
+
+    fn comes_with(&self) -> Option<&'static str> {
+        self.0.comes_with()
     }
 
     fn reach(&self) -> Reach {
