@@ -92,7 +92,8 @@ mod tests {
             serde_json::to_value(announce(Path::new("/ws"), "c", "write_file", &args)).unwrap();
         assert_eq!(wire["content"][0]["newText"], "hi");
         assert!(wire["content"][0].get("oldText").is_none_or(Value::is_null));
-        let wire = serde_json::to_value(announce(Path::new("/ws"), "c", "grep", "{oops")).unwrap();
+        let wire =
+            serde_json::to_value(announce(Path::new("/ws"), "c", "search_files", "{oops")).unwrap();
         assert_eq!(wire["rawInput"], "{oops");
         assert_eq!(wire["kind"], "search");
     }
