@@ -237,3 +237,44 @@ async fn a_matcher_that_matches_no_tool_is_a_warning_in_hooks_and_doctor() {
         doctor.stdout
     );
 }
+
+/// A project's `.claude/settings.json`, as Claude Code reads it, imported with `[hooks]
+/// import`: it came with the workspace, so it waits for `squad hooks trust`, then its
+/// `.env` guard denies the write.
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_settings_json_hooks_are_imported_and_wait_for_approval() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    install_scripts(&sb);
+    sb.write(
+        ".claude/settings.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command",
+            "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/protect_env.py"}]}]}})
+        .to_string(),
+    );
+    user_config(&sb, "[hooks]\nimport = [\".claude/settings.json\"]\n");
+    let listed = sb.run(None, &["hooks"]).await;
+    assert!(listed.stdout.contains("PreToolUse") || listed.stdout.contains("pre_tool_use"));
+    assert!(
+        listed.stdout.contains("waits for `squad hooks trust`"),
+        "{}",
+        listed.stdout
+    );
+    sb.run(None, &["hooks", "trust"]).await.assert_ok();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => call_tool(
+            "c1",
+            "write_file",
+            json!({"path": ".env", "content": "K=1\n"}),
+        ),
+        _ => MockResponse::text("done"),
+    });
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "set the key"])
+        .await;
+    run.assert_ok();
+    assert!(
+        !sb.ws().join(".env").exists(),
+        "the imported hook denied it"
+    );
+}

@@ -5,6 +5,7 @@
 //! how it runs (`run.rs`), and which workspace hook files the user approved (`trust.rs`).
 
 mod decision;
+pub mod import;
 pub mod listing;
 mod payload;
 mod run;

@@ -167,20 +167,40 @@ fn parse_entry(value: toml::Value, source: &HookSource) -> Result<HookSpec, Stri
     if entry.command.trim().is_empty() {
         return Err("`command` is empty".to_string());
     }
-    let matcher = compile_matcher(entry.matcher.as_deref())?;
-    let timeout_s = entry.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
-    if timeout_s == 0 {
-        return Err("`timeout_s` must be at least 1".to_string());
+    let mut hook = HookSpec::new(
+        entry.event,
+        entry.matcher,
+        entry.command,
+        entry.timeout_s,
+        source,
+    )?;
+    hook.role = entry.role.filter(|r| !r.trim().is_empty());
+    Ok(hook)
+}
+
+impl HookSpec {
+    /// A hook for every role; `timeout_s` `None` is the default.
+    pub(crate) fn new(
+        event: HookEvent,
+        matcher: Option<String>,
+        command: String,
+        timeout_s: Option<u64>,
+        source: &HookSource,
+    ) -> Result<Self, String> {
+        let timeout_s = timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
+        if timeout_s == 0 {
+            return Err("`timeout_s` must be at least 1".to_string());
+        }
+        Ok(HookSpec {
+            event,
+            matcher: compile_matcher(matcher.as_deref())?,
+            matcher_text: matcher,
+            role: None,
+            command,
+            timeout_s,
+            source: source.clone(),
+        })
     }
-    Ok(HookSpec {
-        event: entry.event,
-        matcher,
-        matcher_text: entry.matcher,
-        role: entry.role.filter(|r| !r.trim().is_empty()),
-        command: entry.command,
-        timeout_s,
-        source: source.clone(),
-    })
 }
 
 /// A matcher as Claude Code writes them (`Bash`, `Edit|Write`, `mcp__.*`, `*`) or as
