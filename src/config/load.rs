@@ -18,12 +18,14 @@ pub const CONFIG_DIR_ENV: &str = "SQUAD_CONFIG_DIR";
 /// Environment variable naming the profile to apply (`--profile` wins over it).
 pub const PROFILE_ENV: &str = "SQUAD_PROFILE";
 /// Environment variables the loader reads (the API key is read later, by name).
-const ENV_VARS: [&str; 5] = [
+const ENV_VARS: [&str; 6] = [
     CONFIG_DIR_ENV,
     PROFILE_ENV,
     "OPENAI_BASE_URL",
     "SQUAD_MODEL",
     "SQUAD_APPROVAL",
+    // `~/` in `[hooks] import`.
+    "HOME",
 ];
 
 /// What the command line sets; applied last.

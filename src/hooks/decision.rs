@@ -78,7 +78,7 @@ pub fn decide(event: HookEvent, ran: &HookRun, label: &str) -> Decision {
 
 fn from_stdout(event: HookEvent, stdout: &str, said_no: impl Fn() -> String) -> Decision {
     let plain_is_context = matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart);
-    let out: Output = match serde_json::from_str(stdout) {
+    let mut out: Output = match serde_json::from_str(stdout) {
         Ok(out) => out,
         Err(_) if plain_is_context && !stdout.is_empty() => {
             return Decision {
@@ -88,7 +88,10 @@ fn from_stdout(event: HookEvent, stdout: &str, said_no: impl Fn() -> String) -> 
         }
         Err(_) => return Decision::default(),
     };
-    let specific = out.hook_specific_output.unwrap_or_default();
+    // An empty reason says nothing: the hook's name stands in for it.
+    out.reason = out.reason.filter(|r| !r.trim().is_empty());
+    out.stop_reason = out.stop_reason.filter(|r| !r.trim().is_empty());
+    let specific = out.hook_specific_output.take().unwrap_or_default();
     let mut d = Decision {
         system_message: out.system_message,
         context: specific.additional_context,
@@ -101,6 +104,7 @@ fn from_stdout(event: HookEvent, stdout: &str, said_no: impl Fn() -> String) -> 
     let reason = specific
         .permission_decision_reason
         .clone()
+        .filter(|r| !r.trim().is_empty())
         .or(out.reason.clone());
     match specific.permission_decision.as_deref() {
         Some("deny") => d.block = Some(reason.unwrap_or_else(&said_no)),
