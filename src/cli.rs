@@ -29,6 +29,8 @@ pub enum Command {
     Exec(ExecArgs),
     /// List the roles squad knows and where each came from.
     Roles,
+    /// List the Agent Skills squad finds and where each came from.
+    Skills,
     /// List saved sessions, newest first.
     Sessions,
     /// MCP servers (`[mcp_servers.NAME]` in the config).

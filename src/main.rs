@@ -52,6 +52,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
         .with_context(|| format!("workspace {} does not exist", workspace.display()))?;
 
     match cli.command {
+        Some(Command::Skills) => {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let dirs = squad::skills::skill_dirs(
+                &workspace,
+                squad::config::user_config_dir().as_deref(),
+                home.as_deref(),
+            );
+            print!("{}", squad::skills::discover(&dirs).listing());
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Roles) => {
             let mut roles = load_roles(&workspace)?;
             // What starting a session would say about role files naming unknown tools.
@@ -79,10 +89,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let config = load_config(&workspace, &config_overrides(&cli.common)?)?;
             let store = squad::hooks::TrustStore::new(&dirs.data);
             match command.unwrap_or(HooksCommand::List) {
-                HooksCommand::List => print!("{}", listing::list(&config.hooks, &store)),
+                HooksCommand::List => {
+                    let tools = squad::runtime::tool_names(&coding_registry());
+                    print!(
+                        "{}",
+                        listing::list(&config.hooks, &store, &workspace, &tools)
+                    )
+                }
                 HooksCommand::Trust => print!(
                     "{}",
-                    listing::trust_workspace(&config.hooks, &store).map_err(anyhow::Error::msg)?
+                    listing::trust_workspace(&config.hooks, &store, &workspace)
+                        .map_err(anyhow::Error::msg)?
                 ),
             }
             Ok(ExitCode::SUCCESS)

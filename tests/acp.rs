@@ -1140,3 +1140,147 @@ async fn a_loop_stop_ends_the_prompt_with_refusal_and_says_why() {
     assert_eq!(sb.read("a.txt"), "hello\n");
     c.close().await;
 }
+
+// ---------------------------------------------------------------------------------------
+// Ready for the ACP registry
+
+/// The registry lists only agents whose `initialize` names how to authenticate (at least
+/// one `agent` or `terminal` method, each with an id and a name); the answer must also read
+/// as the protocol's own `InitializeResponse`, and `authenticate` with a method it named
+/// succeeds.
+#[tokio::test(flavor = "multi_thread")]
+async fn initialize_names_auth_methods_as_the_registry_requires() {
+    use agent_client_protocol::v1::schema::InitializeResponse;
+    let mock = MockServer::start().await;
+    let sb = setup();
+    let mut c = Client::start(&sb, &mock, &[]);
+    let init = c.initialize().await;
+    let result = &init["result"];
+    serde_json::from_value::<InitializeResponse>(result.clone())
+        .unwrap_or_else(|e| panic!("not an InitializeResponse ({e}): {result}"));
+    let methods = result["authMethods"].as_array().expect("authMethods");
+    assert!(!methods.is_empty(), "{result}");
+    for m in methods {
+        assert!(m["id"].as_str().is_some_and(|s| !s.is_empty()), "{m}");
+        assert!(m["name"].as_str().is_some_and(|s| !s.is_empty()), "{m}");
+        let kind = m.get("type").and_then(Value::as_str).unwrap_or("agent");
+        assert!(kind == "agent" || kind == "terminal", "{m}");
+    }
+    let id = methods[0]["id"].clone();
+    c.request(5, "authenticate", json!({ "methodId": id }))
+        .await;
+    let auth = c.response(5).await;
+    assert!(auth.get("error").is_none(), "{auth}");
+    c.close().await;
+}
+
+/// Every tool call's kind comes from its handler (list_files and search_files search,
+/// run_tests executes); a permission request keeps the call's title and diff, and a granted
+/// call is `in_progress` before it completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_kinds_come_from_the_handlers_and_a_granted_call_is_in_progress() {
+    let mock = MockServer::start().await;
+    let sb = setup();
+    mock.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_calls(vec![
+            call("l1", "list_files", json!({"path": "."})),
+            call("s1", "search_files", json!({"pattern": "hello"})),
+        ]),
+        2 => MockResponse::tool_call("t1", "run_tests", "{}"),
+        3 => MockResponse::tool_call(
+            "e1",
+            "edit_file",
+            &json!({"path": "b.txt", "old_text": "old", "new_text": "new"}).to_string(),
+        ),
+        _ => MockResponse::text("done"),
+    });
+    sb.workspace_config("[tools]\ntest_command = \"true\"\n");
+    let mut c = Client::start(&sb, &mock, &["--approval", "ask"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "look, test, edit").await;
+    loop {
+        let ask = c
+            .until(|m| m["method"] == "session/request_permission")
+            .await;
+        let call = &ask["params"]["toolCall"];
+        if call["toolCallId"] == "e1" {
+            assert!(
+                call.get("title").is_none(),
+                "the call's title stays: {call}"
+            );
+            assert!(
+                call.get("content").is_none(),
+                "the call's diff stays: {call}"
+            );
+        }
+        c.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}))
+            .await;
+        if call["toolCallId"] == "e1" {
+            break;
+        }
+    }
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let kinds: Vec<(String, String)> = c
+        .updates("tool_call")
+        .iter()
+        .map(|u| {
+            let s = |k: &str| u[k].as_str().unwrap_or_default().to_string();
+            (s("toolCallId"), s("kind"))
+        })
+        .collect();
+    for (id, kind) in [
+        ("l1", "search"),
+        ("s1", "search"),
+        ("t1", "execute"),
+        ("e1", "edit"),
+    ] {
+        assert!(
+            kinds.contains(&(id.to_string(), kind.to_string())),
+            "{id} {kind}: {kinds:?}"
+        );
+    }
+    let statuses: Vec<String> = c
+        .updates("tool_call_update")
+        .iter()
+        .filter(|u| u["toolCallId"] == "e1")
+        .filter_map(|u| u["status"].as_str().map(str::to_string))
+        .collect();
+    let running = statuses.iter().position(|s| s == "in_progress");
+    let completed = statuses.iter().position(|s| s == "completed");
+    assert!(
+        running.is_some() && running < completed,
+        "in_progress before completed: {statuses:?}"
+    );
+    c.close().await;
+}
+
+/// The registry's manifest (`registry/agent.json`) names this version and starts `squad acp`.
+#[test]
+fn the_registry_manifest_matches_this_build() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("registry/agent.json");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for key in ["id", "name", "version", "description", "license"] {
+        assert!(m[key].as_str().is_some_and(|s| !s.is_empty()), "{key}");
+    }
+    let id = m["id"].as_str().unwrap();
+    assert!(id.starts_with(|c: char| c.is_ascii_lowercase()));
+    assert!(
+        id.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    );
+    assert_eq!(m["version"], env!("CARGO_PKG_VERSION"));
+    let targets = m["distribution"]["binary"].as_object().unwrap();
+    assert!(!targets.is_empty());
+    for (target, t) in targets {
+        assert_eq!(t["args"], json!(["acp"]), "{target}");
+        assert!(
+            t["archive"]
+                .as_str()
+                .unwrap()
+                .contains(env!("CARGO_PKG_VERSION"))
+        );
+    }
+}

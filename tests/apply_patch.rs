@@ -469,3 +469,67 @@ async fn outside_git_a_patch_touching_a_held_file_is_refused_whole() {
         "nothing of the patch was written"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Offered to the models trained on it
+
+/// The tool names a recorded request offers, on either wire.
+fn offered(body: &serde_json::Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().or(t["function"]["name"].as_str()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A `-codex` model under the default persona is offered `apply_patch` (in place of
+/// `write_file` and `edit_file`) on both wires, within copilot's 8 KB first request, and its
+/// patch adding a file over an existing one replaces it, as Codex does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_codex_model_under_the_default_persona_gets_apply_patch_on_both_wires() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "old notes\n");
+    for wire in ["chat", "responses"] {
+        let patch =
+            format!("*** Begin Patch\n*** Add File: notes.txt\n+{wire} notes\n*** End Patch");
+        mock.push_all([
+            MockResponse::tool_call("p", "apply_patch", &json!({ "patch": patch }).to_string()),
+            MockResponse::text("done"),
+        ]);
+        let run = sb
+            .exec(
+                &mock,
+                &[
+                    "--model",
+                    "gpt-5-codex",
+                    "--wire-api",
+                    wire,
+                    "--approval",
+                    "auto",
+                    "rewrite notes",
+                ],
+            )
+            .await;
+        run.assert_ok();
+        assert_eq!(
+            std::fs::read_to_string(sb.ws().join("notes.txt")).unwrap(),
+            format!("{wire} notes\n")
+        );
+    }
+    let reqs = mock.requests();
+    let firsts = [&reqs[0], &reqs[2]];
+    assert!(firsts[1].is_responses());
+    for req in firsts {
+        let tools = offered(&req.body);
+        assert!(tools.contains(&"apply_patch".to_string()), "{tools:?}");
+        assert!(
+            !tools.iter().any(|t| t == "write_file" || t == "edit_file"),
+            "{tools:?}"
+        );
+        let size = serde_json::to_string(&req.body).unwrap().len();
+        assert!(size <= 8 * 1024, "{size} B");
+    }
+}

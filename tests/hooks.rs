@@ -130,8 +130,14 @@ command = "cat > '{}'"
     run.assert_ok();
     let got: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
     assert_eq!(got["hook_event_name"], "PostToolUse");
-    assert_eq!(got["tool_name"], "run_command");
+    assert_eq!(got["tool_name"], "Bash", "Claude Code's name");
+    assert_eq!(got["squad_tool_name"], "run_command", "squad's beside it");
     assert_eq!(got["tool_input"]["command"], "echo hello from the tool");
+    assert_eq!(got["permission_mode"], "bypassPermissions");
+    assert!(
+        got["transcript_path"].as_str().unwrap().ends_with(".jsonl"),
+        "{got}"
+    );
     assert!(
         got["tool_response"]["output"]
             .as_str()
@@ -436,8 +442,10 @@ async fn a_task_completed_hook_hears_the_board_task_a_worker_finished() {
     assert_eq!(got["task"]["status"], "done");
 }
 
+/// A hook is the user's own policy: it runs with the user's rights, outside the agent's
+/// sandbox, in the project folder, as Claude Code's and Codex's do (most log under home).
 #[tokio::test(flavor = "multi_thread")]
-async fn a_hook_runs_in_the_sandbox_of_its_agent_like_its_commands() {
+async fn a_hook_runs_with_the_users_rights_not_in_the_agents_sandbox() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
     user_config(
@@ -446,11 +454,11 @@ async fn a_hook_runs_in_the_sandbox_of_its_agent_like_its_commands() {
 [[hooks]]
 event = "post_tool_use"
 matcher = "run_command"
-command = "echo x > \"$HOME/escaped.txt\"; echo x > hook-in-root.txt"
+command = "mkdir -p \"$HOME/.claude/logs\" && echo x > \"$HOME/.claude/logs/hook.log\"; echo x > hook-in-root.txt"
 "#,
     );
     mock.set_responder(|body| match tool_count(body) {
-        0 => run_command("c1", "echo hi"),
+        0 => run_command("c1", "echo hi > \"$HOME/agent-escaped.txt\""),
         _ => MockResponse::text("done"),
     });
     let run = sb
@@ -458,13 +466,13 @@ command = "echo x > \"$HOME/escaped.txt\"; echo x > hook-in-root.txt"
         .await;
     run.assert_ok();
     assert_eq!(hook_runs(&run.events()).len(), 1);
-    assert_eq!(
-        sb.read("hook-in-root.txt"),
-        "x\n",
-        "the agent's root is writable"
+    assert_eq!(sb.read("hook-in-root.txt"), "x\n", "it runs in the project");
+    assert!(
+        sb.home.path().join(".claude/logs/hook.log").exists(),
+        "the hook wrote its log under home"
     );
     assert!(
-        !sb.home.path().join("escaped.txt").exists(),
-        "a hook cannot write outside its agent's sandbox"
+        !sb.home.path().join("agent-escaped.txt").exists(),
+        "the agent's own command stays in its sandbox"
     );
 }

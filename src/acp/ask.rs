@@ -7,7 +7,8 @@ use crate::protocol::{ApprovalAction, ApprovalDecision, Op};
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    RequestPermissionResponse, SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
 };
 use tokio::sync::mpsc;
 
@@ -21,15 +22,15 @@ pub fn approval(
     tool: &str,
     action: &ApprovalAction,
 ) {
-    let (title, detail) = describe(tool, action);
-    let call = ToolCallUpdate::new(
-        call_id,
-        ToolCallUpdateFields::new()
-            .title(title)
-            .kind(kind(tool))
-            .status(ToolCallStatus::Pending)
-            .content(vec![text_content(detail)]),
-    );
+    // The call's own title and content (an edit's structured diff) stay as its
+    // `tool_call` showed them; only what the call does not show is added.
+    let mut fields = ToolCallUpdateFields::new()
+        .kind(kind(tool))
+        .status(ToolCallStatus::Pending);
+    if let Some((title, detail)) = describe(action) {
+        fields = fields.title(title).content(vec![text_content(detail)]);
+    }
+    let call = ToolCallUpdate::new(call_id.clone(), fields);
     let options = vec![
         PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
         PermissionOption::new(
@@ -42,6 +43,7 @@ pub fn approval(
     let request = RequestPermissionRequest::new(session_id.to_string(), call, options);
     let rpc = rpc.clone();
     let ops = ops.clone();
+    let session_id = session_id.to_string();
     tokio::spawn(async move {
         let answer = rpc.request(request).await;
         let decision = match selected(&answer) {
@@ -50,6 +52,14 @@ pub fn approval(
             // Rejected, cancelled, or the client failed: nothing runs unapproved.
             _ => ApprovalDecision::Deny,
         };
+        if decision != ApprovalDecision::Deny {
+            // Granted: it runs now, no longer waits.
+            let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
+            rpc.update(
+                &session_id,
+                SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id, fields)),
+            );
+        }
         let _ = ops.send(Op::Approval {
             request_id,
             decision,
@@ -109,27 +119,14 @@ fn selected(answer: &Result<RequestPermissionResponse, Error>) -> Option<&str> {
     }
 }
 
-/// The title and text of a permission request.
-fn describe(tool: &str, action: &ApprovalAction) -> (String, String) {
+/// The title and text of a permission request that says more than the call itself: a
+/// command to run outside the sandbox, and why. Every other request keeps the call's.
+fn describe(action: &ApprovalAction) -> Option<(String, String)> {
     match action {
-        ApprovalAction::Command { command } | ApprovalAction::SandboxedCommand { command, .. } => {
-            (format!("Run `{command}`"), command.clone())
-        }
-        ApprovalAction::Escalation { command, reason } => (
+        ApprovalAction::Escalation { command, reason } => Some((
             format!("Run `{command}` outside the sandbox"),
             reason.clone(),
-        ),
-        ApprovalAction::FileChange { path, diff } => (format!("Edit {path}"), diff.clone()),
-        ApprovalAction::Patch { paths, diff } => {
-            (format!("Patch {}", paths.join(", ")), diff.clone())
-        }
-        ApprovalAction::Spawn { role, task, .. } => (format!("Spawn a {role}"), task.clone()),
-        ApprovalAction::McpTool {
-            server,
-            tool: name,
-            arguments,
-        } => (format!("{server}: {name}"), arguments.clone()),
-        #[allow(unreachable_patterns)]
-        _ => (tool.to_string(), String::new()),
+        )),
+        _ => None,
     }
 }

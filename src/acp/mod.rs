@@ -60,8 +60,18 @@ pub async fn run(launcher: Launcher) -> anyhow::Result<()> {
             on_receive_request!(),
         )
         .on_receive_request(
-            async |_: AuthenticateRequest, responder, _cx| {
-                responder.respond(AuthenticateResponse::new())
+            async |request: AuthenticateRequest, responder, _cx| {
+                // The key is read when a session starts; an unknown method is an error.
+                let id = request.method_id.0.as_ref();
+                if id == sessions::API_KEY_METHOD || id == sessions::LOCAL_METHOD {
+                    responder.respond(AuthenticateResponse::new())
+                } else {
+                    responder.respond_with_error(rpc::invalid_params(format!(
+                        "unknown auth method `{id}`; squad offers `{}` and `{}`",
+                        sessions::API_KEY_METHOD,
+                        sessions::LOCAL_METHOD
+                    )))
+                }
             },
             on_receive_request!(),
         )

@@ -8,10 +8,11 @@ use super::{Launcher, mcp, prompt};
 use crate::protocol::Op;
 use crate::runtime::SessionHandle;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ClientCapabilities, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionMode, SessionModeState, SetSessionModeRequest, SetSessionModeResponse,
+    AgentCapabilities, AuthMethod, AuthMethodAgent, CancelNotification, ClientCapabilities,
+    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    PromptRequest, PromptResponse, SessionMode, SessionModeState, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::{Error, ErrorCode};
 use std::collections::HashMap;
@@ -55,6 +56,31 @@ struct Open<'a> {
     resume: Option<String>,
 }
 
+/// How a user authenticates squad, for clients and the ACP registry (which lists only
+/// agents that say): squad handles it itself (`authenticate` succeeds at once), reading the
+/// provider's key from the environment when a session starts; a local server needs none.
+fn auth_methods() -> Vec<AuthMethod> {
+    vec![
+        AuthMethod::Agent(
+            AuthMethodAgent::new(API_KEY_METHOD, "API key from the environment").description(
+                "squad reads the provider's key from the variable its config names \
+                 (OPENAI_API_KEY unless [provider] api_key_env says otherwise); set it \
+                 before the editor starts squad"
+                    .to_string(),
+            ),
+        ),
+        AuthMethod::Agent(
+            AuthMethodAgent::new(LOCAL_METHOD, "None: a local server").description(
+                "a local OpenAI-compatible server (llama.cpp, vLLM, Ollama) needs no key"
+                    .to_string(),
+            ),
+        ),
+    ]
+}
+
+pub const API_KEY_METHOD: &str = "api-key-env";
+pub const LOCAL_METHOD: &str = "local-server";
+
 impl Server {
     pub fn new(launcher: Launcher) -> Self {
         Self {
@@ -88,6 +114,7 @@ impl Server {
             .agent_info(
                 Implementation::new("squad", env!("CARGO_PKG_VERSION")).title("squad".to_string()),
             )
+            .auth_methods(auth_methods())
     }
 
     /// `session/new`.

@@ -37,15 +37,14 @@ fn diff(path: &Path, tool: &str, args: &Value) -> Option<Diff> {
     }
 }
 
-/// ACP's tool kind for a squad tool.
+/// ACP's tool kind for a squad tool, as its handler says it.
 pub fn kind(tool: &str) -> ToolKind {
-    match tool {
-        "read_file" | "list_dir" | "read_many_files" => ToolKind::Read,
-        "write_file" | "edit_file" | "apply_patch" => ToolKind::Edit,
-        "run_command" | "shell" | "escalate" => ToolKind::Execute,
-        "grep" | "glob" | "search" | "find_files" => ToolKind::Search,
-        "web_fetch" | "fetch" => ToolKind::Fetch,
-        _ => ToolKind::Other,
+    match crate::tools::kind_of(tool) {
+        crate::tools::ToolKind::Read => ToolKind::Read,
+        crate::tools::ToolKind::Edit => ToolKind::Edit,
+        crate::tools::ToolKind::Search => ToolKind::Search,
+        crate::tools::ToolKind::Execute => ToolKind::Execute,
+        crate::tools::ToolKind::Other => ToolKind::Other,
     }
 }
 
@@ -93,7 +92,8 @@ mod tests {
             serde_json::to_value(announce(Path::new("/ws"), "c", "write_file", &args)).unwrap();
         assert_eq!(wire["content"][0]["newText"], "hi");
         assert!(wire["content"][0].get("oldText").is_none_or(Value::is_null));
-        let wire = serde_json::to_value(announce(Path::new("/ws"), "c", "grep", "{oops")).unwrap();
+        let wire =
+            serde_json::to_value(announce(Path::new("/ws"), "c", "search_files", "{oops")).unwrap();
         assert_eq!(wire["rawInput"], "{oops");
         assert_eq!(wire["kind"], "search");
     }

@@ -18,12 +18,14 @@ pub const CONFIG_DIR_ENV: &str = "SQUAD_CONFIG_DIR";
 /// Environment variable naming the profile to apply (`--profile` wins over it).
 pub const PROFILE_ENV: &str = "SQUAD_PROFILE";
 /// Environment variables the loader reads (the API key is read later, by name).
-const ENV_VARS: [&str; 5] = [
+const ENV_VARS: [&str; 6] = [
     CONFIG_DIR_ENV,
     PROFILE_ENV,
     "OPENAI_BASE_URL",
     "SQUAD_MODEL",
     "SQUAD_APPROVAL",
+    // `~/` in `[hooks] import`.
+    "HOME",
 ];
 
 /// What the command line sets; applied last.
@@ -171,6 +173,36 @@ pub fn check_files(sources: &ConfigSources, overrides: &ConfigOverrides) -> Vec<
         .collect()
 }
 
+/// The hooks of the files `[hooks] import` names (`~/` is the home folder, a relative path
+/// the workspace's).
+fn import_hooks(
+    table: &toml::Table,
+    sources: &ConfigSources,
+    from: &crate::hooks::HookSource,
+) -> (Vec<crate::hooks::HookSpec>, Vec<String>) {
+    let (mut list, mut problems) = (Vec::new(), Vec::new());
+    let entries = table.get("import").and_then(toml::Value::as_array);
+    if entries.is_none() || table.len() > 1 {
+        problems.push(format!(
+            "{}: a [hooks] table takes only `import = [\"FILE\", …]`; hooks themselves are \
+             [[hooks]] entries",
+            from.file.display()
+        ));
+    }
+    let home = sources.env.get("HOME").map(PathBuf::from);
+    for entry in entries
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_str)
+    {
+        let path = crate::hooks::import::resolve(entry, &sources.workspace, home.as_deref());
+        let (l, p) = crate::hooks::import::import(&path, &sources.workspace, from.workspace);
+        list.extend(l);
+        problems.extend(p);
+    }
+    (list, problems)
+}
+
 /// Loads the config from explicit sources; see the module docs for the order.
 pub fn load_config_from(
     sources: &ConfigSources,
@@ -197,7 +229,11 @@ pub fn load_config_from(
                     digest: crate::hooks::digest(&text),
                     file: path.clone(),
                 };
-                let (list, problems) = crate::hooks::parse_hooks(raw, &source);
+                let (list, problems) = match raw {
+                    // `[hooks] import = [...]`: Claude Code's and Codex's hook files.
+                    toml::Value::Table(t) => import_hooks(&t, sources, &source),
+                    raw => crate::hooks::parse_hooks(raw, &source),
+                };
                 hooks.list.extend(list);
                 hooks.problems.extend(problems);
             }

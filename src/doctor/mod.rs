@@ -109,6 +109,7 @@ pub async fn run(input: &DoctorInput) -> Report {
         checks::assist(config, roles.as_ref(), &mut checks);
         checks::context_windows(config, roles.as_ref(), &mut checks).await;
         checks::mcp_servers(config, &input.sources.workspace, &mut checks).await;
+        hooks(config, &input.tool_names, &mut checks);
     } else {
         checks.push(Check::skip(
             "server",
@@ -131,6 +132,14 @@ pub async fn run(input: &DoctorInput) -> Report {
         profile: config.as_ref().and_then(|c| c.profile.clone()),
         base_url: config.map(|c| c.provider.base_url),
         checks,
+    }
+}
+
+/// The hooks' problems and matchers that match no tool: each would never run.
+fn hooks(config: &crate::config::Config, tools: &[String], out: &mut Vec<Check>) {
+    let warnings = crate::hooks::listing::matcher_warnings(&config.hooks, tools);
+    for w in config.hooks.problems.iter().chain(&warnings) {
+        out.push(Check::warn("hooks", w.clone()));
     }
 }
 

@@ -1,13 +1,46 @@
 //! `squad hooks` (what hooks the config has, and whether each runs) and `squad hooks
 //! trust` (approve the workspace's hook file as it is now).
 
-use super::{Hooks, TrustStore};
+use super::{HookSpec, Hooks, TrustStore, approval_key};
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Whether a hook may run now: the user's own always; a workspace's while the user's
+/// approval of it, its command and the files that command names holds.
+pub fn approved(hook: &HookSpec, store: &TrustStore, project: &Path) -> bool {
+    !hook.source.workspace
+        || store.is_trusted(&approval_key(&hook.source.digest, &hook.command, project))
+}
+
+/// A warning per tool hook whose matcher takes none of `tools` (squad's names, and Claude
+/// Code's through `crate::tools::claude`): it would never run. MCP matchers are left alone,
+/// their servers' tools are known only once they run.
+pub fn matcher_warnings(hooks: &Hooks, tools: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = tools.to_vec();
+    names.extend(tools.iter().map(|t| crate::tools::claude::claude_name(t)));
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    hooks
+        .list
+        .iter()
+        .filter(|h| h.event.is_about_tools())
+        .filter_map(|h| {
+            let m = h.matcher_text.as_deref()?;
+            if m.contains("mcp__") || m.contains("__") || h.takes(&names) {
+                return None;
+            }
+            Some(format!(
+                "{}: the {} hook's matcher `{m}` matches no tool, so it never runs (tools: \
+                 squad's names such as run_command, or Claude Code's such as Bash, Edit|Write)",
+                h.source.file.display(),
+                h.event.name()
+            ))
+        })
+        .collect()
+}
 
 /// One line per hook: its event, matcher and role, its command, the file, and whether it
-/// runs.
-pub fn list(hooks: &Hooks, store: &TrustStore) -> String {
+/// runs; then the problems and the matchers that match nothing.
+pub fn list(hooks: &Hooks, store: &TrustStore, project: &Path, tools: &[String]) -> String {
     let mut out = String::new();
     if hooks.list.is_empty() {
         out.push_str("no hooks: add [[hooks]] to a config file (see docs/configuration.md)\n");
@@ -15,10 +48,10 @@ pub fn list(hooks: &Hooks, store: &TrustStore) -> String {
     for h in &hooks.list {
         let state = if !h.source.workspace {
             "runs"
-        } else if store.is_trusted(&h.source.digest) {
+        } else if approved(h, store, project) {
             "runs (approved)"
         } else {
-            "waits for `squad hooks trust`"
+            "waits for `squad hooks trust` (new, or it or a file it runs changed)"
         };
         let on = match (&h.matcher_text, &h.role) {
             (Some(m), Some(r)) => format!(" {m} (role {r})"),
@@ -35,32 +68,38 @@ pub fn list(hooks: &Hooks, store: &TrustStore) -> String {
             h.source.file.display(),
         );
     }
-    for p in &hooks.problems {
+    for p in hooks.problems.iter().chain(&matcher_warnings(hooks, tools)) {
         let _ = writeln!(out, "! {p}");
     }
     out
 }
 
-/// Approves the workspace's hook files as they are now; says what was approved.
-pub fn trust_workspace(hooks: &Hooks, store: &TrustStore) -> Result<String, String> {
-    let mut files: Vec<(PathBuf, String, usize)> = Vec::new();
+/// Approves the workspace's hooks as they are now (each with the files its command names);
+/// says what was approved.
+pub fn trust_workspace(
+    hooks: &Hooks,
+    store: &TrustStore,
+    project: &Path,
+) -> Result<String, String> {
+    let mut files: Vec<(PathBuf, usize)> = Vec::new();
     for h in hooks.list.iter().filter(|h| h.source.workspace) {
-        match files.iter_mut().find(|(f, _, _)| *f == h.source.file) {
-            Some((_, _, n)) => *n += 1,
-            None => files.push((h.source.file.clone(), h.source.digest.clone(), 1)),
+        let key = approval_key(&h.source.digest, &h.command, project);
+        store
+            .trust(&key, &h.source.file)
+            .map_err(|e| format!("cannot record the approval: {e}"))?;
+        match files.iter_mut().find(|(f, _)| *f == h.source.file) {
+            Some((_, n)) => *n += 1,
+            None => files.push((h.source.file.clone(), 1)),
         }
     }
     if files.is_empty() {
         return Ok("the workspace's config has no hooks: nothing to approve".to_string());
     }
     let mut out = String::new();
-    for (file, digest, n) in files {
-        store
-            .trust(&digest, &file)
-            .map_err(|e| format!("cannot record the approval: {e}"))?;
+    for (file, n) in files {
         let _ = writeln!(
             out,
-            "approved {n} hook(s) of {} as it is now; they run from the next session on",
+            "approved {n} hook(s) of {} as they are now, with the files they run; they run until one of those changes",
             file.display()
         );
     }

@@ -4,13 +4,16 @@
 //! module knows nothing of agents: what a hook is (`spec.rs`), what it is told (`payload.rs`),
 //! how it runs (`run.rs`), and which workspace hook files the user approved (`trust.rs`).
 
+mod decision;
+pub mod import;
 pub mod listing;
 mod payload;
 mod run;
 mod spec;
 mod trust;
 
-pub use payload::Payload;
+pub use decision::{Decision, can_block, decide};
+pub use payload::{Payload, SessionFacts};
 pub use run::{HookRun, run_hook};
 pub use spec::{HookEvent, HookSource, HookSpec, Hooks, parse_hooks};
-pub use trust::{TrustStore, digest};
+pub use trust::{TrustStore, approval_key, digest, pinned_files};

@@ -1,7 +1,10 @@
 //! The one JSON object a hook reads on stdin. The field names are Claude Code's
-//! (`session_id`, `cwd`, `hook_event_name`, `tool_name`, `tool_input`, `tool_response`,
-//! `stop_hook_active`), so scripts written for its hooks work; squad adds `agent_id` and
-//! `role`, and what the event is about (`result`, `task`, `last_message`).
+//! (`session_id`, `transcript_path`, `cwd`, `permission_mode`, `hook_event_name`,
+//! `tool_name`, `tool_input`, `tool_response`, `prompt`, `stop_hook_active`…) and so are the
+//! tool names and arguments (`Bash` and `command`, `Edit` and an absolute `file_path`, see
+//! `crate::tools::claude`), so scripts written for its hooks work unchanged; squad's own
+//! names stay beside them (`squad_tool_name`, `squad_tool_input`), with `agent_id`, `role`
+//! and what the event is about (`result`, `task`, `last_message`).
 
 use super::HookEvent;
 use serde::Serialize;
@@ -11,7 +14,12 @@ use std::path::Path;
 #[derive(Debug, Serialize)]
 pub struct Payload<'a> {
     pub session_id: &'a str,
+    /// The session's log (squad's JSONL events, not Claude's transcript format).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<&'a Path>,
     pub cwd: &'a Path,
+    /// Claude Code's name for the approval policy (`default`, `bypassPermissions`, `plan`).
+    pub permission_mode: &'a str,
     pub hook_event_name: &'static str,
     pub agent_id: String,
     pub role: &'a str,
@@ -21,6 +29,16 @@ pub struct Payload<'a> {
     pub tool_input: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_response: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub squad_tool_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub squad_tool_input: Option<Value>,
+    /// `user_prompt_submit`: the user's message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// `session_start`: `startup`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<&'static str>,
     /// `stop`: the agent already goes on because a stop hook asked it to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_hook_active: Option<bool>,
@@ -35,23 +53,37 @@ pub struct Payload<'a> {
     pub task: Option<Value>,
 }
 
+/// What every payload of a session shares.
+#[derive(Clone, Debug)]
+pub struct SessionFacts {
+    pub session_id: String,
+    pub transcript_path: Option<std::path::PathBuf>,
+    pub permission_mode: &'static str,
+}
+
 impl<'a> Payload<'a> {
     pub fn new(
         event: HookEvent,
-        session_id: &'a str,
+        session: &'a SessionFacts,
         cwd: &'a Path,
         agent_id: String,
         role: &'a str,
     ) -> Self {
         Self {
-            session_id,
+            session_id: &session.session_id,
+            transcript_path: session.transcript_path.as_deref(),
             cwd,
+            permission_mode: session.permission_mode,
             hook_event_name: event.claude_name(),
             agent_id,
             role,
             tool_name: None,
             tool_input: None,
             tool_response: None,
+            squad_tool_name: None,
+            squad_tool_input: None,
+            prompt: None,
+            source: None,
             stop_hook_active: None,
             last_message: None,
             result: None,
@@ -71,21 +103,28 @@ mod tests {
     #[test]
     fn a_post_tool_use_payload_carries_claude_codes_field_names() {
         let input = serde_json::json!({"command": "ls"});
+        let session = SessionFacts {
+            session_id: "s1".into(),
+            transcript_path: Some("/data/s1.jsonl".into()),
+            permission_mode: "default",
+        };
         let mut p = Payload::new(
             HookEvent::PostToolUse,
-            "s1",
+            &session,
             Path::new("/ws"),
             "a1".into(),
             "implementer",
         );
-        p.tool_name = Some("run_command".into());
+        p.tool_name = Some("Bash".into());
         p.tool_input = Some(input);
         p.tool_response = Some(serde_json::json!({"output": "x", "is_error": false}));
         let v: Value = serde_json::from_str(&p.to_json()).unwrap();
         assert_eq!(v["hook_event_name"], "PostToolUse");
         assert_eq!(v["session_id"], "s1");
         assert_eq!(v["cwd"], "/ws");
-        assert_eq!(v["tool_name"], "run_command");
+        assert_eq!(v["tool_name"], "Bash");
+        assert_eq!(v["transcript_path"], "/data/s1.jsonl");
+        assert_eq!(v["permission_mode"], "default");
         assert_eq!(v["tool_input"]["command"], "ls");
         assert_eq!(v["tool_response"]["output"], "x");
         assert_eq!(v["role"], "implementer");

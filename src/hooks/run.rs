@@ -1,10 +1,11 @@
-//! Running one hook: `sh -c COMMAND` in the agent's root, in a process group of its own,
-//! with the payload on stdin, inside the same sandbox as that agent's `run_command` (a
-//! hook runs on the agent's behalf, at its moments, so it gets no more than the agent).
-//! A hook that outlives its time limit is killed with its whole group (a hook's own
+//! Running one hook: `sh -c COMMAND` in the project's folder, in a process group of its
+//! own, with the payload on stdin and `CLAUDE_PROJECT_DIR` / `SQUAD_PROJECT_DIR` set. A
+//! hook is the user's own policy, not the agent's code, so it runs with the user's rights
+//! as Claude Code's and Codex's do (it writes its log under the home folder); a workspace's
+//! hooks run only while their approval holds (`trust.rs`), so the agent cannot change what
+//! runs. A hook that outlives its time limit is killed with its whole group (a hook's own
 //! children must not linger) and the call goes on.
 
-use crate::sandbox::{Confined, Jail};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -27,32 +28,24 @@ pub struct HookRun {
 /// Most bytes of a hook's stdout and stderr kept.
 const MAX_OUTPUT: usize = 16 * 1024;
 
-/// The one way a hook's command is built; `jail` confines it.
-fn command(cmd: &str, cwd: &Path, jail: Option<&Jail>) -> Command {
+/// The one way a hook's command is built.
+fn command(cmd: &str, project: &Path) -> Command {
     let mut c = Command::new("sh");
     c.arg("-c")
         .arg(cmd)
-        .current_dir(cwd)
+        .current_dir(project)
+        .env("CLAUDE_PROJECT_DIR", project)
+        .env("SQUAD_PROJECT_DIR", project)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    if let Some(jail) = jail {
-        jail.apply(c.as_std_mut());
-    }
     c
 }
 
-/// Runs `cmd` in `cwd`, confined by `sandbox` (`None`: unconfined, as the agent's own
-/// commands run when the sandbox is off).
-pub async fn run_hook(
-    cmd: &str,
-    cwd: &Path,
-    stdin: &str,
-    timeout: Duration,
-    sandbox: Option<&Confined>,
-) -> HookRun {
+/// Runs `cmd` in `project` (the workspace's root) with `stdin`.
+pub async fn run_hook(cmd: &str, project: &Path, stdin: &str, timeout: Duration) -> HookRun {
     let started = Instant::now();
     let ms = |started: Instant| started.elapsed().as_millis() as u64;
     let not_started = |why: String| HookRun {
@@ -63,16 +56,7 @@ pub async fn run_hook(
         ms: ms(started),
         failed_to_start: Some(why),
     };
-    // Never unconfined by accident: a sandbox that cannot be made means no run.
-    let jail = match sandbox.cloned() {
-        Some(c) => match tokio::task::spawn_blocking(move || c.prepare()).await {
-            Ok(Ok(jail)) => Some(jail),
-            Ok(Err(e)) => return not_started(e.to_string()),
-            Err(e) => return not_started(format!("cannot prepare the sandbox: {e}")),
-        },
-        None => None,
-    };
-    let mut child = match command(cmd, cwd, jail.as_ref()).spawn() {
+    let mut child = match command(cmd, project).spawn() {
         Ok(c) => c,
         Err(e) => return not_started(format!("cannot start `sh -c`: {e}")),
     };
@@ -158,7 +142,6 @@ mod tests {
             dir.path(),
             r#"{"tool_name":"run_command"}"#,
             Duration::from_secs(10),
-            None,
         )
         .await;
         assert_eq!(run.exit, Some(2));
@@ -178,7 +161,6 @@ mod tests {
             dir.path(),
             "{}",
             Duration::from_millis(500),
-            None,
         )
         .await;
         assert!(run.timed_out && run.exit.is_none());
@@ -202,7 +184,21 @@ mod tests {
     async fn a_hook_that_ignores_its_stdin_does_not_block() {
         let dir = tmp();
         let big = "x".repeat(1 << 20);
-        let run = run_hook("exit 0", dir.path(), &big, Duration::from_secs(10), None).await;
+        let run = run_hook("exit 0", dir.path(), &big, Duration::from_secs(10)).await;
         assert_eq!(run.exit, Some(0));
+    }
+
+    #[tokio::test]
+    async fn a_hook_is_told_the_project_folder_as_claude_codes_are() {
+        let dir = tmp();
+        let run = run_hook(
+            "printf %s \"$CLAUDE_PROJECT_DIR $SQUAD_PROJECT_DIR $(pwd)\"",
+            dir.path(),
+            "{}",
+            Duration::from_secs(10),
+        )
+        .await;
+        let d = dir.path().display();
+        assert_eq!(run.stdout, format!("{d} {d} {d}"));
     }
 }

@@ -5,22 +5,34 @@ use globset::{Glob, GlobMatcher};
 use serde::Deserialize;
 use std::path::PathBuf;
 
-/// When a hook runs.
+/// When a hook runs. In a config file, squad's snake_case name or Claude Code's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HookEvent {
     /// Before a tool call runs (after its arguments were checked, before approval).
+    #[serde(alias = "PreToolUse")]
     PreToolUse,
     /// After a tool call ran, with its output.
+    #[serde(alias = "PostToolUse")]
     PostToolUse,
     /// A worker takes up a task.
+    #[serde(alias = "SubagentStart")]
     AgentStart,
     /// A worker returned its result.
+    #[serde(alias = "SubagentStop")]
     AgentStop,
     /// A task of the board is done.
+    #[serde(alias = "TaskCompleted")]
     TaskCompleted,
     /// The persona's turn ends.
+    #[serde(alias = "Stop")]
     Stop,
+    /// The persona's first message of the session (matcher: `startup`): may add context.
+    #[serde(alias = "SessionStart")]
+    SessionStart,
+    /// The user's message, before the persona reads it: may block it or add context.
+    #[serde(alias = "UserPromptSubmit")]
+    UserPromptSubmit,
 }
 
 impl HookEvent {
@@ -33,6 +45,8 @@ impl HookEvent {
             Self::AgentStop => "SubagentStop",
             Self::TaskCompleted => "TaskCompleted",
             Self::Stop => "Stop",
+            Self::SessionStart => "SessionStart",
+            Self::UserPromptSubmit => "UserPromptSubmit",
         }
     }
 
@@ -44,7 +58,14 @@ impl HookEvent {
             Self::AgentStop => "agent_stop",
             Self::TaskCompleted => "task_completed",
             Self::Stop => "stop",
+            Self::SessionStart => "session_start",
+            Self::UserPromptSubmit => "user_prompt_submit",
         }
+    }
+
+    /// Whether its matcher names tools (else it names what the event is about).
+    pub fn is_about_tools(self) -> bool {
+        matches!(self, Self::PreToolUse | Self::PostToolUse)
     }
 }
 
@@ -62,8 +83,9 @@ pub struct HookSource {
 #[derive(Clone, Debug)]
 pub struct HookSpec {
     pub event: HookEvent,
-    /// Tool name or glob (`run_*`, `*`); `None` matches every tool.
-    matcher: Option<GlobMatcher>,
+    /// Alternatives (`Edit|Write`), each a name or glob (`run_*`, `mcp__.*`); `None`
+    /// matches everything.
+    matcher: Option<Vec<GlobMatcher>>,
     pub matcher_text: Option<String>,
     /// Only agents of this role.
     pub role: Option<String>,
@@ -76,15 +98,18 @@ pub struct HookSpec {
 pub const DEFAULT_TIMEOUT_S: u64 = 60;
 
 impl HookSpec {
-    /// Whether the hook runs for this event, tool (if any) and role.
-    pub fn matches(&self, event: HookEvent, tool: Option<&str>, role: &str) -> bool {
-        self.event == event
-            && self.role.as_deref().is_none_or(|r| r == role)
-            && match (&self.matcher, tool) {
-                (None, _) => true,
-                (Some(m), Some(tool)) => m.is_match(tool),
-                (Some(_), None) => false,
-            }
+    /// Whether the hook runs for this event and role, and its matcher takes one of `names`
+    /// (a tool's squad and Claude Code names, or what the event is about).
+    pub fn matches(&self, event: HookEvent, names: &[&str], role: &str) -> bool {
+        self.event == event && self.role.as_deref().is_none_or(|r| r == role) && self.takes(names)
+    }
+
+    /// Whether the matcher takes one of `names` (no matcher takes all).
+    pub fn takes(&self, names: &[&str]) -> bool {
+        match &self.matcher {
+            None => true,
+            Some(alts) => names.iter().any(|n| alts.iter().any(|m| m.is_match(n))),
+        }
     }
 
     /// How the hook is named to the user: its command, cut short.
@@ -134,34 +159,66 @@ fn parse_entry(value: toml::Value, source: &HookSource) -> Result<HookSpec, Stri
     let entry: Entry = value.try_into().map_err(|e: toml::de::Error| {
         format!(
             "{} (fields: event = pre_tool_use | post_tool_use | agent_start | agent_stop | \
-             task_completed | stop, matcher, role, command, timeout_s)",
+             task_completed | stop | session_start | user_prompt_submit, or Claude Code's \
+             names; matcher, role, command, timeout_s)",
             e.message()
         )
     })?;
     if entry.command.trim().is_empty() {
         return Err("`command` is empty".to_string());
     }
-    let matcher = match entry.matcher.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(m) => Some(
-            Glob::new(m)
-                .map_err(|e| format!("matcher `{m}` is not a valid glob: {e}"))?
-                .compile_matcher(),
-        ),
-    };
-    let timeout_s = entry.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
-    if timeout_s == 0 {
-        return Err("`timeout_s` must be at least 1".to_string());
+    let mut hook = HookSpec::new(
+        entry.event,
+        entry.matcher,
+        entry.command,
+        entry.timeout_s,
+        source,
+    )?;
+    hook.role = entry.role.filter(|r| !r.trim().is_empty());
+    Ok(hook)
+}
+
+impl HookSpec {
+    /// A hook for every role; `timeout_s` `None` is the default.
+    pub(crate) fn new(
+        event: HookEvent,
+        matcher: Option<String>,
+        command: String,
+        timeout_s: Option<u64>,
+        source: &HookSource,
+    ) -> Result<Self, String> {
+        let timeout_s = timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
+        if timeout_s == 0 {
+            return Err("`timeout_s` must be at least 1".to_string());
+        }
+        Ok(HookSpec {
+            event,
+            matcher: compile_matcher(matcher.as_deref())?,
+            matcher_text: matcher,
+            role: None,
+            command,
+            timeout_s,
+            source: source.clone(),
+        })
     }
-    Ok(HookSpec {
-        event: entry.event,
-        matcher,
-        matcher_text: entry.matcher,
-        role: entry.role.filter(|r| !r.trim().is_empty()),
-        command: entry.command,
-        timeout_s,
-        source: source.clone(),
-    })
+}
+
+/// A matcher as Claude Code writes them (`Bash`, `Edit|Write`, `mcp__.*`, `*`) or as
+/// squad did (`run_*`): alternatives split at `|`, each a glob, `.*` read as `*`.
+pub(crate) fn compile_matcher(text: Option<&str>) -> Result<Option<Vec<GlobMatcher>>, String> {
+    let m = match text.map(str::trim) {
+        None | Some("") | Some("*") | Some(".*") => return Ok(None),
+        Some(m) => m,
+    };
+    m.split('|')
+        .map(|alt| {
+            let glob = alt.trim().replace(".*", "*");
+            Glob::new(&glob)
+                .map(|g| g.compile_matcher())
+                .map_err(|e| format!("matcher `{m}` is not a valid pattern: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 /// Every hook of the session's config files, with the problems found reading them.
@@ -218,14 +275,14 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         let h = &hooks[0];
         assert_eq!(h.timeout_s, DEFAULT_TIMEOUT_S);
-        assert!(h.matches(HookEvent::PreToolUse, Some("run_command"), "implementer"));
-        assert!(h.matches(HookEvent::PreToolUse, Some("run_tests"), "implementer"));
-        assert!(!h.matches(HookEvent::PreToolUse, Some("write_file"), "implementer"));
-        assert!(!h.matches(HookEvent::PreToolUse, Some("run_command"), "copilot"));
-        assert!(!h.matches(HookEvent::PostToolUse, Some("run_command"), "implementer"));
+        assert!(h.matches(HookEvent::PreToolUse, &["run_command"], "implementer"));
+        assert!(h.matches(HookEvent::PreToolUse, &["run_tests"], "implementer"));
+        assert!(!h.matches(HookEvent::PreToolUse, &["write_file"], "implementer"));
+        assert!(!h.matches(HookEvent::PreToolUse, &["run_command"], "copilot"));
+        assert!(!h.matches(HookEvent::PostToolUse, &["run_command"], "implementer"));
         assert!(
-            !h.matches(HookEvent::Stop, None, "implementer"),
-            "a matcher needs a tool"
+            !h.matches(HookEvent::Stop, &[], "implementer"),
+            "a matcher needs a name"
         );
     }
 
@@ -239,7 +296,7 @@ mod tests {
             timeout_s = 5
             "#,
         );
-        assert!(hooks[0].matches(HookEvent::Stop, None, "copilot"));
+        assert!(hooks[0].matches(HookEvent::Stop, &[], "copilot"));
         assert_eq!(hooks[0].timeout_s, 5);
     }
 
@@ -268,11 +325,34 @@ mod tests {
         assert_eq!(hooks.len(), 1);
         assert_eq!(hooks[0].command, "ok.sh");
         assert_eq!(problems.len(), 3, "{problems:?}");
-        assert!(problems[0].contains("entry 1") && problems[0].contains("pre_tool_use |"));
+        assert!(problems[0].contains("entry 1") && problems[0].contains("pre_tool_use"));
         assert!(problems[1].contains("entry 2") && problems[1].contains("empty"));
         assert!(problems[2].contains("entry 3") && problems[2].contains("[oops"));
         let (none, problems) = parse("hooks = 3");
         assert!(none.is_empty() && problems[0].contains("array of tables"));
+    }
+
+    #[test]
+    fn claude_codes_matchers_and_event_names_are_read() {
+        let (hooks, problems) = parse(
+            r#"
+            [[hooks]]
+            event = "PreToolUse"
+            matcher = "Edit|Write"
+            command = "x"
+
+            [[hooks]]
+            event = "post_tool_use"
+            matcher = "mcp__.*"
+            command = "x"
+            "#,
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(hooks[0].event, HookEvent::PreToolUse);
+        assert!(hooks[0].takes(&["write_file", "Write"]));
+        assert!(hooks[0].takes(&["edit_file", "Edit"]));
+        assert!(!hooks[0].takes(&["run_command", "Bash"]));
+        assert!(hooks[1].takes(&["mcp__github__create_issue"]));
     }
 
     #[test]

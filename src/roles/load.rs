@@ -1,5 +1,7 @@
-//! Role loading: built-ins (embedded from `roles/*.toml`), then `<config dir>/squad/roles/`,
-//! then `<workspace>/.squad/roles/`; a later file replaces an earlier role of the same name.
+//! Role loading: built-ins (embedded from `roles/*.toml`), then the peers' agent files in
+//! the home folder (`~/.codex/agents/`, `~/.claude/agents/`, see `agent_files.rs`), then
+//! `<config dir>/squad/roles/`, then the workspace's agent files, then
+//! `<workspace>/.squad/roles/`; a later file replaces an earlier role of the same name.
 //!
 //! A broken file never stops squad: it is skipped, the role it would have replaced stays,
 //! and `RoleSet::warnings` says which file, which key and what was expected.
@@ -82,12 +84,23 @@ pub enum RoleError {
 /// Loads the roles for `workspace` from the built-ins, the user's config dir (honouring
 /// `SQUAD_CONFIG_DIR`) and the workspace.
 pub fn load_roles(workspace: &Path) -> Result<RoleSet, RoleError> {
-    load_roles_from(user_config_dir().as_deref(), workspace)
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    load_roles_with(user_config_dir().as_deref(), home.as_deref(), workspace)
 }
 
 /// Loads the roles from explicit places: `user_dir` is the user's squad directory (its
-/// `roles/` folder is read), `workspace` the workspace root (its `.squad/roles/`).
+/// `roles/` folder is read), `workspace` the workspace root (its `.squad/roles/` and
+/// agent files); no agent files from a home folder.
 pub fn load_roles_from(user_dir: Option<&Path>, workspace: &Path) -> Result<RoleSet, RoleError> {
+    load_roles_with(user_dir, None, workspace)
+}
+
+/// [`load_roles_from`], with the agent files of the home folder `home` too.
+pub fn load_roles_with(
+    user_dir: Option<&Path>,
+    home: Option<&Path>,
+    workspace: &Path,
+) -> Result<RoleSet, RoleError> {
     let mut warnings = Vec::new();
     // Every definition of each name, lowest layer first; the last one that is valid wins.
     let mut layers: BTreeMap<String, Vec<Role>> = BTreeMap::new();
@@ -102,11 +115,23 @@ pub fn load_roles_from(user_dir: Option<&Path>, workspace: &Path) -> Result<Role
         layers.entry(role.name.clone()).or_default().push(role);
     }
 
-    let dirs = [
-        user_dir.map(|d| d.join("roles")),
-        Some(workspace.join(".squad").join("roles")),
+    let layers_of = [
+        (home, user_dir.map(|d| d.join("roles"))),
+        (
+            Some(workspace),
+            Some(workspace.join(".squad").join("roles")),
+        ),
     ];
-    for dir in dirs.iter().flatten() {
+    for (base, dir) in layers_of {
+        for agents in base.map(super::agent_files::agent_dirs).iter().flatten() {
+            for role in super::agent_files::load_dir(agents, &mut warnings) {
+                layers.entry(role.name.clone()).or_default().push(role);
+            }
+        }
+        let Some(dir) = dir else {
+            continue;
+        };
+        let dir = &dir;
         // Within one folder the later file (by name) wins; say so, it is rarely intended.
         let mut seen_here: BTreeMap<String, PathBuf> = BTreeMap::new();
         for path in role_files(dir, &mut warnings) {
@@ -132,9 +157,23 @@ pub fn load_roles_from(user_dir: Option<&Path>, workspace: &Path) -> Result<Role
         roles: BTreeMap::new(),
         warnings,
     };
+    let mut from_agent_files = Vec::new();
     for (_, mut stack) in layers {
         if let Some(role) = stack.pop() {
+            if super::agent_files::is_agent_file(&role.source) {
+                from_agent_files.push(role.name.clone());
+            }
             set.insert(role);
+        }
+    }
+    // The default persona may spawn them, as Claude Code's main agent may use any subagent.
+    if let Some(persona) = set.roles.get_mut(DEFAULT_ROLE)
+        && !persona.enabled_agents.is_empty()
+    {
+        for name in from_agent_files {
+            if !persona.enabled_agents.contains(&name) {
+                persona.enabled_agents.push(name);
+            }
         }
     }
     Ok(set)

@@ -2,10 +2,11 @@
 //! off to. Built-ins are embedded; user files in `<config dir>/squad/roles/` and
 //! `.squad/roles/` override them by name.
 
+mod agent_files;
 mod load;
 mod save;
 
-pub use load::{DEFAULT_ROLE, RoleError, RoleSet, load_roles, load_roles_from};
+pub use load::{DEFAULT_ROLE, RoleError, RoleSet, load_roles, load_roles_from, load_roles_with};
 pub use save::{SaveRoleError, save_role};
 
 impl RoleSet {

@@ -53,8 +53,14 @@ impl Host for Arc<Engine> {
         &self.questions
     }
 
-    fn tools_for(&self, role: &Role, is_worker: bool, ceiling: Option<&[String]>) -> Vec<String> {
-        self.tools.tools_for(role, is_worker, ceiling)
+    fn tools_for(
+        &self,
+        role: &Role,
+        is_worker: bool,
+        ceiling: Option<&[String]>,
+        model: &str,
+    ) -> Vec<String> {
+        self.tools.tools_for_model(role, is_worker, ceiling, model)
     }
 
     async fn approve(

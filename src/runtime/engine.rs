@@ -43,6 +43,8 @@ pub struct Engine {
     pub windows: ContextWindows,
     /// The project's `AGENTS.md`, given to every agent in its system message.
     pub instructions: Option<Instructions>,
+    /// The Agent Skills found for this session (listed to agents that have `use_skill`).
+    pub skills: Arc<crate::skills::SkillSet>,
     /// Holds every next model and tool call while the user has the team paused.
     pub pause: Arc<super::pause::PauseGate>,
     /// The session's cost limit (`limits.max_session_cost_usd`, or the user's `/budget`)
@@ -139,6 +141,11 @@ impl Engine {
         if let Some(instructions) = &self.instructions {
             system_prompt.push_str("\n\n# Project instructions (AGENTS.md)\n");
             system_prompt.push_str(&instructions.text);
+        }
+        if view.tools.iter().any(|t| t == crate::tools::USE_SKILL)
+            && let Some(section) = self.skills.prompt_section(crate::tools::USE_SKILL)
+        {
+            system_prompt.push_str(&section);
         }
         let (tools, tool_tokens) = self
             .tools

@@ -26,8 +26,8 @@ pub fn switch_persona(
         );
         return Err(message);
     };
-    let tools = engine.tools.tools_for(role, false, None);
     let model = role.model(&engine.config);
+    let tools = engine.tools.tools_for_model(role, false, None, &model);
     let from = engine.team.switch_root(role.name.clone(), tools, model);
     engine.announce_sandbox(root);
     engine.team.push_item(

@@ -50,7 +50,7 @@ pub enum RuntimeError {
     NoSandbox(String),
 }
 
-pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
+pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
     let workspace = Workspace::new(&opts.workspace).map_err(|source| RuntimeError::Workspace {
         path: opts.workspace.clone(),
         source,
@@ -117,6 +117,18 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let model_name = role.model(&opts.config);
     let (mcp_status, mcp_statuses) = mpsc::unbounded_channel();
     let mcp = McpHub::new(&opts.config.mcp_servers, workspace.root(), Some(mcp_status));
+    // Agent Skills: their tool only when there are some (the first request stays small).
+    let skills = Arc::new(crate::skills::discover(&crate::skills::skill_dirs(
+        workspace.root(),
+        crate::config::user_config_dir().as_deref(),
+        std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .as_deref(),
+    )));
+    if !skills.skills.is_empty() {
+        opts.tools
+            .register(Arc::new(crate::tools::UseSkill(skills.clone())));
+    }
     let tools = ToolBox::new(&opts.tools, Arc::new(mcp));
     let mut roles = opts.roles;
     roles.check_tools(&tools.names(), &tools.mcp().server_names());
@@ -151,7 +163,17 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     };
     let data_dir = opts.store.as_ref().and_then(|s| s.data_dir());
     let (sandbox, sandbox_note) = open_sandbox(&opts.config, data_dir, opts.approval).await?;
-    let (hooks, hook_notes) = runnable_hooks(&opts.config.hooks, data_dir);
+    let trust = data_dir.map(crate::hooks::TrustStore::new);
+    let hook_notes = waiting_hooks(&opts.config.hooks, trust.as_ref(), workspace.root());
+    let hook_session = crate::hooks::SessionFacts {
+        session_id: session_id.clone(),
+        transcript_path: log_path.clone(),
+        permission_mode: match opts.approval {
+            ApprovalPolicy::Ask => "default",
+            ApprovalPolicy::Auto => "bypassPermissions",
+            ApprovalPolicy::ReadOnly => "plan",
+        },
+    };
     let config = Arc::new(opts.config);
     let model_slots = Arc::new(Semaphore::new(
         config.limits.max_concurrent_requests.max(1) as usize
@@ -175,7 +197,13 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
         compactor: compactor.clone(),
         guards: config.guards,
         max_turn_calls: config.limits.max_turn_calls,
-        hooks: super::layers::HookLayer::new(hooks, session_id.clone(), confinement.clone()),
+        hooks: super::layers::HookLayer::new(
+            config.hooks.list.clone(),
+            hook_session,
+            workspace.root().to_path_buf(),
+            trust,
+            confinement.clone(),
+        ),
         isolation: isolation.clone(),
         checks: checks.clone(),
         board: board.clone(),
@@ -187,6 +215,7 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let engine = Arc::new(Engine {
         windows,
         instructions,
+        skills,
         pause,
         session_limits,
         layers,
@@ -256,7 +285,9 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     match resumed {
         Some((_, _, session)) => restore_agents(&engine, session, opts.approval),
         None => {
-            let tools = engine.tools.tools_for(&role, false, None);
+            let tools = engine
+                .tools
+                .tools_for_model(&role, false, None, &model_name);
             start_agent(
                 &engine,
                 NewAgent {
@@ -340,16 +371,18 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
             continue;
         };
         let ceiling = agent.parent_id.and_then(|p| engine.team.tools(p));
-        let mut tools = engine.tools.tools_for(role, !is_root, ceiling.as_deref());
-        // Narrowed by its spawn: the same tools again, never more than the role's now.
-        if let Some(only) = &agent.options.tools {
-            tools.retain(|t| only.contains(t));
-        }
         let model = if is_root {
             role.model(&engine.config)
         } else {
             agent.model.clone()
         };
+        let mut tools = engine
+            .tools
+            .tools_for_model(role, !is_root, ceiling.as_deref(), &model);
+        // Narrowed by its spawn: the same tools again, never more than the role's now.
+        if let Some(only) = &agent.options.tools {
+            tools.retain(|t| only.contains(t));
+        }
         delivered.insert(agent.id, agent.delivered);
         if agent.status == AgentStatus::Interrupted {
             interrupted.push((agent.id, agent.parent_id));
@@ -422,39 +455,33 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
     }
 }
 
-/// The hooks that may run: the user's own, and a workspace file's once the user approved
-/// its content (`squad hooks trust`). Says once which hooks wait for an approval.
-fn runnable_hooks(
+/// The workspace hook files with a hook that does not run now: new, or changed since the
+/// user approved it (it, or a file its command runs). Each is said once at the start; the
+/// hook layer checks again before every run.
+fn waiting_hooks(
     hooks: &crate::hooks::Hooks,
-    data_dir: Option<&std::path::Path>,
-) -> (Vec<crate::hooks::HookSpec>, Vec<String>) {
-    let store = data_dir.map(crate::hooks::TrustStore::new);
+    trust: Option<&crate::hooks::TrustStore>,
+    project: &std::path::Path,
+) -> Vec<String> {
     let mut waiting: Vec<&std::path::Path> = Vec::new();
-    let mut run = Vec::new();
     for hook in &hooks.list {
-        let trusted = !hook.source.workspace
-            || store
-                .as_ref()
-                .is_some_and(|s| s.is_trusted(&hook.source.digest));
-        if trusted {
-            run.push(hook.clone());
-        } else if !waiting.contains(&hook.source.file.as_path()) {
+        let ok = trust.is_some_and(|t| crate::hooks::listing::approved(hook, t, project));
+        if !ok && hook.source.workspace && !waiting.contains(&hook.source.file.as_path()) {
             waiting.push(&hook.source.file);
         }
     }
-    let notes = waiting
+    waiting
         .iter()
         .map(|file| {
             let n = hooks.list.iter().filter(|h| h.source.file == *file).count();
             format!(
                 "{n} hook(s) in {} came with the workspace and do not run until you approve \
-                 them: read the file, then run `squad hooks trust` in the workspace (a change \
-                 to the file needs a new approval)",
+                 them: read the file and the scripts it runs, then run `squad hooks trust` in \
+                 the workspace (a change to any of them needs a new approval)",
                 file.display()
             )
         })
-        .collect();
-    (run, notes)
+        .collect()
 }
 
 /// The session's sandbox, and the line to show at start when none can be had. Never

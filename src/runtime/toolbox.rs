@@ -137,7 +137,8 @@ impl ToolBox {
         is_worker: bool,
         ceiling: Option<&[String]>,
     ) -> Vec<String> {
-        self.entries
+        let mut tools: Vec<String> = self
+            .entries
             .iter()
             .filter(|e| role.offers(&e.spec.name, e.audience, is_worker))
             .filter(|e| {
@@ -145,7 +146,47 @@ impl ToolBox {
                     || ceiling.is_none_or(|c| within(c, &e.spec.name, e.handler.same_as()))
             })
             .map(|e| e.spec.name.clone())
-            .collect()
+            .collect();
+        for e in &self.entries {
+            let Some(with) = e.handler.comes_with() else {
+                continue;
+            };
+            let name = &e.spec.name;
+            let excluded = role.excluded_tools.iter().any(|t| t == name);
+            if tools.iter().any(|t| t == with) && !tools.contains(name) && !excluded {
+                tools.push(name.clone());
+            }
+        }
+        tools
+    }
+
+    /// `tools_for`, then fitted to `model`: a tool the model was trained on takes the place
+    /// of the tools it does the work of (`ToolHandler::preferred_by`), at the first of them.
+    pub fn tools_for_model(
+        &self,
+        role: &Role,
+        is_worker: bool,
+        ceiling: Option<&[String]>,
+        model: &str,
+    ) -> Vec<String> {
+        let mut tools = self.tools_for(role, is_worker, ceiling);
+        for e in &self.entries {
+            let same_as = e.handler.same_as();
+            let has = |n: &str| tools.iter().any(|t| t == n);
+            if same_as.is_empty()
+                || has(&e.spec.name)
+                || !e.handler.preferred_by(model)
+                || !same_as.iter().all(|n| has(n))
+            {
+                continue;
+            }
+            let Some(at) = tools.iter().position(|t| same_as.contains(&t.as_str())) else {
+                continue;
+            };
+            tools.retain(|t| !same_as.contains(&t.as_str()));
+            tools.insert(at.min(tools.len()), e.spec.name.clone());
+        }
+        tools
     }
 
     /// The MCP tools of the servers that are up which every role of `lineage` (the

@@ -32,7 +32,7 @@ fn is_dir_error(rel: &str) -> ToolError {
 }
 
 /// Reads a whole text file for editing, with errors that say what to do.
-async fn read_text(path: &Path, rel: &str) -> Result<String, ToolError> {
+pub(super) async fn read_text(path: &Path, rel: &str) -> Result<String, ToolError> {
     match tokio::fs::metadata(path).await {
         Ok(meta) if meta.is_dir() => return Err(is_dir_error(rel)),
         Ok(_) => {}
@@ -51,12 +51,12 @@ pub async fn read_for_prompt(ctx: &ToolContext, path: &str) -> Result<String, To
     ReadFile.call(ctx, json!({ "path": path })).await
 }
 
-fn count_lines(text: &str) -> usize {
+pub(super) fn count_lines(text: &str) -> usize {
     let newlines = text.bytes().filter(|&b| b == b'\n').count();
     newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
-fn plural(n: usize, one: &str) -> String {
+pub(super) fn plural(n: usize, one: &str) -> String {
     if n == 1 {
         format!("1 {one}")
     } else {
@@ -366,6 +366,12 @@ async fn write_target(
 
 #[async_trait]
 impl ToolHandler for WriteFile {
+    /// `apply_patch` adds, replaces and edits files too: a worker under a persona that has
+    /// it instead of this tool (a Codex model's) still gets this one.
+    fn same_as(&self) -> &'static [&'static str] {
+        &["apply_patch"]
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "write_file".to_string(),
@@ -419,179 +425,5 @@ impl ToolHandler for WriteFile {
             None => format!("created '{rel}' ({size})"),
             Some(_) => format!("overwrote '{rel}' ({size})"),
         })
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// edit_file
-
-pub struct EditFile;
-
-#[derive(Deserialize)]
-struct EditArgs {
-    path: String,
-    old_text: String,
-    new_text: String,
-}
-
-fn edit_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "path": {"type": "string"},
-            "old_text": {"type": "string", "description": "Exact text to replace."},
-            "new_text": {"type": "string", "description": "Replacement; may be empty."}
-        },
-        "required": ["path", "old_text", "new_text"]
-    })
-}
-
-/// A checked edit, ready to write.
-struct Edit {
-    target: PathBuf,
-    rel: String,
-    before: String,
-    after: String,
-    line: usize,
-    old_lines: usize,
-    new_lines: usize,
-}
-
-/// Start offsets of `needle` in `hay`, overlapping ones included (so "aa" in "aaa" is two:
-/// replacing "once" must not depend on which one a left-to-right scan happens to pick).
-fn occurrences(hay: &str, needle: &str) -> Vec<usize> {
-    let mut found = Vec::new();
-    let step = needle.chars().next().map_or(1, char::len_utf8);
-    let mut from = 0;
-    while let Some(i) = hay[from..].find(needle) {
-        found.push(from + i);
-        from += i + step;
-    }
-    found
-}
-
-async fn plan_edit(ctx: &ToolContext, args: EditArgs) -> Result<Edit, ToolError> {
-    if args.old_text.is_empty() {
-        return Err(ToolError::InvalidArguments(
-            "old_text is empty; give the exact text to replace (to create or overwrite a whole file, use write_file)".to_string(),
-        ));
-    }
-    if args.old_text == args.new_text {
-        return Err(ToolError::InvalidArguments(
-            "old_text and new_text are identical; nothing would change".to_string(),
-        ));
-    }
-    let target = ctx.workspace.resolve(&args.path)?;
-    let rel = ctx.workspace.relative(&target);
-    let before = match super::editor::text(ctx, &target).await {
-        Some(text) => Ok(text),
-        None => read_text(&target, &rel).await,
-    };
-    let before = before.map_err(|e| match e {
-        ToolError::NotFound(m) => {
-            ToolError::NotFound(format!("{m}; to create a new file use write_file"))
-        }
-        other => other,
-    })?;
-
-    let (mut old_text, mut new_text) = (args.old_text, args.new_text);
-    let mut found = occurrences(&before, &old_text);
-    // Files with CRLF line ends: the model almost always sends LF. Retry in the file's style.
-    if found.is_empty()
-        && before.contains("\r\n")
-        && old_text.contains('\n')
-        && !old_text.contains("\r\n")
-    {
-        let crlf_old = old_text.replace('\n', "\r\n");
-        let crlf_found = occurrences(&before, &crlf_old);
-        if !crlf_found.is_empty() {
-            old_text = crlf_old;
-            new_text = new_text.replace("\r\n", "\n").replace('\n', "\r\n");
-            found = crlf_found;
-        }
-    }
-    match found.len() {
-        0 => Err(ToolError::Failed(format!(
-            "old_text was not found in '{rel}'. It must match the file exactly, including \
-             whitespace, indentation and line breaks. Read the file again with read_file and \
-             copy the text exactly."
-        ))),
-        1 => {
-            let at = found[0];
-            let mut after = String::with_capacity(before.len() + new_text.len());
-            after.push_str(&before[..at]);
-            after.push_str(&new_text);
-            after.push_str(&before[at + old_text.len()..]);
-            Ok(Edit {
-                line: before[..at].matches('\n').count() + 1,
-                old_lines: count_lines(&old_text),
-                new_lines: count_lines(&new_text),
-                target,
-                rel,
-                before,
-                after,
-            })
-        }
-        n => {
-            let lines: Vec<String> = found
-                .iter()
-                .take(10)
-                .map(|&at| (before[..at].matches('\n').count() + 1).to_string())
-                .collect();
-            Err(ToolError::Failed(format!(
-                "old_text matches {n} times in '{rel}' (at lines {}); it must match exactly once. \
-                 Include more surrounding lines in old_text to make it unique.",
-                lines.join(", ")
-            )))
-        }
-    }
-}
-
-#[async_trait]
-impl ToolHandler for EditFile {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "edit_file".to_string(),
-            description: "Replace text in a file. old_text must occur exactly once and match \
-                exactly, whitespace and indentation included: copy it from read_file, with \
-                enough lines around it to be unique. One call per change."
-                .to_string(),
-            parameters: edit_schema(),
-        }
-    }
-
-    fn effect(&self) -> ToolEffect {
-        ToolEffect::Mutating
-    }
-
-    fn writes_only(&self, args: &Value) -> Option<Vec<String>> {
-        Some(vec![args["path"].as_str()?.to_string()])
-    }
-
-    async fn describe(
-        &self,
-        ctx: &ToolContext,
-        args: &Value,
-    ) -> Result<Option<ApprovalAction>, ToolError> {
-        let args: EditArgs = args::parse(&edit_schema(), args.clone())?;
-        let edit = plan_edit(ctx, args).await?;
-        let diff = unified_diff(&edit.rel, Some(&edit.before), &edit.after);
-        Ok(Some(ApprovalAction::FileChange {
-            path: edit.rel,
-            diff,
-        }))
-    }
-
-    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
-        let args: EditArgs = args::parse(&edit_schema(), args)?;
-        let edit = plan_edit(ctx, args).await?;
-        super::editor::store(ctx, &edit.target, &edit.rel, &edit.after).await?;
-        Ok(format!(
-            "edited '{}': replaced {} at line {} with {}",
-            edit.rel,
-            plural(edit.old_lines, "line"),
-            edit.line,
-            plural(edit.new_lines, "line")
-        ))
     }
 }

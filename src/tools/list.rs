@@ -138,6 +138,10 @@ fn schema() -> Value {
 
 #[async_trait]
 impl ToolHandler for ListFiles {
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Search
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "list_files".to_string(),

@@ -1,6 +1,8 @@
 //! The tools an agent can call: a handler trait and a registry that looks them up by name.
 
 mod args;
+pub mod claude;
+mod edit_file;
 mod editor;
 mod files;
 mod list;
@@ -11,16 +13,19 @@ mod settings;
 mod shell;
 pub use shell::{TESTS_FAILED, TESTS_PASSED};
 mod test_command;
+mod use_skill;
 
 pub(crate) use args::parse as parse_args;
+pub use edit_file::EditFile;
 pub use editor::EditorFiles;
-pub use files::{EditFile, ReadFile, WriteFile, read_for_prompt};
+pub use files::{ReadFile, WriteFile, read_for_prompt};
 pub use list::ListFiles;
 pub use patch::ApplyPatch;
 pub(crate) use process::{Status as RunStatus, run_shell};
 pub use search::SearchFiles;
 pub use settings::ToolSettings;
 pub use shell::{RunCommand, RunTests};
+pub use use_skill::{USE_SKILL, UseSkill};
 
 use crate::model::ToolSpec;
 use crate::protocol::{AgentId, ApprovalAction};
@@ -29,6 +34,25 @@ use async_trait::async_trait;
 use serde_json::Value;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+
+/// What a tool does, as front ends show it (ACP's tool kinds): each handler says its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolKind {
+    Read,
+    Edit,
+    Search,
+    Execute,
+    Other,
+}
+
+/// The kind of the coding tool `name`, from its handler; `Other` for any other tool
+/// (agent tools, MCP tools).
+pub fn kind_of(name: &str) -> ToolKind {
+    coding_tools()
+        .iter()
+        .find(|t| t.spec().name == name)
+        .map_or(ToolKind::Other, |t| t.kind())
+}
 
 /// Whether a tool changes the world; mutating tools pass the approval gate first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,11 +105,31 @@ pub trait ToolHandler: Send + Sync {
 
     fn effect(&self) -> ToolEffect;
 
+    /// What it does, as front ends show it; by default, reading or editing by its effect.
+    fn kind(&self) -> ToolKind {
+        match self.effect() {
+            ToolEffect::ReadOnly => ToolKind::Read,
+            ToolEffect::Mutating => ToolKind::Edit,
+        }
+    }
+
     /// Tools that together do what this one does: a worker may have it when its parent has
     /// all of them (`apply_patch` is `write_file` and `edit_file` in another format, so a
     /// persona that leaves it out to keep its first request small still passes it on).
     fn same_as(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// A tool whose agents get this one too, whatever their role's list says (`use_skill`
+    /// comes with `read_file`: every agent that reads may read the session's skills).
+    fn comes_with(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether `model` was trained on this tool, so it is offered instead of its `same_as`
+    /// tools wherever the agent has all of them (Codex's models and `apply_patch`).
+    fn preferred_by(&self, _model: &str) -> bool {
+        false
     }
 
     /// For mutating tools: what the user is asked to approve (a diff, a command). Argument

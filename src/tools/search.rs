@@ -41,6 +41,10 @@ fn schema() -> Value {
 
 #[async_trait]
 impl ToolHandler for SearchFiles {
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Search
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "search_files".to_string(),

@@ -56,6 +56,10 @@ fn status_line(outcome: &RunOutcome) -> String {
 
 #[async_trait]
 impl ToolHandler for RunCommand {
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Execute
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "run_command".to_string(),
@@ -174,6 +178,10 @@ fn test_command(ctx: &ToolContext) -> Result<(String, bool), ToolError> {
 
 #[async_trait]
 impl ToolHandler for RunTests {
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Execute
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "run_tests".to_string(),

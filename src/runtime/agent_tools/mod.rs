@@ -61,8 +61,15 @@ pub trait Host: Send + Sync {
     fn tasks(&self) -> &super::tasks::TaskBoard;
     /// Questions put to the user (`ask_user`).
     fn questions(&self) -> &super::questions::Questions;
-    /// The tools an agent of `role` gets, never more than `ceiling` (its parent's).
-    fn tools_for(&self, role: &Role, is_worker: bool, ceiling: Option<&[String]>) -> Vec<String>;
+    /// The tools an agent of `role` running `model` gets, never more than `ceiling` (its
+    /// parent's).
+    fn tools_for(
+        &self,
+        role: &Role,
+        is_worker: bool,
+        ceiling: Option<&[String]>,
+        model: &str,
+    ) -> Vec<String>;
     /// Passes an action through the approval gate (the caller waits while the user is asked).
     async fn approve(
         &self,

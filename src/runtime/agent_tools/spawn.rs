@@ -143,7 +143,8 @@ impl AgentTool for SpawnAgent {
         }
         let budget =
             crate::runtime::budget::for_worker(&limits, parent, asked).map_err(Failure::Fixable)?;
-        let allowed = cx.host.tools_for(role, true, Some(&me.tools));
+        let model = role.model(cx.host.config());
+        let allowed = cx.host.tools_for(role, true, Some(&me.tools), &model);
         // What every worker of this role keeps, whatever its spawn names: its reporting.
         let bare = crate::roles::Role {
             tools: Some(Vec::new()),
@@ -151,7 +152,7 @@ impl AgentTool for SpawnAgent {
             handoffs: Vec::new(),
             ..role.clone()
         };
-        let reporting = cx.host.tools_for(&bare, true, None);
+        let reporting = cx.host.tools_for(&bare, true, None, &model);
         let (options, tools) = super::ad_hoc::options(
             args.keep,
             args.instructions,
@@ -161,7 +162,6 @@ impl AgentTool for SpawnAgent {
             (&role.name, &me.role),
         )
         .map_err(Failure::Fixable)?;
-        let model = role.model(cx.host.config());
 
         let task = args.task_prompt;
         let mut first = task.clone();

@@ -1,17 +1,24 @@
-//! User hooks as a layer: the `[[hooks]]` of the config run at the points of an agent's
-//! life they name (`crate::hooks` knows how to run one). Each run is a `hook_ran` event.
-//! Exit 0 lets things go on; exit 2 blocks a tool call (`pre_tool_use`, stderr is the
-//! model's reason) or keeps the persona working (`stop`, stderr is the user's next
-//! message, at most `MAX_STOP_BLOCKS` times in a row); any other exit, or a hook that
-//! times out (killed with its process group), is a warning and things go on.
+//! User hooks as a layer: the hooks of the config run at the points of an agent's life
+//! they name (`crate::hooks` knows how to run one and read its answer). Each run is a
+//! `hook_ran` event. A tool hook hears the call as Claude Code would make it (`Bash`,
+//! `Edit` with an absolute `file_path`, one call per file of a patch) and matches on either
+//! name. What a hook decides (exit 2, or JSON on stdout: `permissionDecision: "deny"`,
+//! `decision: "block"`, `continue: false`, `additionalContext`, `systemMessage`) blocks a
+//! tool call, keeps the persona working after `stop` (at most `MAX_STOP_BLOCKS` times in a
+//! row), withholds or adds to the user's message, or is shown; anything else (another exit,
+//! a time-out, a workspace hook whose approval no longer holds) is a warning and things go on.
 
 use super::{AfterTurn, Layer, Scope, ToolDone, ToolGate, ToolUse};
-use crate::hooks::{HookEvent, HookRun, HookSpec, Payload, run_hook};
-use crate::protocol::{AgentId, AgentResult, EventKind, Task, TurnEnd};
+use crate::hooks::listing::approved;
+use crate::hooks::{Decision, HookEvent, HookRun, HookSpec, Payload, SessionFacts, TrustStore};
+use crate::hooks::{decide, run_hook};
+use crate::protocol::{AgentId, AgentResult, EventKind, Priority, Task, TurnEnd};
 use crate::runtime::confinement::Confinement;
+use crate::tools::claude::{ClaudeCall, claude_calls, claude_name, claude_response};
 use async_trait::async_trait;
-use serde_json::json;
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,173 +27,290 @@ pub const MAX_STOP_BLOCKS: u32 = 3;
 
 pub struct HookLayer {
     hooks: Vec<HookSpec>,
-    session_id: String,
-    /// Hooks run in the sandbox of the agent they run for.
+    session: SessionFacts,
+    /// The workspace's root: where hooks run, and what their approvals pin.
+    project: PathBuf,
+    /// The user's approvals of workspace hooks (`None`: none can be read, so none run).
+    trust: Option<TrustStore>,
     confinement: Arc<Confinement>,
     /// `stop` blocks in a row, per agent.
     stop_blocks: Mutex<HashMap<AgentId, u32>>,
-}
-
-/// What the hooks of one point said.
-enum Said {
-    GoOn,
-    /// A hook exited 2 with this (its stderr, or a plain reason if it said nothing).
-    Blocked(String),
+    /// `session_start` ran.
+    started: AtomicBool,
 }
 
 impl HookLayer {
-    pub fn new(hooks: Vec<HookSpec>, session_id: String, confinement: Arc<Confinement>) -> Self {
+    pub fn new(
+        hooks: Vec<HookSpec>,
+        session: SessionFacts,
+        project: PathBuf,
+        trust: Option<TrustStore>,
+        confinement: Arc<Confinement>,
+    ) -> Self {
         Self {
             hooks,
-            session_id,
+            session,
+            project,
+            trust,
             confinement,
             stop_blocks: Mutex::new(HashMap::new()),
+            started: AtomicBool::new(false),
         }
     }
 
-    /// Runs the hooks of `event` that match, in order, until one blocks.
+    /// Runs the hooks of `event` whose matcher takes one of `names`, in order, until one
+    /// blocks or stops; what they decided, together.
     async fn run(
         &self,
         cx: &Scope<'_>,
         event: HookEvent,
-        tool: Option<&str>,
+        names: &[&str],
         fill: impl Fn(&mut Payload<'_>),
-    ) -> Said {
+    ) -> Decision {
         let matching: Vec<&HookSpec> = self
             .hooks
             .iter()
-            .filter(|h| h.matches(event, tool, cx.role))
+            .filter(|h| h.matches(event, names, cx.role))
             .collect();
         if !matching.is_empty() {
             // A hook reads the agent's root as a command would: not half written.
             self.confinement.wait_for_files(cx.team, cx.agent).await;
         }
+        let mut all = Decision::default();
         for hook in matching {
+            let ok = self
+                .trust
+                .as_ref()
+                .is_some_and(|t| approved(hook, t, &self.project));
+            if !ok && hook.source.workspace {
+                self.tell(cx, event, hook, None, Some(NOT_APPROVED.to_string()));
+                continue;
+            }
             let mut payload = Payload::new(
                 event,
-                &self.session_id,
+                &self.session,
                 cx.root(),
                 cx.agent.to_string(),
                 cx.role,
             );
             fill(&mut payload);
-            let sandbox = self.confinement.for_agent(cx.team, cx.agent, cx.root());
             let ran = run_hook(
                 &hook.command,
-                cx.root(),
+                &self.project,
                 &payload.to_json(),
                 Duration::from_secs(hook.timeout_s),
-                sandbox.as_deref(),
             )
             .await;
-            let (said, outcome) = judge(event, hook, &ran);
-            cx.team.emit(
-                cx.agent,
-                EventKind::HookRan {
-                    hook: hook.label(),
-                    event: event.name().to_string(),
-                    exit: ran.exit,
-                    timed_out: ran.timed_out,
-                    ms: ran.ms,
-                    outcome,
-                },
+            let decision = decide(event, &ran, &hook.label());
+            self.tell(
+                cx,
+                event,
+                hook,
+                Some(&ran),
+                outcome(event, hook, &ran, &decision),
             );
-            if let Said::Blocked(_) = said {
-                return said;
+            let done = decision.block.is_some() || decision.stop.is_some();
+            merge(&mut all, decision);
+            if done {
+                break;
             }
         }
-        Said::GoOn
+        all
+    }
+
+    fn tell(
+        &self,
+        cx: &Scope<'_>,
+        event: HookEvent,
+        hook: &HookSpec,
+        ran: Option<&HookRun>,
+        outcome: Option<String>,
+    ) {
+        cx.team.emit(
+            cx.agent,
+            EventKind::HookRan {
+                hook: hook.label(),
+                event: event.name().to_string(),
+                exit: ran.and_then(|r| r.exit),
+                timed_out: ran.is_some_and(|r| r.timed_out),
+                ms: ran.map_or(0, |r| r.ms),
+                outcome,
+            },
+        );
+    }
+
+    /// The hooks of `event` for one tool call, once per call as Claude Code would make it.
+    async fn for_tool(
+        &self,
+        cx: &Scope<'_>,
+        event: HookEvent,
+        tool: &ToolUse<'_>,
+        done: Option<&ToolDone<'_>>,
+    ) -> Decision {
+        let mut calls = claude_calls(tool.name, tool.args, cx.root());
+        if calls.is_empty() {
+            calls.push(ClaudeCall {
+                name: claude_name(tool.name),
+                input: tool.args.clone(),
+            });
+        }
+        let mut all = Decision::default();
+        for call in calls {
+            let d = self
+                .run(cx, event, &[tool.name, &call.name], |p| {
+                    p.tool_name = Some(call.name.clone());
+                    p.tool_input = Some(call.input.clone());
+                    p.squad_tool_name = Some(tool.name.to_string());
+                    p.squad_tool_input = Some(tool.args.clone());
+                    p.tool_response = done.map(|d| claude_response(&call, d.output, d.is_error));
+                })
+                .await;
+            let done = d.block.is_some() || d.stop.is_some();
+            merge(&mut all, d);
+            if done {
+                break;
+            }
+        }
+        all
     }
 }
 
-/// What a run means, and what the user is told beyond "it ran".
-fn judge(event: HookEvent, hook: &HookSpec, ran: &HookRun) -> (Said, Option<String>) {
-    let stderr = ran.stderr.trim();
+const NOT_APPROVED: &str = "warning: not run: this workspace hook, or a file its command \
+    runs, is new or changed since you approved it; read them, then run `squad hooks trust`";
+
+/// `into` with what `d` adds: the first block and stop, every context and message.
+fn merge(into: &mut Decision, d: Decision) {
+    let join = |a: &mut Option<String>, b: Option<String>| {
+        *a = match (a.take(), b) {
+            (Some(x), Some(y)) => Some(format!("{x}\n{y}")),
+            (x, y) => x.or(y),
+        }
+    };
+    into.block = into.block.take().or(d.block);
+    into.stop = into.stop.take().or(d.stop);
+    into.permission = into.permission.take().or(d.permission);
+    into.updated_input = into.updated_input.take().or(d.updated_input);
+    join(&mut into.context, d.context);
+    join(&mut into.system_message, d.system_message);
+}
+
+/// What the user is told beyond "it ran": the warning, what it decided, its message.
+fn outcome(event: HookEvent, hook: &HookSpec, ran: &HookRun, d: &Decision) -> Option<String> {
     if let Some(why) = &ran.failed_to_start {
-        return (Said::GoOn, Some(format!("warning: {why}")));
+        return Some(format!("warning: {why}"));
     }
     if ran.timed_out {
-        return (
-            Said::GoOn,
-            Some(format!(
-                "warning: killed after {} s (timeout_s); going on",
-                hook.timeout_s
-            )),
-        );
+        return Some(format!(
+            "warning: killed after {} s (timeout_s); going on",
+            hook.timeout_s
+        ));
     }
-    let blocks = matches!(event, HookEvent::PreToolUse | HookEvent::Stop);
+    let mut said = Vec::new();
     match ran.exit {
-        Some(0) => (Said::GoOn, None),
-        Some(2) if blocks => {
-            let reason = if stderr.is_empty() {
-                format!("the hook `{}` said no", hook.label())
-            } else {
-                stderr.to_string()
-            };
-            let told = match event {
-                HookEvent::Stop => format!("keeps the agent working: {reason}"),
-                _ => format!("blocked the call: {reason}"),
-            };
-            (Said::Blocked(reason), Some(told))
-        }
+        Some(0) => {}
+        Some(2) if crate::hooks::can_block(event) => {}
         _ => {
-            let detail = if stderr.is_empty() {
-                String::new()
+            let stderr = ran.stderr.trim();
+            said.push(if stderr.is_empty() {
+                "warning; going on".to_string()
             } else {
-                format!(": {}", crate::text::clip(stderr, 300))
-            };
-            (Said::GoOn, Some(format!("warning{detail}; going on")))
+                format!("warning: {}; going on", crate::text::clip(stderr, 300))
+            });
         }
     }
+    if let Some(why) = &d.block {
+        said.push(match event {
+            HookEvent::Stop => format!("keeps the agent working: {why}"),
+            HookEvent::UserPromptSubmit => format!("withheld the message: {why}"),
+            _ => format!("blocked the call: {why}"),
+        });
+    }
+    if let Some(why) = &d.stop {
+        said.push(format!("stopped the agent: {why}"));
+    }
+    if let Some(m) = &d.system_message {
+        said.push(m.clone());
+    }
+    (!said.is_empty()).then(|| said.join("; "))
 }
 
 #[async_trait]
 impl Layer for HookLayer {
-    async fn before_task(&self, cx: &Scope<'_>, _text: &mut String) {
-        if cx.agent != cx.team.root() {
-            self.run(cx, HookEvent::AgentStart, None, |_| {}).await;
+    async fn before_task(&self, cx: &Scope<'_>, text: &mut String) {
+        if cx.is_worker() {
+            self.run(cx, HookEvent::AgentStart, &[], |_| {}).await;
+            return;
+        }
+        let mut added = Vec::new();
+        if !self.started.swap(true, Ordering::SeqCst) {
+            let d = self
+                .run(cx, HookEvent::SessionStart, &["startup"], |p| {
+                    p.source = Some("startup")
+                })
+                .await;
+            added.extend(d.context);
+        }
+        let prompt = text.clone();
+        let d = self
+            .run(cx, HookEvent::UserPromptSubmit, &[], |p| {
+                p.prompt = Some(prompt.clone())
+            })
+            .await;
+        if let Some(why) = d.block.or(d.stop) {
+            // The message is not the persona's to act on; it only says why.
+            *text = format!(
+                "[squad: the user's message was withheld by a user_prompt_submit hook: {why}. \
+                 Tell the user it was withheld and why; do nothing else.]"
+            );
+            return;
+        }
+        added.extend(d.context);
+        for context in added {
+            text.push_str("\n\n");
+            text.push_str(&context);
         }
     }
 
     async fn before_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) -> ToolGate {
-        let said = self
-            .run(cx, HookEvent::PreToolUse, Some(tool.name), |p| {
-                p.tool_name = Some(tool.name.to_string());
-                p.tool_input = Some(tool.args.clone());
-            })
-            .await;
-        match said {
-            Said::GoOn => ToolGate::Go,
-            Said::Blocked(why) => ToolGate::Block(format!(
+        let d = self.for_tool(cx, HookEvent::PreToolUse, tool, None).await;
+        match (d.block, d.stop) {
+            (Some(why), _) => ToolGate::Block(format!(
                 "blocked by a pre_tool_use hook: {why}. Do not try the same call again; \
                  find another way or tell the user."
             )),
+            (None, Some(why)) => ToolGate::Block(format!(
+                "stopped by a pre_tool_use hook: {why}. Stop here and tell the user."
+            )),
+            (None, None) => ToolGate::Go,
         }
     }
 
     async fn after_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        self.run(cx, HookEvent::PostToolUse, Some(tool.name), |p| {
-            p.tool_name = Some(tool.name.to_string());
-            p.tool_input = Some(tool.args.clone());
-            p.tool_response = Some(json!({"output": done.output, "is_error": done.is_error}));
-        })
-        .await;
+        let d = self
+            .for_tool(cx, HookEvent::PostToolUse, tool, Some(done))
+            .await;
+        // What the hook has to say about the call (`additionalContext`, a `block`'s
+        // reason) reaches the model at its next call, as Claude Code feeds it back.
+        if let Some(text) = d.context {
+            let text = format!(
+                "A post_tool_use hook about your `{}` call: {text}",
+                tool.name
+            );
+            let notice = crate::runtime::inbox::Notice::new(Priority::High, text);
+            cx.team.post_notice(cx.agent, notice, None);
+        }
     }
 
     async fn result_returned(&self, cx: &Scope<'_>, result: &AgentResult) {
         let result = serde_json::to_value(result).ok();
-        self.run(cx, HookEvent::AgentStop, None, |p| {
-            p.result = result.clone()
-        })
-        .await;
+        self.run(cx, HookEvent::AgentStop, &[], |p| p.result = result.clone())
+            .await;
     }
 
     async fn task_completed(&self, cx: &Scope<'_>, task: &Task) {
         let task = serde_json::to_value(task).ok();
-        self.run(cx, HookEvent::TaskCompleted, None, |p| {
-            p.task = task.clone()
-        })
-        .await;
+        self.run(cx, HookEvent::TaskCompleted, &[], |p| p.task = task.clone())
+            .await;
     }
 
     async fn turn_end(&self, cx: &Scope<'_>, end: TurnEnd, final_text: &str) -> AfterTurn {
@@ -198,14 +322,14 @@ impl Layer for HookLayer {
             .copied()
             .unwrap_or(0);
         let said = self
-            .run(cx, HookEvent::Stop, None, |p| {
+            .run(cx, HookEvent::Stop, &[], |p| {
                 p.stop_hook_active = Some(blocks_so_far > 0);
                 p.last_message = Some(final_text.to_string());
             })
             .await;
         let mut blocks = crate::sync::lock(&self.stop_blocks);
-        match said {
-            Said::Blocked(message) if blocks_so_far < MAX_STOP_BLOCKS => {
+        match said.block.filter(|_| said.stop.is_none()) {
+            Some(message) if blocks_so_far < MAX_STOP_BLOCKS => {
                 blocks.insert(cx.agent, blocks_so_far + 1);
                 AfterTurn::Continue(message)
             }

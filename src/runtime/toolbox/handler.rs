@@ -57,6 +57,16 @@ pub trait CallHandler: Send + Sync {
         &[]
     }
 
+    /// See `ToolHandler::comes_with`.
+    fn comes_with(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether `model` was trained on this tool (see `ToolHandler::preferred_by`).
+    fn preferred_by(&self, _model: &str) -> bool {
+        false
+    }
+
     /// The paths a call writes when that is all it does (see `ToolHandler::writes_only`).
     fn writes_only(&self, _args: &Value) -> Option<Vec<String>> {
         None
@@ -82,6 +92,14 @@ pub struct Coding(pub Arc<dyn ToolHandler>);
 impl CallHandler for Coding {
     fn same_as(&self) -> &'static [&'static str] {
         self.0.same_as()
+    }
+
+    fn preferred_by(&self, model: &str) -> bool {
+        self.0.preferred_by(model)
+    }
+
+    fn comes_with(&self) -> Option<&'static str> {
+        self.0.comes_with()
     }
 
     fn reach(&self) -> Reach {

@@ -193,6 +193,45 @@ fn apply_patch_reaches_copilots_editing_workers_through_write_and_edit() {
     assert!(!tools.contains(&"apply_patch".to_string()), "{tools:?}");
 }
 
+/// A model trained on V4A patches gets `apply_patch` where its role has `write_file` and
+/// `edit_file`, in their place; its workers with another model get those two back.
+#[test]
+fn a_codex_model_is_offered_apply_patch_instead_of_write_and_edit() {
+    let set = built_ins();
+    let copilot = set.require(DEFAULT_ROLE).unwrap();
+    let tb = toolbox();
+    let has = |tools: &[String], n: &str| tools.iter().any(|t| t == n);
+    for model in [
+        "gpt-5-codex",
+        "openai/gpt-5.1-codex-mini",
+        "gpt-5",
+        "gpt-oss-20b",
+    ] {
+        let tools = tb.tools_for_model(copilot, false, None, model);
+        assert!(has(&tools, "apply_patch"), "{model}: {tools:?}");
+        assert!(
+            !has(&tools, "write_file") && !has(&tools, "edit_file"),
+            "{tools:?}"
+        );
+    }
+    let plain = tb.tools_for_model(copilot, false, None, "gpt-4.1");
+    assert!(
+        !has(&plain, "apply_patch") && has(&plain, "edit_file"),
+        "{plain:?}"
+    );
+    let persona = tb.tools_for_model(copilot, false, None, "gpt-5-codex");
+    let implementer = set.require("implementer").unwrap();
+    let worker = tb.tools_for_model(implementer, true, Some(&persona), "qwen2.5-coder");
+    assert!(
+        has(&worker, "write_file") && has(&worker, "edit_file"),
+        "{worker:?}"
+    );
+    // A role without file edits gets no patches either.
+    let reviewer = set.require("code_reviewer").unwrap();
+    let tools = tb.tools_for_model(reviewer, true, Some(&persona), "gpt-5-codex");
+    assert!(!has(&tools, "apply_patch"), "{tools:?}");
+}
+
 #[test]
 fn tool_sets_share_one_spec_list() {
     let tb = toolbox();

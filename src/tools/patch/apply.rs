@@ -82,54 +82,70 @@ impl std::fmt::Display for HunkError {
 /// The most lines of a failed hunk quoted back; the model has them in its own patch.
 const MAX_SHOWN: usize = 20;
 
-/// A text as lines, and how to put it back together: its line ending and whether it ended
-/// with one, so an edit changes only the lines it names.
+/// A text as lines, each with its own ending (`\n`, `\r\n`, a lone `\r`, or none for a
+/// last line without one), so an edit changes only the lines it names and a file of mixed
+/// or old Mac endings keeps them.
 struct Lines {
     lines: Vec<String>,
-    crlf: bool,
-    final_newline: bool,
+    ends: Vec<&'static str>,
+    /// The ending most lines have: the one new lines get.
+    eol: &'static str,
 }
 
 impl Lines {
     fn split(text: &str) -> Self {
-        // Only where every line ends so: a file of mixed endings keeps each line's own.
-        let crlf =
-            text.contains("\r\n") && text.matches('\n').count() == text.matches("\r\n").count();
-        let final_newline = text.is_empty() || text.ends_with('\n');
-        let body = text.strip_suffix('\n').unwrap_or(text);
-        let lines = if text.is_empty() {
-            Vec::new()
-        } else {
-            body.split('\n')
-                .map(|l| {
-                    if crlf {
-                        l.strip_suffix('\r').unwrap_or(l)
-                    } else {
-                        l
-                    }
-                    .to_string()
-                })
-                .collect()
-        };
-        Self {
-            lines,
-            crlf,
-            final_newline,
+        let (mut lines, mut ends) = (Vec::new(), Vec::new());
+        let mut rest = text;
+        while !rest.is_empty() {
+            let Some(at) = rest.find(['\n', '\r']) else {
+                lines.push(rest.to_string());
+                ends.push("");
+                break;
+            };
+            let end = match &rest[at..] {
+                r if r.starts_with("\r\n") => "\r\n",
+                r if r.starts_with('\r') => "\r",
+                _ => "\n",
+            };
+            lines.push(rest[..at].to_string());
+            ends.push(end);
+            rest = &rest[at + end.len()..];
         }
+        let count = |e: &str| ends.iter().filter(|&&x| x == e).count();
+        let eol = ["\r\n", "\r"]
+            .into_iter()
+            .find(|e| count(e) > count("\n"))
+            .unwrap_or("\n");
+        Self { lines, ends, eol }
     }
 
-    fn join(&self) -> String {
-        if self.lines.is_empty() {
-            return String::new();
+    /// Back to text. Every line but the last gets an ending if an edit left it without
+    /// one; the last one ends as the file's last line did (an empty file gets one).
+    fn join(mut self, final_end: Option<&'static str>) -> String {
+        let n = self.lines.len();
+        for (i, end) in self.ends.iter_mut().enumerate() {
+            if i + 1 < n && end.is_empty() {
+                *end = self.eol;
+            }
         }
-        let eol = if self.crlf { "\r\n" } else { "\n" };
-        let mut out = self.lines.join(eol);
-        if self.final_newline {
-            out.push_str(eol);
+        if let Some(last) = self.ends.last_mut() {
+            match final_end {
+                Some("") => *last = "",
+                _ if last.is_empty() => *last = self.eol,
+                _ => {}
+            }
+        }
+        let mut out = String::new();
+        for (line, end) in self.lines.iter().zip(&self.ends) {
+            out.push_str(line);
+            out.push_str(end);
         }
         out
     }
 }
+
+/// A line and its ending.
+type Line = (String, &'static str);
 
 /// The ways two lines may match, strictest first.
 const LEVELS: [fn(&str, &str) -> bool; 3] = [
@@ -172,8 +188,9 @@ fn seek_anchor(lines: &[String], anchor: &str, from: usize) -> Option<usize> {
 /// The text with every hunk applied, or the first hunk that does not apply.
 pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, HunkError> {
     let mut file = Lines::split(text);
-    // (start, lines replaced, new lines), in file order.
-    let mut edits: Vec<(usize, usize, Vec<String>)> = Vec::new();
+    let final_end = file.ends.last().copied();
+    // (start, lines replaced, new lines with their endings), in file order.
+    let mut edits: Vec<(usize, usize, Vec<Line>)> = Vec::new();
     let mut cursor = 0;
     for (i, hunk) in hunks.iter().enumerate() {
         let fail = |missing| HunkError {
@@ -199,21 +216,27 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, HunkError> {
             } else {
                 cursor
             };
-            edits.push((at, 0, hunk.new.clone()));
+            let new = hunk.new.iter().map(|l| (l.clone(), file.eol)).collect();
+            edits.push((at, 0, new));
             cursor = at;
             continue;
         }
         match seek(&file.lines, &hunk.old, cursor, hunk.end_of_file) {
             Some(at) => {
-                let new = hunk
+                // Context keeps its own text and ending; the last line written in place
+                // of removed ones ends as the last removed line did.
+                let mut new: Vec<Line> = hunk
                     .new
                     .iter()
                     .zip(&hunk.context)
                     .map(|(line, context)| match context {
-                        Some(i) => file.lines[at + i].clone(),
-                        None => line.clone(),
+                        Some(i) => (file.lines[at + i].clone(), file.ends[at + i]),
+                        None => (line.clone(), file.eol),
                     })
                     .collect();
+                if let (Some(last), Some(None)) = (new.last_mut(), hunk.context.last()) {
+                    last.1 = file.ends[at + hunk.old.len() - 1];
+                }
                 edits.push((at, hunk.old.len(), new));
                 cursor = at + hunk.old.len();
             }
@@ -229,12 +252,11 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, HunkError> {
     }
     // Back to front, so each edit's position still holds.
     for (at, len, new) in edits.into_iter().rev() {
-        file.lines.splice(at..at + len, new);
+        let (lines, ends): (Vec<String>, Vec<&'static str>) = new.into_iter().unzip();
+        file.lines.splice(at..at + len, lines);
+        file.ends.splice(at..at + len, ends);
     }
-    if text.is_empty() {
-        file.final_newline = true;
-    }
-    Ok(file.join())
+    Ok(file.join(final_end))
 }
 
 #[cfg(test)]
@@ -317,6 +339,21 @@ mod tests {
     fn an_anchored_pure_addition_goes_right_after_its_anchor() {
         let out = apply_hunks("def f():\n    pass\n", &hunks("@@ def f():\n+    # hi"));
         assert_eq!(out.unwrap(), "def f():\n    # hi\n    pass\n");
+    }
+
+    #[test]
+    fn lone_carriage_return_endings_are_lines_and_are_kept() {
+        let out = apply_hunks("a\rb\rc\r", &hunks(" a\n-b\n+B\n+B2")).unwrap();
+        assert_eq!(out, "a\rB\rB2\rc\r");
+        // One line of a Unix file ending in a lone \r keeps it.
+        let out = apply_hunks("x\ny\rz\n", &hunks("-x\n+X")).unwrap();
+        assert_eq!(out, "X\ny\rz\n");
+    }
+
+    #[test]
+    fn an_addition_after_a_last_line_without_newline_keeps_it_without() {
+        let out = apply_hunks("a", &hunks("+b")).unwrap();
+        assert_eq!(out, "a\nb");
     }
 
     #[test]

@@ -17,6 +17,16 @@ use serde_json::{Value, json};
 
 pub struct ApplyPatch;
 
+/// Whether `model` is of a family OpenAI trained on V4A patches, the ones Codex gives
+/// `apply_patch` (its `-codex` models, GPT-5 and gpt-oss): they get it in place of
+/// `write_file` and `edit_file`, whatever the persona's own list says about it.
+pub fn trained_on(model: &str) -> bool {
+    let model = model.to_ascii_lowercase();
+    // A provider's prefix (`openai/gpt-5-codex`) does not change the model.
+    let name = model.rsplit('/').next().unwrap_or(&model);
+    name.contains("codex") || name.starts_with("gpt-5") || name.starts_with("gpt-oss")
+}
+
 #[derive(Deserialize)]
 struct PatchArgs {
     patch: String,
@@ -28,6 +38,55 @@ fn schema() -> Value {
         "properties": {"patch": {"type": "string"}},
         "required": ["patch"]
     })
+}
+
+/// A patch as Claude Code's calls, one per file: an added file is a `Write` of its
+/// content, an update an `Edit` of its hunks' lines (a move's target named as
+/// `new_file_path`), a deletion an `Edit` to nothing. A patch that does not parse is none.
+pub(crate) fn claude_calls(patch: &str, root: &std::path::Path) -> Vec<(&'static str, Value)> {
+    let Ok(patch) = parse::parse(patch) else {
+        return Vec::new();
+    };
+    let abs = |p: &str| root.join(p).to_string_lossy().into_owned();
+    let lines = |hunks: &[parse::Hunk], old: bool| {
+        let all: Vec<&str> = hunks
+            .iter()
+            .flat_map(|h| if old { &h.old } else { &h.new })
+            .map(String::as_str)
+            .collect();
+        all.join("\n")
+    };
+    patch
+        .ops
+        .iter()
+        .map(|op| match op {
+            parse::FileOp::Add { path, contents, .. } => (
+                "Write",
+                json!({"file_path": abs(path), "content": contents}),
+            ),
+            parse::FileOp::Delete { path, .. } => (
+                "Edit",
+                json!({"file_path": abs(path), "old_string": "", "new_string": "", "delete": true}),
+            ),
+            parse::FileOp::Update {
+                path,
+                move_to,
+                hunks,
+                ..
+            } => {
+                let mut v = json!({
+                    "file_path": abs(path),
+                    "old_string": lines(hunks, true),
+                    "new_string": lines(hunks, false),
+                    "replace_all": false,
+                });
+                if let Some(to) = move_to {
+                    v["new_file_path"] = json!(abs(to));
+                }
+                ("Edit", v)
+            }
+        })
+        .collect()
 }
 
 /// Parses the patch and works it out against the agent's root, reading the files off the
@@ -94,6 +153,10 @@ fn summary(changes: &[Change]) -> String {
 impl ToolHandler for ApplyPatch {
     fn same_as(&self) -> &'static [&'static str] {
         &["write_file", "edit_file"]
+    }
+
+    fn preferred_by(&self, model: &str) -> bool {
+        trained_on(model)
     }
 
     fn spec(&self) -> ToolSpec {

@@ -18,13 +18,6 @@ pub enum PlanError {
         path: String,
         hint: &'static str,
     },
-    #[error(
-        "cannot add '{path}': it already exists; use '*** Update File: {path}' to change it, or \
-         '*** Delete File: {path}' before adding it to replace it whole"
-    )]
-    Exists { path: String },
-    #[error("cannot move '{from}' to '{to}': '{to}' already exists")]
-    MoveOnto { from: String, to: String },
     #[error("'{0}' is a directory, not a file")]
     IsDir(String),
     #[error("'{0}' is not a UTF-8 text file; apply_patch only updates text")]
@@ -107,19 +100,20 @@ impl Plan {
         for op in &patch.ops {
             match op {
                 FileOp::Add { path, contents, .. } => {
+                    // Over an existing file it replaces it whole, as Codex does: models
+                    // trained on it add a file to rewrite it.
                     let i = plan.file(ws, path)?;
                     let f = &mut plan.files[i];
-                    if f.current.is_some() {
-                        return Err(PlanError::Exists {
-                            path: f.rel.clone(),
-                        });
-                    }
-                    f.current = Some(contents.clone().into_bytes());
+                    let before = f.current.replace(contents.clone().into_bytes()).map(shown);
                     plan.changes.push(Change {
-                        kind: ChangeKind::Added,
+                        kind: if before.is_some() {
+                            ChangeKind::Modified
+                        } else {
+                            ChangeKind::Added
+                        },
                         path: f.rel.clone(),
                         to: None,
-                        before: None,
+                        before,
                         after: Some(contents.clone()),
                     });
                 }
@@ -188,10 +182,8 @@ impl Plan {
             });
             return Ok(());
         };
+        // Onto an existing file it replaces it, as Codex (and `mv`) does.
         let to = self.files[j].rel.clone();
-        if self.files[j].current.is_some() {
-            return Err(PlanError::MoveOnto { from: rel, to });
-        }
         self.files[i].current = None;
         self.files[j].current = Some(after.clone().into_bytes());
         self.files[j].mode = self.files[i].original_mode.clone();

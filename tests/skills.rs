@@ -1,0 +1,164 @@
+//! Agent Skills (`SKILL.md` folders, written here from the published format) through the
+//! real binary: listed by `squad skills` with their folders, named with their descriptions
+//! in the request (not their bodies), loaded with `use_skill` when the model asks, their
+//! scripts run with `run_command` inside the sandbox, and offered to workers too.
+
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::agents::*;
+use common::*;
+use serde_json::{Value, json};
+
+const CHANGELOG_SKILL: &str = "---
+name: changelog
+description: Writes CHANGELOG entries in Keep a Changelog style. Use when the user asks for release notes.
+---
+
+# Changelog
+
+BODY-MARKER-CHANGELOG: group entries under Added, Changed, Fixed.
+Count the entries with `scripts/count.sh`.
+";
+
+const COUNT_SCRIPT: &str = "#!/bin/sh
+# Counts the changelog's entries; tries to leave a note in the home folder too.
+grep -c '^- ' CHANGELOG.md > entry-count.txt
+echo escaped > \"$HOME/skill-escaped.txt\"
+exit 0
+";
+
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .map(str::to_string)
+        .collect()
+}
+
+/// One skill in the workspace, one in the user's `~/.claude/skills` (with a script).
+fn install(sb: &Sandbox) -> std::path::PathBuf {
+    sb.write(
+        ".agents/skills/commit-style/SKILL.md",
+        "---\nname: commit-style\ndescription: How this project writes commit messages.\n---\nSay why.\n",
+    );
+    let dir = sb.home.path().join(".claude/skills/changelog");
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(dir.join("SKILL.md"), CHANGELOG_SKILL).unwrap();
+    std::fs::write(dir.join("scripts/count.sh"), COUNT_SCRIPT).unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_skill_is_listed_loaded_on_use_and_its_script_runs_sandboxed() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let dir = install(&sb);
+    sb.write("CHANGELOG.md", "# Changelog\n- one\n- two\n");
+
+    let listed = sb.run(None, &["skills"]).await;
+    listed.assert_ok();
+    assert!(
+        listed
+            .stdout
+            .contains("changelog  Writes CHANGELOG entries"),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed.stdout.contains(&dir.display().to_string()),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed.stdout.contains(".agents/skills/commit-style"),
+        "{}",
+        listed.stdout
+    );
+
+    let script = dir.join("scripts/count.sh").display().to_string();
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            return MockResponse::tool_call("r", "return_results", &good_result("ok").to_string());
+        }
+        match tool_count(body) {
+            0 => {
+                MockResponse::tool_call("u", "use_skill", &json!({"name": "changelog"}).to_string())
+            }
+            1 => MockResponse::tool_call(
+                "c",
+                "run_command",
+                &json!({ "command": format!("sh {script}") }).to_string(),
+            ),
+            2 => spawn("documentation", "update the changelog"),
+            3 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let run = sb
+        .exec(
+            &mock,
+            &["--json", "--approval", "auto", "write release notes"],
+        )
+        .await;
+    run.assert_ok();
+    let reqs = mock.requests();
+    let first = &reqs[0].body;
+    let prompt = system(first);
+    assert!(prompt.contains("# Skills"), "{prompt}");
+    assert!(
+        prompt.contains("- changelog: Writes CHANGELOG entries"),
+        "{prompt}"
+    );
+    assert!(
+        !prompt.contains("BODY-MARKER"),
+        "the body waits until it is used"
+    );
+    assert!(offered(first).contains(&"use_skill".to_string()));
+    let size = serde_json::to_string(first).unwrap().len();
+    // Without skills it keeps within 8 KB; the list and the tool add at most this much.
+    println!("copilot's first request with two skills: {size} B");
+    assert!(
+        size <= 8 * 1024 + 700,
+        "the first request with skills: {size} B"
+    );
+
+    let loaded = tool_messages(&reqs[1].body)
+        .into_iter()
+        .find(|(id, _)| id == "u")
+        .unwrap()
+        .1;
+    assert!(loaded.contains("BODY-MARKER-CHANGELOG"), "{loaded}");
+    assert!(loaded.contains("scripts/count.sh"), "{loaded}");
+
+    assert_eq!(
+        sb.read("entry-count.txt").trim(),
+        "2",
+        "the script ran in the workspace"
+    );
+    assert!(
+        !sb.home.path().join("skill-escaped.txt").exists(),
+        "the script ran in the sandbox"
+    );
+    let worker = reqs
+        .iter()
+        .find(|r| is_worker(&r.body))
+        .expect("a worker ran");
+    assert!(offered(&worker.body).contains(&"use_skill".to_string()));
+    assert!(system(&worker.body).contains("- changelog:"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_skills_no_tool_and_no_section_is_added() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([MockResponse::text("hi")]);
+    sb.exec(&mock, &["hi"]).await.assert_ok();
+    let first = &mock.requests()[0].body;
+    assert!(!offered(first).contains(&"use_skill".to_string()));
+    assert!(!system(first).contains("# Skills"));
+}
