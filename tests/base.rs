@@ -95,7 +95,10 @@ fn worker_b(
         .unwrap_or_default()
         .contains("hello A");
     if !merged {
-        assert!(tool_count(body) < 400, "A's change never reached the workspace");
+        assert!(
+            tool_count(body) < 400,
+            "A's change never reached the workspace"
+        );
         let poll = format!("p{}", tool_count(body));
         return MockResponse::tool_call(&poll, "read_file", r#"{"path": "other.txt"}"#)
             .with_delay(Duration::from_millis(30));
@@ -186,7 +189,10 @@ async fn two_workers_on_one_line_both_edit_their_copy_the_second_is_named_a_conf
     sb.exec(&mock, &["--approval", "auto", "two workers"])
         .await
         .assert_ok();
-    assert_eq!(sb.read("hello.txt"), "marker-4242: hello A\nkeep 1\nkeep 2\n");
+    assert_eq!(
+        sb.read("hello.txt"),
+        "marker-4242: hello A\nkeep 1\nkeep 2\n"
+    );
     let edited = mock
         .requests()
         .iter()

@@ -128,7 +128,10 @@ async fn crash_and_continue(seed: u64) -> Result<(), String> {
         )
         .await;
     if run.code != 0 || !run.stdout.contains("finished") {
-        return Err(format!("the continued run failed: {}{}", run.stdout, run.stderr));
+        return Err(format!(
+            "the continued run failed: {}{}",
+            run.stdout, run.stderr
+        ));
     }
     // Every result the model had seen comes back unchanged in the continued run.
     let reqs = mock.requests();

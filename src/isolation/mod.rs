@@ -1,6 +1,6 @@
 //! Keeping writing workers out of each other's way. In a git repository each writing
-//! worker gets its own worktree (`worktree`), made from the workspace's current state
-//! (`snapshot`), and its change comes back through a three-way merge (`merge`,
+//! worker gets its own worktree (`worktree`), made from its base (`base`: the workspace
+//! as it was when the worker was spawned, a `snapshot`), and its change comes back through a three-way merge (`merge`,
 //! `conflicts`) one worker at a time (`queue`), or is redone on the current state after a
 //! conflict (`redo`); `worktrees` ties these to agents for the runtime. Outside a
 //! repository workers share the workspace under file leases (`leases`). Worktrees live
@@ -12,6 +12,7 @@
 //! configuration, filters and attributes apply exactly as in their own git, and tests
 //! can check the result with the same commands a user would type.
 
+mod base;
 mod cleanup;
 mod conflicts;
 mod diff;
@@ -26,6 +27,7 @@ mod snapshot;
 mod worktree;
 mod worktrees;
 
+pub use base::Base;
 pub use cleanup::{Removed, remove_stale};
 pub use conflicts::{Conflict, Hunk, LineSpan};
 pub use diff::{

@@ -157,7 +157,9 @@ struct State {
 }
 
 fn initial(f: usize) -> String {
-    (1..=LINES).map(|j| format!("[{}:{j}]\n", FILES[f])).collect()
+    (1..=LINES)
+        .map(|j| format!("[{}:{j}]\n", FILES[f]))
+        .collect()
 }
 
 fn result_of(body: &Value, id: &str) -> Option<String> {
@@ -185,7 +187,11 @@ fn worker_turn(plan: &Plan, state: &Mutex<State>, i: usize, body: &Value) -> Moc
     let acts = &plan.workers[i];
     let Some(act) = acts.get(step) else {
         if st.released[i] {
-            return MockResponse::tool_call("ret", "return_results", &good_result("done").to_string());
+            return MockResponse::tool_call(
+                "ret",
+                "return_results",
+                &good_result("done").to_string(),
+            );
         }
         assert!(step < 900, "worker {i} was never released");
         // Reads while it waits, never twice the same in a row (the loop guard).
@@ -229,9 +235,16 @@ fn worker_turn(plan: &Plan, state: &Mutex<State>, i: usize, body: &Value) -> Moc
             };
             let Some((tool, args)) = response else {
                 // The read failed or was short: nothing to write from; read again instead.
-                return MockResponse::tool_call(&id, "read_file", &json!({"path": FILES[f]}).to_string());
+                return MockResponse::tool_call(
+                    &id,
+                    "read_file",
+                    &json!({"path": FILES[f]}).to_string(),
+                );
             };
-            st.trace.push(format!("worker {i}: {tool} {} {token} from {view:?}", FILES[f]));
+            st.trace.push(format!(
+                "worker {i}: {tool} {} {token} from {view:?}",
+                FILES[f]
+            ));
             st.changes.push(Change {
                 who: format!("worker {i}"),
                 file: f,
@@ -248,7 +261,12 @@ fn worker_turn(plan: &Plan, state: &Mutex<State>, i: usize, body: &Value) -> Moc
 }
 
 /// The persona's answer to this request.
-fn persona_turn(plan: &Plan, state: &Mutex<State>, ws: &std::path::Path, body: &Value) -> MockResponse {
+fn persona_turn(
+    plan: &Plan,
+    state: &Mutex<State>,
+    ws: &std::path::Path,
+    body: &Value,
+) -> MockResponse {
     let step = tool_count(body);
     let mut st = state.lock().unwrap();
     for c in st.changes.iter_mut().filter(|c| c.worker.is_none()) {
@@ -279,7 +297,8 @@ fn persona_turn(plan: &Plan, state: &Mutex<State>, ws: &std::path::Path, body: &
             let view = live(f);
             let token = format!("[p.{step}]");
             let old = view.lines().nth(l).unwrap_or_default().to_string();
-            st.trace.push(format!("persona: edit {} line {l} {token}", FILES[f]));
+            st.trace
+                .push(format!("persona: edit {} line {l} {token}", FILES[f]));
             st.changes.push(Change {
                 who: "persona".into(),
                 file: f,
@@ -302,7 +321,8 @@ fn persona_turn(plan: &Plan, state: &Mutex<State>, ws: &std::path::Path, body: &
                 .map(|(j, s)| format!("{}\n", if j == l { token.as_str() } else { s }))
                 .collect();
             std::fs::write(ws.join(FILES[f]), edited).unwrap();
-            st.trace.push(format!("user: {} line {l} {token}", FILES[f]));
+            st.trace
+                .push(format!("user: {} line {l} {token}", FILES[f]));
             st.changes.push(Change {
                 who: "user".into(),
                 file: f,
@@ -317,7 +337,8 @@ fn persona_turn(plan: &Plan, state: &Mutex<State>, ws: &std::path::Path, body: &
         }
         Step::Release(i) => {
             st.released[i] = true;
-            st.trace.push(format!("persona: release worker {i} and wait"));
+            st.trace
+                .push(format!("persona: release worker {i} and wait"));
             let spawn_step = plan
                 .steps
                 .iter()
@@ -328,7 +349,11 @@ fn persona_turn(plan: &Plan, state: &Mutex<State>, ws: &std::path::Path, body: &
                 .ok()
                 .and_then(|v| v["agent_id"].as_str().map(str::to_string))
                 .unwrap_or_else(|| panic!("worker {i} was not spawned: {spawned}"));
-            MockResponse::tool_call(&id, "wait_for_agents", &json!({"agent_ids": [agent]}).to_string())
+            MockResponse::tool_call(
+                &id,
+                "wait_for_agents",
+                &json!({"agent_ids": [agent]}).to_string(),
+            )
         }
     }
 }
@@ -381,11 +406,19 @@ async fn play(seed: u64) -> Result<(), String> {
             continue;
         }
         if c.ok.is_none() {
-            return Err(format!("{}'s {} never came back\n{}", c.who, c.token, trace()));
+            return Err(format!(
+                "{}'s {} never came back\n{}",
+                c.who,
+                c.token,
+                trace()
+            ));
         }
-        let named = c.worker.and_then(|i| st.waited[i].as_deref()).is_some_and(|w| {
-            w.contains(r#""state": "conflict""#) && FILES.iter().any(|f| w.contains(f))
-        });
+        let named = c
+            .worker
+            .and_then(|i| st.waited[i].as_deref())
+            .is_some_and(|w| {
+                w.contains(r#""state": "conflict""#) && FILES.iter().any(|f| w.contains(f))
+            });
         if named {
             continue;
         }
@@ -439,5 +472,8 @@ pub async fn run_all(seeds: &[u64]) {
         started.elapsed().as_secs_f64(),
         failed.len()
     );
-    assert!(failed.is_empty(), "rounds that lost a change: {failed:?} (replay with SQUAD_BASE_SEED)");
+    assert!(
+        failed.is_empty(),
+        "rounds that lost a change: {failed:?} (replay with SQUAD_BASE_SEED)"
+    );
 }
