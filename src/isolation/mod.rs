@@ -16,6 +16,8 @@ mod base;
 mod cleanup;
 mod conflicts;
 mod diff;
+mod fill;
+mod first_write;
 mod git;
 mod leases;
 mod merge;
@@ -24,6 +26,7 @@ mod redo;
 mod repo;
 mod session_dir;
 mod snapshot;
+mod spare;
 mod worktree;
 mod worktrees;
 
@@ -34,6 +37,7 @@ pub use diff::{
     ChangeKind, DiffSummary, FileChange, summary as diff_summary, summary_of as diff_summary_of,
     text as diff_text,
 };
+pub use fill::Fill;
 pub use leases::{Holder, LeaseError, Leases};
 pub use merge::{MergeOutcome, merge_into_workspace};
 pub use queue::{MergeQueue, QueueError};
@@ -41,7 +45,8 @@ pub use redo::redo_on_current;
 pub use repo::{MIN_GIT, NoRepo, Repo};
 pub use session_dir::{SessionDir, worktrees_dir};
 pub use snapshot::{Snapshot, take as take_snapshot};
-pub use worktree::{Fill, Spare, Worktree};
+pub use spare::Spare;
+pub use worktree::Worktree;
 pub use worktrees::Worktrees;
 
 use crate::config::IsolationMode;

@@ -48,7 +48,9 @@ impl TempIndex {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(temp),
             Err(source) => return Err(io(source)),
         }
-        let modified = std::fs::metadata(index).and_then(|m| m.modified()).map_err(io)?;
+        let modified = std::fs::metadata(index)
+            .and_then(|m| m.modified())
+            .map_err(io)?;
         std::fs::File::options()
             .write(true)
             .open(&temp.path)

@@ -12,12 +12,14 @@ use super::IsolationError;
 use super::base::{Base, Bases};
 use super::conflicts::Conflict;
 use super::diff::{self, DiffSummary};
+use super::fill::Fill;
 use super::merge::{self, MergeOutcome};
 use super::queue::MergeQueue;
 use super::redo;
 use super::repo::Repo;
 use super::session_dir::SessionDir;
-use super::worktree::{Fill, Spare, Worktree};
+use super::spare::Spare;
+use super::worktree::Worktree;
 use crate::protocol::AgentId;
 use std::collections::HashMap;
 use std::future::Future;
@@ -119,22 +121,18 @@ impl Worktrees {
         self.bases.changed();
     }
 
-    /// Gives `agent` its worktree, made from `base` (the workspace as it was when the
-    /// worker was spawned; the current one without it), and returns the root its tools
-    /// are confined to. An agent that has one keeps it. With a spare ready (see
-    /// [`Worktrees::warm`]) this writes only the files that differ from HEAD.
-    pub async fn create(
-        &self,
-        agent: AgentId,
-        base: Option<Arc<Base>>,
-    ) -> Result<PathBuf, IsolationError> {
-        self.create_for(agent, None, base)
+    /// Gives `agent` its worktree, made from the workspace's current base, and returns the
+    /// root its tools are confined to. An agent that has one keeps it. With a spare ready
+    /// (see [`Worktrees::warm`]) this writes only the files that differ from HEAD.
+    pub async fn create(&self, agent: AgentId) -> Result<PathBuf, IsolationError> {
+        self.create_for(agent, None, None)
             .await
             .map(|(root, _)| root)
     }
 
-    /// [`Worktrees::create`] for a call that writes only `writes` (paths as its tool got
-    /// them), when its handler can tell. Without a spare, such a call need not wait for the
+    /// [`Worktrees::create`] from `base` (the workspace as it was when the worker was
+    /// spawned; the current base without it), for a call that writes only `writes` (paths
+    /// as its tool got them), when its handler can tell. Without a spare, such a call need not wait for the
     /// whole tree: the worktree is made without files, those of `writes` are checked out,
     /// and the rest is written on a thread of its own behind the call (see
     /// [`Worktree::create_lazy_at`]). The flag says so: the call may run now, and anything

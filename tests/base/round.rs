@@ -365,8 +365,8 @@ async fn play(seed: u64) -> Result<(), String> {
     let sb = Sandbox::new();
     sb.workspace_config("[verify]\nenabled = false\n\n[limits]\nmax_iterations = 1000\n\n[guards]\nread_repeat_stop_after = 0\n");
     git(sb.ws(), &["init", "-q"]);
-    for f in 0..FILES.len() {
-        sb.write(FILES[f], &initial(f));
+    for (f, name) in FILES.iter().enumerate() {
+        sb.write(name, &initial(f));
     }
     git(sb.ws(), &["add", "-A"]);
     git(sb.ws(), &["commit", "-qm", "start"]);
