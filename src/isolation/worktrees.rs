@@ -102,8 +102,9 @@ impl Worktrees {
     /// workspace has not changed, else a new snapshot, taken in the merge queue.
     pub async fn base(&self) -> Result<Arc<Base>, IsolationError> {
         let (repo, session, bases) = (self.repo.clone(), self.session.clone(), self.bases.clone());
+        let asked = std::time::Instant::now();
         self.queue
-            .run(move || bases.now(&repo, &session.scratch))
+            .run(move || bases.now(&repo, &session.scratch, asked))
             .await?
     }
 
