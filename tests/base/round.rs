@@ -18,7 +18,7 @@ use std::time::Duration;
 const FILES: [&str; 3] = ["a.txt", "b.txt", "c.txt"];
 const LINES: usize = 6;
 /// Rounds played at once (each is its own squad process, mock server and repository).
-const AT_ONCE: usize = 4;
+const AT_ONCE: usize = 6;
 
 /// splitmix64: small, seeded, the same on every machine.
 struct Rng(u64);
@@ -74,12 +74,16 @@ struct Plan {
 
 fn plan(seed: u64) -> Plan {
     let mut rng = Rng(seed);
-    let n = 2 + rng.below(3);
+    let n = 2 + rng.below(2);
     let workers: Vec<Vec<Act>> = (0..n)
         .map(|_| {
             let mut acts = Vec::new();
             // One in five only reads.
-            let writes = if rng.one_in(5) { 0 } else { 1 + rng.below(2) };
+            let writes = if rng.one_in(5) {
+                0
+            } else {
+                1 + usize::from(rng.one_in(3))
+            };
             if writes == 0 {
                 acts.push(Act::Read(rng.below(FILES.len())));
             }
