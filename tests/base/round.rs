@@ -17,8 +17,9 @@ use std::time::Duration;
 
 const FILES: [&str; 3] = ["a.txt", "b.txt", "c.txt"];
 const LINES: usize = 6;
-/// Rounds played at once (each is its own squad process, mock server and repository).
-const AT_ONCE: usize = 6;
+/// Rounds played at once (each is its own squad process, mock server and repository): 6
+/// on the 2 shared vCPUs under other builds starved every round (seconds per request).
+const AT_ONCE: usize = 4;
 
 /// splitmix64: small, seeded, the same on every machine.
 struct Rng(u64);
@@ -201,7 +202,7 @@ fn worker_turn(plan: &Plan, state: &Mutex<State>, i: usize, body: &Value) -> Moc
         // Reads while it waits, never twice the same in a row (the loop guard).
         let args = json!({"path": FILES[step % FILES.len()], "start_line": 1 + step % LINES});
         return MockResponse::tool_call(&format!("c{step}"), "read_file", &args.to_string())
-            .with_delay(Duration::from_millis(15));
+            .with_delay(Duration::from_millis(40));
     };
     let id = format!("c{step}");
     match *act {
@@ -398,9 +399,20 @@ async fn play(seed: u64) -> Result<(), String> {
             worker_turn(&plan, &state, i, body)
         });
     }
-    let run = sb.exec(&mock, &["--approval", "auto", "the round"]).await;
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "the round"])
+        .stdin(std::process::Stdio::null());
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output()).await;
     let st = state.lock().unwrap();
     let trace = || format!("plan: {:?}\nround:\n  {}", plan, st.trace.join("\n  "));
+    let Ok(out) = out else {
+        return Err(format!(
+            "squad did not finish in 120 s; its log:\n{}\n{}",
+            log_tail(&sb),
+            trace()
+        ));
+    };
+    let run = Run::from(out.unwrap());
     if run.code != 0 {
         return Err(format!("squad failed: {}\n{}", run.stderr, trace()));
     }
@@ -448,26 +460,51 @@ async fn play(seed: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// The end of squad's own log (`SQUAD_LOG=debug`), for a round that hung.
+fn log_tail(sb: &Sandbox) -> String {
+    let mut logs = Vec::new();
+    let mut dirs = vec![sb.home.path().to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("squad.log"))
+            {
+                logs.push(p);
+            }
+        }
+    }
+    logs.iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(60)..].join("\n")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The line of `view` that holds `token`.
 fn line_of(view: &str, token: &str) -> Option<usize> {
     view.lines().position(|l| l.contains(token))
 }
 
-/// Plays every round, [`AT_ONCE`] at a time; panics naming the seeds that failed.
+/// Plays every round, [`AT_ONCE`] at a time (a new one as soon as one ends); panics naming
+/// the seeds that failed.
 pub async fn run_all(seeds: &[u64]) {
     let started = std::time::Instant::now();
     let mut failed = Vec::new();
-    for batch in seeds.chunks(AT_ONCE) {
-        let runs: Vec<_> = batch
-            .iter()
-            .map(|&seed| tokio::spawn(async move { (seed, play(seed).await) }))
-            .collect();
-        for r in runs {
-            let (seed, result) = r.await.unwrap();
-            if let Err(why) = result {
-                eprintln!("round {seed} failed (replay: SQUAD_BASE_SEED={seed}):\n{why}\n");
-                failed.push(seed);
-            }
+    use futures::StreamExt;
+    let mut rounds = futures::stream::iter(seeds.iter().copied())
+        .map(|seed| async move { (seed, tokio::spawn(play(seed)).await.unwrap()) })
+        .buffer_unordered(AT_ONCE);
+    while let Some((seed, result)) = rounds.next().await {
+        if let Err(why) = result {
+            eprintln!("round {seed} failed (replay: SQUAD_BASE_SEED={seed}):\n{why}\n");
+            failed.push(seed);
         }
     }
     eprintln!(
