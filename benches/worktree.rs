@@ -2,13 +2,16 @@
 //! of 10,000 files (100 folders) with the user's work in progress (20 files edited, 5 of
 //! them staged, 10 untracked).
 //!
-//! a. Creating a worker's worktree: the snapshot of the workspace (a commit of its state
-//!    through a temporary index), then either, cold, `git worktree add --no-checkout`, its
-//!    index and the one file the worker's first call writes (`Worktree::create_lazy`: the
-//!    first write can run then; the other 9,999 files are written behind it by a `Fill`,
-//!    timed apart until all are on disk), or, with a spare checked out ahead of time
-//!    (`Worktrees::warm`), a rename and a checkout of the files that differ from HEAD.
-//!    Targets: under 1 s cold (until the first write can run), under 200 ms warm.
+//! a. A worker's base at its spawn (`Worktrees::base`, issue 34): after the user edited a
+//!    file, a walk of the work tree that sees it and a new snapshot of the workspace (a
+//!    commit of its state through a temporary index); with nothing changed since, the walk
+//!    alone (the base is shared). Then its worktree at its first write, made from that
+//!    base: cold, `git worktree add --no-checkout`, its index and the one file the
+//!    worker's first call writes (`Worktree::create_lazy_at`: the first write can run then;
+//!    the other 9,999 files are written behind it by a `Fill`, timed apart until all are on
+//!    disk), or, with a spare checked out ahead of time (`Worktrees::warm`), a rename and a
+//!    checkout of the files that differ from HEAD. Targets: under 1 s cold (until the
+//!    first write can run), under 200 ms warm.
 //! b. The worker's diff figures (`+12 −3`) after it changed 5 files and added one.
 //! c. Merging that change back into the workspace (snapshots of both sides, merge-tree,
 //!    writing the files), and removing the worktree and its branch.
@@ -24,14 +27,15 @@
 //!    rest written behind (`checkout-index` with parallel checkout): timed until the
 //!    first write can run and until all files are written.
 //!
-//! Uses only the public API, so the same file measures another commit.
+//! Uses only the public API. Commits before issue 34 have no base: their file times the
+//! snapshot inside the cold creation (`Worktree::create_lazy`).
 
 // Test harness code: a panic is how it reports a broken setup.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
-use squad::isolation::{self, MergeOutcome, Repo, Spare, Worktree};
+use squad::isolation::{self, MergeOutcome, Repo, Spare, Worktree, Worktrees};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -86,22 +90,42 @@ fn main() {
     // Warm the page cache and git's index stat data once, as a running session has them.
     isolation::take_snapshot(&repo.top, &repo.index, &scratch).unwrap();
 
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let session = Worktrees::open(repo.clone(), &tmp.path().join("bases"), "bench").unwrap();
     let (mut snaps, mut creates, mut fills, mut warm_creates) = (vec![], vec![], vec![], vec![]);
+    let (mut new_bases, mut shared_bases) = (vec![], vec![]);
     let (mut diffs, mut merges, mut removes) = (vec![], vec![], vec![]);
     for run in 0..RUNS {
+        // The user edits a file: the next spawn needs a new base.
+        std::fs::write(ws.join("untracked_0.txt"), format!("wip {run}\n")).unwrap();
         let t = Instant::now();
         isolation::take_snapshot(&repo.top, &repo.index, &scratch).unwrap();
         snaps.push(t.elapsed());
 
-        // Cold, for a first call that writes one file: it can run once `create_lazy`
+        // At spawn: the worker's base, new (the edit is seen), then shared (nothing changed).
+        let t = Instant::now();
+        let base = rt.block_on(session.base()).unwrap();
+        new_bases.push(t.elapsed());
+        let t = Instant::now();
+        let again = rt.block_on(session.base()).unwrap();
+        shared_bases.push(t.elapsed());
+        assert!(
+            std::sync::Arc::ptr_eq(&base, &again),
+            "one base while nothing changed"
+        );
+
+        // Cold, for a first call that writes one file: it can run once `create_lazy_at`
         // returns; the fill writes the rest beside it, as in a session.
         let first = file(5000 + run * 10 + 9);
         let t = Instant::now();
-        let (fresh, fill) = Worktree::create_lazy(
+        let (fresh, fill) = Worktree::create_lazy_at(
             &repo,
             &data,
             &format!("fresh{run}"),
-            &scratch,
+            &base.snapshot,
             std::slice::from_ref(&first),
         )
         .unwrap();
@@ -168,7 +192,9 @@ fn main() {
         s.median
     };
     show("snapshot of the workspace", &snaps);
-    let create = show("create, fresh: until the first write can run", &creates);
+    let new_base = show("base at spawn, new (walk + snapshot)", &new_bases);
+    let shared_base = show("base at spawn, shared (walk only)", &shared_bases);
+    let create = show("create, fresh from the base: until first write", &creates);
     let filled = show("create, fresh: until all files are written", &fills);
     let warm = show("create from a warm spare (snapshot + move)", &warm_creates);
     show("diff figures (6 files changed)", &diffs);
@@ -199,6 +225,11 @@ fn main() {
     println!(
         "   merge back: {:.1} ms (no target set)",
         merge.as_secs_f64() * 1e3
+    );
+    println!(
+        "   a worker's base at spawn: {:.1} ms new, {:.1} ms shared (no target set)",
+        new_base.as_secs_f64() * 1e3,
+        shared_base.as_secs_f64() * 1e3
     );
 }
 

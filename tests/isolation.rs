@@ -878,7 +878,7 @@ async fn a_worktree_made_for_a_first_write_has_its_files_at_once_and_the_rest_af
     let w = fx.worktrees("s1");
     let agent = AgentId::new();
     let writes = strings(&["a.txt", "./src/new.rs"]);
-    let (root, early) = w.create_for(agent, Some(&writes)).await.unwrap();
+    let (root, early) = w.create_for(agent, Some(&writes), None).await.unwrap();
     assert!(early, "the call may run before the fill ends");
     // The first call's file is there for it, as the workspace has it.
     assert_eq!(read(&root, "a.txt"), lines_with(0, ""));
@@ -944,7 +944,7 @@ async fn a_first_call_that_may_not_run_early_gets_the_whole_tree_first() {
     for writes in cases {
         let agent = AgentId::new();
         let writes = writes.map(strings);
-        let (root, early) = w.create_for(agent, writes.as_deref()).await.unwrap();
+        let (root, early) = w.create_for(agent, writes.as_deref(), None).await.unwrap();
         assert!(!early, "{writes:?}");
         assert!(!fill_marker(&root).exists(), "{writes:?}");
         assert_eq!(files_under(&root).len(), whole, "{writes:?}");
@@ -1053,7 +1053,7 @@ async fn a_fill_that_fails_leaves_the_worktree_refused_and_removable() {
     let w = fx.worktrees("s1");
     let agent = AgentId::new();
     let (root, early) = w
-        .create_for(agent, Some(&strings(&["a.txt"])))
+        .create_for(agent, Some(&strings(&["a.txt"])), None)
         .await
         .unwrap();
     assert!(early);

@@ -896,12 +896,25 @@ async fn workers_that_only_read_and_report_start_no_git_process() {
     assert_eq!(workers, 6, "three workers, two requests each");
     let calls = std::fs::read_to_string(&log).unwrap_or_default();
     let calls: Vec<&str> = calls.lines().collect();
-    assert!(calls.len() <= 3, "only the session's own: {calls:#?}");
+    // The session's own, and the workers' one shared base (a snapshot of the workspace
+    // as the persona saw it when it spawned them): none per worker.
+    let base = ["add --all", "write-tree", "commit-tree"];
+    // (+1: the snapshot's parent, HEAD, a `rev-parse`.)
+    assert!(
+        calls.len() <= 3 + base.len() + 1,
+        "only the session's own: {calls:#?}"
+    );
     for call in &calls {
         assert!(
-            call.ends_with(" version") || call.contains(" rev-parse "),
+            call.ends_with(" version")
+                || call.contains(" rev-parse ")
+                || base.iter().any(|b| call.contains(b)),
             "a git process for a worker that did not write: {call}"
         );
+    }
+    for b in base {
+        let n = calls.iter().filter(|c| c.contains(b)).count();
+        assert!(n <= 1, "one base for the three: {calls:#?}");
     }
     assert_eq!(git(sb.ws(), &["worktree", "list"]).lines().count(), 1);
 }

@@ -1,9 +1,11 @@
 //! Removing the worktrees of sessions that no longer run (their process ended without
 //! cleaning up: a crash, a kill, a closed terminal), when squad starts.
 
+use super::fill::finish_fill;
 use super::git::Git;
 use super::session_dir::{is_bookkeeping, read_lock, try_lock, worktrees_dir};
-use super::worktree::{self, SPARE_PREFIX};
+use super::spare::SPARE_PREFIX;
+use super::worktree;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -60,7 +62,7 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
             let branch = format!("squad/{name}");
             // A fill the crash cut short would make every unwritten file a deletion of the
             // kept change. If it cannot be finished, the change is kept all the same.
-            if !spare && let Err(e) = worktree::finish_fill(&wt.path()) {
+            if !spare && let Err(e) = finish_fill(&wt.path()) {
                 tracing::warn!("stale worktree {}: {e}", wt.path().display());
             }
             let kept = !spare && repo.is_some() && keep_change(&wt.path(), &session);

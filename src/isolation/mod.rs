@@ -1,6 +1,6 @@
 //! Keeping writing workers out of each other's way. In a git repository each writing
-//! worker gets its own worktree (`worktree`), made from the workspace's current state
-//! (`snapshot`), and its change comes back through a three-way merge (`merge`,
+//! worker gets its own worktree (`worktree`), made from its base (`base`: the workspace
+//! as it was when the worker was spawned, a `snapshot`), and its change comes back through a three-way merge (`merge`,
 //! `conflicts`) one worker at a time (`queue`), or is redone on the current state after a
 //! conflict (`redo`); `worktrees` ties these to agents for the runtime. Outside a
 //! repository workers share the workspace under file leases (`leases`). Worktrees live
@@ -12,9 +12,12 @@
 //! configuration, filters and attributes apply exactly as in their own git, and tests
 //! can check the result with the same commands a user would type.
 
+mod base;
 mod cleanup;
 mod conflicts;
 mod diff;
+mod fill;
+mod first_write;
 mod git;
 mod leases;
 mod merge;
@@ -23,15 +26,18 @@ mod redo;
 mod repo;
 mod session_dir;
 mod snapshot;
+mod spare;
 mod worktree;
 mod worktrees;
 
+pub use base::Base;
 pub use cleanup::{Removed, remove_stale};
 pub use conflicts::{Conflict, Hunk, LineSpan};
 pub use diff::{
     ChangeKind, DiffSummary, FileChange, summary as diff_summary, summary_of as diff_summary_of,
     text as diff_text,
 };
+pub use fill::Fill;
 pub use leases::{Holder, LeaseError, Leases};
 pub use merge::{MergeOutcome, merge_into_workspace};
 pub use queue::{MergeQueue, QueueError};
@@ -39,7 +45,8 @@ pub use redo::redo_on_current;
 pub use repo::{MIN_GIT, NoRepo, Repo};
 pub use session_dir::{SessionDir, worktrees_dir};
 pub use snapshot::{Snapshot, take as take_snapshot};
-pub use worktree::{Fill, Spare, Worktree};
+pub use spare::Spare;
+pub use worktree::Worktree;
 pub use worktrees::Worktrees;
 
 use crate::config::IsolationMode;

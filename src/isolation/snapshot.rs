@@ -32,17 +32,31 @@ impl TempIndex {
         }
     }
 
-    /// A copy of `index` (an absent index, as before the first `git add`, is an empty one).
+    /// A copy of `index` (an absent index, as before the first `git add`, is an empty one),
+    /// with its modification time: git trusts an entry's stat data only when the file is
+    /// older than the index, so a copy stamped "now" would hide a file rewritten to the
+    /// same size within the clock step in which the index was written (a worker's edit
+    /// right after its worktree was filled was missed so, and its merge dropped it).
     pub fn copy_of(index: &Path, scratch: &Path) -> Result<Self, IsolationError> {
         let temp = Self::new(scratch);
+        let io = |source| IsolationError::Io {
+            what: format!("copying the index {}", index.display()),
+            source,
+        };
         match std::fs::copy(index, &temp.path) {
-            Ok(_) => Ok(temp),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(temp),
-            Err(source) => Err(IsolationError::Io {
-                what: format!("copying the index {}", index.display()),
-                source,
-            }),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(temp),
+            Err(source) => return Err(io(source)),
         }
+        let modified = std::fs::metadata(index)
+            .and_then(|m| m.modified())
+            .map_err(io)?;
+        std::fs::File::options()
+            .write(true)
+            .open(&temp.path)
+            .and_then(|f| f.set_modified(modified))
+            .map_err(io)?;
+        Ok(temp)
     }
 }
 

@@ -1,30 +1,31 @@
 //! The worktrees of one session, by agent: what the runtime calls when a writing worker
-//! is spawned, when its diff is shown, when its result is accepted (the merge queue),
+//! is spawned (its base, see `base.rs`), when it first writes (its worktree, made from
+//! that base), when its diff is shown, when its result is accepted (the merge queue),
 //! when it is asked to redo after a conflict, and when it is released. The git work runs
 //! on tokio's blocking pool; everything that reads or writes the workspace takes its
 //! turn in the one [`MergeQueue`]. Checking a worktree out reads only the repository, so
-//! that part runs outside the queue, several at once: workers that start writing
-//! together get their worktrees together, from one snapshot of the workspace. A worktree
-//! made for a first call that names the files it writes is filled behind that call;
-//! everything else here waits for the fill ([`Worktrees::ready`]).
+//! that part runs outside the queue, several at once. A worktree made for a first call
+//! that names the files it writes is filled behind that call; everything else here waits
+//! for the fill ([`Worktrees::ready`]).
 
 use super::IsolationError;
+use super::base::{Base, Bases};
 use super::conflicts::Conflict;
 use super::diff::{self, DiffSummary};
+use super::fill::Fill;
 use super::merge::{self, MergeOutcome};
 use super::queue::MergeQueue;
 use super::redo;
 use super::repo::Repo;
 use super::session_dir::SessionDir;
-use super::snapshot::{self, Snapshot};
-use super::worktree::{Fill, Spare, Worktree};
+use super::spare::Spare;
+use super::worktree::Worktree;
 use crate::protocol::AgentId;
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 type Shared = Arc<Mutex<Worktree>>;
@@ -44,9 +45,6 @@ struct Filling {
 /// Worktrees checked out at once (each with git's parallel checkout).
 const CHECKOUTS_AT_ONCE: usize = 4;
 
-/// The last snapshot taken for a creation, and when it began.
-type Fresh = Arc<Mutex<Option<(Snapshot, Instant)>>>;
-
 /// How long closing waits for a spare still being checked out: 10 s in steps.
 const CLOSE_WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(50);
 const CLOSE_WAIT_STEPS: u32 = 200;
@@ -57,7 +55,7 @@ pub struct Worktrees {
     queue: MergeQueue,
     by_agent: Mutex<HashMap<AgentId, Shared>>,
     spares: Arc<Spares>,
-    fresh: Fresh,
+    bases: Arc<Bases>,
     checkouts: Arc<Semaphore>,
     /// Worktrees whose files are being written behind their first call, or could not all
     /// be, by agent.
@@ -85,7 +83,7 @@ impl Worktrees {
             queue: MergeQueue::new(),
             by_agent: Mutex::new(HashMap::new()),
             spares: Arc::new(Spares::default()),
-            fresh: Fresh::default(),
+            bases: Arc::default(),
             checkouts: Arc::new(Semaphore::new(CHECKOUTS_AT_ONCE)),
             fills: Mutex::new(HashMap::new()),
         })
@@ -100,15 +98,42 @@ impl Worktrees {
         &self.session.dir
     }
 
-    /// Gives `agent` its worktree (made from the workspace as it is now) and returns the
+    /// The base of a worker spawned now (see `base.rs`): the current one while the
+    /// workspace has not changed, else a new snapshot, taken in the merge queue.
+    pub async fn base(&self) -> Result<Arc<Base>, IsolationError> {
+        let (repo, session, bases) = (self.repo.clone(), self.session.clone(), self.bases.clone());
+        let asked = std::time::Instant::now();
+        self.queue
+            .run(move || bases.now(&repo, &session.scratch, asked))
+            .await?
+    }
+
+    /// Whether the workspace still is `base`, so a worker on it may read the workspace
+    /// itself. A walk of the work tree on the blocking pool; no git process.
+    pub async fn still(&self, base: &Arc<Base>) -> bool {
+        let (repo, bases, base) = (self.repo.clone(), self.bases.clone(), base.clone());
+        blocking(move || Ok(bases.still(&base, &repo.top)))
+            .await
+            .unwrap_or(false)
+    }
+
+    /// squad wrote in the workspace (outside a merge): the next spawn gets a new base.
+    pub fn workspace_changed(&self) {
+        self.bases.changed();
+    }
+
+    /// Gives `agent` its worktree, made from the workspace's current base, and returns the
     /// root its tools are confined to. An agent that has one keeps it. With a spare ready
     /// (see [`Worktrees::warm`]) this writes only the files that differ from HEAD.
     pub async fn create(&self, agent: AgentId) -> Result<PathBuf, IsolationError> {
-        self.create_for(agent, None).await.map(|(root, _)| root)
+        self.create_for(agent, None, None)
+            .await
+            .map(|(root, _)| root)
     }
 
-    /// [`Worktrees::create`] for a call that writes only `writes` (paths as its tool got
-    /// them), when its handler can tell. Without a spare, such a call need not wait for the
+    /// [`Worktrees::create`] from `base` (the workspace as it was when the worker was
+    /// spawned; the current base without it), for a call that writes only `writes` (paths
+    /// as its tool got them), when its handler can tell. Without a spare, such a call need not wait for the
     /// whole tree: the worktree is made without files, those of `writes` are checked out,
     /// and the rest is written on a thread of its own behind the call (see
     /// [`Worktree::create_lazy_at`]). The flag says so: the call may run now, and anything
@@ -117,17 +142,16 @@ impl Worktrees {
         &self,
         agent: AgentId,
         writes: Option<&[String]>,
+        base: Option<Arc<Base>>,
     ) -> Result<(PathBuf, bool), IsolationError> {
         if let Some(root) = self.root(agent) {
             return Ok((root, false));
         }
-        // The snapshot reads the workspace: it takes its turn in the queue.
-        let asked = Instant::now();
-        let (repo, session, fresh) = (self.repo.clone(), self.session.clone(), self.fresh.clone());
-        let base = self
-            .queue
-            .run(move || shared_snapshot(&repo, &session.scratch, &fresh, asked))
-            .await??;
+        let base = match base {
+            Some(base) => base,
+            None => self.base().await?,
+        };
+        let base = base.snapshot.clone();
         let turn = self
             .checkouts
             .clone()
@@ -373,12 +397,16 @@ impl Worktrees {
     pub async fn merge(&self, agent: AgentId) -> Result<MergeOutcome, IsolationError> {
         self.ready(agent).await?;
         let (wt, repo, scratch) = self.parts(agent)?;
-        let fresh = self.fresh.clone();
+        let bases = self.bases.clone();
         self.queue
             .run(move || {
-                // The workspace changes: later workers start from its new state.
-                crate::sync::lock(&fresh).take();
-                merge::merge_into_workspace(&repo, &mut crate::sync::lock(&wt), &scratch)
+                let merged =
+                    merge::merge_into_workspace(&repo, &mut crate::sync::lock(&wt), &scratch);
+                // The workspace changed: workers spawned from now on get a new base.
+                if matches!(&merged, Ok(MergeOutcome::Merged { files }) if !files.is_empty()) {
+                    bases.changed();
+                }
+                merged
             })
             .await?
     }
@@ -421,27 +449,6 @@ impl Worktrees {
             self.session.scratch.clone(),
         ))
     }
-}
-
-/// The snapshot a creation asked for at `asked` starts from: the last one when it began
-/// after that (so it holds everything written before the worker's first change; the
-/// creations queued behind one snapshot all share the next) and no merge came since, else
-/// a new one. Runs in the merge queue.
-fn shared_snapshot(
-    repo: &Repo,
-    scratch: &Path,
-    fresh: &Fresh,
-    asked: Instant,
-) -> Result<Snapshot, IsolationError> {
-    if let Some((snap, began)) = crate::sync::lock(fresh).as_ref()
-        && *began >= asked
-    {
-        return Ok(snap.clone());
-    }
-    let began = Instant::now();
-    let snap = snapshot::take(&repo.top, &repo.index, scratch)?;
-    *crate::sync::lock(fresh) = Some((snap.clone(), began));
-    Ok(snap)
 }
 
 /// Runs git work off the async threads.

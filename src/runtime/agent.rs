@@ -86,6 +86,21 @@ impl Host for Arc<Engine> {
         self.isolation.choose(agent, mode);
     }
 
+    async fn base_for_spawn(
+        &self,
+        caller: AgentId,
+        role: &str,
+        mode: Option<crate::config::IsolationMode>,
+    ) -> Option<Arc<crate::isolation::Base>> {
+        self.isolation
+            .base_for_spawn(&self.team, caller, role, mode)
+            .await
+    }
+
+    fn give_base(&self, agent: AgentId, base: Arc<crate::isolation::Base>) {
+        self.isolation.give_base(agent, base);
+    }
+
     fn start_agent(&self, new: NewAgent) -> AgentId {
         start_agent(self, new)
     }

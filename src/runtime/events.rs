@@ -82,6 +82,16 @@ impl EventSink {
         }
     }
 
+    /// Resolves once every event recorded so far is on disk (at once without a log).
+    pub fn on_disk(&self) -> impl std::future::Future<Output = ()> + Send + use<> {
+        let waiting = self.lock().log.as_ref().map(LogWriter::on_disk);
+        async move {
+            if let Some(w) = waiting {
+                w.await;
+            }
+        }
+    }
+
     /// Counts and times the tasks of a resumed session's log by its events' `ts`.
     pub fn observe_replayed(&self, events: &[Event]) {
         let mut inner = self.lock();

@@ -8,19 +8,25 @@
 //! the workspace's current state; when it is despawned, released or the session ends its
 //! worktree goes.
 //!
-//! It knows the team, never the engine: the isolation layer (`layers/isolation.rs`) calls
-//! [`WorkerIsolation::before_task`] (a worker's message), `before_change`, `claim_write` and
-//! `after_mutation` (around a call whose handler may change files), `wait_for_files` and
-//! `unwritten` (before any call, and a task), `settle` (its turns ended) and `clean_up`
-//! (despawn, release); the hook layer calls `wait_for_files` too; the session calls `open`,
-//! `close` (shutdown) and `diff_text` (`Op::ShowDiff`).
+//! Each worker has one base, the workspace as it was when it was spawned (`base.rs`): it
+//! reads from it until it writes, its worktree is made from it, and it merges from it.
+//!
+//! It knows the team, never the engine: `spawn_agent` calls `base_for_spawn` and
+//! `give_base`; the isolation layer (`layers/isolation.rs`) calls
+//! [`WorkerIsolation::before_task`] (a worker's message), `before_read` (a call that only
+//! reads), `before_change`, `claim_write` and `after_mutation` (around a call whose handler
+//! may change files), `wait_for_files` and `unwritten` (before any call, and a task),
+//! `settle` (its turns ended) and `clean_up` (despawn, release); the hook layer calls
+//! `wait_for_files` too; the session calls `open`, `close` (shutdown) and `diff_text`
+//! (`Op::ShowDiff`).
 
+mod base;
 mod leases;
 mod merge;
 
 use super::team::Team;
 use crate::config::IsolationMode;
-use crate::isolation::{Isolation, Leases, Removed, Worktrees};
+use crate::isolation::{Base, Isolation, Leases, Removed, Worktrees};
 use crate::protocol::{AgentId, DiffStat, EventKind, MergeState};
 use crate::roles::RoleSet;
 use crate::workspace::Workspace;
@@ -42,6 +48,8 @@ pub struct WorkerIsolation {
     own: Mutex<HashMap<AgentId, Place>>,
     /// `spawn_agent`'s `isolation`, by worker.
     chosen: Mutex<HashMap<AgentId, IsolationMode>>,
+    /// The base of each worker that has none of the above yet (see `base.rs`).
+    bases: Mutex<HashMap<AgentId, Arc<Base>>>,
     /// The session is ending: agents stopping now are not despawned.
     closing: AtomicBool,
     /// A spare worktree has been asked for (after the first worker's).
@@ -105,6 +113,7 @@ impl WorkerIsolation {
                 .collect(),
             own: Mutex::new(HashMap::new()),
             chosen: Mutex::new(HashMap::new()),
+            bases: Mutex::new(HashMap::new()),
             closing: AtomicBool::new(false),
             warming: AtomicBool::new(false),
             told_unwritten: Mutex::new(HashSet::new()),
@@ -257,6 +266,7 @@ impl WorkerIsolation {
     /// message when that left conflict markers in its worktree.
     pub async fn before_task(&self, team: &Team, agent: AgentId) -> Option<String> {
         let worktrees = self.worktrees.as_ref()?;
+        self.base_for_task(team, agent).await;
         let settled = crate::sync::lock(&self.own)
             .get_mut(&agent)
             .map(|p| std::mem::take(&mut p.settled));
@@ -302,7 +312,7 @@ impl WorkerIsolation {
         writes: Option<&[String]>,
     ) -> bool {
         let made = worktrees
-            .create_for(agent, writes)
+            .create_for(agent, writes, self.base_of(agent))
             .await
             .map_err(|e| e.to_string())
             .and_then(|(root, early)| {
@@ -314,6 +324,8 @@ impl WorkerIsolation {
             Ok((ws, early)) => {
                 let path = ws.root().to_path_buf();
                 self.insert(agent, ws, false);
+                // The worktree holds it from now on.
+                self.forget_base(agent);
                 team.emit(
                     agent,
                     EventKind::WorktreeCreated {
@@ -418,6 +430,8 @@ impl WorkerIsolation {
             return;
         };
         let Some(agent) = self.owner(team, agent) else {
+            // A write in the workspace itself: workers spawned from now on get a new base.
+            worktrees.workspace_changed();
             return;
         };
         match worktrees.diff(agent).await {

@@ -112,6 +112,10 @@ async fn stream(
             );
         }
     };
+    // Everything before this request (the results it carries above all) is on disk
+    // before it goes out: a crash from here on never loses a result a model has seen,
+    // nor runs its call again after `--continue`. One flush per request.
+    team.events().on_disk().await;
     let call = engine.model.stream_chat(&setup.request, &progress, cancel);
     engine
         .watch(agent, &Waiting::ModelCall, &pulse, call, cancel)

@@ -1,10 +1,13 @@
 //! Writes the session log on a thread of its own, so no agent waits on the disk: the
-//! async path only numbers an event and encodes it into a shared buffer. The thread is
-//! woken by the first line after it went idle, waits [`BATCH_WINDOW`] for the lines that
-//! follow, and writes them in one go and flushes. A wake-up and a write per event cost
-//! more CPU than the rest of a model request's bookkeeping together (issue 28); batching
-//! makes the log trail the live events by at most the window. A crash can lose those
-//! lines and at worst leave a torn last line, which [`super::read_events`] skips.
+//! async path only numbers an event and encodes it into a shared buffer. The log is on
+//! disk before each model request goes out: the request asks for it ([`LogWriter::on_disk`])
+//! and waits, so a finished tool call's result can never be lost or its call run again
+//! after `--continue`. One write and flush per request, not per event: a wake-up and a
+//! write per event cost more CPU than the rest of a request's bookkeeping together (issue
+//! 28). Between requests the thread gathers lines for up to [`BATCH_WINDOW`] and writes
+//! them then, so the log trails the live events by at most that. A crash can lose those
+//! lines (never a result a model has seen) and at worst leave a torn last line, which
+//! [`super::read_events`] skips.
 
 use super::SessionLog;
 use crate::protocol::Event;
@@ -16,10 +19,31 @@ use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long the thread collects lines after the first one wakes it. Short: a finished
-/// tool call must be on disk before the next model request goes out, or a resumed
-/// session runs it again (10 ms made `a_killed_exec_continues…` fail 1 run in 3).
-const BATCH_WINDOW: Duration = Duration::from_millis(1);
+/// How long the thread collects lines after the first one wakes it, unless someone waits
+/// for the disk sooner. Safety does not rest on it (before a model request the log is
+/// written at once, see [`LogWriter::on_disk`]), so it is long enough that a request's
+/// events go in the one write that request asks for (a 1 ms window was a race: a
+/// finished call's result could miss the disk when squad was killed).
+const BATCH_WINDOW: Duration = Duration::from_millis(50);
+
+/// Someone waiting until every line queued before it is written and flushed.
+enum Waiter {
+    Blocking(mpsc::Sender<()>),
+    Async(tokio::sync::oneshot::Sender<()>),
+}
+
+impl Waiter {
+    fn done(self) {
+        match self {
+            Waiter::Blocking(tx) => {
+                let _ = tx.send(());
+            }
+            Waiter::Async(tx) => {
+                let _ = tx.send(());
+            }
+        }
+    }
+}
 
 /// What the async side hands the thread.
 #[derive(Default)]
@@ -27,7 +51,7 @@ struct Queue {
     /// Encoded lines, in `seq` order.
     lines: Vec<u8>,
     /// Callers to answer once every line queued before them is written and flushed.
-    syncs: Vec<mpsc::Sender<()>>,
+    syncs: Vec<Waiter>,
     /// The thread waits for a first line: the next one must wake it.
     idle: bool,
     closed: bool,
@@ -109,10 +133,32 @@ impl LogWriter {
             if queue.closed {
                 return;
             }
-            queue.syncs.push(tx);
+            queue.syncs.push(Waiter::Blocking(tx));
         }
         self.shared.wake.notify_one();
         let _ = rx.recv();
+    }
+
+    /// Resolves once every line queued so far is on disk (written and flushed): what a
+    /// model request awaits before it goes out. At once when the log is closed or broken.
+    pub fn on_disk(&self) -> impl std::future::Future<Output = ()> + Send + use<> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let waiting = {
+            let mut queue = self.shared.lock();
+            let waiting = !queue.closed && !self.failed.load(Ordering::Relaxed);
+            if waiting {
+                queue.syncs.push(Waiter::Async(tx));
+            }
+            waiting
+        };
+        if waiting {
+            self.shared.wake.notify_one();
+        }
+        async move {
+            if waiting {
+                let _ = rx.await;
+            }
+        }
     }
 
     /// The first write error, once: the caller tells the user, later calls return `None`.
@@ -179,8 +225,8 @@ fn write_loop(
             record_failure(failed, failure, format!("{path}: {e}"));
         }
         lines.clear();
-        for done in syncs {
-            let _ = done.send(());
+        for waiter in syncs {
+            waiter.done();
         }
         // Dropping the writer closes the queue; nothing can be pushed after that.
         if closed {

@@ -85,6 +85,16 @@ pub trait Host: Send + Sync {
     ) -> Result<String, ToolError>;
     /// `spawn_agent`'s `isolation` for a worker about to start.
     fn choose_isolation(&self, agent: AgentId, mode: crate::config::IsolationMode);
+    /// The base of a worker of `role` that `caller` spawns now: its caller's view of the
+    /// workspace, which it reads until it writes and merges from (`runtime/isolation/base.rs`).
+    async fn base_for_spawn(
+        &self,
+        caller: AgentId,
+        role: &str,
+        mode: Option<crate::config::IsolationMode>,
+    ) -> Option<std::sync::Arc<crate::isolation::Base>>;
+    /// `agent` starts from `base`.
+    fn give_base(&self, agent: AgentId, base: std::sync::Arc<crate::isolation::Base>);
     /// Registers a new agent and starts its task.
     fn start_agent(&self, new: NewAgent) -> AgentId;
     /// What a coding tool called by `agent` may use: its root (worktree or workspace) and

@@ -234,6 +234,11 @@ impl AgentTool for SpawnAgent {
             .await
             .map_err(|d| Failure::Fixable(d.0))?;
 
+        // The workspace as the caller sees it now: the worker's base (issue 34).
+        let base = cx
+            .host
+            .base_for_spawn(cx.caller, &role.name, args.isolation)
+            .await;
         // Again: spawns of one response run side by side, and each waited for its approval
         // since the first check. Nothing awaits from here until the worker is counted.
         room(cx, &limits)?;
@@ -247,6 +252,9 @@ impl AgentTool for SpawnAgent {
         }
         if let Some(mode) = args.isolation {
             cx.host.choose_isolation(id, mode);
+        }
+        if let Some(base) = base {
+            cx.host.give_base(id, base);
         }
         cx.host.start_agent(NewAgent {
             id,

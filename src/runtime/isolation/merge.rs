@@ -23,6 +23,7 @@ impl WorkerIsolation {
 }
 
 async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd) {
+    iso.forget_base(agent);
     let Some(worktrees) = iso.worktrees.clone().filter(|_| iso.has_own(agent)) else {
         return;
     };

@@ -1,4 +1,6 @@
-//! Isolation as a layer: a worker's first call that may change files gets its worktree
+//! Isolation as a layer: a worker that has not written reads its base (a read after the
+//! workspace moved on gets it a worktree made from that base); its first call that may
+//! change files gets its worktree
 //! (before the call is described, so the user approves a diff against the worktree); a
 //! worktree made for a call that names the only files it writes is filled behind that
 //! call, and every other call, and the task of an agent in it, waits for the fill; in
@@ -39,6 +41,10 @@ impl Layer for IsolationLayer {
     }
 
     async fn prepare_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
+        // A worker reads its base: once the workspace moved on, from a worktree made of it.
+        if tool.reach == Reach::Reads && cx.is_worker() {
+            self.iso.before_read(cx.team, cx.agent).await;
+        }
         // Only the call a worktree was made for may run while it is filled: its files are
         // written first, and the fill writes none of them.
         let early =
