@@ -5,6 +5,7 @@ mod load;
 mod mcp;
 mod models;
 pub(crate) mod parse;
+mod provider;
 mod sandbox;
 
 pub use load::{
@@ -14,6 +15,8 @@ pub use load::{
 pub use mcp::{MAX_SERVER_NAME, McpServerConfig};
 pub use models::{Assist, LevelModel, WireApi};
 pub use parse::TomlProblem;
+pub(crate) use provider::check_base_url;
+pub use provider::{missing_key_message, needs_key};
 pub use sandbox::{RoleSandbox, SandboxConfig, SandboxMode};
 
 use crate::protocol::ApprovalPolicy;
@@ -562,146 +565,5 @@ impl Config {
     }
 }
 
-/// Whether `base_url` is OpenAI's own API, which refuses every request without a key.
-pub fn needs_key(base_url: &str) -> bool {
-    let rest = base_url
-        .strip_prefix("https://")
-        .or_else(|| base_url.strip_prefix("http://"))
-        .unwrap_or(base_url);
-    let host = rest.split(['/', ':']).next().unwrap_or("");
-    host.eq_ignore_ascii_case("api.openai.com")
-}
-
-/// What to do when `base_url` needs a key and `api_key_env` holds none: the same text in
-/// `exec`, the TUI, the model client and `squad doctor`.
-pub fn missing_key_message(base_url: &str, api_key_env: &str) -> String {
-    let set = if api_key_env.is_empty() {
-        "set provider.api_key_env = \"OPENAI_API_KEY\" and export OPENAI_API_KEY=sk-...".to_string()
-    } else {
-        format!("export {api_key_env}=sk-...")
-    };
-    format!(
-        "no API key for {base_url}: {set}; or start a local server (llama.cpp, Ollama, LM \
-         Studio, vLLM on their usual ports, which squad finds by itself) or point --base-url / \
-         OPENAI_BASE_URL at one, which needs none; or try squad on the demo server: `cargo run \
-         --example demo_server` in squad's source, then --base-url http://127.0.0.1:8787/v1"
-    )
-}
-
-/// A base URL must name its scheme; `/v1` is the caller's business (local servers differ).
-pub(crate) fn check_base_url(url: &str) -> Result<(), String> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"));
-    match rest {
-        Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(()),
-        _ => Err(format!(
-            "expected a URL starting with http:// or https:// (e.g. https://api.openai.com/v1), found {url:?}"
-        )),
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The documented default file, so the docs and the code cannot drift apart.
-    const DEFAULT_CONFIG_FILE: &str = include_str!("../../config/config.toml");
-
-    #[test]
-    fn documented_default_file_equals_built_in_defaults() {
-        let (parsed, _) = parse::parse_toml::<Config>(DEFAULT_CONFIG_FILE).unwrap();
-        assert_eq!(parsed, Config::default());
-        // every section and top-level key is spelled out, not just left to defaults
-        let table: toml::Table = DEFAULT_CONFIG_FILE.parse().unwrap();
-        let keys: Vec<&str> = table.keys().map(String::as_str).collect();
-        for key in [
-            "provider",
-            "models",
-            "default_level",
-            "prices",
-            "approval",
-            "limits",
-            "tools",
-            "guards",
-            "team",
-            "verify",
-            "sandbox",
-            "mcp_servers",
-            "context",
-            "context_windows",
-            "profiles",
-        ] {
-            assert!(keys.contains(&key), "config/config.toml lacks {key}");
-        }
-        let default = toml::Table::try_from(Config::default()).unwrap();
-        for (section, value) in &default {
-            if let toml::Value::Table(inner) = value {
-                for key in inner.keys() {
-                    assert!(
-                        table[section].get(key).is_some(),
-                        "config/config.toml lacks {section}.{key}"
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn defaults_have_no_problems() {
-        assert!(Config::default().problems().is_empty());
-    }
-
-    #[test]
-    fn api_key_comes_from_the_named_variable() {
-        let mut c = Config::default();
-        // PATH is set and non-empty in any process that can run tests.
-        c.provider.api_key_env = "PATH".into();
-        assert_eq!(c.api_key(), std::env::var("PATH").ok());
-        c.provider.api_key_env = "SQUAD_TEST_SURELY_UNSET_VARIABLE_1f3a".into();
-        assert_eq!(c.api_key(), None);
-        c.provider.api_key_env = String::new();
-        assert_eq!(c.api_key(), None);
-    }
-
-    #[test]
-    fn force_model_maps_every_level_and_unknown_ones() {
-        let mut c = Config {
-            default_level: "custom".into(),
-            ..Config::default()
-        };
-        c.force_model("m");
-        assert!(c.models.values().all(|v| v == "m"));
-        assert_eq!(c.models["custom"], "m");
-        assert_eq!(c.model_for_level("anything"), "m");
-    }
-
-    #[test]
-    fn only_openai_itself_needs_a_key() {
-        assert!(needs_key("https://api.openai.com/v1"));
-        assert!(needs_key("https://API.openai.com:443/v1/"));
-        assert!(!needs_key("http://127.0.0.1:11434/v1"));
-        assert!(!needs_key("https://api.openai.com.example.org/v1"));
-        let mut c = Config::default();
-        c.provider.api_key_env = "SQUAD_TEST_SURELY_UNSET_VARIABLE_1f3a".into();
-        let message = c.missing_key().unwrap();
-        for needle in [
-            "SQUAD_TEST_SURELY_UNSET_VARIABLE_1f3a",
-            "--base-url",
-            "OPENAI_BASE_URL",
-            "demo_server",
-        ] {
-            assert!(message.contains(needle), "{needle}: {message}");
-        }
-        c.provider.base_url = "http://127.0.0.1:8080/v1".into();
-        assert_eq!(c.missing_key(), None);
-    }
-
-    #[test]
-    fn base_url_needs_a_scheme_and_host() {
-        assert!(check_base_url("http://127.0.0.1:11434/v1").is_ok());
-        assert!(check_base_url("https://api.openai.com/v1").is_ok());
-        assert!(check_base_url("127.0.0.1:11434").is_err());
-        assert!(check_base_url("http://").is_err());
-    }
-}
+mod tests;

@@ -1,0 +1,41 @@
+//! What the provider's URL says: whether it needs a key, what to tell a user without one,
+//! and whether it is a URL at all.
+
+/// Whether `base_url` is OpenAI's own API, which refuses every request without a key.
+pub fn needs_key(base_url: &str) -> bool {
+    let rest = base_url
+        .strip_prefix("https://")
+        .or_else(|| base_url.strip_prefix("http://"))
+        .unwrap_or(base_url);
+    let host = rest.split(['/', ':']).next().unwrap_or("");
+    host.eq_ignore_ascii_case("api.openai.com")
+}
+
+/// What to do when `base_url` needs a key and `api_key_env` holds none: the same text in
+/// `exec`, the TUI, the model client and `squad doctor`.
+pub fn missing_key_message(base_url: &str, api_key_env: &str) -> String {
+    let set = if api_key_env.is_empty() {
+        "set provider.api_key_env = \"OPENAI_API_KEY\" and export OPENAI_API_KEY=sk-...".to_string()
+    } else {
+        format!("export {api_key_env}=sk-...")
+    };
+    format!(
+        "no API key for {base_url}: {set}; or start a local server (llama.cpp, Ollama, LM \
+         Studio, vLLM on their usual ports, which squad finds by itself) or point --base-url / \
+         OPENAI_BASE_URL at one, which needs none; or try squad on the demo server: `cargo run \
+         --example demo_server` in squad's source, then --base-url http://127.0.0.1:8787/v1"
+    )
+}
+
+/// A base URL must name its scheme; `/v1` is the caller's business (local servers differ).
+pub(crate) fn check_base_url(url: &str) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(()),
+        _ => Err(format!(
+            "expected a URL starting with http:// or https:// (e.g. https://api.openai.com/v1), found {url:?}"
+        )),
+    }
+}
