@@ -415,6 +415,11 @@ impl Config {
             .unwrap_or_default()
     }
 
+    /// Whether an agent on `model` gets the help (`None`: a model not known yet, `auto`).
+    pub fn assists(&self, model: Option<&str>) -> bool {
+        model.is_none_or(|m| self.assist_for_model(m) == Assist::Auto)
+    }
+
     /// Every model on `wire` (`--wire-api`): the levels' own wires no longer apply.
     pub fn force_wire_api(&mut self, wire: WireApi) {
         self.provider.wire_api = wire;

@@ -173,16 +173,7 @@ mod tests {
     fn a_change_after_the_base_shows_and_an_ignored_one_does_not() {
         let tmp = tempfile::tempdir().unwrap();
         let top = tmp.path();
-        let git = |args: &[&str]| {
-            let ok = std::process::Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@localhost"])
-                .args(args)
-                .current_dir(top)
-                .status()
-                .unwrap()
-                .success();
-            assert!(ok, "git {args:?}");
-        };
+        let git = |args: &[&str]| crate::isolation::test_git(top, args);
         git(&["init", "-q"]);
         std::fs::write(top.join(".gitignore"), "target/\n").unwrap();
         std::fs::create_dir_all(top.join("src")).unwrap();

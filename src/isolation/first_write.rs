@@ -124,16 +124,7 @@ mod tests {
     fn only_files_and_new_paths_below_folders_may_be_written_before_the_fill() {
         let tmp = tempfile::tempdir().unwrap();
         let top = tmp.path();
-        let git = |args: &[&str]| {
-            let ok = std::process::Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@localhost"])
-                .args(args)
-                .current_dir(top)
-                .status()
-                .unwrap()
-                .success();
-            assert!(ok, "git {args:?}");
-        };
+        let git = |args: &[&str]| crate::isolation::test_git(top, args);
         git(&["init", "-q"]);
         std::fs::create_dir_all(top.join("d")).unwrap();
         for f in ["f", "x.sh", "d/g"] {

@@ -30,6 +30,20 @@ mod spare;
 mod worktree;
 mod worktrees;
 
+/// Runs git in `top` for a unit test, with an identity of its own; fails the test if git does.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn test_git(top: &std::path::Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@localhost"])
+        .args(args)
+        .current_dir(top)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
 pub use base::Base;
 pub use cleanup::{Removed, remove_stale};
 pub use conflicts::{Conflict, Hunk, LineSpan};

@@ -14,13 +14,24 @@ use serde_json::Value;
 /// The id of a call that was text: its result says so.
 pub const ID_PREFIX: &str = "text_call_";
 
-/// What the result of such a call starts with.
+/// What the result of such a call starts with. Said only when the reply was a call written
+/// as text (evidence: a well-formed call of an offered tool), never otherwise.
 pub const RAN_NOTE: &str = "[squad] Your reply was this tool call written as text; it ran as \
                             a call. Its result:\n";
 
 /// The calls `text` is made of, when it is nothing but well-formed calls of `offered`
 /// tools; `None` otherwise.
 pub fn parse(text: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
+    calls(text, &|name| offered.contains(&name))
+}
+
+/// Whether `text` is nothing but well-formed tool calls, of any tool: what a model writes
+/// when it answers a request without tools with a call.
+pub fn is_calls(text: &str) -> bool {
+    calls(text, &|_| true).is_some()
+}
+
+fn calls(text: &str, offered: &dyn Fn(&str) -> bool) -> Option<Vec<ToolCall>> {
     let body = text.trim();
     if body.is_empty() {
         return None;
@@ -113,11 +124,11 @@ fn json_calls(s: &str) -> Option<Vec<Value>> {
 
 /// `{"name": …, "arguments"|"parameters": {…}}` of an offered tool, or OpenAI's own shape
 /// `{"type": "function", "function": {…}}` written out.
-fn call_of(v: &Value, offered: &[&str], i: usize) -> Option<ToolCall> {
+fn call_of(v: &Value, offered: &dyn Fn(&str) -> bool, i: usize) -> Option<ToolCall> {
     let v = v.get("function").filter(|f| f.is_object()).unwrap_or(v);
     let obj = v.as_object()?;
     let name = obj.get("name")?.as_str()?.trim();
-    if !offered.contains(&name) {
+    if !offered(name) {
         return None;
     }
     // Only a name and its arguments: an object with more is data that happens to hold a
@@ -193,6 +204,10 @@ mod tests {
 
     #[test]
     fn text_that_only_mentions_or_shows_a_call_stays_text() {
+        assert!(is_calls(
+            "```json\n{\"name\": \"ask_user\", \"arguments\": {}}\n```"
+        ));
+        assert!(!is_calls("I will ask the user."));
         for text in [
             "I will call read_file on a.txt next.",
             "To read it, call:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```",

@@ -209,7 +209,7 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
         board: board.clone(),
         assist: {
             let config = config.clone();
-            Arc::new(move |model: &str| config.assist_for_model(model))
+            Arc::new(move |model: Option<&str>| config.assists(model))
         },
     });
     let engine = Arc::new(Engine {

@@ -146,10 +146,7 @@ async fn turn_loop(
 
 /// Whether `agent`'s model gets squad's help for weak models (`assist`).
 fn helps(engine: &Engine, agent: AgentId) -> bool {
-    engine
-        .team
-        .model(agent)
-        .is_none_or(|m| engine.config.assist_for_model(&m) == crate::config::Assist::Auto)
+    engine.config.assists(engine.team.model(agent).as_deref())
 }
 
 /// An urgent notice (a worker's question, a critical notice) reaches a running agent at

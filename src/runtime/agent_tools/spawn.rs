@@ -120,9 +120,9 @@ impl AgentTool for SpawnAgent {
         // Help for weak models, on evidence (a budget that can only fail the worker,
         // measured against this session's own requests and calls); off with `assist`.
         let helps = cx
-            .team
-            .model(cx.caller)
-            .is_none_or(|m| cx.host.config().assist_for_model(&m) == crate::config::Assist::Auto);
+            .host
+            .config()
+            .assists(cx.team.model(cx.caller).as_deref());
         // A token budget smaller than one request of a worker can only fail it (a 1.5B
         // model gave `tokens: 100`; each worker failed at its first call, 1,023 tokens, and
         // the persona spawned again with the same budget): it is left out, and said so.

@@ -67,8 +67,8 @@ const REPORTING_TOOLS: [&str; 5] = [
     "apply_patch",
 ];
 
-/// Whether a model gets squad's help for weak models (`[models] … assist`).
-pub type AssistFor = Arc<dyn Fn(&str) -> crate::config::Assist + Send + Sync>;
+/// Whether an agent on this model gets squad's help for weak models (`Config::assists`).
+pub type AssistFor = Arc<dyn Fn(Option<&str>) -> bool + Send + Sync>;
 
 pub struct AnswerLayer {
     board: Arc<TaskBoard>,
@@ -116,11 +116,7 @@ impl AnswerLayer {
 
     /// The persona, on a model that gets help.
     fn helps(&self, cx: &Scope<'_>) -> bool {
-        !cx.is_worker()
-            && cx
-                .team
-                .model(cx.agent)
-                .is_none_or(|m| (self.assist)(&m) == crate::config::Assist::Auto)
+        !cx.is_worker() && (self.assist)(cx.team.model(cx.agent).as_deref())
     }
 
     /// The persona's workers of this turn are all finished and told, and the board is idle.
@@ -279,7 +275,7 @@ impl Layer for AnswerLayer {
         }
         // Asked once more at most.
         let again = end == TurnEnd::Completed
-            && tool_call_as_text(final_text)
+            && crate::model::text_calls::is_calls(final_text)
             && !self.answer_due.swap(true, Ordering::Relaxed);
         if again {
             return AfterTurn::Continue(PLAIN_WORDS.to_string());
@@ -368,20 +364,4 @@ fn reported(name: &str, output: &str) -> String {
         })
         .collect();
     format!("{name}:\n{}", lines.join("\n"))
-}
-
-/// A reply that is only a tool call written as text: a JSON object with a name and
-/// arguments, fenced or not.
-fn tool_call_as_text(text: &str) -> bool {
-    let body = text.trim();
-    let body = match body.strip_prefix("```") {
-        Some(rest) => rest
-            .split_once('\n')
-            .map_or("", |(_, b)| b)
-            .trim_end()
-            .trim_end_matches("```"),
-        None => body,
-    };
-    serde_json::from_str::<serde_json::Value>(body)
-        .is_ok_and(|v| v.get("name").is_some() && v.get("arguments").is_some())
 }

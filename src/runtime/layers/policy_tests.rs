@@ -518,7 +518,8 @@ async fn the_same_message_to_the_same_worker_with_nothing_changed_since_is_not_s
 
 fn answer_layer(assist: crate::config::Assist) -> AnswerLayer {
     let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
-    AnswerLayer::new(board, Arc::new(move |_: &str| assist))
+    let on = assist == crate::config::Assist::Auto;
+    AnswerLayer::new(board, Arc::new(move |_: Option<&str>| on))
 }
 
 fn ask(output: &str) -> Reviewed<'_> {
