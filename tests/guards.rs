@@ -367,3 +367,57 @@ async fn the_same_question_to_an_absent_user_is_stopped_on_the_fifth_and_exec_sa
     let why = "loop: called ask_user 5 times with the same arguments, nothing changed in between";
     assert!(run.stderr.contains(why), "{}", run.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tests_passing_again_on_files_put_back_after_a_failure_end_the_round() {
+    // What Qwen2.5-Coder-1.5B did after its fix passed: broke the test file in another
+    // persona's turn, got the failure's note, wrote the files back, passed again, and
+    // would have gone round once more.
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("calc.py", "def add(a, b):\n    return a - b\n");
+    sb.workspace_config("[tools]\ntest_command = \"grep -q 'a + b' calc.py\"\n");
+    let fixed = "def add(a, b):\n    return a + b\n";
+    let broken = "def add(a, b):\n    return a * b\n";
+    let write = |id: &str, content: &str| {
+        MockResponse::tool_call(
+            id,
+            "write_file",
+            &json!({"path": "calc.py", "content": content}).to_string(),
+        )
+    };
+    let steps = [
+        write("w1", fixed),
+        MockResponse::tool_call("t1", "run_tests", "{}"),
+        write("w2", broken),
+        MockResponse::tool_call("t2", "run_tests", "{}"),
+        // Put back, blank line and all trailing newline aside.
+        write("w3", "def add(a, b):\n\n    return a + b"),
+        MockResponse::tool_call("t3", "run_tests", "{}"),
+        MockResponse::text("add is fixed and the tests pass."),
+    ];
+    mock.set_responder(move |body| {
+        let n = tool_count(body);
+        steps
+            .get(n)
+            .cloned()
+            .unwrap_or_else(|| MockResponse::text("past the script"))
+    });
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "fix add"])
+        .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 7, "one request a step");
+    // The failure after the pass named what to put back; the green run after it ended the
+    // round: the last request offers no tool and says why.
+    assert!(tool_messages(&reqs[4].body)[3].1.contains("put each back"));
+    let last = &reqs[6].body;
+    assert!(
+        last.get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(|a| a.is_empty()))
+    );
+    assert!(last.to_string().contains("The tests pass again"));
+    assert!(run.stdout.contains("add is fixed"), "{}", run.stdout);
+    assert_eq!(sb.read("calc.py"), "def add(a, b):\n\n    return a + b");
+}

@@ -3,7 +3,11 @@
 //! made with the same answer and nothing changed since (a 1.5B model asked the absent user
 //! "What is the content of notes.md?" five times after the results said it all); or,
 //! whatever runs, the same call with the same answer a third time with nothing changed in
-//! between (where the loop guard adds its note). Its next request then goes without
+//! between (where the loop guard adds its note). "Nothing changed" is the files' content,
+//! not the calls made: a write of what a file already holds changes nothing, and files
+//! written back to what they held are where they were (a 1.5B model wrote the same
+//! test_calc.py three times; another edited a file and put it back between handoffs). A
+//! command's changes cannot be seen, so after one nothing counts as a repeat. Its next request then goes without
 //! tools, with a notice saying why. A capable supervisor that reads its workers' files and runs
 //! the tests before it answers makes new calls and is never stopped here; neither a green
 //! test run nor a count of calls is evidence of anything (`tests/capable_models.rs`).
@@ -30,17 +34,23 @@ use crate::runtime::tasks::TaskBoard;
 use crate::text::{clip, describe_result};
 use crate::tools::{TESTS_FAILED, TESTS_PASSED};
 use async_trait::async_trait;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What the request without tools ends with: why the tools went.
 const ANSWER_NOW: &str = "You made the same call again and got the same answer; nothing has \
                           changed since. What you have found and what your workers reported \
                           is above. Answer the user now, in plain text: what was done and \
                           what the result is.";
+
+/// Why the tools went when the tests pass again on files put back as they were.
+const BACK_TO_GREEN: &str = "The tests pass again, and the files you changed in this turn \
+                             are as they were when the tests first passed: the changes made \
+                             since then broke the tests and are undone. Answer the user now, \
+                             in plain text: what was done and what the result is.";
 
 /// The persona's next turn after a reply that was no answer.
 const PLAIN_WORDS: &str = "[squad] That was a tool call written as text, not an answer, and \
@@ -79,11 +89,25 @@ pub struct AnswerLayer {
     results_in: AtomicBool,
     /// The persona repeated a call with all done: its next request goes without tools.
     stuck: AtomicBool,
+    /// What the request without tools says of why.
+    why: Mutex<&'static str>,
+    /// Where the changed files stood at each passing test run of the turn.
+    green: Mutex<HashSet<u64>>,
+    /// A run failed since the tests last passed.
+    failed_since_green: AtomicBool,
     /// Why the tools went is in the history (said once).
     told: AtomicBool,
-    /// The persona's calls since its last change, with their answers (hashed), and how
-    /// often each was made.
+    /// The persona's calls this turn, each with its answer and the state of the files it
+    /// changed (hashed), and how often each was made.
     seen: Mutex<HashMap<u64, u32>>,
+    /// Files the persona changed this turn, with what they held before (`None`: absent).
+    changed: Mutex<BTreeMap<String, Option<String>>>,
+    /// Where those files stand against that (hashed): a call repeated once the files came
+    /// back to where they stood is repeated with nothing changed, and a write of what a
+    /// file already holds changes nothing.
+    files: AtomicU64,
+    /// Changes squad could not see (a command's): each starts a state of its own.
+    unseen: AtomicU64,
     /// Files changed since the tests last passed, with what they held then (`None`: absent),
     /// so a run that fails again can say which change broke them and what to put back.
     since_green: Mutex<BTreeMap<String, Option<String>>>,
@@ -107,8 +131,14 @@ impl AnswerLayer {
             answer_due: AtomicBool::new(false),
             results_in: AtomicBool::new(false),
             stuck: AtomicBool::new(false),
+            why: Mutex::new(ANSWER_NOW),
+            green: Mutex::new(HashSet::new()),
+            failed_since_green: AtomicBool::new(false),
             told: AtomicBool::new(false),
             seen: Mutex::new(HashMap::new()),
+            changed: Mutex::new(BTreeMap::new()),
+            files: AtomicU64::new(0),
+            unseen: AtomicU64::new(0),
             since_green: Mutex::new(BTreeMap::new()),
             last_run_passed: AtomicBool::new(false),
         }
@@ -131,15 +161,112 @@ impl AnswerLayer {
     }
 }
 
-fn mark(call: &Reviewed<'_>) -> u64 {
+/// A call, its answer (without the times it took: a test run that took 1.9 s is the run
+/// that took 1.8 s) and the state of the files it was made in.
+fn mark(call: &Reviewed<'_>, state: (u64, u64)) -> u64 {
     let mut h = DefaultHasher::new();
     call.name.hash(&mut h);
     match serde_json::from_str::<serde_json::Value>(call.arguments) {
         Ok(v) => hash_json(&v, &mut h),
         Err(_) => call.arguments.hash(&mut h),
     }
-    call.output.hash(&mut h);
+    without_times(call.output).hash(&mut h);
+    state.hash(&mut h);
     h.finish()
+}
+
+/// `text` without durations (`1.8s`, `0.02s`, `350ms`).
+pub(super) fn without_times(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let len = tail
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(tail.len());
+        let after = &tail[len..];
+        let unit = ["ms", "s"]
+            .into_iter()
+            .find(|u| after.starts_with(u) && !after[u.len()..].starts_with(char::is_alphanumeric));
+        match unit {
+            Some(u) => rest = &after[u.len()..],
+            None => {
+                out.push_str(&tail[..len]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A file's text as far as a repeat goes: lines without trailing blanks, blank lines
+/// left out (a model that writes a file back as it was drops or adds them).
+fn normalized(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+impl AnswerLayer {
+    fn state(&self) -> (u64, u64) {
+        (
+            self.files.load(Ordering::Relaxed),
+            self.unseen.load(Ordering::Relaxed),
+        )
+    }
+
+    /// After a change: where the files changed this turn stand against what they held
+    /// before it (a file back as it was is no change).
+    fn restate(&self, cx: &Scope<'_>, writes: Option<&[String]>) -> bool {
+        if writes.is_none() {
+            // What a command changed is not known.
+            self.unseen.fetch_add(1, Ordering::Relaxed);
+            return true;
+        }
+        let state = self.files_state(cx);
+        self.files.swap(state, Ordering::Relaxed) != state
+    }
+
+    /// Where the files changed this turn stand now (0: all as they were).
+    fn files_state(&self, cx: &Scope<'_>) -> u64 {
+        let changed = crate::sync::lock(&self.changed);
+        let mut h = DefaultHasher::new();
+        let mut differs = false;
+        for (path, before) in changed.iter() {
+            let now = std::fs::read_to_string(cx.root().join(path))
+                .ok()
+                .map(|t| normalized(&t));
+            if now != before.as_deref().map(normalized) {
+                differs = true;
+                path.hash(&mut h);
+                now.hash(&mut h);
+            }
+        }
+        if differs { h.finish() } else { 0 }
+    }
+
+    /// A test run's outcome: passing again where the tests passed before, after a
+    /// failure, is a round trip (a 1.5B persona whose fix passed handed the session on;
+    /// the next personas broke the test, put the files back when the run failed, passed
+    /// again, and went round once more).
+    fn tests_ran(&self, cx: &Scope<'_>, passed: bool) {
+        if !passed {
+            self.failed_since_green.store(true, Ordering::Relaxed);
+            return;
+        }
+        let state = self.files_state(cx);
+        let seen = !crate::sync::lock(&self.green).insert(state);
+        if seen && self.failed_since_green.swap(false, Ordering::Relaxed) {
+            *crate::sync::lock(&self.why) = BACK_TO_GREEN;
+            self.stuck.store(true, Ordering::Relaxed);
+        }
+        self.failed_since_green.store(false, Ordering::Relaxed);
+    }
 }
 
 #[async_trait]
@@ -150,6 +277,10 @@ impl Layer for AnswerLayer {
             self.stuck.store(false, Ordering::Relaxed);
             self.told.store(false, Ordering::Relaxed);
             crate::sync::lock(&self.seen).clear();
+            crate::sync::lock(&self.changed).clear();
+            self.files.store(0, Ordering::Relaxed);
+            crate::sync::lock(&self.green).clear();
+            self.failed_since_green.store(false, Ordering::Relaxed);
             crate::sync::lock(&self.since_green).clear();
             self.last_run_passed.store(false, Ordering::Relaxed);
         }
@@ -157,8 +288,19 @@ impl Layer for AnswerLayer {
 
     /// While the tests pass, what a file held before its first change since.
     async fn prepare_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
-        if !self.helps(cx) || !tool.changes_files() || !self.last_run_passed.load(Ordering::Relaxed)
-        {
+        if !self.helps(cx) || !tool.changes_files() {
+            return;
+        }
+        if let Some(paths) = tool.writes {
+            let mut changed = crate::sync::lock(&self.changed);
+            for path in paths {
+                if !changed.contains_key(path) {
+                    let before = std::fs::read_to_string(cx.root().join(path)).ok();
+                    changed.insert(path.clone(), before);
+                }
+            }
+        }
+        if !self.last_run_passed.load(Ordering::Relaxed) {
             return;
         }
         let paths: Vec<String> = match tool.writes {
@@ -190,12 +332,13 @@ impl Layer for AnswerLayer {
         if !call.is_error {
             let times = {
                 let mut seen = crate::sync::lock(&self.seen);
-                let n = seen.entry(mark(call)).or_insert(0);
+                let n = seen.entry(mark(call, self.state())).or_insert(0);
                 *n += 1;
                 *n
             };
             // Made again with all done, or a third time whatever else runs.
             if (times >= 2 && self.all_done(cx)) || times >= STUCK_AFTER {
+                *crate::sync::lock(&self.why) = ANSWER_NOW;
                 self.stuck.store(true, Ordering::Relaxed);
             }
         }
@@ -239,7 +382,8 @@ impl Layer for AnswerLayer {
         }
         // Said once, in the history (the log and the screen show why the tools went).
         if !self.told.swap(true, Ordering::Relaxed) {
-            cx.team.push_item(cx.agent, HistoryItem::notice(ANSWER_NOW));
+            let why = *crate::sync::lock(&self.why);
+            cx.team.push_item(cx.agent, HistoryItem::notice(why));
             if let Some(view) = cx.team.request_view(cx.agent) {
                 req.request.history = view.history;
             }
@@ -252,14 +396,14 @@ impl Layer for AnswerLayer {
         if done.is_error || !self.helps(cx) {
             return;
         }
-        if tool.changes_files() {
+        if tool.changes_files() && self.restate(cx, tool.writes) {
             // Something changed: whatever it repeats next may answer otherwise.
             self.stuck.store(false, Ordering::Relaxed);
             self.told.store(false, Ordering::Relaxed);
-            crate::sync::lock(&self.seen).clear();
         }
         if tool.name == "run_tests" {
             let passed = done.output.starts_with(TESTS_PASSED);
+            self.tests_ran(cx, passed);
             self.last_run_passed.store(passed, Ordering::Relaxed);
             if passed {
                 crate::sync::lock(&self.since_green).clear();
@@ -313,7 +457,9 @@ fn report_request(history: &[HistoryItem]) -> Vec<HistoryItem> {
                 is_error: false,
                 ..
             } if REPORTING_TOOLS.contains(&name.as_str()) => reported(name, output),
-            HistoryItem::Notice { text } if text != ANSWER_NOW => clip(text, FACT_CHARS),
+            HistoryItem::Notice { text } if text != ANSWER_NOW && text != BACK_TO_GREEN => {
+                clip(text, FACT_CHARS)
+            }
             _ => continue,
         };
         used += fact.len();

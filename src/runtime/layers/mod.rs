@@ -439,6 +439,8 @@ impl Layers {
 }
 
 #[cfg(test)]
+mod answer_tests;
+#[cfg(test)]
 mod policy_tests;
 #[cfg(test)]
 mod tests;

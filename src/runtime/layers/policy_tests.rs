@@ -10,7 +10,6 @@ use crate::protocol::{Budget, EventKind, HistoryItem, ToolCall};
 use crate::roles::RoleSet;
 use crate::runtime::checks::Checks;
 use crate::runtime::compaction::Compactor;
-use crate::runtime::guard::Verdict;
 use crate::runtime::isolation::WorkerIsolation;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -514,108 +513,4 @@ async fn the_same_message_to_the_same_worker_with_nothing_changed_since_is_not_s
     let read = tool(Reach::Reads, &args, None);
     assert_eq!(layer.before_tool(&me, &read).await, ToolGate::Go);
     assert_eq!(layer.before_tool(&me, &read).await, ToolGate::Go);
-}
-
-fn answer_layer(assist: crate::config::Assist) -> AnswerLayer {
-    let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
-    let on = assist == crate::config::Assist::Auto;
-    AnswerLayer::new(board, Arc::new(move |_: Option<&str>| on))
-}
-
-fn ask(output: &str) -> Reviewed<'_> {
-    Reviewed {
-        name: "ask_user",
-        arguments: r#"{"question": "What is in notes.md?"}"#,
-        kind: crate::runtime::guard::CallKind::Other,
-        output,
-        is_error: false,
-    }
-}
-
-#[tokio::test]
-async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_itself_with_all_done()
-{
-    let (team, root, _rx) = team();
-    let worker = AgentId::new();
-    let _ = team.add(agent(worker, Some(root), Budget::default()));
-    let cancel = CancellationToken::new();
-    let (me, it) = (scope(&team, root, &cancel), scope(&team, worker, &cancel));
-    let layer = answer_layer(crate::config::Assist::Auto);
-    let offered = |req: &RequestSetup| !req.request.tools.is_empty();
-    let request = || RequestSetup {
-        request: ChatRequest {
-            model: "m".into(),
-            system_prompt: "lead".into(),
-            history: team.request_view(root).unwrap().history,
-            tools: Arc::from(vec![crate::model::ToolSpec {
-                name: "ask_user".into(),
-                description: String::new(),
-                parameters: serde_json::json!({}),
-            }]),
-        },
-        max_iterations: 50,
-        fixed_tokens: 10,
-        window: 100_000,
-    };
-    let shaped = async || {
-        let mut req = request();
-        layer.shape_request(&me, &mut req).await;
-        offered(&req)
-    };
-    layer.turn_start(&me);
-    // A worker still at work: a repeat is no evidence of a finished persona.
-    layer.settle(&it, TurnEnd::Returned).await;
-    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
-    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
-    assert!(shaped().await);
-    // Its result is in and told: many new calls keep the tools (a capable supervisor
-    // checks the work with its own reads)...
-    team.set_status(worker, crate::protocol::AgentStatus::Completed, None);
-    team.mark_delivered(worker);
-    for i in 0..10 {
-        let args = format!(r#"{{"path": "f{i}.rs"}}"#);
-        let read = Reviewed {
-            name: "read_file",
-            arguments: &args,
-            kind: crate::runtime::guard::CallKind::Read,
-            output: "x",
-            is_error: false,
-        };
-        assert_eq!(layer.review(&me, &read), Verdict::Pass);
-        assert!(shaped().await, "call {i}");
-    }
-    // ... a call made again with the same answer does not.
-    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
-    assert!(!shaped().await);
-    let history = team.request_view(root).unwrap().history;
-    assert!(
-        matches!(history.last(), Some(HistoryItem::Notice { text }) if text.contains("Answer the user now") && !text.starts_with("[squad]"))
-    );
-    // A change to a file gives them back.
-    let args = serde_json::json!({});
-    let ok = ToolDone {
-        output: "",
-        is_error: false,
-    };
-    layer
-        .after_tool(&me, &tool(Reach::ChangesFiles, &args, None), &ok)
-        .await;
-    assert!(shaped().await);
-    // A new turn starts afresh: no results in yet.
-    layer.turn_start(&me);
-    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
-    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
-    assert!(shaped().await);
-    // Whatever runs, a third time is evidence enough (where the loop guard notes it).
-    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
-    assert!(!shaped().await);
-    // With `assist = "off"` the same repeat leaves the tools.
-    let off = answer_layer(crate::config::Assist::Off);
-    off.turn_start(&me);
-    off.settle(&it, TurnEnd::Returned).await;
-    off.review(&me, &ask("nobody"));
-    off.review(&me, &ask("nobody"));
-    let mut req = request();
-    off.shape_request(&me, &mut req).await;
-    assert!(offered(&req));
 }

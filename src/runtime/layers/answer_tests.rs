@@ -1,0 +1,356 @@
+//! The answer layer alone, on a team with no model server: which repeats take the tools
+//! away, and which calls (new ones, a file's round trip, a command) do not.
+
+use super::answer::without_times;
+use super::tests::{agent, scope, team};
+use super::*;
+use crate::model::ChatRequest;
+use crate::protocol::{Budget, HistoryItem};
+use crate::runtime::guard::Verdict;
+
+fn tool<'a>(reach: Reach, args: &'a Value, action: Option<&'a ApprovalAction>) -> ToolUse<'a> {
+    ToolUse {
+        call_id: "c1",
+        name: "run_command",
+        args,
+        reach,
+        writes: None,
+        action,
+    }
+}
+
+fn answer_layer(assist: crate::config::Assist) -> AnswerLayer {
+    let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
+    let on = assist == crate::config::Assist::Auto;
+    AnswerLayer::new(board, Arc::new(move |_: Option<&str>| on))
+}
+
+fn ask(output: &str) -> Reviewed<'_> {
+    Reviewed {
+        name: "ask_user",
+        arguments: r#"{"question": "What is in notes.md?"}"#,
+        kind: crate::runtime::guard::CallKind::Other,
+        output,
+        is_error: false,
+    }
+}
+
+#[tokio::test]
+async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_itself_with_all_done()
+{
+    let (team, root, _rx) = team();
+    let worker = AgentId::new();
+    let _ = team.add(agent(worker, Some(root), Budget::default()));
+    let cancel = CancellationToken::new();
+    let (me, it) = (scope(&team, root, &cancel), scope(&team, worker, &cancel));
+    let layer = answer_layer(crate::config::Assist::Auto);
+    let offered = |req: &RequestSetup| !req.request.tools.is_empty();
+    let request = || RequestSetup {
+        request: ChatRequest {
+            model: "m".into(),
+            system_prompt: "lead".into(),
+            history: team.request_view(root).unwrap().history,
+            tools: Arc::from(vec![crate::model::ToolSpec {
+                name: "ask_user".into(),
+                description: String::new(),
+                parameters: serde_json::json!({}),
+            }]),
+        },
+        max_iterations: 50,
+        fixed_tokens: 10,
+        window: 100_000,
+    };
+    let shaped = async || {
+        let mut req = request();
+        layer.shape_request(&me, &mut req).await;
+        offered(&req)
+    };
+    layer.turn_start(&me);
+    // A worker still at work: a repeat is no evidence of a finished persona.
+    layer.settle(&it, TurnEnd::Returned).await;
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert!(shaped().await);
+    // Its result is in and told: many new calls keep the tools (a capable supervisor
+    // checks the work with its own reads)...
+    team.set_status(worker, crate::protocol::AgentStatus::Completed, None);
+    team.mark_delivered(worker);
+    for i in 0..10 {
+        let args = format!(r#"{{"path": "f{i}.rs"}}"#);
+        let read = Reviewed {
+            name: "read_file",
+            arguments: &args,
+            kind: crate::runtime::guard::CallKind::Read,
+            output: "x",
+            is_error: false,
+        };
+        assert_eq!(layer.review(&me, &read), Verdict::Pass);
+        assert!(shaped().await, "call {i}");
+    }
+    // ... a call made again with the same answer does not.
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert!(!shaped().await);
+    let history = team.request_view(root).unwrap().history;
+    assert!(
+        matches!(history.last(), Some(HistoryItem::Notice { text }) if text.contains("Answer the user now") && !text.starts_with("[squad]"))
+    );
+    // A change to a file gives them back.
+    let args = serde_json::json!({});
+    let ok = ToolDone {
+        output: "",
+        is_error: false,
+    };
+    layer
+        .after_tool(&me, &tool(Reach::ChangesFiles, &args, None), &ok)
+        .await;
+    assert!(shaped().await);
+    // A new turn starts afresh: no results in yet.
+    layer.turn_start(&me);
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert!(shaped().await);
+    // Whatever runs, a third time is evidence enough (where the loop guard notes it).
+    assert_eq!(layer.review(&me, &ask("nobody")), Verdict::Pass);
+    assert!(!shaped().await);
+    // With `assist = "off"` the same repeat leaves the tools.
+    let off = answer_layer(crate::config::Assist::Off);
+    off.turn_start(&me);
+    off.settle(&it, TurnEnd::Returned).await;
+    off.review(&me, &ask("nobody"));
+    off.review(&me, &ask("nobody"));
+    let mut req = request();
+    off.shape_request(&me, &mut req).await;
+    assert!(offered(&req));
+}
+
+fn request(team: &Team, root: AgentId) -> RequestSetup {
+    RequestSetup {
+        request: ChatRequest {
+            model: "m".into(),
+            system_prompt: "lead".into(),
+            history: team.request_view(root).unwrap().history,
+            tools: Arc::from(vec![crate::model::ToolSpec {
+                name: "read_file".into(),
+                description: String::new(),
+                parameters: serde_json::json!({}),
+            }]),
+        },
+        max_iterations: 50,
+        fixed_tokens: 10,
+        window: 100_000,
+    }
+}
+
+/// A persona alone (no workers) in a workspace of its own, writing and reading `f.py`.
+struct Alone {
+    team: Team,
+    root: AgentId,
+    ws: Workspace,
+    cancel: CancellationToken,
+    layer: AnswerLayer,
+    _dir: tempfile::TempDir,
+}
+
+impl Alone {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.py"), "def f():\n    return 1\n").unwrap();
+        let (team, root, _rx) = team();
+        Self {
+            team,
+            root,
+            ws: Workspace::new(dir.path()).unwrap(),
+            cancel: CancellationToken::new(),
+            layer: answer_layer(crate::config::Assist::Auto),
+            _dir: dir,
+        }
+    }
+
+    fn cx(&self) -> Scope<'_> {
+        Scope {
+            workspace: &self.ws,
+            ..scope(&self.team, self.root, &self.cancel)
+        }
+    }
+
+    /// `write_file` of `f.py`, as the runtime drives the layer through it.
+    async fn write(&self, content: &str) {
+        let args = serde_json::json!({"path": "f.py", "content": content});
+        let writes = vec!["f.py".to_string()];
+        let use_ = ToolUse {
+            call_id: "w",
+            name: "write_file",
+            args: &args,
+            reach: Reach::ChangesFiles,
+            writes: Some(&writes),
+            action: None,
+        };
+        self.layer.prepare_tool(&self.cx(), &use_).await;
+        std::fs::write(self.ws.root().join("f.py"), content).unwrap();
+        let done = ToolDone {
+            output: "overwrote 'f.py'",
+            is_error: false,
+        };
+        self.layer.after_tool(&self.cx(), &use_, &done).await;
+        let text = args.to_string();
+        let reviewed = Reviewed {
+            name: "write_file",
+            arguments: &text,
+            kind: crate::runtime::guard::CallKind::Change,
+            output: "overwrote 'f.py'",
+            is_error: false,
+        };
+        assert_eq!(self.layer.review(&self.cx(), &reviewed), Verdict::Pass);
+    }
+
+    /// `read_file` of `f.py`, answered with what it holds.
+    fn read(&self) {
+        let now = std::fs::read_to_string(self.ws.root().join("f.py")).unwrap();
+        let reviewed = Reviewed {
+            name: "read_file",
+            arguments: r#"{"path": "f.py"}"#,
+            kind: crate::runtime::guard::CallKind::Read,
+            output: &now,
+            is_error: false,
+        };
+        assert_eq!(self.layer.review(&self.cx(), &reviewed), Verdict::Pass);
+    }
+
+    /// A command that may have changed anything.
+    async fn command(&self) {
+        let args = serde_json::json!({"command": "make"});
+        let ok = ToolDone {
+            output: "",
+            is_error: false,
+        };
+        let use_ = tool(Reach::ChangesFiles, &args, None);
+        self.layer.prepare_tool(&self.cx(), &use_).await;
+        self.layer.after_tool(&self.cx(), &use_, &ok).await;
+    }
+
+    /// A `run_tests` that passes or fails.
+    async fn tests(&self, passed: bool) {
+        let args = serde_json::json!({});
+        let output = if passed {
+            "tests passed (0.4s)"
+        } else {
+            "tests FAILED (exit code 1, 0.4s)"
+        };
+        let use_ = ToolUse {
+            name: "run_tests",
+            ..tool(Reach::ChangesFiles, &args, None)
+        };
+        self.layer.prepare_tool(&self.cx(), &use_).await;
+        let done = ToolDone {
+            output,
+            is_error: false,
+        };
+        self.layer.after_tool(&self.cx(), &use_, &done).await;
+    }
+
+    async fn tools_offered(&self) -> bool {
+        let mut req = request(&self.team, self.root);
+        self.layer.shape_request(&self.cx(), &mut req).await;
+        !req.request.tools.is_empty()
+    }
+}
+
+#[tokio::test]
+async fn writing_what_a_file_already_holds_a_third_time_is_a_repeat() {
+    let alone = Alone::new();
+    alone.layer.turn_start(&alone.cx());
+    alone.write("def f():\n    return 2\n").await;
+    alone.write("def f():\n    return 2\n").await;
+    assert!(alone.tools_offered().await);
+    alone.write("def f():\n    return 2\n").await;
+    assert!(!alone.tools_offered().await);
+}
+
+#[tokio::test]
+async fn a_file_put_back_as_it_was_is_where_it_was() {
+    let alone = Alone::new();
+    alone.layer.turn_start(&alone.cx());
+    // Ask, change, put back (blank lines and trailing blanks aside), ask: one call in
+    // one state.
+    let asked = || alone.layer.review(&alone.cx(), &ask("nobody"));
+    assert_eq!(asked(), Verdict::Pass);
+    alone.write("def f():\n    return 2\n").await;
+    assert_eq!(asked(), Verdict::Pass);
+    alone.write("def f():\n\n    return 1   ").await;
+    assert_eq!(asked(), Verdict::Pass);
+    assert!(alone.tools_offered().await, "twice is no evidence");
+    alone.write("def f():\n    return 2\n").await;
+    alone.write("def f():\n    return 1\n").await;
+    assert_eq!(asked(), Verdict::Pass);
+    assert!(!alone.tools_offered().await, "the third round trip is");
+}
+
+#[tokio::test]
+async fn a_capable_models_debug_print_and_checks_between_commands_stay_quiet() {
+    let alone = Alone::new();
+    alone.layer.turn_start(&alone.cx());
+    // Add a print, run, take it out, run, read, run the tests again, read again: every
+    // repeat has a command (whose changes squad cannot see) before it.
+    alone.read();
+    alone
+        .write("def f():\n    print('here')\n    return 1\n")
+        .await;
+    alone.command().await;
+    alone.write("def f():\n    return 1\n").await;
+    alone.read();
+    alone.command().await;
+    alone.read();
+    alone.command().await;
+    alone.read();
+    assert!(alone.tools_offered().await);
+}
+
+#[test]
+fn durations_are_no_part_of_an_answer() {
+    assert_eq!(
+        without_times("tests passed (1.8s)\n1 passed in 0.02s; 350ms"),
+        without_times("tests passed (1.9s)\n1 passed in 0.03s; 12ms")
+    );
+    assert_eq!(
+        without_times("v1.2 has 3 files, 10 sessions"),
+        "v1.2 has 3 files, 10 sessions"
+    );
+    assert_ne!(without_times("exit 1"), without_times("exit 2"));
+}
+
+#[tokio::test]
+async fn passing_again_on_files_put_back_after_a_failure_is_a_round_trip() {
+    let alone = Alone::new();
+    alone.layer.turn_start(&alone.cx());
+    alone.tests(false).await;
+    alone.write("def f():\n    return 2\n").await;
+    alone.tests(true).await;
+    assert!(alone.tools_offered().await, "a green run is no evidence");
+    // Broken after the pass, the failure noted, put back (as the note says), green again.
+    alone.write("def f():\n    return 3\n").await;
+    alone.tests(false).await;
+    alone.write("def f():\n\n    return 2").await;
+    assert!(alone.tools_offered().await);
+    alone.tests(true).await;
+    assert!(!alone.tools_offered().await);
+    let history = alone.team.request_view(alone.root).unwrap().history;
+    assert!(
+        matches!(history.last(), Some(HistoryItem::Notice { text }) if text.contains("pass again"))
+    );
+}
+
+#[tokio::test]
+async fn a_capable_model_fixing_forward_after_a_failure_keeps_its_tools() {
+    let alone = Alone::new();
+    alone.layer.turn_start(&alone.cx());
+    // Green, a new step breaks the tests, a fix on top passes: no file went back.
+    alone.write("def f():\n    return 2\n").await;
+    alone.tests(true).await;
+    alone.write("def f(x):\n    return 2 * x\n").await;
+    alone.tests(false).await;
+    alone.write("def f(x=1):\n    return 2 * x\n").await;
+    alone.tests(true).await;
+    // The same tests passing twice in a row on the same files is no round trip either.
+    alone.tests(true).await;
+    assert!(alone.tools_offered().await);
+}
