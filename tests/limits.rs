@@ -48,11 +48,13 @@ async fn max_iterations_ends_the_turn_after_that_many_model_calls_and_says_so() 
     assert_eq!(finished.last().unwrap()["end"], "max_iterations");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn max_concurrent_requests_bounds_the_model_calls_in_flight_across_the_team() {
+/// The most model requests in flight at once while the persona fans out to six workers,
+/// each answering after 300 ms, with this `[limits]` config and `/props` slots.
+async fn most_in_flight(config: &str, slots: Option<u32>) -> usize {
     let mock = MockServer::start().await;
+    mock.set_slots(slots);
     let sb = Sandbox::new();
-    sb.workspace_config("[limits]\nmax_concurrent_requests = 2\nmax_live_agents = 10\n");
+    sb.workspace_config(&format!("[limits]\nmax_live_agents = 10\n{config}"));
     let workers = 6;
     mock.set_responder(move |body| {
         if is_worker(body) {
@@ -87,9 +89,8 @@ async fn max_concurrent_requests_bounds_the_model_calls_in_flight_across_the_tea
     let reqs = mock.requests();
     let worker_reqs: Vec<_> = reqs.iter().filter(|r| is_worker(&r.body)).collect();
     assert_eq!(worker_reqs.len(), workers);
-    // The most requests in flight at once: at each arrival, those that had not finished.
-    let most = reqs
-        .iter()
+    // At each arrival, those that had not finished.
+    reqs.iter()
         .map(|r| {
             reqs.iter()
                 .filter(|o| {
@@ -99,10 +100,30 @@ async fn max_concurrent_requests_bounds_the_model_calls_in_flight_across_the_tea
                 .count()
         })
         .max()
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_concurrent_requests_bounds_the_model_calls_in_flight_across_the_team() {
+    // Configured, it wins over what the server says.
     assert_eq!(
-        most, 2,
+        most_in_flight("max_concurrent_requests = 2\n", Some(4)).await,
+        2,
         "never more than max_concurrent_requests, and it is used"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_local_servers_slots_bound_the_requests_in_flight_and_one_when_it_does_not_say() {
+    assert_eq!(
+        most_in_flight("", Some(3)).await,
+        3,
+        "llama.cpp's total_slots"
+    );
+    assert_eq!(
+        most_in_flight("", None).await,
+        1,
+        "a server that does not say"
     );
 }
 

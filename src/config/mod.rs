@@ -16,7 +16,7 @@ pub use mcp::{MAX_SERVER_NAME, McpServerConfig};
 pub use models::{Assist, LevelModel, WireApi};
 pub use parse::TomlProblem;
 pub(crate) use provider::check_base_url;
-pub use provider::{missing_key_message, needs_key};
+pub use provider::{is_local, missing_key_message, needs_key};
 pub use sandbox::{RoleSandbox, SandboxConfig, SandboxMode};
 
 use crate::protocol::ApprovalPolicy;
@@ -109,8 +109,9 @@ pub struct Limits {
     /// answered as an earlier one of the turn, no worker's outcome) before it is stopped;
     /// 0: never.
     pub max_turn_calls: u32,
-    /// Model requests in flight at once across the session.
-    pub max_concurrent_requests: u32,
+    /// Model requests in flight at once across the session; unset: what the server says
+    /// (see `model::in_flight`).
+    pub max_concurrent_requests: Option<u32>,
     /// Tokens (prompt + completion, all its calls) one worker may spend; unset: no limit.
     pub max_tokens_per_agent: Option<u64>,
     /// US dollars one worker may spend (from `[prices]`); unset: no limit.
@@ -358,7 +359,7 @@ impl Default for Limits {
             max_live_agents: 16,
             max_iterations: 300,
             max_turn_calls: 40,
-            max_concurrent_requests: 8,
+            max_concurrent_requests: None,
             max_tokens_per_agent: None,
             max_cost_per_agent_usd: None,
             max_session_cost_usd: None,
@@ -486,14 +487,14 @@ impl Config {
         at_least_one("provider.idle_timeout_s", self.provider.idle_timeout_s);
         at_least_one("limits.max_live_agents", self.limits.max_live_agents.into());
         at_least_one("limits.max_iterations", self.limits.max_iterations.into());
-        at_least_one(
-            "limits.max_concurrent_requests",
-            self.limits.max_concurrent_requests.into(),
-        );
         let l = &self.limits;
         for (key, value) in [
             ("limits.max_tokens_per_agent", l.max_tokens_per_agent),
             ("limits.max_agent_wall_s", l.max_agent_wall_s),
+            (
+                "limits.max_concurrent_requests",
+                l.max_concurrent_requests.map(u64::from),
+            ),
         ] {
             if let Some(v) = value {
                 at_least_one(key, v);

@@ -3,12 +3,29 @@
 
 /// Whether `base_url` is OpenAI's own API, which refuses every request without a key.
 pub fn needs_key(base_url: &str) -> bool {
+    host(base_url).eq_ignore_ascii_case("api.openai.com")
+}
+
+/// Whether `base_url` is a server on this machine (a local model server, or a test's).
+pub fn is_local(base_url: &str) -> bool {
+    let host = host(base_url);
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The host of a URL, without brackets around an IPv6 address.
+fn host(base_url: &str) -> &str {
     let rest = base_url
         .strip_prefix("https://")
         .or_else(|| base_url.strip_prefix("http://"))
         .unwrap_or(base_url);
-    let host = rest.split(['/', ':']).next().unwrap_or("");
-    host.eq_ignore_ascii_case("api.openai.com")
+    let authority = rest.split('/').next().unwrap_or("");
+    match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
+    }
 }
 
 /// What to do when `base_url` needs a key and `api_key_env` holds none: the same text in

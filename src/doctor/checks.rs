@@ -172,7 +172,7 @@ pub(super) async fn provider(
     let any_name = match served.as_slice() {
         [only] => Some(only.clone()),
         _ => match OpenAiClient::new(ClientSettings::from_provider(&config.provider)) {
-            Ok(client) if client.server_context_window().await.is_some() => Some(served.join(", ")),
+            Ok(client) if client.server_props().await.answered() => Some(served.join(", ")),
             _ => None,
         },
     };
@@ -304,6 +304,7 @@ fn writable(dir: &Path) -> std::io::Result<()> {
 /// The context window of each model in use: configured, said by the server (`/props`),
 /// or only assumed. An assumed window is not a failure: a context error from the server
 /// teaches squad the real one; but Ollama truncates silently, so the line says to set it.
+/// Then the model requests kept in flight, and why.
 pub(super) async fn context_windows(
     config: &Config,
     roles: Option<&RoleSet>,
@@ -315,16 +316,16 @@ pub(super) async fn context_windows(
         .collect();
     models.sort();
     models.dedup();
-    let unlisted = models
-        .iter()
-        .any(|m| !config.context_windows.contains_key(m));
-    let server = match unlisted {
-        true => match OpenAiClient::new(ClientSettings::from_provider(&config.provider)) {
-            Ok(client) => client.server_context_window().await,
-            Err(_) => None,
-        },
-        false => None,
+    let props = match OpenAiClient::new(ClientSettings::from_provider(&config.provider)) {
+        Ok(client) => client.server_props().await,
+        Err(_) => Default::default(),
     };
+    let server = props.window;
+    let in_flight = crate::model::in_flight::in_flight(
+        config.limits.max_concurrent_requests,
+        crate::config::is_local(&config.provider.base_url),
+        props,
+    );
     for model in models {
         out.push(match (config.context_windows.get(&model), server) {
             (Some(tokens), _) => Check::pass(
@@ -346,6 +347,13 @@ pub(super) async fn context_windows(
             ),
         });
     }
+    out.push(Check::pass(
+        "in_flight",
+        format!(
+            "model requests in flight at once: {} ({})",
+            in_flight.limit, in_flight.source
+        ),
+    ));
 }
 
 /// The MCP servers of the config, started as a session would start them, then stopped.

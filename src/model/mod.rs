@@ -3,6 +3,7 @@
 
 pub mod discover;
 mod http;
+pub mod in_flight;
 mod openai;
 mod overflow;
 mod probe;
@@ -123,6 +124,22 @@ impl ModelError {
     }
 }
 
+/// What a local server says of itself: llama.cpp's `GET /props`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerProps {
+    /// The context size of one slot (`n_ctx`).
+    pub window: Option<u64>,
+    /// How many requests it serves at once (`total_slots`).
+    pub slots: Option<u32>,
+}
+
+impl ServerProps {
+    /// It answered `/props` at all: llama.cpp, which serves any model name it is asked for.
+    pub fn answered(&self) -> bool {
+        self.window.is_some() || self.slots.is_some()
+    }
+}
+
 #[async_trait]
 pub trait ModelClient: Send + Sync {
     /// Runs one chat completion, streaming, with retries. Returns the assembled answer.
@@ -133,8 +150,8 @@ pub trait ModelClient: Send + Sync {
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, ModelError>;
 
-    /// The context size the server says it serves with (llama.cpp's `/props`), if it says.
-    async fn server_context_window(&self) -> Option<u64> {
-        None
+    /// What the server says of itself (llama.cpp's `/props`), where it says.
+    async fn server_props(&self) -> ServerProps {
+        ServerProps::default()
     }
 }

@@ -8,7 +8,7 @@ use super::responses_stream::{ResponsesAssembler, ResponsesEvent};
 use super::retry::{AttemptError, RetryPolicy};
 use super::stream::{Assemble, StreamAssembler};
 use super::wire::{ChatChunk, ToolsJson, WireRequest};
-use super::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress};
+use super::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress, ServerProps};
 use crate::config::{Config, ProviderConfig, WireApi, missing_key_message, needs_key};
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
@@ -27,13 +27,23 @@ const MAX_IDLE_CONNECTIONS: usize = 16;
 /// `/props` is asked once at session start; a server that does not answer at once has none.
 const PROPS_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// `n_ctx` from llama.cpp's `/props` body (per slot, under `default_generation_settings`).
-fn props_window(body: &str) -> Option<u64> {
-    let v: serde_json::Value = serde_json::from_str(body).ok()?;
-    v.pointer("/default_generation_settings/n_ctx")
+/// `n_ctx` (per slot, under `default_generation_settings`) and `total_slots` from
+/// llama.cpp's `/props` body.
+fn parse_props(body: &str) -> ServerProps {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
+        return ServerProps::default();
+    };
+    let window = v
+        .pointer("/default_generation_settings/n_ctx")
         .or_else(|| v.get("n_ctx"))
         .and_then(serde_json::Value::as_u64)
-        .filter(|n| *n > 0)
+        .filter(|n| *n > 0);
+    let slots = v
+        .get("total_slots")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| *n > 0);
+    ServerProps { window, slots }
 }
 
 /// How to reach the model server.
@@ -392,11 +402,8 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-#[async_trait]
-impl ModelClient for OpenAiClient {
-    /// llama.cpp's `GET /props` (beside `/v1`): `n_ctx` of its default settings. Not asked
-    /// of OpenAI's own API, which has no such endpoint.
-    async fn server_context_window(&self) -> Option<u64> {
+impl OpenAiClient {
+    async fn ask_props(&self) -> Option<ServerProps> {
         if self.refusal.is_some() || needs_key(&self.base_url) {
             return None;
         }
@@ -412,7 +419,16 @@ impl ModelClient for OpenAiClient {
         if !response.status().is_success() {
             return None;
         }
-        props_window(&response.text().await.ok()?)
+        Some(parse_props(&response.text().await.ok()?))
+    }
+}
+
+#[async_trait]
+impl ModelClient for OpenAiClient {
+    /// llama.cpp's `GET /props` (beside `/v1`): `n_ctx` of its default settings and its
+    /// slots. Not asked of OpenAI's own API, which has no such endpoint.
+    async fn server_props(&self) -> ServerProps {
+        self.ask_props().await.unwrap_or_default()
     }
 
     async fn stream_chat(
@@ -482,14 +498,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn props_give_the_slot_context() {
+    fn props_give_the_slot_context_and_the_slots() {
+        let window = |body: &str| parse_props(body).window;
         let body = r#"{"default_generation_settings":{"n_ctx":8192,"params":{}},"total_slots":4}"#;
-        assert_eq!(props_window(body), Some(8192));
-        assert_eq!(props_window(r#"{"n_ctx":4096}"#), Some(4096));
-        assert_eq!(props_window("<html>"), None);
         assert_eq!(
-            props_window(r#"{"default_generation_settings":{"n_ctx":0}}"#),
+            parse_props(body),
+            ServerProps {
+                window: Some(8192),
+                slots: Some(4)
+            }
+        );
+        assert_eq!(window(r#"{"n_ctx":4096}"#), Some(4096));
+        assert_eq!(parse_props("<html>"), ServerProps::default());
+        assert_eq!(
+            window(r#"{"default_generation_settings":{"n_ctx":0}}"#),
             None
         );
+        assert_eq!(parse_props(r#"{"total_slots":0}"#).slots, None);
+        assert_eq!(parse_props(r#"{"total_slots":-1}"#).slots, None);
     }
 }

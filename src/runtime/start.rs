@@ -134,9 +134,20 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
     roles.check_tools(&tools.names(), &tools.mcp().server_names());
 
     let windows = crate::context::ContextWindows::new(&opts.config);
-    if let Some(tokens) = opts.model.server_context_window().await {
+    let props = opts.model.server_props().await;
+    if let Some(tokens) = props.window {
         windows.set_server_window(tokens);
     }
+    let in_flight = crate::model::in_flight::in_flight(
+        opts.config.limits.max_concurrent_requests,
+        crate::config::is_local(&opts.config.provider.base_url),
+        props,
+    );
+    tracing::info!(
+        limit = in_flight.limit,
+        source = in_flight.source,
+        "model requests in flight"
+    );
     let (isolation, stale) = super::isolation::WorkerIsolation::open(
         opts.config.team.isolation,
         &roles,
@@ -175,9 +186,7 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
         },
     };
     let config = Arc::new(opts.config);
-    let model_slots = Arc::new(Semaphore::new(
-        config.limits.max_concurrent_requests.max(1) as usize
-    ));
+    let model_slots = Arc::new(Semaphore::new(in_flight.limit as usize));
     let compactor = Arc::new(super::compaction::Compactor {
         model: opts.model.clone(),
         slots: model_slots.clone(),

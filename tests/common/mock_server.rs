@@ -361,9 +361,24 @@ struct Shared {
     counter: AtomicU64,
     /// `None`: [`DEFAULT_MODELS`].
     models: Mutex<Option<Vec<String>>>,
-    /// llama.cpp's `GET /props` context size; `None`: 404, like other servers.
+    /// llama.cpp's `GET /props` context size; `None`: not said.
     props_n_ctx: Mutex<Option<u64>>,
+    /// `total_slots` in `GET /props`.
+    props_slots: Mutex<Slots>,
 }
+
+/// What the mock's `/props` says of its slots: a test server serves many requests at
+/// once, as the team tests need; a test of the limit sets its own.
+#[derive(Clone, Copy, Default)]
+enum Slots {
+    #[default]
+    Many,
+    Said(u32),
+    Silent,
+}
+
+/// The slots a mock says it has unless told otherwise.
+pub const MOCK_SLOTS: u32 = 64;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -432,6 +447,12 @@ impl MockServer {
         *lock(&self.shared.props_n_ctx) = Some(n_ctx);
     }
 
+    /// `total_slots` in `GET /props` from now on; `None`: not said (with no context size
+    /// either, `/props` is a 404, as on servers other than llama.cpp).
+    pub fn set_slots(&self, slots: Option<u32>) {
+        *lock(&self.shared.props_slots) = slots.map_or(Slots::Silent, Slots::Said);
+    }
+
     /// The model ids `GET /v1/models` lists from now on.
     pub fn set_models<S: Into<String>>(&self, models: impl IntoIterator<Item = S>) {
         *lock(&self.shared.models) = Some(models.into_iter().map(Into::into).collect());
@@ -481,11 +502,21 @@ impl Drop for FinishGuard {
 }
 
 async fn props(State(shared): State<Arc<Shared>>) -> Response {
-    match *lock(&shared.props_n_ctx) {
-        Some(n_ctx) => {
-            axum::Json(json!({"default_generation_settings": {"n_ctx": n_ctx}})).into_response()
-        }
-        None => StatusCode::NOT_FOUND.into_response(),
+    let slots = match *lock(&shared.props_slots) {
+        Slots::Many => Some(MOCK_SLOTS),
+        Slots::Said(n) => Some(n),
+        Slots::Silent => None,
+    };
+    let mut body = json!({});
+    if let Some(n_ctx) = *lock(&shared.props_n_ctx) {
+        body["default_generation_settings"] = json!({ "n_ctx": n_ctx });
+    }
+    if let Some(n) = slots {
+        body["total_slots"] = json!(n);
+    }
+    match body.as_object().is_some_and(|o| o.is_empty()) {
+        true => StatusCode::NOT_FOUND.into_response(),
+        false => axum::Json(body).into_response(),
     }
 }
 

@@ -93,7 +93,7 @@ fn layers_apply_in_order_defaults_user_workspace_file_env_flags() {
     assert_eq!(c.limits.max_iterations, 300); // --config beats workspace
     assert_eq!(c.provider.base_url, "http://ws/v1");
     assert_eq!(c.approval, ApprovalPolicy::Auto);
-    assert_eq!(c.limits.max_concurrent_requests, 8); // default
+    assert_eq!(c.limits.max_concurrent_requests, None); // default: the server's word
 
     // env beats files
     let env = [

@@ -28,7 +28,7 @@
 
 use super::{AfterTurn, Layer, Reviewed, Scope, Shape, ToolDone, ToolUse};
 use crate::protocol::{AgentResult, HistoryItem, TurnEnd};
-use crate::runtime::guard::{Verdict, hash_json};
+use crate::runtime::guard::{CallKind, Verdict, hash_json};
 use crate::runtime::request::RequestSetup;
 use crate::runtime::tasks::TaskBoard;
 use crate::text::{clip, describe_result};
@@ -332,7 +332,16 @@ impl Layer for AnswerLayer {
         if !call.is_error {
             let times = {
                 let mut seen = crate::sync::lock(&self.seen);
-                let n = seen.entry(mark(call, self.state())).or_insert(0);
+                // What the team or the user answers (a handoff, a question, a wait) does
+                // not come from the files: made again with the same answer, it is the same
+                // call whatever was written in between (a 1.5B tester and implementer
+                // handed the session to each other with the same reason, each adding the
+                // same line to calc.py on the way, round after round).
+                let state = match call.kind {
+                    CallKind::Other => (0, 0),
+                    CallKind::Read | CallKind::Change => self.state(),
+                };
+                let n = seen.entry(mark(call, state)).or_insert(0);
                 *n += 1;
                 *n
             };

@@ -270,9 +270,18 @@ async fn writing_what_a_file_already_holds_a_third_time_is_a_repeat() {
 async fn a_file_put_back_as_it_was_is_where_it_was() {
     let alone = Alone::new();
     alone.layer.turn_start(&alone.cx());
-    // Ask, change, put back (blank lines and trailing blanks aside), ask: one call in
+    // List, change, put back (blank lines and trailing blanks aside), list: one call in
     // one state.
-    let asked = || alone.layer.review(&alone.cx(), &ask("nobody"));
+    let asked = || {
+        let listed = Reviewed {
+            name: "list_files",
+            arguments: "{}",
+            kind: crate::runtime::guard::CallKind::Read,
+            output: "f.py",
+            is_error: false,
+        };
+        alone.layer.review(&alone.cx(), &listed)
+    };
     assert_eq!(asked(), Verdict::Pass);
     alone.write("def f():\n    return 2\n").await;
     assert_eq!(asked(), Verdict::Pass);
@@ -353,4 +362,44 @@ async fn a_capable_model_fixing_forward_after_a_failure_keeps_its_tools() {
     // The same tests passing twice in a row on the same files is no round trip either.
     alone.tests(true).await;
     assert!(alone.tools_offered().await);
+}
+
+#[tokio::test]
+async fn the_same_handoff_a_third_time_is_a_repeat_whatever_was_written_between() {
+    let alone = Alone::new();
+    alone.layer.turn_start(&alone.cx());
+    let handoff = |to: &str, why: &str| {
+        let args = format!(r#"{{"target_agent": "{to}", "reason": "{why}"}}"#);
+        let output = format!("handing off to {to}; it continues from here with your context");
+        let reviewed = Reviewed {
+            name: "handoff_to",
+            arguments: &args,
+            kind: crate::runtime::guard::CallKind::Other,
+            output: &output,
+            is_error: false,
+        };
+        assert_eq!(alone.layer.review(&alone.cx(), &reviewed), Verdict::Pass);
+    };
+    // A design review hands on to a new persona each time, with its own reason: quiet.
+    for (i, to) in ["architect", "implementer", "tester", "copilot"]
+        .iter()
+        .enumerate()
+    {
+        alone.write(&format!("def f():\n    return {i}\n")).await;
+        handoff(to, &format!("step {i} is done"));
+    }
+    assert!(alone.tools_offered().await);
+    // The same handoff again and again, a line added to the file each round.
+    let mut body = String::from("def f():\n");
+    for _ in 0..2 {
+        body.push_str("    return 1\n");
+        alone.write(&body).await;
+        handoff("implementer", "The test passed");
+        alone.tests(true).await;
+        handoff("tester", "The test passed");
+    }
+    assert!(alone.tools_offered().await, "twice is no evidence");
+    alone.write(&format!("{body}    return 1\n")).await;
+    handoff("implementer", "The test passed");
+    assert!(!alone.tools_offered().await);
 }
