@@ -348,7 +348,7 @@ async fn a_workers_patch_in_its_worktree_merges_back_into_the_workspace() {
         result,
         "applied the patch (4 operations):\nM app.py\nA docs/usage.md\nR old/util.py -> lib/util.py\nD obsolete.txt"
     );
-    let worktree = root_of(&patched.body);
+    let worktree = root_of(&sb.data_dir(), sb.ws(), &patched.body);
     assert!(
         worktree.starts_with(sb.data_dir().join("worktrees")),
         "the worker has a worktree of its own under the data dir, not {}",

@@ -109,7 +109,7 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
     let sb = Sandbox::new();
     mock.set_responder(|body| {
         let system = content_text(&body["messages"][0]["content"]);
-        if system.contains("You are worker agent") {
+        if system.contains("You are a worker (role") {
             let result = json!({"result": {"status": "success", "summary": "HELD-RESULT",
                 "artifacts": [], "known_issues": []}});
             return MockResponse::tool_call("r", "return_results", &result.to_string())
@@ -177,7 +177,7 @@ async fn interrupting_a_waiting_supervisor_holds_results_until_the_user_speaks()
         m.requests()
             .iter()
             .filter(|r| {
-                !content_text(&r.body["messages"][0]["content"]).contains("You are worker agent")
+                !content_text(&r.body["messages"][0]["content"]).contains("You are a worker (role")
             })
             .count()
     };

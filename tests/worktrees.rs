@@ -270,6 +270,7 @@ async fn the_same_line_twice_merges_the_first_reports_the_second_and_a_redo_merg
     // What the redone worker found in its worktree when it was asked to redo.
     let found: Arc<Mutex<Option<String>>> = Arc::default();
     let found_by_worker = found.clone();
+    let (data, ws) = (sb.data_dir(), sb.ws().to_path_buf());
     mock.set_responder(move |body| {
         if !is_worker(body) {
             let last = last_user(body);
@@ -296,7 +297,7 @@ async fn the_same_line_twice_merges_the_first_reports_the_second_and_a_redo_merg
         let first = task_of(body).starts_with("first");
         let redo = last_user(body).contains("conflict markers");
         if redo && tool_count(body) <= 2 {
-            let root = root_of(body);
+            let root = root_of(&data, &ws, body);
             *found_by_worker.lock().unwrap() = std::fs::read_to_string(root.join("a.txt")).ok();
             return write("fix", "a.txt", &lines_with(3, "line 3 by both"));
         }
@@ -689,7 +690,7 @@ async fn a_killed_run_continues_in_the_same_worktree_and_merges_at_the_end() {
             .into_iter()
             .find(|r| is_worker(&r.body) && tool_count(&r.body) == 1);
         if let Some(r) = wrote {
-            break root_of(&r.body);
+            break root_of(&sb.data_dir(), sb.ws(), &r.body);
         }
         assert!(
             std::time::Instant::now() < deadline,
@@ -720,7 +721,18 @@ async fn a_killed_run_continues_in_the_same_worktree_and_merges_at_the_end() {
         .skip(before)
         .find(|r| is_worker(&r.body))
         .expect("the worker goes on");
-    assert_eq!(root_of(&continued.body), first_root, "the same worktree");
+    assert_eq!(
+        root_of(&sb.data_dir(), sb.ws(), &continued.body),
+        first_root,
+        "the same worktree"
+    );
+    let logs = std::fs::read_dir(sb.data_dir().join("sessions")).unwrap();
+    let made: usize = logs
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .map(|log| log.matches("\"type\":\"worktree_created\"").count())
+        .sum();
+    assert_eq!(made, 1, "no new worktree");
     assert!(
         run.stderr.contains("] merged into the workspace: out.txt"),
         "{}",
@@ -791,13 +803,6 @@ async fn a_reading_worker_gets_no_worktree_and_a_testing_worker_gets_one_at_its_
     assert_eq!(spawned.len(), 2);
     let with_worktree = agents_with(&seen, |k| matches!(k, EventKind::WorktreeCreated { .. }));
     assert_eq!(with_worktree.len(), 1, "only the tester");
-    let reqs = mock.requests();
-    let tester = reqs
-        .iter()
-        .find(|r| is_worker(&r.body) && task_of(&r.body).contains("run the tests"))
-        .unwrap();
-    let tester_root = root_of(&tester.body);
-    assert_eq!(tester_root, sb.ws(), "no worktree before its first change");
     assert_eq!(
         sb.read("report.txt"),
         "passed\n",

@@ -124,19 +124,24 @@ impl Engine {
             system_prompt.push_str("\n\n# Instructions for this task, from your supervisor\n");
             system_prompt.push_str(extra.trim());
         }
-        system_prompt.push_str(&format!(
-            "\n\n# Environment\nWorkspace root: {}. Every path you pass to a tool is relative to it.",
-            self.workspace_for(agent).root().display()
-        ));
-        if let Some(parent_role) = &view.parent_role {
-            system_prompt.push_str(&format!(
-                "\nYou are worker agent {} (role `{}`, depth {}), started by `{parent_role}` \
-                 for one task. When the task is done, call `return_results` with status, summary, \
-                 artifacts and known_issues; your supervisor reads only that.",
-                agent.short(),
-                view.role,
-                view.depth,
-            ));
+        // The same bytes in every request of the agent and of its siblings, so a local
+        // server's prompt cache serves them: a worker's root (its worktree, made at its
+        // first write) and its id are left out; its paths are relative, its commands run
+        // in its root.
+        match &view.parent_role {
+            None => system_prompt.push_str(&format!(
+                "\n\n# Environment\nWorkspace root: {}. Every path you pass to a tool is \
+                 relative to it.",
+                self.workspace.root().display()
+            )),
+            Some(parent_role) => system_prompt.push_str(&format!(
+                "\n\n# Environment\nEvery path you pass to a tool is relative to your \
+                 workspace root, where your commands run.\nYou are a worker (role `{}`, depth \
+                 {}), started by `{parent_role}` for one task. When the task is done, call \
+                 `return_results` with status, summary, artifacts and known_issues; your \
+                 supervisor reads only that.",
+                view.role, view.depth,
+            )),
         }
         if let Some(instructions) = &self.instructions {
             system_prompt.push_str("\n\n# Project instructions (AGENTS.md)\n");

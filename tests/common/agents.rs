@@ -12,7 +12,7 @@ pub fn system(body: &Value) -> String {
 
 /// Whether a worker (not the session's persona) sent this request.
 pub fn is_worker(body: &Value) -> bool {
-    system(body).contains("You are worker agent")
+    system(body).contains("You are a worker (role")
 }
 
 /// Whether a worker of `role` sent this request.
@@ -59,12 +59,52 @@ pub fn spawn(role: &str, task: &str) -> MockResponse {
     )
 }
 
-/// The workspace root a worker's system prompt names (its worktree when isolated).
-pub fn root_of(body: &Value) -> std::path::PathBuf {
-    let system = system(body);
-    let rest = system
-        .split("Workspace root: ")
-        .nth(1)
-        .expect("the prompt names the root");
-    std::path::PathBuf::from(rest.split(". Every path").next().unwrap_or_default())
+/// Where the worker whose request this is works: its worktree once it has one, else the
+/// workspace `ws`. Read from the session logs under `data_dir`, which are on disk before
+/// each request goes out (the prompt names no root: it is the same bytes for every
+/// request of an agent and its siblings).
+pub fn root_of(
+    data_dir: &std::path::Path,
+    ws: &std::path::Path,
+    body: &Value,
+) -> std::path::PathBuf {
+    let task = super::transcript(body)
+        .into_iter()
+        .find(|(role, _)| role == "user")
+        .map(|(_, text)| text)
+        .unwrap_or_default();
+    let mut agent = None;
+    let mut root = ws.to_path_buf();
+    let logs = std::fs::read_dir(data_dir.join("sessions"))
+        .into_iter()
+        .flatten();
+    let mut logs: Vec<_> = logs.flatten().map(|e| e.path()).collect();
+    logs.sort();
+    for log in logs
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+    {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        for event in text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        {
+            let id = event["agent_id"].as_str().map(str::to_string);
+            match event["type"].as_str() {
+                Some("agent_spawned")
+                    if event["parent_id"].is_string()
+                        && event["task"]
+                            .as_str()
+                            .is_some_and(|t| !t.is_empty() && task.contains(t)) =>
+                {
+                    agent = id
+                }
+                Some("worktree_created") if agent.is_some() && id == agent => {
+                    root = std::path::PathBuf::from(event["path"].as_str().unwrap_or_default())
+                }
+                _ => {}
+            }
+        }
+    }
+    root
 }
