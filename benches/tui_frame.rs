@@ -76,6 +76,7 @@ fn build(messages: usize, agents: usize) -> (App, AgentId) {
             cost_usd: 0.001,
             context_tokens: 0,
             context_window: 0,
+            cached_tokens: 0,
         };
         app.apply(&ev(&mut seq, id, usage), now);
         ids.push(id);

@@ -326,13 +326,14 @@ async fn text_and_tool_call() {
 #[tokio::test]
 async fn usage_is_recorded() {
     let mock = MockServer::start().await;
-    mock.push(MockResponse::text("ok").with_usage(120, 7));
+    mock.push(MockResponse::text("ok").with_usage(120, 7).with_cached(100));
     let response = run_simple(&client(&mock)).await.0.unwrap();
     assert_eq!(
         response.usage,
         Some(TokenUsage {
             prompt_tokens: 120,
-            completion_tokens: 7
+            completion_tokens: 7,
+            cached_tokens: 100,
         })
     );
     // Without a usage chunk there is no usage, not a made-up zero.

@@ -162,7 +162,11 @@ async fn call(
 #[tokio::test]
 async fn text_answer_with_usage_and_a_stateless_request() {
     let mock = MockServer::start().await;
-    mock.push(MockResponse::text_deltas(["Two ", "files."]).with_usage(11, 3));
+    mock.push(
+        MockResponse::text_deltas(["Two ", "files."])
+            .with_usage(11, 3)
+            .with_cached(8),
+    );
     let (r, seen) = call(&client(&mock), &request()).await;
     let r = r.unwrap();
     assert_eq!(r.text, "Two files.");
@@ -170,7 +174,8 @@ async fn text_answer_with_usage_and_a_stateless_request() {
         r.usage,
         Some(TokenUsage {
             prompt_tokens: 11,
-            completion_tokens: 3
+            completion_tokens: 3,
+            cached_tokens: 8,
         })
     );
     let deltas: Vec<_> = seen

@@ -190,6 +190,7 @@ impl Script {
                 cost_usd: cost,
                 context_tokens: 0,
                 context_window: 0,
+                cached_tokens: 0,
             },
         );
     }
@@ -371,6 +372,7 @@ fn context_fill_shows_in_the_tree_and_the_details() {
             cost_usd: 0.0,
             context_tokens: 6144,
             context_window: 8192,
+            cached_tokens: 0,
         },
     );
     insta::assert_snapshot!("context_fill_tree_80x24", s.screen(80, 24));

@@ -60,6 +60,10 @@ pub struct ChatResponse {
 pub struct TokenUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of the prompt tokens, those the server took from its prompt cache (where it says:
+    /// `prompt_tokens_details.cached_tokens`, `input_tokens_details.cached_tokens`).
+    #[serde(default)]
+    pub cached_tokens: u64,
 }
 
 /// Reported while a call is under way.

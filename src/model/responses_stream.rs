@@ -79,6 +79,8 @@ pub(crate) struct ResponsesUsage {
     pub input_tokens: u64,
     #[serde(deserialize_with = "null_default")]
     pub output_tokens: u64,
+    #[serde(deserialize_with = "null_default")]
+    pub input_tokens_details: super::wire::CachedTokens,
 }
 
 #[derive(Debug, Default)]
@@ -181,6 +183,7 @@ impl ResponsesAssembler {
                 self.usage = Some(TokenUsage {
                     prompt_tokens: u.input_tokens,
                     completion_tokens: u.output_tokens,
+                    cached_tokens: u.input_tokens_details.cached_tokens,
                 });
             }
             // A server that sent no items along the way still lists them here.
@@ -356,7 +359,8 @@ mod tests {
     fn completed(input: u64, output: u64) -> Value {
         json!({"type": "response.completed", "sequence_number": 9, "response": {
             "id": "resp_1", "status": "completed", "output": [],
-            "usage": {"input_tokens": input, "output_tokens": output, "total_tokens": input + output}}})
+            "usage": {"input_tokens": input, "output_tokens": output, "total_tokens": input + output,
+                "input_tokens_details": {"cached_tokens": 4}}}})
     }
 
     #[test]
@@ -379,7 +383,8 @@ mod tests {
             r.usage,
             Some(TokenUsage {
                 prompt_tokens: 5,
-                completion_tokens: 2
+                completion_tokens: 2,
+                cached_tokens: 4,
             })
         );
     }

@@ -60,6 +60,7 @@ impl StreamAssembler {
             self.usage = Some(TokenUsage {
                 prompt_tokens: u.prompt_tokens,
                 completion_tokens: u.completion_tokens,
+                cached_tokens: u.prompt_tokens_details.cached_tokens,
             });
         }
         let mut text = String::new();
@@ -212,7 +213,7 @@ mod tests {
         );
         assert_eq!(a.push(delta(json!({"content": "lo"}))).unwrap(), "lo");
         assert_eq!(a.push(finish("stop")).unwrap(), "");
-        a.push(chunk(json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}})))
+        a.push(chunk(json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7, "prompt_tokens_details": {"cached_tokens": 3}}})))
             .unwrap();
         let r = a.finish().unwrap();
         assert_eq!(r.text, "Hello");
@@ -222,7 +223,8 @@ mod tests {
             r.usage,
             Some(TokenUsage {
                 prompt_tokens: 5,
-                completion_tokens: 2
+                completion_tokens: 2,
+                cached_tokens: 3,
             })
         );
     }

@@ -312,6 +312,16 @@ pub(crate) struct WireUsage {
     pub prompt_tokens: u64,
     #[serde(deserialize_with = "null_default")]
     pub completion_tokens: u64,
+    #[serde(deserialize_with = "null_default")]
+    pub prompt_tokens_details: CachedTokens,
+}
+
+/// `*_tokens_details` of a usage: how many prompt tokens came from the server's cache.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct CachedTokens {
+    #[serde(deserialize_with = "null_default")]
+    pub cached_tokens: u64,
 }
 
 #[cfg(test)]

@@ -128,6 +128,9 @@ pub enum EventKind {
         context_tokens: u64,
         #[serde(default)]
         context_window: u64,
+        /// Of the prompt tokens, those the server took from its prompt cache.
+        #[serde(default)]
+        cached_tokens: u64,
     },
     /// The agent's older items were replaced by a summary. `history` is the whole
     /// conversation from now on (resume restores it); the tokens are estimates of the

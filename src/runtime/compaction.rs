@@ -256,6 +256,7 @@ async fn compact(
                 cost_usd: cost,
                 context_tokens: 0,
                 context_window: 0,
+                cached_tokens: usage.cached_tokens,
             },
         );
     }

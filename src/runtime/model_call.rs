@@ -143,6 +143,7 @@ fn record_usage(engine: &Engine, agent: AgentId, model: String, window: u64, usa
             cost_usd: cost,
             context_tokens,
             context_window: window,
+            cached_tokens: usage.cached_tokens,
         },
     );
     engine.after_usage(agent);

@@ -22,6 +22,7 @@ pub(super) fn steps(id: &str, model: &str, script: Script) -> Vec<Step> {
         let kind = data["type"].as_str().unwrap_or("").to_string();
         format!("event: {kind}\ndata: {data}\n\n")
     };
+    let cached = script.cached;
     let response = |status: &str, output: &[Value], usage: Option<(u64, u64)>| {
         let mut r = json!({
             "id": id, "object": "response", "created_at": 1_700_000_000u64,
@@ -30,7 +31,7 @@ pub(super) fn steps(id: &str, model: &str, script: Script) -> Vec<Step> {
         });
         if let Some((p, c)) = usage {
             r["usage"] = json!({
-                "input_tokens": p, "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens": p, "input_tokens_details": {"cached_tokens": cached},
                 "output_tokens": c, "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": p + c,
             });

@@ -90,6 +90,8 @@ struct Script {
     arg_fragment: usize,
     finish_reason: Option<String>,
     usage: Option<(u64, u64)>,
+    /// Of the prompt tokens in the usage, those said to come from the prompt cache.
+    cached: u64,
     ending: Ending,
     chunk_delay: Duration,
     /// Responses only: a reasoning item with this encrypted content comes first.
@@ -141,6 +143,7 @@ impl MockResponse {
                 arg_fragment: 5,
                 finish_reason: Some(finish.to_string()),
                 usage: None,
+                cached: 0,
                 ending: Ending::Complete,
                 chunk_delay: Duration::ZERO,
                 reasoning: None,
@@ -220,6 +223,14 @@ impl MockResponse {
     pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Self {
         if let Kind::Stream(s) = &mut self.kind {
             s.usage = Some((prompt_tokens, completion_tokens));
+        }
+        self
+    }
+
+    /// The usage says `cached` of its prompt tokens came from the prompt cache.
+    pub fn with_cached(mut self, cached: u64) -> Self {
+        if let Kind::Stream(s) = &mut self.kind {
+            s.cached = cached;
         }
         self
     }
@@ -701,6 +712,7 @@ fn stream_steps(id: &str, model: &str, script: Script) -> Vec<Step> {
         arg_fragment,
         finish_reason,
         usage,
+        cached,
         ending,
         chunk_delay,
         reasoning: _,
@@ -783,7 +795,8 @@ fn stream_steps(id: &str, model: &str, script: Script) -> Vec<Step> {
                     "created": 1_700_000_000u64,
                     "model": model,
                     "choices": [],
-                    "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
+                    "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c,
+                              "prompt_tokens_details": {"cached_tokens": cached}},
                 });
                 push(&mut steps, format!("data: {u}\n\n"));
             }

@@ -132,6 +132,7 @@ fn tree_usage_results_and_handoff() {
                     cost_usd: 0.5,
                     context_tokens: 0,
                     context_window: 0,
+                    cached_tokens: 0,
                 },
             ),
             t,
@@ -271,6 +272,7 @@ fn context_fill_follows_usage_and_compaction() {
         cost_usd: 0.0,
         context_tokens,
         context_window,
+        cached_tokens: 0,
     };
     s.apply(&ev(root, usage(20_312, 32_768)), t);
     assert_eq!(s.agents[&root].context_percent(), Some(61));
