@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 /// the tools are the same bytes and every message of `prev` is in `next` as it was (the
 /// last one may have grown at its end: squad sends consecutive notices as one message).
 fn broken_prefix(prev: &Value, next: &Value) -> Option<String> {
-    if prev["tools"].to_string() != next["tools"].to_string() {
+    if prev["tools"] != next["tools"] {
         let names = |b: &Value| -> Vec<String> {
             b["tools"]
                 .as_array()

@@ -120,6 +120,10 @@ pub struct AnswerLayer {
 /// ends the turn at its fifth).
 const STUCK_AFTER: u32 = 3;
 
+/// The same read with the same answer this many times in a turn, whatever was written in
+/// between: one before the loop guard's stop, so the persona answers instead.
+const READ_STUCK_AFTER: u32 = 4;
+
 /// Of a file's content before a change, what a regression note quotes.
 const KEPT_CHARS: usize = 2_000;
 
@@ -332,6 +336,18 @@ impl Layer for AnswerLayer {
         if !call.is_error {
             let times = {
                 let mut seen = crate::sync::lock(&self.seen);
+                // A read answered the same a fourth time in the turn is a repeat whatever
+                // the file tools wrote in between: the writes did not touch what it reads
+                // (a 1.5B architect searched calc.py for `add` between identical edits that
+                // each added a line, until the loop guard stopped its turn with no answer).
+                // A command in between may have changed anything: it starts afresh.
+                let read_again = call.kind == CallKind::Read && {
+                    let unseen = self.unseen.load(Ordering::Relaxed);
+                    // (`!`: a key apart from the marks bound to the files' state.)
+                    let n = seen.entry(!mark(call, (0, unseen))).or_insert(0);
+                    *n += 1;
+                    *n >= READ_STUCK_AFTER
+                };
                 // What the team or the user answers (a handoff, a question, a wait) does
                 // not come from the files: made again with the same answer, it is the same
                 // call whatever was written in between (a 1.5B tester and implementer
@@ -343,7 +359,7 @@ impl Layer for AnswerLayer {
                 };
                 let n = seen.entry(mark(call, state)).or_insert(0);
                 *n += 1;
-                *n
+                if read_again { STUCK_AFTER } else { *n }
             };
             // Made again with all done, or a third time whatever else runs.
             if (times >= 2 && self.all_done(cx)) || times >= STUCK_AFTER {

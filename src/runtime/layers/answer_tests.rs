@@ -403,3 +403,31 @@ async fn the_same_handoff_a_third_time_is_a_repeat_whatever_was_written_between(
     handoff("implementer", "The test passed");
     assert!(!alone.tools_offered().await);
 }
+
+#[tokio::test]
+async fn the_same_read_answered_the_same_a_fourth_time_is_a_repeat_whatever_was_written() {
+    let alone = Alone::new();
+    alone.layer.turn_start(&alone.cx());
+    let listed = || {
+        let listed = Reviewed {
+            name: "search_files",
+            arguments: r#"{"pattern": "add"}"#,
+            kind: crate::runtime::guard::CallKind::Read,
+            output: "calc.py:1: def add(a, b):",
+            is_error: false,
+        };
+        assert_eq!(alone.layer.review(&alone.cx(), &listed), Verdict::Pass);
+    };
+    let mut body = String::from("def add(a, b):\n");
+    for _ in 0..3 {
+        listed();
+        body.push_str("    return a + b\n");
+        alone.write(&body).await;
+    }
+    assert!(
+        alone.tools_offered().await,
+        "three times is no evidence here"
+    );
+    listed();
+    assert!(!alone.tools_offered().await);
+}
