@@ -20,6 +20,7 @@ mod fill;
 mod first_write;
 mod git;
 mod leases;
+mod line_merge;
 mod merge;
 mod queue;
 mod redo;
