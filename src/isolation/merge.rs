@@ -151,8 +151,8 @@ pub fn merge_into_workspace(
     wt: &mut Worktree,
     scratch: &Path,
 ) -> Result<MergeOutcome, IsolationError> {
-    let theirs = snapshot::take(&wt.path, &wt.index, scratch)?;
-    if tree_of(&wt.path, &wt.base)? == theirs.tree {
+    let theirs = snapshot::take_in(Git::worktree(&wt.seal), &wt.index, scratch)?;
+    if tree_of(&repo.top, &wt.base)? == theirs.tree {
         return Ok(MergeOutcome::Unchanged);
     }
     for _ in 0..ATTEMPTS {
@@ -169,7 +169,7 @@ pub fn merge_into_workspace(
         }
         apply(&repo.top, &m.result.tree, &changes, scratch)?;
         // Keep the worktree's own view in step: HEAD and index at what was merged.
-        Git::new(&wt.path).run(&["reset", "--quiet", &m.theirs.commit])?;
+        Git::worktree(&wt.seal).run(&["reset", "--quiet", &m.theirs.commit])?;
         wt.set_base(m.theirs.commit.clone())?;
         let files = changes.into_iter().map(|c| c.path).collect();
         return Ok(MergeOutcome::Merged { files });
@@ -198,7 +198,17 @@ const ABSENT: &str = "000000";
 /// What differs between the workspace's snapshot and the merge result. Submodule
 /// pointers are left out: squad does not move the user's submodules.
 fn changes(top: &Path, from: &str, to: &str) -> Result<Vec<Change>, IsolationError> {
-    let out = Git::new(top).run(&["diff-tree", "-r", "-z", "--raw", "--no-renames", from, to])?;
+    let out = Git::new(top).run(&[
+        "diff-tree",
+        "-r",
+        "-z",
+        "--raw",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-renames",
+        from,
+        to,
+    ])?;
     let mut it = fields(&out);
     let mut list = Vec::new();
     while let (Some(meta), Some(path)) = (it.next(), it.next()) {

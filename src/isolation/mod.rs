@@ -25,6 +25,7 @@ mod merge;
 mod queue;
 mod redo;
 mod repo;
+mod seal;
 mod session_dir;
 mod snapshot;
 mod spare;
@@ -49,8 +50,8 @@ pub use base::Base;
 pub use cleanup::{Removed, remove_stale};
 pub use conflicts::{Conflict, Hunk, LineSpan};
 pub use diff::{
-    ChangeKind, DiffSummary, FileChange, summary as diff_summary, summary_of as diff_summary_of,
-    text as diff_text,
+    ChangeKind, DiffSummary, FileChange, diff_head, summary as diff_summary,
+    summary_of as diff_summary_of, text as diff_text,
 };
 pub use fill::Fill;
 pub use leases::{Holder, LeaseError, Leases};
@@ -58,6 +59,7 @@ pub use merge::{MergeOutcome, merge_into_workspace};
 pub use queue::{MergeQueue, QueueError};
 pub use redo::redo_on_current;
 pub use repo::{MIN_GIT, NoRepo, Repo};
+pub use seal::Seal;
 pub use session_dir::{SessionDir, worktrees_dir};
 pub use snapshot::{Snapshot, take as take_snapshot};
 pub use spare::Spare;
@@ -92,6 +94,8 @@ pub enum IsolationError {
         "the workspace kept changing while the merge was being written; nothing was merged, try again"
     )]
     WorkspaceBusy,
+    #[error("refused: {0}")]
+    Tampered(String),
     #[error("the worktree's files could not all be written: {0}")]
     Unwritten(String),
     #[error("the git job stopped before it finished: {0}")]

@@ -372,6 +372,12 @@ impl Worktrees {
             .unwrap_or_default()
     }
 
+    /// The seal of `agent`'s worktree, if it has one.
+    pub fn seal(&self, agent: AgentId) -> Option<super::Seal> {
+        let wt = self.get(agent).ok()?;
+        Some(crate::sync::lock(&wt).seal.clone())
+    }
+
     /// The worker's change in figures (`+12 −3`). While its worktree is being filled, of
     /// the paths its first call may write (the only ones that can differ then), without
     /// waiting: the first call's result is not held up.
