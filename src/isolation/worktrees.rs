@@ -436,8 +436,12 @@ impl Worktrees {
         let Some(wt) = crate::sync::lock(&self.by_agent).remove(&agent) else {
             return Ok(false);
         };
-        let repo = self.repo.clone();
-        blocking(move || crate::sync::lock(&wt).remove(&repo.top)).await?;
+        let (repo, kept) = (self.repo.clone(), wt.clone());
+        if let Err(e) = blocking(move || crate::sync::lock(&wt).remove(&repo.top)).await {
+            // Still there (a worktree whose metadata a worker changed is kept): still known.
+            crate::sync::lock(&self.by_agent).insert(agent, kept);
+            return Err(e);
+        }
         Ok(true)
     }
 
