@@ -10,7 +10,10 @@
 //! squad drives the `git` CLI (`git`) rather than a library: worktrees and
 //! `merge-tree --write-tree` (git's own merge machinery) are the CLI's, the user's
 //! configuration, filters and attributes apply exactly as in their own git, and tests
-//! can check the result with the same commands a user would type.
+//! can check the result with the same commands a user would type. Every git command is
+//! built in one place (`git`), and in a worker's worktree it names the worktree's folders
+//! itself and runs only while the metadata a worker could change is as squad made it
+//! (`seal`).
 
 mod base;
 mod cleanup;
