@@ -131,7 +131,8 @@ impl Seal {
         let tampered = |what: String| {
             Err(IsolationError::Tampered(format!(
                 "{what} in the worktree {} is not what squad wrote: squad runs no git there, \
-                 and its files stay as they are for you to look at",
+                 and its files stay as they are for you to look at (not with git: the \
+                 worker may have armed it to run its own programs)",
                 self.work_tree.display()
             )))
         };
