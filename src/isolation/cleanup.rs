@@ -3,6 +3,7 @@
 
 use super::fill::finish_fill;
 use super::git::Git;
+use super::seal::Seal;
 use super::session_dir::{is_bookkeeping, read_lock, try_lock, worktrees_dir};
 use super::spare::SPARE_PREFIX;
 use super::worktree;
@@ -53,6 +54,7 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
         {
             continue;
         }
+        let mut kept_any = false;
         for wt in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let name = wt.file_name().to_string_lossy().into_owned();
             if is_bookkeeping(&name) || !wt.path().is_dir() {
@@ -60,12 +62,41 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
             }
             let spare = name.starts_with(SPARE_PREFIX);
             let branch = format!("squad/{name}");
-            // A fill the crash cut short would make every unwritten file a deletion of the
-            // kept change. If it cannot be finished, the change is kept all the same.
-            if !spare && let Err(e) = finish_fill(&wt.path()) {
-                tracing::warn!("stale worktree {}: {e}", wt.path().display());
-            }
-            let kept = !spare && repo.is_some() && keep_change(&wt.path(), &session);
+            // squad runs git in a worker's worktree only as its seal says, and not at all
+            // if the worker changed its git metadata: then it stays, for the user. (A spare
+            // was never a worker's: squad runs no git inside it.)
+            let sealed = match Seal::load(&wt.path()) {
+                _ if spare => None,
+                Some(seal) if seal.work_tree == wt.path() => Some(seal.check().map(|()| seal)),
+                _ => Some(Err(super::IsolationError::Tampered(format!(
+                    "the worktree {} has no record of its git metadata: squad runs no git \
+                     there, and its files stay as they are for you to look at",
+                    wt.path().display()
+                )))),
+            };
+            let kept = match sealed {
+                None => false,
+                Some(Ok(seal)) => {
+                    // A fill the crash cut short would make every unwritten file a deletion
+                    // of the kept change. If it cannot be finished, the change is kept all
+                    // the same.
+                    if let Err(e) = finish_fill(&seal) {
+                        tracing::warn!("stale worktree {}: {e}", wt.path().display());
+                    }
+                    repo.is_some() && keep_change(&seal, &session)
+                }
+                Some(Err(e)) => {
+                    kept_any = true;
+                    removed.push(Removed {
+                        session: session.clone(),
+                        path: wt.path(),
+                        branch,
+                        problem: Some(e.to_string()),
+                        kept: true,
+                    });
+                    continue;
+                }
+            };
             let problem = match &repo {
                 Some(top) if top.is_dir() => worktree::remove(
                     top,
@@ -91,7 +122,10 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
                 kept,
             });
         }
-        let _ = std::fs::remove_dir_all(&dir);
+        // A worktree kept for the user keeps its session's folder (and its seal) too.
+        if !kept_any {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
         drop(lock);
     }
     removed.sort_by(|a, b| a.path.cmp(&b.path));
@@ -101,8 +135,8 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
 /// Commits what the worker left in its worktree onto its branch; true if there was
 /// anything. squad's own identity, no hooks and no signing: it is a record of the
 /// worker's files, not the user's commit.
-fn keep_change(wt: &Path, session: &str) -> bool {
-    let git = Git::new(wt);
+fn keep_change(seal: &Seal, session: &str) -> bool {
+    let git = Git::worktree(seal);
     let changed = git
         .run(&["status", "--porcelain", "--untracked-files=all"])
         .is_ok_and(|out| !out.is_empty());

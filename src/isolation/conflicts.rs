@@ -65,9 +65,18 @@ impl fmt::Display for Conflict {
 /// One entry of merge-tree's conflicted file info.
 #[derive(Clone, Debug)]
 struct Stage {
+    mode: String,
     oid: String,
     stage: u8,
     path: String,
+}
+
+/// A file conflicted in its contents only: its mode and its base, ours and theirs blobs.
+#[derive(Clone, Debug)]
+pub(crate) struct ContentConflict {
+    pub path: String,
+    pub mode: String,
+    pub oids: [String; 3],
 }
 
 /// What `git merge-tree --write-tree -z` printed.
@@ -98,9 +107,12 @@ impl MergeTree {
             };
             let meta = String::from_utf8_lossy(meta);
             let mut parts = meta.split(' ');
-            let (_mode, oid, stage) = (parts.next(), parts.next(), parts.next());
-            if let (Some(oid), Some(stage)) = (oid, stage.and_then(|s| s.parse().ok())) {
+            let (mode, oid, stage) = (parts.next(), parts.next(), parts.next());
+            if let (Some(mode), Some(oid), Some(stage)) =
+                (mode, oid, stage.and_then(|s| s.parse().ok()))
+            {
                 stages.push(Stage {
+                    mode: mode.to_string(),
                     oid: oid.to_string(),
                     stage,
                     path: path_of(path),
@@ -133,6 +145,52 @@ impl MergeTree {
             stages,
             messages,
         })
+    }
+
+    /// Whether nothing is left conflicted.
+    pub fn is_clean(&self) -> bool {
+        self.stages.is_empty() && self.messages.is_empty()
+    }
+
+    /// The files git left conflicted in their contents alone (no rename, type or mode
+    /// in play), with all three versions: the finer line merge may settle them.
+    pub fn content_conflicts(&self) -> Vec<ContentConflict> {
+        let mut paths: Vec<&str> = self.stages.iter().map(|s| s.path.as_str()).collect();
+        paths.dedup();
+        paths
+            .into_iter()
+            .filter(|p| {
+                let said: Vec<_> = self
+                    .messages
+                    .iter()
+                    .filter(|(paths, _, _)| paths.iter().any(|q| q == p))
+                    .collect();
+                !said.is_empty()
+                    && said
+                        .iter()
+                        .all(|(paths, kind, _)| paths.len() == 1 && kind == "CONFLICT (contents)")
+            })
+            .filter_map(|p| {
+                let stage = |n: u8| self.stages.iter().find(|s| s.path == p && s.stage == n);
+                let (base, ours, theirs) = (stage(1)?, stage(2)?, stage(3)?);
+                let same_mode = base.mode == ours.mode && ours.mode == theirs.mode;
+                (same_mode && self.stages.iter().filter(|s| s.path == p).count() == 3).then(|| {
+                    ContentConflict {
+                        path: p.to_string(),
+                        mode: ours.mode.clone(),
+                        oids: [base.oid.clone(), ours.oid.clone(), theirs.oid.clone()],
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// `path` was settled in `tree` (which now holds it merged): it is no conflict.
+    pub fn settled(&mut self, tree: String, paths: &[String]) {
+        self.tree = tree;
+        self.stages.retain(|s| !paths.contains(&s.path));
+        self.messages
+            .retain(|(p, _, _)| !p.iter().all(|q| paths.contains(q)));
     }
 
     /// The conflicts, one per file in path order, with their hunks. `labels` maps the

@@ -4,6 +4,7 @@
 
 use super::IsolationError;
 use super::git::{Git, fields, path_of};
+use super::seal::Seal;
 use super::snapshot::{self, TempIndex};
 use super::worktree::Worktree;
 use std::path::Path;
@@ -55,8 +56,9 @@ impl DiffSummary {
 
 /// The worker's change in figures.
 pub fn summary(wt: &Worktree, scratch: &Path) -> Result<DiffSummary, IsolationError> {
-    let now = snapshot::take(&wt.path, &wt.index, scratch)?;
-    summary_between(&wt.path, &wt.base, &now.commit)
+    let git = Git::worktree(&wt.seal);
+    let now = snapshot::take_in(git, &wt.index, scratch)?;
+    summary_between(git, &wt.base, &now.commit)
 }
 
 /// The worker's change in figures, reading only `paths` (as git names them) on disk: what
@@ -69,7 +71,7 @@ pub fn summary_of(
     paths: &[String],
 ) -> Result<DiffSummary, IsolationError> {
     let temp = TempIndex::copy_of(&wt.index, scratch)?;
-    let git = Git::new(&wt.path).with_index(&temp.path);
+    let git = Git::worktree(&wt.seal).with_index(&temp.path);
     // What `git add --all` would take of them: tracked ones, and new ones not ignored.
     let mut args = vec![
         "--literal-pathspecs",
@@ -89,18 +91,20 @@ pub fn summary_of(
         )?;
     }
     let tree = git.text(&["write-tree"])?;
-    summary_between(&wt.path, &wt.base, &tree)
+    summary_between(Git::worktree(&wt.seal), &wt.base, &tree)
 }
 
 /// The worker's change as a unified diff (binary files are named, not shown).
 pub fn text(wt: &Worktree, scratch: &Path) -> Result<String, IsolationError> {
-    let now = snapshot::take(&wt.path, &wt.index, scratch)?;
-    let out = Git::new(&wt.path).run(&[
+    let git = Git::worktree(&wt.seal);
+    let now = snapshot::take_in(git, &wt.index, scratch)?;
+    let out = git.run(&[
         "diff-tree",
         "-r",
         "-p",
         "--no-color",
         "--no-ext-diff",
+        "--no-textconv",
         "--no-renames",
         &wt.base,
         &now.commit,
@@ -108,18 +112,50 @@ pub fn text(wt: &Worktree, scratch: &Path) -> Result<String, IsolationError> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// `git diff HEAD -- path` in `dir` (the workspace's repository, or, with `seal`, the
+/// worker's worktree that `dir` is in), for a reviewer; `None` when git cannot tell
+/// (outside a repository, before the first commit, a worktree refused).
+pub fn diff_head(dir: &Path, seal: Option<&Seal>, path: &str) -> Option<String> {
+    let (git, path) = match seal {
+        Some(seal) => {
+            let below = dir.strip_prefix(&seal.work_tree).ok()?;
+            let mut rel: Vec<String> = below
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            rel.push(path.to_string());
+            (Git::worktree(seal), rel.join("/"))
+        }
+        None => (Git::new(dir), path.to_string()),
+    };
+    let args = [
+        "--literal-pathspecs",
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "HEAD",
+        "--",
+        &path,
+    ];
+    let out = git.run(&args).ok()?;
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
 /// Figures of the change from commit `from` to commit `to`.
 pub(crate) fn summary_between(
-    dir: &Path,
+    git: Git<'_>,
     from: &str,
     to: &str,
 ) -> Result<DiffSummary, IsolationError> {
-    let out = Git::new(dir).run(&[
+    let out = git.run(&[
         "diff-tree",
         "-r",
         "-z",
         "--raw",
         "--numstat",
+        "--no-ext-diff",
+        "--no-textconv",
         "--no-renames",
         from,
         to,

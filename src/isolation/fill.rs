@@ -4,6 +4,7 @@
 
 use super::IsolationError;
 use super::git::{Git, fields, path_of};
+use super::seal::Seal;
 use super::worktree::PARALLEL_CHECKOUT;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -46,7 +47,8 @@ pub(crate) fn read_fill(path: &Path) -> Result<Option<Vec<String>>, IsolationErr
 /// does not write, still to be written. Blocking: run it off the async threads.
 #[derive(Debug)]
 pub struct Fill {
-    pub(crate) path: PathBuf,
+    /// The worktree's folders, checked before each git run there.
+    pub(crate) seal: Seal,
     pub(crate) kept: Vec<String>,
 }
 
@@ -74,10 +76,14 @@ impl Fill {
             match self.write_all() {
                 Ok(()) => break,
                 Err(e) if tries >= FILL_TRIES => return Err(e),
-                Err(e) => tracing::warn!("filling {}: {e}; trying again", self.path.display()),
+                Err(e @ IsolationError::Tampered(_)) => return Err(e),
+                Err(e) => tracing::warn!(
+                    "filling {}: {e}; trying again",
+                    self.seal.work_tree.display()
+                ),
             }
         }
-        let file = fill_file(&self.path);
+        let file = fill_file(&self.seal.work_tree);
         match std::fs::remove_file(&file) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -93,13 +99,8 @@ impl Fill {
     /// A fill found unfinished at a resume: first the index lock the killed one may have
     /// left (waited for a while in case its git still runs), then [`Fill::run`].
     pub fn resume(&self) -> Result<(), IsolationError> {
-        let lock = Git::new(&self.path).text(&[
-            "rev-parse",
-            "--path-format=absolute",
-            "--git-path",
-            "index.lock",
-        ])?;
-        let lock = PathBuf::from(lock);
+        self.seal.check()?;
+        let lock = self.seal.git_dir.join("index.lock");
         let mut waited = std::time::Duration::ZERO;
         while lock.exists() && waited < STALE_LOCK_WAIT {
             std::thread::sleep(STALE_LOCK_STEP);
@@ -119,7 +120,7 @@ impl Fill {
     }
 
     fn write_all(&self) -> Result<(), IsolationError> {
-        let git = Git::new(&self.path);
+        let git = Git::worktree(&self.seal);
         let listed = git.run(&["ls-files", "-z"])?;
         let kept: HashSet<&[u8]> = self.kept.iter().map(|p| p.as_bytes()).collect();
         let list: Vec<u8> = fields(&listed)
@@ -145,12 +146,12 @@ impl Fill {
     }
 }
 
-/// Finishes the fill of the worktree at `path` if a crash cut it short (its marker is
-/// there), so what is kept of it holds the worker's change and nothing less.
-pub(crate) fn finish_fill(path: &Path) -> Result<(), IsolationError> {
-    match read_fill(path)? {
+/// Finishes the fill of the worktree sealed by `seal` if a crash cut it short (its marker
+/// is there), so what is kept of it holds the worker's change and nothing less.
+pub(crate) fn finish_fill(seal: &Seal) -> Result<(), IsolationError> {
+    match read_fill(&seal.work_tree)? {
         Some(kept) => Fill {
-            path: path.to_path_buf(),
+            seal: seal.clone(),
             kept,
         }
         .resume(),

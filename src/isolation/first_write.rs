@@ -45,7 +45,7 @@ const FOLDER_MODE: &str = "040000";
 /// has a folder (at the path) or a file (above it) the fill would later overwrite or
 /// fail on what the call made.
 pub(crate) fn first_checkout(
-    dir: &Path,
+    git: Git<'_>,
     commit: &str,
     paths: &[String],
 ) -> Result<Option<Vec<String>>, IsolationError> {
@@ -57,7 +57,7 @@ pub(crate) fn first_checkout(
     // submodule as itself, a folder it descends into as its children.
     let mut args = vec!["--literal-pathspecs", "ls-tree", "-z", commit, "--"];
     args.extend(asked.iter().copied());
-    let out = Git::new(dir).run(&args)?;
+    let out = git.run(&args)?;
     let mut modes: HashMap<String, String> = HashMap::new();
     let mut below: HashSet<String> = HashSet::new();
     for entry in fields(&out) {
@@ -136,7 +136,7 @@ mod tests {
         git(&["commit", "-qm", "s"]);
         let check = |paths: &[&str]| {
             let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
-            first_checkout(top, "HEAD", &paths).unwrap()
+            first_checkout(Git::new(top), "HEAD", &paths).unwrap()
         };
         let files = ["f", "d/g", "x.sh"].map(String::from).to_vec();
         assert_eq!(check(&["f", "d/g", "x.sh"]), Some(files));

@@ -1,9 +1,14 @@
-//! Running the `git` CLI for squad's own bookkeeping: the user's repository configuration
-//! (filters, attributes, excludes) applies, but never their hooks, their fsmonitor daemon
-//! or a stray `GIT_DIR` from a parent process, and squad's snapshot commits carry squad's
-//! name, so they work on a machine with no git identity configured.
+//! Running the `git` CLI for squad's own bookkeeping, the one place that builds git
+//! commands: the user's repository configuration (filters, attributes, excludes) applies,
+//! but nothing that runs a program of its own (hooks, fsmonitor, external diff, pager,
+//! credential helper, ssh), never a stray `GIT_DIR` from a parent process, and squad's
+//! snapshot commits carry squad's name, so they work on a machine with no git identity
+//! configured. In a worker's worktree git is told its folders ([`Git::worktree`]) instead
+//! of finding them through files the worker may write, and runs only while those files
+//! are as squad made them (see `seal.rs`).
 
 use super::IsolationError;
+use super::seal::Seal;
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,12 +25,48 @@ const REDIRECTING_VARS: &[&str] = &[
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_NAMESPACE",
     "GIT_PREFIX",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+];
+
+/// Variables that would have git run a program.
+const PROGRAM_VARS: &[&str] = &[
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_PROXY_COMMAND",
+];
+
+/// Settings that turn off everything in git's configuration that runs a program for a
+/// command squad uses, whoever set it. Hooks go to `/dev/null`: a path below which no
+/// file can ever exist, unlike a folder someone could fill. Filters and merge drivers stay:
+/// they are the user's own (squad reads no configuration a worker wrote, see `seal.rs`)
+/// and make squad's files the same as the user's git would.
+const SAFE: &[&str] = &[
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    "core.sshCommand=false",
+    "core.askPass=",
+    "credential.helper=",
+    "diff.external=",
+    "gc.auto=0",
+    "maintenance.auto=false",
 ];
 
 /// One git invocation in `dir`, optionally with its own index file.
+#[derive(Clone, Copy)]
 pub(crate) struct Git<'a> {
     dir: &'a Path,
     index: Option<&'a Path>,
+    /// A worker's worktree: its folders named, its metadata checked before each run.
+    seal: Option<&'a Seal>,
 }
 
 /// What a git run returned: its exit code and standard output.
@@ -36,8 +77,26 @@ pub(crate) struct Ran {
 }
 
 impl<'a> Git<'a> {
+    /// git in the user's own repository (the workspace, or squad's bookkeeping there),
+    /// found from `dir` as the user's git finds it: only the user writes it.
     pub fn new(dir: &'a Path) -> Self {
-        Self { dir, index: None }
+        Self {
+            dir,
+            index: None,
+            seal: None,
+        }
+    }
+
+    /// git in a worker's worktree: its git folder, the shared one and its work tree named
+    /// (`GIT_DIR`, `GIT_COMMON_DIR`, `GIT_WORK_TREE`) from what squad recorded when it
+    /// made it, never found through the worktree's own files; and no run at all while
+    /// those files are not what squad wrote ([`Seal::check`]).
+    pub fn worktree(seal: &'a Seal) -> Self {
+        Self {
+            dir: &seal.work_tree,
+            index: None,
+            seal: Some(seal),
+        }
     }
 
     /// Runs against `index` instead of the repository's own, which stays untouched.
@@ -98,32 +157,34 @@ impl<'a> Git<'a> {
         args: &[S],
         input: Option<&[u8]>,
     ) -> Result<Ran, IsolationError> {
+        if let Some(seal) = self.seal {
+            seal.check()?;
+        }
         let mut cmd = Command::new("git");
-        cmd.args([
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "gc.auto=0",
-        ])
-        .args(args)
-        .current_dir(self.dir)
-        .env("GIT_AUTHOR_NAME", "squad")
-        .env("GIT_AUTHOR_EMAIL", "squad@localhost")
-        .env("GIT_COMMITTER_NAME", "squad")
-        .env("GIT_COMMITTER_EMAIL", "squad@localhost")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-        for var in REDIRECTING_VARS {
+        cmd.arg("--no-pager")
+            .args(SAFE.iter().flat_map(|s| ["-c", s]))
+            .args(args)
+            .current_dir(self.dir)
+            .env("GIT_AUTHOR_NAME", "squad")
+            .env("GIT_AUTHOR_EMAIL", "squad@localhost")
+            .env("GIT_COMMITTER_NAME", "squad")
+            .env("GIT_COMMITTER_EMAIL", "squad@localhost")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("LC_ALL", "C")
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for var in REDIRECTING_VARS.iter().chain(PROGRAM_VARS) {
             cmd.env_remove(var);
+        }
+        if let Some(seal) = self.seal {
+            cmd.env("GIT_DIR", &seal.git_dir)
+                .env("GIT_COMMON_DIR", &seal.common_dir)
+                .env("GIT_WORK_TREE", &seal.work_tree);
         }
         if let Some(index) = self.index {
             cmd.env("GIT_INDEX_FILE", index);

@@ -8,6 +8,7 @@
 use super::IsolationError;
 use super::conflicts::{Conflict, MergeTree};
 use super::git::{Git, fields, join, path_of};
+use super::line_merge;
 use super::repo::Repo;
 use super::snapshot::{self, Snapshot, TempIndex};
 use super::worktree::Worktree;
@@ -45,8 +46,26 @@ pub(crate) fn merge_trees(
     scratch: &Path,
 ) -> Result<Merged, IsolationError> {
     let ours = snapshot::take(&repo.top, &repo.index, scratch)?;
-    let git = Git::new(&repo.top);
-    let base = format!("--merge-base={}", wt.base);
+    let (clean, result) = merge_tree(&repo.top, &wt.base, &ours.commit, &theirs.commit, scratch)?;
+    Ok(Merged {
+        ours,
+        theirs,
+        result,
+        clean,
+    })
+}
+
+/// git's three-way merge of commits `ours` and `theirs` from `base` in the repository at
+/// `top`, then the finer line merge for what git left conflicted; true when clean.
+fn merge_tree(
+    top: &Path,
+    base: &str,
+    ours: &str,
+    theirs: &str,
+    scratch: &Path,
+) -> Result<(bool, MergeTree), IsolationError> {
+    let git = Git::new(top);
+    let base = format!("--merge-base={base}");
     let args = [
         "-c",
         "merge.conflictStyle=diff3",
@@ -54,22 +73,66 @@ pub(crate) fn merge_trees(
         "--write-tree",
         "-z",
         &base,
-        &ours.commit,
-        &theirs.commit,
-    ];
-    let ran = git.output(&args, None)?;
-    let parsed = MergeTree::parse(&ran.stdout);
-    let (clean, result) = match (ran.code, parsed) {
-        (0, Some(r)) => (true, r),
-        (1, Some(r)) => (false, r),
-        _ => return Err(git.failed(&args, &ran)),
-    };
-    Ok(Merged {
         ours,
         theirs,
-        result,
-        clean,
-    })
+    ];
+    let ran = git.output(&args, None)?;
+    match (ran.code, MergeTree::parse(&ran.stdout)) {
+        (0, Some(r)) => Ok((true, r)),
+        (1, Some(mut r)) => {
+            settle_finer(top, &mut r, scratch)?;
+            Ok((r.is_clean(), r))
+        }
+        _ => Err(git.failed(&args, &ran)),
+    }
+}
+
+/// Settles the files git left conflicted in their contents alone whose changes do not
+/// really overlap (`line_merge.rs`: git also calls changes that only touch a conflict),
+/// unless the file's `merge` attribute names a merge of the user's choosing. The settled
+/// files go into a new result tree; the rest stay conflicts as git named them.
+fn settle_finer(top: &Path, result: &mut MergeTree, scratch: &Path) -> Result<(), IsolationError> {
+    let candidates = result.content_conflicts();
+    if candidates.is_empty() {
+        return Ok(());
+    }
+    let git = Git::new(top);
+    let mut args = vec!["check-attr", "-z", "merge", "--"];
+    args.extend(candidates.iter().map(|c| c.path.as_str()));
+    let attrs = git.run(&args)?;
+    let attrs: Vec<&[u8]> = fields(&attrs).collect();
+    // Records of three fields: path, attribute, value.
+    let default_merge = |path: &str| {
+        attrs.chunks(3).any(|r| {
+            r.len() == 3 && r[0] == path.as_bytes() && (r[2] == b"unspecified" || r[2] == b"set")
+        })
+    };
+    let mut entries = Vec::new();
+    let mut settled = Vec::new();
+    for c in candidates.iter().filter(|c| default_merge(&c.path)) {
+        let [base, ours, theirs] = [&c.oids[0], &c.oids[1], &c.oids[2]]
+            .map(|oid| git.run(&["cat-file", "blob", oid.as_str()]));
+        let Some(text) = line_merge::merge(&base?, &ours?, &theirs?) else {
+            continue;
+        };
+        let oid = git.run_with_input(
+            &["hash-object", "-w", "--no-filters", "--stdin"],
+            Some(&text),
+        )?;
+        let oid = String::from_utf8_lossy(&oid).trim().to_string();
+        entries.extend(format!("{} {oid}\t{}\0", c.mode, c.path).into_bytes());
+        settled.push(c.path.clone());
+    }
+    if settled.is_empty() {
+        return Ok(());
+    }
+    let temp = TempIndex::new(scratch);
+    let git = git.with_index(&temp.path);
+    git.run(&["read-tree", &result.tree])?;
+    git.run_with_input(&["update-index", "-z", "--index-info"], Some(&entries))?;
+    let tree = git.text(&["write-tree"])?;
+    result.settled(tree, &settled);
+    Ok(())
 }
 
 /// The words conflict messages use instead of the snapshots' object ids.
@@ -88,8 +151,8 @@ pub fn merge_into_workspace(
     wt: &mut Worktree,
     scratch: &Path,
 ) -> Result<MergeOutcome, IsolationError> {
-    let theirs = snapshot::take(&wt.path, &wt.index, scratch)?;
-    if tree_of(&wt.path, &wt.base)? == theirs.tree {
+    let theirs = snapshot::take_in(Git::worktree(&wt.seal), &wt.index, scratch)?;
+    if tree_of(&repo.top, &wt.base)? == theirs.tree {
         return Ok(MergeOutcome::Unchanged);
     }
     for _ in 0..ATTEMPTS {
@@ -106,7 +169,7 @@ pub fn merge_into_workspace(
         }
         apply(&repo.top, &m.result.tree, &changes, scratch)?;
         // Keep the worktree's own view in step: HEAD and index at what was merged.
-        Git::new(&wt.path).run(&["reset", "--quiet", &m.theirs.commit])?;
+        Git::worktree(&wt.seal).run(&["reset", "--quiet", &m.theirs.commit])?;
         wt.set_base(m.theirs.commit.clone())?;
         let files = changes.into_iter().map(|c| c.path).collect();
         return Ok(MergeOutcome::Merged { files });
@@ -135,7 +198,17 @@ const ABSENT: &str = "000000";
 /// What differs between the workspace's snapshot and the merge result. Submodule
 /// pointers are left out: squad does not move the user's submodules.
 fn changes(top: &Path, from: &str, to: &str) -> Result<Vec<Change>, IsolationError> {
-    let out = Git::new(top).run(&["diff-tree", "-r", "-z", "--raw", "--no-renames", from, to])?;
+    let out = Git::new(top).run(&[
+        "diff-tree",
+        "-r",
+        "-z",
+        "--raw",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-renames",
+        from,
+        to,
+    ])?;
     let mut it = fields(&out);
     let mut list = Vec::new();
     while let (Some(meta), Some(path)) = (it.next(), it.next()) {
@@ -236,6 +309,40 @@ fn remove_empty_parents(top: &Path, file: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_git_calls_a_conflict_is_settled_unless_the_user_chose_the_merge() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path();
+        let git = |args: &[&str]| crate::isolation::test_git(top, args);
+        let commit = |text: &str, name: &str| {
+            std::fs::write(top.join("hello.txt"), text).unwrap();
+            git(&["add", "-A"]);
+            git(&["commit", "-qm", name]);
+            Git::new(top).text(&["rev-parse", "HEAD"]).unwrap()
+        };
+        git(&["init", "-q"]);
+        let base = commit("marker-4242: hello world\n", "base");
+        let ours = commit("marker-4242: hello A\n", "ours");
+        git(&["reset", "-q", "--hard", &base]);
+        let theirs = commit("marker-4242: hello world\nB-LINE-9\n", "theirs");
+        let scratch = top.join(".git");
+        let (clean, r) = merge_tree(top, &base, &ours, &theirs, &scratch).unwrap();
+        assert!(clean);
+        let merged = Git::new(top)
+            .run(&["cat-file", "blob", &format!("{}:hello.txt", r.tree)])
+            .unwrap();
+        assert_eq!(merged, b"marker-4242: hello A\nB-LINE-9\n");
+        // The same line changed on both sides stays git's conflict.
+        let other = commit("marker-4242: hello B\n", "other");
+        let (clean, r) = merge_tree(top, &base, &ours, &other, &scratch).unwrap();
+        assert!(!clean);
+        assert_eq!(r.content_conflicts().len(), 1);
+        // A file whose merge the user chose (`-merge`: keep ours, call it a conflict).
+        std::fs::write(top.join(".git/info/attributes"), "hello.txt -merge\n").unwrap();
+        let (clean, _) = merge_tree(top, &base, &ours, &theirs, &scratch).unwrap();
+        assert!(!clean);
+    }
 
     #[test]
     fn a_file_written_after_the_snapshot_stops_the_merge_from_overwriting_it() {

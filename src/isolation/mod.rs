@@ -10,7 +10,10 @@
 //! squad drives the `git` CLI (`git`) rather than a library: worktrees and
 //! `merge-tree --write-tree` (git's own merge machinery) are the CLI's, the user's
 //! configuration, filters and attributes apply exactly as in their own git, and tests
-//! can check the result with the same commands a user would type.
+//! can check the result with the same commands a user would type. Every git command is
+//! built in one place (`git`), and in a worker's worktree it names the worktree's folders
+//! itself and runs only while the metadata a worker could change is as squad made it
+//! (`seal`).
 
 mod base;
 mod cleanup;
@@ -20,10 +23,12 @@ mod fill;
 mod first_write;
 mod git;
 mod leases;
+mod line_merge;
 mod merge;
 mod queue;
 mod redo;
 mod repo;
+mod seal;
 mod session_dir;
 mod snapshot;
 mod spare;
@@ -48,8 +53,8 @@ pub use base::Base;
 pub use cleanup::{Removed, remove_stale};
 pub use conflicts::{Conflict, Hunk, LineSpan};
 pub use diff::{
-    ChangeKind, DiffSummary, FileChange, summary as diff_summary, summary_of as diff_summary_of,
-    text as diff_text,
+    ChangeKind, DiffSummary, FileChange, diff_head, summary as diff_summary,
+    summary_of as diff_summary_of, text as diff_text,
 };
 pub use fill::Fill;
 pub use leases::{Holder, LeaseError, Leases};
@@ -57,6 +62,7 @@ pub use merge::{MergeOutcome, merge_into_workspace};
 pub use queue::{MergeQueue, QueueError};
 pub use redo::redo_on_current;
 pub use repo::{MIN_GIT, NoRepo, Repo};
+pub use seal::Seal;
 pub use session_dir::{SessionDir, worktrees_dir};
 pub use snapshot::{Snapshot, take as take_snapshot};
 pub use spare::Spare;
@@ -91,6 +97,8 @@ pub enum IsolationError {
         "the workspace kept changing while the merge was being written; nothing was merged, try again"
     )]
     WorkspaceBusy,
+    #[error("refused: {0}")]
+    Tampered(String),
     #[error("the worktree's files could not all be written: {0}")]
     Unwritten(String),
     #[error("the git job stopped before it finished: {0}")]

@@ -19,7 +19,8 @@ pub fn redo_on_current(
     wt: &mut Worktree,
     scratch: &Path,
 ) -> Result<Vec<Conflict>, IsolationError> {
-    let (theirs, theirs_index) = snapshot::take_with_index(&wt.path, &wt.index, scratch)?;
+    let (theirs, theirs_index) =
+        snapshot::take_with_index(Git::worktree(&wt.seal), &wt.index, scratch)?;
     let m = merge_trees(repo, wt, theirs, scratch)?;
     let conflicts = if m.clean {
         Vec::new()
@@ -29,18 +30,15 @@ pub fn redo_on_current(
     // The temporary index describes the worktree's files exactly (fresh from the
     // snapshot), so moving it to the merge result rewrites just the files that differ,
     // and removes the ones the result does not have.
-    Git::new(&wt.path).with_index(&theirs_index.path).run(&[
-        "read-tree",
-        "--reset",
-        "-u",
-        &m.result.tree,
-    ])?;
+    Git::worktree(&wt.seal)
+        .with_index(&theirs_index.path)
+        .run(&["read-tree", "--reset", "-u", &m.result.tree])?;
     for c in &conflicts {
         relabel_markers(&join(&wt.path, &c.path), &m, &wt.base);
     }
     // HEAD and index at the workspace's state: the worker's `git diff` shows its change
     // on top of it, markers included.
-    Git::new(&wt.path).run(&["reset", "--quiet", &m.ours.commit])?;
+    Git::worktree(&wt.seal).run(&["reset", "--quiet", &m.ours.commit])?;
     wt.set_base(m.ours.commit.clone())?;
     Ok(conflicts)
 }

@@ -17,6 +17,9 @@ pub struct Repo {
     pub prefix: PathBuf,
     /// The work tree's index file: copied, never written, by snapshots.
     pub index: PathBuf,
+    /// The repository's shared git folder (objects, refs, config): every worktree's
+    /// `GIT_COMMON_DIR`.
+    pub common_dir: PathBuf,
 }
 
 /// Why a workspace cannot use worktrees.
@@ -63,6 +66,7 @@ impl Repo {
                     "--show-toplevel",
                     "--git-path",
                     "index",
+                    "--git-common-dir",
                     "--path-format=relative",
                     "--show-prefix",
                 ],
@@ -74,7 +78,8 @@ impl Repo {
         }
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         let mut lines = text.lines();
-        let (Some(top), Some(index)) = (lines.next(), lines.next()) else {
+        let (Some(top), Some(index), Some(common)) = (lines.next(), lines.next(), lines.next())
+        else {
             return Err(NoRepo::NotARepository);
         };
         let prefix = lines.next().unwrap_or("").trim_end_matches('/');
@@ -82,13 +87,13 @@ impl Repo {
             top: PathBuf::from(top),
             prefix: PathBuf::from(prefix),
             index: PathBuf::from(index),
+            common_dir: PathBuf::from(common),
         })
     }
 
     /// The commit HEAD points at, or `None` before the first commit.
-    pub(crate) fn head(top: &Path) -> Result<Option<String>, IsolationError> {
+    pub(crate) fn head(git: Git<'_>) -> Result<Option<String>, IsolationError> {
         let args = ["rev-parse", "-q", "--verify", "HEAD^{commit}"];
-        let git = Git::new(top);
         let ran = git.output(&args, None)?;
         match ran.code {
             0 => Ok(Some(

@@ -66,29 +66,38 @@ impl Drop for TempIndex {
     }
 }
 
-/// Commits the work tree at `top` (whose index is `index`) as it is now, with HEAD as
-/// parent when there is one. The temporary index is returned too: it describes the work
+/// Commits the work tree `git` runs in (whose index is `index`) as it is now, with HEAD
+/// as parent when there is one. The temporary index is returned too: it describes the work
 /// tree with fresh stat data, which [`crate::isolation`]'s redo reuses.
 pub(crate) fn take_with_index(
-    top: &Path,
+    at: Git<'_>,
     index: &Path,
     scratch: &Path,
 ) -> Result<(Snapshot, TempIndex), IsolationError> {
     let temp = TempIndex::copy_of(index, scratch)?;
-    let git = Git::new(top).with_index(&temp.path);
+    let git = at.with_index(&temp.path);
     git.run(&["add", "--all", "--", "."])?;
     let tree = git.text(&["write-tree"])?;
     let mut args = vec!["commit-tree".to_string(), tree.clone()];
-    if let Some(head) = Repo::head(top)? {
+    if let Some(head) = Repo::head(at)? {
         args.push("-p".into());
         args.push(head);
     }
     args.extend(["-m".into(), "squad snapshot".into()]);
-    let commit = Git::new(top).text(&args)?;
+    let commit = at.text(&args)?;
     Ok((Snapshot { commit, tree }, temp))
 }
 
 /// [`take_with_index`] without the index.
+pub(crate) fn take_in(
+    at: Git<'_>,
+    index: &Path,
+    scratch: &Path,
+) -> Result<Snapshot, IsolationError> {
+    take_with_index(at, index, scratch).map(|(s, _)| s)
+}
+
+/// A snapshot of the user's work tree at `top` (the workspace's repository).
 pub fn take(top: &Path, index: &Path, scratch: &Path) -> Result<Snapshot, IsolationError> {
-    take_with_index(top, index, scratch).map(|(s, _)| s)
+    take_in(Git::new(top), index, scratch)
 }

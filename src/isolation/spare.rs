@@ -22,7 +22,7 @@ impl Spare {
     /// Checks out HEAD at `dir/spare-<n>`; `None` before the first commit (nothing to
     /// check out that would save work).
     pub fn create(repo: &Repo, dir: &Path, n: u64) -> Result<Option<Spare>, IsolationError> {
-        if Repo::head(&repo.top)?.is_none() {
+        if Repo::head(Git::new(&repo.top))?.is_none() {
             return Ok(None);
         }
         let path = dir.join(format!("{SPARE_PREFIX}{n}"));

@@ -9,6 +9,7 @@ use super::fill::{Fill, fill_file, read_fill, save_fill};
 use super::first_write::{first_checkout, in_tree};
 use super::git::Git;
 use super::repo::Repo;
+use super::seal::{Seal, seal_file};
 use super::snapshot::{self, Snapshot};
 use super::spare::Spare;
 use std::ffi::OsStr;
@@ -34,6 +35,9 @@ pub struct Worktree {
     /// index, logs) and the repository's shared one (objects, refs).
     pub git_dir: PathBuf,
     pub common_dir: PathBuf,
+    /// Its git folders and metadata as squad made them: every git run here names them
+    /// and checks them first (see `seal.rs`).
+    pub seal: Seal,
 }
 
 /// Parallel checkout (git's own `checkout.workers`): writing 10,000 files waits on the
@@ -47,30 +51,6 @@ pub(crate) const PARALLEL_CHECKOUT: [&str; 4] = [
     "-c",
     "checkout.thresholdForParallelism=2000",
 ];
-
-/// The worktree's index, its own git folder and the repository's common one, in one run.
-fn git_paths(path: &Path) -> Result<[PathBuf; 3], IsolationError> {
-    let args = [
-        "rev-parse",
-        "--path-format=absolute",
-        "--git-path",
-        "index",
-        "--git-dir",
-        "--git-common-dir",
-    ];
-    let git = Git::new(path);
-    let text = git.text(&args)?;
-    let mut lines = text.lines().map(PathBuf::from);
-    match (lines.next(), lines.next(), lines.next()) {
-        (Some(index), Some(git_dir), Some(common)) => Ok([index, git_dir, common]),
-        _ => Err(IsolationError::Git {
-            command: args.join(" "),
-            dir: path.to_path_buf(),
-            code: 0,
-            stderr: format!("unexpected output: {text}"),
-        }),
-    }
-}
 
 /// Where the base is kept between runs (beside the worktree, so a resumed session can
 /// reopen it with [`Worktree::reopen`]).
@@ -114,7 +94,8 @@ impl Worktree {
             OsStr::new(&base.commit),
         ]);
         Git::new(&repo.top).run(&args.collect::<Vec<_>>())?;
-        Self::finish(repo, path, name, branch, base.commit.clone())
+        let seal = Seal::take(&path, &repo.common_dir, Some(&branch))?;
+        Self::finish(repo, seal, name, branch, base.commit.clone())
     }
 
     /// [`Worktree::create_lazy_at`] at a snapshot of the workspace taken now.
@@ -159,7 +140,8 @@ impl Worktree {
             path.as_os_str(),
             OsStr::new(&base.commit),
         ])?;
-        let made = Self::lazy(repo, path.clone(), name, branch.clone(), base, writes);
+        let made = Seal::take(&path, &repo.common_dir, Some(&branch))
+            .and_then(|seal| Self::lazy(repo, seal, name, branch.clone(), base, writes));
         if made.is_err() {
             let _ = remove(&repo.top, &path, Some(&branch));
         }
@@ -169,25 +151,28 @@ impl Worktree {
     /// The rest of [`Worktree::create_lazy_at`] once git made the empty worktree.
     fn lazy(
         repo: &Repo,
-        path: PathBuf,
+        seal: Seal,
         name: &str,
         branch: String,
         base: &Snapshot,
         writes: &[String],
     ) -> Result<(Worktree, Option<Fill>), IsolationError> {
+        let path = seal.work_tree.clone();
         // The index of `base`, no file written (`read-tree` measured 16–28 ms on 10,000
         // files here, `reset -q` 37–52 ms: it also looks at every missing file).
-        Git::new(&path).run(&["read-tree", &base.commit])?;
+        Git::worktree(&seal).run(&["read-tree", &base.commit])?;
         let kept: Option<Vec<String>> = writes.iter().map(|w| in_tree(&repo.prefix, w)).collect();
         let first = match kept.as_deref() {
-            Some(paths) if !paths.is_empty() => first_checkout(&path, &base.commit, paths)?,
+            Some(paths) if !paths.is_empty() => {
+                first_checkout(Git::worktree(&seal), &base.commit, paths)?
+            }
             _ => None,
         };
         // Before the base file: a worktree a resume finds has its marker if not filled.
         save_fill(&path, &[])?;
-        let wt = Self::finish(repo, path.clone(), name, branch, base.commit.clone())?;
+        let wt = Self::finish(repo, seal.clone(), name, branch, base.commit.clone())?;
         let mut fill = Fill {
-            path,
+            seal,
             kept: Vec::new(),
         };
         let (Some(tracked), Some(kept)) = (first, kept) else {
@@ -196,13 +181,13 @@ impl Worktree {
         };
         if !tracked.is_empty() {
             let list: Vec<u8> = tracked.iter().flat_map(|p| p.bytes().chain([0])).collect();
-            Git::new(&fill.path).run_with_input(
+            Git::worktree(&fill.seal).run_with_input(
                 &["checkout-index", "--force", "-u", "-z", "--stdin"],
                 Some(&list),
             )?;
         }
         // From here a crash keeps what the first call may have written.
-        save_fill(&fill.path, &kept)?;
+        save_fill(&fill.seal.work_tree, &kept)?;
         fill.kept = kept;
         Ok((wt, Some(fill)))
     }
@@ -211,7 +196,7 @@ impl Worktree {
     /// before the worktree is used; `Err` when the marker cannot be read.
     pub fn unfinished_fill(&self) -> Result<Option<Fill>, IsolationError> {
         Ok(read_fill(&self.path)?.map(|kept| Fill {
-            path: self.path.clone(),
+            seal: self.seal.clone(),
             kept,
         }))
     }
@@ -250,7 +235,15 @@ impl Worktree {
             let _ = remove(&repo.top, &spare.path, None);
             return Err(e);
         }
-        let checkout = Git::new(&path).run(
+        // git just moved it (its `.git` file and `gitdir` rewritten); no worker had it.
+        let seal = match Seal::take(&path, &repo.common_dir, Some(&branch)) {
+            Ok(seal) => seal,
+            Err(e) => {
+                let _ = remove(&repo.top, &path, None);
+                return Err(e);
+            }
+        };
+        let checkout = Git::worktree(&seal).run(
             &PARALLEL_CHECKOUT
                 .into_iter()
                 .chain([
@@ -267,17 +260,19 @@ impl Worktree {
             let _ = remove(&repo.top, &path, Some(&branch));
             return Err(e);
         }
-        Self::finish(repo, path, name, branch, base.commit.clone())
+        // `checkout -B` made HEAD name the branch: the seal's HEAD rule allows it.
+        Self::finish(repo, seal, name, branch, base.commit.clone())
     }
 
     fn finish(
         repo: &Repo,
-        path: PathBuf,
+        seal: Seal,
         name: &str,
         branch: String,
         base: String,
     ) -> Result<Worktree, IsolationError> {
-        let [index, git_dir, common_dir] = git_paths(&path)?;
+        seal.save()?;
+        let path = seal.work_tree.clone();
         let root = root_in(&path, &repo.prefix);
         // The workspace's folder may hold only ignored files, so the snapshot lacks it.
         std::fs::create_dir_all(&root).map_err(|source| IsolationError::Io {
@@ -290,27 +285,30 @@ impl Worktree {
             root,
             branch,
             base,
-            index,
-            git_dir,
-            common_dir,
+            index: seal.index(),
+            git_dir: seal.git_dir.clone(),
+            common_dir: seal.common_dir.clone(),
+            seal,
         };
         wt.save_base()?;
         Ok(wt)
     }
 
-    /// The worktree `dir/<name>` of an earlier run of this session, if it is still there.
+    /// The worktree `dir/<name>` of an earlier run of this session, if it is still there,
+    /// with the seal squad kept beside it (the worktree's own files are not asked).
     pub fn reopen(repo: &Repo, dir: &Path, name: &str) -> Option<Worktree> {
         let path = dir.join(name);
         let base = std::fs::read_to_string(base_file(&path)).ok()?;
-        let [index, git_dir, common_dir] = git_paths(&path).ok()?;
+        let seal = Seal::load(&path).filter(|s| s.work_tree == path)?;
         Some(Worktree {
             name: name.to_string(),
             root: root_in(&path, &repo.prefix),
             branch: format!("squad/{name}"),
             base: base.trim().to_string(),
-            index,
-            git_dir,
-            common_dir,
+            index: seal.index(),
+            git_dir: seal.git_dir.clone(),
+            common_dir: seal.common_dir.clone(),
+            seal,
             path,
         })
     }
@@ -348,8 +346,10 @@ impl Worktree {
         })
     }
 
-    /// Removes the worktree, its files (changed or not) and its branch.
+    /// Removes the worktree, its files (changed or not) and its branch; a worktree whose
+    /// git metadata a worker changed is kept as it is, for the user to look at.
     pub fn remove(&self, repo_top: &Path) -> Result<(), IsolationError> {
+        self.seal.check()?;
         remove(repo_top, &self.path, Some(&self.branch))
     }
 }
@@ -381,6 +381,7 @@ pub(crate) fn remove(
     }
     let _ = std::fs::remove_file(base_file(path));
     let _ = std::fs::remove_file(fill_file(path));
+    let _ = std::fs::remove_file(seal_file(path));
     let Some(branch) = branch else {
         return Ok(());
     };

@@ -372,6 +372,12 @@ impl Worktrees {
             .unwrap_or_default()
     }
 
+    /// The seal of `agent`'s worktree, if it has one.
+    pub fn seal(&self, agent: AgentId) -> Option<super::Seal> {
+        let wt = self.get(agent).ok()?;
+        Some(crate::sync::lock(&wt).seal.clone())
+    }
+
     /// The worker's change in figures (`+12 −3`). While its worktree is being filled, of
     /// the paths its first call may write (the only ones that can differ then), without
     /// waiting: the first call's result is not held up.
@@ -430,8 +436,12 @@ impl Worktrees {
         let Some(wt) = crate::sync::lock(&self.by_agent).remove(&agent) else {
             return Ok(false);
         };
-        let repo = self.repo.clone();
-        blocking(move || crate::sync::lock(&wt).remove(&repo.top)).await?;
+        let (repo, kept) = (self.repo.clone(), wt.clone());
+        if let Err(e) = blocking(move || crate::sync::lock(&wt).remove(&repo.top)).await {
+            // Still there (a worktree whose metadata a worker changed is kept): still known.
+            crate::sync::lock(&self.by_agent).insert(agent, kept);
+            return Err(e);
+        }
         Ok(true)
     }
 

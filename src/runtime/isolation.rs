@@ -171,6 +171,12 @@ impl WorkerIsolation {
         }
     }
 
+    /// The seal of the worktree `agent` works in (its own or its supervisor's): how squad
+    /// runs git there. `None` outside worktrees.
+    pub fn seal(&self, team: &Team, agent: AgentId) -> Option<crate::isolation::Seal> {
+        self.worktrees.as_ref()?.seal(self.owner(team, agent)?)
+    }
+
     /// Whether `agent` has a worktree of its own.
     pub fn has_own(&self, agent: AgentId) -> bool {
         crate::sync::lock(&self.own).contains_key(&agent)

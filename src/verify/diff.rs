@@ -2,16 +2,18 @@
 //! file that git tracks, and new or untracked files in full. Outside a git repository
 //! (or for files git does not know) the files are shown as they are now.
 
+use crate::isolation::Seal;
 use std::collections::BTreeSet;
 use std::path::Path;
-use tokio::process::Command;
 
 /// How much of the change a reviewer gets; the rest it can read with its tools.
 const MAX_BYTES: usize = 48 * 1024;
 
-/// The change to `paths` (workspace-relative) as text, at most [`MAX_BYTES`]. Differences
+/// The change to `paths` (relative to `root`) as text, at most [`MAX_BYTES`]. Differences
 /// are against the last commit, so they include edits the user had not committed yet.
-pub async fn change_text(root: &Path, paths: &BTreeSet<String>) -> String {
+/// `seal`: `root` is in a worker's worktree, and git runs there only as squad made it
+/// (`isolation::Seal`).
+pub async fn change_text(root: &Path, paths: &BTreeSet<String>, seal: Option<&Seal>) -> String {
     if paths.is_empty() {
         return "(no files changed)".to_string();
     }
@@ -24,7 +26,7 @@ pub async fn change_text(root: &Path, paths: &BTreeSet<String>) -> String {
             ));
             break;
         }
-        let part = match git_diff(root, path).await {
+        let part = match git_diff(root, path, seal).await {
             Some(d) if !d.trim().is_empty() => d,
             _ => whole_file(root, path).await,
         };
@@ -44,19 +46,13 @@ pub async fn change_text(root: &Path, paths: &BTreeSet<String>) -> String {
     out
 }
 
-/// `git diff HEAD -- path`, or `None` outside a repository, before the first commit, or
-/// when git cannot run.
-async fn git_diff(root: &Path, path: &str) -> Option<String> {
-    let out = Command::new("git")
-        .args(["diff", "--no-color", "--no-ext-diff", "HEAD", "--", path])
-        .current_dir(root)
-        .kill_on_drop(true)
-        .output()
+/// `git diff HEAD -- path` through squad's one git runner, or `None` outside a
+/// repository, before the first commit, or when git cannot run.
+async fn git_diff(root: &Path, path: &str, seal: Option<&Seal>) -> Option<String> {
+    let (root, path, seal) = (root.to_path_buf(), path.to_string(), seal.cloned());
+    tokio::task::spawn_blocking(move || crate::isolation::diff_head(&root, seal.as_ref(), &path))
         .await
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        .ok()?
 }
 
 /// A file git shows no diff for: new (untracked), deleted, or outside a repository.
@@ -104,7 +100,7 @@ mod tests {
         std::fs::write(root.join("new.txt"), "fresh\n").unwrap();
         std::fs::remove_file(root.join("gone.txt")).unwrap();
         let paths: BTreeSet<String> = ["a.txt", "new.txt", "gone.txt"].map(String::from).into();
-        let text = change_text(root, &paths).await;
+        let text = change_text(root, &paths, None).await;
         assert!(text.contains("-two\n+TWO"), "{text}");
         assert!(text.contains("=== new.txt (new or untracked"), "{text}");
         assert!(text.contains("fresh"), "{text}");
@@ -120,14 +116,14 @@ mod tests {
         let root = tmp.path();
         std::fs::write(root.join("big.txt"), "x".repeat(100_000)).unwrap();
         let paths: BTreeSet<String> = ["big.txt", "missing.txt"].map(String::from).into();
-        let text = change_text(root, &paths).await;
+        let text = change_text(root, &paths, None).await;
         assert!(text.len() < MAX_BYTES + 200, "{}", text.len());
         assert!(
             text.contains("(cut)") || text.contains("cut at"),
             "notes the cut"
         );
         assert_eq!(
-            change_text(root, &BTreeSet::new()).await,
+            change_text(root, &BTreeSet::new(), None).await,
             "(no files changed)"
         );
     }

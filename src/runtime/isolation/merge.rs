@@ -101,14 +101,23 @@ async fn merge(
                 },
             );
             iso.set_state(agent, Some(MergeState::Pending));
+            let note = if matches!(e, crate::isolation::IsolationError::Tampered(_)) {
+                // Asking the worker again would not help: squad will not run git there.
+                format!(
+                    "{message}. Its result is refused and will not be merged; its worktree \
+                     is kept as it is for the user"
+                )
+            } else {
+                format!(
+                    "{message}. The change stays in its worktree: speak_to_agent {short} to \
+                     have it return its result again, or despawn_agent {short} to discard it"
+                )
+            };
             return Some(MergeReport {
                 state: MergeState::Pending,
                 files: Vec::new(),
                 conflicts: Vec::new(),
-                note: format!(
-                    "{message}. The change stays in its worktree: speak_to_agent {short} to \
-                     have it return its result again, or despawn_agent {short} to discard it"
-                ),
+                note,
             });
         }
     };

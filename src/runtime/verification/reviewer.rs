@@ -43,7 +43,9 @@ pub async fn review(
         ))];
     };
     // In the worker's own worktree when it has one: its change is not merged yet.
-    let diff = crate::verify::change_text(engine.workspace_for(r.worker).root(), r.changed).await;
+    let seal = engine.isolation.seal(&engine.team, r.worker);
+    let root = engine.workspace_for(r.worker);
+    let diff = crate::verify::change_text(root.root(), r.changed, seal.as_ref()).await;
     let id = AgentId::new();
     engine.checks.add_reviewer(id);
     start(NewAgent {
