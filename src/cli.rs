@@ -134,6 +134,11 @@ pub struct Common {
     #[arg(long, global = true)]
     pub oss: bool,
 
+    /// Run with squad's built-in demo model: no server, no key, nothing leaves the machine
+    /// (say `team` or `write` to it). For a first look, not for work.
+    #[arg(long, global = true, conflicts_with_all = ["oss", "base_url"])]
+    pub demo: bool,
+
     /// chat | responses: the API every model is spoken to with, for this run (overrides
     /// provider.wire_api and the levels' own).
     #[arg(long = "wire-api", global = true, value_name = "WIRE")]

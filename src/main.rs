@@ -265,34 +265,12 @@ fn session_options(
         roles.require(role)?;
     }
     let mut warnings = Vec::new();
-    match discover::apply(&mut config, common.oss) {
-        discover::Outcome::NotTried => {}
-        discover::Outcome::Using(found) => {
-            // One line: on stderr for exec (stdout is the answer), on screen in the TUI.
-            if interactive {
-                warnings.push(found.describe());
-            } else {
-                eprintln!("squad: {}", found.describe());
-            }
-        }
-        discover::Outcome::NoneFound(ports) if common.oss => bail!(
-            "--oss: no local server answered on 127.0.0.1 ports {}; start one (llama-server, \
-             ollama serve, LM Studio, vllm serve) or give --base-url",
-            discover::port_list(&ports)
-        ),
-        discover::Outcome::NoneFound(_) => {}
-    }
-    // No request can work: `exec` stops before sending one (exit 2); the TUI says the same
-    // on screen, and its model client refuses to send without the key.
-    if let Some(fix) = config.missing_key() {
-        if !interactive {
-            bail!("{fix}");
-        }
-        warnings.push(fix);
-    }
-    let settings = ClientSettings::from_config(&config);
-    let client = OpenAiClient::new(settings)?;
-    let model: Arc<dyn ModelClient> = Arc::new(client);
+    let model: Arc<dyn ModelClient> = if common.demo {
+        config.force_model(squad::model::demo::DEMO_MODEL);
+        Arc::new(squad::model::demo::DemoModel)
+    } else {
+        remote_model(&mut config, common.oss, interactive, &mut warnings)?
+    };
     let tools = coding_registry();
     Ok(SessionOptions {
         approval: config.approval,
@@ -309,6 +287,42 @@ fn session_options(
         warnings,
         editor: None,
     })
+}
+
+/// The client of the configured server, or of a local one found by itself.
+fn remote_model(
+    config: &mut Config,
+    oss: bool,
+    interactive: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Arc<dyn ModelClient>> {
+    match discover::apply(config, oss) {
+        discover::Outcome::NotTried => {}
+        discover::Outcome::Using(found) => {
+            // One line: on stderr for exec (stdout is the answer), on screen in the TUI.
+            if interactive {
+                warnings.push(found.describe());
+            } else {
+                eprintln!("squad: {}", found.describe());
+            }
+        }
+        discover::Outcome::NoneFound(ports) if oss => bail!(
+            "--oss: no local server answered on 127.0.0.1 ports {}; start one (llama-server, \
+             ollama serve, LM Studio, vllm serve) or give --base-url",
+            discover::port_list(&ports)
+        ),
+        discover::Outcome::NoneFound(_) => {}
+    }
+    // No request can work: `exec` stops before sending one (exit 2); the TUI says the same
+    // on screen, and its model client refuses to send without the key.
+    if let Some(fix) = config.missing_key() {
+        if !interactive {
+            bail!("{fix}");
+        }
+        warnings.push(fix);
+    }
+    let settings = ClientSettings::from_config(config);
+    Ok(Arc::new(OpenAiClient::new(settings)?))
 }
 
 /// What the command line sets over the config layers.

@@ -57,12 +57,7 @@ async fn no_key_for_openai_stops_at_once_with_the_fix_and_sends_nothing() {
     let (run, took) = timed(cmd).await;
     assert_eq!(run.code, 2, "stderr: {}", run.stderr);
     assert!(took < PROMPTLY, "took {took:?}");
-    for needle in [
-        "OPENAI_API_KEY",
-        "--base-url",
-        "OPENAI_BASE_URL",
-        "demo_server",
-    ] {
+    for needle in ["OPENAI_API_KEY", "--base-url", "OPENAI_BASE_URL", "--demo"] {
         assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
     }
     assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
@@ -342,4 +337,64 @@ async fn doctor_warns_instead_of_failing_where_the_server_answers_any_model_name
         .find(|c| c["check"] == "model")
         .unwrap();
     assert_eq!(model["status"], "warn", "{model}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_model_runs_a_team_and_a_write_with_nothing_installed() {
+    // No server, no key, no base URL: the built-in demo model.
+    let sb = Sandbox::new();
+    sb.write("README.md", "a project\n");
+    let team = sb
+        .run(
+            None,
+            &[
+                "exec",
+                "--demo",
+                "--json",
+                "--approval",
+                "auto",
+                "show me a team",
+            ],
+        )
+        .await;
+    team.assert_ok();
+    let events = team.events();
+    let spawned: Vec<&Value> = of_type(&events, "agent_spawned")
+        .into_iter()
+        .filter(|e| e["parent_id"].is_string())
+        .collect();
+    assert_eq!(spawned.len(), 2, "two workers");
+    assert!(spawned.iter().all(|e| e["model"] == "squad-demo"));
+    assert!(
+        team.stdout.contains("Both workers are done"),
+        "{}",
+        team.stdout
+    );
+
+    let write = sb
+        .run(
+            None,
+            &["exec", "--demo", "--approval", "auto", "write something"],
+        )
+        .await;
+    write.assert_ok();
+    assert_eq!(sb.read("demo.txt"), "written by squad's demo model\n");
+    // Anything else says what it is and what to try.
+    let hello = sb.run(None, &["exec", "--demo", "hello"]).await;
+    hello.assert_ok();
+    assert!(hello.stdout.contains("demo model"), "{}", hello.stdout);
+    // It is no server: --demo with --base-url is refused by the command line.
+    let both = sb
+        .run(
+            None,
+            &[
+                "exec",
+                "--demo",
+                "--base-url",
+                "http://127.0.0.1:1/v1",
+                "hi",
+            ],
+        )
+        .await;
+    assert_eq!(both.code, 2, "{}", both.stderr);
 }

@@ -39,8 +39,8 @@ pub fn missing_key_message(base_url: &str, api_key_env: &str) -> String {
     format!(
         "no API key for {base_url}: {set}; or start a local server (llama.cpp, Ollama, LM \
          Studio, vLLM on their usual ports, which squad finds by itself) or point --base-url / \
-         OPENAI_BASE_URL at one, which needs none; or try squad on the demo server: `cargo run \
-         --example demo_server` in squad's source, then --base-url http://127.0.0.1:8787/v1"
+         OPENAI_BASE_URL at one, which needs none; or try squad with its built-in demo model: \
+         --demo"
     )
 }
 

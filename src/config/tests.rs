@@ -84,7 +84,7 @@ fn only_openai_itself_needs_a_key() {
         "SQUAD_TEST_SURELY_UNSET_VARIABLE_1f3a",
         "--base-url",
         "OPENAI_BASE_URL",
-        "demo_server",
+        "--demo",
     ] {
         assert!(message.contains(needle), "{needle}: {message}");
     }

@@ -172,7 +172,8 @@ pub(super) async fn provider(
     let any_name = match served.as_slice() {
         [only] => Some(only.clone()),
         _ => match OpenAiClient::new(ClientSettings::from_provider(&config.provider)) {
-            Ok(client) if client.server_props().await.answered() => Some(served.join(", ")),
+            // llama.cpp's `/props` always says its context size.
+            Ok(client) if client.server_props().await.window.is_some() => Some(served.join(", ")),
             _ => None,
         },
     };

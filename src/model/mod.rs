@@ -1,6 +1,7 @@
 //! Talking to an OpenAI-compatible server on chat completions or Responses: streaming,
 //! tool-call delta assembly, retries and usage. The runtime sees only [`ModelClient`].
 
+pub mod demo;
 pub mod discover;
 mod http;
 pub mod in_flight;
@@ -135,13 +136,6 @@ pub struct ServerProps {
     pub window: Option<u64>,
     /// How many requests it serves at once (`total_slots`).
     pub slots: Option<u32>,
-}
-
-impl ServerProps {
-    /// It answered `/props` at all: llama.cpp, which serves any model name it is asked for.
-    pub fn answered(&self) -> bool {
-        self.window.is_some() || self.slots.is_some()
-    }
 }
 
 #[async_trait]
