@@ -228,6 +228,7 @@ impl AgentTool for SpawnAgent {
             policy: me.policy,
             tool: "spawn_agent",
             action: &action,
+            hook: None,
         };
         cx.host
             .approve(req, cx.cancel)

@@ -4,6 +4,8 @@
 //! line there (see docs/adding-a-policy.md).
 //!
 //! The points of an agent's life, in the order they come:
+//! - `before_prompt`: the user's message to the persona: a layer may add to it, or
+//!   withhold it from the model.
 //! - `before_task`: a message starts a task (a worker's first, or a follow-up); a layer
 //!   may add a note to the message.
 //! - `turn_start`: a turn begins (per-turn state starts afresh).
@@ -55,6 +57,7 @@ pub use progress::ProgressLayer;
 pub use stall::{Pulse, StallLayer};
 pub use verification::VerificationLayer;
 
+use super::approval::HookApproval;
 use super::guard::Verdict;
 use super::request::RequestSetup;
 use super::team::Team;
@@ -101,11 +104,17 @@ pub enum Gate {
 }
 
 /// Before a tool call.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub enum ToolGate {
     Go,
     /// The call does not run; the model reads this as its result.
     Block(String),
+    /// Go, with the approval as a user's hook said (`permissionDecision`).
+    Approval(HookApproval),
+    /// Go with these arguments instead (a hook's `updatedInput`, in squad's names), and the
+    /// approval as the hook said, if it did. The caller checks them and asks the layers
+    /// after this one about the changed call.
+    Amend(Value, Option<HookApproval>),
 }
 
 /// A request after the layers shaped it.
@@ -175,6 +184,12 @@ pub trait Layer: Send + Sync {
 
     fn review(&self, _cx: &Scope<'_>, _call: &Reviewed<'_>) -> Verdict {
         Verdict::Pass
+    }
+
+    /// The user's message to the persona, before its task begins: a layer may add to it,
+    /// or withhold it (`Some(why)`: it never reaches the model).
+    async fn before_prompt(&self, _cx: &Scope<'_>, _text: &mut String) -> Option<String> {
+        None
     }
 
     async fn before_task(&self, _cx: &Scope<'_>, _text: &mut String) {}
@@ -299,6 +314,16 @@ impl Layers {
         Verdict::Pass
     }
 
+    /// The first layer that withholds the message decides; the layers after it are not asked.
+    pub async fn before_prompt(&self, cx: &Scope<'_>, text: &mut String) -> Option<String> {
+        for layer in self.list.iter() {
+            if let Some(why) = layer.before_prompt(cx, text).await {
+                return Some(why);
+            }
+        }
+        None
+    }
+
     pub async fn before_task(&self, cx: &Scope<'_>, text: &mut String) {
         for layer in self.list.iter() {
             layer.before_task(cx, text).await;
@@ -374,13 +399,33 @@ impl Layers {
     }
 
     /// The first layer that blocks decides; the layers after it are not asked.
+    #[cfg(test)]
     pub async fn before_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) -> ToolGate {
-        for layer in self.list.iter() {
-            if let ToolGate::Block(why) = layer.before_tool(cx, tool).await {
-                return ToolGate::Block(why);
+        self.before_tool_from(cx, tool, 0).await.0
+    }
+
+    /// Asks the layers from the `from`th on: the first that blocks decides, the first
+    /// approval said stands. A layer that amends the call ends the walk: with it comes
+    /// where to go on once the caller has checked the changed call.
+    pub async fn before_tool_from(
+        &self,
+        cx: &Scope<'_>,
+        tool: &ToolUse<'_>,
+        from: usize,
+    ) -> (ToolGate, usize) {
+        let mut approval = None;
+        for (i, layer) in self.list.iter().enumerate().skip(from) {
+            match layer.before_tool(cx, tool).await {
+                ToolGate::Go => {}
+                ToolGate::Approval(a) => approval = approval.or(Some(a)),
+                ToolGate::Block(why) => return (ToolGate::Block(why), i + 1),
+                ToolGate::Amend(args, a) => {
+                    return (ToolGate::Amend(args, approval.or(a)), i + 1);
+                }
             }
         }
-        ToolGate::Go
+        let gate = approval.map_or(ToolGate::Go, ToolGate::Approval);
+        (gate, self.list.len())
     }
 
     pub async fn prepare_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
