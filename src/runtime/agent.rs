@@ -71,6 +71,18 @@ impl Host for Arc<Engine> {
         Engine::approve(self, req, cancel).await
     }
 
+    async fn notify(
+        &self,
+        agent: AgentId,
+        kind: &'static str,
+        message: &str,
+        cancel: &CancellationToken,
+    ) {
+        let place = self.place(agent);
+        let cx = place.scope(&self.team, agent, cancel);
+        self.layers.notification(&cx, kind, message).await;
+    }
+
     async fn read_for_prompt(
         &self,
         caller: AgentId,
@@ -308,6 +320,11 @@ async fn compact_now(engine: &Engine, id: AgentId) -> Step {
     let Some(token) = team.renew_turn_token(id) else {
         return Step::Stop;
     };
+    let place = engine.place(id);
+    engine
+        .layers
+        .before_compact(&place.scope(team, id, &token), true)
+        .await;
     let result = match engine.request_for(id) {
         Some(setup) => {
             let done = engine

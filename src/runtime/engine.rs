@@ -318,7 +318,17 @@ impl Engine {
         if asks {
             self.team.set_status(agent, AgentStatus::Waiting, None);
         }
-        let decision = self.gate.check(req, self.team.events(), cancel).await;
+        let message = format!("squad needs your permission to use {}", req.tool);
+        let check = self.gate.check(req, self.team.events(), cancel);
+        let decision = if asks {
+            // The user's `notification` hooks run while the question waits.
+            let place = self.place(agent);
+            let cx = place.scope(&self.team, agent, cancel);
+            let told = self.layers.notification(&cx, "permission_prompt", &message);
+            tokio::join!(check, told).0
+        } else {
+            check.await
+        };
         if asks {
             self.team.set_status(agent, AgentStatus::Running, None);
         }

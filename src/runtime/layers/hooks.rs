@@ -351,6 +351,30 @@ impl Layer for HookLayer {
             .await;
     }
 
+    async fn before_compact(&self, cx: &Scope<'_>, manual: bool) {
+        let trigger = if manual { "manual" } else { "auto" };
+        self.run(cx, HookEvent::PreCompact, &[trigger], |p| {
+            p.trigger = Some(trigger);
+            p.custom_instructions = Some("");
+        })
+        .await;
+    }
+
+    async fn notification(&self, cx: &Scope<'_>, kind: &'static str, message: &str) {
+        self.run(cx, HookEvent::Notification, &[kind], |p| {
+            p.message = Some(message.to_string());
+            p.notification_type = Some(kind);
+        })
+        .await;
+    }
+
+    async fn session_end(&self, cx: &Scope<'_>) {
+        self.run(cx, HookEvent::SessionEnd, &["other"], |p| {
+            p.reason = Some("other")
+        })
+        .await;
+    }
+
     async fn turn_end(&self, cx: &Scope<'_>, end: TurnEnd, final_text: &str) -> AfterTurn {
         if cx.agent != cx.team.root() || end != TurnEnd::Completed {
             return AfterTurn::Rest;

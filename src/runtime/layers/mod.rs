@@ -32,6 +32,9 @@
 //! - `result_returned`: a worker's result went up to its supervisor.
 //! - `task_completed`: a task of the board is done.
 //! - `gone`: a worker is gone for good (despawned, cancelled, released).
+//! - `before_compact`: an agent's conversation is about to be compacted.
+//! - `notification`: the user is waited on (an approval, an agent's question).
+//! - `session_end`: the session ends.
 //!
 //! A layer sees a [`Scope`], not the engine: the team, the agent, its role and workspace.
 
@@ -245,6 +248,16 @@ pub trait Layer: Send + Sync {
     async fn settle(&self, _cx: &Scope<'_>, _end: TurnEnd) {}
 
     async fn gone(&self, _cx: &Scope<'_>) {}
+
+    /// The agent's conversation is about to be compacted (`manual`: the user's `/compact`).
+    async fn before_compact(&self, _cx: &Scope<'_>, _manual: bool) {}
+
+    /// The user is waited on: `kind` is `permission_prompt` (an approval) or
+    /// `elicitation_dialog` (an agent's question); `message` says what for.
+    async fn notification(&self, _cx: &Scope<'_>, _kind: &'static str, _message: &str) {}
+
+    /// The session ends (the persona's scope).
+    async fn session_end(&self, _cx: &Scope<'_>) {}
 }
 
 /// What the session's layers share with the rest of the session, made once at start.
@@ -272,15 +285,17 @@ pub struct SessionParts {
 /// and verification last (it measures the call in the root isolation gave it, and begins
 /// a task on the worktree as isolation left it).
 pub fn session_layers(p: SessionParts) -> Layers {
+    // Told before a compaction, which the compaction layer starts.
+    let hooks: Arc<dyn Layer> = Arc::new(p.hooks);
     Layers::new(vec![
         Arc::new(PauseLayer::new(p.pause)),
         Arc::new(BudgetLayer::new(p.session)),
         Arc::new(ProgressLayer::new(p.max_turn_calls)),
         Arc::new(AnswerLayer::new(p.board, p.assist)),
-        Arc::new(CompactionLayer::new(p.compactor)),
+        Arc::new(CompactionLayer::new(p.compactor, hooks.clone())),
         Arc::new(StallLayer::new(p.guards.stall_after())),
         Arc::new(LoopGuardLayer::new(p.guards)),
-        Arc::new(p.hooks),
+        hooks,
         Arc::new(IsolationLayer::new(p.isolation)),
         Arc::new(VerificationLayer::new(p.checks)),
     ])
@@ -437,6 +452,24 @@ impl Layers {
     pub async fn before_run(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
         for layer in self.list.iter() {
             layer.before_run(cx, tool).await;
+        }
+    }
+
+    pub async fn before_compact(&self, cx: &Scope<'_>, manual: bool) {
+        for layer in self.list.iter() {
+            layer.before_compact(cx, manual).await;
+        }
+    }
+
+    pub async fn notification(&self, cx: &Scope<'_>, kind: &'static str, message: &str) {
+        for layer in self.list.iter() {
+            layer.notification(cx, kind, message).await;
+        }
+    }
+
+    pub async fn session_end(&self, cx: &Scope<'_>) {
+        for layer in self.list.iter() {
+            layer.session_end(cx).await;
         }
     }
 
