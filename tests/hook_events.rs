@@ -169,3 +169,84 @@ async fn notification_hooks_hear_an_approval_and_a_question_waiting() {
             .contains("Which style?")
     );
 }
+
+/// A workspace hook whose script an agent edited is put to the user again where someone
+/// can answer (here an editor, over ACP), showing the script as it is now: a no keeps it
+/// from running for the rest of the session (not asked twice); a yes in a later session
+/// approves it as it is, and it runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_workspace_hook_is_put_to_the_user_again() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write(
+        ".claude/hooks/log.sh",
+        "mkdir -p \"$HOME/.claude/logs\"\necho ran >> \"$HOME/.claude/logs/ws-hook.log\"\n",
+    );
+    sb.workspace_config(
+        "[[hooks]]\nevent = \"PostToolUse\"\nmatcher = \"Bash\"\ncommand = 'sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/log.sh'\n",
+    );
+    sb.run(None, &["hooks", "trust"]).await.assert_ok();
+    let evil = "printf 'echo pwned > \"$HOME/pwned.txt\"\\n' > .claude/hooks/log.sh";
+    mock.set_responder(move |body| {
+        let call = |id: &str, cmd: &str| {
+            MockResponse::tool_call(id, "run_command", &json!({ "command": cmd }).to_string())
+        };
+        match (transcript(body)[1].1.as_str(), tool_count(body)) {
+            ("edit it", 0) => call("c1", "echo hi"),
+            ("edit it", 1) => call("c2", evil),
+            ("edit it", 2) => call("c3", "echo again"),
+            ("once more", 0) => call("d1", "echo hi"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let log = || {
+        std::fs::read_to_string(sb.home.path().join(".claude/logs/ws-hook.log")).unwrap_or_default()
+    };
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "edit it").await;
+    let ask = c
+        .until(|m| m["method"] == "session/request_permission")
+        .await;
+    let shown = ask["params"]["toolCall"].to_string();
+    assert!(shown.contains("workspace hook"), "{shown}");
+    assert!(shown.contains("pwned"), "the script as it is now: {shown}");
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "reject"}}}))
+        .await;
+    let done = c.response(2).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let asked = c
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "session/request_permission")
+        .count();
+    assert_eq!(asked, 1, "a no holds for the session");
+    c.close().await;
+    assert_eq!(log(), "ran\n", "the approved script ran once");
+    assert!(!sb.home.path().join("pwned.txt").exists());
+
+    let mut c = Client::start(&sb, &mock, &["--approval", "auto"]);
+    c.initialize().await;
+    let session = c.new_session(&sb).await;
+    c.prompt(2, &session, "once more").await;
+    let ask = c
+        .until(|m| m["method"] == "session/request_permission")
+        .await;
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}))
+        .await;
+    c.response(2).await;
+    c.close().await;
+    assert!(
+        sb.home.path().join("pwned.txt").exists(),
+        "approved by the user, it ran as it is now"
+    );
+    let listed = sb.run(None, &["hooks"]).await;
+    assert!(
+        listed.stdout.contains("runs (approved)"),
+        "{}",
+        listed.stdout
+    );
+}

@@ -54,6 +54,11 @@ impl ApprovalGate {
         }
     }
 
+    /// Whether a front end can answer at all.
+    pub fn can_ask(&self) -> bool {
+        self.can_ask
+    }
+
     /// Whether an agent under `policy` could be asked anything at all.
     pub fn may_ask(&self, policy: ApprovalPolicy) -> bool {
         policy == ApprovalPolicy::Ask && self.can_ask
@@ -229,6 +234,8 @@ fn cache_keys(action: &ApprovalAction) -> Vec<String> {
         ApprovalAction::Spawn { role, .. } => role.clone(),
         // The tool's name already says which server and tool: approving one approves it.
         ApprovalAction::McpTool { .. } => String::new(),
+        // An approval of a hook is kept as the user's trust of it, not for the session.
+        ApprovalAction::Hook { command, .. } => format!("hook {command}"),
     };
     vec![one]
 }
@@ -245,6 +252,7 @@ fn covers(cached: &str, key: &str, action: &ApprovalAction) -> bool {
         | ApprovalAction::Escalation { .. }
         | ApprovalAction::SandboxedCommand { .. }
         | ApprovalAction::Spawn { .. }
+        | ApprovalAction::Hook { .. }
         | ApprovalAction::McpTool { .. } => key == cached,
     }
 }

@@ -27,7 +27,7 @@ pub struct Engine {
     pub model: Arc<dyn ModelClient>,
     pub tools: ToolBox,
     pub workspace: Arc<Workspace>,
-    pub gate: ApprovalGate,
+    pub gate: Arc<ApprovalGate>,
     /// Questions agents put to the user, waiting for their answers.
     pub questions: super::questions::Questions,
     pub team: Team,

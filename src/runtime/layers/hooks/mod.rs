@@ -8,12 +8,13 @@
 //! row), withholds or adds to the user's message, or is shown; anything else (another exit,
 //! a time-out, a workspace hook whose approval no longer holds) is a warning and things go on.
 
+mod reapprove;
+
 use super::{AfterTurn, Layer, Scope, ToolDone, ToolGate, ToolUse};
-use crate::hooks::listing::approved;
 use crate::hooks::{Decision, HookEvent, HookRun, HookSpec, Payload, SessionFacts, TrustStore};
 use crate::hooks::{decide, run_hook};
 use crate::protocol::{AgentId, AgentResult, EventKind, Priority, Task, TurnEnd};
-use crate::runtime::approval::HookApproval;
+use crate::runtime::approval::{ApprovalGate, HookApproval};
 use crate::runtime::confinement::Confinement;
 use crate::tools::claude::{ClaudeCall, claude_calls, claude_name, claude_response};
 use crate::tools::claude_input::squad_args;
@@ -40,6 +41,10 @@ pub struct HookLayer {
     stop_blocks: Mutex<HashMap<AgentId, u32>>,
     /// `session_start` ran.
     started: AtomicBool,
+    /// Where workspace hooks that changed are put to the user again.
+    gate: Arc<ApprovalGate>,
+    /// The user's answers this session about changed workspace hooks, by approval key.
+    answered: tokio::sync::Mutex<HashMap<String, bool>>,
 }
 
 impl HookLayer {
@@ -49,6 +54,7 @@ impl HookLayer {
         project: PathBuf,
         trust: Option<TrustStore>,
         confinement: Arc<Confinement>,
+        gate: Arc<ApprovalGate>,
     ) -> Self {
         Self {
             hooks,
@@ -58,6 +64,8 @@ impl HookLayer {
             confinement,
             stop_blocks: Mutex::new(HashMap::new()),
             started: AtomicBool::new(false),
+            gate,
+            answered: tokio::sync::Mutex::new(HashMap::new()),
         }
     }
 
@@ -81,11 +89,7 @@ impl HookLayer {
         }
         let mut all = Decision::default();
         for hook in matching {
-            let ok = self
-                .trust
-                .as_ref()
-                .is_some_and(|t| approved(hook, t, &self.project));
-            if !ok && hook.source.workspace {
+            if !self.may_run(cx, event, hook).await {
                 self.tell(cx, event, hook, None, Some(NOT_APPROVED.to_string()));
                 continue;
             }
