@@ -142,11 +142,6 @@ impl Engine {
             system_prompt.push_str("\n\n# Project instructions (AGENTS.md)\n");
             system_prompt.push_str(&instructions.text);
         }
-        if view.tools.iter().any(|t| t == crate::tools::USE_SKILL)
-            && let Some(section) = self.skills.prompt_section(crate::tools::USE_SKILL)
-        {
-            system_prompt.push_str(&section);
-        }
         let (tools, tool_tokens) = self
             .tools
             .specs_and_tokens(&self.agent_tools(agent, &view.tools));

@@ -100,16 +100,8 @@ fn read_schema() -> Value {
         "type": "object",
         "properties": {
             "path": {"type": "string"},
-            "start_line": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "First line (1-based)."
-            },
-            "end_line": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "Last line (inclusive)."
-            }
+            "start_line": {"type": "integer", "minimum": 1},
+            "end_line": {"type": "integer", "minimum": 1}
         },
         "required": ["path"]
     })
@@ -120,9 +112,9 @@ impl ToolHandler for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "read_file".to_string(),
-            description: "Read a text file. Returns its exact text (no line numbers), ready to \
-                copy into edit_file's old_text. For part of a large file give start_line and \
-                end_line."
+            description: "Read a text file: its exact text (no line numbers), ready to copy \
+                into edit_file's old_text. For part of a large file give start_line and \
+                end_line (1-based, inclusive)."
                 .to_string(),
             parameters: read_schema(),
         }
@@ -331,7 +323,7 @@ fn write_schema() -> Value {
         "type": "object",
         "properties": {
             "path": {"type": "string"},
-            "content": {"type": "string", "description": "The whole new content."}
+            "content": {"type": "string"}
         },
         "required": ["path", "content"]
     })
