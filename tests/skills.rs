@@ -198,24 +198,24 @@ async fn many_long_skills_keep_every_personas_first_request_within_8_kb() {
         "tester",
         "documentation",
     ];
+    let mut runs = Vec::new();
     for role in personas {
-        for wire in ["chat", "responses"] {
-            mock.push_all([MockResponse::text("hi")]);
-            sb.exec(&mock, &["--role", role, "--wire-api", wire, "hi"])
-                .await
-                .assert_ok();
+        // A `-codex` model gets apply_patch, freeform on Responses.
+        for model in ["gpt-4.1", "gpt-5-codex"] {
+            for wire in ["chat", "responses"] {
+                mock.push_all([MockResponse::text("hi")]);
+                let args = ["--role", role, "--model", model, "--wire-api", wire, "hi"];
+                sb.exec(&mock, &args).await.assert_ok();
+                runs.push(format!("{role} {model} {wire}"));
+            }
         }
     }
     let reqs = mock.requests();
-    assert_eq!(reqs.len(), personas.len() * 2);
-    for (i, req) in reqs.iter().enumerate() {
+    assert_eq!(reqs.len(), runs.len());
+    for (run, req) in runs.iter().zip(&reqs) {
         let size = serde_json::to_string(&req.body).unwrap().len();
-        println!(
-            "{} ({}): {size} B",
-            personas[i / 2],
-            ["chat", "responses"][i % 2]
-        );
-        assert!(size <= 8 * 1024, "{}: {size} B", personas[i / 2]);
+        println!("{run}: {size} B");
+        assert!(size <= 8 * 1024, "{run}: {size} B");
     }
     let chat = &reqs[0].body;
     let listed = use_skill_description(chat);

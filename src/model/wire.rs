@@ -377,6 +377,7 @@ mod tests {
             name: "read_file".into(),
             description: "Read".into(),
             parameters: json!({"type": "object"}),
+            freeform: None,
         }]
         .into();
         let a = cache.get(&set).unwrap();
@@ -391,6 +392,7 @@ mod tests {
             name: "list_files".into(),
             description: "List".into(),
             parameters: json!({"type": "object"}),
+            freeform: None,
         }]
         .into();
         let c = cache.get(&other).unwrap();

@@ -43,8 +43,6 @@ pub struct Engine {
     pub windows: ContextWindows,
     /// The project's `AGENTS.md`, given to every agent in its system message.
     pub instructions: Option<Instructions>,
-    /// The Agent Skills found for this session (listed to agents that have `use_skill`).
-    pub skills: Arc<crate::skills::SkillSet>,
     /// Holds every next model and tool call while the user has the team paused.
     pub pause: Arc<super::pause::PauseGate>,
     /// The session's cost limit (`limits.max_session_cost_usd`, or the user's `/budget`)

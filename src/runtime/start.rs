@@ -217,7 +217,6 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
     let engine = Arc::new(Engine {
         windows,
         instructions,
-        skills,
         pause,
         session_limits,
         layers,

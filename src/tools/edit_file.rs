@@ -147,6 +147,7 @@ impl ToolHandler for EditFile {
                 unique. One call per change."
                 .to_string(),
             parameters: edit_schema(),
+            freeform: None,
         }
     }
 

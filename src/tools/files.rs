@@ -117,6 +117,7 @@ impl ToolHandler for ReadFile {
                 end_line (1-based, inclusive)."
                 .to_string(),
             parameters: read_schema(),
+            freeform: None,
         }
     }
 
@@ -371,6 +372,7 @@ impl ToolHandler for WriteFile {
                 created). To change part of an existing file, use edit_file."
                 .to_string(),
             parameters: write_schema(),
+            freeform: None,
         }
     }
 

@@ -149,6 +149,7 @@ impl ToolHandler for ListFiles {
                  without what .gitignore ignores."
                 .to_string(),
             parameters: schema(),
+            freeform: None,
         }
     }
 

@@ -53,6 +53,7 @@ impl ToolHandler for SearchFiles {
                  binary files skipped."
                 .to_string(),
             parameters: schema(),
+            freeform: None,
         }
     }
 

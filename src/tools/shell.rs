@@ -68,6 +68,7 @@ impl ToolHandler for RunCommand {
                 both ends). Read files with read_file."
                 .to_string(),
             parameters: command_schema(),
+            freeform: None,
         }
     }
 
@@ -189,6 +190,7 @@ impl ToolHandler for RunTests {
                 name). Its output starts with 'tests passed' or 'tests FAILED'."
                 .to_string(),
             parameters: tests_schema(),
+            freeform: None,
         }
     }
 

@@ -67,6 +67,7 @@ impl ToolHandler for UseSkill {
             name: USE_SKILL.to_string(),
             description: self.0.tool_description(),
             parameters: schema(),
+            freeform: None,
         }
     }
 

@@ -36,6 +36,7 @@ impl AgentTool for AskUser {
                 },
                 "required": ["question"]
             }),
+            freeform: None,
         }
     }
 

@@ -41,6 +41,7 @@ impl AgentTool for HandoffTo {
                 },
                 "required": ["target_agent", "reason"]
             }),
+            freeform: None,
         }
     }
 

@@ -70,6 +70,7 @@ impl AgentTool for SpawnAgent {
                 },
                 "required": ["role_name", "task_prompt"]
             }),
+            freeform: None,
         }
     }
 

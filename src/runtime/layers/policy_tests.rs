@@ -552,6 +552,7 @@ async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_its
                 name: "ask_user".into(),
                 description: String::new(),
                 parameters: serde_json::json!({}),
+                freeform: None,
             }]),
         },
         max_iterations: 50,
