@@ -1128,9 +1128,18 @@ fn the_registry_manifest_matches_this_build() {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     );
     assert_eq!(m["version"], env!("CARGO_PKG_VERSION"));
+    // Every URL names the same repository (its owner is an explicit placeholder until the
+    // project has a public home).
+    let repository = m["repository"].as_str().unwrap();
+    assert!(repository.starts_with("https://github.com/"), "{repository}");
     let targets = m["distribution"]["binary"].as_object().unwrap();
     assert!(!targets.is_empty());
     for (target, t) in targets {
+        let archive = t["archive"].as_str().unwrap();
+        assert!(
+            archive.starts_with(&format!("{repository}/releases/download/v")),
+            "{target}: {archive}"
+        );
         assert_eq!(t["args"], json!(["acp"]), "{target}");
         assert!(
             t["archive"]
