@@ -1131,7 +1131,10 @@ fn the_registry_manifest_matches_this_build() {
     // Every URL names the same repository (its owner is an explicit placeholder until the
     // project has a public home).
     let repository = m["repository"].as_str().unwrap();
-    assert!(repository.starts_with("https://github.com/"), "{repository}");
+    assert!(
+        repository.starts_with("https://github.com/"),
+        "{repository}"
+    );
     let targets = m["distribution"]["binary"].as_object().unwrap();
     assert!(!targets.is_empty());
     for (target, t) in targets {

@@ -274,7 +274,7 @@ fn reasoning_item(r: &Reasoning) -> InputItem {
 mod tests {
     use super::*;
     use crate::protocol::ToolCall;
-    use serde_json::json;
+    use serde_json::{Value, json};
     use std::sync::Arc;
 
     #[test]
@@ -310,7 +310,7 @@ mod tests {
             HistoryItem::notice("worker w1 finished"),
             HistoryItem::user("and?"),
         ];
-        let v = serde_json::to_value(input_items(&history)).unwrap();
+        let v = serde_json::to_value(input_items(&history, &[])).unwrap();
         assert_eq!(
             v,
             json!([
@@ -344,7 +344,8 @@ mod tests {
         };
         let cache = tools_cache();
         let tools = cache.get(&req.tools);
-        let v = serde_json::to_value(ResponsesRequest::from_chat(&req, tools.as_deref())).unwrap();
+        let v =
+            serde_json::to_value(ResponsesRequest::from_chat(&req, tools.as_deref(), &[])).unwrap();
         assert_eq!(v["store"], false);
         assert_eq!(v["stream"], true);
         assert_eq!(v["instructions"], "be brief");
@@ -359,9 +360,64 @@ mod tests {
             tools: Arc::from(Vec::new()),
             ..req
         };
-        let v = serde_json::to_value(ResponsesRequest::from_chat(&plain, None)).unwrap();
+        let v = serde_json::to_value(ResponsesRequest::from_chat(&plain, None, &[])).unwrap();
         assert!(v.get("include").is_none() && v.get("tools").is_none());
         assert!(reasons("o3-mini") && reasons("gpt-5.1") && !reasons("gpt-4.1"));
         assert!(!reasons("ollama-model"));
+    }
+
+    #[test]
+    fn a_freeform_tools_calls_go_back_as_custom_items_and_a_tool_as_custom() {
+        let patch = "*** Begin Patch\n*** End Patch";
+        let history = vec![
+            HistoryItem::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: "p1".into(),
+                    name: "apply_patch".into(),
+                    arguments: json!({ "patch": patch }).to_string(),
+                }],
+                reasoning: Vec::new(),
+            },
+            HistoryItem::ToolResult {
+                call_id: "p1".into(),
+                name: "apply_patch".into(),
+                output: "done".into(),
+                is_error: false,
+            },
+        ];
+        let freeform = [("apply_patch".to_string(), "patch".to_string())];
+        let v = serde_json::to_value(input_items(&history, &freeform)).unwrap();
+        assert_eq!(
+            v,
+            json!([
+                {"type": "custom_tool_call", "call_id": "p1", "name": "apply_patch",
+                 "input": patch},
+                {"type": "custom_tool_call_output", "call_id": "p1", "output": "done"},
+            ])
+        );
+        let spec = ToolSpec {
+            name: "apply_patch".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+            freeform: Some(crate::model::Freeform {
+                argument: "patch".into(),
+                grammar: "start: x".into(),
+            }),
+        };
+        let custom: Value = serde_json::from_str(
+            encode_tools(std::slice::from_ref(&spec), true)
+                .unwrap()
+                .get(),
+        )
+        .unwrap();
+        assert_eq!(custom[0]["type"], "custom");
+        assert_eq!(
+            custom[0]["format"],
+            json!({"type": "grammar", "syntax": "lark", "definition": "start: x"})
+        );
+        let plain: Value =
+            serde_json::from_str(encode_tools(&[spec], false).unwrap().get()).unwrap();
+        assert_eq!(plain[0]["type"], "function");
     }
 }

@@ -534,4 +534,26 @@ mod tests {
             Err(ModelError::StreamBroken(_))
         ));
     }
+
+    #[test]
+    fn a_freeform_call_is_its_grammars_argument() {
+        let mut a = ResponsesAssembler::with_freeform(vec![("apply_patch".into(), "patch".into())]);
+        let item = json!({"type": "custom_tool_call", "id": "ctc_1", "call_id": "p1",
+                          "name": "apply_patch", "input": ""});
+        for e in [
+            json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+            json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1",
+                   "delta": "*** Begin Patch\n"}),
+            json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1",
+                   "delta": "*** End Patch"}),
+            completed(1, 1),
+        ] {
+            a.push(ev(e)).unwrap();
+        }
+        let r = a.finish().unwrap();
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(r.tool_calls[0].id, "p1");
+        let args: Value = serde_json::from_str(&r.tool_calls[0].arguments).unwrap();
+        assert_eq!(args, json!({"patch": "*** Begin Patch\n*** End Patch"}));
+    }
 }
