@@ -130,7 +130,7 @@ impl HookSpec {
 
     /// How the hook is named to the user: its command, cut short.
     pub fn label(&self) -> String {
-        crate::text::clip(self.command.trim(), 60)
+        crate::text::cut(self.command.trim(), 60)
     }
 }
 

@@ -138,7 +138,7 @@ impl SkillSet {
             out.push_str(&format!(
                 "{}  {}  [{}]\n",
                 s.name,
-                crate::text::clip(&crate::text::one_line(&s.description), 80),
+                crate::text::cut(&crate::text::one_line(&s.description), 80),
                 s.dir.display()
             ));
         }
