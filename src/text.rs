@@ -17,6 +17,18 @@ pub fn clip(s: &str, max: usize) -> String {
     format!("{}… ({} bytes in all)", &s[..end], s.len())
 }
 
+/// `s` cut to at most `max` bytes (at a character's edge) with an ellipsis: a label.
+pub fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", s[..end].trim_end())
+}
+
 /// Whitespace collapsed to single spaces: a one-line label for a task or a message.
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")

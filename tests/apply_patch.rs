@@ -533,3 +533,97 @@ async fn a_codex_model_under_the_default_persona_gets_apply_patch_on_both_wires(
         assert!(size <= 8 * 1024, "{size} B");
     }
 }
+
+/// On the Responses wire `apply_patch` is a freeform tool, as Codex offers it (the patch as
+/// plain text in the format's Lark grammar), its call passed back as a `custom_tool_call`;
+/// a server that refuses `custom` tools (a 400 naming the type) gets it as a function, in
+/// the same turn, and from then on.
+#[tokio::test(flavor = "multi_thread")]
+async fn apply_patch_is_freeform_on_responses_and_a_function_where_the_server_refuses_it() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let args = [
+        "--model",
+        "gpt-5-codex",
+        "--wire-api",
+        "responses",
+        "--approval",
+        "auto",
+    ];
+    let patch =
+        |text: &str| format!("*** Begin Patch\n*** Add File: notes.txt\n+{text}\n*** End Patch\n");
+    mock.push_all([
+        MockResponse::tool_call(
+            "p1",
+            "apply_patch",
+            &json!({ "patch": patch("freeform") }).to_string(),
+        ),
+        MockResponse::text("done"),
+    ]);
+    let mut run_args = args.to_vec();
+    run_args.push("write notes");
+    sb.exec(&mock, &run_args).await.assert_ok();
+    assert_eq!(sb.read("notes.txt"), "freeform\n");
+    let reqs = mock.requests();
+    let tool = reqs[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "apply_patch")
+        .unwrap()
+        .clone();
+    assert_eq!(tool["type"], "custom", "{tool}");
+    assert_eq!(tool["format"]["type"], "grammar");
+    assert_eq!(tool["format"]["syntax"], "lark");
+    assert!(
+        tool["format"]["definition"]
+            .as_str()
+            .unwrap()
+            .contains("*** Begin Patch")
+    );
+    let input = reqs[1].body["input"].as_array().unwrap();
+    let call = input
+        .iter()
+        .find(|i| i["type"] == "custom_tool_call")
+        .expect("the call passed back as freeform");
+    assert_eq!(call["input"], patch("freeform"));
+    let output = input
+        .iter()
+        .find(|i| i["type"] == "custom_tool_call_output")
+        .expect("its output too");
+    assert_eq!(output["call_id"], call["call_id"]);
+
+    mock.refuse_custom_tools();
+    mock.push_all([
+        MockResponse::tool_call(
+            "p2",
+            "apply_patch",
+            &json!({ "patch": patch("function") }).to_string(),
+        ),
+        MockResponse::text("done"),
+    ]);
+    let mut run_args = args.to_vec();
+    run_args.push("rewrite notes");
+    let run = sb.exec(&mock, &run_args).await;
+    run.assert_ok();
+    assert_eq!(sb.read("notes.txt"), "function\n");
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 5, "refused once, then as a function, then done");
+    let kind = |i: usize| {
+        reqs[i].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "apply_patch")
+            .unwrap()["type"]
+            .clone()
+    };
+    assert_eq!(kind(2), "custom");
+    assert_eq!(kind(3), "function");
+    assert_eq!(kind(4), "function", "and from then on");
+    let passed_back = reqs[4].body["input"].to_string();
+    assert!(
+        passed_back.contains("\"function_call\"") && !passed_back.contains("custom_tool_call"),
+        "{passed_back}"
+    );
+}

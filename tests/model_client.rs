@@ -664,6 +664,7 @@ async fn request_body_carries_history_tools_and_usage_option() {
             name: "list_dir".into(),
             description: "List a directory".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            freeform: None,
         }]
         .into(),
     };

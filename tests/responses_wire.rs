@@ -139,6 +139,7 @@ fn request() -> ChatRequest {
             name: "list_files".to_string(),
             description: "List files".to_string(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            freeform: None,
         }]
         .into(),
     }

@@ -127,6 +127,20 @@ fn describe(action: &ApprovalAction) -> Option<(String, String)> {
             format!("Run `{command}` outside the sandbox"),
             reason.clone(),
         )),
+        ApprovalAction::Hook {
+            command,
+            source,
+            files,
+        } => {
+            let mut text = format!(
+                "A workspace hook ({source}) is new or changed since you approved it; it \
+                 runs with your rights, outside the sandbox."
+            );
+            for (path, content) in files {
+                text.push_str(&format!("\n\n{path}:\n{content}"));
+            }
+            Some((format!("Run the workspace hook `{command}`"), text))
+        }
         _ => None,
     }
 }

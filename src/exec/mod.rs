@@ -182,7 +182,9 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
                     let _ = handle.ops.send(Op::Shutdown);
                 }
             }
-            EventKind::Idle if started && !shutdown_sent => {
+            // An error before any turn (a hook withheld the message) and nothing left to
+            // run: the run ends with it.
+            EventKind::Idle if (started || last_error.is_some()) && !shutdown_sent => {
                 shutdown_sent = true;
                 let _ = handle.ops.send(Op::Shutdown);
             }

@@ -130,6 +130,7 @@ impl Progress {
                     ApprovalAction::Patch { paths, .. } => paths.join(", "),
                     ApprovalAction::Spawn { role, .. } => format!("spawn {role}"),
                     ApprovalAction::McpTool { server, tool, .. } => format!("{server}: {tool}"),
+                    ApprovalAction::Hook { command, .. } => format!("changed hook {command}"),
                 }
             )),
             EventKind::QuestionAsked {

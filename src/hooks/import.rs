@@ -93,12 +93,14 @@ mod tests {
                 "PreToolUse": [{"matcher": "Bash", "hooks": [
                     {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/x.sh", "timeout": 30}]}],
                 "Stop": [{"hooks": [{"type": "prompt", "prompt": "done?"}]}],
-                "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
+                "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+                "PermissionRequest": [{"hooks": [{"type": "command", "command": "x"}]}]
             }}"#,
         )
         .unwrap();
         let (hooks, problems) = import(&path, dir.path(), false);
-        assert_eq!(hooks.len(), 1);
+        assert_eq!(hooks.len(), 2);
+        assert_eq!(hooks[1].event, HookEvent::Notification);
         assert_eq!(hooks[0].event, HookEvent::PreToolUse);
         assert_eq!(hooks[0].timeout_s, 30);
         assert!(hooks[0].takes(&["run_command", "Bash"]));

@@ -51,6 +51,21 @@ pub struct Payload<'a> {
     /// `task_completed`: the task.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<Value>,
+    /// `session_end`: why (`prompt_input_exit`, `other`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+    /// `pre_compact`: `manual` (`/compact`) or `auto`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<&'static str>,
+    /// `pre_compact`: the user's instructions for the summary (squad takes none: empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_instructions: Option<&'static str>,
+    /// `notification`: what the user is waited on for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `notification`: `permission_prompt` or `elicitation_dialog`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notification_type: Option<&'static str>,
 }
 
 /// What every payload of a session shares.
@@ -88,6 +103,11 @@ impl<'a> Payload<'a> {
             last_message: None,
             result: None,
             task: None,
+            reason: None,
+            trigger: None,
+            custom_instructions: None,
+            message: None,
+            notification_type: None,
         }
     }
 

@@ -33,6 +33,16 @@ pub enum HookEvent {
     /// The user's message, before the persona reads it: may block it or add context.
     #[serde(alias = "UserPromptSubmit")]
     UserPromptSubmit,
+    /// The session ends (`reason`: `prompt_input_exit` when the user quit, else `other`).
+    #[serde(alias = "SessionEnd")]
+    SessionEnd,
+    /// Before a conversation is compacted (matcher: `manual` for `/compact`, else `auto`).
+    #[serde(alias = "PreCompact")]
+    PreCompact,
+    /// The user is waited on (matcher: `permission_prompt` for an approval,
+    /// `elicitation_dialog` for an agent's question).
+    #[serde(alias = "Notification")]
+    Notification,
 }
 
 impl HookEvent {
@@ -47,6 +57,9 @@ impl HookEvent {
             Self::Stop => "Stop",
             Self::SessionStart => "SessionStart",
             Self::UserPromptSubmit => "UserPromptSubmit",
+            Self::SessionEnd => "SessionEnd",
+            Self::PreCompact => "PreCompact",
+            Self::Notification => "Notification",
         }
     }
 
@@ -60,6 +73,9 @@ impl HookEvent {
             Self::Stop => "stop",
             Self::SessionStart => "session_start",
             Self::UserPromptSubmit => "user_prompt_submit",
+            Self::SessionEnd => "session_end",
+            Self::PreCompact => "pre_compact",
+            Self::Notification => "notification",
         }
     }
 
@@ -114,7 +130,7 @@ impl HookSpec {
 
     /// How the hook is named to the user: its command, cut short.
     pub fn label(&self) -> String {
-        crate::text::clip(self.command.trim(), 60)
+        crate::text::cut(self.command.trim(), 60)
     }
 }
 
@@ -159,8 +175,8 @@ fn parse_entry(value: toml::Value, source: &HookSource) -> Result<HookSpec, Stri
     let entry: Entry = value.try_into().map_err(|e: toml::de::Error| {
         format!(
             "{} (fields: event = pre_tool_use | post_tool_use | agent_start | agent_stop | \
-             task_completed | stop | session_start | user_prompt_submit, or Claude Code's \
-             names; matcher, role, command, timeout_s)",
+             task_completed | stop | session_start | user_prompt_submit | session_end | \
+             pre_compact | notification, or Claude Code's names; matcher, role, command, timeout_s)",
             e.message()
         )
     })?;
@@ -360,5 +376,16 @@ mod tests {
         assert_eq!(HookEvent::PreToolUse.claude_name(), "PreToolUse");
         assert_eq!(HookEvent::AgentStop.claude_name(), "SubagentStop");
         assert_eq!(HookEvent::Stop.name(), "stop");
+        for (claude, squad) in [
+            ("SessionEnd", HookEvent::SessionEnd),
+            ("PreCompact", HookEvent::PreCompact),
+            ("Notification", HookEvent::Notification),
+        ] {
+            let read: HookEvent = serde_json::from_value(claude.into()).unwrap();
+            assert_eq!(read, squad);
+            assert_eq!(squad.claude_name(), claude);
+            let snake: HookEvent = serde_json::from_value(squad.name().into()).unwrap();
+            assert_eq!(snake, squad);
+        }
     }
 }

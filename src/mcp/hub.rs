@@ -509,6 +509,7 @@ fn adapt(server: &str, tool: &Tool, name: String) -> McpTool {
             name: name.clone(),
             description,
             parameters: schema,
+            freeform: None,
         },
         name,
         server: server.to_string(),

@@ -34,6 +34,18 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON schema of the arguments object.
     pub parameters: serde_json::Value,
+    /// Where the Responses wire may offer it as a freeform (`custom`) tool, as Codex offers
+    /// `apply_patch`: the model writes its input as plain text in this grammar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub freeform: Option<Freeform>,
+}
+
+/// A freeform tool's input: plain text in a Lark grammar, which becomes the value of one
+/// argument (`argument`) of the tool's JSON arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Freeform {
+    pub argument: String,
+    pub grammar: String,
 }
 
 /// One model call. The system prompt is sent first, then the history in order.

@@ -3,7 +3,7 @@
 //! types" mode.
 
 use super::http::{HttpFailure, StatusService, root_cause, truncate};
-use super::responses::{ResponsesRequest, tools_cache};
+use super::responses::{ResponsesRequest, freeform_tools, function_tools_cache, tools_cache};
 use super::responses_stream::{ResponsesAssembler, ResponsesEvent};
 use super::retry::{AttemptError, RetryPolicy};
 use super::stream::{Assemble, StreamAssembler};
@@ -141,8 +141,12 @@ pub struct OpenAiClient {
     idle_timeout: Duration,
     policy: RetryPolicy,
     tools_json: ToolsJson,
-    /// The `tools` arrays of the Responses wire.
+    /// The `tools` arrays of the Responses wire (freeform tools as `custom` ones).
     responses_tools: ToolsJson,
+    /// The same with every tool a function, once the server refused a `custom` one.
+    function_tools: ToolsJson,
+    /// The server refused a `custom` tool: freeform tools go as functions from then on.
+    freeform_refused: AtomicBool,
     wire_api: WireApi,
     wires: Vec<(String, WireApi)>,
     /// For the one plain GET squad makes besides chat (`/props`).
@@ -200,6 +204,8 @@ impl OpenAiClient {
             },
             tools_json: ToolsJson::default(),
             responses_tools: tools_cache(),
+            function_tools: function_tools_cache(),
+            freeform_refused: AtomicBool::new(false),
             wire_api: settings.wire_api,
             wires: settings.wires,
             http,
@@ -237,8 +243,8 @@ impl OpenAiClient {
                         .create_stream_byot::<_, ResponsesEvent>(body),
                 )
                 .await;
-                self.read(opened, ResponsesAssembler::new(), deadline, progress)
-                    .await
+                let assembler = ResponsesAssembler::with_freeform(body.freeform.clone());
+                self.read(opened, assembler, deadline, progress).await
             }
         }
     }
@@ -384,6 +390,11 @@ impl OpenAiClient {
     }
 }
 
+/// A server's 400 that names the `custom` tool type: it does not take freeform tools.
+fn refuses_custom_tools(error: &ModelError) -> bool {
+    matches!(error, ModelError::Http { status: 400, message } if message.to_ascii_lowercase().contains("custom"))
+}
+
 /// One request's body on its wire.
 enum Body<'a> {
     Chat(WireRequest<'a>),
@@ -441,16 +452,32 @@ impl ModelClient for OpenAiClient {
             return Err(ModelError::MissingKey(fix.clone()));
         }
         let wire = self.wire_for(&request.model);
+        // Freeform tools (apply_patch) go as `custom` ones on Responses, until the server
+        // refuses one: then as functions, with their JSON arguments.
+        let freeform = match wire {
+            WireApi::Responses if !self.freeform_refused.load(Ordering::Relaxed) => {
+                freeform_tools(&request.tools)
+            }
+            _ => Vec::new(),
+        };
         let tools = match wire {
             WireApi::Chat => self.tools_json.get(&request.tools),
+            WireApi::Responses if freeform.is_empty() => self.function_tools.get(&request.tools),
             WireApi::Responses => self.responses_tools.get(&request.tools),
         };
-        let body = match wire {
-            WireApi::Chat => Body::Chat(WireRequest::from_chat(request, tools.as_deref())),
-            WireApi::Responses => {
-                Body::Responses(ResponsesRequest::from_chat(request, tools.as_deref()))
-            }
+        let functions = match freeform.is_empty() {
+            true => None,
+            false => self.function_tools.get(&request.tools),
         };
+        let mut body = match wire {
+            WireApi::Chat => Body::Chat(WireRequest::from_chat(request, tools.as_deref())),
+            WireApi::Responses => Body::Responses(ResponsesRequest::from_chat(
+                request,
+                tools.as_deref(),
+                &freeform,
+            )),
+        };
+        let mut freeform_offered = !freeform.is_empty();
         let max_attempts = self.policy.max_retries.saturating_add(1);
         let mut attempt = 1;
         loop {
@@ -466,6 +493,18 @@ impl ModelClient for OpenAiClient {
                 Ok(response) => return Ok(response),
                 Err(failed) => failed,
             };
+            if freeform_offered && refuses_custom_tools(&failed.error) {
+                // Not a retry: the same request with every tool a function, at once.
+                tracing::warn!(error = %failed.error, "the server refused a custom (freeform) tool; offering it as a function");
+                self.freeform_refused.store(true, Ordering::Relaxed);
+                freeform_offered = false;
+                body = Body::Responses(ResponsesRequest::from_chat(
+                    request,
+                    functions.as_deref(),
+                    &[],
+                ));
+                continue;
+            }
             if !failed.error.is_retryable() || attempt >= max_attempts {
                 return Err(failed.error);
             }

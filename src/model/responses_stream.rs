@@ -27,6 +27,8 @@ pub(crate) struct ResponsesEvent {
     pub delta: Option<String>,
     /// The whole arguments, in `response.function_call_arguments.done`.
     pub arguments: Option<String>,
+    /// The whole input of a freeform call, in `response.custom_tool_call_input.done`.
+    pub input: Option<String>,
     pub item: Option<OutputItem>,
     pub response: Option<ResponseBody>,
     /// `error` events: `code` (a string at OpenAI, a number elsewhere) and `message`.
@@ -45,6 +47,8 @@ pub(crate) struct OutputItem {
     pub call_id: Option<String>,
     pub name: Option<String>,
     pub arguments: Option<String>,
+    /// `custom_tool_call` items: the call's text.
+    pub input: Option<String>,
     /// `message` items: `output_text` parts; `reasoning` items: `reasoning_text` parts.
     #[serde(deserialize_with = "null_default")]
     pub content: Vec<TextPart>,
@@ -87,7 +91,9 @@ pub(crate) struct ResponsesUsage {
 struct PartialCall {
     call_id: String,
     name: String,
+    /// A function call's JSON arguments, or a freeform call's text.
     arguments: String,
+    freeform: bool,
 }
 
 #[derive(Debug)]
@@ -109,11 +115,22 @@ pub(crate) struct ResponsesAssembler {
     reasoning: Vec<Reasoning>,
     usage: Option<TokenUsage>,
     end: Option<End>,
+    /// The freeform tools offered (name, argument their text becomes).
+    freeform: Vec<(String, String)>,
 }
 
 impl ResponsesAssembler {
+    #[cfg(test)]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An assembler for a request that offered `freeform` tools (name, argument).
+    pub fn with_freeform(freeform: Vec<(String, String)>) -> Self {
+        Self {
+            freeform,
+            ..Self::default()
+        }
     }
 
     fn key(item_id: Option<&str>, output_index: Option<u64>) -> String {
@@ -148,11 +165,17 @@ impl ResponsesAssembler {
         if let Some(args) = item.arguments.filter(|s| !s.is_empty()) {
             call.arguments = args;
         }
+        if item.kind == "custom_tool_call" {
+            call.freeform = true;
+            if let Some(input) = item.input.filter(|s| !s.is_empty()) {
+                call.arguments = input;
+            }
+        }
     }
 
     fn done_item(&mut self, item: OutputItem, output_index: Option<u64>) -> String {
         match item.kind.as_str() {
-            "function_call" => self.call_item(item, output_index),
+            "function_call" | "custom_tool_call" => self.call_item(item, output_index),
             "reasoning" => {
                 let texts = |parts: Vec<TextPart>| parts.into_iter().filter_map(|p| p.text);
                 self.reasoning.push(Reasoning {
@@ -206,8 +229,26 @@ impl ResponsesAssembler {
                 return Ok(delta);
             }
             "response.output_item.added" => {
-                if let Some(item) = event.item.filter(|i| i.kind == "function_call") {
+                if let Some(item) = event
+                    .item
+                    .filter(|i| i.kind == "function_call" || i.kind == "custom_tool_call")
+                {
                     self.call_item(item, event.output_index);
+                }
+            }
+            "response.custom_tool_call_input.delta" => {
+                let key = Self::key(event.item_id.as_deref(), event.output_index);
+                let delta = event.delta.unwrap_or_default();
+                let call = self.call(key);
+                call.freeform = true;
+                call.arguments.push_str(&delta);
+            }
+            "response.custom_tool_call_input.done" => {
+                let key = Self::key(event.item_id.as_deref(), event.output_index);
+                let call = self.call(key);
+                call.freeform = true;
+                if let Some(input) = event.input {
+                    call.arguments = input;
                 }
             }
             "response.function_call_arguments.delta" => {
@@ -279,10 +320,24 @@ impl ResponsesAssembler {
                 }
             }
         };
+        let freeform = &self.freeform;
         let tool_calls = self
             .calls
             .into_iter()
-            .map(|c| super::stream::tool_call(c.call_id, c.name, c.arguments))
+            .map(|c| {
+                // A freeform call's text is the one argument its grammar fills.
+                let arguments = match c.freeform {
+                    false => c.arguments,
+                    true => {
+                        let argument = freeform
+                            .iter()
+                            .find(|(name, _)| *name == c.name)
+                            .map_or("input", |(_, a)| a.as_str());
+                        serde_json::json!({ argument: c.arguments }).to_string()
+                    }
+                };
+                super::stream::tool_call(c.call_id, c.name, arguments)
+            })
             .collect();
         Ok(ChatResponse {
             text: self.text,
@@ -483,5 +538,27 @@ mod tests {
             ]),
             Err(ModelError::StreamBroken(_))
         ));
+    }
+
+    #[test]
+    fn a_freeform_call_is_its_grammars_argument() {
+        let mut a = ResponsesAssembler::with_freeform(vec![("apply_patch".into(), "patch".into())]);
+        let item = json!({"type": "custom_tool_call", "id": "ctc_1", "call_id": "p1",
+                          "name": "apply_patch", "input": ""});
+        for e in [
+            json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+            json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1",
+                   "delta": "*** Begin Patch\n"}),
+            json!({"type": "response.custom_tool_call_input.delta", "item_id": "ctc_1",
+                   "delta": "*** End Patch"}),
+            completed(1, 1),
+        ] {
+            a.push(ev(e)).unwrap();
+        }
+        let r = a.finish().unwrap();
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(r.tool_calls[0].id, "p1");
+        let args: Value = serde_json::from_str(&r.tool_calls[0].arguments).unwrap();
+        assert_eq!(args, json!({"patch": "*** Begin Patch\n*** End Patch"}));
     }
 }

@@ -387,6 +387,7 @@ mod tests {
             name: "read_file".into(),
             description: "Read".into(),
             parameters: json!({"type": "object"}),
+            freeform: None,
         }]
         .into();
         let a = cache.get(&set).unwrap();
@@ -401,6 +402,7 @@ mod tests {
             name: "list_files".into(),
             description: "List".into(),
             parameters: json!({"type": "object"}),
+            freeform: None,
         }]
         .into();
         let c = cache.get(&other).unwrap();

@@ -516,6 +516,16 @@ pub enum ApprovalAction {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         keep: bool,
     },
+    /// A workspace hook (`[[hooks]]` of the workspace's config, or a file its command runs)
+    /// new or changed since the user approved it: it would run with the user's rights,
+    /// outside the sandbox. `files` are the workspace files its command runs, each with
+    /// its text as it is now (clipped), for the user to read first.
+    Hook {
+        command: String,
+        /// The config file it is written in.
+        source: String,
+        files: Vec<(String, String)>,
+    },
     /// A tool of an MCP server that does not declare itself read-only.
     McpTool {
         server: String,

@@ -71,6 +71,18 @@ impl Host for Arc<Engine> {
         Engine::approve(self, req, cancel).await
     }
 
+    async fn notify(
+        &self,
+        agent: AgentId,
+        kind: &'static str,
+        message: &str,
+        cancel: &CancellationToken,
+    ) {
+        let place = self.place(agent);
+        let cx = place.scope(&self.team, agent, cancel);
+        self.layers.notification(&cx, kind, message).await;
+    }
+
     async fn read_for_prompt(
         &self,
         caller: AgentId,
@@ -277,7 +289,22 @@ async fn take_up(
             // A task starts here: a worker whose result went up is moved onto the
             // workspace's current state, and what its result is checked against is
             // taken (the layers).
-            Box::pin(before_task(engine, id, cancel, &mut text)).await;
+            if let Some(why) = Box::pin(before_task(engine, id, cancel, &mut text)).await {
+                team.take_input(id);
+                team.emit(
+                    id,
+                    EventKind::Error {
+                        message: format!(
+                            "your message was not sent: a user_prompt_submit hook withheld it: {why}"
+                        ),
+                    },
+                );
+                team.announce_if_idle();
+                if let Some(r) = reply {
+                    let _ = r.send(Err(format!("withheld by a user_prompt_submit hook: {why}")));
+                }
+                return Step::Handled;
+            }
             team.push_item(id, HistoryItem::user(text));
             return Step::Turn(reply);
         }
@@ -293,6 +320,11 @@ async fn compact_now(engine: &Engine, id: AgentId) -> Step {
     let Some(token) = team.renew_turn_token(id) else {
         return Step::Stop;
     };
+    let place = engine.place(id);
+    engine
+        .layers
+        .before_compact(&place.scope(team, id, &token), true)
+        .await;
     let result = match engine.request_for(id) {
         Some(setup) => {
             let done = engine
@@ -411,13 +443,23 @@ async fn worker_finished(
     }
 }
 
-/// A message starts a task: the layers may add to it.
-async fn before_task(engine: &Engine, id: AgentId, cancel: &CancellationToken, text: &mut String) {
+/// A message starts a task: the layers may add to it, or withhold the user's message to
+/// the persona (`Some(why)`: it is not sent).
+async fn before_task(
+    engine: &Engine,
+    id: AgentId,
+    cancel: &CancellationToken,
+    text: &mut String,
+) -> Option<String> {
     let place = engine.place(id);
-    engine
-        .layers
-        .before_task(&place.scope(&engine.team, id, cancel), text)
-        .await;
+    let cx = place.scope(&engine.team, id, cancel);
+    if !cx.is_worker()
+        && let Some(why) = engine.layers.before_prompt(&cx, text).await
+    {
+        return Some(why);
+    }
+    engine.layers.before_task(&cx, text).await;
+    None
 }
 
 /// Most turns in a row a layer may add by asking the agent to go on (a `stop` hook that

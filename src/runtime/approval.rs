@@ -30,6 +30,18 @@ pub struct ApprovalRequest<'a> {
     pub policy: ApprovalPolicy,
     pub tool: &'a str,
     pub action: &'a ApprovalAction,
+    /// What a user's `pre_tool_use` hook said of this call (`permissionDecision`).
+    pub hook: Option<HookApproval>,
+}
+
+/// A user's hook on the approval of one call (Claude Code's `permissionDecision`): its
+/// `allow` skips squad's prompt (never the sandbox, a read-only session, nor leaving the
+/// sandbox: the command runs as confined as ever); its `ask` puts the call to the user
+/// whatever the policy or an earlier "approve for this session" would do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookApproval {
+    Allow,
+    Ask,
 }
 
 impl ApprovalGate {
@@ -42,6 +54,11 @@ impl ApprovalGate {
         }
     }
 
+    /// Whether a front end can answer at all.
+    pub fn can_ask(&self) -> bool {
+        self.can_ask
+    }
+
     /// Whether an agent under `policy` could be asked anything at all.
     pub fn may_ask(&self, policy: ApprovalPolicy) -> bool {
         policy == ApprovalPolicy::Ask && self.can_ask
@@ -49,6 +66,14 @@ impl ApprovalGate {
 
     /// Whether `check` would put the question to the user (so the agent waits on them).
     pub fn will_ask(&self, req: &ApprovalRequest<'_>) -> bool {
+        let escalation = matches!(req.action, ApprovalAction::Escalation { .. });
+        match req.hook {
+            Some(HookApproval::Ask) => {
+                return self.can_ask && req.policy != ApprovalPolicy::ReadOnly;
+            }
+            Some(HookApproval::Allow) if !escalation => return false,
+            _ => {}
+        }
         let asked = match req.action {
             ApprovalAction::SandboxedCommand { .. } => false,
             ApprovalAction::Escalation { .. } => req.policy != ApprovalPolicy::ReadOnly,
@@ -68,7 +93,8 @@ impl ApprovalGate {
         // it cannot do more than its parent: only an `ask` session with someone to answer
         // is asked about it.
         let is_spawn = matches!(req.action, ApprovalAction::Spawn { .. });
-        if is_spawn && !self.may_ask(req.policy) {
+        let hook_asks = req.hook == Some(HookApproval::Ask);
+        if is_spawn && !self.may_ask(req.policy) && !hook_asks {
             return Ok(());
         }
         let escalation = matches!(req.action, ApprovalAction::Escalation { .. });
@@ -80,14 +106,26 @@ impl ApprovalGate {
                     req.tool
                 )));
             }
+            // The user's hook allowed it: no prompt (leaving the sandbox still asks).
+            _ if req.hook == Some(HookApproval::Allow) && !escalation => return Ok(()),
+            // The user's hook wants them asked, whatever else would let it through.
+            _ if hook_asks => {}
             // The sandbox bounds it: nothing to ask.
             _ if matches!(req.action, ApprovalAction::SandboxedCommand { .. }) => return Ok(()),
             // Leaving the sandbox is always the user's call, under `auto` too.
             ApprovalPolicy::Auto if !escalation => return Ok(()),
             ApprovalPolicy::Auto | ApprovalPolicy::Ask => {}
         }
-        if self.is_cached(req.tool, req.action) {
+        if !hook_asks && self.is_cached(req.tool, req.action) {
             return Ok(());
+        }
+        if !self.can_ask && hook_asks {
+            return Err(Denied(format!(
+                "`{}` was not run: a pre_tool_use hook asks for the user's approval of this \
+                 call, and nobody can answer in this headless run. Do not retry it; tell the \
+                 user what you wanted to do.",
+                req.tool
+            )));
         }
         if !self.can_ask && escalation {
             return Err(Denied(
@@ -196,6 +234,8 @@ fn cache_keys(action: &ApprovalAction) -> Vec<String> {
         ApprovalAction::Spawn { role, .. } => role.clone(),
         // The tool's name already says which server and tool: approving one approves it.
         ApprovalAction::McpTool { .. } => String::new(),
+        // An approval of a hook is kept as the user's trust of it, not for the session.
+        ApprovalAction::Hook { command, .. } => format!("hook {command}"),
     };
     vec![one]
 }
@@ -212,6 +252,7 @@ fn covers(cached: &str, key: &str, action: &ApprovalAction) -> bool {
         | ApprovalAction::Escalation { .. }
         | ApprovalAction::SandboxedCommand { .. }
         | ApprovalAction::Spawn { .. }
+        | ApprovalAction::Hook { .. }
         | ApprovalAction::McpTool { .. } => key == cached,
     }
 }

@@ -258,26 +258,10 @@ async fn execute(
         Ok(found) => found,
         Err(result) => return result,
     };
-    let args = match parse_arguments(call) {
+    let mut args = match parse_arguments(call) {
         Ok(args) => args,
         Err(message) => return CallResult::error(message),
     };
-    let writes = handler.writes_only(&args);
-    let mut tool = ToolUse {
-        call_id: &call.id,
-        name: &call.name,
-        args: &args,
-        reach: handler.reach(),
-        writes: writes.as_deref(),
-        action: None,
-    };
-    // Before the call is described: a worker's first change gets its worktree here, so
-    // the user approves a diff against it; a call in a worktree still being filled waits.
-    let place = engine.place(agent);
-    engine
-        .layers
-        .prepare_tool(&place.scope(&engine.team, agent, cancel), &tool)
-        .await;
     let inv = Invocation {
         agent,
         role: &role,
@@ -285,16 +269,67 @@ async fn execute(
         host: engine,
         cancel,
     };
-    let action = match handler.describe(&inv, &args).await {
-        Ok(action) => action,
-        Err(message) => return CallResult::error(message),
+    // Asked again from the layer after one that changed the call (a hook's `updatedInput`).
+    let mut from = 0;
+    let mut hook = None;
+    let mut amended = false;
+    let (writes, action) = loop {
+        let writes = handler.writes_only(&args);
+        let tool = ToolUse {
+            call_id: &call.id,
+            name: &call.name,
+            args: &args,
+            reach: handler.reach(),
+            writes: writes.as_deref(),
+            action: None,
+        };
+        // Before the call is described: a worker's first change gets its worktree here, so
+        // the user approves a diff against it; a call in a worktree still being filled waits.
+        let place = engine.place(agent);
+        engine
+            .layers
+            .prepare_tool(&place.scope(&engine.team, agent, cancel), &tool)
+            .await;
+        let action = match handler.describe(&inv, &args).await {
+            Ok(action) => action,
+            Err(message) if amended => return CallResult::error(amend_failed(call, &message)),
+            Err(message) => return CallResult::error(message),
+        };
+        let tool = ToolUse {
+            action: action.as_ref(),
+            ..tool
+        };
+        let cx = place.scope(&engine.team, agent, cancel);
+        match engine.layers.before_tool_from(&cx, &tool, from).await {
+            (ToolGate::Block(why), _) => return CallResult::error(why),
+            (ToolGate::Go, _) => break (writes, action),
+            (ToolGate::Approval(said), _) => {
+                hook = hook.or(Some(said));
+                break (writes, action);
+            }
+            (ToolGate::Amend(changed, said), next) => {
+                hook = hook.or(said);
+                if let Some(spec) = engine.tools.spec(&call.name)
+                    && let Err(e) = crate::tools::check_args(&spec.parameters, &changed)
+                {
+                    return CallResult::error(amend_failed(call, &e));
+                }
+                args = changed;
+                amended = true;
+                from = next;
+            }
+        }
     };
-    tool.action = action.as_ref();
+    let tool = ToolUse {
+        call_id: &call.id,
+        name: &call.name,
+        args: &args,
+        reach: handler.reach(),
+        writes: writes.as_deref(),
+        action: action.as_ref(),
+    };
     let place = engine.place(agent);
     let cx = place.scope(&engine.team, agent, cancel);
-    if let ToolGate::Block(why) = engine.layers.before_tool(&cx, &tool).await {
-        return CallResult::error(why);
-    }
     if let Some(action) = &action {
         let req = ApprovalRequest {
             agent_id: agent,
@@ -302,6 +337,7 @@ async fn execute(
             policy,
             tool: &call.name,
             action,
+            hook,
         };
         if let Err(denied) = engine.approve(req, cancel).await {
             return CallResult::error(denied.0);
@@ -312,13 +348,33 @@ async fn execute(
     let ran = (engine.layers)
         .watch(&cx, &Waiting::Tool(&tool), &Pulse::default(), run)
         .await;
-    let result = CallResult::from(ran);
+    let mut result = CallResult::from(ran);
+    if amended {
+        // The model learns its call ran as the user's hook changed it.
+        result.output.insert_str(
+            0,
+            &format!(
+                "[a pre_tool_use hook changed this call's arguments to {}]\n",
+                clip(&args.to_string(), 400)
+            ),
+        );
+    }
     let done = ToolDone {
         output: &result.output,
         is_error: result.is_error,
     };
     engine.layers.after_tool(&cx, &tool, &done).await;
     result
+}
+
+/// The error of a call a hook changed into one its tool refuses.
+fn amend_failed(call: &ToolCall, why: &str) -> String {
+    format!(
+        "not run: a pre_tool_use hook changed this call's arguments (`updatedInput`) into \
+         ones `{}` refuses: {why}. This is the user's hook, not your call: tell the user, \
+         or do the work another way.",
+        call.name
+    )
 }
 
 /// The handler of a call the agent may make now (an MCP server's tools may only now be

@@ -27,7 +27,7 @@ pub struct Engine {
     pub model: Arc<dyn ModelClient>,
     pub tools: ToolBox,
     pub workspace: Arc<Workspace>,
-    pub gate: ApprovalGate,
+    pub gate: Arc<ApprovalGate>,
     /// Questions agents put to the user, waiting for their answers.
     pub questions: super::questions::Questions,
     pub team: Team,
@@ -43,8 +43,6 @@ pub struct Engine {
     pub windows: ContextWindows,
     /// The project's `AGENTS.md`, given to every agent in its system message.
     pub instructions: Option<Instructions>,
-    /// The Agent Skills found for this session (listed to agents that have `use_skill`).
-    pub skills: Arc<crate::skills::SkillSet>,
     /// Holds every next model and tool call while the user has the team paused.
     pub pause: Arc<super::pause::PauseGate>,
     /// The session's cost limit (`limits.max_session_cost_usd`, or the user's `/budget`)
@@ -146,11 +144,6 @@ impl Engine {
         if let Some(instructions) = &self.instructions {
             system_prompt.push_str("\n\n# Project instructions (AGENTS.md)\n");
             system_prompt.push_str(&instructions.text);
-        }
-        if view.tools.iter().any(|t| t == crate::tools::USE_SKILL)
-            && let Some(section) = self.skills.prompt_section(crate::tools::USE_SKILL)
-        {
-            system_prompt.push_str(&section);
         }
         let (tools, tool_tokens) = self
             .tools
@@ -323,7 +316,17 @@ impl Engine {
         if asks {
             self.team.set_status(agent, AgentStatus::Waiting, None);
         }
-        let decision = self.gate.check(req, self.team.events(), cancel).await;
+        let message = format!("squad needs your permission to use {}", req.tool);
+        let check = self.gate.check(req, self.team.events(), cancel);
+        let decision = if asks {
+            // The user's `notification` hooks run while the question waits.
+            let place = self.place(agent);
+            let cx = place.scope(&self.team, agent, cancel);
+            let told = self.layers.notification(&cx, "permission_prompt", &message);
+            tokio::join!(check, told).0
+        } else {
+            check.await
+        };
         if asks {
             self.team.set_status(agent, AgentStatus::Running, None);
         }

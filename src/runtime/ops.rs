@@ -180,6 +180,13 @@ async fn shut_down(engine: &Engine) {
         );
     }
     engine.isolation.close(&engine.team).await;
+    // The user's `session_end` hooks, after every agent stopped.
+    let place = engine.place(root);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    engine
+        .layers
+        .session_end(&place.scope(team, root, &cancel))
+        .await;
     // Servers stop before the last event: a front end may exit on it.
     engine.tools.mcp().shutdown().await;
     let (agents, totals) = team.summary();

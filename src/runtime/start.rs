@@ -200,6 +200,7 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
         isolation.clone(),
     ));
     let board = Arc::new(super::tasks::TaskBoard::default());
+    let gate = Arc::new(ApprovalGate::new(opts.can_ask));
     let layers = super::layers::session_layers(super::layers::SessionParts {
         pause: pause.clone(),
         session: session_limits.clone(),
@@ -212,6 +213,7 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
             workspace.root().to_path_buf(),
             trust,
             confinement.clone(),
+            gate.clone(),
         ),
         isolation: isolation.clone(),
         checks: checks.clone(),
@@ -224,7 +226,6 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
     let engine = Arc::new(Engine {
         windows,
         instructions,
-        skills,
         pause,
         session_limits,
         layers,
@@ -236,7 +237,7 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
         model: opts.model,
         tools,
         workspace: Arc::new(workspace),
-        gate: ApprovalGate::new(opts.can_ask),
+        gate,
         questions: super::questions::Questions::new(opts.can_ask),
         team: Team::new(sink, root).release_after(release_after),
         checks,

@@ -101,6 +101,14 @@ impl ToolBox {
         }
     }
 
+    /// The tool's spec (its name, description and parameters' schema).
+    pub fn spec(&self, name: &str) -> Option<ToolSpec> {
+        match self.entry(name) {
+            Some(e) => Some(e.spec.clone()),
+            None => self.mcp.tool(name).map(|t| t.spec.clone()),
+        }
+    }
+
     /// What the tool does to the world, as its handler says (`None`: no such tool).
     pub fn reach(&self, name: &str) -> Option<Reach> {
         match self.entry(name) {

@@ -2,9 +2,9 @@
 //! instructions), the open format Claude Code, Codex, Gemini CLI, OpenCode and Crush read.
 //! squad finds them in the workspace (`.agents/skills/`, `.claude/skills/`) and the user's
 //! folders (`~/.config/squad/skills/`, `~/.claude/skills/`); the first of a name wins. A
-//! request carries only each skill's name and a short description (at most
-//! `MAX_LIST_BYTES`: with skills, copilot's first request is about 0.5 KB over the 8 KB it
-//! keeps to without them; see docs/configuration.md); the model loads a
+//! request carries only each skill's name and a short description, in `use_skill`'s
+//! description (a few, clipped: every persona's first request stays within 8 KB with
+//! them; see docs/configuration.md); the model loads a
 //! skill's body and files with the `use_skill` tool when it needs them, and runs its
 //! scripts with `run_command`, in the sandbox like any command.
 
@@ -29,11 +29,13 @@ pub struct SkillSet {
     pub warnings: Vec<String>,
 }
 
-/// The most bytes the list of skills adds to a request (the persona's first request stays
-/// within 8 KB); skills beyond it are named by `use_skill` without a name.
-const MAX_LIST_BYTES: usize = 600;
+/// The most bytes of the list of skills in a request (every persona's first request stays
+/// within 8 KB with a few skills); skills beyond it are listed by `use_skill` without a name.
+const MAX_LIST_BYTES: usize = 160;
+/// The most skills listed in a request.
+const MAX_LISTED: usize = 4;
 /// The most characters of one skill's description in the list.
-const MAX_DESCRIPTION: usize = 100;
+const MAX_DESCRIPTION: usize = 64;
 
 /// The skills folders, most specific first: the workspace's, then the user's.
 pub fn skill_dirs(workspace: &Path, user_dir: Option<&Path>, home: Option<&Path>) -> Vec<PathBuf> {
@@ -99,30 +101,28 @@ impl SkillSet {
         self.skills.iter().find(|s| s.name == name)
     }
 
-    /// The system prompt's section: each skill's name and short description, within
-    /// `MAX_LIST_BYTES`. `None` without skills.
-    pub fn prompt_section(&self, tool: &str) -> Option<String> {
-        if self.skills.is_empty() {
-            return None;
-        }
-        let mut out = format!("\n\n# Skills ({tool} NAME before a task it fits)\n");
+    /// `use_skill`'s description: what it does and each skill's name and description on
+    /// a line (clipped), at most `MAX_LISTED` of them within `MAX_LIST_BYTES`, the rest
+    /// counted. Claude Code's Skill tool lists its skills the same way.
+    pub fn tool_description(&self) -> String {
+        let mut out = "Load one of these skills (name), or a file of it (name, file):".to_string();
         let start = out.len();
         for (i, s) in self.skills.iter().enumerate() {
             let line = format!(
-                "- {}: {}\n",
+                "\n- {}: {}",
                 s.name,
-                crate::text::clip(&crate::text::one_line(&s.description), MAX_DESCRIPTION)
+                crate::text::cut(&crate::text::one_line(&s.description), MAX_DESCRIPTION)
             );
-            if out.len() - start + line.len() > MAX_LIST_BYTES {
+            if i == MAX_LISTED || out.len() - start + line.len() > MAX_LIST_BYTES {
                 out.push_str(&format!(
-                    "- +{} more ({tool} lists them)\n",
+                    "\n({} more: call with no name to list all)",
                     self.skills.len() - i
                 ));
                 break;
             }
             out.push_str(&line);
         }
-        Some(out.trim_end().to_string())
+        out
     }
 
     /// `squad skills`: one line per skill with the folder it came from.
@@ -138,7 +138,7 @@ impl SkillSet {
             out.push_str(&format!(
                 "{}  {}  [{}]\n",
                 s.name,
-                crate::text::clip(&crate::text::one_line(&s.description), 80),
+                crate::text::cut(&crate::text::one_line(&s.description), 80),
                 s.dir.display()
             ));
         }
@@ -178,8 +178,8 @@ mod tests {
         assert_eq!(names, ["pdf", "xlsx"]);
         assert!(set.skills[0].dir.starts_with(&ws));
         assert_eq!(set.warnings.len(), 2, "{:?}", set.warnings);
-        let section = set.prompt_section("use_skill").unwrap();
-        assert!(section.contains("- pdf: Does pdf things."), "{section}");
+        let listed = set.tool_description();
+        assert!(listed.contains("\n- pdf: Does pdf things."), "{listed}");
     }
 
     #[test]
@@ -189,8 +189,8 @@ mod tests {
             skill(tmp.path(), &format!("s{i:03}"), &format!("skill-{i:03}"));
         }
         let set = discover(&[tmp.path().to_path_buf()]);
-        let section = set.prompt_section("use_skill").unwrap();
-        assert!(section.len() < MAX_LIST_BYTES + 300, "{}", section.len());
-        assert!(section.contains("more (use_skill lists them)"), "{section}");
+        let listed = set.tool_description();
+        assert!(listed.len() < MAX_LIST_BYTES + 120, "{}", listed.len());
+        assert!(listed.contains("(96 more: call with no name"), "{listed}");
     }
 }

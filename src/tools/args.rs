@@ -27,6 +27,25 @@ pub(crate) fn parse<T: DeserializeOwned>(schema: &Value, args: Value) -> Result<
     serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))
 }
 
+/// Checks arguments that did not come from the model (a hook's `updatedInput`) against
+/// `schema`: its fields, their types and bounds, and no field it does not name.
+pub fn check_args(schema: &Value, args: &Value) -> Result<(), String> {
+    let props = schema.get("properties").and_then(Value::as_object);
+    if let (Some(props), Some(args)) = (props, args.as_object())
+        && let Some(extra) = args.keys().find(|k| !props.contains_key(*k))
+    {
+        let known: Vec<&str> = props.keys().map(String::as_str).collect();
+        return Err(format!(
+            "unknown field `{extra}` (fields: {})",
+            known.join(", ")
+        ));
+    }
+    check(schema, args).map_err(|e| match e {
+        ToolError::InvalidArguments(m) => m,
+        other => other.to_string(),
+    })
+}
+
 fn check(schema: &Value, args: &Value) -> Result<(), ToolError> {
     let props = schema.get("properties").and_then(Value::as_object);
     let required = schema

@@ -143,10 +143,11 @@ impl ToolHandler for EditFile {
         ToolSpec {
             name: "edit_file".to_string(),
             description: "Replace text in a file. old_text must occur exactly once and match \
-                exactly, whitespace and indentation included: copy it from read_file, with \
-                enough lines around it to be unique. One call per change."
+                exactly, whitespace included: copy it from read_file with enough lines to be \
+                unique. One call per change."
                 .to_string(),
             parameters: edit_schema(),
+            freeform: None,
         }
     }
 

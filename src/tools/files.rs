@@ -100,16 +100,8 @@ fn read_schema() -> Value {
         "type": "object",
         "properties": {
             "path": {"type": "string"},
-            "start_line": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "First line (1-based)."
-            },
-            "end_line": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "Last line (inclusive)."
-            }
+            "start_line": {"type": "integer", "minimum": 1},
+            "end_line": {"type": "integer", "minimum": 1}
         },
         "required": ["path"]
     })
@@ -120,11 +112,12 @@ impl ToolHandler for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "read_file".to_string(),
-            description: "Read a text file. Returns its exact text (no line numbers), ready to \
-                copy into edit_file's old_text. For part of a large file give start_line and \
-                end_line."
+            description: "Read a text file: its exact text (no line numbers), ready to copy \
+                into edit_file's old_text. For part of a large file give start_line and \
+                end_line (1-based, inclusive)."
                 .to_string(),
             parameters: read_schema(),
+            freeform: None,
         }
     }
 
@@ -331,7 +324,7 @@ fn write_schema() -> Value {
         "type": "object",
         "properties": {
             "path": {"type": "string"},
-            "content": {"type": "string", "description": "The whole new content."}
+            "content": {"type": "string"}
         },
         "required": ["path", "content"]
     })
@@ -379,6 +372,7 @@ impl ToolHandler for WriteFile {
                 created). To change part of an existing file, use edit_file."
                 .to_string(),
             parameters: write_schema(),
+            freeform: None,
         }
     }
 

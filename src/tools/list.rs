@@ -146,9 +146,10 @@ impl ToolHandler for ListFiles {
         ToolSpec {
             name: "list_files".to_string(),
             description: "List files and directories, sorted (directories end with '/'), \
-                 leaving out what .gitignore ignores."
+                 without what .gitignore ignores."
                 .to_string(),
             parameters: schema(),
+            freeform: None,
         }
     }
 

@@ -2,6 +2,7 @@
 
 mod args;
 pub mod claude;
+pub mod claude_input;
 mod edit_file;
 mod editor;
 mod files;
@@ -15,6 +16,7 @@ pub use shell::{TESTS_FAILED, TESTS_PASSED};
 mod test_command;
 mod use_skill;
 
+pub use args::check_args;
 pub(crate) use args::parse as parse_args;
 pub use edit_file::EditFile;
 pub use editor::EditorFiles;

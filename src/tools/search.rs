@@ -48,11 +48,12 @@ impl ToolHandler for SearchFiles {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "search_files".to_string(),
-            description: "Search file contents with a regular expression, like ripgrep. \
-                 Returns 'path:line: text' lines (line numbers fit read_file's start_line), \
-                 skipping ignored and binary files."
+            description: "Search file contents by regular expression, like ripgrep: \
+                 'path:line: text' lines (line fits read_file's start_line); ignored and \
+                 binary files skipped."
                 .to_string(),
             parameters: schema(),
+            freeform: None,
         }
     }
 

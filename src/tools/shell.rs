@@ -63,11 +63,12 @@ impl ToolHandler for RunCommand {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "run_command".to_string(),
-            description: "Run a shell command (bash -c) in the workspace root, sandboxed. stdin \
-                is closed: pass --yes. Returns the exit code and output (long output keeps both \
-                ends). To read files, use read_file and search_files."
+            description: "Run a shell command (bash -c) in the workspace root, sandboxed; stdin \
+                is closed (pass --yes). Returns the exit code and output (long output keeps \
+                both ends). Read files with read_file."
                 .to_string(),
             parameters: command_schema(),
+            freeform: None,
         }
     }
 
@@ -186,9 +187,10 @@ impl ToolHandler for RunTests {
         ToolSpec {
             name: "run_tests".to_string(),
             description: "Run the project's tests (its test_command, or the runner its files \
-                name). The result starts with 'tests passed' or 'tests FAILED', then the output."
+                name). Its output starts with 'tests passed' or 'tests FAILED'."
                 .to_string(),
             parameters: tests_schema(),
+            freeform: None,
         }
     }
 

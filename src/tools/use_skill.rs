@@ -65,9 +65,9 @@ impl ToolHandler for UseSkill {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: USE_SKILL.to_string(),
-            description: "Load a skill of # Skills (name), or one of its files (name, file)."
-                .to_string(),
+            description: self.0.tool_description(),
             parameters: schema(),
+            freeform: None,
         }
     }
 

@@ -153,6 +153,34 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             }
             ("wants to use an MCP tool".into(), lines)
         }
+        ApprovalAction::Hook {
+            command,
+            source,
+            files,
+        } => {
+            let mut lines = wrap_hard(
+                command,
+                t.bold(Color::Yellow),
+                w,
+                &[Span::styled("$ ", t.dim())],
+            );
+            lines.extend(wrap_hard(
+                &format!(
+                    "from {source}: new or changed since you approved it; it runs with your \
+                     rights, outside the sandbox"
+                ),
+                t.warn(),
+                w,
+                &[],
+            ));
+            for (path, content) in files {
+                lines.push(Line::styled(path.clone(), bold));
+                for line in content.lines() {
+                    lines.extend(wrap_hard(line, Style::default(), w, &[Span::raw("  ")]));
+                }
+            }
+            ("wants to run a changed workspace hook".into(), lines)
+        }
     }
 }
 

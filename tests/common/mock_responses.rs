@@ -14,7 +14,7 @@ use super::{Ending, Script, Step, split_text};
 use serde_json::{Value, json};
 
 /// The SSE steps of `script` on the Responses wire.
-pub(super) fn steps(id: &str, model: &str, script: Script) -> Vec<Step> {
+pub(super) fn steps(id: &str, model: &str, script: Script, custom: &[String]) -> Vec<Step> {
     let mut seq = 0u64;
     let mut event = |mut data: Value| -> String {
         data["sequence_number"] = json!(seq);
@@ -108,6 +108,36 @@ pub(super) fn steps(id: &str, model: &str, script: Script) -> Vec<Step> {
     }
     for call in &script.tool_calls {
         let index = output.len();
+        if custom.contains(&call.name) {
+            // Offered as freeform: the model writes the text of its one argument.
+            let args: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
+            let input = args
+                .as_object()
+                .and_then(|o| o.values().find_map(Value::as_str))
+                .unwrap_or(&call.arguments)
+                .to_string();
+            let item_id = format!("ctc_{}", call.id);
+            let item = |input: &str| {
+                json!({"type": "custom_tool_call", "id": item_id, "call_id": call.id,
+                       "name": call.name, "input": input})
+            };
+            content.push(event(json!({"type": "response.output_item.added",
+                                      "output_index": index, "item": item("")})));
+            for frag in split_text(&input, script.arg_fragment) {
+                content.push(event(
+                    json!({"type": "response.custom_tool_call_input.delta",
+                    "item_id": item_id, "output_index": index, "delta": frag}),
+                ));
+            }
+            content.push(event(
+                json!({"type": "response.custom_tool_call_input.done",
+                "item_id": item_id, "output_index": index, "input": input}),
+            ));
+            content.push(event(json!({"type": "response.output_item.done",
+                                      "output_index": index, "item": item(&input)})));
+            output.push(item(&input));
+            continue;
+        }
         let item_id = format!("fc_{}", call.id);
         let item = |status: &str, arguments: &str| {
             json!({"type": "function_call", "id": item_id, "call_id": call.id,
@@ -205,9 +235,13 @@ pub(super) fn as_chat(body: &Value) -> Value {
     for item in items {
         let kind = item["type"].as_str().unwrap_or("message");
         match kind {
-            "function_call" => {
+            "function_call" | "custom_tool_call" => {
+                let arguments = match kind {
+                    "custom_tool_call" => json!({ "input": item["input"] }).to_string().into(),
+                    _ => item["arguments"].clone(),
+                };
                 let call = json!({"id": item["call_id"], "type": "function",
-                                  "function": {"name": item["name"], "arguments": item["arguments"]}});
+                                  "function": {"name": item["name"], "arguments": arguments}});
                 match messages.last_mut() {
                     Some(m) if m["role"] == "assistant" => {
                         if !m["tool_calls"].is_array() {
@@ -221,7 +255,8 @@ pub(super) fn as_chat(body: &Value) -> Value {
                                               "tool_calls": [call]})),
                 }
             }
-            "function_call_output" => messages.push(json!({"role": "tool",
+            "function_call_output" | "custom_tool_call_output" => messages
+                .push(json!({"role": "tool",
                 "tool_call_id": item["call_id"], "content": item["output"]})),
             "reasoning" => {}
             _ => messages.push(json!({"role": item["role"], "content": item["content"]})),

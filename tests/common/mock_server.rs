@@ -376,6 +376,9 @@ struct Shared {
     props_n_ctx: Mutex<Option<u64>>,
     /// `total_slots` in `GET /props`.
     props_slots: Mutex<Slots>,
+    /// Refuse a Responses request offering a `custom` (freeform) tool with a 400, as
+    /// servers without them do.
+    refuse_custom: std::sync::atomic::AtomicBool,
 }
 
 /// What the mock's `/props` says of its slots: a test server serves many requests at
@@ -441,6 +444,12 @@ impl MockServer {
     /// Queues one response.
     pub fn push(&self, response: MockResponse) {
         lock(&self.shared.queue).push_back(response);
+    }
+
+    /// From now on a Responses request offering a `custom` tool gets a 400 naming the
+    /// type (it is recorded, and uses no scripted response).
+    pub fn refuse_custom_tools(&self) {
+        self.shared.refuse_custom.store(true, Ordering::Relaxed);
     }
 
     /// Queues several responses, answered in order.
@@ -592,6 +601,22 @@ async fn answer(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, wire: Wire
         index,
     };
 
+    // The tools a Responses request offered as freeform: their calls stream as such.
+    let custom: Vec<String> = parsed["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["type"] == "custom")
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    if wire == Wire::Responses && !custom.is_empty() && shared.refuse_custom.load(Ordering::Relaxed)
+    {
+        drop(guard);
+        let refusal = json!({"error": {
+            "message": "Invalid value: 'custom'. Supported values are: 'function'.",
+            "type": "invalid_request_error", "param": "tools[0].type", "code": "invalid_value"}});
+        return (StatusCode::BAD_REQUEST, axum::Json(refusal)).into_response();
+    }
     let scripted = lock(&shared.queue).pop_front();
     let response = match scripted {
         Some(r) => r,
@@ -619,7 +644,7 @@ async fn answer(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, wire: Wire
         drop(guard);
         return axum::Json(whole_answer(script, &model, wire)).into_response();
     }
-    render(response.kind, &model, n, guard, wire)
+    render(response.kind, &model, n, guard, wire, &custom)
 }
 
 /// A script as one JSON answer, for a request with `stream: false`.
@@ -650,7 +675,14 @@ enum Step {
     Fail,
 }
 
-fn render(kind: Kind, model: &str, n: u64, guard: FinishGuard, wire: Wire) -> Response {
+fn render(
+    kind: Kind,
+    model: &str,
+    n: u64,
+    guard: FinishGuard,
+    wire: Wire,
+    custom: &[String],
+) -> Response {
     match kind {
         Kind::Error {
             status,
@@ -668,7 +700,9 @@ fn render(kind: Kind, model: &str, n: u64, guard: FinishGuard, wire: Wire) -> Re
         Kind::Stream(script) => {
             let steps = match wire {
                 Wire::Chat => stream_steps(&format!("chatcmpl-mock-{n}"), model, script),
-                Wire::Responses => responses::steps(&format!("resp_mock{n}"), model, script),
+                Wire::Responses => {
+                    responses::steps(&format!("resp_mock{n}"), model, script, custom)
+                }
             };
             let body = futures::stream::unfold(
                 (steps.into_iter(), Some(guard)),

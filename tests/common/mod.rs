@@ -9,6 +9,7 @@ pub mod squad;
 pub use squad::{
     Run, Sandbox, content_text, git, items_of_kind, of_type, tool_messages, transcript,
 };
+pub mod acp;
 pub mod agents;
 pub mod engine;
 pub mod mcp;

@@ -36,6 +36,7 @@ impl AgentTool for AskUser {
                 },
                 "required": ["question"]
             }),
+            freeform: None,
         }
     }
 
@@ -71,7 +72,17 @@ impl AgentTool for AskUser {
         if asks {
             cx.team.set_status(cx.caller, AgentStatus::Waiting, None);
         }
-        let reply = questions.ask(question, cx.team.events(), cx.cancel).await;
+        let asked = questions.ask(question, cx.team.events(), cx.cancel);
+        let reply = if asks {
+            // The user's `notification` hooks run while the question waits.
+            let message = format!("squad has a question: {}", args.question.trim());
+            let told = cx
+                .host
+                .notify(cx.caller, "elicitation_dialog", &message, cx.cancel);
+            tokio::join!(asked, told).0
+        } else {
+            asked.await
+        };
         if asks {
             cx.team.set_status(cx.caller, AgentStatus::Running, None);
         }

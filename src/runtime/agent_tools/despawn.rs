@@ -25,6 +25,7 @@ impl AgentTool for DespawnAgent {
                 "properties": {"agent_id": {"type": "string"}},
                 "required": ["agent_id"]
             }),
+            freeform: None,
         }
     }
 

@@ -20,6 +20,7 @@ impl AgentTool for GetAgents {
             // Terse: copilot's first request stays under 8 KB (`benches/context.rs`).
             description: "Your workers, how they stand, and task `metrics` by role.".into(),
             parameters: json!({"type": "object", "properties": {"include_completed": {"type": "boolean"}}}),
+            freeform: None,
         }
     }
 

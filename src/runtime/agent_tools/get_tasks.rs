@@ -15,6 +15,7 @@ impl AgentTool for GetTasks {
             name: "get_tasks".into(),
             description: "The task board.".into(),
             parameters: json!({"type": "object", "properties": {}}),
+            freeform: None,
         }
     }
 

@@ -29,8 +29,8 @@ impl AgentTool for HandoffTo {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "handoff_to".into(),
-            description: "Hand the session to another persona (one of your handoffs): it goes \
-                on from the next step and the user then talks to it."
+            description: "Hand the session to another persona (one of your handoffs); the user \
+                then talks to it."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -41,6 +41,7 @@ impl AgentTool for HandoffTo {
                 },
                 "required": ["target_agent", "reason"]
             }),
+            freeform: None,
         }
     }
 

@@ -38,6 +38,7 @@ impl AgentTool for MessageSupervisor {
                 },
                 "required": ["text", "kind"]
             }),
+            freeform: None,
         }
     }
 

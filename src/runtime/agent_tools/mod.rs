@@ -76,6 +76,15 @@ pub trait Host: Send + Sync {
         req: ApprovalRequest<'_>,
         cancel: &CancellationToken,
     ) -> Result<(), Denied>;
+    /// The user is waited on (`kind`: `permission_prompt`, `elicitation_dialog`): the
+    /// user's `notification` hooks run.
+    async fn notify(
+        &self,
+        agent: AgentId,
+        kind: &'static str,
+        message: &str,
+        cancel: &CancellationToken,
+    );
     /// A workspace file's text for a worker's first message (same checks as `read_file`).
     async fn read_for_prompt(
         &self,

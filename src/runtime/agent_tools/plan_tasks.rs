@@ -44,6 +44,7 @@ impl AgentTool for PlanTasks {
                 },
                 "required": ["tasks"]
             }),
+            freeform: None,
         }
     }
 

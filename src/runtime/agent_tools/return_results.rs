@@ -44,6 +44,7 @@ impl AgentTool for ReturnResults {
                 },
                 "required": ["result"]
             }),
+            freeform: None,
         }
     }
 

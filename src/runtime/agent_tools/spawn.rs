@@ -70,6 +70,7 @@ impl AgentTool for SpawnAgent {
                 },
                 "required": ["role_name", "task_prompt"]
             }),
+            freeform: None,
         }
     }
 
@@ -228,6 +229,7 @@ impl AgentTool for SpawnAgent {
             policy: me.policy,
             tool: "spawn_agent",
             action: &action,
+            hook: None,
         };
         cx.host
             .approve(req, cx.cancel)

@@ -36,6 +36,7 @@ impl AgentTool for SpeakToAgent {
                 },
                 "required": ["agent_id", "message"]
             }),
+            freeform: None,
         }
     }
 

@@ -34,6 +34,7 @@ impl AgentTool for UpdateTask {
                 },
                 "required": ["id"]
             }),
+            freeform: None,
         }
     }
 

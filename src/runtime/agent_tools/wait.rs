@@ -39,6 +39,7 @@ impl AgentTool for WaitForAgents {
                     "timeout_s": {"type": "number"}
                 }
             }),
+            freeform: None,
         }
     }
 

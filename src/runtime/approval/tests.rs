@@ -31,6 +31,7 @@ async fn policies_and_session_cache() {
         policy,
         tool: "run_command",
         action: &action,
+        hook: None,
     };
     assert!(
         gate.check(req(ApprovalPolicy::Auto), &events, &cancel)
@@ -72,6 +73,7 @@ async fn policies_and_session_cache() {
         policy: ApprovalPolicy::Ask,
         tool: "run_command",
         action: &again,
+        hook: None,
     };
     assert!(gate.check(r, &events, &cancel).await.is_ok());
     let other = cmd("cargo publish");
@@ -82,6 +84,7 @@ async fn policies_and_session_cache() {
         policy: ApprovalPolicy::Ask,
         tool: "run_command",
         action: &other,
+        hook: None,
     };
     assert!(gate.check(r, &events, &cancel).await.is_err());
 }
@@ -97,6 +100,7 @@ async fn headless_ask_denies_with_a_reason() {
         policy: ApprovalPolicy::Ask,
         tool: "run_command",
         action: &action,
+        hook: None,
     };
     let err = gate
         .check(r, &events, &CancellationToken::new())
@@ -136,6 +140,7 @@ async fn approving_a_command_for_the_session_does_not_approve_chained_commands()
             policy: ApprovalPolicy::Ask,
             tool: "run_command",
             action,
+            hook: None,
         }
     }
     gate.check(req(agent, &approved), &events, &cancel)
@@ -176,6 +181,7 @@ async fn approving_a_root_file_for_the_session_does_not_approve_every_file() {
             policy: ApprovalPolicy::Ask,
             tool: "write_file",
             action,
+            hook: None,
         }
     }
     let g2 = gate.clone();
@@ -225,6 +231,7 @@ async fn approving_a_patch_for_the_session_covers_only_its_folders() {
             policy: ApprovalPolicy::Ask,
             tool: "apply_patch",
             action,
+            hook: None,
         }
     }
     let g2 = gate.clone();
@@ -281,6 +288,7 @@ async fn a_sandboxed_command_needs_no_prompt_and_leaving_the_sandbox_always_asks
         policy,
         tool: "run_command",
         action,
+        hook: None,
     };
     for policy in [ApprovalPolicy::Ask, ApprovalPolicy::Auto] {
         assert!(!gate.will_ask(&req(policy, &inside)));
@@ -325,4 +333,66 @@ async fn a_sandboxed_command_needs_no_prompt_and_leaving_the_sandbox_always_asks
         .await
         .unwrap_err();
     assert!(why.0.contains("outside the sandbox"), "{}", why.0);
+}
+
+/// A user's hook: `ask` puts a call to the user under `auto`, for a sandboxed command and
+/// over an earlier "approve for this session"; `allow` lets it through under `ask` with
+/// nobody asked, but never out of the sandbox nor in a read-only session.
+#[tokio::test]
+async fn a_hooks_ask_forces_the_prompt_and_its_allow_skips_it() {
+    let (events, mut rx) = sink();
+    let gate = Arc::new(ApprovalGate::new(true));
+    let agent = AgentId::new();
+    let cancel = CancellationToken::new();
+    let sandboxed = ApprovalAction::SandboxedCommand {
+        command: "ls".into(),
+        sandbox: "landlock".into(),
+    };
+    let escalation = ApprovalAction::Escalation {
+        command: "ls".into(),
+        reason: "r".into(),
+    };
+    let write = ApprovalAction::FileChange {
+        path: "a.txt".into(),
+        diff: String::new(),
+    };
+    let req = |policy, action, hook| ApprovalRequest {
+        agent_id: agent,
+        role: "copilot",
+        policy,
+        tool: "run_command",
+        action,
+        hook,
+    };
+    for (policy, action) in [
+        (ApprovalPolicy::Auto, &write),
+        (ApprovalPolicy::Ask, &sandboxed),
+    ] {
+        let asked = req(policy, action, Some(HookApproval::Ask));
+        assert!(gate.will_ask(&asked));
+        let g = gate.clone();
+        let answer = tokio::spawn(async move {
+            loop {
+                let ev = rx.recv().await.unwrap();
+                if let EventKind::ApprovalRequested { request_id, .. } = ev.kind {
+                    g.resolve(request_id, ApprovalDecision::Deny);
+                    return rx;
+                }
+            }
+        });
+        assert!(gate.check(asked, &events, &cancel).await.is_err());
+        rx = answer.await.unwrap();
+    }
+    // Allowed: nobody is asked (nobody answers here, so a question would hang).
+    let allowed = req(ApprovalPolicy::Ask, &write, Some(HookApproval::Allow));
+    assert!(!gate.will_ask(&allowed));
+    assert!(gate.check(allowed, &events, &cancel).await.is_ok());
+    let headless = ApprovalGate::new(false);
+    let out = req(ApprovalPolicy::Auto, &escalation, Some(HookApproval::Allow));
+    assert!(headless.check(out, &events, &cancel).await.is_err());
+    let ro = req(ApprovalPolicy::ReadOnly, &write, Some(HookApproval::Allow));
+    assert!(headless.check(ro, &events, &cancel).await.is_err());
+    let asked = req(ApprovalPolicy::Auto, &write, Some(HookApproval::Ask));
+    let denied = headless.check(asked, &events, &cancel).await.unwrap_err();
+    assert!(denied.0.contains("hook asks"), "{}", denied.0);
 }

@@ -24,6 +24,8 @@ const MAX_SCALE: f64 = 4.0;
 
 pub struct CompactionLayer {
     compactor: Arc<Compactor>,
+    /// Told before each compaction (the user's `pre_compact` hooks).
+    told: Arc<dyn Layer>,
     /// Agents whose compaction failed this turn.
     failed: Mutex<HashSet<AgentId>>,
     /// By model: how many times squad's estimate the server counted a refused request.
@@ -31,9 +33,10 @@ pub struct CompactionLayer {
 }
 
 impl CompactionLayer {
-    pub fn new(compactor: Arc<Compactor>) -> Self {
+    pub fn new(compactor: Arc<Compactor>, told: Arc<dyn Layer>) -> Self {
         Self {
             compactor,
+            told,
             failed: Mutex::new(HashSet::new()),
             scale: Mutex::new(HashMap::new()),
         }
@@ -65,6 +68,7 @@ impl CompactionLayer {
         trigger: Trigger,
         scale: f64,
     ) -> Result<u64, CompactError> {
+        self.told.before_compact(cx, trigger == Trigger::User).await;
         // The compaction gets the request's own copy of the history's handle, so the history
         // is not shared (and copied) while it is replaced.
         let setup = RequestSetup {

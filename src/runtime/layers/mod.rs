@@ -4,6 +4,8 @@
 //! line there (see docs/adding-a-policy.md).
 //!
 //! The points of an agent's life, in the order they come:
+//! - `before_prompt`: the user's message to the persona: a layer may add to it, or
+//!   withhold it from the model.
 //! - `before_task`: a message starts a task (a worker's first, or a follow-up); a layer
 //!   may add a note to the message.
 //! - `turn_start`: a turn begins (per-turn state starts afresh).
@@ -30,6 +32,9 @@
 //! - `result_returned`: a worker's result went up to its supervisor.
 //! - `task_completed`: a task of the board is done.
 //! - `gone`: a worker is gone for good (despawned, cancelled, released).
+//! - `before_compact`: an agent's conversation is about to be compacted.
+//! - `notification`: the user is waited on (an approval, an agent's question).
+//! - `session_end`: the session ends.
 //!
 //! A layer sees a [`Scope`], not the engine: the team, the agent, its role and workspace.
 
@@ -55,6 +60,7 @@ pub use progress::ProgressLayer;
 pub use stall::{Pulse, StallLayer};
 pub use verification::VerificationLayer;
 
+use super::approval::HookApproval;
 use super::guard::Verdict;
 use super::request::RequestSetup;
 use super::team::Team;
@@ -101,11 +107,17 @@ pub enum Gate {
 }
 
 /// Before a tool call.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub enum ToolGate {
     Go,
     /// The call does not run; the model reads this as its result.
     Block(String),
+    /// Go, with the approval as a user's hook said (`permissionDecision`).
+    Approval(HookApproval),
+    /// Go with these arguments instead (a hook's `updatedInput`, in squad's names), and the
+    /// approval as the hook said, if it did. The caller checks them and asks the layers
+    /// after this one about the changed call.
+    Amend(Value, Option<HookApproval>),
 }
 
 /// A request after the layers shaped it.
@@ -177,6 +189,12 @@ pub trait Layer: Send + Sync {
         Verdict::Pass
     }
 
+    /// The user's message to the persona, before its task begins: a layer may add to it,
+    /// or withhold it (`Some(why)`: it never reaches the model).
+    async fn before_prompt(&self, _cx: &Scope<'_>, _text: &mut String) -> Option<String> {
+        None
+    }
+
     async fn before_task(&self, _cx: &Scope<'_>, _text: &mut String) {}
 
     async fn before_model_call(&self, _cx: &Scope<'_>) -> Gate {
@@ -230,6 +248,16 @@ pub trait Layer: Send + Sync {
     async fn settle(&self, _cx: &Scope<'_>, _end: TurnEnd) {}
 
     async fn gone(&self, _cx: &Scope<'_>) {}
+
+    /// The agent's conversation is about to be compacted (`manual`: the user's `/compact`).
+    async fn before_compact(&self, _cx: &Scope<'_>, _manual: bool) {}
+
+    /// The user is waited on: `kind` is `permission_prompt` (an approval) or
+    /// `elicitation_dialog` (an agent's question); `message` says what for.
+    async fn notification(&self, _cx: &Scope<'_>, _kind: &'static str, _message: &str) {}
+
+    /// The session ends (the persona's scope).
+    async fn session_end(&self, _cx: &Scope<'_>) {}
 }
 
 /// What the session's layers share with the rest of the session, made once at start.
@@ -257,15 +285,17 @@ pub struct SessionParts {
 /// and verification last (it measures the call in the root isolation gave it, and begins
 /// a task on the worktree as isolation left it).
 pub fn session_layers(p: SessionParts) -> Layers {
+    // Told before a compaction, which the compaction layer starts.
+    let hooks: Arc<dyn Layer> = Arc::new(p.hooks);
     Layers::new(vec![
         Arc::new(PauseLayer::new(p.pause)),
         Arc::new(BudgetLayer::new(p.session)),
         Arc::new(ProgressLayer::new(p.max_turn_calls)),
         Arc::new(AnswerLayer::new(p.board, p.assist)),
-        Arc::new(CompactionLayer::new(p.compactor)),
+        Arc::new(CompactionLayer::new(p.compactor, hooks.clone())),
         Arc::new(StallLayer::new(p.guards.stall_after())),
         Arc::new(LoopGuardLayer::new(p.guards)),
-        Arc::new(p.hooks),
+        hooks,
         Arc::new(IsolationLayer::new(p.isolation)),
         Arc::new(VerificationLayer::new(p.checks)),
     ])
@@ -297,6 +327,16 @@ impl Layers {
             }
         }
         Verdict::Pass
+    }
+
+    /// The first layer that withholds the message decides; the layers after it are not asked.
+    pub async fn before_prompt(&self, cx: &Scope<'_>, text: &mut String) -> Option<String> {
+        for layer in self.list.iter() {
+            if let Some(why) = layer.before_prompt(cx, text).await {
+                return Some(why);
+            }
+        }
+        None
     }
 
     pub async fn before_task(&self, cx: &Scope<'_>, text: &mut String) {
@@ -374,13 +414,33 @@ impl Layers {
     }
 
     /// The first layer that blocks decides; the layers after it are not asked.
+    #[cfg(test)]
     pub async fn before_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) -> ToolGate {
-        for layer in self.list.iter() {
-            if let ToolGate::Block(why) = layer.before_tool(cx, tool).await {
-                return ToolGate::Block(why);
+        self.before_tool_from(cx, tool, 0).await.0
+    }
+
+    /// Asks the layers from the `from`th on: the first that blocks decides, the first
+    /// approval said stands. A layer that amends the call ends the walk: with it comes
+    /// where to go on once the caller has checked the changed call.
+    pub async fn before_tool_from(
+        &self,
+        cx: &Scope<'_>,
+        tool: &ToolUse<'_>,
+        from: usize,
+    ) -> (ToolGate, usize) {
+        let mut approval = None;
+        for (i, layer) in self.list.iter().enumerate().skip(from) {
+            match layer.before_tool(cx, tool).await {
+                ToolGate::Go => {}
+                ToolGate::Approval(a) => approval = approval.or(Some(a)),
+                ToolGate::Block(why) => return (ToolGate::Block(why), i + 1),
+                ToolGate::Amend(args, a) => {
+                    return (ToolGate::Amend(args, approval.or(a)), i + 1);
+                }
             }
         }
-        ToolGate::Go
+        let gate = approval.map_or(ToolGate::Go, ToolGate::Approval);
+        (gate, self.list.len())
     }
 
     pub async fn prepare_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
@@ -392,6 +452,24 @@ impl Layers {
     pub async fn before_run(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) {
         for layer in self.list.iter() {
             layer.before_run(cx, tool).await;
+        }
+    }
+
+    pub async fn before_compact(&self, cx: &Scope<'_>, manual: bool) {
+        for layer in self.list.iter() {
+            layer.before_compact(cx, manual).await;
+        }
+    }
+
+    pub async fn notification(&self, cx: &Scope<'_>, kind: &'static str, message: &str) {
+        for layer in self.list.iter() {
+            layer.notification(cx, kind, message).await;
+        }
+    }
+
+    pub async fn session_end(&self, cx: &Scope<'_>) {
+        for layer in self.list.iter() {
+            layer.session_end(cx).await;
         }
     }
 

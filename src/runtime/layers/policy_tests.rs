@@ -131,7 +131,8 @@ fn compaction(fail: bool) -> (CompactionLayer, Arc<Summarizer>) {
         slots: Arc::new(Semaphore::new(1)),
         config: Arc::new(Config::default()),
     };
-    (CompactionLayer::new(Arc::new(compactor)), model)
+    let nobody: Arc<dyn Layer> = Arc::new(super::tests::Quiet);
+    (CompactionLayer::new(Arc::new(compactor), nobody), model)
 }
 
 /// A worker whose history is its task and twenty long read calls.

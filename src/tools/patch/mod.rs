@@ -168,6 +168,12 @@ impl ToolHandler for ApplyPatch {
                 with @@ hunks of ' '/-/+ lines; *** End Patch. All or nothing."
                 .to_string(),
             parameters: schema(),
+            // On the Responses wire, where the server takes it: the patch as plain text in
+            // the format's grammar, as Codex offers it to the models trained on it.
+            freeform: Some(crate::model::Freeform {
+                argument: "patch".to_string(),
+                grammar: include_str!("grammar.lark").to_string(),
+            }),
         }
     }
 

@@ -8,14 +8,18 @@
 //! row), withholds or adds to the user's message, or is shown; anything else (another exit,
 //! a time-out, a workspace hook whose approval no longer holds) is a warning and things go on.
 
+mod reapprove;
+
 use super::{AfterTurn, Layer, Scope, ToolDone, ToolGate, ToolUse};
-use crate::hooks::listing::approved;
 use crate::hooks::{Decision, HookEvent, HookRun, HookSpec, Payload, SessionFacts, TrustStore};
 use crate::hooks::{decide, run_hook};
 use crate::protocol::{AgentId, AgentResult, EventKind, Priority, Task, TurnEnd};
+use crate::runtime::approval::{ApprovalGate, HookApproval};
 use crate::runtime::confinement::Confinement;
 use crate::tools::claude::{ClaudeCall, claude_calls, claude_name, claude_response};
+use crate::tools::claude_input::squad_args;
 use async_trait::async_trait;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +41,10 @@ pub struct HookLayer {
     stop_blocks: Mutex<HashMap<AgentId, u32>>,
     /// `session_start` ran.
     started: AtomicBool,
+    /// Where workspace hooks that changed are put to the user again.
+    gate: Arc<ApprovalGate>,
+    /// The user's answers this session about changed workspace hooks, by approval key.
+    answered: tokio::sync::Mutex<HashMap<String, bool>>,
 }
 
 impl HookLayer {
@@ -46,6 +54,7 @@ impl HookLayer {
         project: PathBuf,
         trust: Option<TrustStore>,
         confinement: Arc<Confinement>,
+        gate: Arc<ApprovalGate>,
     ) -> Self {
         Self {
             hooks,
@@ -55,6 +64,8 @@ impl HookLayer {
             confinement,
             stop_blocks: Mutex::new(HashMap::new()),
             started: AtomicBool::new(false),
+            gate,
+            answered: tokio::sync::Mutex::new(HashMap::new()),
         }
     }
 
@@ -78,11 +89,7 @@ impl HookLayer {
         }
         let mut all = Decision::default();
         for hook in matching {
-            let ok = self
-                .trust
-                .as_ref()
-                .is_some_and(|t| approved(hook, t, &self.project));
-            if !ok && hook.source.workspace {
+            if !self.may_run(cx, event, hook).await {
                 self.tell(cx, event, hook, None, Some(NOT_APPROVED.to_string()));
                 continue;
             }
@@ -139,14 +146,15 @@ impl HookLayer {
         );
     }
 
-    /// The hooks of `event` for one tool call, once per call as Claude Code would make it.
+    /// The hooks of `event` for one tool call, once per call as Claude Code would make it;
+    /// with the first `updatedInput` a hook answered, as squad's arguments for the call.
     async fn for_tool(
         &self,
         cx: &Scope<'_>,
         event: HookEvent,
         tool: &ToolUse<'_>,
         done: Option<&ToolDone<'_>>,
-    ) -> Decision {
+    ) -> (Decision, Option<Result<Value, String>>) {
         let mut calls = claude_calls(tool.name, tool.args, cx.root());
         if calls.is_empty() {
             calls.push(ClaudeCall {
@@ -155,8 +163,9 @@ impl HookLayer {
             });
         }
         let mut all = Decision::default();
+        let mut amended = None;
         for call in calls {
-            let d = self
+            let mut d = self
                 .run(cx, event, &[tool.name, &call.name], |p| {
                     p.tool_name = Some(call.name.clone());
                     p.tool_input = Some(call.input.clone());
@@ -165,13 +174,18 @@ impl HookLayer {
                     p.tool_response = done.map(|d| claude_response(&call, d.output, d.is_error));
                 })
                 .await;
+            if let Some(updated) = d.updated_input.take()
+                && amended.is_none()
+            {
+                amended = Some(squad_args(tool.name, tool.args, &call, &updated, cx.root()));
+            }
             let done = d.block.is_some() || d.stop.is_some();
             merge(&mut all, d);
             if done {
                 break;
             }
         }
-        all
+        (all, amended)
     }
 }
 
@@ -228,6 +242,16 @@ fn outcome(event: HookEvent, hook: &HookSpec, ran: &HookRun, d: &Decision) -> Op
     if let Some(why) = &d.stop {
         said.push(format!("stopped the agent: {why}"));
     }
+    if d.block.is_none() && d.stop.is_none() && event == HookEvent::PreToolUse {
+        if d.updated_input.is_some() {
+            said.push("changed the call's input".to_string());
+        }
+        match d.permission.as_deref() {
+            Some("allow") => said.push("allowed the call without a prompt".to_string()),
+            Some("ask") => said.push("asks the user to approve the call".to_string()),
+            _ => {}
+        }
+    }
     if let Some(m) = &d.system_message {
         said.push(m.clone());
     }
@@ -236,11 +260,13 @@ fn outcome(event: HookEvent, hook: &HookSpec, ran: &HookRun, d: &Decision) -> Op
 
 #[async_trait]
 impl Layer for HookLayer {
-    async fn before_task(&self, cx: &Scope<'_>, text: &mut String) {
+    async fn before_task(&self, cx: &Scope<'_>, _text: &mut String) {
         if cx.is_worker() {
             self.run(cx, HookEvent::AgentStart, &[], |_| {}).await;
-            return;
         }
+    }
+
+    async fn before_prompt(&self, cx: &Scope<'_>, text: &mut String) -> Option<String> {
         let mut added = Vec::new();
         if !self.started.swap(true, Ordering::SeqCst) {
             let d = self
@@ -257,36 +283,52 @@ impl Layer for HookLayer {
             })
             .await;
         if let Some(why) = d.block.or(d.stop) {
-            // The message is not the persona's to act on; it only says why.
-            *text = format!(
-                "[squad: the user's message was withheld by a user_prompt_submit hook: {why}. \
-                 Tell the user it was withheld and why; do nothing else.]"
-            );
-            return;
+            // Not sent: the model never reads it, the user reads why (the hook's event).
+            return Some(why);
         }
         added.extend(d.context);
         for context in added {
             text.push_str("\n\n");
             text.push_str(&context);
         }
+        None
     }
 
     async fn before_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) -> ToolGate {
-        let d = self.for_tool(cx, HookEvent::PreToolUse, tool, None).await;
+        let (d, amended) = self.for_tool(cx, HookEvent::PreToolUse, tool, None).await;
         match (d.block, d.stop) {
-            (Some(why), _) => ToolGate::Block(format!(
-                "blocked by a pre_tool_use hook: {why}. Do not try the same call again; \
-                 find another way or tell the user."
+            (Some(why), _) => {
+                return ToolGate::Block(format!(
+                    "blocked by a pre_tool_use hook: {why}. Do not try the same call again; \
+                     find another way or tell the user."
+                ));
+            }
+            (None, Some(why)) => {
+                return ToolGate::Block(format!(
+                    "stopped by a pre_tool_use hook: {why}. Stop here and tell the user."
+                ));
+            }
+            (None, None) => {}
+        }
+        let approval = match d.permission.as_deref() {
+            Some("allow") => Some(HookApproval::Allow),
+            Some("ask") => Some(HookApproval::Ask),
+            _ => None,
+        };
+        match amended {
+            Some(Err(why)) => ToolGate::Block(format!(
+                "not run: a pre_tool_use hook answered an `updatedInput` squad cannot apply to \
+                 `{}`: {why}. This is the user's hook, not your call: tell the user, or do \
+                 the work another way.",
+                tool.name
             )),
-            (None, Some(why)) => ToolGate::Block(format!(
-                "stopped by a pre_tool_use hook: {why}. Stop here and tell the user."
-            )),
-            (None, None) => ToolGate::Go,
+            Some(Ok(args)) if args != *tool.args => ToolGate::Amend(args, approval),
+            _ => approval.map_or(ToolGate::Go, ToolGate::Approval),
         }
     }
 
     async fn after_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        let d = self
+        let (d, _) = self
             .for_tool(cx, HookEvent::PostToolUse, tool, Some(done))
             .await;
         // What the hook has to say about the call (`additionalContext`, a `block`'s
@@ -311,6 +353,30 @@ impl Layer for HookLayer {
         let task = serde_json::to_value(task).ok();
         self.run(cx, HookEvent::TaskCompleted, &[], |p| p.task = task.clone())
             .await;
+    }
+
+    async fn before_compact(&self, cx: &Scope<'_>, manual: bool) {
+        let trigger = if manual { "manual" } else { "auto" };
+        self.run(cx, HookEvent::PreCompact, &[trigger], |p| {
+            p.trigger = Some(trigger);
+            p.custom_instructions = Some("");
+        })
+        .await;
+    }
+
+    async fn notification(&self, cx: &Scope<'_>, kind: &'static str, message: &str) {
+        self.run(cx, HookEvent::Notification, &[kind], |p| {
+            p.message = Some(message.to_string());
+            p.notification_type = Some(kind);
+        })
+        .await;
+    }
+
+    async fn session_end(&self, cx: &Scope<'_>) {
+        self.run(cx, HookEvent::SessionEnd, &["other"], |p| {
+            p.reason = Some("other")
+        })
+        .await;
     }
 
     async fn turn_end(&self, cx: &Scope<'_>, end: TurnEnd, final_text: &str) -> AfterTurn {
