@@ -62,6 +62,9 @@ struct Transcript {
     answer: &'static str,
     /// Files the transcript's tool calls change: (path, content after), `None` if deleted.
     changed: Vec<(&'static str, Option<&'static str>)>,
+    /// The start of a note the transcript may meet because a check failed (it informs
+    /// only); what follows it in a result is not read for nudges.
+    informs: Option<&'static str>,
 }
 
 impl Transcript {
@@ -74,6 +77,7 @@ impl Transcript {
             workers: Vec::new(),
             answer,
             changed: Vec::new(),
+            informs: None,
         }
     }
 
@@ -94,6 +98,11 @@ impl Transcript {
 
     fn worker(mut self, marker: &'static str, rs: Vec<MockResponse>) -> Self {
         self.workers.push((marker, rs));
+        self
+    }
+
+    fn informs(mut self, note: &'static str) -> Self {
+        self.informs = Some(note);
         self
     }
 
@@ -181,6 +190,10 @@ impl Transcript {
                 if role == "system" || protocol {
                     continue;
                 }
+                let text = match self.informs {
+                    Some(note) => text.split(note).next().unwrap_or_default().to_string(),
+                    None => text,
+                };
                 for nudge in NUDGES {
                     assert!(
                         !text.contains(nudge),
@@ -478,6 +491,38 @@ async fn debugging_through_failing_runs_then_a_last_improvement() {
         "calc.py",
         "def add(a, b):\n    \"\"\"The sum.\"\"\"\n    return a + b\n",
     )
+    .run()
+    .await;
+}
+
+/// Green, a further step breaks the tests, a fix on top of it passes (the files differ
+/// from the earlier pass: no round trip), the tests once more, an answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_step_that_breaks_the_tests_fixed_forward_not_put_back() {
+    Transcript::new(
+        "Fix add, then let it take a default for b.",
+        "add is fixed and b defaults to 0; tests pass.",
+    )
+    .file("calc.py", "def add(a, b):\n    return a - b\n")
+    .tests("grep -q 'a + b' calc.py")
+    .step(edit("e1", "calc.py", "return a - b", "return a + b"))
+    .step(run_tests("t1"))
+    .step(edit("e2", "calc.py", "return a + b", "return a+b"))
+    .step(run_tests("t2"))
+    .step(edit(
+        "e3",
+        "calc.py",
+        "def add(a, b):\n    return a+b",
+        "def add(a, b=0):\n    return a + b",
+    ))
+    .step(run_tests("t3"))
+    .step(run_tests("t4"))
+    .step(MockResponse::text(
+        "add is fixed and b defaults to 0; tests pass.",
+    ))
+    .changes("calc.py", "def add(a, b=0):\n    return a + b\n")
+    // The failing run after a pass names what the file held then: a failure's note.
+    .informs("[squad] The tests passed at an earlier run")
     .run()
     .await;
 }

@@ -93,8 +93,6 @@ pub struct AnswerLayer {
     why: Mutex<&'static str>,
     /// Where the changed files stood at each passing test run of the turn.
     green: Mutex<HashSet<u64>>,
-    /// A run failed since the tests last passed.
-    failed_since_green: AtomicBool,
     /// Why the tools went is in the history (said once).
     told: AtomicBool,
     /// The persona's calls this turn, each with its answer and the state of the files it
@@ -137,7 +135,6 @@ impl AnswerLayer {
             stuck: AtomicBool::new(false),
             why: Mutex::new(ANSWER_NOW),
             green: Mutex::new(HashSet::new()),
-            failed_since_green: AtomicBool::new(false),
             told: AtomicBool::new(false),
             seen: Mutex::new(HashMap::new()),
             changed: Mutex::new(BTreeMap::new()),
@@ -165,9 +162,9 @@ impl AnswerLayer {
     }
 }
 
-/// A call, its answer (without the times it took: a test run that took 1.9 s is the run
-/// that took 1.8 s) and the state of the files it was made in.
-fn mark(call: &Reviewed<'_>, state: (u64, u64)) -> u64 {
+/// A call and its answer (without the times it took: a test run that took 1.9 s is the
+/// run that took 1.8 s).
+fn mark(call: &Reviewed<'_>) -> u64 {
     let mut h = DefaultHasher::new();
     call.name.hash(&mut h);
     match serde_json::from_str::<serde_json::Value>(call.arguments) {
@@ -175,7 +172,14 @@ fn mark(call: &Reviewed<'_>, state: (u64, u64)) -> u64 {
         Err(_) => call.arguments.hash(&mut h),
     }
     without_times(call.output).hash(&mut h);
-    state.hash(&mut h);
+    h.finish()
+}
+
+/// A call in a state of the files: what counts as made again. `apart` keeps the count
+/// of reads across writes (below) from meeting the counts bound to a state.
+fn in_state(call: u64, state: (u64, u64), apart: bool) -> u64 {
+    let mut h = DefaultHasher::new();
+    (call, state, apart).hash(&mut h);
     h.finish()
 }
 
@@ -258,18 +262,18 @@ impl AnswerLayer {
     /// failure, is a round trip (a 1.5B persona whose fix passed handed the session on;
     /// the next personas broke the test, put the files back when the run failed, passed
     /// again, and went round once more).
+    /// Called before `last_run_passed` takes this run: every run since the last pass
+    /// failed, so "a failure in between" is "the run before this one failed".
     fn tests_ran(&self, cx: &Scope<'_>, passed: bool) {
         if !passed {
-            self.failed_since_green.store(true, Ordering::Relaxed);
             return;
         }
         let state = self.files_state(cx);
         let seen = !crate::sync::lock(&self.green).insert(state);
-        if seen && self.failed_since_green.swap(false, Ordering::Relaxed) {
+        if seen && !self.last_run_passed.load(Ordering::Relaxed) {
             *crate::sync::lock(&self.why) = BACK_TO_GREEN;
             self.stuck.store(true, Ordering::Relaxed);
         }
-        self.failed_since_green.store(false, Ordering::Relaxed);
     }
 }
 
@@ -284,7 +288,6 @@ impl Layer for AnswerLayer {
             crate::sync::lock(&self.changed).clear();
             self.files.store(0, Ordering::Relaxed);
             crate::sync::lock(&self.green).clear();
-            self.failed_since_green.store(false, Ordering::Relaxed);
             crate::sync::lock(&self.since_green).clear();
             self.last_run_passed.store(false, Ordering::Relaxed);
         }
@@ -334,6 +337,7 @@ impl Layer for AnswerLayer {
             return Verdict::Pass;
         }
         if !call.is_error {
+            let call_mark = mark(call);
             let times = {
                 let mut seen = crate::sync::lock(&self.seen);
                 // A read answered the same a fourth time in the turn is a repeat whatever
@@ -343,8 +347,9 @@ impl Layer for AnswerLayer {
                 // A command in between may have changed anything: it starts afresh.
                 let read_again = call.kind == CallKind::Read && {
                     let unseen = self.unseen.load(Ordering::Relaxed);
-                    // (`!`: a key apart from the marks bound to the files' state.)
-                    let n = seen.entry(!mark(call, (0, unseen))).or_insert(0);
+                    let n = seen
+                        .entry(in_state(call_mark, (0, unseen), true))
+                        .or_insert(0);
                     *n += 1;
                     *n >= READ_STUCK_AFTER
                 };
@@ -357,7 +362,7 @@ impl Layer for AnswerLayer {
                     CallKind::Other => (0, 0),
                     CallKind::Read | CallKind::Change => self.state(),
                 };
-                let n = seen.entry(mark(call, state)).or_insert(0);
+                let n = seen.entry(in_state(call_mark, state, false)).or_insert(0);
                 *n += 1;
                 if read_again { STUCK_AFTER } else { *n }
             };
