@@ -4,15 +4,17 @@
 
 use super::agent_tools::Host;
 use super::approval::{ApprovalRequest, Denied};
-use super::checks::Checked;
-use super::compaction::{CompactError, Trigger};
-use super::engine::Engine;
-use super::layers::AfterTurn;
+use super::ask::approve;
+use super::cx::{AgentCx, Policies};
 use super::persona::switch_persona;
+use super::points::{Admit, AfterTurn};
+use super::policies::compaction::compactor::{CompactError, Trigger};
+use super::policies::hooks::layer::caller;
+use super::policies::verification::{self, checks::Checked};
 use super::report::notice_batch;
+use super::session::Session;
 use super::team::{AgentInput, FanIn, NewAgent};
 use super::turn::{TurnOutcome, run_turn};
-use super::verification;
 use crate::config::Config;
 use crate::protocol::{AgentId, AgentResult, AgentStatus, EventKind, HistoryItem, TurnEnd};
 use crate::roles::{Role, RoleSet};
@@ -22,35 +24,34 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-/// Registers the agent, announces it, and starts its task.
-pub fn start_agent(engine: &Arc<Engine>, new: NewAgent) -> AgentId {
+/// Registers the agent, announces it, and starts its task on a context of its own.
+pub fn start_agent(session: &Arc<Session>, policies: &Arc<Policies>, new: NewAgent) -> AgentId {
     let id = new.id;
-    let (inbox, cancel) = engine.team.add(new);
-    engine.announce_sandbox(id);
-    let engine = engine.clone();
-    let tasks = engine.agent_tasks.clone();
-    tasks.spawn(async move { agent_main(engine, id, inbox, cancel).await });
+    let (inbox, cancel) = session.team.add(new);
+    session.announce_sandbox(id);
+    let cx = AgentCx::new(session.clone(), policies.clone(), id, cancel);
+    session.agent_tasks.spawn(agent_main(cx, inbox));
     id
 }
 
 /// The agent tools reach the runtime through this; starting a worker from a tool call is
 /// the one recursion of the runtime (agent → turn → spawn_agent → agent).
 #[async_trait]
-impl Host for Arc<Engine> {
+impl Host for AgentCx {
     fn config(&self) -> &Config {
-        &self.config
+        &self.session().config
     }
 
     fn roles(&self) -> &RoleSet {
-        &self.roles
+        &self.session().roles
     }
 
     fn tasks(&self) -> &super::tasks::TaskBoard {
-        &self.tasks
+        &self.session().tasks
     }
 
     fn questions(&self) -> &super::questions::Questions {
-        &self.questions
+        &self.session().questions
     }
 
     fn tools_for(
@@ -60,80 +61,52 @@ impl Host for Arc<Engine> {
         ceiling: Option<&[String]>,
         model: &str,
     ) -> Vec<String> {
-        self.tools.tools_for_model(role, is_worker, ceiling, model)
+        (self.session().tools).tools_for_model(role, is_worker, ceiling, model)
     }
 
-    async fn approve(
-        &self,
-        req: ApprovalRequest<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<(), Denied> {
-        Engine::approve(self, req, cancel).await
+    async fn approve(&self, req: ApprovalRequest<'_>) -> Result<(), Denied> {
+        approve(self, req).await
     }
 
-    async fn notify(
-        &self,
-        agent: AgentId,
-        kind: &'static str,
-        message: &str,
-        cancel: &CancellationToken,
-    ) {
-        let place = self.place(agent);
-        let cx = place.scope(&self.team, agent, cancel);
-        self.layers.notification(&cx, kind, message).await;
+    async fn notify(&self, kind: &'static str, message: &str) {
+        let hooks = &self.session().hooks;
+        hooks.notification(&caller(self), kind, message).await;
     }
 
-    async fn read_for_prompt(
-        &self,
-        caller: AgentId,
-        path: &str,
-        cancel: &CancellationToken,
-    ) -> Result<String, ToolError> {
-        let role = self.team.role(caller).unwrap_or_default();
-        let ctx = self.tool_context(caller, &role, cancel);
-        crate::tools::read_for_prompt(&ctx, path).await
+    async fn read_for_prompt(&self, path: &str) -> Result<String, ToolError> {
+        crate::tools::read_for_prompt(&self.tool_context(), path).await
     }
 
     fn choose_isolation(&self, agent: AgentId, mode: crate::config::IsolationMode) {
-        self.isolation.choose(agent, mode);
+        self.session().isolation.choose(agent, mode);
     }
 
     async fn base_for_spawn(
         &self,
-        caller: AgentId,
         role: &str,
         mode: Option<crate::config::IsolationMode>,
     ) -> Option<Arc<crate::isolation::Base>> {
-        self.isolation
-            .base_for_spawn(&self.team, caller, role, mode)
+        let session = self.session();
+        (session.isolation)
+            .base_for_spawn(&session.team, self.id(), role, mode)
             .await
     }
 
     fn give_base(&self, agent: AgentId, base: Arc<crate::isolation::Base>) {
-        self.isolation.give_base(agent, base);
+        self.session().isolation.give_base(agent, base);
     }
 
     fn start_agent(&self, new: NewAgent) -> AgentId {
-        start_agent(self, new)
+        start_agent(self.session(), self.policies(), new)
     }
 
-    fn tool_context(
-        &self,
-        agent: AgentId,
-        role: &str,
-        cancel: &CancellationToken,
-    ) -> crate::tools::ToolContext {
-        Engine::tool_context(self, agent, role, cancel)
+    fn tool_context(&self) -> crate::tools::ToolContext {
+        AgentCx::tool_context(self)
     }
 
-    async fn check_result(
-        &self,
-        caller: AgentId,
-        result: &AgentResult,
-        cancel: &CancellationToken,
-    ) -> Checked {
-        let start = |new: NewAgent| start_agent(self, new);
-        verification::check(self, &start, caller, result, cancel).await
+    async fn check_result(&self, result: &AgentResult) -> Checked {
+        let start = |new: NewAgent| start_agent(self.session(), self.policies(), new);
+        verification::check(self.session(), &start, self.id(), result, self.cancel()).await
     }
 }
 
@@ -154,24 +127,19 @@ enum Step {
     Stop,
 }
 
-async fn agent_main(
-    engine: Arc<Engine>,
-    id: AgentId,
-    mut inbox: mpsc::UnboundedReceiver<AgentInput>,
-    cancel: CancellationToken,
-) {
-    let team = &engine.team;
+async fn agent_main(cx: AgentCx, mut inbox: mpsc::UnboundedReceiver<AgentInput>) {
+    let (team, id) = (cx.team(), cx.id());
     let mut changes = team.subscribe();
     // What the agent rests as between turns (it waits only while workers owe results).
     let mut rest = team.status(id).filter(|s| s.is_idle()).unwrap_or_default();
     loop {
-        let next = match next_work(&engine, id, &cancel, &mut inbox, &mut changes, rest).await {
+        let next = match next_work(&cx, &mut inbox, &mut changes, rest).await {
             Wake::Input(next) => next,
             Wake::Changed => continue,
             Wake::Stop => break,
         };
         let took_input = matches!(next, Next::Input(_));
-        let reply = match take_up(&engine, id, &cancel, next, &mut rest).await {
+        let reply = match take_up(&cx, next, &mut rest).await {
             Step::Turn(reply) => reply,
             Step::Handled => continue,
             Step::Stop => break,
@@ -181,15 +149,15 @@ async fn agent_main(
         };
         // Boxed: a turn's state (model stream, tool calls) is large, and an idle agent
         // should not carry room for it.
-        let outcome = Box::pin(run_turns(&engine, id, &turn_cancel)).await;
+        let outcome = Box::pin(run_turns(&cx.with_cancel(turn_cancel))).await;
         team.end_turn(id);
-        if cancel.is_cancelled() {
+        if cx.cancel().is_cancelled() {
             if let Some(r) = reply {
                 let _ = r.send(Err("the agent was cancelled".to_string()));
             }
             break;
         }
-        rest = Box::pin(after_turns(&engine, id, &cancel, &outcome)).await;
+        rest = Box::pin(after_turns(&cx, &outcome)).await;
         if let Some(r) = reply {
             let answer = match (&outcome.error, outcome.end) {
                 (Some(e), _) => Err(e.clone()),
@@ -199,21 +167,18 @@ async fn agent_main(
         }
     }
     // Despawned or cancelled (not the session ending): its worktree and leases go.
-    let place = engine.place(id);
-    engine.layers.gone(&place.scope(team, id, &cancel)).await;
+    super::policies::isolation::layer::gone(&cx).await;
 }
 
 /// What the agent does next: its workers' results when all are in, else the next input
 /// (waiting meanwhile, as `waiting` while workers owe results, else resting as `rest`).
 async fn next_work(
-    engine: &Engine,
-    id: AgentId,
-    cancel: &CancellationToken,
+    cx: &AgentCx,
     inbox: &mut mpsc::UnboundedReceiver<AgentInput>,
     changes: &mut watch::Receiver<u64>,
     rest: AgentStatus,
 ) -> Wake<Next> {
-    let team = &engine.team;
+    let (team, id, cancel) = (cx.team(), cx.id(), cx.cancel());
     let state = if team.is_held(id) {
         FanIn::Nothing
     } else {
@@ -221,7 +186,7 @@ async fn next_work(
     };
     match state {
         FanIn::Ready { done, running } => {
-            let news = engine.tasks.take_news();
+            let news = cx.session().tasks.take_news();
             match notice_batch(team, id, &done, &running, news) {
                 Some(batch) => Wake::Input(Next::Results(batch)),
                 None => Wake::Changed,
@@ -241,24 +206,18 @@ async fn next_work(
 
 /// Takes up an input: results and messages go into the history for a turn; a persona
 /// switch, `/compact` and a continue of a finished turn are handled here.
-async fn take_up(
-    engine: &Arc<Engine>,
-    id: AgentId,
-    cancel: &CancellationToken,
-    next: Next,
-    rest: &mut AgentStatus,
-) -> Step {
-    let team = &engine.team;
+async fn take_up(cx: &AgentCx, next: Next, rest: &mut AgentStatus) -> Step {
+    let (session, team, id) = (cx.session(), cx.team(), cx.id());
     match next {
         Next::Results(report) => team.push_item(id, HistoryItem::notice(report)),
         Next::Input(AgentInput::SwitchPersona(role)) => {
             team.take_input(id);
-            let _ = switch_persona(engine, &role, "switched by the user", "");
+            let _ = switch_persona(session, &role, "switched by the user", "");
             // The status does not change; re-check idleness.
             team.announce_if_idle();
             return Step::Handled;
         }
-        Next::Input(AgentInput::Compact) => return compact_now(engine, id).await,
+        Next::Input(AgentInput::Compact) => return compact_now(cx).await,
         Next::Input(AgentInput::Continue) => {
             if team.status(id) != Some(AgentStatus::Interrupted) {
                 team.take_input(id);
@@ -279,7 +238,7 @@ async fn take_up(
             // its inbox (a held persona's questions from workers) come first, then what
             // it was just told.
             let held = match team.release_hold(id).then(|| team.owed_results(id)) {
-                Some(FanIn::Ready { done, running }) => (done, running, engine.tasks.take_news()),
+                Some(FanIn::Ready { done, running }) => (done, running, session.tasks.take_news()),
                 _ => Default::default(),
             };
             let (done, running, news) = held;
@@ -289,7 +248,8 @@ async fn take_up(
             // A task starts here: a worker whose result went up is moved onto the
             // workspace's current state, and what its result is checked against is
             // taken (the layers).
-            if let Some(why) = Box::pin(before_task(engine, id, cancel, &mut text)).await {
+            let from_user = !cx.is_worker();
+            if let Admit::Withhold(why) = Box::pin(cx.before_task(&mut text, from_user)).await {
                 team.take_input(id);
                 team.emit(
                     id,
@@ -315,23 +275,19 @@ async fn take_up(
 /// `/compact`: not a turn. The status stays (a worker's settled outcome must not look
 /// new), but the input counts until done, so the tree is not idle meanwhile, and Esc
 /// stops it like a turn.
-async fn compact_now(engine: &Engine, id: AgentId) -> Step {
-    let team = &engine.team;
+async fn compact_now(cx: &AgentCx) -> Step {
+    let (session, team, id) = (cx.session(), cx.team(), cx.id());
     let Some(token) = team.renew_turn_token(id) else {
         return Step::Stop;
     };
-    let place = engine.place(id);
-    engine
-        .layers
-        .before_compact(&place.scope(team, id, &token), true)
-        .await;
-    let result = match engine.request_for(id) {
+    let cx = cx.with_cancel(token);
+    session.hooks.before_compact(&caller(&cx), true).await;
+    let result = match session.request_for(id) {
         Some(setup) => {
-            let done = engine
-                .compactor
-                .compact(team, id, setup, Trigger::User, &token)
+            let done = (session.compactor)
+                .compact(team, id, setup, Trigger::User, cx.cancel())
                 .await;
-            engine.after_usage(id);
+            super::policies::budget::after_usage(team, &session.session_limits);
             done
         }
         None => Err(CompactError::Gone),
@@ -358,14 +314,9 @@ async fn compact_now(engine: &Engine, id: AgentId) -> Step {
 
 /// After an input's turns: the agent's new status, its outcome settled by the layers, its
 /// own workers stopped once it is done, its board task finished. Returns what it rests as.
-async fn after_turns(
-    engine: &Engine,
-    id: AgentId,
-    cancel: &CancellationToken,
-    outcome: &TurnOutcome,
-) -> AgentStatus {
-    let team = &engine.team;
-    let is_worker = id != engine.root();
+async fn after_turns(cx: &AgentCx, outcome: &TurnOutcome) -> AgentStatus {
+    let (team, id) = (cx.team(), cx.id());
+    let is_worker = cx.is_worker();
     let status = match outcome.end {
         TurnEnd::Returned => AgentStatus::Completed,
         TurnEnd::Error if is_worker => AgentStatus::Failed,
@@ -373,11 +324,7 @@ async fn after_turns(
         _ => AgentStatus::Inactive,
     };
     // Its change is merged (or not) before its supervisor hears of the result.
-    let place = engine.place(id);
-    engine
-        .layers
-        .settle(&place.scope(team, id, cancel), outcome.end)
-        .await;
+    cx.settle(outcome.end).await;
     let finished = matches!(status, AgentStatus::Failed | AgentStatus::Completed);
     if finished {
         // A worker that failed or returned its result is done: its own workers have
@@ -394,7 +341,7 @@ async fn after_turns(
         }
     }
     if is_worker && finished {
-        worker_finished(engine, id, cancel, status, outcome).await;
+        worker_finished(cx, status, outcome).await;
     }
     if status == AgentStatus::Failed {
         let why = outcome
@@ -413,14 +360,8 @@ async fn after_turns(
 
 /// A worker is done: its board task (if any) is done or failed before its supervisor
 /// hears of it, and the layers hear of its result and the tasks it finished.
-async fn worker_finished(
-    engine: &Engine,
-    id: AgentId,
-    cancel: &CancellationToken,
-    status: AgentStatus,
-    outcome: &TurnOutcome,
-) {
-    let team = &engine.team;
+async fn worker_finished(cx: &AgentCx, status: AgentStatus, outcome: &TurnOutcome) {
+    let (session, team, id) = (cx.session(), cx.team(), cx.id());
     let result = team.result(id);
     let ok = status == AgentStatus::Completed
         && result.as_ref().is_none_or(|r| {
@@ -431,35 +372,15 @@ async fn worker_finished(
         .as_ref()
         .map(|r| r.summary.clone())
         .or_else(|| outcome.error.clone());
-    let finished = engine.tasks.worker_finished(team, id, ok, summary);
+    let finished = session.tasks.worker_finished(team, id, ok, summary);
     let returned = result.filter(|_| status == AgentStatus::Completed);
-    let place = engine.place(id);
-    let cx = place.scope(team, id, cancel);
+    let at = caller(cx);
     if let Some(result) = &returned {
-        engine.layers.result_returned(&cx, result).await;
+        session.hooks.result_returned(&at, result).await;
     }
     for task in &finished {
-        engine.layers.task_completed(&cx, task).await;
+        session.hooks.task_completed(&at, task).await;
     }
-}
-
-/// A message starts a task: the layers may add to it, or withhold the user's message to
-/// the persona (`Some(why)`: it is not sent).
-async fn before_task(
-    engine: &Engine,
-    id: AgentId,
-    cancel: &CancellationToken,
-    text: &mut String,
-) -> Option<String> {
-    let place = engine.place(id);
-    let cx = place.scope(&engine.team, id, cancel);
-    if !cx.is_worker()
-        && let Some(why) = engine.layers.before_prompt(&cx, text).await
-    {
-        return Some(why);
-    }
-    engine.layers.before_task(&cx, text).await;
-    None
 }
 
 /// Most turns in a row a layer may add by asking the agent to go on (a `stop` hook that
@@ -468,24 +389,18 @@ const MAX_CONTINUES: u32 = 3;
 
 /// A turn, and the turns the layers ask for after it ended (each with their message as
 /// the user's).
-async fn run_turns(engine: &Arc<Engine>, id: AgentId, cancel: &CancellationToken) -> TurnOutcome {
+async fn run_turns(cx: &AgentCx) -> TurnOutcome {
     let mut continues = 0;
     loop {
-        let outcome = run_turn(engine, id, cancel.clone()).await;
-        if cancel.is_cancelled() || continues == MAX_CONTINUES {
+        let outcome = run_turn(cx).await;
+        if cx.cancel().is_cancelled() || continues == MAX_CONTINUES {
             return outcome;
         }
-        let place = engine.place(id);
-        let cx = place.scope(&engine.team, id, cancel);
-        match engine
-            .layers
-            .turn_end(&cx, outcome.end, &outcome.final_text)
-            .await
-        {
+        match cx.turn_end(outcome.end, &outcome.final_text).await {
             AfterTurn::Rest => return outcome,
             AfterTurn::Continue(text) => {
                 continues += 1;
-                engine.team.push_item(id, HistoryItem::user(text));
+                cx.team().push_item(cx.id(), HistoryItem::user(text));
             }
         }
     }

@@ -4,17 +4,19 @@
 
 use super::agent_tools::{Effect, Handoff};
 use super::approval::ApprovalRequest;
-use super::engine::Engine;
-use super::guard::{CallKind, Verdict};
-use super::layers::{Pulse, Reviewed, ToolDone, ToolGate, ToolUse, Waiting};
+use super::ask::approve;
+use super::cx::AgentCx;
+use super::points::{Reviewed, ToolDone, ToolGate, ToolUse, Waiting};
+use super::policies::isolation::layer::prepare;
+use super::policies::loop_guard::guard::{CallKind, Verdict};
+use super::policies::stall::{Pulse, watch};
 use super::toolbox::{CallHandler, Invocation, Ran};
 use crate::context::{ClipHint, clip_tool_output};
-use crate::protocol::{AgentId, ApprovalPolicy, EventKind, HistoryItem, ToolCall};
+use crate::protocol::{ApprovalPolicy, EventKind, HistoryItem, ToolCall};
 use crate::text::clip;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 /// How a batch of calls ended, for the turn.
 pub enum BatchEnd {
@@ -78,19 +80,14 @@ impl CallResult {
 
 /// Runs one response's calls: neighbours that may run together do (reads, and spawns
 /// nobody has to approve), the rest one by one, in order.
-pub async fn run_tool_calls(
-    engine: &Arc<Engine>,
-    agent: AgentId,
-    calls: &[ToolCall],
-    cancel: &CancellationToken,
-) -> BatchOutcome {
-    let team = &engine.team;
+pub async fn run_tool_calls(cx: &AgentCx, calls: &[ToolCall]) -> BatchOutcome {
+    let (session, team, agent, cancel) = (cx.session(), cx.team(), cx.id(), cx.cancel());
     let policy = team.card(agent).map(|c| c.policy);
-    let may_ask = policy.is_some_and(|p| engine.gate.may_ask(p));
+    let may_ask = policy.is_some_and(|p| session.gate.may_ask(p));
     let together = |name: &str| {
-        engine.tools.is_read_only(name) || (!may_ask && engine.tools.is_concurrent(name))
+        session.tools.is_read_only(name) || (!may_ask && session.tools.is_concurrent(name))
     };
-    let output_cap = output_cap(engine, agent);
+    let output_cap = output_cap(cx);
     let mut out = BatchOutcome {
         end: BatchEnd::Continue,
         handoff: None,
@@ -108,7 +105,7 @@ pub async fn run_tool_calls(
         // Held here while the team is paused; the calls before this batch have run.
         let went_on = matches!(out.end, BatchEnd::Fatal(_) | BatchEnd::Looping(_))
             || cancel.is_cancelled()
-            || engine.pause.pass(team, agent, cancel).await;
+            || session.pause.pass(team, agent, cancel).await;
         let stopped = match &out.end {
             BatchEnd::Fatal(why) | BatchEnd::Looping(why) => Some(format!("not run: {why}")),
             _ if cancel.is_cancelled() || !went_on => {
@@ -133,7 +130,7 @@ pub async fn run_tool_calls(
                 }
                 let timed = futures::future::join_all(batch.iter().map(|call| async move {
                     let started = Instant::now();
-                    let r = execute(engine, agent, call, cancel).await;
+                    let r = execute(cx, call).await;
                     (r, started.elapsed())
                 }))
                 .await;
@@ -176,11 +173,11 @@ pub async fn run_tool_calls(
                 let reviewed = Reviewed {
                     name: &call.name,
                     arguments: &call.arguments,
-                    kind: CallKind::of(&engine.tools, &call.name),
+                    kind: CallKind::of(&session.tools, &call.name),
                     output: &result.output,
                     is_error: result.is_error,
                 };
-                engine.review(agent, &reviewed)
+                cx.review(&reviewed)
             } else {
                 Verdict::Pass
             };
@@ -219,13 +216,11 @@ pub async fn run_tool_calls(
 
 /// Most bytes of one tool output kept in the agent's history: the configured cap, and
 /// never more than a fifth of its model's window (at ~3.5 bytes a token).
-fn output_cap(engine: &Engine, agent: AgentId) -> usize {
-    let window = engine
-        .team
-        .model(agent)
-        .map_or(u64::MAX, |m| engine.windows.window(&m));
+fn output_cap(cx: &AgentCx) -> usize {
+    let session = cx.session();
+    let window = (cx.team().model(cx.id())).map_or(u64::MAX, |m| session.windows.window(&m));
     let by_window = usize::try_from(window.saturating_mul(7) / 10).unwrap_or(usize::MAX);
-    engine
+    session
         .config
         .context
         .max_tool_output_bytes
@@ -248,13 +243,8 @@ fn clip_hint(call: &ToolCall) -> ClipHint {
     }
 }
 
-async fn execute(
-    engine: &Arc<Engine>,
-    agent: AgentId,
-    call: &ToolCall,
-    cancel: &CancellationToken,
-) -> CallResult {
-    let (role, policy, handler) = match resolve(engine, agent, call, cancel).await {
+async fn execute(cx: &AgentCx, call: &ToolCall) -> CallResult {
+    let (role, policy, handler) = match resolve(cx, call).await {
         Ok(found) => found,
         Err(result) => return result,
     };
@@ -263,63 +253,16 @@ async fn execute(
         Err(message) => return CallResult::error(message),
     };
     let inv = Invocation {
-        agent,
-        role: &role,
-        team: &engine.team,
-        host: engine,
-        cancel,
+        agent: cx.id(),
+        team: cx.team(),
+        host: cx,
+        cancel: cx.cancel(),
     };
-    // Asked again from the layer after one that changed the call (a hook's `updatedInput`).
-    let mut from = 0;
-    let mut hook = None;
-    let mut amended = false;
-    let (writes, action) = loop {
-        let writes = handler.writes_only(&args);
-        let tool = ToolUse {
-            call_id: &call.id,
-            name: &call.name,
-            args: &args,
-            reach: handler.reach(),
-            writes: writes.as_deref(),
-            action: None,
-        };
-        // Before the call is described: a worker's first change gets its worktree here, so
-        // the user approves a diff against it; a call in a worktree still being filled waits.
-        let place = engine.place(agent);
-        engine
-            .layers
-            .prepare_tool(&place.scope(&engine.team, agent, cancel), &tool)
-            .await;
-        let action = match handler.describe(&inv, &args).await {
-            Ok(action) => action,
-            Err(message) if amended => return CallResult::error(amend_failed(call, &message)),
-            Err(message) => return CallResult::error(message),
-        };
-        let tool = ToolUse {
-            action: action.as_ref(),
-            ..tool
-        };
-        let cx = place.scope(&engine.team, agent, cancel);
-        match engine.layers.before_tool_from(&cx, &tool, from).await {
-            (ToolGate::Block(why), _) => return CallResult::error(why),
-            (ToolGate::Go, _) => break (writes, action),
-            (ToolGate::Approval(said), _) => {
-                hook = hook.or(Some(said));
-                break (writes, action);
-            }
-            (ToolGate::Amend(changed, said), next) => {
-                hook = hook.or(said);
-                if let Some(spec) = engine.tools.spec(&call.name)
-                    && let Err(e) = crate::tools::check_args(&spec.parameters, &changed)
-                {
-                    return CallResult::error(amend_failed(call, &e));
-                }
-                args = changed;
-                amended = true;
-                from = next;
-            }
-        }
+    let (args, writes, action, hook) = match gate(cx, call, &handler, &inv, &mut args).await {
+        Ok(passed) => passed,
+        Err(result) => return result,
     };
+    let amended = hook.amended;
     let tool = ToolUse {
         call_id: &call.id,
         name: &call.name,
@@ -328,26 +271,30 @@ async fn execute(
         writes: writes.as_deref(),
         action: action.as_ref(),
     };
-    let place = engine.place(agent);
-    let cx = place.scope(&engine.team, agent, cancel);
     if let Some(action) = &action {
         let req = ApprovalRequest {
-            agent_id: agent,
+            agent_id: cx.id(),
             role: &role,
             policy,
             tool: &call.name,
             action,
-            hook,
+            hook: hook.approval,
         };
-        if let Err(denied) = engine.approve(req, cancel).await {
+        if let Err(denied) = approve(cx, req).await {
             return CallResult::error(denied.0);
         }
     }
-    engine.layers.before_run(&cx, &tool).await;
     let run = handler.run(&inv, args.clone());
-    let ran = (engine.layers)
-        .watch(&cx, &Waiting::Tool(&tool), &Pulse::default(), run)
-        .await;
+    let after = cx.session().config.guards.stall_after();
+    let ran = watch(
+        cx.team(),
+        cx.id(),
+        after,
+        &Waiting::Tool(&tool),
+        &Pulse::default(),
+        run,
+    )
+    .await;
     let mut result = CallResult::from(ran);
     if amended {
         // The model learns its call ran as the user's hook changed it.
@@ -363,8 +310,83 @@ async fn execute(
         output: &result.output,
         is_error: result.is_error,
     };
-    engine.layers.after_tool(&cx, &tool, &done).await;
+    cx.after_tool(&tool, &done).await;
     result
+}
+
+/// What the user's hooks said of a call that goes on.
+#[derive(Default)]
+struct HookSaid {
+    approval: Option<crate::runtime::approval::HookApproval>,
+    /// A hook changed its arguments.
+    amended: bool,
+}
+
+/// Described and passed by the layers: the call's (maybe changed) arguments, the paths it
+/// writes, what the user approves, and what the hooks said; or its result when it does
+/// not go on.
+type Passed = (
+    Value,
+    Option<Vec<String>>,
+    Option<crate::protocol::ApprovalAction>,
+    HookSaid,
+);
+
+/// Describes the call and asks the layers, again from the layer after one that changed
+/// it (a hook's `updatedInput`).
+async fn gate(
+    cx: &AgentCx,
+    call: &ToolCall,
+    handler: &Arc<dyn CallHandler>,
+    inv: &Invocation<'_>,
+    args: &mut Value,
+) -> Result<Passed, CallResult> {
+    let mut from = 0;
+    let mut said = HookSaid::default();
+    loop {
+        let writes = handler.writes_only(args);
+        let tool = ToolUse {
+            call_id: &call.id,
+            name: &call.name,
+            args,
+            reach: handler.reach(),
+            writes: writes.as_deref(),
+            action: None,
+        };
+        // Before the call is described: a worker's first change gets its worktree here, so
+        // the user approves a diff against it; a call in a worktree still being filled waits.
+        prepare(cx, &tool).await;
+        let action = match handler.describe(inv, args).await {
+            Ok(action) => action,
+            Err(message) if said.amended => {
+                return Err(CallResult::error(amend_failed(call, &message)));
+            }
+            Err(message) => return Err(CallResult::error(message)),
+        };
+        let tool = ToolUse {
+            action: action.as_ref(),
+            ..tool
+        };
+        match cx.before_tool(&tool, from).await {
+            (ToolGate::Block(why), _) => return Err(CallResult::error(why)),
+            (ToolGate::Go, _) => return Ok((args.clone(), writes, action, said)),
+            (ToolGate::Approval(a), _) => {
+                said.approval = said.approval.or(Some(a));
+                return Ok((args.clone(), writes, action, said));
+            }
+            (ToolGate::Amend(changed, a), next) => {
+                said.approval = said.approval.or(a);
+                if let Some(spec) = cx.session().tools.spec(&call.name)
+                    && let Err(e) = crate::tools::check_args(&spec.parameters, &changed)
+                {
+                    return Err(CallResult::error(amend_failed(call, &e)));
+                }
+                *args = changed;
+                said.amended = true;
+                from = next;
+            }
+        }
+    }
 }
 
 /// The error of a call a hook changed into one its tool refuses.
@@ -381,18 +403,17 @@ fn amend_failed(call: &ToolCall, why: &str) -> String {
 /// known: a start in progress is waited for, a failed server started again), with the
 /// agent's role and approval policy.
 async fn resolve(
-    engine: &Engine,
-    agent: AgentId,
+    cx: &AgentCx,
     call: &ToolCall,
-    cancel: &CancellationToken,
 ) -> Result<(String, ApprovalPolicy, Arc<dyn CallHandler>), CallResult> {
-    let Some(me) = engine.team.card(agent) else {
+    let (session, cancel) = (cx.session(), cx.cancel());
+    let Some(me) = cx.team().card(cx.id()) else {
         return Err(CallResult {
             fatal: true,
             ..CallResult::error("agent no longer exists".to_string())
         });
     };
-    let mcp = engine.tools.mcp();
+    let mcp = session.tools.mcp();
     if mcp.server_of(&call.name).is_some() {
         let up = tokio::select! {
             up = mcp.prepare(&call.name) => up,
@@ -400,8 +421,8 @@ async fn resolve(
         };
         up.map_err(CallResult::error)?;
     }
-    let handler = engine.tools.handler(&call.name);
-    let available = engine.agent_tools(agent, &me.tools);
+    let handler = session.tools.handler(&call.name);
+    let available = session.agent_tools(cx.id(), &me.tools);
     if !available.iter().any(|t| t == &call.name) {
         let known = match handler {
             Some(_) => format!(

@@ -4,7 +4,7 @@
 //! a worktree the git metadata of that worktree writable too, so `git commit` works there
 //! while the user's checkout stays closed.
 
-use super::isolation::WorkerIsolation;
+use super::policies::isolation::worker::WorkerIsolation;
 use super::team::Team;
 use crate::config::RoleSandbox;
 use crate::protocol::AgentId;

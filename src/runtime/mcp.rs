@@ -2,27 +2,27 @@
 //! announced itself, and each change of state reaches the front ends as an event (a
 //! failure the user must hear of also as an error, once).
 
-use super::engine::Engine;
+use super::session::Session;
 use crate::mcp::{ServerState, ServerStatus};
 use crate::protocol::{EventKind, McpServerState};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Starts the servers in the background and forwards their statuses as events.
-pub fn start_servers(engine: &Arc<Engine>, mut statuses: mpsc::UnboundedReceiver<ServerStatus>) {
-    let weak = Arc::downgrade(engine);
+pub fn start_servers(session: &Arc<Session>, mut statuses: mpsc::UnboundedReceiver<ServerStatus>) {
+    let weak = Arc::downgrade(session);
     tokio::spawn(async move {
         while let Some(status) = statuses.recv().await {
-            let Some(engine) = weak.upgrade() else { break };
-            let root = engine.root();
+            let Some(session) = weak.upgrade() else { break };
+            let root = session.root();
             let report = status.report.clone();
-            engine.team.emit(root, event(status));
+            session.team.emit(root, event(status));
             if let Some(message) = report {
-                engine.team.emit(root, EventKind::Error { message });
+                session.team.emit(root, EventKind::Error { message });
             }
         }
     });
-    engine.tools.mcp().start();
+    session.tools.mcp().start();
 }
 
 fn event(status: ServerStatus) -> EventKind {

@@ -2,44 +2,42 @@
 //! and the event log; each agent runs in its own tokio task. Front ends reach it only
 //! through [`SessionHandle`]: `Op`s in, `Event`s out.
 //!
-//! Who owns what (arrows point to what a file uses; the one recursion, agent → turn →
-//! calls → spawn_agent → agent, runs through the [`agent_tools::Host`] trait, not an import):
-//! `start` → `agent` → `turn` → `model_call` / `calls` → `agent_tools` → `team` → `events`;
-//! `engine` holds the `toolbox`, the `approval` gate, the `team` and the `layers` (the
-//! policies around every agent's life: pause, budget, compaction, stall, loop guard,
-//! hooks, isolation, verification), and no module it imports imports it back.
+//! Who owns what (arrows point to what a file uses): `start` builds the [`session::Session`]
+//! (what every agent shares) and the [`policies`]; each agent runs on its own
+//! [`cx::AgentCx`] (the session, its id, its cancel token, its own layer stack):
+//! `agent` → `turn` → `model_call` / `calls` → `toolbox` → `agent_tools`. The one recursion,
+//! a tool call starting an agent, runs through the [`agent_tools::Host`] trait, which
+//! `agent` implements for `AgentCx`: the tools never import the loop that runs them.
 
 mod agent;
 mod agent_tools;
 mod approval;
+mod ask;
 mod board;
-mod budget;
 mod calls;
-mod checks;
-mod compaction;
 mod confinement;
-mod engine;
+mod cx;
 mod events;
-mod guard;
 mod inbox;
-mod isolation;
-mod layers;
 mod mcp;
 mod memory;
 mod model_call;
 mod ops;
-mod pause;
 mod persona;
+mod points;
+mod policies;
 mod questions;
 mod report;
 mod request;
 mod save_role;
+mod session;
 mod start;
 mod tasks;
 mod team;
+#[cfg(test)]
+mod testing;
 mod toolbox;
 mod turn;
-mod verification;
 
 pub use start::{RuntimeError, start_session};
 

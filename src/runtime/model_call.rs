@@ -2,12 +2,13 @@
 //! progress to the layers watching it), the usage counted, and an overflow the layers
 //! make fit sent again once.
 
-use super::engine::Engine;
-use super::layers::{Pulse, Recovery, Waiting};
+use super::cx::AgentCx;
+use super::points::Waiting;
+use super::policies::compaction::fit::{Recovery, after_overflow};
+use super::policies::stall::{Pulse, watch};
 use super::request::RequestSetup;
 use crate::model::{ChatResponse, ModelError, ModelProgress, TokenUsage};
-use crate::protocol::{AgentId, EventKind};
-use tokio_util::sync::CancellationToken;
+use crate::protocol::EventKind;
 
 /// Most times one call is made to fit after the server refused it as too long (each time
 /// harder: a summary, the latest turn only, big outputs cut).
@@ -21,27 +22,23 @@ pub enum Called {
     Failed(String),
 }
 
-/// Sends `setup` for `agent`. The request shares the agent's history: it is let go of
+/// Sends `setup` for `cx`'s agent. The request shares the agent's history: it is let go of
 /// before the answer is appended, so appending does not copy it.
-pub async fn call_model(
-    engine: &Engine,
-    agent: AgentId,
-    mut setup: RequestSetup,
-    cancel: &CancellationToken,
-) -> Called {
+pub async fn call_model(cx: &AgentCx, mut setup: RequestSetup) -> Called {
+    let (session, agent) = (cx.session(), cx.id());
     // Times this call overflowed the window and was made to fit: each round is a model
     // call of its own, so they are bounded.
     let mut recoveries = 0;
     loop {
         let model = setup.request.model.clone();
         let began = std::time::Instant::now();
-        let response = stream(engine, agent, &setup, cancel).await;
-        engine.team.count_model_call(agent);
+        let response = stream(cx, &setup).await;
+        session.team.count_model_call(agent);
         let (message, said) = match response {
             Ok(r) => {
-                engine.team.note_call_time(began.elapsed());
+                session.team.note_call_time(began.elapsed());
                 if let Some(usage) = r.usage {
-                    record_usage(engine, agent, model, setup.window, usage);
+                    record_usage(cx, model, setup.window, usage);
                 }
                 return Called::Answer(r);
             }
@@ -50,23 +47,23 @@ pub async fn call_model(
             Err(e) => return Called::Failed(e.to_string()),
         };
         if let Some(tokens) = said.window {
-            engine.windows.learn(&model, tokens);
-            setup.window = engine.windows.window(&model);
+            session.windows.learn(&model, tokens);
+            setup.window = session.windows.window(&model);
         }
         let why = if recoveries == MAX_RECOVERIES {
             "even after compacting it".to_string()
         } else {
-            match engine.overflow(agent, &mut setup, &said, cancel).await {
+            match after_overflow(cx, &mut setup, &said).await {
                 Recovery::Retry => {
                     recoveries += 1;
-                    engine.after_usage(agent);
+                    super::policies::budget::after_usage(&session.team, &session.session_limits);
                     continue;
                 }
                 Recovery::Interrupted => return Called::Interrupted,
                 Recovery::GiveUp(why) => why,
             }
         };
-        let window = engine.windows.window(&model);
+        let window = session.windows.window(&model);
         return Called::Failed(format!(
             "the conversation does not fit the context window of {model} ({window} tokens) \
              {why}. The server said: {message}. Send a shorter message, /compact, or start \
@@ -76,15 +73,10 @@ pub async fn call_model(
 }
 
 /// The call itself, in a model slot, watched by the layers.
-async fn stream(
-    engine: &Engine,
-    agent: AgentId,
-    setup: &RequestSetup,
-    cancel: &CancellationToken,
-) -> Result<ChatResponse, ModelError> {
-    let team = &engine.team;
+async fn stream(cx: &AgentCx, setup: &RequestSetup) -> Result<ChatResponse, ModelError> {
+    let (session, team, agent, cancel) = (cx.session(), cx.team(), cx.id(), cx.cancel());
     let _permit = tokio::select! {
-        p = engine.model_slots.acquire() => p,
+        p = session.model_slots.acquire() => p,
         _ = cancel.cancelled() => return Err(ModelError::Cancelled),
     };
     let pulse = Pulse::default();
@@ -116,16 +108,15 @@ async fn stream(
     // before it goes out: a crash from here on never loses a result a model has seen,
     // nor runs its call again after `--continue`. One flush per request.
     team.events().on_disk().await;
-    let call = engine.model.stream_chat(&setup.request, &progress, cancel);
-    engine
-        .watch(agent, &Waiting::ModelCall, &pulse, call, cancel)
-        .await
+    let call = session.model.stream_chat(&setup.request, &progress, cancel);
+    let after = session.config.guards.stall_after();
+    watch(team, agent, after, &Waiting::ModelCall, &pulse, call).await
 }
 
 /// Counts the call's usage on the agent and tells the front ends and the layers.
-fn record_usage(engine: &Engine, agent: AgentId, model: String, window: u64, usage: TokenUsage) {
-    let team = &engine.team;
-    let cost = engine
+fn record_usage(cx: &AgentCx, model: String, window: u64, usage: TokenUsage) {
+    let (session, team, agent) = (cx.session(), cx.team(), cx.id());
+    let cost = session
         .config
         .cost(&model, usage.prompt_tokens, usage.completion_tokens);
     team.add_usage(agent, usage.prompt_tokens, usage.completion_tokens, cost);
@@ -146,5 +137,5 @@ fn record_usage(engine: &Engine, agent: AgentId, model: String, window: u64, usa
             cached_tokens: usage.cached_tokens,
         },
     );
-    engine.after_usage(agent);
+    super::policies::budget::after_usage(team, &session.session_limits);
 }

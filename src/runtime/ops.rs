@@ -1,6 +1,6 @@
 //! Serving the front end's requests (`Op`s) for the life of the session.
 
-use super::engine::Engine;
+use super::session::Session;
 use super::team::{AgentInput, Steer};
 use crate::protocol::{AgentId, AgentStatus, EventKind, Op};
 use std::sync::Arc;
@@ -10,14 +10,14 @@ use tokio::sync::mpsc;
 /// Why an agent rests `interrupted`, as the front ends show it.
 pub const INTERRUPTED_REASON: &str = "squad stopped while it was at work";
 
-pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>) {
-    let team = &engine.team;
-    let root = engine.root();
+pub async fn serve_ops(session: Arc<Session>, mut ops: mpsc::UnboundedReceiver<Op>) {
+    let team = &session.team;
+    let root = session.root();
     while let Some(op) = ops.recv().await {
         match op {
             Op::UserMessage { to, text } => {
                 let target = to.unwrap_or(root);
-                if let Err(message) = deliver_user_message(&engine, target, text) {
+                if let Err(message) = deliver_user_message(&session, target, text) {
                     team.emit(target, EventKind::Error { message });
                 }
             }
@@ -25,10 +25,10 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
                 request_id,
                 decision,
             } => {
-                engine.gate.resolve(request_id, decision);
+                session.gate.resolve(request_id, decision);
             }
             Op::Answer { request_id, answer } => {
-                engine.questions.answer(request_id, answer);
+                session.questions.answer(request_id, answer);
             }
             Op::Interrupt { agent_id } => team.interrupt(agent_id),
             Op::Despawn { agent_id } => {
@@ -54,10 +54,10 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
                 }
             }
             Op::SwitchPersona { role } => {
-                if engine.role(&role).is_none() {
+                if session.role(&role).is_none() {
                     let message = format!(
                         "unknown role `{role}`; known roles: {}",
-                        engine.roles.names().join(", ")
+                        session.roles.names().join(", ")
                     );
                     team.emit(root, EventKind::Error { message });
                     continue;
@@ -65,43 +65,43 @@ pub async fn serve_ops(engine: Arc<Engine>, mut ops: mpsc::UnboundedReceiver<Op>
                 team.deliver(root, AgentInput::SwitchPersona(role));
             }
             Op::Pause => {
-                if engine.pause.set(true) {
+                if session.pause.set(true) {
                     team.emit(root, EventKind::Paused);
                 }
             }
             Op::Resume => {
-                if engine.pause.set(false) {
+                if session.pause.set(false) {
                     team.emit(root, EventKind::Resumed);
                 }
             }
             Op::SetSessionBudget { limit_usd } => {
-                if let Err(message) = super::budget::set_session_limit(
-                    &engine.team,
-                    &engine.session_limits,
+                if let Err(message) = super::policies::budget::set_session_limit(
+                    &session.team,
+                    &session.session_limits,
                     limit_usd,
                 ) {
                     team.emit(root, EventKind::Error { message });
                 }
             }
-            Op::SaveRole { agent_id, name } => super::save_role::serve(&engine, agent_id, &name),
-            Op::Stop => stop(&engine),
-            Op::Continue { agent_id } => continue_agents(&engine, agent_id),
+            Op::SaveRole { agent_id, name } => super::save_role::serve(&session, agent_id, &name),
+            Op::Stop => stop(&session),
+            Op::Continue { agent_id } => continue_agents(&session, agent_id),
             // Off the loop: reading a large change must not hold other requests.
             Op::ShowDiff { agent_id } => {
-                let engine = engine.clone();
+                let session = session.clone();
                 tokio::spawn(async move {
-                    let text = engine.isolation.diff_text(&engine.team, agent_id).await;
-                    engine.team.emit(agent_id, EventKind::Diff { text });
+                    let text = session.isolation.diff_text(&session.team, agent_id).await;
+                    session.team.emit(agent_id, EventKind::Diff { text });
                 });
             }
             Op::Shutdown => {
-                shut_down(&engine).await;
+                shut_down(&session).await;
                 break;
             }
         }
     }
     // Also when the front end just went away.
-    engine.tools.mcp().shutdown().await;
+    session.tools.mcp().shutdown().await;
 }
 
 /// How long shutdown lets agents write the results of calls it cut short.
@@ -109,9 +109,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 /// Every worker cancelled (descendants included), the persona's turn ended; the session
 /// stays open. A stop also lifts a pause: the next message starts afresh.
-fn stop(engine: &Engine) {
-    let team = &engine.team;
-    let root = engine.root();
+fn stop(session: &Session) {
+    let team = &session.team;
+    let root = session.root();
     let cancelled: usize = team
         .children(root)
         .into_iter()
@@ -119,16 +119,16 @@ fn stop(engine: &Engine) {
         .map(|c| team.cancel_subtree(c, "stopped by the user"))
         .sum();
     team.interrupt(root);
-    if engine.pause.set(false) {
+    if session.pause.set(false) {
         team.emit(root, EventKind::Resumed);
     }
     team.emit(root, EventKind::Stopped { cancelled });
 }
 
 /// Continues `only`, or every agent read back `interrupted`; says so when there is none.
-fn continue_agents(engine: &Engine, only: Option<AgentId>) {
-    let team = &engine.team;
-    let root = engine.root();
+fn continue_agents(session: &Session, only: Option<AgentId>) {
+    let team = &session.team;
+    let root = session.root();
     let targets: Vec<AgentId> = match only {
         Some(id) => vec![id],
         None => team.with_status(AgentStatus::Interrupted),
@@ -158,15 +158,15 @@ fn continue_agents(engine: &Engine, only: Option<AgentId>) {
 /// gets its result, agents that had work under way are marked `interrupted` (the log
 /// says so, and `--resume` offers to continue them), MCP servers stop, and the summary
 /// is the last event. A pause is kept: the session comes back paused.
-async fn shut_down(engine: &Engine) {
-    let team = &engine.team;
-    let root = engine.root();
+async fn shut_down(session: &Session) {
+    let team = &session.team;
+    let root = session.root();
     let busy = team.with_status_where(|s| !s.is_idle());
     // Workers stopping now are not despawned: their worktrees stay for a resume.
-    engine.isolation.begin_closing();
+    session.isolation.begin_closing();
     team.cancel_all();
-    engine.agent_tasks.close();
-    if tokio::time::timeout(SHUTDOWN_GRACE, engine.agent_tasks.wait())
+    session.agent_tasks.close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, session.agent_tasks.wait())
         .await
         .is_err()
     {
@@ -179,16 +179,19 @@ async fn shut_down(engine: &Engine) {
             Some(INTERRUPTED_REASON.into()),
         );
     }
-    engine.isolation.close(&engine.team).await;
+    session.isolation.close(&session.team).await;
     // The user's `session_end` hooks, after every agent stopped.
-    let place = engine.place(root);
     let cancel = tokio_util::sync::CancellationToken::new();
-    engine
-        .layers
-        .session_end(&place.scope(team, root, &cancel))
-        .await;
+    let at = super::policies::hooks::service::Caller {
+        team,
+        agent: root,
+        role: team.role(root).unwrap_or_default(),
+        root: session.workspace_for(root),
+        cancel: &cancel,
+    };
+    session.hooks.session_end(&at).await;
     // Servers stop before the last event: a front end may exit on it.
-    engine.tools.mcp().shutdown().await;
+    session.tools.mcp().shutdown().await;
     let (agents, totals) = team.summary();
     team.events()
         .emit_last(root, EventKind::Summary { agents, totals });
@@ -196,19 +199,19 @@ async fn shut_down(engine: &Engine) {
 
 /// The user's message to an agent: the root any time (queued if busy); a worker the way
 /// `speak_to_agent` does, but not when it failed or was cancelled.
-fn deliver_user_message(engine: &Engine, target: AgentId, text: String) -> Result<(), String> {
-    let team = &engine.team;
+fn deliver_user_message(session: &Session, target: AgentId, text: String) -> Result<(), String> {
+    let team = &session.team;
     let status = team
         .status(target)
         .ok_or_else(|| format!("no agent {target} in this session"))?;
-    if target != engine.root() && team.release_if_due(target, std::time::Instant::now()) {
+    if target != session.root() && team.release_if_due(target, std::time::Instant::now()) {
         return Err(
             "this worker was released (its result was delivered and it was not kept) and takes \
              no more messages; its history stays here for reading. Ask its supervisor for a new worker"
                 .to_string(),
         );
     }
-    if target != engine.root() && matches!(status, AgentStatus::Failed | AgentStatus::Cancelled) {
+    if target != session.root() && matches!(status, AgentStatus::Failed | AgentStatus::Cancelled) {
         return Err(format!(
             "this worker is {status} and cannot take messages; talk to the supervisor or spawn a new worker"
         ));

@@ -1,24 +1,24 @@
 //! Switching the session's persona: a `handoff_to` from the model, `/role` from the user,
 //! or `--role` on resume.
 
-use super::engine::Engine;
+use super::session::Session;
 use crate::protocol::{EventKind, HistoryItem};
 
 /// Makes `to` the active persona: a handoff item in the transcript (the one record of it)
 /// and, from the next model call, its prompt, tools and model.
 pub fn switch_persona(
-    engine: &Engine,
+    session: &Session,
     to: &str,
     reason: &str,
     context: &str,
 ) -> Result<String, String> {
-    let root = engine.root();
-    let Some(role) = engine.role(to) else {
+    let root = session.root();
+    let Some(role) = session.role(to) else {
         let message = format!(
             "unknown role `{to}`; known roles: {}",
-            engine.roles.names().join(", ")
+            session.roles.names().join(", ")
         );
-        engine.team.emit(
+        session.team.emit(
             root,
             EventKind::Error {
                 message: message.clone(),
@@ -26,11 +26,11 @@ pub fn switch_persona(
         );
         return Err(message);
     };
-    let model = role.model(&engine.config);
-    let tools = engine.tools.tools_for_model(role, false, None, &model);
-    let from = engine.team.switch_root(role.name.clone(), tools, model);
-    engine.announce_sandbox(root);
-    engine.team.push_item(
+    let model = role.model(&session.config);
+    let tools = session.tools.tools_for_model(role, false, None, &model);
+    let from = session.team.switch_root(role.name.clone(), tools, model);
+    session.announce_sandbox(root);
+    session.team.push_item(
         root,
         HistoryItem::Handoff {
             from,

@@ -2,25 +2,25 @@
 //! tools its spawn gave it) saved as a permanent role. Role files are the permanent
 //! agents; a good ad-hoc worker becomes one this way.
 
-use super::engine::Engine;
+use super::session::Session;
 use crate::protocol::{AgentId, EventKind};
 use crate::roles::Role;
 
 /// Saves the role and answers with `role_saved`, or an `error` saying why not.
-pub fn serve(engine: &Engine, agent: AgentId, name: &str) {
-    let kind = match save(engine, agent, name.trim()) {
+pub fn serve(session: &Session, agent: AgentId, name: &str) {
+    let kind = match save(session, agent, name.trim()) {
         Ok(path) => EventKind::RoleSaved {
             name: name.trim().to_string(),
             path,
         },
         Err(message) => EventKind::Error { message },
     };
-    engine.team.emit(agent, kind);
+    session.team.emit(agent, kind);
 }
 
-fn save(engine: &Engine, agent: AgentId, name: &str) -> Result<std::path::PathBuf, String> {
-    let team = &engine.team;
-    if agent == engine.root() {
+fn save(session: &Session, agent: AgentId, name: &str) -> Result<std::path::PathBuf, String> {
+    let team = &session.team;
+    if agent == session.root() {
         return Err(
             "the persona's role is a role file already; select a worker to save its role".into(),
         );
@@ -28,7 +28,7 @@ fn save(engine: &Engine, agent: AgentId, name: &str) -> Result<std::path::PathBu
     let from = team
         .role(agent)
         .ok_or_else(|| format!("no agent {} in this session", agent.short()))?;
-    let role = engine.role(&from).ok_or_else(|| {
+    let role = session.role(&from).ok_or_else(|| {
         format!("role `{from}` is no longer loaded; there is nothing to save it from")
     })?;
     let role = as_ran(
@@ -44,7 +44,7 @@ fn save(engine: &Engine, agent: AgentId, name: &str) -> Result<std::path::PathBu
         "Saved by squad from worker {} (role `{from}`, with what its spawn gave it).",
         agent.short()
     );
-    crate::roles::save_role(&engine.roles, engine.workspace.root(), &role, &header)
+    crate::roles::save_role(&session.roles, session.workspace.root(), &role, &header)
         .map_err(|e| e.to_string())
 }
 

@@ -1,14 +1,15 @@
-//! Starting a session, or resuming one from its log: the engine, the root persona (or
+//! Starting a session, or resuming one from its log: the session, the root persona (or
 //! the whole restored team), and the task that serves the front end's `Op`s.
 
 use super::agent::start_agent;
 use super::approval::ApprovalGate;
-use super::engine::Engine;
+use super::cx::Policies;
 use super::events::EventSink;
 use super::inbox::Notice;
 use super::mcp::start_servers;
 use super::ops::serve_ops;
 use super::persona::switch_persona;
+use super::session::Session;
 use super::team::{AgentStats, NewAgent, Team};
 use super::toolbox::ToolBox;
 use super::{SessionHandle, SessionInfo, SessionOptions};
@@ -148,7 +149,7 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
         source = in_flight.source,
         "model requests in flight"
     );
-    let (isolation, stale) = super::isolation::WorkerIsolation::open(
+    let (isolation, stale) = super::policies::isolation::worker::WorkerIsolation::open(
         opts.config.team.isolation,
         &roles,
         workspace.root(),
@@ -160,11 +161,11 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
         opts.config.context.max_instructions_bytes,
     );
     let release_after = opts.config.team.release_after();
-    let pause = Arc::new(super::pause::PauseGate::new(
+    let pause = Arc::new(super::policies::pause::gate::PauseGate::new(
         resumed.as_ref().is_some_and(|(_, _, s)| s.paused),
     ));
-    let session_limits = super::budget::SessionLimits {
-        budget: Arc::new(super::budget::SessionBudget::new(
+    let session_limits = super::policies::budget::SessionLimits {
+        budget: Arc::new(super::policies::budget::SessionBudget::new(
             resumed
                 .as_ref()
                 .and_then(|(_, _, s)| s.session_budget)
@@ -187,12 +188,16 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
     };
     let config = Arc::new(opts.config);
     let model_slots = Arc::new(Semaphore::new(in_flight.limit as usize));
-    let compactor = Arc::new(super::compaction::Compactor {
+    let compactor = Arc::new(super::policies::compaction::compactor::Compactor {
         model: opts.model.clone(),
         slots: model_slots.clone(),
         config: config.clone(),
+        scales: Default::default(),
     });
-    let checks = Arc::new(super::checks::Checks::new(config.verify.enabled, &roles));
+    let checks = Arc::new(super::policies::verification::checks::Checks::new(
+        config.verify.enabled,
+        &roles,
+    ));
     let isolation = Arc::new(isolation);
     let confinement = Arc::new(super::confinement::Confinement::new(
         sandbox.clone(),
@@ -201,20 +206,21 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
     ));
     let board = Arc::new(super::tasks::TaskBoard::default());
     let gate = Arc::new(ApprovalGate::new(opts.can_ask));
-    let layers = super::layers::session_layers(super::layers::SessionParts {
+    let hooks = Arc::new(super::policies::hooks::service::Hooks::new(
+        config.hooks.list.clone(),
+        hook_session,
+        workspace.root().to_path_buf(),
+        trust,
+        confinement.clone(),
+        gate.clone(),
+    ));
+    let policies = Arc::new(super::policies::in_order(super::policies::Parts {
         pause: pause.clone(),
         session: session_limits.clone(),
         compactor: compactor.clone(),
         guards: config.guards,
         max_turn_calls: config.limits.max_turn_calls,
-        hooks: super::layers::HookLayer::new(
-            config.hooks.list.clone(),
-            hook_session,
-            workspace.root().to_path_buf(),
-            trust,
-            confinement.clone(),
-            gate.clone(),
-        ),
+        hooks: hooks.clone(),
         isolation: isolation.clone(),
         checks: checks.clone(),
         board: board.clone(),
@@ -222,13 +228,13 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
             let config = config.clone();
             Arc::new(move |model: Option<&str>| config.assists(model))
         },
-    });
-    let engine = Arc::new(Engine {
+    }));
+    let session = Arc::new(Session {
         windows,
         instructions,
         pause,
         session_limits,
-        layers,
+        hooks,
         agent_tasks: Default::default(),
         model_slots,
         compactor,
@@ -247,21 +253,21 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
         confinement,
         editor: opts.editor,
     });
-    let team = &engine.team;
+    let team = &session.team;
 
     team.emit(
         root,
         EventKind::SessionStarted {
             session_id: session_id.clone(),
-            workspace: engine.workspace.root().to_path_buf(),
+            workspace: session.workspace.root().to_path_buf(),
             model: model_name.clone(),
             role: role.name.clone(),
             approval: opts.approval,
             resumed: resumed.is_some(),
-            roles: engine.roles.names(),
+            roles: session.roles.names(),
         },
     );
-    if let Some(i) = &engine.instructions {
+    if let Some(i) = &session.instructions {
         team.emit(
             root,
             EventKind::InstructionsLoaded {
@@ -274,13 +280,13 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
     for message in opts.warnings.into_iter().chain(sandbox_note) {
         team.emit(root, EventKind::Error { message });
     }
-    for message in engine.config.hooks.problems.clone() {
+    for message in session.config.hooks.problems.clone() {
         team.emit(root, EventKind::Error { message });
     }
     for message in hook_notes {
         team.emit(root, EventKind::Notice { message });
     }
-    for warning in &engine.roles.warnings {
+    for warning in &session.roles.warnings {
         team.emit(
             root,
             EventKind::Error {
@@ -288,18 +294,19 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
             },
         );
     }
-    super::isolation::announce(&engine.team, &stale);
+    super::policies::isolation::worker::announce(&session.team, &stale);
     // In the background: the first prompt does not wait for them.
-    start_servers(&engine, mcp_statuses);
+    start_servers(&session, mcp_statuses);
 
     match resumed {
-        Some((_, _, session)) => restore_agents(&engine, session, opts.approval),
+        Some((_, _, replayed)) => restore_agents(&session, &policies, replayed, opts.approval),
         None => {
-            let tools = engine
+            let tools = session
                 .tools
                 .tools_for_model(&role, false, None, &model_name);
             start_agent(
-                &engine,
+                &session,
+                &policies,
                 NewAgent {
                     id: root,
                     parent: None,
@@ -327,19 +334,19 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
     if let Some(current) = team.role(root)
         && current != role.name
     {
-        let _ = switch_persona(&engine, &role.name, "chosen with --role on resume", "");
+        let _ = switch_persona(&session, &role.name, "chosen with --role on resume", "");
     }
 
-    let releases = engine.clone();
+    let releases = session.clone();
     tokio::spawn(async move { releases.team.run_releases().await });
     let (op_tx, op_rx) = mpsc::unbounded_channel();
-    tokio::spawn(serve_ops(engine.clone(), op_rx));
+    tokio::spawn(serve_ops(session.clone(), op_rx));
     Ok(SessionHandle {
         ops: op_tx,
         events: event_rx,
         info: SessionInfo {
             session_id,
-            workspace: engine.workspace.root().to_path_buf(),
+            workspace: session.workspace.root().to_path_buf(),
             model: model_name,
             approval: opts.approval,
             role: role.name.clone(),
@@ -361,32 +368,37 @@ fn new_session_id() -> String {
 /// Brings the logged agents back (root first), idle, with their histories; outcomes and
 /// workers' messages the log does not show as delivered are still owed to their
 /// supervisors.
-fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: ApprovalPolicy) {
-    engine.tasks.restore(session.tasks);
+fn restore_agents(
+    session: &Arc<Session>,
+    policies: &Arc<Policies>,
+    replayed: ReplayedSession,
+    policy: ApprovalPolicy,
+) {
+    session.tasks.restore(replayed.tasks);
     let mut delivered = HashMap::new();
     let mut interrupted = Vec::new();
-    let roles: HashMap<AgentId, String> = session
+    let roles: HashMap<AgentId, String> = replayed
         .agents
         .iter()
         .map(|a| (a.id, a.role.clone()))
         .collect();
-    for agent in session.agents {
-        let is_root = agent.id == session.root;
+    for agent in replayed.agents {
+        let is_root = agent.id == replayed.root;
         let role_name = if is_root {
-            session.active_role.clone()
+            replayed.active_role.clone()
         } else {
             agent.role.clone()
         };
-        let Some(role) = engine.role(&role_name) else {
+        let Some(role) = session.role(&role_name) else {
             continue;
         };
-        let ceiling = agent.parent_id.and_then(|p| engine.team.tools(p));
+        let ceiling = agent.parent_id.and_then(|p| session.team.tools(p));
         let model = if is_root {
-            role.model(&engine.config)
+            role.model(&session.config)
         } else {
             agent.model.clone()
         };
-        let mut tools = engine
+        let mut tools = session
             .tools
             .tools_for_model(role, !is_root, ceiling.as_deref(), &model);
         // Narrowed by its spawn: the same tools again, never more than the role's now.
@@ -407,13 +419,14 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
             .collect();
         if !is_root {
             // Its snapshot is gone with the old process; its next message takes a new one.
-            engine
+            session
                 .checks
                 .restore_attempts(agent.id, agent.attempts, agent.task_closed);
-            engine.isolation.reopen(agent.id);
+            session.isolation.reopen(agent.id);
         }
         start_agent(
-            engine,
+            session,
+            policies,
             NewAgent {
                 id: agent.id,
                 parent: agent.parent_id,
@@ -445,16 +458,16 @@ fn restore_agents(engine: &Arc<Engine>, session: ReplayedSession, policy: Approv
             },
         );
         if !messages.is_empty() {
-            engine.team.restore_notices(agent.id, messages);
+            session.team.restore_notices(agent.id, messages);
         }
     }
-    engine
+    session
         .team
         .restore_delivery(|id, _| delivered.get(&id).copied().unwrap_or(true));
-    engine.team.restore_releases();
+    session.team.restore_releases();
     // The log may end with them running (the process was killed): say what they are now.
     for (id, parent_id) in interrupted {
-        engine.team.emit(
+        session.team.emit(
             id,
             EventKind::AgentStatus {
                 parent_id,

@@ -3,16 +3,14 @@
 //! Urgent notices in its inbox are handed over before a model call.
 
 use super::calls::{BatchEnd, run_tool_calls};
-use super::engine::Engine;
+use super::cx::AgentCx;
 use super::inbox;
-use super::layers::{Gate, Shape};
 use super::model_call::{Called, call_model};
 use super::persona::switch_persona;
+use super::points::{Gate, Shape};
 use super::team::Team;
 use crate::model::text_calls;
 use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall, TurnEnd};
-use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// How a turn ended, and what the agent said last.
 pub struct TurnOutcome {
@@ -28,39 +26,31 @@ pub struct TurnOutcome {
 /// answer) and the team's progress guard.
 const MAX_HANDOFFS_PER_TURN: u32 = 32;
 
-pub async fn run_turn(
-    engine: &Arc<Engine>,
-    agent: AgentId,
-    cancel: CancellationToken,
-) -> TurnOutcome {
-    engine.team.emit(agent, EventKind::TurnStarted);
-    let outcome = turn_loop(engine, agent, &cancel).await;
-    engine
-        .team
-        .emit(agent, EventKind::TurnFinished { end: outcome.end });
+/// Runs a turn of `cx`'s agent, stopped by `cx`'s token (the turn's).
+pub async fn run_turn(cx: &AgentCx) -> TurnOutcome {
+    cx.team().emit(cx.id(), EventKind::TurnStarted);
+    let outcome = turn_loop(cx).await;
+    cx.team()
+        .emit(cx.id(), EventKind::TurnFinished { end: outcome.end });
     outcome
 }
 
-async fn turn_loop(
-    engine: &Arc<Engine>,
-    agent: AgentId,
-    cancel: &CancellationToken,
-) -> TurnOutcome {
-    let team = &engine.team;
+async fn turn_loop(cx: &AgentCx) -> TurnOutcome {
+    let (session, team, agent, cancel) = (cx.session(), cx.team(), cx.id(), cx.cancel());
     let mut iteration = 0;
     let mut handoffs = 0;
     let mut final_text = String::new();
-    engine.turn_start(agent);
+    cx.turn_start();
     loop {
         // The layers first: held while the team is paused, stopped by a spent budget.
-        match engine.before_model_call(agent, cancel).await {
+        match cx.before_model_call().await {
             Gate::Go => {}
             Gate::Hold => continue,
             Gate::Interrupted => return interrupted(final_text),
             Gate::Stop(reason) => return outcome(TurnEnd::Error, final_text, Some(reason)),
         }
         hand_over_inbox(team, agent);
-        let Some(mut setup) = engine.request_for(agent) else {
+        let Some(mut setup) = session.request_for(agent) else {
             return outcome(TurnEnd::Cancelled, final_text, None);
         };
         if iteration >= setup.max_iterations {
@@ -71,18 +61,20 @@ async fn turn_loop(
             return interrupted(final_text);
         }
         // Compaction, when the request no longer fits comfortably.
-        match engine.shape_request(agent, &mut setup, cancel).await {
-            Shape::Kept | Shape::Changed => {}
+        match cx.shape_request(&mut setup).await {
+            Shape::Kept => {}
+            // Its own model call was counted: the session's limit is checked at once.
+            Shape::Changed => super::policies::budget::after_usage(team, &session.session_limits),
             Shape::Interrupted => return interrupted(final_text),
             Shape::Stop(why) => return failed(team, agent, final_text, why),
         }
         let offered = setup.request.tools.clone();
-        let mut response = match call_model(engine, agent, setup, cancel).await {
+        let mut response = match call_model(cx, setup).await {
             Called::Answer(r) => r,
             Called::Interrupted => return interrupted(final_text),
             Called::Failed(why) => return failed(team, agent, final_text, why),
         };
-        if response.tool_calls.is_empty() && !offered.is_empty() && helps(engine, agent) {
+        if response.tool_calls.is_empty() && !offered.is_empty() && helps(cx) {
             let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
             if let Some(calls) = text_calls::parse(&response.text, &names) {
                 // The calls are what it said: its history holds them once, as calls.
@@ -109,7 +101,7 @@ async fn turn_loop(
             };
             return outcome(end, final_text, None);
         }
-        let batch = run_tool_calls(engine, agent, &calls, cancel).await;
+        let batch = run_tool_calls(cx, &calls).await;
         for correction in batch.corrections {
             team.push_item(agent, HistoryItem::notice(correction));
         }
@@ -117,7 +109,7 @@ async fn turn_loop(
         // followed by its results before anything else.
         let handed_off = batch
             .handoff
-            .is_some_and(|h| switch_persona(engine, &h.to, &h.reason, &h.context).is_ok());
+            .is_some_and(|h| switch_persona(session, &h.to, &h.reason, &h.context).is_ok());
         if cancel.is_cancelled() {
             return interrupted(final_text);
         }
@@ -145,8 +137,8 @@ async fn turn_loop(
 }
 
 /// Whether `agent`'s model gets squad's help for weak models (`assist`).
-fn helps(engine: &Engine, agent: AgentId) -> bool {
-    engine.config.assists(engine.team.model(agent).as_deref())
+fn helps(cx: &AgentCx) -> bool {
+    (cx.session().config).assists(cx.team().model(cx.id()).as_deref())
 }
 
 /// An urgent notice (a worker's question, a critical notice) reaches a running agent at

@@ -76,9 +76,7 @@ impl AgentTool for AskUser {
         let reply = if asks {
             // The user's `notification` hooks run while the question waits.
             let message = format!("squad has a question: {}", args.question.trim());
-            let told = cx
-                .host
-                .notify(cx.caller, "elicitation_dialog", &message, cx.cancel);
+            let told = cx.host.notify("elicitation_dialog", &message);
             tokio::join!(asked, told).0
         } else {
             asked.await

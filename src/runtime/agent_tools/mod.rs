@@ -21,7 +21,7 @@ mod wait;
 pub use handoff::Handoff;
 
 use super::approval::{ApprovalRequest, Denied};
-pub use super::checks::Checked;
+pub use super::policies::verification::checks::Checked;
 use super::team::{NewAgent, Team};
 use crate::config::Config;
 use crate::model::ToolSpec;
@@ -52,7 +52,8 @@ pub fn all() -> Vec<Arc<dyn AgentTool>> {
     ]
 }
 
-/// What the agent tools need of the runtime beyond the team itself.
+/// What the agent tools need of the runtime beyond the team itself, as the calling agent
+/// sees it (the runtime implements it for the agent's context).
 #[async_trait]
 pub trait Host: Send + Sync {
     fn config(&self) -> &Config;
@@ -71,34 +72,19 @@ pub trait Host: Send + Sync {
         model: &str,
     ) -> Vec<String>;
     /// Passes an action through the approval gate (the caller waits while the user is asked).
-    async fn approve(
-        &self,
-        req: ApprovalRequest<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<(), Denied>;
+    async fn approve(&self, req: ApprovalRequest<'_>) -> Result<(), Denied>;
     /// The user is waited on (`kind`: `permission_prompt`, `elicitation_dialog`): the
     /// user's `notification` hooks run.
-    async fn notify(
-        &self,
-        agent: AgentId,
-        kind: &'static str,
-        message: &str,
-        cancel: &CancellationToken,
-    );
+    async fn notify(&self, kind: &'static str, message: &str);
     /// A workspace file's text for a worker's first message (same checks as `read_file`).
-    async fn read_for_prompt(
-        &self,
-        caller: AgentId,
-        path: &str,
-        cancel: &CancellationToken,
-    ) -> Result<String, ToolError>;
+    async fn read_for_prompt(&self, path: &str) -> Result<String, ToolError>;
     /// `spawn_agent`'s `isolation` for a worker about to start.
     fn choose_isolation(&self, agent: AgentId, mode: crate::config::IsolationMode);
-    /// The base of a worker of `role` that `caller` spawns now: its caller's view of the
-    /// workspace, which it reads until it writes and merges from (`runtime/isolation/base.rs`).
+    /// The base of a worker of `role` the caller spawns now: its view of the workspace,
+    /// which the worker reads until it writes and merges from
+    /// (`policies/isolation/base.rs`).
     async fn base_for_spawn(
         &self,
-        caller: AgentId,
         role: &str,
         mode: Option<crate::config::IsolationMode>,
     ) -> Option<std::sync::Arc<crate::isolation::Base>>;
@@ -106,21 +92,11 @@ pub trait Host: Send + Sync {
     fn give_base(&self, agent: AgentId, base: std::sync::Arc<crate::isolation::Base>);
     /// Registers a new agent and starts its task.
     fn start_agent(&self, new: NewAgent) -> AgentId;
-    /// What a coding tool called by `agent` may use: its root (worktree or workspace) and
+    /// What a coding tool the caller calls may use: its root (worktree or workspace) and
     /// the tools' settings.
-    fn tool_context(
-        &self,
-        agent: AgentId,
-        role: &str,
-        cancel: &CancellationToken,
-    ) -> crate::tools::ToolContext;
-    /// Checks a worker's result against the workspace (see `runtime/verification.rs`).
-    async fn check_result(
-        &self,
-        caller: AgentId,
-        result: &AgentResult,
-        cancel: &CancellationToken,
-    ) -> Checked;
+    fn tool_context(&self) -> crate::tools::ToolContext;
+    /// Checks the caller's result against the workspace (`policies/verification`).
+    async fn check_result(&self, result: &AgentResult) -> Checked;
 }
 
 /// One agent-tool call: who calls, and what it may act on.

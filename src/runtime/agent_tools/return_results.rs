@@ -69,7 +69,7 @@ impl AgentTool for ReturnResults {
                 "invalid result: {e}. Fix it and call return_results again."
             ))
         })?;
-        match cx.host.check_result(cx.caller, &result, cx.cancel).await {
+        match cx.host.check_result(&result).await {
             Checked::Unchecked => {}
             Checked::Deliver(verdict) => {
                 cx.team

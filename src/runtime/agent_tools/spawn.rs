@@ -142,8 +142,8 @@ impl AgentTool for SpawnAgent {
         if short_wall.is_some() {
             asked.wall_s = None;
         }
-        let budget =
-            crate::runtime::budget::for_worker(&limits, parent, asked).map_err(Failure::Fixable)?;
+        let budget = crate::runtime::policies::budget::for_worker(&limits, parent, asked)
+            .map_err(Failure::Fixable)?;
         let model = role.model(cx.host.config());
         let allowed = cx.host.tools_for(role, true, Some(&me.tools), &model);
         // What every worker of this role keeps, whatever its spawn names: its reporting.
@@ -173,7 +173,7 @@ impl AgentTool for SpawnAgent {
         for f in &args.files {
             // A file the task is to create does not exist yet: small models list it
             // anyway (Qwen2.5-Coder-1.5B spawned with `files: ["notes.md"]` five times).
-            match cx.host.read_for_prompt(cx.caller, f, cx.cancel).await {
+            match cx.host.read_for_prompt(f).await {
                 Ok(text) => first.push_str(&format!(
                     "\n\n# File: {f}\n```\n{}\n```",
                     clip(&text, MAX_FILE_BYTES)
@@ -232,15 +232,12 @@ impl AgentTool for SpawnAgent {
             hook: None,
         };
         cx.host
-            .approve(req, cx.cancel)
+            .approve(req)
             .await
             .map_err(|d| Failure::Fixable(d.0))?;
 
         // The workspace as the caller sees it now: the worker's base (issue 34).
-        let base = cx
-            .host
-            .base_for_spawn(cx.caller, &role.name, args.isolation)
-            .await;
+        let base = cx.host.base_for_spawn(&role.name, args.isolation).await;
         // Again: spawns of one response run side by side, and each waited for its approval
         // since the first check. Nothing awaits from here until the worker is counted.
         room(cx, &limits)?;

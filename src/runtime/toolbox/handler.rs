@@ -18,7 +18,6 @@ use tokio_util::sync::CancellationToken;
 /// What a call may act on: who calls, and the runtime around it.
 pub struct Invocation<'a> {
     pub agent: AgentId,
-    pub role: &'a str,
     pub team: &'a Team,
     pub host: &'a dyn Host,
     pub cancel: &'a CancellationToken,
@@ -125,12 +124,12 @@ impl CallHandler for Coding {
         if self.0.effect() == ToolEffect::ReadOnly {
             return Ok(None);
         }
-        let ctx = call.host.tool_context(call.agent, call.role, call.cancel);
+        let ctx = call.host.tool_context();
         self.0.describe(&ctx, args).await.map_err(|e| e.to_string())
     }
 
     async fn run(&self, call: &Invocation<'_>, args: Value) -> Ran {
-        let ctx = call.host.tool_context(call.agent, call.role, call.cancel);
+        let ctx = call.host.tool_context();
         match self.0.call(&ctx, args).await {
             Ok(output) => Ran::Ok(output, Effect::None),
             Err(ToolError::Cancelled) => Ran::Error("cancelled by the user".to_string()),

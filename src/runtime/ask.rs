@@ -1,0 +1,32 @@
+//! Asking the user to approve an agent's action: through the session's gate, with the
+//! agent shown `waiting` while the user is asked and the user's `notification` hooks run
+//! meanwhile.
+
+use super::approval::{ApprovalRequest, Denied};
+use super::cx::AgentCx;
+use super::policies::hooks::layer::caller;
+use crate::protocol::AgentStatus;
+
+/// Passes a mutating action of `cx`'s agent through the gate.
+pub async fn approve(cx: &AgentCx, req: ApprovalRequest<'_>) -> Result<(), Denied> {
+    let (session, team, agent) = (cx.session(), cx.team(), cx.id());
+    let asks = session.gate.will_ask(&req);
+    if asks {
+        team.set_status(agent, AgentStatus::Waiting, None);
+    }
+    let message = format!("squad needs your permission to use {}", req.tool);
+    let check = session.gate.check(req, team.events(), cx.cancel());
+    let decision = if asks {
+        let at = caller(cx);
+        let told = session
+            .hooks
+            .notification(&at, "permission_prompt", &message);
+        tokio::join!(check, told).0
+    } else {
+        check.await
+    };
+    if asks {
+        team.set_status(agent, AgentStatus::Running, None);
+    }
+    decision
+}

@@ -1,0 +1,282 @@
+//! Budgets: what a worker may spend (tokens, dollars, wall time) and what the whole session
+//! may (dollars). Spend is the servers' own `usage`, counted by the team as calls finish.
+//!
+//! A worker's budget is fixed when it is spawned (`for_worker`): the config's per-agent
+//! limits, narrowed by what its parent has left of its own and by what the spawn asked.
+//! It is checked before each of the worker's model calls (`before_call`), so a call is
+//! never cut off half-way (it would waste what it already cost): the worker that reached
+//! its budget stops there, `failed` with a `budget: …` reason its supervisor reads.
+//! The session's limit is checked after each call and before each one: reaching it pauses
+//! the team through the pause gate until the user raises the limit or stops.
+
+pub mod layer;
+
+use crate::config::Limits;
+use crate::protocol::{
+    AgentId, Budget, BudgetMeasure, BudgetReached, BudgetScope, EventKind, dollars,
+};
+use crate::runtime::policies::pause::gate::PauseGate;
+use crate::runtime::team::{Spend, Team};
+use std::sync::{Arc, Mutex};
+
+/// The session's cost limit: the config's, then whatever the user sets.
+pub struct SessionBudget {
+    state: Mutex<SessionLimit>,
+}
+
+struct SessionLimit {
+    limit_usd: Option<f64>,
+    /// The team is held because the limit was reached (and the user was told).
+    holding: bool,
+}
+
+impl SessionBudget {
+    pub fn new(limit_usd: Option<f64>) -> Self {
+        Self {
+            state: Mutex::new(SessionLimit {
+                limit_usd,
+                holding: false,
+            }),
+        }
+    }
+
+    pub fn limit(&self) -> Option<f64> {
+        crate::sync::lock(&self.state).limit_usd
+    }
+
+    /// Marks the team held by the budget; true if it was not already.
+    fn hold(&self) -> bool {
+        !std::mem::replace(&mut crate::sync::lock(&self.state).holding, true)
+    }
+
+    /// A new limit; returns whether the budget was holding the team.
+    fn set(&self, limit_usd: Option<f64>) -> bool {
+        let mut s = crate::sync::lock(&self.state);
+        s.limit_usd = limit_usd;
+        std::mem::take(&mut s.holding)
+    }
+}
+
+/// What the turn does before a model call.
+pub enum Gate {
+    Go,
+    /// The session's budget is spent: the team is paused; pass the pause gate again.
+    Hold,
+    /// The agent's own budget is spent: the turn ends with this reason.
+    Stop(String),
+}
+
+/// The session's limit and the gate reaching it closes.
+#[derive(Clone)]
+pub struct SessionLimits {
+    pub budget: Arc<SessionBudget>,
+    pub pause: Arc<PauseGate>,
+}
+
+/// Before a model call of `agent`: its own budget, then the session's.
+pub fn before_call(team: &Team, agent: AgentId, session: &SessionLimits) -> Gate {
+    if let Some(reached) = team
+        .budget_and_spend(agent)
+        .and_then(|(b, s)| reached(&b, &s))
+    {
+        team.emit(
+            agent,
+            EventKind::BudgetReached {
+                scope: BudgetScope::Agent,
+                measure: reached.measure,
+                spent: reached.spent,
+                limit: reached.limit,
+            },
+        );
+        return Gate::Stop(reached.to_string());
+    }
+    if session_reached(team, session) {
+        Gate::Hold
+    } else {
+        Gate::Go
+    }
+}
+
+/// After a model call's usage was counted: reaching the session's limit pauses the team
+/// at once, so no further call or tool starts while the user is asked.
+pub fn after_usage(team: &Team, session: &SessionLimits) {
+    session_reached(team, session);
+}
+
+/// Whether the session spent its limit; if so, the team is paused and the user told
+/// (once per pause).
+fn session_reached(team: &Team, session: &SessionLimits) -> bool {
+    let Some(limit) = session.budget.limit() else {
+        return false;
+    };
+    let spent = team.session_cost();
+    if spent < limit {
+        return false;
+    }
+    let root = team.root();
+    let newly_paused = session.pause.set(true);
+    let newly_held = session.budget.hold();
+    if newly_paused || newly_held {
+        team.emit(
+            root,
+            EventKind::BudgetReached {
+                scope: BudgetScope::Session,
+                measure: BudgetMeasure::CostUsd,
+                spent,
+                limit,
+            },
+        );
+    }
+    if newly_paused {
+        team.emit(root, EventKind::Paused);
+    }
+    true
+}
+
+/// The user's new session limit (`None`: none). It must be above what was spent; a team
+/// the budget paused goes on.
+pub fn set_session_limit(
+    team: &Team,
+    session: &SessionLimits,
+    limit_usd: Option<f64>,
+) -> Result<(), String> {
+    if let Some(limit) = limit_usd {
+        if !(limit.is_finite() && limit > 0.0) {
+            return Err(format!(
+                "a session budget is a positive amount of US dollars, not {limit}"
+            ));
+        }
+        let spent = team.session_cost();
+        if limit <= spent {
+            return Err(format!(
+                "the session has spent {} already: a new budget must be above that (or /budget off)",
+                dollars(spent)
+            ));
+        }
+    }
+    let was_holding = session.budget.set(limit_usd);
+    let root = team.root();
+    team.emit(root, EventKind::SessionBudgetSet { limit_usd });
+    if was_holding && session.pause.set(false) {
+        team.emit(root, EventKind::Resumed);
+    }
+    Ok(())
+}
+
+/// The first measure of `budget` that `spend` reached.
+fn reached(budget: &Budget, spend: &Spend) -> Option<BudgetReached> {
+    let checks = [
+        (
+            BudgetMeasure::Tokens,
+            budget.tokens.map(|t| t as f64),
+            spend.tokens as f64,
+        ),
+        (BudgetMeasure::CostUsd, budget.cost_usd, spend.cost_usd),
+        (
+            BudgetMeasure::WallS,
+            budget.wall_s.map(|w| w as f64),
+            spend.wall.as_secs_f64(),
+        ),
+    ];
+    checks.into_iter().find_map(|(measure, limit, spent)| {
+        let limit = limit?;
+        (spent >= limit).then_some(BudgetReached {
+            measure,
+            spent,
+            limit,
+        })
+    })
+}
+
+/// The budget of a new worker whose parent has `parent` (its budget and spend). Each measure `asked` must be positive and no
+/// looser than the config's per-agent limit or what the parent has left of its own
+/// budget; a measure not asked gets the tightest of those (or none).
+pub fn for_worker(
+    limits: &Limits,
+    parent: (Budget, Spend),
+    asked: Budget,
+) -> Result<Budget, String> {
+    let (own, spent) = parent;
+    let left = |limit: Option<f64>, used: f64| limit.map(|l| l - used);
+    let measures = [
+        (
+            BudgetMeasure::Tokens,
+            asked.tokens.map(|t| t as f64),
+            limits.max_tokens_per_agent.map(|t| t as f64),
+            "limits.max_tokens_per_agent",
+            left(own.tokens.map(|t| t as f64), spent.tokens as f64),
+        ),
+        (
+            BudgetMeasure::CostUsd,
+            asked.cost_usd,
+            limits.max_cost_per_agent_usd,
+            "limits.max_cost_per_agent_usd",
+            left(own.cost_usd, spent.cost_usd),
+        ),
+        (
+            BudgetMeasure::WallS,
+            asked.wall_s.map(|w| w as f64),
+            limits.max_agent_wall_s.map(|w| w as f64),
+            "limits.max_agent_wall_s",
+            // Whole seconds: a parent with less than one left has none to give.
+            left(own.wall_s.map(|w| w as f64), spent.wall.as_secs_f64()).map(f64::floor),
+        ),
+    ];
+    let mut out = [None; 3];
+    for (slot, (measure, asked, config, key, parent_left)) in out.iter_mut().zip(measures) {
+        let field = measure.field();
+        if parent_left.is_some_and(|l| l <= 0.0) {
+            return Err(format!(
+                "your own {field} budget is spent ({} limit): you cannot give a worker any; \
+                 return your results",
+                measure.amount(own_limit(&own, measure))
+            ));
+        }
+        let ceiling = match (config, parent_left) {
+            (Some(c), Some(p)) if p < c => Some((p, "what your own budget has left")),
+            (Some(c), _) => Some((c, key)),
+            (None, Some(p)) => Some((p, "what your own budget has left")),
+            (None, None) => None,
+        };
+        if let Some(a) = asked {
+            if !(a.is_finite() && a > 0.0) {
+                return Err(format!("budget.{field} must be above 0, found {a}"));
+            }
+            if let Some((c, from)) = ceiling.filter(|(c, _)| a > *c) {
+                return Err(format!(
+                    "budget.{field} = {} is looser than its ceiling of {} ({from}): ask for at \
+                     most that, or leave budget.{field} out",
+                    measure.amount(a),
+                    measure.amount(c)
+                ));
+            }
+        }
+        *slot = asked.or(ceiling.map(|(c, _)| c));
+    }
+    let [tokens, cost_usd, wall_s] = out;
+    Ok(Budget {
+        tokens: tokens.map(|t| t as u64),
+        cost_usd,
+        wall_s: wall_s.map(|w| w as u64),
+    })
+}
+
+/// The config's per-agent limits as a budget.
+pub fn from_limits(limits: &Limits) -> Budget {
+    Budget {
+        tokens: limits.max_tokens_per_agent,
+        cost_usd: limits.max_cost_per_agent_usd,
+        wall_s: limits.max_agent_wall_s,
+    }
+}
+
+fn own_limit(own: &Budget, measure: BudgetMeasure) -> f64 {
+    match measure {
+        BudgetMeasure::Tokens => own.tokens.unwrap_or(0) as f64,
+        BudgetMeasure::CostUsd => own.cost_usd.unwrap_or(0.0),
+        BudgetMeasure::WallS => own.wall_s.unwrap_or(0) as f64,
+    }
+}
+
+#[cfg(test)]
+mod tests;

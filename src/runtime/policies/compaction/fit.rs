@@ -1,0 +1,129 @@
+//! Making a request fit: before it is sent (the layer, when its estimate passes `[context]
+//! compact_at` of the window), and after the server refused it as too long (the model
+//! call's own step, [`after_overflow`]).
+//!
+//! After a refusal the server's count is the truth: where it counted the request as more
+//! than squad's estimate, every budget is scaled by that (and stays scaled for the model,
+//! for the rest of the session), and the request is made to fit harder each time: a
+//! summary of the older part, then of all but the latest turn, then every big tool output
+//! cut. Only when nothing is left to cut does it give up, naming what alone does not fit.
+
+use super::compactor::{CompactError, Compactor, Trigger, largest_part};
+use crate::context::estimate_item;
+use crate::model::Overflow;
+use crate::runtime::cx::AgentCx;
+use crate::runtime::policies::hooks::layer::caller;
+use crate::runtime::request::RequestSetup;
+
+/// The most squad's estimate is scaled by after a server's count.
+const MAX_SCALE: f64 = 4.0;
+
+/// After the server refused a request as too long.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// The request was made to fit: send it again.
+    Retry,
+    /// Why it could not be.
+    GiveUp(String),
+    Interrupted,
+}
+
+/// How many times squad's estimate the server has counted `model`'s requests (1: never more).
+pub fn scale_for(compactor: &Compactor, model: &str) -> f64 {
+    crate::sync::lock(&compactor.scales)
+        .get(model)
+        .copied()
+        .unwrap_or(1.0)
+}
+
+/// Learns from the server's count of `req` how far squad's estimate is off for its model;
+/// returns the scale to plan with (1 when the estimate was not low).
+fn learn_scale(compactor: &Compactor, req: &RequestSetup, said: &Overflow) -> f64 {
+    let estimate = req.fixed_tokens + req.request.history.iter().map(estimate_item).sum::<u64>();
+    let mut scales = crate::sync::lock(&compactor.scales);
+    let known = scales.get(&req.request.model).copied().unwrap_or(1.0);
+    let now = match said.prompt_tokens {
+        Some(counted) if estimate > 0 && counted > estimate => counted as f64 / estimate as f64,
+        _ => 1.0,
+    };
+    // A server counting far more than any tokenizer differs by is more likely wrong about
+    // its window than squad about the text: at most four times.
+    let scale = known.max(now).min(MAX_SCALE);
+    scales.insert(req.request.model.clone(), scale);
+    scale
+}
+
+/// Compacts the history `req` was built from, then points `req` at the new one. The user's
+/// `pre_compact` hooks hear of it first.
+pub async fn compact(
+    cx: &AgentCx,
+    req: &mut RequestSetup,
+    trigger: Trigger,
+    scale: f64,
+) -> Result<u64, CompactError> {
+    let session = cx.session();
+    session
+        .hooks
+        .before_compact(&caller(cx), trigger == Trigger::User)
+        .await;
+    // The compaction gets the request's own copy of the history's handle, so the history is
+    // not shared (and copied) while it is replaced.
+    let setup = RequestSetup {
+        request: crate::model::ChatRequest {
+            model: req.request.model.clone(),
+            system_prompt: req.request.system_prompt.clone(),
+            history: std::mem::take(&mut req.request.history),
+            tools: req.request.tools.clone(),
+        },
+        ..*req
+    };
+    let done = session
+        .compactor
+        .compact_scaled(cx.team(), cx.id(), setup, trigger, scale, cx.cancel())
+        .await;
+    refresh(cx, req)?;
+    done
+}
+
+/// Points `req` at the agent's history as it is now.
+fn refresh(cx: &AgentCx, req: &mut RequestSetup) -> Result<(), CompactError> {
+    let view = cx.team().request_view(cx.id()).ok_or(CompactError::Gone)?;
+    req.request.history = view.history;
+    Ok(())
+}
+
+/// The server refused `req` as too long (`said`: what it said of the window and the
+/// request's size): made to fit, harder each time.
+pub async fn after_overflow(cx: &AgentCx, req: &mut RequestSetup, said: &Overflow) -> Recovery {
+    let compactor = &cx.session().compactor;
+    let scale = learn_scale(compactor, req, said);
+    // A summary of the older part as squad estimates it, then as the server counts, then
+    // of all but the latest turn.
+    let rounds = [
+        (Trigger::Window, 1.0),
+        (Trigger::Window, scale),
+        (Trigger::User, scale),
+    ];
+    for (trigger, scale) in rounds {
+        match compact(cx, req, trigger, scale).await {
+            Ok(_) => return Recovery::Retry,
+            Err(CompactError::NothingToCompact) => {}
+            Err(CompactError::Cancelled) => return Recovery::Interrupted,
+            Err(e) => return Recovery::GiveUp(format!("and compacting it failed ({e})")),
+        }
+    }
+    // Nothing left to summarize: cut what is big.
+    if compactor
+        .cut_outputs(cx.team(), cx.id(), req, scale)
+        .is_some()
+    {
+        return match refresh(cx, req) {
+            Ok(()) => Recovery::Retry,
+            Err(e) => Recovery::GiveUp(e.to_string()),
+        };
+    }
+    Recovery::GiveUp(format!(
+        "and nothing is left to compact: {}",
+        largest_part(req)
+    ))
+}

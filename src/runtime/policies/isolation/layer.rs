@@ -1,0 +1,107 @@
+//! Isolation in each agent's life: a worker that has not written reads its base (a read after the
+//! workspace moved on gets it a worktree made from that base); its first call that may
+//! change files gets its worktree
+//! (before the call is described, so the user approves a diff against the worktree); a
+//! worktree made for a call that names the only files it writes is filled behind that
+//! call, and every other call, and the task of an agent in it, waits for the fill; in
+//! the shared workspace a worker's file change takes the file's lease; after a change the
+//! worktree's diff is measured for the tree; a worker taking up a follow-up is moved onto
+//! the workspace's current state; when its turns are over its change is merged; when it
+//! is gone its worktree goes. `worker.rs` knows how. Getting a worktree before a call is
+//! described ([`prepare`]) and letting it go ([`gone`]) are isolation's own steps, which
+//! the runtime calls.
+
+use super::worker::WorkerIsolation;
+use crate::protocol::TurnEnd;
+use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
+use crate::runtime::points::{Admit, ToolDone, ToolGate, ToolUse};
+use crate::runtime::toolbox::Reach;
+use async_trait::async_trait;
+use std::sync::Arc;
+
+pub struct IsolationPolicy(pub Arc<WorkerIsolation>);
+
+impl Policy for IsolationPolicy {
+    fn layer_for(&self, _agent: &Starting) -> Option<Box<dyn Layer>> {
+        Some(Box::new(IsolationLayer {
+            iso: self.0.clone(),
+        }))
+    }
+}
+
+struct IsolationLayer {
+    iso: Arc<WorkerIsolation>,
+}
+
+/// Before a call is described: a worker reads its base (once the workspace moved on, from
+/// a worktree made of it); its first call that may change files gets its worktree, so the
+/// user approves a diff against it; any other call in a worktree still being filled waits.
+pub async fn prepare(cx: &AgentCx, tool: &ToolUse<'_>) {
+    let iso = &cx.session().isolation;
+    let (team, agent) = (cx.team(), cx.id());
+    if tool.reach == Reach::Reads && cx.is_worker() {
+        iso.before_read(team, agent).await;
+    }
+    // Only the call a worktree was made for may run while it is filled: its files are
+    // written first, and the fill writes none of them.
+    let early = tool.changes_files() && iso.before_change(team, agent, tool.writes).await;
+    if !early {
+        iso.wait_for_files(team, agent).await;
+    }
+}
+
+/// A worker is gone for good (despawned, cancelled, released): its worktree goes.
+pub async fn gone(cx: &AgentCx) {
+    let iso = &cx.session().isolation;
+    if cx.is_worker() && !iso.is_closing() {
+        iso.clean_up(cx.team(), cx.id()).await;
+    }
+}
+
+#[async_trait]
+impl Layer for IsolationLayer {
+    async fn before_task(&self, cx: &AgentCx, text: &mut String, _from_user: bool) -> Admit {
+        if !cx.is_worker() {
+            return Admit::Go;
+        }
+        // The verification layer, next, walks the tree the task starts from.
+        self.iso.wait_for_files(cx.team(), cx.id()).await;
+        if let Some(note) = self.iso.before_task(cx.team(), cx.id()).await {
+            text.push_str("\n\n");
+            text.push_str(&note);
+        }
+        Admit::Go
+    }
+
+    async fn before_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>) -> ToolGate {
+        // Team calls (`return_results` among them) touch no file and stay open.
+        if tool.reach != Reach::Team
+            && let Some(why) = self.iso.unwritten(cx.team(), cx.id())
+        {
+            return ToolGate::Block(why);
+        }
+        if !tool.changes_files() {
+            return ToolGate::Go;
+        }
+        // A file another worker holds in the shared workspace is refused.
+        match self
+            .iso
+            .claim_write(cx.team(), cx.id(), &cx.root(), tool.action)
+        {
+            Ok(()) => ToolGate::Go,
+            Err(held) => ToolGate::Block(held),
+        }
+    }
+
+    async fn after_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>, _done: &ToolDone<'_>) {
+        if tool.changes_files() {
+            self.iso.after_mutation(cx.team(), cx.id()).await;
+        }
+    }
+
+    async fn settle(&self, cx: &AgentCx, end: TurnEnd) {
+        if cx.is_worker() && end != TurnEnd::Cancelled {
+            self.iso.settle(cx.team(), cx.id(), end).await;
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Bringing an isolated worker's change into the workspace when its result goes up:
+//! through the merge queue (one at a time, in the order results come), told to the front
+//! ends (`merged`, `merge_conflict`) and to its supervisor with the result.
+
+use super::worker::WorkerIsolation;
+use crate::isolation::{Conflict, MergeOutcome};
+use crate::protocol::{
+    AgentId, ConflictFile, ConflictHunk, EventKind, LineRange, MergeReport, MergeState,
+    ResultStatus, TurnEnd,
+};
+use crate::runtime::inbox::Notice;
+use crate::runtime::team::Team;
+
+/// A worker's turn ended (`end`). When it has a worktree of its own and its result is
+/// accepted (an answer, or a returned result that is no failure and passed its checks),
+/// its change is merged into the workspace; a conflict changes nothing there. Its
+/// supervisor reads what happened in the result's `merge` (or, for a worker that
+/// answered without `return_results`, in a notice beside its answer).
+impl WorkerIsolation {
+    pub async fn settle(&self, team: &Team, agent: AgentId, end: TurnEnd) {
+        settle(self, team, agent, end).await;
+    }
+}
+
+async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd) {
+    iso.forget_base(agent);
+    let Some(worktrees) = iso.worktrees.clone().filter(|_| iso.has_own(agent)) else {
+        return;
+    };
+    if let Some(p) = crate::sync::lock(&iso.own).get_mut(&agent) {
+        p.settled = true;
+    }
+    let result = team.result(agent).filter(|_| end == TurnEnd::Returned);
+    let refused = match (end, &result) {
+        (TurnEnd::Returned, Some(r)) if r.status == ResultStatus::Failure => {
+            Some("its result is a failure")
+        }
+        (TurnEnd::Returned, Some(r)) if r.verification.as_ref().is_some_and(|v| !v.passed) => {
+            Some("its result did not pass its checks")
+        }
+        (TurnEnd::Returned | TurnEnd::Completed, _) => None,
+        (TurnEnd::Error, _) => Some("it failed"),
+        _ => Some("its turn was cut short"),
+    };
+    let short = agent.short();
+    let report = match refused {
+        Some(why) => iso
+            .state(agent)
+            .is_some_and(MergeState::unmerged)
+            .then(|| MergeReport {
+                state: MergeState::Pending,
+                files: Vec::new(),
+                conflicts: Vec::new(),
+                note: format!(
+                    "its change stays in its worktree, not merged, because {why}: speak_to_agent \
+                 {short} to have it finish, or despawn_agent {short} to discard the change"
+                ),
+            }),
+        None => merge(team, iso, &worktrees, agent).await,
+    };
+    let Some(report) = report else {
+        return;
+    };
+    // Logged, so a resumed session knows it too.
+    team.emit(agent, EventKind::MergeReport(report.clone()));
+    match result {
+        Some(mut r) => {
+            r.merge = Some(report);
+            team.set_result(agent, r);
+        }
+        None => {
+            if let Some(parent) = team.parent(agent) {
+                let role = team.role(agent).unwrap_or_default();
+                let text = format!("Worker {short} ({role}): {}", describe(&report));
+                team.post_notice(
+                    parent,
+                    Notice::new(crate::protocol::Priority::Normal, text),
+                    None,
+                );
+            }
+        }
+    }
+}
+
+/// Merges the worker's change; `None` when it changed nothing.
+async fn merge(
+    team: &Team,
+    iso: &WorkerIsolation,
+    worktrees: &crate::isolation::Worktrees,
+    agent: AgentId,
+) -> Option<MergeReport> {
+    let short = agent.short();
+    let outcome = match worktrees.merge(agent).await {
+        Ok(o) => o,
+        Err(e) => {
+            let message = format!("could not merge the worker's change: {e}");
+            team.emit(
+                agent,
+                EventKind::Error {
+                    message: message.clone(),
+                },
+            );
+            iso.set_state(agent, Some(MergeState::Pending));
+            let note = if matches!(e, crate::isolation::IsolationError::Tampered(_)) {
+                // Asking the worker again would not help: squad will not run git there.
+                format!(
+                    "{message}. Its result is refused and will not be merged; its worktree \
+                     is kept as it is for the user"
+                )
+            } else {
+                format!(
+                    "{message}. The change stays in its worktree: speak_to_agent {short} to \
+                     have it return its result again, or despawn_agent {short} to discard it"
+                )
+            };
+            return Some(MergeReport {
+                state: MergeState::Pending,
+                files: Vec::new(),
+                conflicts: Vec::new(),
+                note,
+            });
+        }
+    };
+    match outcome {
+        MergeOutcome::Unchanged => {
+            iso.set_state(agent, None);
+            None
+        }
+        MergeOutcome::Merged { files } => {
+            iso.set_state(agent, Some(MergeState::Merged));
+            team.emit(
+                agent,
+                EventKind::Merged {
+                    files: files.clone(),
+                },
+            );
+            Some(MergeReport {
+                state: MergeState::Merged,
+                files,
+                conflicts: Vec::new(),
+                note: String::new(),
+            })
+        }
+        MergeOutcome::Conflict { conflicts } => {
+            iso.set_state(agent, Some(MergeState::Conflict));
+            let files: Vec<ConflictFile> = conflicts.iter().map(conflict_file).collect();
+            let listed = files.iter().map(ToString::to_string).collect();
+            team.emit(agent, EventKind::MergeConflict { conflicts: files });
+            Some(MergeReport {
+                state: MergeState::Conflict,
+                files: Vec::new(),
+                conflicts: listed,
+                note: format!(
+                    "nothing of its change reached the workspace. speak_to_agent {short} has it \
+                     redo the change on the workspace's current state (it settles the conflict \
+                     markers in its worktree; its next result is merged again); despawn_agent \
+                     {short} discards the change"
+                ),
+            })
+        }
+    }
+}
+
+/// The report in one paragraph, for a notice.
+fn describe(r: &MergeReport) -> String {
+    match r.state {
+        MergeState::Merged if r.files.is_empty() => {
+            "its change was already in the workspace".to_string()
+        }
+        MergeState::Merged => format!(
+            "its change is merged into the workspace: {}",
+            r.files.join(", ")
+        ),
+        MergeState::Conflict => format!(
+            "its change conflicts with the workspace:\n- {}\n{}",
+            r.conflicts.join("\n- "),
+            r.note
+        ),
+        MergeState::Pending => r.note.clone(),
+    }
+}
+
+fn conflict_file(c: &Conflict) -> ConflictFile {
+    let range = |s: crate::isolation::LineSpan| LineRange {
+        start: s.start as u64,
+        count: s.count as u64,
+    };
+    ConflictFile {
+        path: c.path.clone(),
+        kind: c.kind.clone(),
+        message: c.message.clone(),
+        hunks: c
+            .hunks
+            .iter()
+            .map(|h| ConflictHunk {
+                workspace: range(h.workspace),
+                worker: range(h.worker),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,63 @@
+//! The session's policies, one folder (or file) each holding all of it: its layer (what it
+//! does at the points of each agent's life, `runtime/cx.rs`), its state, its pure logic.
+//! A new policy is one folder and one line in [`in_order`] (docs/adding-a-policy.md).
+
+pub mod answer;
+pub mod budget;
+pub mod compaction;
+pub mod hooks;
+pub mod isolation;
+pub mod loop_guard;
+pub mod pause;
+pub mod progress;
+pub mod stall;
+pub mod verification;
+
+use super::cx::{Policies, Policy};
+use super::policies::verification::checks::Checks;
+use super::tasks::TaskBoard;
+use std::sync::Arc;
+
+/// What the session's policies are made from, once at start.
+pub struct Parts {
+    pub pause: Arc<pause::gate::PauseGate>,
+    pub session: budget::SessionLimits,
+    pub compactor: Arc<compaction::compactor::Compactor>,
+    pub guards: crate::config::GuardsConfig,
+    /// `[limits] max_turn_calls`.
+    pub max_turn_calls: u32,
+    pub hooks: Arc<hooks::service::Hooks>,
+    pub isolation: Arc<isolation::worker::WorkerIsolation>,
+    pub checks: Arc<Checks>,
+    pub board: Arc<TaskBoard>,
+    /// Whether a model gets squad's help for weak models.
+    pub assist: answer::AssistFor,
+}
+
+/// The session's policies, in the order their layers run at every point: the pause gate
+/// first (a paused team holds before anything is decided), then the budgets, the team's
+/// progress, the persona's answer once it repeats itself with all done, compaction (a
+/// request is made to fit once it may be sent), the loop guard, the user's hooks (a hook
+/// sees only calls squad itself would let through), then isolation (the worktree and the
+/// leases, once no hook blocked the call; the merge once a worker's turns are over) and
+/// verification last (it measures the call in the root isolation gave it, and begins a
+/// task on the worktree as isolation left it).
+pub fn in_order(p: Parts) -> Policies {
+    let list: Vec<Box<dyn Policy>> = vec![
+        Box::new(pause::layer::PausePolicy(p.pause)),
+        Box::new(budget::layer::BudgetPolicy(p.session)),
+        Box::new(progress::ProgressPolicy::new(p.max_turn_calls)),
+        Box::new(answer::AnswerPolicy::new(p.board, p.assist)),
+        Box::new(compaction::layer::CompactionPolicy(p.compactor)),
+        Box::new(loop_guard::layer::LoopGuardPolicy::new(p.guards)),
+        Box::new(hooks::layer::HooksPolicy(p.hooks)),
+        Box::new(isolation::layer::IsolationPolicy(p.isolation)),
+        Box::new(verification::layer::VerificationPolicy(p.checks)),
+    ];
+    Policies::new(list)
+}
+
+#[cfg(test)]
+mod policy_tests;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,200 @@
+//! What the agents of one session share: config, roles, the model, the tools, the
+//! workspace, the approval gate, the team and the policies' services. Built once by
+//! `start`, then read-only but for the team, which owns all that changes. An agent reaches
+//! it through its [`super::cx::AgentCx`].
+
+use super::approval::ApprovalGate;
+use super::policies::budget::SessionLimits;
+use super::policies::compaction::compactor::Compactor;
+use super::policies::hooks::service::Hooks;
+use super::policies::isolation::worker::WorkerIsolation;
+use super::policies::pause::gate::PauseGate;
+use super::policies::verification::checks::Checks;
+use super::request::RequestSetup;
+use super::team::Team;
+use super::toolbox::ToolBox;
+use crate::config::{Config, SandboxMode};
+use crate::context::{ContextWindows, Instructions, estimate_text};
+use crate::model::{ChatRequest, ModelClient};
+use crate::protocol::AgentId;
+use crate::roles::{Role, RoleSet};
+use crate::tools::{ToolContext, ToolSettings};
+use crate::workspace::Workspace;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+pub struct Session {
+    pub config: Arc<Config>,
+    pub roles: RoleSet,
+    pub model: Arc<dyn ModelClient>,
+    pub tools: ToolBox,
+    pub workspace: Arc<Workspace>,
+    pub gate: Arc<ApprovalGate>,
+    /// Questions agents put to the user, waiting for their answers.
+    pub questions: super::questions::Questions,
+    pub team: Team,
+    /// Bounds model calls in flight across the whole session; workers queue here.
+    pub model_slots: Arc<Semaphore>,
+    /// What each worker's result is checked against.
+    pub checks: Arc<Checks>,
+    /// Shortens a conversation that no longer fits (the compaction layer's, and `/compact`).
+    pub compactor: Arc<Compactor>,
+    /// The session's task board.
+    pub tasks: Arc<super::tasks::TaskBoard>,
+    /// Each model's context window, as configured or learned from the server.
+    pub windows: ContextWindows,
+    /// The project's `AGENTS.md`, given to every agent in its system message.
+    pub instructions: Option<Instructions>,
+    /// Holds every next model and tool call while the user has the team paused.
+    pub pause: Arc<PauseGate>,
+    /// The session's cost limit (`limits.max_session_cost_usd`, or the user's `/budget`)
+    /// and the pause gate reaching it closes.
+    pub session_limits: SessionLimits,
+    /// The user's hooks, for the points of a session only they hear (a notification, a
+    /// compaction, a result, the end).
+    pub hooks: Arc<Hooks>,
+    /// Every agent's task, so shutdown can let them write their last results.
+    pub agent_tasks: tokio_util::task::TaskTracker,
+    /// Which workers write in worktrees of their own, and the leases on the workspace.
+    pub isolation: Arc<WorkerIsolation>,
+    /// The OS sandbox commands run in.
+    pub sandbox: Arc<crate::sandbox::Sandbox>,
+    /// Which sandbox each agent's commands get.
+    pub confinement: Arc<super::confinement::Confinement>,
+    /// The user's editor, for the file tools of agents in the session's own workspace.
+    pub editor: Option<Arc<dyn crate::tools::EditorFiles>>,
+}
+
+impl Session {
+    pub fn role(&self, name: &str) -> Option<&Role> {
+        self.roles.get(name)
+    }
+
+    pub fn root(&self) -> AgentId {
+        self.team.root()
+    }
+
+    /// The tools `agent` may call now: its own (fixed when it started), then the MCP tools
+    /// of servers that are up which its role and every role above it offer (none when its
+    /// spawn named its tools).
+    pub fn agent_tools(&self, agent: AgentId, own: &Arc<[String]>) -> Arc<[String]> {
+        if self.tools.mcp().tools().is_empty() || self.team.is_narrowed(agent) {
+            return own.clone();
+        }
+        let lineage = self.team.lineage(agent);
+        let roles: Vec<&Role> = lineage.iter().filter_map(|r| self.role(r)).collect();
+        if roles.len() != lineage.len() {
+            return own.clone();
+        }
+        let mcp = self.tools.mcp_tools_for(&roles);
+        if mcp.is_empty() {
+            return own.clone();
+        }
+        own.iter().cloned().chain(mcp).collect()
+    }
+
+    /// Builds the next request of `agent` from its role and history.
+    pub fn request_for(&self, agent: AgentId) -> Option<RequestSetup> {
+        let view = self.team.request_view(agent)?;
+        let role = self.role(&view.role)?;
+        let mut system_prompt = role.system_prompt.trim().to_string();
+        if let Some(extra) = &view.instructions {
+            system_prompt.push_str("\n\n# Instructions for this task, from your supervisor\n");
+            system_prompt.push_str(extra.trim());
+        }
+        // The same bytes in every request of the agent and of its siblings, so a local
+        // server's prompt cache serves them: a worker's root (its worktree, made at its
+        // first write) and its id are left out; its paths are relative, its commands run
+        // in its root.
+        match &view.parent_role {
+            None => system_prompt.push_str(&format!(
+                "\n\n# Environment\nWorkspace root: {}. Every path you pass to a tool is \
+                 relative to it.",
+                self.workspace.root().display()
+            )),
+            Some(parent_role) => system_prompt.push_str(&format!(
+                "\n\n# Environment\nEvery path you pass to a tool is relative to your \
+                 workspace root, where your commands run.\nYou are a worker (role `{}`, depth \
+                 {}), started by `{parent_role}` for one task. When the task is done, call \
+                 `return_results` with status, summary, artifacts and known_issues; your \
+                 supervisor reads only that.",
+                view.role, view.depth,
+            )),
+        }
+        if let Some(instructions) = &self.instructions {
+            system_prompt.push_str("\n\n# Project instructions (AGENTS.md)\n");
+            system_prompt.push_str(&instructions.text);
+        }
+        let (tools, tool_tokens) = self
+            .tools
+            .specs_and_tokens(&self.agent_tools(agent, &view.tools));
+        let window = self.windows.window(&view.model);
+        Some(RequestSetup {
+            fixed_tokens: estimate_text(&system_prompt) + tool_tokens,
+            window,
+            request: ChatRequest {
+                model: view.model,
+                system_prompt,
+                history: view.history,
+                tools,
+            },
+            max_iterations: role
+                .max_iterations
+                .unwrap_or(self.config.limits.max_iterations)
+                .max(1),
+        })
+    }
+
+    /// Where `agent`'s tools work: its worktree (or its supervisor's), else the workspace.
+    pub fn workspace_for(&self, agent: AgentId) -> Arc<Workspace> {
+        self.isolation
+            .workspace_for(&self.team, agent, &self.workspace)
+    }
+
+    /// What a coding tool called by `agent` may use.
+    pub fn tool_context(
+        &self,
+        agent: AgentId,
+        role: &str,
+        cancel: &CancellationToken,
+    ) -> ToolContext {
+        let test_command = self.role(role).and_then(|r| r.test_command.as_deref());
+        let workspace = self.workspace_for(agent);
+        let sandbox = self
+            .confinement
+            .for_agent(&self.team, agent, workspace.root());
+        // A worker in a worktree of its own edits files the editor does not have open.
+        let editor = self
+            .editor
+            .clone()
+            .filter(|_| workspace.root() == self.workspace.root());
+        ToolContext {
+            agent_id: agent,
+            editor,
+            workspace,
+            settings: Arc::new(ToolSettings::from_config(&self.config, test_command)),
+            cancel: cancel.clone(),
+            sandbox,
+        }
+    }
+
+    /// Tells the front ends which sandbox `agent`'s commands run in.
+    pub fn announce_sandbox(&self, agent: AgentId) {
+        let level = self.sandbox_level(agent);
+        let sandbox = if self.sandbox.confines(level) || level.mode == SandboxMode::Off {
+            level.label()
+        } else {
+            "unavailable".to_string()
+        };
+        self.team
+            .emit(agent, crate::protocol::EventKind::AgentSandbox { sandbox });
+    }
+
+    /// The sandbox of `agent`'s commands: the session's, narrowed by the role of every
+    /// agent from the persona down to it, so a worker never gets a wider one than its
+    /// supervisor.
+    pub fn sandbox_level(&self, agent: AgentId) -> crate::sandbox::Level {
+        self.confinement.level(&self.team, agent)
+    }
+}

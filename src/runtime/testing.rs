@@ -1,0 +1,221 @@
+//! A session for unit tests of the runtime: a real team, tools, gate and policies' services
+//! on a temp workspace, a model fake at the trait (tests that speak HTTP live in `tests/`),
+//! no agent tasks unless a test starts them. Contexts for its agents are made with the
+//! policies a test names, so one policy can be tested alone.
+
+use super::approval::ApprovalGate;
+use super::confinement::Confinement;
+use super::cx::{AgentCx, Layer, Policies, Policy, Starting};
+use super::events::EventSink;
+use super::policies::budget::{SessionBudget, SessionLimits};
+use super::policies::compaction::compactor::Compactor;
+use super::policies::hooks::service::Hooks;
+use super::policies::isolation::worker::WorkerIsolation;
+use super::policies::pause::gate::PauseGate;
+use super::policies::verification::checks::Checks;
+use super::session::Session;
+use super::team::{AgentStats, NewAgent, Team};
+use super::toolbox::ToolBox;
+use crate::config::{Config, IsolationMode};
+use crate::model::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress};
+use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, Budget, Event, EventKind};
+use crate::roles::RoleSet;
+use crate::workspace::Workspace;
+use async_trait::async_trait;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+/// A model that must not be called: the tests using it never reach one.
+pub struct NoModel;
+
+#[async_trait]
+impl ModelClient for NoModel {
+    async fn stream_chat(
+        &self,
+        _req: &ChatRequest,
+        _progress: &(dyn Fn(ModelProgress) + Send + Sync),
+        _cancel: &CancellationToken,
+    ) -> Result<ChatResponse, ModelError> {
+        Err(ModelError::BadResponse("no model in this test".into()))
+    }
+}
+
+/// What a test session is made of; anything not set is the default.
+pub struct Parts {
+    pub config: Config,
+    pub model: Arc<dyn ModelClient>,
+    pub isolation: Option<WorkerIsolation>,
+    pub pause: Arc<PauseGate>,
+    pub session_limit: Option<f64>,
+    pub checks: Option<Arc<Checks>>,
+}
+
+impl Default for Parts {
+    fn default() -> Self {
+        Self {
+            config: Config::default(),
+            model: Arc::new(NoModel),
+            isolation: None,
+            pause: Arc::new(PauseGate::new(false)),
+            session_limit: None,
+            checks: None,
+        }
+    }
+}
+
+/// A test's session, its persona's id and the events it emits.
+pub struct TestSession {
+    pub session: Arc<Session>,
+    pub root: AgentId,
+    pub events: mpsc::UnboundedReceiver<Event>,
+}
+
+impl TestSession {
+    /// A session on `dir` with the persona added.
+    pub fn new(dir: &Path, parts: Parts) -> Self {
+        let (tx, events) = mpsc::unbounded_channel();
+        let root = AgentId::new();
+        let team = Team::new(EventSink::new(None, 0, tx), root);
+        let roles = RoleSet::default();
+        let workspace = Arc::new(Workspace::new(dir).expect("a test workspace"));
+        let isolation = Arc::new(parts.isolation.unwrap_or_else(|| {
+            WorkerIsolation::open(IsolationMode::Shared, &roles, dir, None, "test").0
+        }));
+        let config = Arc::new(parts.config);
+        let support = crate::sandbox::Support::none("tests");
+        let sandbox = Arc::new(crate::sandbox::Sandbox::new(&config.sandbox, None, support));
+        let confinement = Arc::new(Confinement::new(sandbox.clone(), &roles, isolation.clone()));
+        let gate = Arc::new(ApprovalGate::new(false));
+        let slots = Arc::new(Semaphore::new(4));
+        let hooks = Hooks::new(
+            Vec::new(),
+            crate::hooks::SessionFacts {
+                session_id: "test".into(),
+                transcript_path: None,
+                permission_mode: "default",
+            },
+            dir.to_path_buf(),
+            None,
+            confinement.clone(),
+            gate.clone(),
+        );
+        let session = Session {
+            windows: crate::context::ContextWindows::new(&config),
+            instructions: None,
+            session_limits: SessionLimits {
+                budget: Arc::new(SessionBudget::new(parts.session_limit)),
+                pause: parts.pause.clone(),
+            },
+            pause: parts.pause,
+            hooks: Arc::new(hooks),
+            agent_tasks: Default::default(),
+            model_slots: slots.clone(),
+            compactor: Arc::new(Compactor {
+                model: parts.model.clone(),
+                slots,
+                config: config.clone(),
+                scales: Default::default(),
+            }),
+            checks: parts
+                .checks
+                .unwrap_or_else(|| Arc::new(Checks::new(false, &roles))),
+            config,
+            model: parts.model,
+            tools: ToolBox::new(
+                &crate::tools::ToolRegistry::new(),
+                Arc::new(crate::mcp::McpHub::empty()),
+            ),
+            workspace,
+            gate,
+            questions: super::questions::Questions::new(false),
+            team,
+            tasks: Default::default(),
+            isolation,
+            sandbox,
+            confinement,
+            editor: None,
+            roles,
+        };
+        let _ = session.team.add(agent(root, None, Budget::default()));
+        Self {
+            session: Arc::new(session),
+            root,
+            events,
+        }
+    }
+
+    /// Adds a worker of `parent` (running, role `r`).
+    pub fn add(&self, parent: AgentId, budget: Budget) -> AgentId {
+        let id = AgentId::new();
+        let _ = self.session.team.add(agent(id, Some(parent), budget));
+        id
+    }
+
+    /// `agent`'s context with the layers of `policies` only.
+    pub fn cx(&self, policies: Vec<Box<dyn Policy>>, agent: AgentId) -> AgentCx {
+        self.cx_with(&Arc::new(Policies::new(policies)), agent)
+    }
+
+    /// `agent`'s context with the layers of `policies` (shared with other agents' contexts,
+    /// as in a session).
+    pub fn cx_with(&self, policies: &Arc<Policies>, agent: AgentId) -> AgentCx {
+        AgentCx::new(
+            self.session.clone(),
+            policies.clone(),
+            agent,
+            CancellationToken::new(),
+        )
+    }
+
+    /// The events emitted since the last look.
+    pub fn kinds(&mut self) -> Vec<EventKind> {
+        let mut out = Vec::new();
+        while let Ok(ev) = self.events.try_recv() {
+            out.push(ev.kind);
+        }
+        out
+    }
+}
+
+pub fn agent(id: AgentId, parent: Option<AgentId>, budget: Budget) -> NewAgent {
+    NewAgent {
+        id,
+        parent,
+        role: "r".into(),
+        model: "m".into(),
+        depth: u32::from(parent.is_some()),
+        task: "t".into(),
+        policy: ApprovalPolicy::Auto,
+        tools: vec![],
+        history: Vec::new(),
+        status: AgentStatus::Running,
+        stats: AgentStats::default(),
+        budget,
+        result: None,
+        first_message: None,
+        announce: true,
+        options: Default::default(),
+        released: false,
+    }
+}
+
+/// A policy from a closure: the layer it gives each starting agent.
+pub struct FnPolicy<F>(pub F);
+
+impl<F> Policy for FnPolicy<F>
+where
+    F: Fn(&Starting) -> Option<Box<dyn Layer>> + Send + Sync,
+{
+    fn layer_for(&self, agent: &Starting) -> Option<Box<dyn Layer>> {
+        (self.0)(agent)
+    }
+}
+
+/// A policy that gives every agent a layer made by `make`.
+pub fn every<L: Layer + 'static>(make: impl Fn() -> L + Send + Sync + 'static) -> Box<dyn Policy> {
+    Box::new(FnPolicy(move |_: &Starting| -> Option<Box<dyn Layer>> {
+        Some(Box::new(make()))
+    }))
+}
