@@ -90,10 +90,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let store = squad::hooks::TrustStore::new(&dirs.data);
             match command.unwrap_or(HooksCommand::List) {
                 HooksCommand::List => {
-                    let tools = squad::runtime::tool_names(&coding_registry());
+                    // A matcher may name a tool as squad does or as Claude Code does.
+                    let mut names = squad::runtime::tool_names(&coding_registry());
+                    let claude = names.iter().map(|t| squad::tools::claude::claude_name(t));
+                    let claude: Vec<String> = claude.collect();
+                    names.extend(claude);
                     print!(
                         "{}",
-                        listing::list(&config.hooks, &store, &workspace, &tools)
+                        listing::list(&config.hooks, &store, &workspace, &names)
                     )
                 }
                 HooksCommand::Trust => print!(

@@ -2,7 +2,7 @@
 //! client's choice goes back to the runtime as `Op::Approval` / `Op::Answer`.
 
 use super::rpc::Rpc;
-use super::updates::{kind, text_content};
+use super::tool_calls::{kind, text_content};
 use crate::protocol::{ApprovalAction, ApprovalDecision, Op};
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{

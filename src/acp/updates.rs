@@ -7,8 +7,7 @@
 use super::ask;
 use super::rpc::Rpc;
 pub use super::stop::{StopReason, TurnState};
-use super::tool_calls::{announce, title};
-pub use super::tool_calls::{kind, text_content};
+use super::tool_calls::{announce, kind, text_content, title};
 use crate::protocol::{
     AgentId, AgentStatus, BudgetMeasure, BudgetScope, Event, EventKind, HistoryItem, Op, Task,
     TaskStatus, TurnEnd, dollars,

@@ -135,9 +135,12 @@ pub async fn run(input: &DoctorInput) -> Report {
     }
 }
 
-/// The hooks' problems and matchers that match no tool: each would never run.
+/// The hooks' problems and matchers that match no tool (by squad's name or Claude Code's):
+/// each would never run.
 fn hooks(config: &crate::config::Config, tools: &[String], out: &mut Vec<Check>) {
-    let warnings = crate::hooks::listing::matcher_warnings(&config.hooks, tools);
+    let mut names = tools.to_vec();
+    names.extend(tools.iter().map(|t| crate::tools::claude::claude_name(t)));
+    let warnings = crate::hooks::listing::matcher_warnings(&config.hooks, &names);
     for w in config.hooks.problems.iter().chain(&warnings) {
         out.push(Check::warn("hooks", w.clone()));
     }

@@ -12,12 +12,11 @@ pub fn approved(hook: &HookSpec, store: &TrustStore, project: &Path) -> bool {
         || store.is_trusted(&approval_key(&hook.source.digest, &hook.command, project))
 }
 
-/// A warning per tool hook whose matcher takes none of `tools` (squad's names, and Claude
-/// Code's through `crate::tools::claude`): it would never run. MCP matchers are left alone,
-/// their servers' tools are known only once they run.
-pub fn matcher_warnings(hooks: &Hooks, tools: &[String]) -> Vec<String> {
-    let mut names: Vec<String> = tools.to_vec();
-    names.extend(tools.iter().map(|t| crate::tools::claude::claude_name(t)));
+/// A warning per tool hook whose matcher takes none of `names` (every name a tool goes
+/// by: squad's, and Claude Code's as `tools::claude` gives them; the caller, which knows
+/// the tools, says): it would never run. MCP matchers are left alone, their servers'
+/// tools are known only once they run.
+pub fn matcher_warnings(hooks: &Hooks, names: &[String]) -> Vec<String> {
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     hooks
         .list
@@ -39,8 +38,9 @@ pub fn matcher_warnings(hooks: &Hooks, tools: &[String]) -> Vec<String> {
 }
 
 /// One line per hook: its event, matcher and role, its command, the file, and whether it
-/// runs; then the problems and the matchers that match nothing.
-pub fn list(hooks: &Hooks, store: &TrustStore, project: &Path, tools: &[String]) -> String {
+/// runs; then the problems and the matchers that match none of `names` (as
+/// [`matcher_warnings`] takes them).
+pub fn list(hooks: &Hooks, store: &TrustStore, project: &Path, names: &[String]) -> String {
     let mut out = String::new();
     if hooks.list.is_empty() {
         out.push_str("no hooks: add [[hooks]] to a config file (see docs/configuration.md)\n");
@@ -68,7 +68,7 @@ pub fn list(hooks: &Hooks, store: &TrustStore, project: &Path, tools: &[String])
             h.source.file.display(),
         );
     }
-    for p in hooks.problems.iter().chain(&matcher_warnings(hooks, tools)) {
+    for p in hooks.problems.iter().chain(&matcher_warnings(hooks, names)) {
         let _ = writeln!(out, "! {p}");
     }
     out

@@ -16,7 +16,7 @@ use super::IsolationError;
 use super::repo::Repo;
 use super::snapshot::{self, Snapshot};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -163,6 +163,12 @@ impl Look {
     fn holds(&self, base: &Base) -> bool {
         self.files == base.files && self.newest.is_none_or(|t| t <= base.since)
     }
+}
+
+/// Where the base is kept between runs (beside the worktree, so a resumed session can
+/// reopen it with `Worktree::reopen`).
+pub(crate) fn base_file(path: &Path) -> PathBuf {
+    path.with_extension("base")
 }
 
 #[cfg(test)]

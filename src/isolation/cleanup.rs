@@ -6,7 +6,7 @@ use super::git::Git;
 use super::seal::Seal;
 use super::session_dir::{is_bookkeeping, read_lock, try_lock, worktrees_dir};
 use super::spare::SPARE_PREFIX;
-use super::worktree;
+use super::teardown;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -98,7 +98,7 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
                 }
             };
             let problem = match &repo {
-                Some(top) if top.is_dir() => worktree::remove(
+                Some(top) if top.is_dir() => teardown::remove(
                     top,
                     &wt.path(),
                     (!spare && !kept).then_some(branch.as_str()),

@@ -3,9 +3,8 @@
 //! which says after a crash that the fill was cut short and which paths it must not write.
 
 use super::IsolationError;
-use super::git::{Git, fields, path_of};
+use super::git::{Git, PARALLEL_CHECKOUT, fields, path_of};
 use super::seal::Seal;
-use super::worktree::PARALLEL_CHECKOUT;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 

@@ -32,6 +32,7 @@ mod seal;
 mod session_dir;
 mod snapshot;
 mod spare;
+mod teardown;
 mod worktree;
 mod worktrees;
 

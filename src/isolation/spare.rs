@@ -2,9 +2,9 @@
 //! files that differ from HEAD instead of writing the whole tree (`Worktrees::warm`).
 
 use super::IsolationError;
-use super::git::Git;
+use super::git::{Git, PARALLEL_CHECKOUT};
 use super::repo::Repo;
-use super::worktree::{PARALLEL_CHECKOUT, remove};
+use super::teardown::remove;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 

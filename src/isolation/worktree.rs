@@ -5,13 +5,15 @@
 //! (`fill.rs`); made from a [`Spare`] (`spare.rs`), it costs the files that differ.
 
 use super::IsolationError;
-use super::fill::{Fill, fill_file, read_fill, save_fill};
+use super::base::base_file;
+use super::fill::{Fill, read_fill, save_fill};
 use super::first_write::{first_checkout, in_tree};
-use super::git::Git;
+use super::git::{Git, PARALLEL_CHECKOUT};
 use super::repo::Repo;
-use super::seal::{Seal, seal_file};
+use super::seal::Seal;
 use super::snapshot::{self, Snapshot};
 use super::spare::Spare;
+use super::teardown::remove;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -38,24 +40,6 @@ pub struct Worktree {
     /// Its git folders and metadata as squad made them: every git run here names them
     /// and checks them first (see `seal.rs`).
     pub seal: Seal,
-}
-
-/// Parallel checkout (git's own `checkout.workers`): writing 10,000 files waits on the
-/// file system far more than on the CPU (creating a file took ~1 ms on a busy ext4 disk),
-/// so many writers at once finish several times sooner, also on two cores (32 beat 16
-/// and 64 on 10,000 files here: 0.48 s against 2.1 and 0.6 s, medians of 7 by hand under
-/// load). Below 2,000 files the helper processes cost more than they save.
-pub(crate) const PARALLEL_CHECKOUT: [&str; 4] = [
-    "-c",
-    "checkout.workers=32",
-    "-c",
-    "checkout.thresholdForParallelism=2000",
-];
-
-/// Where the base is kept between runs (beside the worktree, so a resumed session can
-/// reopen it with [`Worktree::reopen`]).
-fn base_file(path: &Path) -> PathBuf {
-    path.with_extension("base")
 }
 
 /// The workspace's folder inside the worktree at `path` (`Path::join("")` would add a
@@ -352,46 +336,4 @@ impl Worktree {
         self.seal.check()?;
         remove(repo_top, &self.path, Some(&self.branch))
     }
-}
-
-/// Removes the worktree at `path` and `branch`; what is already gone is not an error.
-pub(crate) fn remove(
-    repo_top: &Path,
-    path: &Path,
-    branch: Option<&str>,
-) -> Result<(), IsolationError> {
-    let git = Git::new(repo_top);
-    let args = [
-        OsStr::new("worktree"),
-        OsStr::new("remove"),
-        OsStr::new("--force"),
-        OsStr::new("--force"),
-        path.as_os_str(),
-    ];
-    let ran = git.output(&args, None)?;
-    if ran.code != 0 {
-        // Not a worktree git knows (any more): delete the folder, forget stale entries.
-        if path.exists() {
-            std::fs::remove_dir_all(path).map_err(|source| IsolationError::Io {
-                what: format!("removing {}", path.display()),
-                source,
-            })?;
-        }
-        git.output(&["worktree", "prune"], None)?;
-    }
-    let _ = std::fs::remove_file(base_file(path));
-    let _ = std::fs::remove_file(fill_file(path));
-    let _ = std::fs::remove_file(seal_file(path));
-    let Some(branch) = branch else {
-        return Ok(());
-    };
-    let ran = git.output(&["branch", "-D", "--quiet", branch], None)?;
-    if ran.code != 0 && !ran_says_missing(&ran) {
-        return Err(git.failed(&["branch", "-D", "--quiet", branch], &ran));
-    }
-    Ok(())
-}
-
-fn ran_says_missing(ran: &super::git::Ran) -> bool {
-    ran.stderr.contains("not found")
 }

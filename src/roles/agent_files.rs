@@ -155,7 +155,7 @@ fn build(
         "tools": tools,
     }))
     .map_err(|e| e.to_string())?;
-    super::load::check_fields(&role).map_err(|p| p.to_string())?;
+    super::check_fields(&role).map_err(|p| p.to_string())?;
     Ok(role)
 }
 

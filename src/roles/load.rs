@@ -6,8 +6,8 @@
 //! A broken file never stops squad: it is skipped, the role it would have replaced stays,
 //! and `RoleSet::warnings` says which file, which key and what was expected.
 
-use super::{Role, RoleSource};
-use crate::config::parse::{TomlProblem, parse_toml};
+use super::{Role, RoleSource, check_fields};
+use crate::config::parse::parse_toml;
 use crate::config::user_config_dir;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -221,48 +221,6 @@ fn load_file(path: &Path, warnings: &mut Vec<String>) -> Option<Role> {
     }
     role.source = RoleSource::File(path.to_path_buf());
     Some(role)
-}
-
-/// Checks serde cannot express: names usable on the command line, a real prompt, verify
-/// rules with a command and globs that parse.
-pub(super) fn check_fields(role: &Role) -> Result<(), TomlProblem> {
-    let problem = |key: &str, message: String| TomlProblem {
-        line: None,
-        column: None,
-        key: key.to_string(),
-        message,
-    };
-    let valid_name = !role.name.is_empty()
-        && role
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if !valid_name {
-        return Err(problem(
-            "name",
-            format!(
-                "expected a name of letters, digits, '_' or '-', found {:?}",
-                role.name
-            ),
-        ));
-    }
-    if role.system_prompt.trim().is_empty() {
-        return Err(problem(
-            "system_prompt",
-            "expected the role's instructions, found an empty string".to_string(),
-        ));
-    }
-    if role.max_iterations == Some(0) {
-        return Err(problem(
-            "max_iterations",
-            "expected at least 1, found 0".to_string(),
-        ));
-    }
-    for (i, rule) in role.verify_rules.iter().enumerate() {
-        crate::config::check_rule(rule)
-            .map_err(|message| problem(&format!("verify_rules[{i}]"), message))?;
-    }
-    Ok(())
 }
 
 /// Drops file roles whose `enabled_agents` or `handoffs` name roles that do not exist,

@@ -63,10 +63,10 @@ impl RoleSet {
 }
 
 use crate::config::Config;
-
-/// Between an MCP server's name and its tool's (`everything__echo`); `NAME__*` in a role's
-/// `tools` or `excluded_tools` means every tool of server NAME.
-pub const MCP_SEPARATOR: &str = "__";
+use crate::config::parse::TomlProblem;
+// Between an MCP server's name and its tool's (`everything__echo`); `NAME__*` in a role's
+// `tools` or `excluded_tools` means every tool of server NAME.
+use crate::mcp::SEPARATOR as MCP_SEPARATOR;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -207,6 +207,48 @@ impl Role {
             None => self.allows_tool(name),
         }
     }
+}
+
+/// Checks serde cannot express: names usable on the command line, a real prompt, verify
+/// rules with a command and globs that parse.
+fn check_fields(role: &Role) -> Result<(), TomlProblem> {
+    let problem = |key: &str, message: String| TomlProblem {
+        line: None,
+        column: None,
+        key: key.to_string(),
+        message,
+    };
+    let valid_name = !role.name.is_empty()
+        && role
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid_name {
+        return Err(problem(
+            "name",
+            format!(
+                "expected a name of letters, digits, '_' or '-', found {:?}",
+                role.name
+            ),
+        ));
+    }
+    if role.system_prompt.trim().is_empty() {
+        return Err(problem(
+            "system_prompt",
+            "expected the role's instructions, found an empty string".to_string(),
+        ));
+    }
+    if role.max_iterations == Some(0) {
+        return Err(problem(
+            "max_iterations",
+            "expected at least 1, found 0".to_string(),
+        ));
+    }
+    for (i, rule) in role.verify_rules.iter().enumerate() {
+        crate::config::check_rule(rule)
+            .map_err(|message| problem(&format!("verify_rules[{i}]"), message))?;
+    }
+    Ok(())
 }
 
 /// Whether an entry of `tools` / `excluded_tools` names tool `name`: the same name, or

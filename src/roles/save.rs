@@ -1,7 +1,7 @@
 //! Writing a role file: a worker's role as it ran, kept as a permanent role in the
 //! workspace's `.squad/roles/NAME.toml`, in the format the loader reads back.
 
-use super::load::check_fields;
+use super::check_fields;
 use super::{Role, RoleSet};
 use crate::config::parse::parse_toml;
 use std::io::Write;

@@ -33,7 +33,7 @@ pub fn claude_name(tool: &str) -> String {
     if let Some((_, c)) = CLAUDE_NAMES.iter().find(|(s, _)| *s == tool) {
         return (*c).to_string();
     }
-    if tool.contains(crate::roles::MCP_SEPARATOR) {
+    if tool.contains(crate::mcp::SEPARATOR) {
         return format!("mcp__{tool}");
     }
     tool.to_string()

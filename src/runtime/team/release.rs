@@ -9,7 +9,6 @@
 use super::roster::{Roster, is_live};
 use super::{Agent, ContextState, History, Team};
 use crate::protocol::{AgentId, AgentStatus, EventKind};
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
@@ -51,10 +50,6 @@ impl Releases {
         at.checked_add(self.after)
     }
 }
-
-/// Deliveries in the order they happened, each waiting for its release: with one delay
-/// for all, the front is always the next one due.
-pub(super) type ReleaseQueue = VecDeque<(AgentId, Instant)>;
 
 impl Agent {
     /// Holds no slot of `max_live_agents`: a temporary worker resting with its outcome

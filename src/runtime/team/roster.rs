@@ -2,7 +2,12 @@
 
 use super::Agent;
 use crate::protocol::{AgentId, AgentStatus};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+
+/// Deliveries in the order they happened, each waiting for its release
+/// (`team/release.rs`): with one delay for all, the front is always the next one due.
+pub(super) type ReleaseQueue = VecDeque<(AgentId, Instant)>;
 
 /// The agents, with counts kept as statuses change so the checks made on every status
 /// change (is the tree idle? how many are live?) do not walk ten thousand agents.
@@ -16,7 +21,7 @@ pub(super) struct Roster {
     /// Live agents that hold no slot of `max_live_agents` (`team/release.rs`).
     pub(super) free: usize,
     /// Releases waiting for their time, oldest delivery first.
-    pub(super) releases: super::release::ReleaseQueue,
+    pub(super) releases: ReleaseQueue,
     /// Agents with input not yet taken up.
     pub(super) queued: usize,
     /// Most agents active at once since memory was last given back.

@@ -4,11 +4,11 @@
 //!
 //! This file folds the events; `agents.rs` holds an agent's view and the tree's queries,
 //! `conversation.rs` its entries, `items.rs` what a spawn and a history item add, `figures.rs` tokens, cost and counts, `timeline.rs`
-//! what each agent did when.
+//! what each agent did when, `control.rs` the team's pause, budget and stop.
 
 use crate::protocol::{
-    AgentId, AgentStatus, AgentSummary, ApprovalPolicy, BudgetReached, BudgetScope, Event,
-    EventKind, HistoryItem, McpServerState, SessionTotals, TaskList, TaskTally, TurnEnd, dollars,
+    AgentId, AgentStatus, AgentSummary, ApprovalPolicy, Event, EventKind, HistoryItem,
+    McpServerState, SessionTotals, TaskList, TaskTally, TurnEnd,
 };
 use crate::tui::handle::SessionInfo;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 mod agents;
+mod control;
 mod conversation;
 mod dialogs;
 mod figures;
@@ -459,15 +460,11 @@ impl SessionState {
             EventKind::MessageQueued { text } => {
                 self.agent_entry(id, now).queued.push(text.clone());
             }
-            // The budget's own notice says why and what to do.
-            EventKind::Paused if self.budget_hold.is_some() => self.paused = true,
-            EventKind::Paused => {
-                self.paused = true;
-                self.agent_entry(id, now).conversation.push(EntryKind::Notice(
-                    "team paused: no model or tool call starts until /unpause (calls under way finish)"
-                        .into(),
-                ));
-            }
+            EventKind::Paused
+            | EventKind::Resumed
+            | EventKind::Stopped { .. }
+            | EventKind::BudgetReached { .. }
+            | EventKind::SessionBudgetSet { .. } => self.control(id, &ev.kind, now),
             EventKind::AgentBudget { budget } => self.agent_entry(id, now).budget = *budget,
             EventKind::AgentSandbox { sandbox } => {
                 self.agent_entry(id, now).sandbox = Some(sandbox.clone());
@@ -493,69 +490,6 @@ impl SessionState {
                 self.agent_entry(id, now)
                     .conversation
                     .push(EntryKind::Notice(line));
-            }
-            EventKind::BudgetReached {
-                scope: BudgetScope::Agent,
-                measure,
-                spent,
-                limit,
-            } => {
-                let reached = BudgetReached {
-                    measure: *measure,
-                    spent: *spent,
-                    limit: *limit,
-                };
-                self.agent_entry(id, now)
-                    .conversation
-                    .push(EntryKind::Warning(format!(
-                        "{reached}: stopped before its next model call"
-                    )));
-            }
-            EventKind::BudgetReached {
-                scope: BudgetScope::Session,
-                spent,
-                limit,
-                ..
-            } => {
-                self.budget_hold = Some((*spent, *limit));
-                self.agent_entry(id, now)
-                    .conversation
-                    .push(EntryKind::Warning(format!(
-                        "session budget reached: {} of {} spent. The team is paused: \
-                         /budget USD raises the limit and goes on, /stop ends the work",
-                        dollars(*spent),
-                        dollars(*limit)
-                    )));
-            }
-            EventKind::SessionBudgetSet { limit_usd } => {
-                self.budget_hold = None;
-                let line = match limit_usd {
-                    Some(l) => format!("session budget set to {}", dollars(*l)),
-                    None => "session budget lifted: no limit".to_string(),
-                };
-                self.agent_entry(id, now)
-                    .conversation
-                    .push(EntryKind::Notice(line));
-            }
-            EventKind::Resumed => {
-                self.paused = false;
-                self.budget_hold = None;
-                self.agent_entry(id, now)
-                    .conversation
-                    .push(EntryKind::Notice("team goes on".into()));
-            }
-            EventKind::Stopped { cancelled } => {
-                self.budget_hold = None;
-                let workers = match cancelled {
-                    0 => "no worker was running".to_string(),
-                    1 => "1 worker cancelled".to_string(),
-                    n => format!("{n} workers cancelled"),
-                };
-                self.agent_entry(id, now)
-                    .conversation
-                    .push(EntryKind::Notice(format!(
-                        "team stopped: {workers}; the session goes on with your next message"
-                    )));
             }
             EventKind::StaleWorktreesRemoved {
                 worktrees,
