@@ -233,43 +233,42 @@ async fn take_up(cx: &AgentCx, next: Next, rest: &mut AgentStatus) -> Step {
                 return Step::Handled;
             }
         }
-        Next::Input(AgentInput::Message { mut text, reply }) => {
-            // Results held back (after a resume or an interrupt) and notices still in
-            // its inbox (a held persona's questions from workers) come first, then what
-            // it was just told.
-            let held = match team.release_hold(id).then(|| team.owed_results(id)) {
-                Some(FanIn::Ready { done, running }) => (done, running, session.tasks.take_news()),
-                _ => Default::default(),
-            };
-            let (done, running, news) = held;
-            if let Some(batch) = notice_batch(team, id, &done, &running, news) {
-                team.push_item(id, HistoryItem::notice(batch));
-            }
-            // A task starts here: a worker whose result went up is moved onto the
-            // workspace's current state, and what its result is checked against is
-            // taken (the layers).
-            let from_user = !cx.is_worker();
-            if let Admit::Withhold(why) = Box::pin(cx.before_task(&mut text, from_user)).await {
-                team.take_input(id);
-                team.emit(
-                    id,
-                    EventKind::Error {
-                        message: format!(
-                            "your message was not sent: a user_prompt_submit hook withheld it: {why}"
-                        ),
-                    },
-                );
-                team.announce_if_idle();
-                if let Some(r) = reply {
-                    let _ = r.send(Err(format!("withheld by a user_prompt_submit hook: {why}")));
-                }
-                return Step::Handled;
-            }
-            team.push_item(id, HistoryItem::user(text));
-            return Step::Turn(reply);
+        Next::Input(AgentInput::Message { text, reply }) => {
+            return Box::pin(take_message(cx, text, reply)).await;
         }
     }
     Step::Turn(None)
+}
+
+/// A message for a turn: results held back (after a resume or an interrupt) and notices
+/// still in its inbox (a held persona's questions from workers) come first, then what it
+/// was just told. A task starts here (the layers: a worker whose result went up is moved
+/// onto the workspace's current state, what its result is checked against is taken; the
+/// user's hooks may withhold the user's message).
+async fn take_message(cx: &AgentCx, mut text: String, reply: Reply) -> Step {
+    let (session, team, id) = (cx.session(), cx.team(), cx.id());
+    let held = match team.release_hold(id).then(|| team.owed_results(id)) {
+        Some(FanIn::Ready { done, running }) => (done, running, session.tasks.take_news()),
+        _ => Default::default(),
+    };
+    let (done, running, news) = held;
+    if let Some(batch) = notice_batch(team, id, &done, &running, news) {
+        team.push_item(id, HistoryItem::notice(batch));
+    }
+    let from_user = !cx.is_worker();
+    let Admit::Withhold(why) = cx.before_task(&mut text, from_user).await else {
+        team.push_item(id, HistoryItem::user(text));
+        return Step::Turn(reply);
+    };
+    team.take_input(id);
+    let message =
+        format!("your message was not sent: a user_prompt_submit hook withheld it: {why}");
+    team.emit(id, EventKind::Error { message });
+    team.announce_if_idle();
+    if let Some(r) = reply {
+        let _ = r.send(Err(format!("withheld by a user_prompt_submit hook: {why}")));
+    }
+    Step::Handled
 }
 
 /// `/compact`: not a turn. The status stays (a worker's settled outcome must not look

@@ -81,12 +81,7 @@ impl CallResult {
 /// Runs one response's calls: neighbours that may run together do (reads, and spawns
 /// nobody has to approve), the rest one by one, in order.
 pub async fn run_tool_calls(cx: &AgentCx, calls: &[ToolCall]) -> BatchOutcome {
-    let (session, team, agent, cancel) = (cx.session(), cx.team(), cx.id(), cx.cancel());
-    let policy = team.card(agent).map(|c| c.policy);
-    let may_ask = policy.is_some_and(|p| session.gate.may_ask(p));
-    let together = |name: &str| {
-        session.tools.is_read_only(name) || (!may_ask && session.tools.is_concurrent(name))
-    };
+    let together = runs_together(cx);
     let output_cap = output_cap(cx);
     let mut out = BatchOutcome {
         end: BatchEnd::Continue,
@@ -102,105 +97,21 @@ pub async fn run_tool_calls(cx: &AgentCx, calls: &[ToolCall]) -> BatchOutcome {
             }
         }
         let batch = &calls[i..j];
-        // Held here while the team is paused; the calls before this batch have run.
-        let went_on = matches!(out.end, BatchEnd::Fatal(_) | BatchEnd::Looping(_))
-            || cancel.is_cancelled()
-            || session.pause.pass(team, agent, cancel).await;
-        let stopped = match &out.end {
-            BatchEnd::Fatal(why) | BatchEnd::Looping(why) => Some(format!("not run: {why}")),
-            _ if cancel.is_cancelled() || !went_on => {
-                Some("not run: the turn was stopped before this call".to_string())
-            }
-            _ => None,
-        };
+        let stopped = stopped_before(cx, &out.end).await;
         let ran = stopped.is_none();
         let results: Vec<CallResult> = match stopped {
             Some(why) => batch
                 .iter()
                 .map(|_| CallResult::error(why.clone()))
                 .collect(),
-            None => {
-                for call in batch {
-                    team.emit(
-                        agent,
-                        EventKind::ToolCallBegin {
-                            call_id: call.id.clone(),
-                        },
-                    );
-                }
-                let timed = futures::future::join_all(batch.iter().map(|call| async move {
-                    let started = Instant::now();
-                    let r = execute(cx, call).await;
-                    (r, started.elapsed())
-                }))
-                .await;
-                let mut results = Vec::with_capacity(timed.len());
-                for (call, (result, elapsed)) in batch.iter().zip(timed) {
-                    team.emit(
-                        agent,
-                        EventKind::ToolCallEnd {
-                            call_id: call.id.clone(),
-                            duration_ms: elapsed.as_millis() as u64,
-                        },
-                    );
-                    results.push(result);
-                }
-                results
-            }
+            None => run_batch(cx, batch).await,
         };
-        for (call, mut result) in batch.iter().zip(results) {
-            match std::mem::replace(&mut result.effect, Effect::None) {
-                Effect::None => {}
-                Effect::Returned => out.end = BatchEnd::Returned,
-                Effect::Correct(message) => out.corrections.push(message),
-                // One persona takes over per response: the first handoff wins.
-                Effect::Handoff(h) => match &out.handoff {
-                    Some(first) => {
-                        result = CallResult::error(format!(
-                            "only one handoff per response: the session is already being handed to `{}`",
-                            first.to
-                        ));
-                    }
-                    None => out.handoff = Some(h),
-                },
-            }
-            if result.fatal {
-                out.end = BatchEnd::Fatal(result.output.clone());
-            }
-            team.count_tool_result(agent, result.is_error);
-            // Only calls that ran count as the model's repeats.
-            let verdict = if ran {
-                let reviewed = Reviewed {
-                    name: &call.name,
-                    arguments: &call.arguments,
-                    kind: CallKind::of(&session.tools, &call.name),
-                    output: &result.output,
-                    is_error: result.is_error,
-                };
-                cx.review(&reviewed)
-            } else {
-                Verdict::Pass
-            };
-            let mut output = clip_tool_output(&result.output, output_cap, &clip_hint(call))
-                .unwrap_or(result.output);
-            if call.id.starts_with(crate::model::text_calls::ID_PREFIX) {
-                output.insert_str(0, crate::model::text_calls::RAN_NOTE);
-            }
-            match verdict {
-                Verdict::Pass => {}
-                Verdict::Note(note) => {
-                    output.push_str("\n\n");
-                    output.push_str(&note);
-                }
-                Verdict::Stop(why) => {
-                    output.push_str(&format!("\n\n[squad] Stopped this turn: {why}."));
-                    if matches!(out.end, BatchEnd::Continue) {
-                        out.end = BatchEnd::Looping(why);
-                    }
-                }
-            }
-            team.push_item(
-                agent,
+        for (call, result) in batch.iter().zip(results) {
+            let result = take_effect(&mut out, result);
+            cx.team().count_tool_result(cx.id(), result.is_error);
+            let output = answer_for(cx, call, &result, ran, output_cap, &mut out.end);
+            cx.team().push_item(
+                cx.id(),
                 HistoryItem::ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -212,6 +123,123 @@ pub async fn run_tool_calls(cx: &AgentCx, calls: &[ToolCall]) -> BatchOutcome {
         i = j;
     }
     out
+}
+
+/// Whether a call of this tool may run beside its neighbours: reads always, and calls
+/// nobody is asked about when the agent's policy never asks.
+fn runs_together(cx: &AgentCx) -> impl Fn(&str) -> bool + '_ {
+    let session = cx.session();
+    let policy = cx.team().card(cx.id()).map(|c| c.policy);
+    let may_ask = policy.is_some_and(|p| session.gate.may_ask(p));
+    move |name: &str| {
+        session.tools.is_read_only(name) || (!may_ask && session.tools.is_concurrent(name))
+    }
+}
+
+/// Why the next batch does not run: a fatal call or the loop guard ended the turn, or the
+/// turn was stopped (also while the team was paused: held here, after the calls before it
+/// ran).
+async fn stopped_before(cx: &AgentCx, end: &BatchEnd) -> Option<String> {
+    if let BatchEnd::Fatal(why) | BatchEnd::Looping(why) = end {
+        return Some(format!("not run: {why}"));
+    }
+    let (team, agent, cancel) = (cx.team(), cx.id(), cx.cancel());
+    let went_on = cancel.is_cancelled() || cx.session().pause.pass(team, agent, cancel).await;
+    (cancel.is_cancelled() || !went_on)
+        .then(|| "not run: the turn was stopped before this call".to_string())
+}
+
+/// Runs a batch's calls together, each told begun and ended to the front ends.
+async fn run_batch(cx: &AgentCx, batch: &[ToolCall]) -> Vec<CallResult> {
+    let (team, agent) = (cx.team(), cx.id());
+    for call in batch {
+        let call_id = call.id.clone();
+        team.emit(agent, EventKind::ToolCallBegin { call_id });
+    }
+    let timed = futures::future::join_all(batch.iter().map(|call| async move {
+        let started = Instant::now();
+        let r = execute(cx, call).await;
+        (r, started.elapsed())
+    }))
+    .await;
+    let mut results = Vec::with_capacity(timed.len());
+    for (call, (result, elapsed)) in batch.iter().zip(timed) {
+        team.emit(
+            agent,
+            EventKind::ToolCallEnd {
+                call_id: call.id.clone(),
+                duration_ms: elapsed.as_millis() as u64,
+            },
+        );
+        results.push(result);
+    }
+    results
+}
+
+/// What a result means for the turn, taken out of it: the turn's end, a handoff (the first
+/// of a response wins; a second is an error), a correction.
+fn take_effect(out: &mut BatchOutcome, mut result: CallResult) -> CallResult {
+    match std::mem::replace(&mut result.effect, Effect::None) {
+        Effect::None => {}
+        Effect::Returned => out.end = BatchEnd::Returned,
+        Effect::Correct(message) => out.corrections.push(message),
+        Effect::Handoff(h) => match &out.handoff {
+            Some(first) => {
+                result = CallResult::error(format!(
+                    "only one handoff per response: the session is already being handed to `{}`",
+                    first.to
+                ));
+            }
+            None => out.handoff = Some(h),
+        },
+    }
+    if result.fatal {
+        out.end = BatchEnd::Fatal(result.output.clone());
+    }
+    result
+}
+
+/// The result as the model reads it: clipped to the cap, with the layers' word on it (only
+/// calls that ran count as the model's repeats); a stop of the turn becomes its end.
+fn answer_for(
+    cx: &AgentCx,
+    call: &ToolCall,
+    result: &CallResult,
+    ran: bool,
+    cap: usize,
+    end: &mut BatchEnd,
+) -> String {
+    let verdict = if ran {
+        let reviewed = Reviewed {
+            name: &call.name,
+            arguments: &call.arguments,
+            kind: CallKind::of(&cx.session().tools, &call.name),
+            output: &result.output,
+            is_error: result.is_error,
+        };
+        cx.review(&reviewed)
+    } else {
+        Verdict::Pass
+    };
+    let mut output = clip_tool_output(&result.output, cap, &clip_hint(call))
+        .unwrap_or_else(|| result.output.clone());
+    if call.id.starts_with(crate::model::text_calls::ID_PREFIX) {
+        output.insert_str(0, crate::model::text_calls::RAN_NOTE);
+    }
+    match verdict {
+        Verdict::Pass => {}
+        Verdict::Note(note) => {
+            output.push_str("\n\n");
+            output.push_str(&note);
+        }
+        Verdict::Stop(why) => {
+            output.push_str(&format!("\n\n[squad] Stopped this turn: {why}."));
+            if matches!(end, BatchEnd::Continue) {
+                *end = BatchEnd::Looping(why);
+            }
+        }
+    }
+    output
 }
 
 /// Most bytes of one tool output kept in the agent's history: the configured cap, and
@@ -262,7 +290,6 @@ async fn execute(cx: &AgentCx, call: &ToolCall) -> CallResult {
         Ok(passed) => passed,
         Err(result) => return result,
     };
-    let amended = hook.amended;
     let tool = ToolUse {
         call_id: &call.id,
         name: &call.name,
@@ -284,27 +311,14 @@ async fn execute(cx: &AgentCx, call: &ToolCall) -> CallResult {
             return CallResult::error(denied.0);
         }
     }
-    let run = handler.run(&inv, args.clone());
-    let after = cx.session().config.guards.stall_after();
-    let ran = watch(
-        cx.team(),
-        cx.id(),
-        after,
-        &Waiting::Tool(&tool),
-        &Pulse::default(),
-        run,
-    )
-    .await;
-    let mut result = CallResult::from(ran);
-    if amended {
+    let mut result = run_watched(cx, &handler, &inv, &tool).await;
+    if hook.amended {
         // The model learns its call ran as the user's hook changed it.
-        result.output.insert_str(
-            0,
-            &format!(
-                "[a pre_tool_use hook changed this call's arguments to {}]\n",
-                clip(&args.to_string(), 400)
-            ),
+        let note = format!(
+            "[a pre_tool_use hook changed this call's arguments to {}]\n",
+            clip(&args.to_string(), 400)
         );
+        result.output.insert_str(0, &note);
     }
     let done = ToolDone {
         output: &result.output,
@@ -312,6 +326,20 @@ async fn execute(cx: &AgentCx, call: &ToolCall) -> CallResult {
     };
     cx.after_tool(&tool, &done).await;
     result
+}
+
+/// Runs the call with the stall watch beside it.
+async fn run_watched(
+    cx: &AgentCx,
+    handler: &Arc<dyn CallHandler>,
+    inv: &Invocation<'_>,
+    tool: &ToolUse<'_>,
+) -> CallResult {
+    let run = handler.run(inv, tool.args.clone());
+    let after = cx.session().config.guards.stall_after();
+    let waiting = Waiting::Tool(tool);
+    let ran = watch(cx.team(), cx.id(), after, &waiting, &Pulse::default(), run).await;
+    CallResult::from(ran)
 }
 
 /// What the user's hooks said of a call that goes on.

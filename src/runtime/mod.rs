@@ -19,6 +19,8 @@ mod confinement;
 mod cx;
 mod events;
 mod inbox;
+#[cfg(test)]
+mod loops_tests;
 mod mcp;
 mod memory;
 mod model_call;

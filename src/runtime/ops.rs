@@ -11,97 +11,131 @@ use tokio::sync::mpsc;
 pub const INTERRUPTED_REASON: &str = "squad stopped while it was at work";
 
 pub async fn serve_ops(session: Arc<Session>, mut ops: mpsc::UnboundedReceiver<Op>) {
-    let team = &session.team;
-    let root = session.root();
     while let Some(op) = ops.recv().await {
-        match op {
-            Op::UserMessage { to, text } => {
-                let target = to.unwrap_or(root);
-                if let Err(message) = deliver_user_message(&session, target, text) {
-                    team.emit(target, EventKind::Error { message });
-                }
-            }
-            Op::Approval {
-                request_id,
-                decision,
-            } => {
-                session.gate.resolve(request_id, decision);
-            }
-            Op::Answer { request_id, answer } => {
-                session.questions.answer(request_id, answer);
-            }
-            Op::Interrupt { agent_id } => team.interrupt(agent_id),
-            Op::Despawn { agent_id } => {
-                if agent_id == root {
-                    team.emit(
-                        agent_id,
-                        EventKind::Error {
-                            message: "the active persona cannot be cancelled; use Esc to interrupt its turn".into(),
-                        },
-                    );
-                } else {
-                    team.cancel_subtree(agent_id, "cancelled by the user");
-                }
-            }
-            Op::Compact { agent_id } => {
-                if !team.deliver(agent_id, AgentInput::Compact) {
-                    team.emit(
-                        agent_id,
-                        EventKind::Error {
-                            message: "this agent has stopped; there is nothing to compact".into(),
-                        },
-                    );
-                }
-            }
-            Op::SwitchPersona { role } => {
-                if session.role(&role).is_none() {
-                    let message = format!(
-                        "unknown role `{role}`; known roles: {}",
-                        session.roles.names().join(", ")
-                    );
-                    team.emit(root, EventKind::Error { message });
-                    continue;
-                }
-                team.deliver(root, AgentInput::SwitchPersona(role));
-            }
-            Op::Pause => {
-                if session.pause.set(true) {
-                    team.emit(root, EventKind::Paused);
-                }
-            }
-            Op::Resume => {
-                if session.pause.set(false) {
-                    team.emit(root, EventKind::Resumed);
-                }
-            }
-            Op::SetSessionBudget { limit_usd } => {
-                if let Err(message) = super::policies::budget::set_session_limit(
-                    &session.team,
-                    &session.session_limits,
-                    limit_usd,
-                ) {
-                    team.emit(root, EventKind::Error { message });
-                }
-            }
-            Op::SaveRole { agent_id, name } => super::save_role::serve(&session, agent_id, &name),
-            Op::Stop => stop(&session),
-            Op::Continue { agent_id } => continue_agents(&session, agent_id),
-            // Off the loop: reading a large change must not hold other requests.
-            Op::ShowDiff { agent_id } => {
-                let session = session.clone();
-                tokio::spawn(async move {
-                    let text = session.isolation.diff_text(&session.team, agent_id).await;
-                    session.team.emit(agent_id, EventKind::Diff { text });
-                });
-            }
-            Op::Shutdown => {
-                shut_down(&session).await;
-                break;
-            }
+        if let Op::Shutdown = op {
+            shut_down(&session).await;
+            break;
         }
+        serve(&session, op);
     }
     // Also when the front end just went away.
     session.tools.mcp().shutdown().await;
+}
+
+/// One request; what it cannot do is said as an error on the agent it named.
+fn serve(session: &Arc<Session>, op: Op) {
+    let team = &session.team;
+    let root = session.root();
+    let refused = match op {
+        Op::UserMessage { to, text } => {
+            let target = to.unwrap_or(root);
+            deliver_user_message(session, target, text)
+                .err()
+                .map(|e| (target, e))
+        }
+        Op::Approval {
+            request_id,
+            decision,
+        } => {
+            session.gate.resolve(request_id, decision);
+            None
+        }
+        Op::Answer { request_id, answer } => {
+            session.questions.answer(request_id, answer);
+            None
+        }
+        Op::SwitchPersona { role } => switch(session, role).err().map(|e| (root, e)),
+        Op::SetSessionBudget { limit_usd } => {
+            super::policies::budget::set_session_limit(team, &session.session_limits, limit_usd)
+                .err()
+                .map(|e| (root, e))
+        }
+        Op::SaveRole { agent_id, name } => {
+            super::save_role::serve(session, agent_id, &name);
+            None
+        }
+        Op::ShowDiff { agent_id } => {
+            show_diff(session, agent_id);
+            None
+        }
+        other => control(session, other),
+    };
+    if let Some((agent, message)) = refused {
+        team.emit(agent, EventKind::Error { message });
+    }
+}
+
+/// The user's control of the team: interrupt, cancel, compact, pause, stop, continue.
+/// Returns what it cannot do, and on which agent.
+fn control(session: &Session, op: Op) -> Option<(AgentId, String)> {
+    let team = &session.team;
+    let root = session.root();
+    match op {
+        Op::Interrupt { agent_id } => {
+            team.interrupt(agent_id);
+            None
+        }
+        Op::Despawn { agent_id } if agent_id == root => Some((
+            agent_id,
+            "the active persona cannot be cancelled; use Esc to interrupt its turn".into(),
+        )),
+        Op::Despawn { agent_id } => {
+            team.cancel_subtree(agent_id, "cancelled by the user");
+            None
+        }
+        Op::Compact { agent_id } => (!team.deliver(agent_id, AgentInput::Compact)).then(|| {
+            let why = "this agent has stopped; there is nothing to compact";
+            (agent_id, why.to_string())
+        }),
+        Op::Pause | Op::Resume => {
+            pause(session, matches!(op, Op::Pause));
+            None
+        }
+        Op::Stop => {
+            stop(session);
+            None
+        }
+        Op::Continue { agent_id } => {
+            continue_agents(session, agent_id);
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The user's switch of persona, to a role the session knows.
+fn switch(session: &Session, role: String) -> Result<(), String> {
+    if session.role(&role).is_none() {
+        return Err(format!(
+            "unknown role `{role}`; known roles: {}",
+            session.roles.names().join(", ")
+        ));
+    }
+    session
+        .team
+        .deliver(session.root(), AgentInput::SwitchPersona(role));
+    Ok(())
+}
+
+/// Pauses the team or lets it go on; said once per change.
+fn pause(session: &Session, paused: bool) {
+    if session.pause.set(paused) {
+        let kind = if paused {
+            EventKind::Paused
+        } else {
+            EventKind::Resumed
+        };
+        session.team.emit(session.root(), kind);
+    }
+}
+
+/// Off the ops loop: reading a large change must not hold other requests.
+fn show_diff(session: &Arc<Session>, agent_id: AgentId) {
+    let session = session.clone();
+    tokio::spawn(async move {
+        let text = session.isolation.diff_text(&session.team, agent_id).await;
+        session.team.emit(agent_id, EventKind::Diff { text });
+    });
 }
 
 /// How long shutdown lets agents write the results of calls it cut short.

@@ -19,7 +19,6 @@ use super::toolbox::ToolBox;
 use crate::config::{Config, IsolationMode};
 use crate::model::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress};
 use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, Budget, Event, EventKind};
-use crate::roles::RoleSet;
 use crate::workspace::Workspace;
 use async_trait::async_trait;
 use std::path::Path;
@@ -39,6 +38,63 @@ impl ModelClient for NoModel {
         _cancel: &CancellationToken,
     ) -> Result<ChatResponse, ModelError> {
         Err(ModelError::BadResponse("no model in this test".into()))
+    }
+}
+
+/// A model fake at the trait that answers with its script, one reply a call (then a
+/// plain "done"), and keeps every request it was sent.
+pub struct Script {
+    replies: std::sync::Mutex<std::collections::VecDeque<Result<ChatResponse, ModelError>>>,
+    pub requests: std::sync::Mutex<Vec<ChatRequest>>,
+}
+
+impl Script {
+    pub fn new(replies: Vec<Result<ChatResponse, ModelError>>) -> Arc<Self> {
+        Arc::new(Self {
+            replies: std::sync::Mutex::new(replies.into()),
+            requests: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn sent(&self) -> usize {
+        crate::sync::lock(&self.requests).len()
+    }
+}
+
+#[async_trait]
+impl ModelClient for Script {
+    async fn stream_chat(
+        &self,
+        req: &ChatRequest,
+        _progress: &(dyn Fn(ModelProgress) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<ChatResponse, ModelError> {
+        crate::sync::lock(&self.requests).push(req.clone());
+        if cancel.is_cancelled() {
+            return Err(ModelError::Cancelled);
+        }
+        let next = crate::sync::lock(&self.replies).pop_front();
+        next.unwrap_or_else(|| Ok(said("done")))
+    }
+}
+
+/// A reply in words.
+pub fn said(text: &str) -> ChatResponse {
+    ChatResponse {
+        text: text.into(),
+        ..Default::default()
+    }
+}
+
+/// A reply that calls `name` with `arguments`.
+pub fn calls(name: &str, arguments: &str) -> ChatResponse {
+    ChatResponse {
+        tool_calls: vec![crate::protocol::ToolCall {
+            id: format!("call-{name}-{}", AgentId::new().short()),
+            name: name.into(),
+            arguments: arguments.into(),
+        }],
+        ..Default::default()
     }
 }
 
@@ -78,7 +134,8 @@ impl TestSession {
         let (tx, events) = mpsc::unbounded_channel();
         let root = AgentId::new();
         let team = Team::new(EventSink::new(None, 0, tx), root);
-        let roles = RoleSet::default();
+        // The built-in roles, so agents of `copilot` or `coder` get requests.
+        let roles = crate::roles::load_roles_from(None, dir).unwrap_or_default();
         let workspace = Arc::new(Workspace::new(dir).expect("a test workspace"));
         let isolation = Arc::new(parts.isolation.unwrap_or_else(|| {
             WorkerIsolation::open(IsolationMode::Shared, &roles, dir, None, "test").0
@@ -138,7 +195,11 @@ impl TestSession {
             editor: None,
             roles,
         };
-        let _ = session.team.add(agent(root, None, Budget::default()));
+        let persona = NewAgent {
+            role: crate::roles::DEFAULT_ROLE.into(),
+            ..agent(root, None, Budget::default())
+        };
+        let _ = session.team.add(persona);
         Self {
             session: Arc::new(session),
             root,
@@ -150,6 +211,13 @@ impl TestSession {
     pub fn add(&self, parent: AgentId, budget: Budget) -> AgentId {
         let id = AgentId::new();
         let _ = self.session.team.add(agent(id, Some(parent), budget));
+        id
+    }
+
+    /// Adds `new` to the team.
+    pub fn add_with(&self, new: NewAgent) -> AgentId {
+        let id = new.id;
+        let _ = self.session.team.add(new);
         id
     }
 

@@ -8,6 +8,7 @@ use super::inbox;
 use super::model_call::{Called, call_model};
 use super::persona::switch_persona;
 use super::points::{Gate, Shape};
+use super::request::RequestSetup;
 use super::team::Team;
 use crate::model::text_calls;
 use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall, TurnEnd};
@@ -35,105 +36,160 @@ pub async fn run_turn(cx: &AgentCx) -> TurnOutcome {
     outcome
 }
 
+/// What a turn has come to so far.
+#[derive(Default)]
+struct Course {
+    /// Model calls since the turn (or the last handoff) began.
+    iteration: u32,
+    handoffs: u32,
+    /// What the agent said last.
+    final_text: String,
+}
+
+/// How a step of the turn ends: on to the next step, round the loop again, or the turn's end.
+enum Step<T> {
+    Go(T),
+    Again,
+    End(TurnOutcome),
+}
+
 async fn turn_loop(cx: &AgentCx) -> TurnOutcome {
-    let (session, team, agent, cancel) = (cx.session(), cx.team(), cx.id(), cx.cancel());
-    let mut iteration = 0;
-    let mut handoffs = 0;
-    let mut final_text = String::new();
+    let mut course = Course::default();
     cx.turn_start();
     loop {
-        // The layers first: held while the team is paused, stopped by a spent budget.
-        match cx.before_model_call().await {
-            Gate::Go => {}
-            Gate::Hold => continue,
-            Gate::Interrupted => return interrupted(final_text),
-            Gate::Stop(reason) => return outcome(TurnEnd::Error, final_text, Some(reason)),
-        }
-        hand_over_inbox(team, agent);
-        let Some(mut setup) = session.request_for(agent) else {
-            return outcome(TurnEnd::Cancelled, final_text, None);
+        let setup = match next_request(cx, &mut course).await {
+            Step::Go(setup) => setup,
+            Step::Again => continue,
+            Step::End(outcome) => return outcome,
         };
-        if iteration >= setup.max_iterations {
-            return too_many_calls(team, agent, setup.max_iterations, final_text);
-        }
-        iteration += 1;
-        if cancel.is_cancelled() {
-            return interrupted(final_text);
-        }
-        // Compaction, when the request no longer fits comfortably.
-        match cx.shape_request(&mut setup).await {
-            Shape::Kept => {}
-            // Its own model call was counted: the session's limit is checked at once.
-            Shape::Changed => super::policies::budget::after_usage(team, &session.session_limits),
-            Shape::Interrupted => return interrupted(final_text),
-            Shape::Stop(why) => return failed(team, agent, final_text, why),
-        }
         let offered = setup.request.tools.clone();
-        let mut response = match call_model(cx, setup).await {
+        let final_text = std::mem::take(&mut course.final_text);
+        let response = match call_model(cx, setup).await {
             Called::Answer(r) => r,
             Called::Interrupted => return interrupted(final_text),
-            Called::Failed(why) => return failed(team, agent, final_text, why),
+            Called::Failed(why) => return failed(cx.team(), cx.id(), final_text, why),
         };
-        if response.tool_calls.is_empty() && !offered.is_empty() && helps(cx) {
-            let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
-            if let Some(calls) = text_calls::parse(&response.text, &names) {
-                // The calls are what it said: its history holds them once, as calls.
-                response.tool_calls = calls;
-                response.text.clear();
-            }
-        }
-        if !response.text.trim().is_empty() {
-            final_text = response.text.clone();
-        }
-        let cut_off = response.finish_reason.as_deref() == Some("length");
-        let calls = dedupe_ids(response.tool_calls);
-        let item = HistoryItem::Assistant {
-            text: response.text,
-            tool_calls: calls.clone(),
-            reasoning: response.reasoning,
+        course.final_text = final_text;
+        let calls = match record_reply(cx, &mut course, response, &offered) {
+            Step::Go(calls) => calls,
+            Step::Again => continue,
+            Step::End(outcome) => return outcome,
         };
-        team.push_item(agent, item);
-        if calls.is_empty() {
-            let end = if cut_off {
-                TurnEnd::MaxTokens
-            } else {
-                TurnEnd::Completed
-            };
-            return outcome(end, final_text, None);
-        }
-        let batch = run_tool_calls(cx, &calls).await;
-        for correction in batch.corrections {
-            team.push_item(agent, HistoryItem::notice(correction));
-        }
-        // A handoff is applied after every result: a tool-calling message must be
-        // followed by its results before anything else.
-        let handed_off = batch
-            .handoff
-            .is_some_and(|h| switch_persona(session, &h.to, &h.reason, &h.context).is_ok());
-        if cancel.is_cancelled() {
-            return interrupted(final_text);
-        }
-        match batch.end {
-            BatchEnd::Returned => return outcome(TurnEnd::Returned, final_text, None),
-            // The loop guard (or a fatal call): the user sees why, the supervisor is told by
-            // the failure.
-            BatchEnd::Fatal(why) | BatchEnd::Looping(why) => {
-                return failed(team, agent, final_text, why);
-            }
-            BatchEnd::Continue => {}
-        }
-        if handed_off {
-            handoffs += 1;
-            iteration = 0;
-            if handoffs > MAX_HANDOFFS_PER_TURN {
-                let message = format!(
-                    "stopped after {MAX_HANDOFFS_PER_TURN} handoffs in one turn; send a message to continue"
-                );
-                team.emit(agent, EventKind::Error { message });
-                return outcome(TurnEnd::MaxIterations, final_text, None);
-            }
+        if let Step::End(outcome) = run_calls(cx, &mut course, &calls).await {
+            return outcome;
         }
     }
+}
+
+/// The next request, once the layers let it go: held while the team is paused, stopped by
+/// a spent budget or the iteration cap; shaped (compaction) when it no longer fits
+/// comfortably. Urgent notices and steering are handed over first.
+async fn next_request(cx: &AgentCx, course: &mut Course) -> Step<RequestSetup> {
+    let (session, team, agent) = (cx.session(), cx.team(), cx.id());
+    let mut text = || std::mem::take(&mut course.final_text);
+    match cx.before_model_call().await {
+        Gate::Go => {}
+        Gate::Hold => return Step::Again,
+        Gate::Interrupted => return Step::End(interrupted(text())),
+        Gate::Stop(reason) => return Step::End(outcome(TurnEnd::Error, text(), Some(reason))),
+    }
+    hand_over_inbox(team, agent);
+    let Some(mut setup) = session.request_for(agent) else {
+        return Step::End(outcome(TurnEnd::Cancelled, text(), None));
+    };
+    if course.iteration >= setup.max_iterations {
+        return Step::End(too_many_calls(team, agent, setup.max_iterations, text()));
+    }
+    course.iteration += 1;
+    if cx.cancel().is_cancelled() {
+        return Step::End(interrupted(text()));
+    }
+    match cx.shape_request(&mut setup).await {
+        Shape::Kept => Step::Go(setup),
+        // Its own model call was counted: the session's limit is checked at once.
+        Shape::Changed => {
+            super::policies::budget::after_usage(team, &session.session_limits);
+            Step::Go(setup)
+        }
+        Shape::Interrupted => Step::End(interrupted(text())),
+        Shape::Stop(why) => Step::End(failed(team, agent, text(), why)),
+    }
+}
+
+/// Puts the model's reply in the history (calls written as text, for a model that gets
+/// help, as the calls they are) and returns its calls; a reply without calls ends the turn.
+fn record_reply(
+    cx: &AgentCx,
+    course: &mut Course,
+    mut response: crate::model::ChatResponse,
+    offered: &[crate::model::ToolSpec],
+) -> Step<Vec<ToolCall>> {
+    if response.tool_calls.is_empty() && !offered.is_empty() && helps(cx) {
+        let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
+        if let Some(calls) = text_calls::parse(&response.text, &names) {
+            // The calls are what it said: its history holds them once, as calls.
+            response.tool_calls = calls;
+            response.text.clear();
+        }
+    }
+    if !response.text.trim().is_empty() {
+        course.final_text = response.text.clone();
+    }
+    let cut_off = response.finish_reason.as_deref() == Some("length");
+    let calls = dedupe_ids(response.tool_calls);
+    let item = HistoryItem::Assistant {
+        text: response.text,
+        tool_calls: calls.clone(),
+        reasoning: response.reasoning,
+    };
+    cx.team().push_item(cx.id(), item);
+    if !calls.is_empty() {
+        return Step::Go(calls);
+    }
+    let end = if cut_off {
+        TurnEnd::MaxTokens
+    } else {
+        TurnEnd::Completed
+    };
+    Step::End(outcome(end, std::mem::take(&mut course.final_text), None))
+}
+
+/// Runs the reply's calls, then what they mean for the turn: corrections, a handoff
+/// (applied after every result: a tool-calling message must be followed by its results
+/// before anything else), its end.
+async fn run_calls(cx: &AgentCx, course: &mut Course, calls: &[ToolCall]) -> Step<()> {
+    let (team, agent) = (cx.team(), cx.id());
+    let batch = run_tool_calls(cx, calls).await;
+    for correction in batch.corrections {
+        team.push_item(agent, HistoryItem::notice(correction));
+    }
+    let handed_off = (batch.handoff)
+        .is_some_and(|h| switch_persona(cx.session(), &h.to, &h.reason, &h.context).is_ok());
+    let mut text = || std::mem::take(&mut course.final_text);
+    if cx.cancel().is_cancelled() {
+        return Step::End(interrupted(text()));
+    }
+    match batch.end {
+        BatchEnd::Returned => return Step::End(outcome(TurnEnd::Returned, text(), None)),
+        // The loop guard (or a fatal call): the user sees why, the supervisor is told by
+        // the failure.
+        BatchEnd::Fatal(why) | BatchEnd::Looping(why) => {
+            return Step::End(failed(team, agent, text(), why));
+        }
+        BatchEnd::Continue => {}
+    }
+    if handed_off {
+        course.handoffs += 1;
+        course.iteration = 0;
+        if course.handoffs > MAX_HANDOFFS_PER_TURN {
+            let message = format!(
+                "stopped after {MAX_HANDOFFS_PER_TURN} handoffs in one turn; send a message to continue"
+            );
+            team.emit(agent, EventKind::Error { message });
+            return Step::End(outcome(TurnEnd::MaxIterations, text(), None));
+        }
+    }
+    Step::Go(())
 }
 
 /// Whether `agent`'s model gets squad's help for weak models (`assist`).

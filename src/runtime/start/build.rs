@@ -1,0 +1,269 @@
+//! Building the session: the tools (coding, skills, MCP, the agent tools), what the model
+//! server allows, the policies' services, and the policies in their order.
+
+use super::RuntimeError;
+use super::log::Opened;
+use crate::config::Config;
+use crate::isolation::Removed;
+use crate::mcp::{McpHub, ServerStatus};
+use crate::protocol::{ApprovalPolicy, EventKind};
+use crate::roles::RoleSet;
+use crate::runtime::SessionOptions;
+use crate::runtime::approval::ApprovalGate;
+use crate::runtime::confinement::Confinement;
+use crate::runtime::cx::Policies;
+use crate::runtime::events::EventSink;
+use crate::runtime::policies::budget::{SessionBudget, SessionLimits};
+use crate::runtime::policies::compaction::compactor::Compactor;
+use crate::runtime::policies::hooks::service::Hooks;
+use crate::runtime::policies::isolation::worker::WorkerIsolation;
+use crate::runtime::policies::pause::gate::PauseGate;
+use crate::runtime::policies::verification::checks::Checks;
+use crate::runtime::policies::{self, Parts};
+use crate::runtime::session::Session;
+use crate::runtime::team::Team;
+use crate::runtime::toolbox::ToolBox;
+use crate::workspace::Workspace;
+use std::sync::Arc;
+use tokio::sync::{Semaphore, mpsc};
+
+/// The session and what start still has to tell or start.
+pub struct Built {
+    pub session: Arc<Session>,
+    pub policies: Arc<Policies>,
+    /// What to tell first, in order: setup warnings, no sandbox, hook problems, workspace
+    /// hooks waiting for the user's approval, role files skipped.
+    pub notes: Vec<EventKind>,
+    /// Worktrees of old sessions removed at start.
+    pub stale: Vec<Removed>,
+    pub mcp_statuses: mpsc::UnboundedReceiver<ServerStatus>,
+}
+
+/// What the session's services are made of besides the config.
+struct Services {
+    isolation: Arc<WorkerIsolation>,
+    stale: Vec<Removed>,
+    sandbox: Arc<crate::sandbox::Sandbox>,
+    confinement: Arc<Confinement>,
+    pause: Arc<PauseGate>,
+    limits: SessionLimits,
+    gate: Arc<ApprovalGate>,
+    hooks: Arc<Hooks>,
+    notes: (Option<String>, Vec<String>),
+}
+
+pub async fn build(
+    mut opts: SessionOptions,
+    workspace: Workspace,
+    opened: &Opened,
+    sink: EventSink,
+) -> Result<Built, RuntimeError> {
+    let (tools, roles, mcp_statuses) = tools(&mut opts, &workspace);
+    let windows = crate::context::ContextWindows::new(&opts.config);
+    let in_flight = in_flight(&opts, &windows).await;
+    let services = services(&opts, &roles, &workspace, opened).await?;
+    let config = Arc::new(opts.config);
+    let model_slots = Arc::new(Semaphore::new(in_flight));
+    let compactor = Arc::new(Compactor {
+        model: opts.model.clone(),
+        slots: model_slots.clone(),
+        config: config.clone(),
+        scales: Default::default(),
+    });
+    let checks = Arc::new(Checks::new(config.verify.enabled, &roles));
+    let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
+    let policies = in_order(&config, &services, &compactor, &checks, &board);
+    let notes = notes(opts.warnings, &services, &config, &roles);
+    let session = Arc::new(Session {
+        windows,
+        instructions: crate::context::load_instructions(
+            workspace.root(),
+            config.context.max_instructions_bytes,
+        ),
+        pause: services.pause,
+        session_limits: services.limits,
+        hooks: services.hooks,
+        agent_tasks: Default::default(),
+        model_slots,
+        compactor,
+        team: Team::new(sink, opened.root).release_after(config.team.release_after()),
+        config,
+        roles,
+        model: opts.model,
+        tools,
+        workspace: Arc::new(workspace),
+        gate: services.gate,
+        questions: crate::runtime::questions::Questions::new(opts.can_ask),
+        checks,
+        tasks: board,
+        isolation: services.isolation,
+        sandbox: services.sandbox,
+        confinement: services.confinement,
+        editor: opts.editor,
+    });
+    Ok(Built {
+        session,
+        policies,
+        notes,
+        stale: services.stale,
+        mcp_statuses,
+    })
+}
+
+/// The tools: the coding ones, Agent Skills' (only when there are some: the first request
+/// stays small), the MCP servers' and the agent tools; the roles checked against them.
+fn tools(
+    opts: &mut SessionOptions,
+    workspace: &Workspace,
+) -> (ToolBox, RoleSet, mpsc::UnboundedReceiver<ServerStatus>) {
+    let (mcp_status, mcp_statuses) = mpsc::unbounded_channel();
+    let mcp = McpHub::new(&opts.config.mcp_servers, workspace.root(), Some(mcp_status));
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let skills = Arc::new(crate::skills::discover(&crate::skills::skill_dirs(
+        workspace.root(),
+        crate::config::user_config_dir().as_deref(),
+        home.as_deref(),
+    )));
+    if !skills.skills.is_empty() {
+        (opts.tools).register(Arc::new(crate::tools::UseSkill(skills.clone())));
+    }
+    let tools = ToolBox::new(&opts.tools, Arc::new(mcp));
+    let mut roles = std::mem::take(&mut opts.roles);
+    roles.check_tools(&tools.names(), &tools.mcp().server_names());
+    (tools, roles, mcp_statuses)
+}
+
+/// Model calls in flight at once: configured, or what the server says it serves; the
+/// server's context window learned on the way.
+async fn in_flight(opts: &SessionOptions, windows: &crate::context::ContextWindows) -> usize {
+    let props = opts.model.server_props().await;
+    if let Some(tokens) = props.window {
+        windows.set_server_window(tokens);
+    }
+    let in_flight = crate::model::in_flight::in_flight(
+        opts.config.limits.max_concurrent_requests,
+        crate::config::is_local(&opts.config.provider.base_url),
+        props,
+    );
+    tracing::info!(
+        limit = in_flight.limit,
+        source = in_flight.source,
+        "model requests in flight"
+    );
+    in_flight.limit as usize
+}
+
+/// Isolation, the sandbox, the pause gate and the session's limit, the approval gate and
+/// the user's hooks.
+async fn services(
+    opts: &SessionOptions,
+    roles: &RoleSet,
+    workspace: &Workspace,
+    opened: &Opened,
+) -> Result<Services, RuntimeError> {
+    let config: &Config = &opts.config;
+    let data_dir = opts.store.as_ref().and_then(|s| s.data_dir());
+    let (isolation, stale) = WorkerIsolation::open(
+        config.team.isolation,
+        roles,
+        workspace.root(),
+        data_dir,
+        &opened.session_id,
+    );
+    let isolation = Arc::new(isolation);
+    let replayed = opened.resumed.as_ref().map(|r| &r.replayed);
+    let pause = Arc::new(PauseGate::new(replayed.is_some_and(|r| r.paused)));
+    let limit = replayed.and_then(|r| r.session_budget);
+    let limits = SessionLimits {
+        budget: Arc::new(SessionBudget::new(
+            limit.unwrap_or(config.limits.max_session_cost_usd),
+        )),
+        pause: pause.clone(),
+    };
+    let (sandbox, sandbox_note) = super::open_sandbox(config, data_dir, opts.approval).await?;
+    let confinement = Arc::new(Confinement::new(sandbox.clone(), roles, isolation.clone()));
+    let gate = Arc::new(ApprovalGate::new(opts.can_ask));
+    let trust = data_dir.map(crate::hooks::TrustStore::new);
+    let waiting = super::waiting_hooks(&config.hooks, trust.as_ref(), workspace.root());
+    let facts = crate::hooks::SessionFacts {
+        session_id: opened.session_id.clone(),
+        transcript_path: opened.log_path.clone(),
+        permission_mode: match opts.approval {
+            ApprovalPolicy::Ask => "default",
+            ApprovalPolicy::Auto => "bypassPermissions",
+            ApprovalPolicy::ReadOnly => "plan",
+        },
+    };
+    let root = workspace.root().to_path_buf();
+    let hooks = Hooks::new(
+        config.hooks.list.clone(),
+        facts,
+        root,
+        trust,
+        confinement.clone(),
+        gate.clone(),
+    );
+    Ok(Services {
+        isolation,
+        stale,
+        sandbox,
+        confinement,
+        pause,
+        limits,
+        gate,
+        hooks: Arc::new(hooks),
+        notes: (sandbox_note, waiting),
+    })
+}
+
+/// The session's policies in their order.
+fn in_order(
+    config: &Arc<Config>,
+    services: &Services,
+    compactor: &Arc<Compactor>,
+    checks: &Arc<Checks>,
+    board: &Arc<crate::runtime::tasks::TaskBoard>,
+) -> Arc<Policies> {
+    let assist = {
+        let config = config.clone();
+        Arc::new(move |model: Option<&str>| config.assists(model))
+    };
+    Arc::new(policies::in_order(Parts {
+        pause: services.pause.clone(),
+        session: services.limits.clone(),
+        compactor: compactor.clone(),
+        guards: config.guards,
+        max_turn_calls: config.limits.max_turn_calls,
+        hooks: services.hooks.clone(),
+        isolation: services.isolation.clone(),
+        checks: checks.clone(),
+        board: board.clone(),
+        assist,
+    }))
+}
+
+/// What to tell first, in order: setup warnings, no sandbox, hook problems, workspace
+/// hooks waiting for approval, role files skipped.
+fn notes(
+    warnings: Vec<String>,
+    services: &Services,
+    config: &Config,
+    roles: &RoleSet,
+) -> Vec<EventKind> {
+    let error = |message: String| EventKind::Error { message };
+    let (sandbox, waiting) = &services.notes;
+    let notices = waiting
+        .iter()
+        .map(|m| EventKind::Notice { message: m.clone() });
+    (warnings.into_iter().chain(sandbox.clone()))
+        .chain(config.hooks.problems.iter().cloned())
+        .map(error)
+        .chain(notices)
+        .chain(
+            roles
+                .warnings
+                .iter()
+                .map(|w| error(format!("role file skipped: {w}"))),
+        )
+        .collect()
+}

@@ -1,0 +1,126 @@
+//! Resuming: the logged agents come back (root first), idle, with their histories;
+//! outcomes and workers' messages the log does not show as delivered are still owed to
+//! their supervisors.
+
+use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, EventKind};
+use crate::runtime::agent::start_agent;
+use crate::runtime::cx::Policies;
+use crate::runtime::inbox::Notice;
+use crate::runtime::session::Session;
+use crate::runtime::team::{AgentStats, NewAgent};
+use crate::session::{ReplayedAgent, ReplayedSession};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub fn restore_agents(
+    session: &Arc<Session>,
+    policies: &Arc<Policies>,
+    replayed: ReplayedSession,
+    policy: ApprovalPolicy,
+) {
+    session.tasks.restore(replayed.tasks);
+    let mut delivered = HashMap::new();
+    let mut interrupted = Vec::new();
+    let roles: HashMap<AgentId, String> = (replayed.agents.iter())
+        .map(|a| (a.id, a.role.clone()))
+        .collect();
+    for agent in replayed.agents {
+        let (id, parent_id, was) = (agent.id, agent.parent_id, agent.delivered);
+        let is_root = id == replayed.root;
+        let status = agent.status;
+        let messages: Vec<Notice> = (agent.messages.iter())
+            .map(|m| {
+                let role = roles.get(&m.from).map_or("worker", String::as_str);
+                Notice::message(m.from, role, m.kind, &m.text)
+            })
+            .collect();
+        let active = is_root.then(|| replayed.active_role.clone());
+        if !revive(session, policies, agent, active, policy) {
+            continue;
+        }
+        delivered.insert(id, was);
+        if status == AgentStatus::Interrupted {
+            interrupted.push((id, parent_id));
+        }
+        if !messages.is_empty() {
+            session.team.restore_notices(id, messages);
+        }
+    }
+    let team = &session.team;
+    team.restore_delivery(|id, _| delivered.get(&id).copied().unwrap_or(true));
+    team.restore_releases();
+    // The log may end with them running (the process was killed): say what they are now.
+    for (id, parent_id) in interrupted {
+        team.emit(
+            id,
+            EventKind::AgentStatus {
+                parent_id,
+                status: AgentStatus::Interrupted,
+                reason: Some(crate::runtime::ops::INTERRUPTED_REASON.into()),
+            },
+        );
+    }
+}
+
+/// Starts one logged agent again (`active`: the persona's role now); false when its role
+/// no longer exists.
+fn revive(
+    session: &Arc<Session>,
+    policies: &Arc<Policies>,
+    agent: ReplayedAgent,
+    active: Option<String>,
+    policy: ApprovalPolicy,
+) -> bool {
+    let is_root = active.is_some();
+    let role_name = active.unwrap_or_else(|| agent.role.clone());
+    let Some(role) = session.role(&role_name) else {
+        return false;
+    };
+    let ceiling = agent.parent_id.and_then(|p| session.team.tools(p));
+    let model = if is_root {
+        role.model(&session.config)
+    } else {
+        agent.model.clone()
+    };
+    let mut tools = (session.tools).tools_for_model(role, !is_root, ceiling.as_deref(), &model);
+    // Narrowed by its spawn: the same tools again, never more than the role's now.
+    if let Some(only) = &agent.options.tools {
+        tools.retain(|t| only.contains(t));
+    }
+    if !is_root {
+        // Its snapshot is gone with the old process; its next message takes a new one.
+        (session.checks).restore_attempts(agent.id, agent.attempts, agent.task_closed);
+        session.isolation.reopen(agent.id);
+    }
+    let new = NewAgent {
+        id: agent.id,
+        parent: agent.parent_id,
+        role: role.name.clone(),
+        model,
+        depth: agent.depth,
+        task: agent.task,
+        policy,
+        tools,
+        // A released worker's conversation stays in the log only.
+        history: if agent.released {
+            Vec::new()
+        } else {
+            agent.history
+        },
+        status: agent.status,
+        stats: AgentStats {
+            prompt_tokens: agent.prompt_tokens,
+            completion_tokens: agent.completion_tokens,
+            cost_usd: agent.cost_usd,
+            ..AgentStats::default()
+        },
+        budget: agent.budget,
+        result: agent.result,
+        first_message: None,
+        announce: false,
+        options: agent.options,
+        released: agent.released,
+    };
+    start_agent(session, policies, new);
+    true
+}
