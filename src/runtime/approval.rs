@@ -89,59 +89,90 @@ impl ApprovalGate {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<(), Denied> {
+        if let Some(settled) = self.settled(&req) {
+            return settled;
+        }
+        if let Some(denied) = self.headless(&req) {
+            return Err(denied);
+        }
+        let decision = self.ask(&req, events, cancel).await;
+        self.answered(&req, decision)
+    }
+
+    /// The decision the policy, the user's hook or an earlier "approve for this session"
+    /// make without the user; `None` when it is the user's.
+    fn settled(&self, req: &ApprovalRequest<'_>) -> Option<Result<(), Denied>> {
         // A spawn changes nothing on disk and the worker inherits its parent's policy, so
         // it cannot do more than its parent: only an `ask` session with someone to answer
         // is asked about it.
         let is_spawn = matches!(req.action, ApprovalAction::Spawn { .. });
         let hook_asks = req.hook == Some(HookApproval::Ask);
         if is_spawn && !self.may_ask(req.policy) && !hook_asks {
-            return Ok(());
+            return Some(Ok(()));
         }
         let escalation = matches!(req.action, ApprovalAction::Escalation { .. });
         match req.policy {
             ApprovalPolicy::ReadOnly => {
-                return Err(Denied(format!(
+                return Some(Err(Denied(format!(
                     "`{}` was denied: the session is read-only (approval policy `read-only`). \
                      Do not retry it; describe the change you would make instead.",
                     req.tool
-                )));
+                ))));
             }
             // The user's hook allowed it: no prompt (leaving the sandbox still asks).
-            _ if req.hook == Some(HookApproval::Allow) && !escalation => return Ok(()),
+            _ if req.hook == Some(HookApproval::Allow) && !escalation => return Some(Ok(())),
             // The user's hook wants them asked, whatever else would let it through.
             _ if hook_asks => {}
             // The sandbox bounds it: nothing to ask.
-            _ if matches!(req.action, ApprovalAction::SandboxedCommand { .. }) => return Ok(()),
+            _ if matches!(req.action, ApprovalAction::SandboxedCommand { .. }) => {
+                return Some(Ok(()));
+            }
             // Leaving the sandbox is always the user's call, under `auto` too.
-            ApprovalPolicy::Auto if !escalation => return Ok(()),
+            ApprovalPolicy::Auto if !escalation => return Some(Ok(())),
             ApprovalPolicy::Auto | ApprovalPolicy::Ask => {}
         }
         if !hook_asks && self.is_cached(req.tool, req.action) {
-            return Ok(());
+            return Some(Ok(()));
         }
-        if !self.can_ask && hook_asks {
-            return Err(Denied(format!(
+        None
+    }
+
+    /// Why a question for the user is refused when nobody can answer (`exec`).
+    fn headless(&self, req: &ApprovalRequest<'_>) -> Option<Denied> {
+        if self.can_ask {
+            return None;
+        }
+        if req.hook == Some(HookApproval::Ask) {
+            return Some(Denied(format!(
                 "`{}` was not run: a pre_tool_use hook asks for the user's approval of this \
                  call, and nobody can answer in this headless run. Do not retry it; tell the \
                  user what you wanted to do.",
                 req.tool
             )));
         }
-        if !self.can_ask && escalation {
-            return Err(Denied(
+        if matches!(req.action, ApprovalAction::Escalation { .. }) {
+            return Some(Denied(
                 "running this command outside the sandbox needs the user's approval, and \
                  nobody can answer in this headless run. Do not retry it: do the work within \
                  the sandbox, or tell the user which command to run themselves and why."
                     .to_string(),
             ));
         }
-        if !self.can_ask {
-            return Err(Denied(format!(
-                "`{}` was denied: approval policy is `ask` but nobody can answer in this \
-                 headless run (use `--approval auto` to allow changes). Do not retry it.",
-                req.tool
-            )));
-        }
+        Some(Denied(format!(
+            "`{}` was denied: approval policy is `ask` but nobody can answer in this \
+             headless run (use `--approval auto` to allow changes). Do not retry it.",
+            req.tool
+        )))
+    }
+
+    /// Puts the question to the user through the event stream and waits for the answer;
+    /// an interrupted wait is a refusal.
+    async fn ask(
+        &self,
+        req: &ApprovalRequest<'_>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> ApprovalDecision {
         let request_id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(request_id, tx);
@@ -168,6 +199,16 @@ impl ApprovalGate {
                 decision,
             },
         );
+        decision
+    }
+
+    /// The user's decision as the call's outcome; approving for the session caches the
+    /// action's kind.
+    fn answered(
+        &self,
+        req: &ApprovalRequest<'_>,
+        decision: ApprovalDecision,
+    ) -> Result<(), Denied> {
         match decision {
             ApprovalDecision::Approve => Ok(()),
             ApprovalDecision::ApproveForSession => {

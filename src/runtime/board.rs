@@ -84,8 +84,23 @@ impl Board {
     /// repeats, a dependency is unknown, a running or finished task would be replaced, or
     /// the result would have a cycle.
     pub fn plan(&mut self, planned: Vec<PlannedTask>) -> Result<Changes, BoardError> {
+        let incoming = self.incoming(&planned)?;
+        self.check_dependencies(&planned, &incoming)?;
+        let mut changes = self.put(planned);
+        let settled = self.settle();
+        changes.merge(settled);
+        // A task planned ready counts as ready news too.
+        Ok(changes)
+    }
+
+    /// The plan's tasks by id, refused when an id is empty or repeats, or would replace a
+    /// task that is running or finished.
+    fn incoming<'a>(
+        &self,
+        planned: &'a [PlannedTask],
+    ) -> Result<BTreeMap<&'a str, &'a PlannedTask>, BoardError> {
         let mut incoming: BTreeMap<&str, &PlannedTask> = BTreeMap::new();
-        for t in &planned {
+        for t in planned {
             let id = t.id.trim();
             if id.is_empty() {
                 return Err(BoardError::EmptyId);
@@ -102,6 +117,17 @@ impl Board {
                 });
             }
         }
+        Ok(incoming)
+    }
+
+    /// Refuses a plan with a dependency that is neither on the board nor in the plan, or
+    /// one that would leave the board with a cycle.
+    fn check_dependencies(
+        &self,
+        planned: &[PlannedTask],
+        incoming: &BTreeMap<&str, &PlannedTask>,
+    ) -> Result<(), BoardError> {
+        // The plan's own dependencies for its tasks, the board's for the rest.
         let deps_of = |id: &str| -> Vec<String> {
             match incoming.get(id) {
                 Some(t) => t.depends_on.iter().map(|d| d.trim().to_string()).collect(),
@@ -112,7 +138,7 @@ impl Board {
                     .unwrap_or_default(),
             }
         };
-        for t in &planned {
+        for t in planned {
             for dep in deps_of(t.id.trim()) {
                 if !incoming.contains_key(dep.as_str()) && !self.tasks.contains_key(&dep) {
                     return Err(BoardError::UnknownDependency {
@@ -123,14 +149,19 @@ impl Board {
             }
         }
         let mut ids: Vec<String> = self.order.clone();
-        for t in &planned {
+        for t in planned {
             if !self.tasks.contains_key(t.id.trim()) {
                 ids.push(t.id.trim().to_string());
             }
         }
-        if let Some(cycle) = find_cycle(&ids, &deps_of) {
-            return Err(BoardError::Cycle(cycle));
+        match find_cycle(&ids, &deps_of) {
+            Some(cycle) => Err(BoardError::Cycle(cycle)),
+            None => Ok(()),
         }
+    }
+
+    /// Puts a checked plan on the board, each task pending until settled.
+    fn put(&mut self, planned: Vec<PlannedTask>) -> Changes {
         let mut changes = Changes::default();
         for t in planned {
             let id = t.id.trim().to_string();
@@ -153,10 +184,7 @@ impl Board {
             );
             changes.updated.push(id);
         }
-        let settled = self.settle();
-        changes.merge(settled);
-        // A task planned ready counts as ready news too.
-        Ok(changes)
+        changes
     }
 
     /// Puts back tasks read from a log, in their order there.

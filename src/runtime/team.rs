@@ -137,6 +137,56 @@ struct Agent {
 }
 
 impl Agent {
+    /// The roster's record of `new`, starting from `history`.
+    fn new(
+        new: &NewAgent,
+        history: Vec<HistoryItem>,
+        cancel: &CancellationToken,
+        inbox: mpsc::UnboundedSender<AgentInput>,
+    ) -> Self {
+        Self {
+            id: new.id,
+            parent: new.parent,
+            children: Vec::new(),
+            role: new.role.clone(),
+            model: new.model.clone(),
+            depth: new.depth,
+            task: new.task.clone(),
+            status: new.status,
+            policy: new.policy,
+            tools: new.tools.as_slice().into(),
+            context: ContextState::of(&history),
+            history: Arc::new(history),
+            result: new.result.clone(),
+            failure: None,
+            delivered: true,
+            stats: new.stats,
+            budget: new.budget,
+            created: Instant::now(),
+            created_at: Utc::now(),
+            finished: None,
+            cancel: cancel.clone(),
+            turn_cancel: cancel.child_token(),
+            inbox,
+            queued: 0,
+            // A resumed agent acts on results owed to it only when someone speaks to it.
+            hold: !new.announce,
+            notices: Vec::new(),
+            alarm: false,
+            in_turn: false,
+            steering: Vec::new(),
+            instructions: new.options.instructions.clone(),
+            narrowed: new.options.tools.is_some(),
+            life: Life {
+                keep: new.options.keep,
+                released: new.released,
+                ..Life::default()
+            },
+        }
+    }
+}
+
+impl Agent {
     /// Running, waiting, or holding input it has not taken up yet (a worker just spawned).
     fn is_busy(&self) -> bool {
         !self.status.is_idle() || (self.queued > 0 && !self.cancel.is_cancelled())
@@ -247,6 +297,19 @@ impl Team {
     /// inbox and its cancellation token; the caller starts its task.
     pub fn add(&self, new: NewAgent) -> (mpsc::UnboundedReceiver<AgentInput>, CancellationToken) {
         let (tx, rx) = mpsc::unbounded_channel();
+        let cancel = self.register(&new, tx);
+        self.bump();
+        self.announce(new);
+        (rx, cancel)
+    }
+
+    /// Puts a new agent on the roster, under its parent (whose cancellation reaches it);
+    /// returns its cancellation token.
+    fn register(
+        &self,
+        new: &NewAgent,
+        inbox: mpsc::UnboundedSender<AgentInput>,
+    ) -> CancellationToken {
         let id = new.id;
         let mut agents = self.lock();
         let cancel = match new.parent.and_then(|p| agents.get(&p)) {
@@ -262,56 +325,21 @@ impl Team {
         }
         agents.count_status(None, new.status);
         agents.cost_usd += new.stats.cost_usd;
+        // An announced agent's history is told item by item after (`announce`).
         let history = if new.announce {
             Vec::with_capacity(new.history.len() + 4)
         } else {
             new.history.clone()
         };
-        agents.insert(
-            id,
-            Agent {
-                id,
-                parent: new.parent,
-                children: Vec::new(),
-                role: new.role.clone(),
-                model: new.model.clone(),
-                depth: new.depth,
-                task: new.task.clone(),
-                status: new.status,
-                policy: new.policy,
-                tools: new.tools.into(),
-                context: ContextState::of(&history),
-                history: Arc::new(history),
-                result: new.result,
-                failure: None,
-                delivered: true,
-                stats: new.stats,
-                budget: new.budget,
-                created: Instant::now(),
-                created_at: Utc::now(),
-                finished: None,
-                cancel: cancel.clone(),
-                turn_cancel: cancel.child_token(),
-                inbox: tx,
-                queued: 0,
-                // A resumed agent acts on results owed to it only when someone speaks to it.
-                hold: !new.announce,
-                notices: Vec::new(),
-                alarm: false,
-                in_turn: false,
-                steering: Vec::new(),
-                instructions: new.options.instructions.clone(),
-                narrowed: new.options.tools.is_some(),
-                life: Life {
-                    keep: new.options.keep,
-                    released: new.released,
-                    ..Life::default()
-                },
-            },
-        );
+        agents.insert(id, Agent::new(new, history, &cancel, inbox));
         agents.resettle(id);
-        drop(agents);
-        self.bump();
+        cancel
+    }
+
+    /// Tells the front ends of a new agent (a restored one is in the log already), then
+    /// gives it its first message.
+    fn announce(&self, new: NewAgent) {
+        let id = new.id;
         if new.announce {
             self.emit(
                 id,
@@ -336,7 +364,6 @@ impl Team {
         if let Some(text) = new.first_message {
             self.deliver(id, AgentInput::Message { text, reply: None });
         }
-        (rx, cancel)
     }
 
     /// Queues input for an agent, counted until it is taken up. False if the agent is gone

@@ -5,7 +5,7 @@ use crate::model::ToolSpec;
 use crate::protocol::{AgentResult, EventKind};
 use crate::roles::Audience;
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 pub struct ReturnResults;
 
@@ -128,30 +128,7 @@ pub fn validate_result(v: &Value) -> Result<AgentResult, String> {
     }
     match obj.get("artifacts") {
         None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                let Some(a) = item.as_object() else {
-                    return Err(format!(
-                        "`result.artifacts[{i}]` must be an object; got {item}"
-                    ));
-                };
-                for key in ["file_path", "description"] {
-                    if !a.get(key).is_some_and(Value::is_string) {
-                        return Err(format!("`result.artifacts[{i}].{key}` must be a string"));
-                    }
-                }
-                match a.get("change_type").and_then(Value::as_str) {
-                    Some("created" | "modified" | "deleted" | "referenced") => {}
-                    _ => {
-                        return Err(format!(
-                            "`result.artifacts[{i}].change_type` must be one of created, modified, deleted, referenced; got {}",
-                            a.get("change_type")
-                                .map_or("nothing".to_string(), |v| v.to_string())
-                        ));
-                    }
-                }
-            }
-        }
+        Some(Value::Array(items)) => check_artifacts(items)?,
         Some(other) => return Err(format!("`result.artifacts` must be an array; got {other}")),
     }
     match obj.get("known_issues") {
@@ -169,6 +146,40 @@ pub fn validate_result(v: &Value) -> Result<AgentResult, String> {
             ));
         }
     }
+    let clean = cleaned(obj, status);
+    serde_json::from_value(Value::Object(clean)).map_err(|e| e.to_string())
+}
+
+/// Each artifact names its file, says what it is and how it changed.
+fn check_artifacts(items: &[Value]) -> Result<(), String> {
+    for (i, item) in items.iter().enumerate() {
+        let Some(a) = item.as_object() else {
+            return Err(format!(
+                "`result.artifacts[{i}]` must be an object; got {item}"
+            ));
+        };
+        for key in ["file_path", "description"] {
+            if !a.get(key).is_some_and(Value::is_string) {
+                return Err(format!("`result.artifacts[{i}].{key}` must be a string"));
+            }
+        }
+        match a.get("change_type").and_then(Value::as_str) {
+            Some("created" | "modified" | "deleted" | "referenced") => {}
+            _ => {
+                return Err(format!(
+                    "`result.artifacts[{i}].change_type` must be one of created, modified, deleted, referenced; got {}",
+                    a.get("change_type")
+                        .map_or("nothing".to_string(), |v| v.to_string())
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A checked payload as a result reads it: what only squad sets taken out, missing or
+/// null lists empty.
+fn cleaned(obj: &Map<String, Value>, status: &str) -> Map<String, Value> {
     let mut clean = obj.clone();
     // Only squad sets the verdict, the merge report and the time.
     clean.remove("verification");
@@ -183,5 +194,42 @@ pub fn validate_result(v: &Value) -> Result<AgentResult, String> {
     if clean.get("known_issues") == Some(&Value::Null) {
         clean.insert("known_issues".into(), json!([]));
     }
-    serde_json::from_value(Value::Object(clean)).map_err(|e| e.to_string())
+    clean
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_artifact_is_named_by_its_index_and_field() {
+        let ok = json!({"file_path": "a.rs", "description": "d", "change_type": "created"});
+        assert_eq!(check_artifacts(std::slice::from_ref(&ok)), Ok(()));
+        let no_path = json!({"description": "d", "change_type": "created"});
+        let err = check_artifacts(&[ok, no_path]).unwrap_err();
+        assert_eq!(err, "`result.artifacts[1].file_path` must be a string");
+        let bad_change = json!({"file_path": "a.rs", "description": "d", "change_type": "x"});
+        let err = check_artifacts(&[bad_change]).unwrap_err();
+        assert!(
+            err.starts_with("`result.artifacts[0].change_type` must be one of"),
+            "{err}"
+        );
+        assert!(check_artifacts(&[json!("a.rs")]).is_err());
+    }
+
+    #[test]
+    fn a_result_keeps_none_of_what_only_squad_sets_and_its_lists_default_empty() {
+        let v = json!({"status": "success", "summary": "s", "artifacts": null,
+            "verification": {}, "merge": {}, "completed_at": "now"});
+        let Value::Object(obj) = v else {
+            unreachable!()
+        };
+        let clean = cleaned(&obj, "success");
+        let keys: Vec<_> = clean.keys().map(String::as_str).collect();
+        assert_eq!(keys.len(), 4, "{keys:?}");
+        assert_eq!(clean["artifacts"], json!([]));
+        assert_eq!(clean["known_issues"], json!([]));
+        let r = validate_result(&Value::Object(obj)).unwrap();
+        assert!(r.verification.is_none() && r.artifacts.is_empty());
+    }
 }

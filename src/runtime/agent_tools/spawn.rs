@@ -1,16 +1,20 @@
 //! `spawn_agent`: a worker with its own role and its own, empty conversation.
 
 use super::{AgentTool, Call, Done, Failure, card, non_empty, parse};
+use crate::config::{IsolationMode, Limits};
+use crate::isolation::Base;
 use crate::model::ToolSpec;
-use crate::protocol::{AgentId, AgentStatus, ApprovalAction, Budget};
-use crate::roles::Audience;
+use crate::protocol::{AgentId, AgentStatus, ApprovalAction, Budget, SpawnOptions};
+use crate::roles::{Audience, Role};
 use crate::runtime::approval::ApprovalRequest;
-use crate::runtime::team::{AgentStats, NewAgent};
+use crate::runtime::team::{AgentCard, AgentStats, NewAgent};
 use crate::text::clip;
 use crate::tools::ToolError;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
 
 pub struct SpawnAgent;
 
@@ -87,221 +91,42 @@ impl AgentTool for SpawnAgent {
         non_empty("role_name", &args.role_name)?;
         non_empty("task_prompt", &args.task_prompt)?;
         let me = card(cx)?;
-        let roles = cx.host.roles();
-        let enabled = roles
-            .get(&me.role)
-            .map(|r| r.enabled_agents.clone())
-            .unwrap_or_default();
-        let role_name = args.role_name.trim();
-        if !enabled.iter().any(|r| r == role_name) {
-            return Err(Failure::Fixable(format!(
-                "role `{}` may not spawn `{role_name}`; it may spawn: {}",
-                me.role,
-                if enabled.is_empty() {
-                    "nobody".to_string()
-                } else {
-                    enabled.join(", ")
-                }
-            )));
-        }
-        let role = roles
-            .get(role_name)
-            .ok_or_else(|| format!("no role named `{role_name}` is loaded"))?;
+        let role = spawnable(cx, &me, args.role_name.trim())?;
         let limits = cx.host.config().limits;
-        if me.depth + 1 > limits.max_depth {
-            return Err(Failure::Fixable(format!(
-                "spawn depth limit reached (max_depth = {}): a worker at depth {} cannot start \
-                 another; do the work yourself or return your results",
-                limits.max_depth, me.depth
-            )));
-        }
+        below_max_depth(&me, &limits)?;
         room(cx, &limits)?;
-        let parent = cx.team.budget_and_spend(cx.caller).unwrap_or_default();
-        let mut asked = args.budget.unwrap_or_default();
-        // Help for weak models, on evidence (a budget that can only fail the worker,
-        // measured against this session's own requests and calls); off with `assist`.
-        let helps = cx
-            .host
-            .config()
-            .assists(cx.team.model(cx.caller).as_deref());
-        // A token budget smaller than one request of a worker can only fail it (a 1.5B
-        // model gave `tokens: 100`; each worker failed at its first call, 1,023 tokens, and
-        // the persona spawned again with the same budget): it is left out, and said so.
-        let small_budget = asked.tokens.filter(|&t| helps && t < MIN_WORKER_TOKENS);
-        if small_budget.is_some() {
-            asked.tokens = None;
-        }
-        // A wall-time budget shorter than a few of this session's model calls fails the
-        // worker before it can report (a 1.5B persona gave `wall_s: 60` while its server
-        // took 45 to 170 s a call; the worker wrote a.txt and was failed at 111 s): left
-        // out the same way.
-        let floor = cx.team.slowest_call() * MIN_WORKER_CALLS;
-        let short_wall = asked
-            .wall_s
-            .filter(|&w| helps && std::time::Duration::from_secs(w) < floor);
-        if short_wall.is_some() {
-            asked.wall_s = None;
-        }
-        let budget = crate::runtime::policies::budget::for_worker(&limits, parent, asked)
-            .map_err(Failure::Fixable)?;
+        let (budget, waived) = worker_budget(cx, &limits, args.budget.unwrap_or_default())?;
         let model = role.model(cx.host.config());
-        let allowed = cx.host.tools_for(role, true, Some(&me.tools), &model);
-        // What every worker of this role keeps, whatever its spawn names: its reporting.
-        let bare = crate::roles::Role {
-            tools: Some(Vec::new()),
-            enabled_agents: Vec::new(),
-            handoffs: Vec::new(),
-            ..role.clone()
-        };
-        let reporting = cx.host.tools_for(&bare, true, None, &model);
-        let (options, tools) = super::ad_hoc::options(
+        let (options, tools) = worker_tools(
+            cx,
+            &me,
+            role,
+            &model,
             args.keep,
             args.instructions,
             args.tools,
-            &allowed,
-            &reporting,
-            (&role.name, &me.role),
-        )
-        .map_err(Failure::Fixable)?;
-
+        )?;
         let task = args.task_prompt;
-        let mut first = task.clone();
-        if let Some(c) = args.context.as_deref().filter(|c| !c.trim().is_empty()) {
-            first.push_str("\n\n# Context from your supervisor\n");
-            first.push_str(c);
-        }
-        for f in &args.files {
-            // A file the task is to create does not exist yet: small models list it
-            // anyway (Qwen2.5-Coder-1.5B spawned with `files: ["notes.md"]` five times).
-            match cx.host.read_for_prompt(f).await {
-                Ok(text) => first.push_str(&format!(
-                    "\n\n# File: {f}\n```\n{}\n```",
-                    clip(&text, MAX_FILE_BYTES)
-                )),
-                Err(ToolError::NotFound(_)) => {
-                    first.push_str(&format!("\n\n# File: {f}\n(it does not exist yet)"));
-                }
-                Err(e) => {
-                    return Err(Failure::Fixable(format!(
-                        "cannot read `{f}` for the worker: {e}"
-                    )));
-                }
-            }
-        }
-
-        let mut task_id = args
-            .task_id
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
-        // A task id with nothing ever planned is made up (a 1.5B model passed
-        // `task_id: "task_1"` on an empty board, was refused, and went round spawn,
-        // get_tasks and wait until the loop guard stopped it): the worker starts
-        // without one, and the reply says so.
-        let mut ignored = None;
-        if task_id.is_some() && cx.host.tasks().is_empty() {
-            ignored = task_id.take();
-        }
-        if let Some(t) = task_id {
-            cx.host
-                .tasks()
-                .check_assignable(t)
-                .map_err(|e| Failure::Fixable(e.to_string()))?;
-            // The worker knows its task from the board, not only from the prompt written
-            // for it: the title, what done means, and the results it builds on.
-            if let Some(brief) = cx.host.tasks().brief(t) {
-                first.push_str("\n\n");
-                first.push_str(&brief);
-            }
-        }
-        let action = ApprovalAction::Spawn {
-            role: role.name.clone(),
-            task: task.clone(),
-            tools: tools.clone(),
-            model: model.clone(),
+        let mut first = first_message(cx, &task, args.context.as_deref(), &args.files).await?;
+        let (task_id, ignored) = board_task(cx, args.task_id.as_deref(), &mut first)?;
+        let worker = Worker {
+            role,
+            model,
+            tools,
+            options,
             budget,
-            instructions: options.instructions.clone(),
-            keep: options.keep,
+            task,
+            first,
         };
-        let req = ApprovalRequest {
-            agent_id: cx.caller,
-            role: &me.role,
-            policy: me.policy,
-            tool: "spawn_agent",
-            action: &action,
-            hook: None,
-        };
-        cx.host
-            .approve(req)
-            .await
-            .map_err(|d| Failure::Fixable(d.0))?;
+        approve(cx, &me, &worker).await?;
 
         // The workspace as the caller sees it now: the worker's base (issue 34).
         let base = cx.host.base_for_spawn(&role.name, args.isolation).await;
         // Again: spawns of one response run side by side, and each waited for its approval
         // since the first check. Nothing awaits from here until the worker is counted.
         room(cx, &limits)?;
-        // The task is the worker's before it can finish it.
-        let id = AgentId::new();
-        if let Some(t) = task_id {
-            cx.host
-                .tasks()
-                .assign(cx.team, cx.caller, t, id)
-                .map_err(|e| Failure::Fixable(e.to_string()))?;
-        }
-        if let Some(mode) = args.isolation {
-            cx.host.choose_isolation(id, mode);
-        }
-        if let Some(base) = base {
-            cx.host.give_base(id, base);
-        }
-        cx.host.start_agent(NewAgent {
-            id,
-            parent: Some(cx.caller),
-            role: role.name.clone(),
-            model,
-            depth: me.depth + 1,
-            task,
-            policy: me.policy,
-            tools,
-            history: Vec::new(),
-            // Its task is queued; taking it up is the first status change front ends see.
-            status: AgentStatus::Inactive,
-            stats: AgentStats::default(),
-            budget,
-            result: None,
-            first_message: Some(first),
-            announce: true,
-            options,
-            released: false,
-        });
-        let mut out = json!({
-            "agent_id": id.to_string(),
-            "role_name": role.name,
-            "status": "running",
-            "created_at": cx.team.created_at(id),
-            "note": "the worker runs in parallel; collect its result with wait_for_agents"
-        });
-        if let Some(t) = small_budget {
-            out["budget_ignored"] = json!(format!(
-                "budget.tokens {t} is less than one model request of a worker (at least \
-                 {MIN_WORKER_TOKENS}), so the worker has no token budget of its own"
-            ));
-        }
-        if let Some(w) = short_wall {
-            out["wall_budget_ignored"] = json!(format!(
-                "budget.wall_s {w} is less than {MIN_WORKER_CALLS} model calls take here (the \
-                 slowest so far took {:.0} s), so the worker has no wall-time budget of its own",
-                cx.team.slowest_call().as_secs_f64()
-            ));
-        }
-        if let Some(t) = ignored {
-            out["task_id_ignored"] = json!(format!(
-                "`{t}` is not on the board (nothing is planned), so the worker has no board \
-                 task; task_id is only for tasks from plan_tasks"
-            ));
-        }
-        Ok(Done::output(out.to_string()))
+        let id = launch(cx, &me, worker, task_id, args.isolation, base)?;
+        Ok(Done::output(reply(cx, id, &role.name, waived, ignored)))
     }
 }
 
@@ -323,4 +148,336 @@ fn room(cx: &Call<'_>, limits: &crate::config::Limits) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// The role `name` if the caller's role may spawn it (its `enabled_agents`).
+fn spawnable<'a>(cx: &Call<'a>, me: &AgentCard, name: &str) -> Result<&'a Role, Failure> {
+    let roles = cx.host.roles();
+    let enabled = roles
+        .get(&me.role)
+        .map(|r| r.enabled_agents.clone())
+        .unwrap_or_default();
+    if !enabled.iter().any(|r| r == name) {
+        return Err(Failure::Fixable(format!(
+            "role `{}` may not spawn `{name}`; it may spawn: {}",
+            me.role,
+            if enabled.is_empty() {
+                "nobody".to_string()
+            } else {
+                enabled.join(", ")
+            }
+        )));
+    }
+    Ok(roles
+        .get(name)
+        .ok_or_else(|| format!("no role named `{name}` is loaded"))?)
+}
+
+/// A refusal when a worker of the caller would be deeper than `max_depth`.
+fn below_max_depth(me: &AgentCard, limits: &Limits) -> Result<(), Failure> {
+    if me.depth + 1 > limits.max_depth {
+        return Err(Failure::Fixable(format!(
+            "spawn depth limit reached (max_depth = {}): a worker at depth {} cannot start \
+             another; do the work yourself or return your results",
+            limits.max_depth, me.depth
+        )));
+    }
+    Ok(())
+}
+
+/// What the spawn asked of a worker's budget that was left out because it can only fail
+/// the worker; the reply says so.
+#[derive(Debug, Default, PartialEq)]
+struct Waived {
+    tokens: Option<u64>,
+    wall_s: Option<u64>,
+}
+
+/// The worker's budget: what the spawn asked, less what can only fail it, within the
+/// limits and what the caller has left (`policies/budget`).
+fn worker_budget(
+    cx: &Call<'_>,
+    limits: &Limits,
+    asked: Budget,
+) -> Result<(Budget, Waived), Failure> {
+    let parent = cx.team.budget_and_spend(cx.caller).unwrap_or_default();
+    // Help for weak models, on evidence (a budget that can only fail the worker,
+    // measured against this session's own requests and calls); off with `assist`.
+    let helps = cx
+        .host
+        .config()
+        .assists(cx.team.model(cx.caller).as_deref());
+    let floor = cx.team.slowest_call() * MIN_WORKER_CALLS;
+    let (asked, waived) = waive(asked, helps, floor);
+    let budget = crate::runtime::policies::budget::for_worker(limits, parent, asked)
+        .map_err(Failure::Fixable)?;
+    Ok((budget, waived))
+}
+
+/// Leaves out, when `helps`, the parts of `asked` that can only fail the worker.
+fn waive(mut asked: Budget, helps: bool, floor: Duration) -> (Budget, Waived) {
+    // A token budget smaller than one request of a worker can only fail it (a 1.5B
+    // model gave `tokens: 100`; each worker failed at its first call, 1,023 tokens, and
+    // the persona spawned again with the same budget): it is left out, and said so.
+    let tokens = asked.tokens.filter(|&t| helps && t < MIN_WORKER_TOKENS);
+    if tokens.is_some() {
+        asked.tokens = None;
+    }
+    // A wall-time budget shorter than a few of this session's model calls (`floor`)
+    // fails the worker before it can report (a 1.5B persona gave `wall_s: 60` while its
+    // server took 45 to 170 s a call; the worker wrote a.txt and was failed at 111 s):
+    // left out the same way.
+    let wall_s = asked
+        .wall_s
+        .filter(|&w| helps && Duration::from_secs(w) < floor);
+    if wall_s.is_some() {
+        asked.wall_s = None;
+    }
+    (asked, Waived { tokens, wall_s })
+}
+
+/// The worker's tools and spawn options: its role's tools within the caller's, narrowed
+/// by the spawn's `tools` but never below what every worker of the role keeps.
+fn worker_tools(
+    cx: &Call<'_>,
+    me: &AgentCard,
+    role: &Role,
+    model: &str,
+    keep: bool,
+    instructions: Option<String>,
+    tools: Option<Vec<String>>,
+) -> Result<(SpawnOptions, Vec<String>), Failure> {
+    let allowed = cx.host.tools_for(role, true, Some(&me.tools), model);
+    // What every worker of this role keeps, whatever its spawn names: its reporting.
+    let bare = Role {
+        tools: Some(Vec::new()),
+        enabled_agents: Vec::new(),
+        handoffs: Vec::new(),
+        ..role.clone()
+    };
+    let reporting = cx.host.tools_for(&bare, true, None, model);
+    super::ad_hoc::options(
+        keep,
+        instructions,
+        tools,
+        &allowed,
+        &reporting,
+        (&role.name, &me.role),
+    )
+    .map_err(Failure::Fixable)
+}
+
+/// The worker's first message: its task, the supervisor's context and the files given.
+async fn first_message(
+    cx: &Call<'_>,
+    task: &str,
+    context: Option<&str>,
+    files: &[String],
+) -> Result<String, Failure> {
+    let mut first = task.to_string();
+    if let Some(c) = context.filter(|c| !c.trim().is_empty()) {
+        first.push_str("\n\n# Context from your supervisor\n");
+        first.push_str(c);
+    }
+    for f in files {
+        // A file the task is to create does not exist yet: small models list it
+        // anyway (Qwen2.5-Coder-1.5B spawned with `files: ["notes.md"]` five times).
+        match cx.host.read_for_prompt(f).await {
+            Ok(text) => first.push_str(&format!(
+                "\n\n# File: {f}\n```\n{}\n```",
+                clip(&text, MAX_FILE_BYTES)
+            )),
+            Err(ToolError::NotFound(_)) => {
+                first.push_str(&format!("\n\n# File: {f}\n(it does not exist yet)"));
+            }
+            Err(e) => {
+                return Err(Failure::Fixable(format!(
+                    "cannot read `{f}` for the worker: {e}"
+                )));
+            }
+        }
+    }
+    Ok(first)
+}
+
+/// The board task the worker takes (its brief added to `first`), and a `task_id` left
+/// out because nothing is planned.
+fn board_task<'a>(
+    cx: &Call<'_>,
+    task_id: Option<&'a str>,
+    first: &mut String,
+) -> Result<(Option<&'a str>, Option<&'a str>), Failure> {
+    let mut task_id = task_id.map(str::trim).filter(|t| !t.is_empty());
+    // A task id with nothing ever planned is made up (a 1.5B model passed
+    // `task_id: "task_1"` on an empty board, was refused, and went round spawn,
+    // get_tasks and wait until the loop guard stopped it): the worker starts
+    // without one, and the reply says so.
+    let mut ignored = None;
+    if task_id.is_some() && cx.host.tasks().is_empty() {
+        ignored = task_id.take();
+    }
+    if let Some(t) = task_id {
+        cx.host
+            .tasks()
+            .check_assignable(t)
+            .map_err(|e| Failure::Fixable(e.to_string()))?;
+        // The worker knows its task from the board, not only from the prompt written
+        // for it: the title, what done means, and the results it builds on.
+        if let Some(brief) = cx.host.tasks().brief(t) {
+            first.push_str("\n\n");
+            first.push_str(&brief);
+        }
+    }
+    Ok((task_id, ignored))
+}
+
+/// A worker as the call settled it: what the user approves and what starts.
+struct Worker<'a> {
+    role: &'a Role,
+    model: String,
+    tools: Vec<String>,
+    options: SpawnOptions,
+    budget: Budget,
+    task: String,
+    first: String,
+}
+
+/// Passes the spawn through the approval gate (the caller waits while the user is asked).
+async fn approve(cx: &Call<'_>, me: &AgentCard, worker: &Worker<'_>) -> Result<(), Failure> {
+    let action = ApprovalAction::Spawn {
+        role: worker.role.name.clone(),
+        task: worker.task.clone(),
+        tools: worker.tools.clone(),
+        model: worker.model.clone(),
+        budget: worker.budget,
+        instructions: worker.options.instructions.clone(),
+        keep: worker.options.keep,
+    };
+    let req = ApprovalRequest {
+        agent_id: cx.caller,
+        role: &me.role,
+        policy: me.policy,
+        tool: "spawn_agent",
+        action: &action,
+        hook: None,
+    };
+    cx.host
+        .approve(req)
+        .await
+        .map_err(|d| Failure::Fixable(d.0))
+}
+
+/// Counts the worker in and starts it. Nothing here awaits, so no other spawn of the
+/// response takes its slot in between.
+fn launch(
+    cx: &Call<'_>,
+    me: &AgentCard,
+    worker: Worker<'_>,
+    task_id: Option<&str>,
+    isolation: Option<IsolationMode>,
+    base: Option<Arc<Base>>,
+) -> Result<AgentId, Failure> {
+    // The task is the worker's before it can finish it.
+    let id = AgentId::new();
+    if let Some(t) = task_id {
+        cx.host
+            .tasks()
+            .assign(cx.team, cx.caller, t, id)
+            .map_err(|e| Failure::Fixable(e.to_string()))?;
+    }
+    if let Some(mode) = isolation {
+        cx.host.choose_isolation(id, mode);
+    }
+    if let Some(base) = base {
+        cx.host.give_base(id, base);
+    }
+    cx.host.start_agent(NewAgent {
+        id,
+        parent: Some(cx.caller),
+        role: worker.role.name.clone(),
+        model: worker.model,
+        depth: me.depth + 1,
+        task: worker.task,
+        policy: me.policy,
+        tools: worker.tools,
+        history: Vec::new(),
+        // Its task is queued; taking it up is the first status change front ends see.
+        status: AgentStatus::Inactive,
+        stats: AgentStats::default(),
+        budget: worker.budget,
+        result: None,
+        first_message: Some(worker.first),
+        announce: true,
+        options: worker.options,
+        released: false,
+    });
+    Ok(id)
+}
+
+/// The call's output: the worker, and what of the spawn was left out and why.
+fn reply(cx: &Call<'_>, id: AgentId, role: &str, waived: Waived, ignored: Option<&str>) -> String {
+    let mut out = json!({
+        "agent_id": id.to_string(),
+        "role_name": role,
+        "status": "running",
+        "created_at": cx.team.created_at(id),
+        "note": "the worker runs in parallel; collect its result with wait_for_agents"
+    });
+    if let Some(t) = waived.tokens {
+        out["budget_ignored"] = json!(format!(
+            "budget.tokens {t} is less than one model request of a worker (at least \
+             {MIN_WORKER_TOKENS}), so the worker has no token budget of its own"
+        ));
+    }
+    if let Some(w) = waived.wall_s {
+        out["wall_budget_ignored"] = json!(format!(
+            "budget.wall_s {w} is less than {MIN_WORKER_CALLS} model calls take here (the \
+             slowest so far took {:.0} s), so the worker has no wall-time budget of its own",
+            cx.team.slowest_call().as_secs_f64()
+        ));
+    }
+    if let Some(t) = ignored {
+        out["task_id_ignored"] = json!(format!(
+            "`{t}` is not on the board (nothing is planned), so the worker has no board \
+             task; task_id is only for tasks from plan_tasks"
+        ));
+    }
+    out.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waive_leaves_out_only_budgets_that_can_only_fail_the_worker() {
+        let floor = Duration::from_secs(100);
+        let asked = Budget {
+            tokens: Some(100),
+            cost_usd: Some(1.0),
+            wall_s: Some(60),
+        };
+        let (kept, waived) = waive(asked, true, floor);
+        assert_eq!(
+            (kept.tokens, kept.wall_s, kept.cost_usd),
+            (None, None, Some(1.0))
+        );
+        assert_eq!(
+            waived,
+            Waived {
+                tokens: Some(100),
+                wall_s: Some(60)
+            }
+        );
+        // Enough of both, or no help asked for: kept as asked.
+        let enough = Budget {
+            tokens: Some(MIN_WORKER_TOKENS),
+            cost_usd: None,
+            wall_s: Some(100),
+        };
+        assert_eq!(waive(enough, true, floor).1, Waived::default());
+        let (kept, waived) = waive(asked, false, floor);
+        assert_eq!((kept.tokens, kept.wall_s), (Some(100), Some(60)));
+        assert_eq!(waived, Waived::default());
+    }
 }

@@ -223,35 +223,8 @@ pub fn for_worker(
         ),
     ];
     let mut out = [None; 3];
-    for (slot, (measure, asked, config, key, parent_left)) in out.iter_mut().zip(measures) {
-        let field = measure.field();
-        if parent_left.is_some_and(|l| l <= 0.0) {
-            return Err(format!(
-                "your own {field} budget is spent ({} limit): you cannot give a worker any; \
-                 return your results",
-                measure.amount(own_limit(&own, measure))
-            ));
-        }
-        let ceiling = match (config, parent_left) {
-            (Some(c), Some(p)) if p < c => Some((p, "what your own budget has left")),
-            (Some(c), _) => Some((c, key)),
-            (None, Some(p)) => Some((p, "what your own budget has left")),
-            (None, None) => None,
-        };
-        if let Some(a) = asked {
-            if !(a.is_finite() && a > 0.0) {
-                return Err(format!("budget.{field} must be above 0, found {a}"));
-            }
-            if let Some((c, from)) = ceiling.filter(|(c, _)| a > *c) {
-                return Err(format!(
-                    "budget.{field} = {} is looser than its ceiling of {} ({from}): ask for at \
-                     most that, or leave budget.{field} out",
-                    measure.amount(a),
-                    measure.amount(c)
-                ));
-            }
-        }
-        *slot = asked.or(ceiling.map(|(c, _)| c));
+    for (slot, measure) in out.iter_mut().zip(measures) {
+        *slot = worker_measure(measure, &own)?;
     }
     let [tokens, cost_usd, wall_s] = out;
     Ok(Budget {
@@ -259,6 +232,52 @@ pub fn for_worker(
         cost_usd,
         wall_s: wall_s.map(|w| w as u64),
     })
+}
+
+/// One measure of a worker's budget: its name, what the spawn asked, the config's
+/// per-agent limit and its key, and what the parent has left of its own.
+type Measure = (
+    BudgetMeasure,
+    Option<f64>,
+    Option<f64>,
+    &'static str,
+    Option<f64>,
+);
+
+/// One measure of a worker's budget (see [`for_worker`]): what was asked, refused when it
+/// is not positive or looser than the ceiling; the ceiling when nothing was asked.
+fn worker_measure(
+    (measure, asked, config, key, parent_left): Measure,
+    own: &Budget,
+) -> Result<Option<f64>, String> {
+    let field = measure.field();
+    if parent_left.is_some_and(|l| l <= 0.0) {
+        return Err(format!(
+            "your own {field} budget is spent ({} limit): you cannot give a worker any; \
+             return your results",
+            measure.amount(own_limit(own, measure))
+        ));
+    }
+    let ceiling = match (config, parent_left) {
+        (Some(c), Some(p)) if p < c => Some((p, "what your own budget has left")),
+        (Some(c), _) => Some((c, key)),
+        (None, Some(p)) => Some((p, "what your own budget has left")),
+        (None, None) => None,
+    };
+    if let Some(a) = asked {
+        if !(a.is_finite() && a > 0.0) {
+            return Err(format!("budget.{field} must be above 0, found {a}"));
+        }
+        if let Some((c, from)) = ceiling.filter(|(c, _)| a > *c) {
+            return Err(format!(
+                "budget.{field} = {} is looser than its ceiling of {} ({from}): ask for at \
+                 most that, or leave budget.{field} out",
+                measure.amount(a),
+                measure.amount(c)
+            ));
+        }
+    }
+    Ok(asked.or(ceiling.map(|(c, _)| c)))
 }
 
 /// The config's per-agent limits as a budget.

@@ -6,9 +6,9 @@
 //! overflow, as the compaction layer asks, or for `/compact` between turns), so nothing
 //! else changes the history meanwhile.
 
-use crate::config::Config;
+use crate::config::{Config, ContextConfig};
 use crate::context::{estimate_item, estimate_request};
-use crate::model::{ChatRequest, ModelClient, ModelError, ModelProgress};
+use crate::model::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress, TokenUsage};
 use crate::protocol::{AgentId, EventKind, HistoryItem};
 use crate::runtime::request::RequestSetup;
 use crate::runtime::team::{Compaction, Team};
@@ -185,22 +185,14 @@ async fn compact(
     cancel: &CancellationToken,
 ) -> Result<u64, CompactError> {
     let tokens_before = team.context_tokens(agent, setup.fixed_tokens);
-    // Budgets in squad's own estimate: the server's tokens divided by how far it counts
-    // more than squad estimates.
-    let est = |tokens: f64| (tokens / scale.max(1.0)) as u64;
-    let threshold = est(setup.window as f64 * me.config.context.compact_at);
-    // What the history may take below the threshold, once prompt and tools are sent.
-    let room = threshold.saturating_sub(setup.fixed_tokens);
-    let keep = est(setup.window as f64 * me.config.context.keep_recent)
-        .min((room as f64 * TAIL_SHARE) as u64);
+    let sizes = sizes(&me.config.context, setup.window, setup.fixed_tokens, scale);
     let history = setup.request.history.clone();
     let keep = match trigger {
-        Trigger::Window => keep,
-        Trigger::User => keep.min(latest_turn_tokens(&history)),
+        Trigger::Window => sizes.keep,
+        Trigger::User => sizes.keep.min(latest_turn_tokens(&history)),
     };
     let plan = plan(&history, keep).ok_or(CompactError::NothingToCompact)?;
-    let budget = est((setup.window - setup.window / 8) as f64);
-    let request = summary_request(&setup, &history[..plan.tail], budget);
+    let request = summary_request(&setup, &history[..plan.tail], sizes.request);
     let (model, window, fixed_tokens) = (
         setup.request.model.clone(),
         setup.window,
@@ -210,64 +202,15 @@ async fn compact(
     drop(setup);
     drop(history);
 
-    let response = {
-        let permit = tokio::select! {
-            p = me.slots.acquire() => p,
-            _ = cancel.cancelled() => return Err(CompactError::Cancelled),
-        };
-        // The summary is not the agent's answer: no text is streamed to the front ends.
-        let progress = |p: ModelProgress| {
-            if let ModelProgress::Retrying {
-                attempt,
-                max_attempts,
-                delay,
-                reason,
-            } = p
-            {
-                team.emit(
-                    agent,
-                    EventKind::Retrying {
-                        attempt,
-                        max_attempts,
-                        delay_ms: delay.as_millis() as u64,
-                        reason,
-                    },
-                );
-            }
-        };
-        let result = me.model.stream_chat(&request, &progress, cancel).await;
-        drop(permit);
-        result
-    };
-    team.count_model_call(agent);
-    let response = match response {
-        Ok(r) => r,
-        Err(ModelError::Cancelled) => return Err(CompactError::Cancelled),
-        Err(e) => return Err(CompactError::Model(e)),
-    };
+    let response = summarize(me, team, agent, &request, cancel).await?;
     if let Some(usage) = response.usage {
-        let cost = me
-            .config
-            .cost(&model, usage.prompt_tokens, usage.completion_tokens);
-        team.add_usage(agent, usage.prompt_tokens, usage.completion_tokens, cost);
-        team.emit(
-            agent,
-            EventKind::Usage {
-                model,
-                prompt_tokens: usage.prompt_tokens,
-                completion_tokens: usage.completion_tokens,
-                cost_usd: cost,
-                context_tokens: 0,
-                context_window: 0,
-                cached_tokens: usage.cached_tokens,
-            },
-        );
+        count_usage(me, team, agent, model, usage);
     }
     let summary = response.text.trim();
     if summary.is_empty() {
         return Err(CompactError::EmptySummary);
     }
-    let cap = ((room as f64 * SUMMARY_SHARE) as u64 * BYTES_PER_TOKEN).max(1024) as usize;
+    let cap = ((sizes.room as f64 * SUMMARY_SHARE) as u64 * BYTES_PER_TOKEN).max(1024) as usize;
     let summary = cut(summary, cap);
     team.compact_history(
         agent,
@@ -281,6 +224,93 @@ async fn compact(
         },
     )
     .ok_or(CompactError::Gone)
+}
+
+/// The budgets of one compaction, in squad's own estimate.
+#[derive(Debug, PartialEq)]
+struct Sizes {
+    /// What the history may take below the threshold, once prompt and tools are sent.
+    room: u64,
+    /// The recent part kept word for word (before a `/compact` narrows it).
+    keep: u64,
+    /// The most the summary request may take.
+    request: u64,
+}
+
+/// The budgets for a `window` whose server counts `scale` times squad's estimate: each is
+/// divided by it, as squad plans in its own estimate.
+fn sizes(context: &ContextConfig, window: u64, fixed_tokens: u64, scale: f64) -> Sizes {
+    let est = |tokens: f64| (tokens / scale.max(1.0)) as u64;
+    let threshold = est(window as f64 * context.compact_at);
+    let room = threshold.saturating_sub(fixed_tokens);
+    let keep = est(window as f64 * context.keep_recent).min((room as f64 * TAIL_SHARE) as u64);
+    Sizes {
+        room,
+        keep,
+        request: est((window - window / 8) as f64),
+    }
+}
+
+/// The model's summary, in one of the session's model slots; the call counts on the
+/// agent, and its text is not streamed to the front ends (it is not the agent's answer).
+async fn summarize(
+    me: &Compactor,
+    team: &Team,
+    agent: AgentId,
+    request: &ChatRequest,
+    cancel: &CancellationToken,
+) -> Result<ChatResponse, CompactError> {
+    let permit = tokio::select! {
+        p = me.slots.acquire() => p,
+        _ = cancel.cancelled() => return Err(CompactError::Cancelled),
+    };
+    let progress = |p: ModelProgress| {
+        if let ModelProgress::Retrying {
+            attempt,
+            max_attempts,
+            delay,
+            reason,
+        } = p
+        {
+            team.emit(
+                agent,
+                EventKind::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay_ms: delay.as_millis() as u64,
+                    reason,
+                },
+            );
+        }
+    };
+    let result = me.model.stream_chat(request, &progress, cancel).await;
+    drop(permit);
+    team.count_model_call(agent);
+    match result {
+        Ok(r) => Ok(r),
+        Err(ModelError::Cancelled) => Err(CompactError::Cancelled),
+        Err(e) => Err(CompactError::Model(e)),
+    }
+}
+
+/// The summary's tokens and cost, counted on the agent and told as its usage.
+fn count_usage(me: &Compactor, team: &Team, agent: AgentId, model: String, usage: TokenUsage) {
+    let cost = me
+        .config
+        .cost(&model, usage.prompt_tokens, usage.completion_tokens);
+    team.add_usage(agent, usage.prompt_tokens, usage.completion_tokens, cost);
+    team.emit(
+        agent,
+        EventKind::Usage {
+            model,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            cost_usd: cost,
+            context_tokens: 0,
+            context_window: 0,
+            cached_tokens: usage.cached_tokens,
+        },
+    );
 }
 
 /// Keeps everything up to the first user message (the task) and the newest items within
@@ -402,6 +432,31 @@ fn cut(s: &str, cap: usize) -> String {
 mod tests {
     use super::*;
     use crate::protocol::ToolCall;
+
+    #[test]
+    fn sizes_are_planned_in_squads_estimate() {
+        let context = ContextConfig {
+            compact_at: 0.8,
+            keep_recent: 0.3,
+            ..ContextConfig::default()
+        };
+        let plain = Sizes {
+            room: 70_000,
+            keep: 30_000,
+            request: 87_500,
+        };
+        assert_eq!(sizes(&context, 100_000, 10_000, 1.0), plain);
+        // A server that never counts less than squad is taken at squad's word.
+        assert_eq!(sizes(&context, 100_000, 10_000, 0.5), plain);
+        // One that counts twice as much halves every budget; the kept part stays within
+        // its share of the room.
+        let halved = Sizes {
+            room: 30_000,
+            keep: 15_000,
+            request: 43_750,
+        };
+        assert_eq!(sizes(&context, 100_000, 10_000, 2.0), halved);
+    }
 
     fn call(id: &str) -> HistoryItem {
         HistoryItem::Assistant {

@@ -89,37 +89,9 @@ async fn merge(
     worktrees: &crate::isolation::Worktrees,
     agent: AgentId,
 ) -> Option<MergeReport> {
-    let short = agent.short();
     let outcome = match worktrees.merge(agent).await {
         Ok(o) => o,
-        Err(e) => {
-            let message = format!("could not merge the worker's change: {e}");
-            team.emit(
-                agent,
-                EventKind::Error {
-                    message: message.clone(),
-                },
-            );
-            iso.set_state(agent, Some(MergeState::Pending));
-            let note = if matches!(e, crate::isolation::IsolationError::Tampered(_)) {
-                // Asking the worker again would not help: squad will not run git there.
-                format!(
-                    "{message}. Its result is refused and will not be merged; its worktree \
-                     is kept as it is for the user"
-                )
-            } else {
-                format!(
-                    "{message}. The change stays in its worktree: speak_to_agent {short} to \
-                     have it return its result again, or despawn_agent {short} to discard it"
-                )
-            };
-            return Some(MergeReport {
-                state: MergeState::Pending,
-                files: Vec::new(),
-                conflicts: Vec::new(),
-                note,
-            });
-        }
+        Err(e) => return Some(not_merged(team, iso, agent, e)),
     };
     match outcome {
         MergeOutcome::Unchanged => {
@@ -141,23 +113,70 @@ async fn merge(
                 note: String::new(),
             })
         }
-        MergeOutcome::Conflict { conflicts } => {
-            iso.set_state(agent, Some(MergeState::Conflict));
-            let files: Vec<ConflictFile> = conflicts.iter().map(conflict_file).collect();
-            let listed = files.iter().map(ToString::to_string).collect();
-            team.emit(agent, EventKind::MergeConflict { conflicts: files });
-            Some(MergeReport {
-                state: MergeState::Conflict,
-                files: Vec::new(),
-                conflicts: listed,
-                note: format!(
-                    "nothing of its change reached the workspace. speak_to_agent {short} has it \
-                     redo the change on the workspace's current state (it settles the conflict \
-                     markers in its worktree; its next result is merged again); despawn_agent \
-                     {short} discards the change"
-                ),
-            })
-        }
+        MergeOutcome::Conflict { conflicts } => Some(conflicted(team, iso, agent, &conflicts)),
+    }
+}
+
+/// A merge that could not be made: the change stays pending in the worktree, and the
+/// report says what the supervisor can do (nothing, when the worktree was tampered with).
+fn not_merged(
+    team: &Team,
+    iso: &WorkerIsolation,
+    agent: AgentId,
+    e: crate::isolation::IsolationError,
+) -> MergeReport {
+    let short = agent.short();
+    let message = format!("could not merge the worker's change: {e}");
+    team.emit(
+        agent,
+        EventKind::Error {
+            message: message.clone(),
+        },
+    );
+    iso.set_state(agent, Some(MergeState::Pending));
+    let note = if matches!(e, crate::isolation::IsolationError::Tampered(_)) {
+        // Asking the worker again would not help: squad will not run git there.
+        format!(
+            "{message}. Its result is refused and will not be merged; its worktree \
+             is kept as it is for the user"
+        )
+    } else {
+        format!(
+            "{message}. The change stays in its worktree: speak_to_agent {short} to \
+             have it return its result again, or despawn_agent {short} to discard it"
+        )
+    };
+    MergeReport {
+        state: MergeState::Pending,
+        files: Vec::new(),
+        conflicts: Vec::new(),
+        note,
+    }
+}
+
+/// A merge that conflicts: nothing reached the workspace; the conflicts are told and the
+/// report says how the supervisor settles them.
+fn conflicted(
+    team: &Team,
+    iso: &WorkerIsolation,
+    agent: AgentId,
+    conflicts: &[Conflict],
+) -> MergeReport {
+    let short = agent.short();
+    iso.set_state(agent, Some(MergeState::Conflict));
+    let files: Vec<ConflictFile> = conflicts.iter().map(conflict_file).collect();
+    let listed = files.iter().map(ToString::to_string).collect();
+    team.emit(agent, EventKind::MergeConflict { conflicts: files });
+    MergeReport {
+        state: MergeState::Conflict,
+        files: Vec::new(),
+        conflicts: listed,
+        note: format!(
+            "nothing of its change reached the workspace. speak_to_agent {short} has it \
+             redo the change on the workspace's current state (it settles the conflict \
+             markers in its worktree; its next result is merged again); despawn_agent \
+             {short} discards the change"
+        ),
     }
 }
 

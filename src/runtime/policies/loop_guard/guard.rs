@@ -96,26 +96,7 @@ impl LoopGuard {
         }
         if is_error {
             let n = bump(&mut self.failures, key);
-            let GuardsConfig {
-                repeat_note_after: note,
-                repeat_stop_after: stop,
-                ..
-            } = self.limits;
-            return if stop > 0 && n >= stop {
-                Verdict::Stop(format!(
-                    "loop: called {name} {n} times with the same arguments, same error"
-                ))
-            } else if note > 0 && n >= note {
-                Verdict::Note(format!(
-                    "[squad] You have called `{name}` with these same arguments {n} times in \
-                     this turn and got this same error each time. Repeating it will not change \
-                     the result: change your approach (other arguments, another tool, read \
-                     again what you are changing, or say what blocks you).{}",
-                    stop_note(stop, "identical failures")
-                ))
-            } else {
-                Verdict::Pass
-            };
+            return self.failed_again(name, n);
         }
         match kind {
             // A change that worked: earlier failures may now go otherwise.
@@ -130,6 +111,30 @@ impl LoopGuard {
                 let n = bump(&mut self.reads, key);
                 self.same_again(name, n, false)
             }
+        }
+    }
+
+    /// The `n`th identical call with the identical error in this turn.
+    fn failed_again(&self, name: &str, n: u32) -> Verdict {
+        let GuardsConfig {
+            repeat_note_after: note,
+            repeat_stop_after: stop,
+            ..
+        } = self.limits;
+        if stop > 0 && n >= stop {
+            Verdict::Stop(format!(
+                "loop: called {name} {n} times with the same arguments, same error"
+            ))
+        } else if note > 0 && n >= note {
+            Verdict::Note(format!(
+                "[squad] You have called `{name}` with these same arguments {n} times in \
+                 this turn and got this same error each time. Repeating it will not change \
+                 the result: change your approach (other arguments, another tool, read \
+                 again what you are changing, or say what blocks you).{}",
+                stop_note(stop, "identical failures")
+            ))
+        } else {
+            Verdict::Pass
         }
     }
 

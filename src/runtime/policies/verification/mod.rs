@@ -8,11 +8,13 @@ mod reviewer;
 
 pub use reviewer::Start;
 
-use crate::protocol::{AgentId, AgentResult, ResultStatus, Severity, Verdict};
+use crate::config::CommandRule;
+use crate::protocol::{AgentId, AgentResult, Finding, ResultStatus, Severity, Verdict};
 use crate::runtime::session::Session;
-use crate::verify::{self, Evidence};
+use crate::verify::{self, Evidence, Snapshot};
 use checks::{Attempt, Checked, take};
 use std::collections::BTreeSet;
+use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
 /// Checks `result` of `agent` against the workspace and decides what happens to it.
@@ -23,41 +25,23 @@ pub async fn check(
     result: &AgentResult,
     cancel: &CancellationToken,
 ) -> Checked {
-    let Some(role_name) = session.team.role(agent) else {
-        return Checked::Unchecked;
-    };
-    if session.checks.is_reviewer(agent) {
-        return Checked::Unchecked;
-    }
-    let role = session.role(&role_name);
-    if !session.checks.enabled_for(agent, &role_name) || result.status == ResultStatus::Failure {
-        session.checks.close(agent);
-        return Checked::Unchecked;
-    }
-    let Some(Attempt {
-        text,
-        start,
-        touched,
-        number: attempt,
-        earlier,
-    }) = session.checks.next_attempt(agent)
+    let Some((
+        role_name,
+        Attempt {
+            text,
+            start,
+            touched,
+            number: attempt,
+            earlier,
+        },
+    )) = to_check(session, agent, result)
     else {
         return Checked::Unchecked;
     };
+    let role = session.role(&role_name);
     let workspace = session.workspace_for(agent);
     let root = workspace.root();
-    // Only files its own calls touched can be its changes: a worker that touched none
-    // needs no second walk of the tree.
-    let own: BTreeSet<String> = if touched.is_empty() {
-        BTreeSet::new()
-    } else {
-        start
-            .changes_to(&take(root).await)
-            .paths()
-            .intersection(&touched)
-            .cloned()
-            .collect()
-    };
+    let own = own_changes(root, &start, &touched).await;
     let mut findings = verify::check_result(
         result,
         &Evidence {
@@ -67,23 +51,8 @@ pub async fn check(
             earlier: &earlier,
         },
     );
-    let ctx = session.tool_context(agent, &role_name, cancel);
-    let timeout = ctx.settings.command_timeout;
-    if !own.is_empty()
-        && let Some(test) = ctx.settings.test_command.clone()
-        && let Some(f) = verify::run_rule(&ctx, "tests", Severity::Error, &test, timeout).await
-    {
-        findings.push(f);
-    }
     let role_rules = role.map(|r| r.verify_rules.as_slice()).unwrap_or_default();
-    for rule in session.config.verify.rules.iter().chain(role_rules) {
-        if verify::applies(rule, &own)
-            && let Some(f) =
-                verify::run_rule(&ctx, &rule.id, rule.severity, &rule.command, timeout).await
-        {
-            findings.push(f);
-        }
-    }
+    findings.extend(run_commands(session, agent, &role_name, role_rules, &own, cancel).await);
     // The reviewer costs a model run: only a result the rules let through gets one.
     if let Some(reviewer) = &session.config.verify.reviewer
         && !findings.iter().any(|f| f.severity == Severity::Error)
@@ -100,14 +69,83 @@ pub async fn check(
     let max = session.config.verify.max_corrections;
     let verdict = Verdict::of(attempt, max, findings);
     if verdict.passed || attempt > max {
-        let left = own
-            .iter()
-            .map(|rel| (rel.clone(), verify::content_mark(&root.join(rel))))
-            .collect();
-        session.checks.left(agent, left);
-        session.checks.close(agent);
+        close(session, agent, root, &own);
         return Checked::Deliver(verdict);
     }
     let message = verify::correction_message(&text, &verdict, attempt, max);
     Checked::Correct { verdict, message }
+}
+
+/// The worker's role and its attempt to check; `None` when its result is not checked (a
+/// reviewer's own, checks off for its role, or a result that says it failed).
+fn to_check(session: &Session, agent: AgentId, result: &AgentResult) -> Option<(String, Attempt)> {
+    let role_name = session.team.role(agent)?;
+    if session.checks.is_reviewer(agent) {
+        return None;
+    }
+    if !session.checks.enabled_for(agent, &role_name) || result.status == ResultStatus::Failure {
+        session.checks.close(agent);
+        return None;
+    }
+    Some((role_name, session.checks.next_attempt(agent)?))
+}
+
+/// The files under `root` the worker's own calls changed since its task started. Only
+/// files its own calls touched can be its changes: a worker that touched none needs no
+/// second walk of the tree.
+async fn own_changes(
+    root: &Path,
+    start: &Snapshot,
+    touched: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    if touched.is_empty() {
+        return BTreeSet::new();
+    }
+    start
+        .changes_to(&take(root).await)
+        .paths()
+        .intersection(touched)
+        .cloned()
+        .collect()
+}
+
+/// What the commands find: the test command when the worker changed files, and each
+/// configured and role rule that applies to its changes.
+async fn run_commands(
+    session: &Session,
+    agent: AgentId,
+    role_name: &str,
+    role_rules: &[CommandRule],
+    own: &BTreeSet<String>,
+    cancel: &CancellationToken,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let ctx = session.tool_context(agent, role_name, cancel);
+    let timeout = ctx.settings.command_timeout;
+    if !own.is_empty()
+        && let Some(test) = ctx.settings.test_command.clone()
+        && let Some(f) = verify::run_rule(&ctx, "tests", Severity::Error, &test, timeout).await
+    {
+        findings.push(f);
+    }
+    for rule in session.config.verify.rules.iter().chain(role_rules) {
+        if verify::applies(rule, own)
+            && let Some(f) =
+                verify::run_rule(&ctx, &rule.id, rule.severity, &rule.command, timeout).await
+        {
+            findings.push(f);
+        }
+    }
+    findings
+}
+
+/// Ends the checks of a delivered result, keeping what its files hold now (the marks
+/// later results are checked against).
+fn close(session: &Session, agent: AgentId, root: &Path, own: &BTreeSet<String>) {
+    let left = own
+        .iter()
+        .map(|rel| (rel.clone(), verify::content_mark(&root.join(rel))))
+        .collect();
+    session.checks.left(agent, left);
+    session.checks.close(agent);
 }

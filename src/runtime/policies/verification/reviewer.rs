@@ -8,8 +8,9 @@
 use crate::protocol::{
     AgentId, AgentResult, AgentStatus, ApprovalPolicy, Finding, ResultStatus, Severity,
 };
+use crate::roles::Role;
 use crate::runtime::session::Session;
-use crate::runtime::team::{AgentInput, NewAgent};
+use crate::runtime::team::{AgentCard, AgentInput, NewAgent};
 use std::collections::BTreeSet;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -46,29 +47,7 @@ pub async fn review(
     let seal = session.isolation.seal(&session.team, r.worker);
     let root = session.workspace_for(r.worker);
     let diff = crate::verify::change_text(root.root(), r.changed, seal.as_ref()).await;
-    let id = AgentId::new();
-    session.checks.add_reviewer(id);
-    start(NewAgent {
-        id,
-        parent: Some(r.worker),
-        role: role.name.clone(),
-        model: role.model(&session.config),
-        depth: worker.depth + 1,
-        task: format!("review the result of {} {}", worker.role, r.worker.short()),
-        // A reviewer reads; it never changes what it judges.
-        policy: ApprovalPolicy::ReadOnly,
-        tools: session.tools.tools_for(role, true, Some(&worker.tools)),
-        history: Vec::new(),
-        status: AgentStatus::Inactive,
-        stats: Default::default(),
-        // The review is the checks' work, not the worker's: only the config's limits.
-        budget: crate::runtime::policies::budget::from_limits(&session.config.limits),
-        result: None,
-        first_message: None,
-        announce: true,
-        options: Default::default(),
-        released: false,
-    });
+    let id = start_reviewer(session, start, role, &worker, r.worker);
     let (tx, rx) = oneshot::channel();
     let asked = session.team.deliver(
         id,
@@ -88,6 +67,46 @@ pub async fn review(
         }
     };
     let (_, verdict) = session.team.mark_delivered(id);
+    findings_after(reply, verdict)
+}
+
+/// Starts the reviewer of `worker_id` (`worker`'s card) under it, read-only.
+fn start_reviewer(
+    session: &Session,
+    start: Start<'_>,
+    role: &Role,
+    worker: &AgentCard,
+    worker_id: AgentId,
+) -> AgentId {
+    let id = AgentId::new();
+    session.checks.add_reviewer(id);
+    start(NewAgent {
+        id,
+        parent: Some(worker_id),
+        role: role.name.clone(),
+        model: role.model(&session.config),
+        depth: worker.depth + 1,
+        task: format!("review the result of {} {}", worker.role, worker_id.short()),
+        // A reviewer reads; it never changes what it judges.
+        policy: ApprovalPolicy::ReadOnly,
+        tools: session.tools.tools_for(role, true, Some(&worker.tools)),
+        history: Vec::new(),
+        status: AgentStatus::Inactive,
+        stats: Default::default(),
+        // The review is the checks' work, not the worker's: only the config's limits.
+        budget: crate::runtime::policies::budget::from_limits(&session.config.limits),
+        result: None,
+        first_message: None,
+        announce: true,
+        options: Default::default(),
+        released: false,
+    });
+    id
+}
+
+/// The findings of a review that ran: the reviewer's result, or a warning when it gave
+/// none (a reviewer that cannot finish never costs the worker its result).
+fn findings_after(reply: Result<String, String>, verdict: Option<AgentResult>) -> Vec<Finding> {
     match (reply, verdict) {
         (_, Some(verdict)) => findings_of(&verdict),
         (Err(e), None) => vec![warning(format!(
@@ -185,6 +204,20 @@ mod tests {
         let f = findings_of(&result(ResultStatus::Success, &["naming"]));
         assert_eq!(f[0].severity, Severity::Warning);
         assert!(findings_of(&result(ResultStatus::Success, &[])).is_empty());
+    }
+
+    #[test]
+    fn a_review_without_a_result_is_only_a_warning() {
+        let f = findings_after(Err("it stopped".into()), None);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("could not finish (it stopped)"));
+        let f = findings_after(Ok("fine".into()), None);
+        assert!(f[0].message.contains("without return_results"));
+        let f = findings_after(
+            Err("late".into()),
+            Some(result(ResultStatus::Failure, &["x"])),
+        );
+        assert_eq!((f.len(), f[0].severity), (1, Severity::Error));
     }
 
     #[test]
