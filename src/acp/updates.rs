@@ -7,8 +7,8 @@
 use super::ask;
 use super::rpc::Rpc;
 pub use super::stop::{StopReason, TurnState};
-use super::tool_calls::{announce, title};
 pub use super::tool_calls::{kind, text_content};
+use super::tool_calls::{announce, title};
 use crate::protocol::{
     AgentId, AgentStatus, BudgetMeasure, BudgetScope, Event, EventKind, HistoryItem, Op, Task,
     TaskStatus, TurnEnd, dollars,
@@ -339,7 +339,7 @@ impl Translator {
                 &parent_session,
                 SessionUpdate::ToolCall(
                     ToolCall::new(call.clone(), title)
-                        .kind(kind("spawn_agent"))
+                        .kind(agent_client_protocol::v1::schema::ToolKind::Other)
                         .status(ToolCallStatus::InProgress)
                         .raw_input(json!({"role": role, "task": task})),
                 ),

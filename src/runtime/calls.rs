@@ -11,6 +11,7 @@ use super::toolbox::{CallHandler, Invocation, Ran};
 use crate::context::{ClipHint, clip_tool_output};
 use crate::protocol::{AgentId, ApprovalPolicy, EventKind, HistoryItem, ToolCall};
 use crate::text::clip;
+use crate::tools::{Reports, ToolFacts};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,6 +42,8 @@ struct CallResult {
     is_error: bool,
     effect: Effect,
     fatal: bool,
+    /// What its handler says of the call as it ran (`None`: it never reached one).
+    facts: Option<ToolFacts>,
 }
 
 impl From<Ran> for CallResult {
@@ -63,6 +66,7 @@ impl CallResult {
             is_error: false,
             effect,
             fatal: false,
+            facts: None,
         }
     }
 
@@ -72,6 +76,7 @@ impl CallResult {
             is_error: true,
             effect: Effect::None,
             fatal: false,
+            facts: None,
         }
     }
 }
@@ -176,7 +181,11 @@ pub async fn run_tool_calls(
                 let reviewed = Reviewed {
                     name: &call.name,
                     arguments: &call.arguments,
-                    kind: CallKind::of(&engine.tools, &call.name),
+                    kind: result.facts.as_ref().map_or(CallKind::Other, CallKind::of),
+                    reports: result
+                        .facts
+                        .as_ref()
+                        .map_or(Reports::Nothing, |f| f.reports),
                     output: &result.output,
                     is_error: result.is_error,
                 };
@@ -184,8 +193,9 @@ pub async fn run_tool_calls(
             } else {
                 Verdict::Pass
             };
-            let mut output = clip_tool_output(&result.output, output_cap, &clip_hint(call))
-                .unwrap_or(result.output);
+            let hint = result.facts.map_or(ClipHint::Other, |f| f.clip);
+            let mut output =
+                clip_tool_output(&result.output, output_cap, &hint).unwrap_or(result.output);
             if call.id.starts_with(crate::model::text_calls::ID_PREFIX) {
                 output.insert_str(0, crate::model::text_calls::RAN_NOTE);
             }
@@ -233,21 +243,6 @@ fn output_cap(engine: &Engine, agent: AgentId) -> usize {
         .max(512)
 }
 
-/// How the note of a cut output says to read the rest.
-fn clip_hint(call: &ToolCall) -> ClipHint {
-    match call.name.as_str() {
-        "read_file" => {
-            let args: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
-            ClipHint::ReadFile {
-                path: args["path"].as_str().unwrap_or("").to_string(),
-                first_line: args["start_line"].as_u64().unwrap_or(1).max(1),
-            }
-        }
-        "run_command" | "run_tests" => ClipHint::Command,
-        _ => ClipHint::Other,
-    }
-}
-
 async fn execute(
     engine: &Arc<Engine>,
     agent: AgentId,
@@ -273,13 +268,15 @@ async fn execute(
     let mut from = 0;
     let mut hook = None;
     let mut amended = false;
-    let (writes, action) = loop {
+    let (writes, action, facts) = loop {
         let writes = handler.writes_only(&args);
+        let facts = handler.facts(&args);
         let tool = ToolUse {
             call_id: &call.id,
             name: &call.name,
             args: &args,
-            reach: handler.reach(),
+            reach: facts.reach,
+            reports: facts.reports,
             writes: writes.as_deref(),
             action: None,
         };
@@ -302,10 +299,10 @@ async fn execute(
         let cx = place.scope(&engine.team, agent, cancel);
         match engine.layers.before_tool_from(&cx, &tool, from).await {
             (ToolGate::Block(why), _) => return CallResult::error(why),
-            (ToolGate::Go, _) => break (writes, action),
+            (ToolGate::Go, _) => break (writes, action, facts),
             (ToolGate::Approval(said), _) => {
                 hook = hook.or(Some(said));
-                break (writes, action);
+                break (writes, action, facts);
             }
             (ToolGate::Amend(changed, said), next) => {
                 hook = hook.or(said);
@@ -324,7 +321,8 @@ async fn execute(
         call_id: &call.id,
         name: &call.name,
         args: &args,
-        reach: handler.reach(),
+        reach: facts.reach,
+        reports: facts.reports,
         writes: writes.as_deref(),
         action: action.as_ref(),
     };
@@ -364,6 +362,7 @@ async fn execute(
         is_error: result.is_error,
     };
     engine.layers.after_tool(&cx, &tool, &done).await;
+    result.facts = Some(facts);
     result
 }
 

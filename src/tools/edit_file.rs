@@ -1,7 +1,9 @@
 //! `edit_file`: one exact replacement in a file, refused unless the old text occurs once.
 
 use super::files::{count_lines, plural, read_text, unified_diff};
-use super::{ToolContext, ToolEffect, ToolError, ToolHandler, args};
+use super::{
+    Reach, Reports, ToolContext, ToolEffect, ToolError, ToolFacts, ToolHandler, ToolKind, args,
+};
 use crate::model::ToolSpec;
 use crate::protocol::ApprovalAction;
 use async_trait::async_trait;
@@ -153,6 +155,11 @@ impl ToolHandler for EditFile {
 
     fn effect(&self) -> ToolEffect {
         ToolEffect::Mutating
+    }
+
+    /// The change the user asked for, which the answer reports.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Edit, Reach::ChangesFiles).reports(Reports::Change)
     }
 
     fn writes_only(&self, args: &Value) -> Option<Vec<String>> {

@@ -1,6 +1,9 @@
 //! File tools: `read_file`, `write_file`, `edit_file`.
 
-use super::{ToolContext, ToolEffect, ToolError, ToolHandler, args};
+use super::{
+    Reach, Reports, ToolContext, ToolEffect, ToolError, ToolFacts, ToolHandler, ToolKind, args,
+};
+use crate::context::ClipHint;
 use crate::model::ToolSpec;
 use crate::protocol::ApprovalAction;
 use async_trait::async_trait;
@@ -123,6 +126,14 @@ impl ToolHandler for ReadFile {
 
     fn effect(&self) -> ToolEffect {
         ToolEffect::ReadOnly
+    }
+
+    /// A cut output says which line of the file to read on from.
+    fn facts(&self, args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Read, Reach::Reads).clip(ClipHint::ReadFile {
+            path: args["path"].as_str().unwrap_or("").to_string(),
+            first_line: args["start_line"].as_u64().unwrap_or(1).max(1),
+        })
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
@@ -378,6 +389,11 @@ impl ToolHandler for WriteFile {
 
     fn effect(&self) -> ToolEffect {
         ToolEffect::Mutating
+    }
+
+    /// The change the user asked for, which the answer reports.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Edit, Reach::ChangesFiles).reports(Reports::Change)
     }
 
     fn writes_only(&self, args: &Value) -> Option<Vec<String>> {

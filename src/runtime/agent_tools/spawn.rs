@@ -12,6 +12,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+/// The tool's name, for the code that must tell its calls apart.
+pub const SPAWN_AGENT: &str = "spawn_agent";
+
 pub struct SpawnAgent;
 
 #[derive(Deserialize)]
@@ -48,7 +51,7 @@ const MAX_FILE_BYTES: usize = 64 * 1024;
 impl AgentTool for SpawnAgent {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "spawn_agent".into(),
+            name: SPAWN_AGENT.into(),
             // Terse: copilot's first request stays under 8 KB (`benches/context.rs`); the
             // result's note says to collect it with wait_for_agents.
             description: "Start a worker (one of your enabled roles) on one task, in parallel; \

@@ -32,7 +32,7 @@ use crate::runtime::guard::{CallKind, Verdict, hash_json};
 use crate::runtime::request::RequestSetup;
 use crate::runtime::tasks::TaskBoard;
 use crate::text::{clip, describe_result};
-use crate::tools::{TESTS_FAILED, TESTS_PASSED};
+use crate::tools::{Reports, TESTS_FAILED, TESTS_PASSED};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -68,15 +68,6 @@ const FACTS_BUDGET: usize = 3_000;
 /// Of one tool's output.
 const FACT_CHARS: usize = 600;
 
-/// Tools whose output is what the user asked to hear about.
-const REPORTING_TOOLS: [&str; 5] = [
-    "wait_for_agents",
-    "run_tests",
-    "write_file",
-    "edit_file",
-    "apply_patch",
-];
-
 /// Whether an agent on this model gets squad's help for weak models (`Config::assists`).
 pub type AssistFor = Arc<dyn Fn(Option<&str>) -> bool + Send + Sync>;
 
@@ -109,8 +100,11 @@ pub struct AnswerLayer {
     /// Files changed since the tests last passed, with what they held then (`None`: absent),
     /// so a run that fails again can say which change broke them and what to put back.
     since_green: Mutex<BTreeMap<String, Option<String>>>,
-    /// The persona's last `run_tests` passed.
+    /// The persona's last test run passed.
     last_run_passed: AtomicBool,
+    /// The persona's calls whose output its answer reports (a test run, a change, its
+    /// workers' results), as their handlers say: what the short request carries.
+    reporting: Mutex<HashSet<String>>,
 }
 
 /// The same call with the same answer, nothing changed in between, this many times: the
@@ -142,6 +136,7 @@ impl AnswerLayer {
             unseen: AtomicU64::new(0),
             since_green: Mutex::new(BTreeMap::new()),
             last_run_passed: AtomicBool::new(false),
+            reporting: Mutex::new(HashSet::new()),
         }
     }
 
@@ -290,6 +285,7 @@ impl Layer for AnswerLayer {
             crate::sync::lock(&self.green).clear();
             crate::sync::lock(&self.since_green).clear();
             self.last_run_passed.store(false, Ordering::Relaxed);
+            crate::sync::lock(&self.reporting).clear();
         }
     }
 
@@ -372,7 +368,7 @@ impl Layer for AnswerLayer {
                 self.stuck.store(true, Ordering::Relaxed);
             }
         }
-        if call.name != "run_tests" || !call.output.starts_with(TESTS_FAILED) {
+        if call.reports != Reports::TestRun || !call.output.starts_with(TESTS_FAILED) {
             return Verdict::Pass;
         }
         let kept = crate::sync::lock(&self.since_green);
@@ -402,7 +398,8 @@ impl Layer for AnswerLayer {
         }
         if self.answer_due.load(Ordering::Relaxed) {
             // The request was just built from the persona's history: it is the whole turn.
-            req.request.history = Arc::new(report_request(&req.request.history));
+            let reporting = crate::sync::lock(&self.reporting).clone();
+            req.request.history = Arc::new(report_request(&req.request.history, &reporting));
             req.request.system_prompt = REPORT_PROMPT.to_string();
             req.request.tools = Arc::from(Vec::new());
             return Shape::Kept;
@@ -431,7 +428,10 @@ impl Layer for AnswerLayer {
             self.stuck.store(false, Ordering::Relaxed);
             self.told.store(false, Ordering::Relaxed);
         }
-        if tool.name == "run_tests" {
+        if tool.reports != Reports::Nothing {
+            crate::sync::lock(&self.reporting).insert(tool.call_id.to_string());
+        }
+        if tool.reports == Reports::TestRun {
             let passed = done.output.starts_with(TESTS_PASSED);
             self.tests_ran(cx, passed);
             self.last_run_passed.store(passed, Ordering::Relaxed);
@@ -467,8 +467,9 @@ impl Layer for AnswerLayer {
 }
 
 /// The short request for an answer: the user's last message, then what the turn's
-/// reporting tools and notices said (the latest first to be kept when they are long).
-fn report_request(history: &[HistoryItem]) -> Vec<HistoryItem> {
+/// reporting calls (`reporting`: their ids) and notices said (the latest first to be kept
+/// when they are long).
+fn report_request(history: &[HistoryItem], reporting: &HashSet<String>) -> Vec<HistoryItem> {
     let start = history
         .iter()
         .rposition(|i| matches!(i, HistoryItem::User { text } if !text.starts_with("[squad]")));
@@ -482,11 +483,11 @@ fn report_request(history: &[HistoryItem]) -> Vec<HistoryItem> {
     for item in after.iter().rev() {
         let fact = match item {
             HistoryItem::ToolResult {
+                call_id,
                 name,
                 output,
                 is_error: false,
-                ..
-            } if REPORTING_TOOLS.contains(&name.as_str()) => reported(name, output),
+            } if reporting.contains(call_id) => reported(name, output),
             HistoryItem::Notice { text } if text != ANSWER_NOW && text != BACK_TO_GREEN => {
                 clip(text, FACT_CHARS)
             }

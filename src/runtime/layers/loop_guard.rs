@@ -10,7 +10,9 @@
 use super::{AfterTurn, Layer, Scope, ToolDone, ToolGate, ToolUse};
 use crate::config::GuardsConfig;
 use crate::protocol::{AgentId, TurnEnd};
+use crate::runtime::agent_tools::SPEAK_TO_AGENT;
 use crate::runtime::guard::{CallKind, LoopGuard, Verdict};
+use crate::tools::Reports;
 use async_trait::async_trait;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -22,6 +24,8 @@ pub struct Reviewed<'a> {
     /// The arguments as the model wrote them (compared as JSON).
     pub arguments: &'a str,
     pub kind: CallKind,
+    /// What the output reports, as the call's handler says.
+    pub reports: Reports,
     pub output: &'a str,
     pub is_error: bool,
 }
@@ -67,7 +71,7 @@ impl Layer for LoopGuardLayer {
     }
 
     async fn before_tool(&self, cx: &Scope<'_>, tool: &ToolUse<'_>) -> ToolGate {
-        if tool.name != "speak_to_agent" {
+        if tool.name != SPEAK_TO_AGENT {
             return ToolGate::Go;
         }
         let text = |k: &str| tool.args[k].as_str().unwrap_or_default().trim().to_string();

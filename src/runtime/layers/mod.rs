@@ -67,6 +67,7 @@ use super::team::Team;
 use super::toolbox::Reach;
 use crate::model::Overflow;
 use crate::protocol::{AgentId, AgentResult, ApprovalAction, Task, TurnEnd};
+use crate::tools::Reports;
 use crate::workspace::Workspace;
 use async_trait::async_trait;
 use serde_json::Value;
@@ -160,8 +161,10 @@ pub struct ToolUse<'a> {
     pub call_id: &'a str,
     pub name: &'a str,
     pub args: &'a Value,
-    /// What its handler says it reaches.
+    /// What its handler says this call reaches (from its arguments).
     pub reach: Reach,
+    /// What its output reports (a test run's pass or fail…).
+    pub reports: Reports,
     /// The paths it writes, when its handler can tell that is all it does.
     pub writes: Option<&'a [String]>,
     /// What the user approves (a file change names its path); `None` before the call is

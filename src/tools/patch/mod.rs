@@ -7,7 +7,9 @@ mod parse;
 mod plan;
 
 use super::files::diff_between;
-use super::{ToolContext, ToolEffect, ToolError, ToolHandler, args};
+use super::{
+    Reach, Reports, ToolContext, ToolEffect, ToolError, ToolFacts, ToolHandler, ToolKind, args,
+};
 use crate::model::ToolSpec;
 use crate::protocol::ApprovalAction;
 use async_trait::async_trait;
@@ -179,6 +181,11 @@ impl ToolHandler for ApplyPatch {
 
     fn effect(&self) -> ToolEffect {
         ToolEffect::Mutating
+    }
+
+    /// The change the user asked for, which the answer reports.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Edit, Reach::ChangesFiles).reports(Reports::Change)
     }
 
     /// A patch that only adds and updates files in place; one that deletes or moves
