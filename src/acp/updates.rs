@@ -7,8 +7,8 @@
 use super::ask;
 use super::rpc::Rpc;
 pub use super::stop::{StopReason, TurnState};
-pub use super::tool_calls::{kind, text_content};
 use super::tool_calls::{announce, title};
+pub use super::tool_calls::{kind, text_content};
 use crate::protocol::{
     AgentId, AgentStatus, BudgetMeasure, BudgetScope, Event, EventKind, HistoryItem, Op, Task,
     TaskStatus, TurnEnd, dollars,
