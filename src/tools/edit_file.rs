@@ -1,6 +1,7 @@
 //! `edit_file`: one exact replacement in a file, refused unless the old text occurs once.
 
-use super::files::{count_lines, plural, read_text, unified_diff};
+use super::change::{self, Target};
+use super::files::{count_lines, not_found, plural, unified_diff};
 use super::{
     Reach, Reports, ToolContext, ToolEffect, ToolError, ToolFacts, ToolHandler, ToolKind, args,
 };
@@ -9,7 +10,6 @@ use crate::protocol::ApprovalAction;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::path::PathBuf;
 
 pub struct EditFile;
 
@@ -34,7 +34,7 @@ fn edit_schema() -> Value {
 
 /// A checked edit, ready to write.
 struct Edit {
-    target: PathBuf,
+    target: Target,
     rel: String,
     before: String,
     after: String,
@@ -67,18 +67,17 @@ async fn plan_edit(ctx: &ToolContext, args: EditArgs) -> Result<Edit, ToolError>
             "old_text and new_text are identical; nothing would change".to_string(),
         ));
     }
-    let target = ctx.workspace.resolve(&args.path)?;
-    let rel = ctx.workspace.relative(&target);
-    let before = match super::editor::text(ctx, &target).await {
-        Some(text) => Ok(text),
-        None => read_text(&target, &rel).await,
-    };
-    let before = before.map_err(|e| match e {
-        ToolError::NotFound(m) => {
-            ToolError::NotFound(format!("{m}; to create a new file use write_file"))
+    let target = change::open(ctx, &args.path).await?;
+    let before = match target.text() {
+        Some(text) => text?.to_string(),
+        None => {
+            return Err(ToolError::NotFound(format!(
+                "{}; to create a new file use write_file",
+                not_found(&target.rel)
+            )));
         }
-        other => other,
-    })?;
+    };
+    let rel = target.rel.clone();
 
     let (mut old_text, mut new_text) = (args.old_text, args.new_text);
     let mut found = occurrences(&before, &old_text);
@@ -183,7 +182,7 @@ impl ToolHandler for EditFile {
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
         let args: EditArgs = args::parse(&edit_schema(), args)?;
         let edit = plan_edit(ctx, args).await?;
-        super::editor::store(ctx, &edit.target, &edit.rel, &edit.after).await?;
+        change::store(ctx, &edit.target, Some(edit.after.as_bytes()), None).await?;
         Ok(format!(
             "edited '{}': replaced {} at line {} with {}",
             edit.rel,

@@ -1,6 +1,7 @@
 //! The tools an agent can call: a handler trait and a registry that looks them up by name.
 
 mod args;
+mod change;
 pub mod claude;
 pub mod claude_input;
 mod edit_file;

@@ -97,10 +97,8 @@ async fn plan(ctx: &ToolContext, args: Value) -> Result<Plan, ToolError> {
     let args: PatchArgs = args::parse(&schema(), args)?;
     let refused = |e: String| ToolError::Failed(format!("{e}\nNothing of the patch was written."));
     let patch = parse::parse(&args.patch).map_err(|e| refused(e.to_string()))?;
-    let ws = ctx.workspace.clone();
-    tokio::task::spawn_blocking(move || Plan::new(&ws, &patch))
+    Plan::new(ctx, &patch)
         .await
-        .map_err(|e| ToolError::Failed(format!("patch task failed: {e}")))?
         .map_err(|e| refused(e.to_string()))
 }
 
@@ -227,12 +225,10 @@ impl ToolHandler for ApplyPatch {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
-        let changes = plan.changes.clone();
-        tokio::task::spawn_blocking(move || plan.write())
+        plan.write(ctx)
             .await
-            .map_err(|e| ToolError::Failed(format!("patch task failed: {e}")))?
             .map_err(|e| ToolError::Failed(e.to_string()))?;
-        Ok(summary(&changes))
+        Ok(summary(&plan.changes))
     }
 }
 
