@@ -1,6 +1,7 @@
 //! One handler trait for every tool an agent calls: the coding tools, the agent tools and
-//! MCP servers' tools. Each handler tells its own facts (does it change files, may it run
-//! beside its neighbours, what does the user approve), so nothing outside a tool keeps a
+//! MCP servers' tools. Each handler tells its own facts, per call (its kind, whether it
+//! changes files, what its output reports, how a cut output says to read on), may it run
+//! beside its neighbours, what does the user approve; so nothing outside a tool keeps a
 //! list of tool names, and the runtime treats every call that changes files the same way:
 //! a worktree first, the approval gate, its changes recorded.
 
