@@ -1299,22 +1299,7 @@ async fn a_reading_command_gets_no_worktree_and_a_writing_one_does() {
     let workspace = ws.clone();
     mock.set_responder(move |body| {
         if !is_worker(body) {
-            return match tool_count(body) {
-                0 => MockResponse::tool_calls(vec![
-                    call(
-                        "s0",
-                        "spawn_agent",
-                        json!({"role_name": "implementer", "task_prompt": "look around"}),
-                    ),
-                    call(
-                        "s1",
-                        "spawn_agent",
-                        json!({"role_name": "implementer", "task_prompt": "write out.txt"}),
-                    ),
-                ]),
-                2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
-                _ => MockResponse::text("done"),
-            };
+            return persona(body, &["look around", "write out.txt"]);
         }
         let reading = task_of(body).contains("look around");
         match tool_count(body) {

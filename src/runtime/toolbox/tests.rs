@@ -493,32 +493,33 @@ fn a_reading_command_reads_and_any_other_changes_files() {
     let tb = toolbox();
     let run = tb.handler("run_command").unwrap();
     let facts = |command: &str| run.facts(&serde_json::json!({"command": command}));
-    for command in [
+    use crate::runtime::guard::CallKind;
+    let reads = [
         "ls -la",
         "git status",
         "git diff HEAD",
         "grep -rn foo src",
         "rg x",
         "find . -name '*.rs'",
-    ] {
-        assert_eq!(facts(command).reach, Reach::Reads, "{command}");
-        assert_eq!(
-            crate::runtime::guard::CallKind::of(&facts(command)),
-            crate::runtime::guard::CallKind::Read
-        );
-    }
-    for command in [
+    ];
+    let writes = [
         "rm a",
         "ls > out",
         "find . -delete",
         "cargo test",
         "git commit -m x",
         "sed -i s/a/b/ f",
-    ] {
-        assert_eq!(facts(command).reach, Reach::ChangesFiles, "{command}");
+    ];
+    let expected = reads
+        .map(|c| (c, Reach::Reads, CallKind::Read))
+        .into_iter()
+        .chain(writes.map(|c| (c, Reach::ChangesFiles, CallKind::Change)));
+    for (command, reach, kind) in expected {
+        let facts = facts(command);
         assert_eq!(
-            crate::runtime::guard::CallKind::of(&facts(command)),
-            crate::runtime::guard::CallKind::Change
+            (facts.reach, CallKind::of(&facts)),
+            (reach, kind),
+            "{command}"
         );
     }
     // No command at all is no known read.
