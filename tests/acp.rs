@@ -1031,7 +1031,7 @@ async fn initialize_names_auth_methods_as_the_registry_requires() {
 }
 
 /// Every tool call's kind comes from its handler (list_files and search_files search,
-/// run_tests executes); a permission request keeps the call's title and diff, and a granted
+/// run_tests executes, plan_tasks thinks); a permission request keeps the call's title and diff, and a granted
 /// call is `in_progress` before it completes.
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_kinds_come_from_the_handlers_and_a_granted_call_is_in_progress() {
@@ -1042,8 +1042,15 @@ async fn tool_kinds_come_from_the_handlers_and_a_granted_call_is_in_progress() {
             call("l1", "list_files", json!({"path": "."})),
             call("s1", "search_files", json!({"pattern": "hello"})),
         ]),
-        2 => MockResponse::tool_call("t1", "run_tests", "{}"),
-        3 => MockResponse::tool_call(
+        2 => MockResponse::tool_calls(vec![
+            call("t1", "run_tests", json!({})),
+            call(
+                "p1",
+                "plan_tasks",
+                json!({"tasks": [{"id": "look", "title": "look around"}]}),
+            ),
+        ]),
+        4 => MockResponse::tool_call(
             "e1",
             "edit_file",
             &json!({"path": "b.txt", "old_text": "old", "new_text": "new"}).to_string(),
@@ -1091,6 +1098,7 @@ async fn tool_kinds_come_from_the_handlers_and_a_granted_call_is_in_progress() {
         ("l1", "search"),
         ("s1", "search"),
         ("t1", "execute"),
+        ("p1", "think"),
         ("e1", "edit"),
     ] {
         assert!(

@@ -627,3 +627,110 @@ async fn apply_patch_is_freeform_on_responses_and_a_function_where_the_server_re
         "{passed_back}"
     );
 }
+
+/// An editor with unsaved buffers: what it holds, and every write it was given.
+#[derive(Default)]
+struct Buffers {
+    held: std::sync::Mutex<BTreeMap<PathBuf, String>>,
+    writes: std::sync::Mutex<Vec<(PathBuf, String)>>,
+}
+
+#[async_trait::async_trait]
+impl ::squad::tools::EditorFiles for Buffers {
+    async fn read(&self, path: &Path) -> Option<Result<String, String>> {
+        self.held.lock().unwrap().get(path).cloned().map(Ok)
+    }
+
+    async fn write(&self, path: &Path, text: &str) -> Option<Result<(), String>> {
+        self.writes
+            .lock()
+            .unwrap()
+            .push((path.to_path_buf(), text.to_string()));
+        self.held
+            .lock()
+            .unwrap()
+            .insert(path.to_path_buf(), text.to_string());
+        Some(Ok(()))
+    }
+}
+
+/// The three tools that change files take one path: each sees the editor's unsaved
+/// buffer, not the disk, and writes through the editor, leaving the disk to it.
+#[tokio::test]
+async fn write_edit_and_patch_all_change_the_editors_buffer() {
+    use ::squad::tools::{EditFile, WriteFile};
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    for name in ["w.txt", "e.txt", "p.txt"] {
+        std::fs::write(root.join(name), "on disk\n").unwrap();
+    }
+    let buffers = Arc::new(Buffers::default());
+    for name in ["w.txt", "e.txt", "p.txt"] {
+        buffers
+            .held
+            .lock()
+            .unwrap()
+            .insert(root.join(name), "unsaved\n".to_string());
+    }
+    let ctx = ToolContext {
+        editor: Some(buffers.clone()),
+        ..context(&root)
+    };
+    let same = WriteFile
+        .call(&ctx, json!({"path": "w.txt", "content": "unsaved\n"}))
+        .await
+        .unwrap();
+    assert!(same.contains("already has exactly this content"), "{same}");
+    WriteFile
+        .call(&ctx, json!({"path": "w.txt", "content": "written\n"}))
+        .await
+        .unwrap();
+    EditFile
+        .call(
+            &ctx,
+            json!({"path": "e.txt", "old_text": "unsaved", "new_text": "edited"}),
+        )
+        .await
+        .unwrap();
+    ApplyPatch
+        .call(
+            &ctx,
+            json!({"patch": "*** Begin Patch\n*** Update File: p.txt\n@@\n-unsaved\n+patched\n*** End Patch"}),
+        )
+        .await
+        .unwrap();
+    let writes = buffers.writes.lock().unwrap().clone();
+    assert_eq!(
+        writes,
+        [
+            (root.join("w.txt"), "written\n".to_string()),
+            (root.join("e.txt"), "edited\n".to_string()),
+            (root.join("p.txt"), "patched\n".to_string()),
+        ]
+    );
+    for name in ["w.txt", "e.txt", "p.txt"] {
+        assert_eq!(
+            std::fs::read_to_string(root.join(name)).unwrap(),
+            "on disk\n",
+            "the disk is the editor's to save"
+        );
+    }
+    // A path out of the workspace is refused by all three alike.
+    for (tool, args) in [
+        (
+            &WriteFile as &dyn ToolHandler,
+            json!({"path": "../x", "content": "x"}),
+        ),
+        (
+            &EditFile,
+            json!({"path": "../x", "old_text": "a", "new_text": "b"}),
+        ),
+        (
+            &ApplyPatch,
+            json!({"patch": "*** Begin Patch\n*** Add File: ../x\n+x\n*** End Patch"}),
+        ),
+    ] {
+        let err = tool.call(&ctx, args).await.unwrap_err().to_string();
+        assert!(err.contains("is outside the workspace"), "{err}");
+    }
+}

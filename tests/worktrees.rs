@@ -1285,3 +1285,86 @@ command = "cat zz/last.txt > hook-saw.txt"
     // Written in the worktree by the hook, merged with the worker's change.
     assert_eq!(sb.read("hook-saw.txt"), "the last file\n");
 }
+
+/// The real binary: a worker whose `run_command` only reads (`ls`, `git status`, `cat`…)
+/// runs it in the workspace and gets no worktree; a worker whose command writes gets its
+/// worktree before it runs, and its file reaches the workspace by the merge.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reading_command_gets_no_worktree_and_a_writing_one_does() {
+    let mock = MockServer::start().await;
+    let sb = repo();
+    let (data, ws) = (sb.data_dir(), sb.ws().to_path_buf());
+    let roots: Arc<Mutex<Vec<(bool, PathBuf)>>> = Arc::default();
+    let seen_roots = roots.clone();
+    let workspace = ws.clone();
+    mock.set_responder(move |body| {
+        if !is_worker(body) {
+            return persona(body, &["look around", "write out.txt"]);
+        }
+        let reading = task_of(body).contains("look around");
+        match tool_count(body) {
+            0 if reading => MockResponse::tool_call(
+                "c0",
+                "run_command",
+                &json!({"command": "ls -la && git status --short && cat a.txt | head -3 2>/dev/null"})
+                    .to_string(),
+            ),
+            0 => MockResponse::tool_call(
+                "c0",
+                "run_command",
+                &json!({"command": "echo written > out.txt"}).to_string(),
+            ),
+            _ => {
+                sync_push(&seen_roots, (reading, root_of(&data, &workspace, body)));
+                if reading {
+                    MockResponse::tool_call(
+                        "r",
+                        "return_results",
+                        &json!({"result": {"status": "success", "summary": "looked",
+                            "artifacts": [], "known_issues": []}})
+                        .to_string(),
+                    )
+                } else {
+                    returns("r", "out.txt")
+                }
+            }
+        }
+    });
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "look and write"])
+        .await;
+    run.assert_ok();
+    let events = run.events();
+    let created = of_type(&events, "worktree_created");
+    assert_eq!(created.len(), 1, "only the writer: {created:#?}");
+    let roots = roots.lock().unwrap().clone();
+    let reader: Vec<&PathBuf> = roots.iter().filter(|(r, _)| *r).map(|(_, p)| p).collect();
+    let writer: Vec<&PathBuf> = roots.iter().filter(|(r, _)| !*r).map(|(_, p)| p).collect();
+    assert_eq!(reader, [&ws], "the reader ran in the workspace");
+    assert_eq!(writer.len(), 1);
+    assert_ne!(writer[0], &ws, "the writer ran in its worktree");
+    assert_eq!(
+        PathBuf::from(created[0]["path"].as_str().unwrap()),
+        *writer[0]
+    );
+    // The reader's command ran and saw the workspace's files.
+    let outputs: Vec<String> = mock
+        .requests()
+        .iter()
+        .filter(|r| is_worker(&r.body) && task_of(&r.body).contains("look around"))
+        .flat_map(|r| tool_messages(&r.body))
+        .map(|(_, text)| text)
+        .collect();
+    assert!(
+        outputs
+            .iter()
+            .any(|o| o.contains("line 1") && o.contains("notes.md")),
+        "{outputs:#?}"
+    );
+    assert_eq!(sb.read("out.txt"), "written\n", "merged into the workspace");
+    assert_users_work_intact(&sb);
+}
+
+fn sync_push<T>(list: &Mutex<Vec<T>>, item: T) {
+    list.lock().unwrap().push(item);
+}

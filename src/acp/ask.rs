@@ -25,7 +25,7 @@ pub fn approval(
     // The call's own title and content (an edit's structured diff) stay as its
     // `tool_call` showed them; only what the call does not show is added.
     let mut fields = ToolCallUpdateFields::new()
-        .kind(kind(tool))
+        .kind(kind(tool, &serde_json::Value::Null))
         .status(ToolCallStatus::Pending);
     if let Some((title, detail)) = describe(action) {
         fields = fields.title(title).content(vec![text_content(detail)]);

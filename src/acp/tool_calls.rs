@@ -2,6 +2,7 @@
 //! its location, and for edits the change as a diff the editor can draw.
 
 use crate::text::one_line;
+use crate::tools::ToolFacts;
 use agent_client_protocol::v1::schema::{
     Content, ContentBlock, Diff, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
     ToolKind,
@@ -14,12 +15,13 @@ pub fn announce(workspace: &Path, id: &str, tool: &str, arguments: &str) -> Tool
     // Arguments that are not JSON still show: as the raw text.
     let args: Value =
         serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()));
+    let facts = crate::runtime::tool_facts(tool, &args);
     let mut call = ToolCall::new(id.to_string(), title(tool, &args))
-        .kind(kind(tool))
+        .kind(acp_kind(facts.kind))
         .status(ToolCallStatus::Pending);
     if let Some(path) = args.get("path").and_then(Value::as_str) {
         let path = workspace.join(path);
-        if let Some(diff) = diff(&path, tool, &args) {
+        if let Some(diff) = diff(&path, &facts, &args) {
             call = call.content(vec![ToolCallContent::Diff(diff)]);
         }
         call = call.locations(vec![ToolCallLocation::new(path)]);
@@ -27,23 +29,33 @@ pub fn announce(workspace: &Path, id: &str, tool: &str, arguments: &str) -> Tool
     call.raw_input(args)
 }
 
-/// An edit's change: `edit_file`'s old and new text, `write_file`'s whole new content.
-fn diff(path: &Path, tool: &str, args: &Value) -> Option<Diff> {
-    let text = |k: &str| args.get(k).and_then(Value::as_str);
-    match tool {
-        "edit_file" => Some(Diff::new(path, text("new_text")?).old_text(text("old_text")?)),
-        "write_file" => Some(Diff::new(path, text("content")?)),
-        _ => None,
+/// An edit's change, from the arguments of a call its handler calls an edit: the old and
+/// new text of a replacement, or a whole new content.
+fn diff(path: &Path, facts: &ToolFacts, args: &Value) -> Option<Diff> {
+    if facts.kind != crate::tools::ToolKind::Edit {
+        return None;
     }
+    let text = |k: &str| args.get(k).and_then(Value::as_str);
+    if let Some(content) = text("content") {
+        return Some(Diff::new(path, content));
+    }
+    Some(Diff::new(path, text("new_text")?).old_text(text("old_text")?))
 }
 
-/// ACP's tool kind for a squad tool, as its handler says it.
-pub fn kind(tool: &str) -> ToolKind {
-    match crate::tools::kind_of(tool) {
+/// ACP's tool kind for a call of `tool`, as its handler says it.
+pub fn kind(tool: &str, args: &Value) -> ToolKind {
+    acp_kind(crate::runtime::tool_facts(tool, args).kind)
+}
+
+/// ACP's name for a squad tool kind.
+fn acp_kind(kind: crate::tools::ToolKind) -> ToolKind {
+    match kind {
         crate::tools::ToolKind::Read => ToolKind::Read,
         crate::tools::ToolKind::Edit => ToolKind::Edit,
         crate::tools::ToolKind::Search => ToolKind::Search,
         crate::tools::ToolKind::Execute => ToolKind::Execute,
+        crate::tools::ToolKind::Think => ToolKind::Think,
+        crate::tools::ToolKind::Fetch => ToolKind::Fetch,
         crate::tools::ToolKind::Other => ToolKind::Other,
     }
 }

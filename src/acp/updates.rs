@@ -7,7 +7,7 @@
 use super::ask;
 use super::rpc::Rpc;
 pub use super::stop::{StopReason, TurnState};
-use super::tool_calls::{announce, kind, text_content, title};
+use super::tool_calls::{announce, text_content, title};
 use crate::protocol::{
     AgentId, AgentStatus, BudgetMeasure, BudgetScope, Event, EventKind, HistoryItem, Op, Task,
     TaskStatus, TurnEnd, dollars,
@@ -338,7 +338,7 @@ impl Translator {
                 &parent_session,
                 SessionUpdate::ToolCall(
                     ToolCall::new(call.clone(), title)
-                        .kind(kind("spawn_agent"))
+                        .kind(agent_client_protocol::v1::schema::ToolKind::Other)
                         .status(ToolCallStatus::InProgress)
                         .raw_input(json!({"role": role, "task": task})),
                 ),

@@ -34,18 +34,7 @@ pub async fn list_models(settings: &ClientSettings) -> Result<Vec<String>, Model
         };
         unreachable(cause)
     })?;
-    let status = response.status();
-    let body = response
-        .text()
-        .await
-        .map_err(|e| ModelError::BadResponse(root_cause(&e)))?;
-    if !status.is_success() {
-        return Err(ModelError::Http {
-            status: status.as_u16(),
-            message: error_message(&body, status.canonical_reason().unwrap_or("")),
-        });
-    }
-    model_ids(&body)
+    model_ids(&success_body(response).await?)
 }
 
 /// Sends `model` the smallest request its wire takes (not streamed): chat completions with
@@ -87,17 +76,7 @@ pub async fn probe_wire(
             root_cause(&e)
         },
     })?;
-    let status = response.status();
-    let text = response
-        .text()
-        .await
-        .map_err(|e| ModelError::BadResponse(root_cause(&e)))?;
-    if !status.is_success() {
-        return Err(ModelError::Http {
-            status: status.as_u16(),
-            message: error_message(&text, status.canonical_reason().unwrap_or("")),
-        });
-    }
+    let text = success_body(response).await?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| ModelError::BadResponse(format!("{}: not JSON ({e})", wire.path())))?;
     match value.get(shape) {
@@ -107,6 +86,23 @@ pub async fn probe_wire(
             wire.path()
         ))),
     }
+}
+
+/// The body of a successful answer; any other status is an HTTP error with the server's
+/// own message.
+async fn success_body(response: reqwest::Response) -> Result<String, ModelError> {
+    let status = response.status();
+    let body = response
+        .text()
+        .await
+        .map_err(|e| ModelError::BadResponse(root_cause(&e)))?;
+    if !status.is_success() {
+        return Err(ModelError::Http {
+            status: status.as_u16(),
+            message: error_message(&body, status.canonical_reason().unwrap_or("")),
+        });
+    }
+    Ok(body)
 }
 
 /// `{"data": [{"id": "..."}, …]}`, the shape OpenAI, Ollama, llama.cpp and vLLM share.

@@ -7,12 +7,12 @@
 //! them all: with the strict type not one of its events would parse. Calls are keyed by
 //! `item_id` (which every server sends), falling back to `output_index`.
 
+use super::stream::{Assemble, Slots, answer, ended_early, error_in_stream};
 use super::wire::null_default;
 use super::{ChatResponse, ModelError, TokenUsage};
 use crate::protocol::Reasoning;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::HashMap;
 
 /// One `data:` payload of the stream; only the fields squad reads.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -69,22 +69,11 @@ pub(crate) struct TextPart {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct ResponseBody {
-    pub usage: Option<ResponsesUsage>,
+    pub usage: Option<super::wire::WireUsage>,
     pub error: Option<Value>,
     pub incomplete_details: Option<Value>,
     #[serde(deserialize_with = "null_default")]
     pub output: Vec<OutputItem>,
-}
-
-#[derive(Clone, Copy, Debug, Default, Deserialize)]
-#[serde(default)]
-pub(crate) struct ResponsesUsage {
-    #[serde(deserialize_with = "null_default")]
-    pub input_tokens: u64,
-    #[serde(deserialize_with = "null_default")]
-    pub output_tokens: u64,
-    #[serde(deserialize_with = "null_default")]
-    pub input_tokens_details: super::wire::CachedTokens,
 }
 
 #[derive(Debug, Default)]
@@ -109,9 +98,8 @@ pub(crate) struct ResponsesAssembler {
     text: String,
     /// Whether text came as deltas; otherwise the finished message items give it.
     text_streamed: bool,
-    calls: Vec<PartialCall>,
-    /// Where each call's item sits in `calls`, by item id (or `#output_index`).
-    positions: HashMap<String, usize>,
+    /// The calls, by item id (or `#output_index`).
+    calls: Slots<String, PartialCall>,
     reasoning: Vec<Reasoning>,
     usage: Option<TokenUsage>,
     end: Option<End>,
@@ -142,12 +130,7 @@ impl ResponsesAssembler {
     }
 
     fn call(&mut self, key: String) -> &mut PartialCall {
-        let next = self.calls.len();
-        let pos = *self.positions.entry(key).or_insert(next);
-        if pos == next {
-            self.calls.push(PartialCall::default());
-        }
-        &mut self.calls[pos]
+        self.calls.get(key)
     }
 
     /// A function-call item as `output_item.added` / `.done` or `response.completed`
@@ -203,11 +186,7 @@ impl ResponsesAssembler {
     fn finished(&mut self, response: Option<ResponseBody>, end: End) {
         if let Some(r) = response {
             if let Some(u) = r.usage {
-                self.usage = Some(TokenUsage {
-                    prompt_tokens: u.input_tokens,
-                    completion_tokens: u.output_tokens,
-                    cached_tokens: u.input_tokens_details.cached_tokens,
-                });
+                self.usage = Some(u.into());
             }
             // A server that sent no items along the way still lists them here.
             if self.calls.is_empty() && self.reasoning.is_empty() {
@@ -218,9 +197,12 @@ impl ResponsesAssembler {
         }
         self.end = Some(end);
     }
+}
 
-    /// Adds one event; returns the text it carried (empty if none), for progress reports.
-    pub fn push(&mut self, event: ResponsesEvent) -> Result<String, ModelError> {
+impl Assemble for ResponsesAssembler {
+    type Chunk = ResponsesEvent;
+
+    fn push(&mut self, event: ResponsesEvent) -> Result<String, ModelError> {
         match event.kind.as_str() {
             "response.output_text.delta" => {
                 let delta = event.delta.unwrap_or_default();
@@ -281,30 +263,26 @@ impl ResponsesAssembler {
             }
             "response.failed" => {
                 let error = event.response.and_then(|r| r.error).unwrap_or(Value::Null);
-                return Err(response_error(&error));
+                return Err(error_in_stream(&error));
             }
             "error" => {
                 let error = match event.error {
                     Some(e) if e.is_object() => e,
                     _ => serde_json::json!({"code": event.code, "message": event.message}),
                 };
-                return Err(response_error(&error));
+                return Err(error_in_stream(&error));
             }
             _ => {}
         }
         Ok(String::new())
     }
 
-    /// The assembled answer. Without `response.completed` (or `.incomplete`) the stream
-    /// did not end properly. An incomplete answer (the server's output limit) is kept, as
-    /// chat completions' `finish_reason: "length"` is; one with nothing in it is an error.
-    pub fn finish(self) -> Result<ChatResponse, ModelError> {
+    /// Without `response.completed` (or `.incomplete`) the stream did not end properly.
+    /// An incomplete answer (the server's output limit) is kept, as chat completions'
+    /// `finish_reason: "length"` is; one with nothing in it is an error.
+    fn finish(self) -> Result<ChatResponse, ModelError> {
         let finish_reason = match self.end {
-            None => {
-                return Err(ModelError::StreamBroken(
-                    "the stream ended before the model finished its answer".to_string(),
-                ));
-            }
+            None => return Err(ended_early()),
             Some(End::Completed) if self.calls.is_empty() => "stop".to_string(),
             Some(End::Completed) => "tool_calls".to_string(),
             Some(End::Incomplete(reason)) => {
@@ -321,76 +299,28 @@ impl ResponsesAssembler {
             }
         };
         let freeform = &self.freeform;
-        let tool_calls = self
-            .calls
-            .into_iter()
-            .map(|c| {
-                // A freeform call's text is the one argument its grammar fills.
-                let arguments = match c.freeform {
-                    false => c.arguments,
-                    true => {
-                        let argument = freeform
-                            .iter()
-                            .find(|(name, _)| *name == c.name)
-                            .map_or("input", |(_, a)| a.as_str());
-                        serde_json::json!({ argument: c.arguments }).to_string()
-                    }
-                };
-                super::stream::tool_call(c.call_id, c.name, arguments)
-            })
-            .collect();
-        Ok(ChatResponse {
-            text: self.text,
-            tool_calls,
-            usage: self.usage,
-            finish_reason: Some(finish_reason),
-            reasoning: self.reasoning,
-        })
+        let calls = self.calls.into_items().into_iter().map(|c| {
+            // A freeform call's text is the one argument its grammar fills.
+            let arguments = match c.freeform {
+                false => c.arguments,
+                true => {
+                    let argument = freeform
+                        .iter()
+                        .find(|(name, _)| *name == c.name)
+                        .map_or("input", |(_, a)| a.as_str());
+                    serde_json::json!({ argument: c.arguments }).to_string()
+                }
+            };
+            (c.call_id, c.name, arguments)
+        });
+        Ok(answer(
+            self.text,
+            calls,
+            self.usage,
+            finish_reason,
+            self.reasoning,
+        ))
     }
-}
-
-impl super::stream::Assemble for ResponsesAssembler {
-    type Chunk = ResponsesEvent;
-    fn push(&mut self, chunk: ResponsesEvent) -> Result<String, ModelError> {
-        ResponsesAssembler::push(self, chunk)
-    }
-    fn finish(self) -> Result<ChatResponse, ModelError> {
-        ResponsesAssembler::finish(self)
-    }
-}
-
-/// An `error` event or a failed response's `error`, as the HTTP status it stands for, so
-/// the retry rules of the chat wire apply: OpenAI's codes name no status
-/// (`rate_limit_exceeded` is a 429, `server_error` a 500, `invalid_*` a 400); a numeric
-/// code is the status; anything else is a 500, worth another attempt. A context overflow
-/// is [`ModelError::ContextOverflow`], as on the chat wire.
-fn response_error(error: &Value) -> ModelError {
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| "the server reported an error without a message".to_string());
-    let code = error.get("code").unwrap_or(&Value::Null);
-    let code_str = code.as_str().unwrap_or("");
-    if let Some(said) = super::overflow::in_stream(error, &message) {
-        return ModelError::ContextOverflow { message, said };
-    }
-    let numeric = code
-        .as_u64()
-        .or_else(|| code_str.parse().ok())
-        .filter(|c| (400..600).contains(c))
-        .and_then(|c| u16::try_from(c).ok());
-    let status = numeric.unwrap_or(match code_str {
-        "rate_limit_exceeded" => 429,
-        c if c.starts_with("invalid") => 400,
-        _ => 500,
-    });
-    let message = if code_str.is_empty() || numeric.is_some() {
-        message
-    } else {
-        format!("{message} ({code_str})")
-    };
-    ModelError::Http { status, message }
 }
 
 #[cfg(test)]

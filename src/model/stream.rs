@@ -4,7 +4,10 @@
 
 use super::wire::{ChatChunk, ToolCallDelta};
 use super::{ChatResponse, ModelError, TokenUsage};
-use crate::protocol::ToolCall;
+use crate::protocol::{Reasoning, ToolCall};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::hash::Hash;
 
 /// A tool call being assembled from its deltas.
 #[derive(Debug, Default)]
@@ -24,13 +27,72 @@ pub(crate) trait Assemble {
     fn finish(self) -> Result<ChatResponse, ModelError>;
 }
 
-impl Assemble for StreamAssembler {
-    type Chunk = ChatChunk;
-    fn push(&mut self, chunk: ChatChunk) -> Result<String, ModelError> {
-        StreamAssembler::push(self, chunk)
+/// The calls of one answer as their deltas come, each kept where its key first came: a
+/// response may carry thousands, so a key finds its call without a scan. Both wires'.
+#[derive(Debug)]
+pub(super) struct Slots<K, T> {
+    items: Vec<T>,
+    positions: HashMap<K, usize>,
+}
+
+impl<K, T> Default for Slots<K, T> {
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            positions: HashMap::new(),
+        }
     }
-    fn finish(self) -> Result<ChatResponse, ModelError> {
-        StreamAssembler::finish(self)
+}
+
+impl<K: Hash + Eq, T: Default> Slots<K, T> {
+    /// The item of `key`, a new one at the end when the key is new.
+    pub fn get(&mut self, key: K) -> &mut T {
+        let next = self.items.len();
+        let pos = *self.positions.entry(key).or_insert(next);
+        if pos == next {
+            self.items.push(T::default());
+        }
+        &mut self.items[pos]
+    }
+
+    pub fn last(&self) -> Option<&T> {
+        self.items.last()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The items in the order their keys first came.
+    pub fn into_items(self) -> Vec<T> {
+        self.items
+    }
+}
+
+/// A stream that stopped before the server said the answer was over (connection cut, or
+/// the server stopped mid-answer), on either wire.
+pub(super) fn ended_early() -> ModelError {
+    ModelError::StreamBroken("the stream ended before the model finished its answer".to_string())
+}
+
+/// The answer of a finished stream, on either wire: its calls as (id, name, arguments) in
+/// order, each given an id where the model sent none.
+pub(super) fn answer(
+    text: String,
+    calls: impl IntoIterator<Item = (String, String, String)>,
+    usage: Option<TokenUsage>,
+    finish_reason: String,
+    reasoning: Vec<Reasoning>,
+) -> ChatResponse {
+    ChatResponse {
+        text,
+        tool_calls: calls
+            .into_iter()
+            .map(|(id, name, arguments)| tool_call(id, name, arguments))
+            .collect(),
+        usage,
+        finish_reason: Some(finish_reason),
+        reasoning,
     }
 }
 
@@ -39,9 +101,7 @@ impl Assemble for StreamAssembler {
 #[derive(Debug, Default)]
 pub(crate) struct StreamAssembler {
     text: String,
-    calls: Vec<PartialCall>,
-    /// Where each call index sits in `calls`: a response may carry thousands of calls.
-    positions: std::collections::HashMap<u32, usize>,
+    calls: Slots<u32, PartialCall>,
     usage: Option<TokenUsage>,
     finish_reason: Option<String>,
 }
@@ -51,17 +111,48 @@ impl StreamAssembler {
         Self::default()
     }
 
-    /// Adds one chunk; returns the text it carried (empty if none), for progress reports.
-    pub fn push(&mut self, chunk: ChatChunk) -> Result<String, ModelError> {
+    fn push_tool_delta(&mut self, d: ToolCallDelta) {
+        let index = match d.index {
+            Some(i) => i,
+            // No index (some servers): a new id starts a new call, otherwise it continues
+            // the last one.
+            None => match (&d.id, self.calls.last()) {
+                (Some(id), Some(last)) if !last.id.is_empty() && *id != last.id => last.index + 1,
+                (_, Some(last)) => last.index,
+                (_, None) => 0,
+            },
+        };
+        let call = self.calls.get(index);
+        call.index = index;
+        if let Some(id) = d.id.filter(|s| !s.is_empty())
+            && call.id.is_empty()
+        {
+            call.id = id;
+        }
+        if let Some(f) = d.function {
+            if let Some(name) = f.name.filter(|s| !s.is_empty())
+                && call.name.is_empty()
+            {
+                call.name = name;
+            }
+            match f.arguments {
+                Some(serde_json::Value::String(s)) => call.arguments.push_str(&s),
+                Some(serde_json::Value::Null) | None => {}
+                Some(other) => call.arguments.push_str(&other.to_string()),
+            }
+        }
+    }
+}
+
+impl Assemble for StreamAssembler {
+    type Chunk = ChatChunk;
+
+    fn push(&mut self, chunk: ChatChunk) -> Result<String, ModelError> {
         if let Some(err) = chunk.error {
-            return Err(stream_error(&err));
+            return Err(error_in_stream(&err));
         }
         if let Some(u) = chunk.usage {
-            self.usage = Some(TokenUsage {
-                prompt_tokens: u.prompt_tokens,
-                completion_tokens: u.completion_tokens,
-                cached_tokens: u.prompt_tokens_details.cached_tokens,
-            });
+            self.usage = Some(u.into());
         }
         let mut text = String::new();
         // We ask for one choice; ignore any other a server might add.
@@ -86,66 +177,19 @@ impl StreamAssembler {
         Ok(text)
     }
 
-    fn push_tool_delta(&mut self, d: ToolCallDelta) {
-        let index = match d.index {
-            Some(i) => i,
-            // No index (some servers): a new id starts a new call, otherwise it continues
-            // the last one.
-            None => match (&d.id, self.calls.last()) {
-                (Some(id), Some(last)) if !last.id.is_empty() && *id != last.id => last.index + 1,
-                (_, Some(last)) => last.index,
-                (_, None) => 0,
-            },
-        };
-        let next = self.calls.len();
-        let pos = *self.positions.entry(index).or_insert(next);
-        if pos == next {
-            self.calls.push(PartialCall {
-                index,
-                ..PartialCall::default()
-            });
-        }
-        let call = &mut self.calls[pos];
-        if let Some(id) = d.id.filter(|s| !s.is_empty())
-            && call.id.is_empty()
-        {
-            call.id = id;
-        }
-        if let Some(f) = d.function {
-            if let Some(name) = f.name.filter(|s| !s.is_empty())
-                && call.name.is_empty()
-            {
-                call.name = name;
-            }
-            match f.arguments {
-                Some(serde_json::Value::String(s)) => call.arguments.push_str(&s),
-                Some(serde_json::Value::Null) | None => {}
-                Some(other) => call.arguments.push_str(&other.to_string()),
-            }
-        }
-    }
-
-    /// The assembled answer. Without a finish_reason the stream did not end properly
-    /// (connection cut, or the server stopped mid-answer), whatever `[DONE]` said.
-    pub fn finish(mut self) -> Result<ChatResponse, ModelError> {
-        let Some(finish_reason) = self.finish_reason else {
-            return Err(ModelError::StreamBroken(
-                "the stream ended before the model finished its answer".to_string(),
-            ));
-        };
-        self.calls.sort_by_key(|c| c.index);
-        let tool_calls = self
-            .calls
-            .into_iter()
-            .map(|c| tool_call(c.id, c.name, c.arguments))
-            .collect();
-        Ok(ChatResponse {
-            text: self.text,
-            tool_calls,
-            usage: self.usage,
-            finish_reason: Some(finish_reason),
-            reasoning: Vec::new(),
-        })
+    /// Without a finish_reason the stream did not end properly, whatever `[DONE]` said.
+    fn finish(self) -> Result<ChatResponse, ModelError> {
+        let finish_reason = self.finish_reason.ok_or_else(ended_early)?;
+        let mut calls = self.calls.into_items();
+        calls.sort_by_key(|c| c.index);
+        let calls = calls.into_iter().map(|c| (c.id, c.name, c.arguments));
+        Ok(answer(
+            self.text,
+            calls,
+            self.usage,
+            finish_reason,
+            Vec::new(),
+        ))
     }
 }
 
@@ -163,26 +207,37 @@ pub(super) fn tool_call(id: String, name: String, arguments: String) -> ToolCall
     }
 }
 
-/// An `{"error": ...}` payload inside a stream. Treated like the HTTP status it names
-/// (500 when it names none) so the retry rules apply.
-fn stream_error(err: &serde_json::Value) -> ModelError {
-    let message = err
-        .get("message")
-        .and_then(|m| m.as_str())
-        .map(str::to_string)
-        .unwrap_or_else(|| err.to_string());
-    let status = err
-        .get("code")
-        .and_then(|c| {
-            c.as_u64()
-                .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
-        })
-        .filter(|c| (400..600).contains(c))
-        .and_then(|c| u16::try_from(c).ok())
-        .unwrap_or(500);
-    if let Some(said) = super::overflow::in_stream(err, &message) {
+/// An error inside a stream (chat's `{"error": …}` payload, Responses' `error` event or
+/// failed response), as the HTTP status it stands for, so the retry rules apply on either
+/// wire: a numeric code is the status; OpenAI's named codes name none
+/// (`rate_limit_exceeded` is a 429, `invalid_*` a 400); anything else is a 500, worth
+/// another attempt. A context overflow is [`ModelError::ContextOverflow`].
+pub(super) fn error_in_stream(error: &Value) -> ModelError {
+    let message = match error.get("message").and_then(Value::as_str) {
+        Some(m) => m.to_string(),
+        None if error.is_null() => "the server reported an error without a message".to_string(),
+        None => error.to_string(),
+    };
+    if let Some(said) = super::overflow::in_stream(error, &message) {
         return ModelError::ContextOverflow { message, said };
     }
+    let code = error.get("code").unwrap_or(&Value::Null);
+    let code_str = code.as_str().unwrap_or("");
+    let numeric = code
+        .as_u64()
+        .or_else(|| code_str.parse().ok())
+        .filter(|c| (400..600).contains(c))
+        .and_then(|c| u16::try_from(c).ok());
+    let status = numeric.unwrap_or(match code_str {
+        "rate_limit_exceeded" => 429,
+        c if c.starts_with("invalid") => 400,
+        _ => 500,
+    });
+    let message = if code_str.is_empty() || numeric.is_some() {
+        message
+    } else {
+        format!("{message} ({code_str})")
+    };
     ModelError::Http { status, message }
 }
 
@@ -307,5 +362,19 @@ mod tests {
             matches!(e, ModelError::Http { status: 503, ref message } if message == "overloaded")
         );
         assert!(e.is_retryable());
+        // A named code means the same as on the Responses wire: one rule for both.
+        let e = StreamAssembler::new()
+            .push(chunk(
+                json!({"error": {"message": "slow down", "code": "rate_limit_exceeded"}}),
+            ))
+            .unwrap_err();
+        assert!(
+            matches!(e, ModelError::Http { status: 429, ref message } if message == "slow down (rate_limit_exceeded)"),
+            "{e:?}"
+        );
+        let e = StreamAssembler::new()
+            .push(chunk(json!({"error": {"code": "invalid_request"}})))
+            .unwrap_err();
+        assert!(matches!(e, ModelError::Http { status: 400, .. }), "{e:?}");
     }
 }

@@ -305,15 +305,27 @@ pub(crate) struct FunctionDelta {
     pub arguments: Option<serde_json::Value>,
 }
 
+/// A stream's token counts, as either wire names them (chat completions: prompt and
+/// completion tokens; Responses: input and output tokens).
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct WireUsage {
-    #[serde(deserialize_with = "null_default")]
+    #[serde(alias = "input_tokens", deserialize_with = "null_default")]
     pub prompt_tokens: u64,
-    #[serde(deserialize_with = "null_default")]
+    #[serde(alias = "output_tokens", deserialize_with = "null_default")]
     pub completion_tokens: u64,
-    #[serde(deserialize_with = "null_default")]
+    #[serde(alias = "input_tokens_details", deserialize_with = "null_default")]
     pub prompt_tokens_details: CachedTokens,
+}
+
+impl From<WireUsage> for super::TokenUsage {
+    fn from(u: WireUsage) -> Self {
+        Self {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+            cached_tokens: u.prompt_tokens_details.cached_tokens,
+        }
+    }
 }
 
 /// `*_tokens_details` of a usage: how many prompt tokens came from the server's cache.

@@ -14,6 +14,7 @@ use super::toolbox::{CallHandler, Invocation, Ran};
 use crate::context::{ClipHint, clip_tool_output};
 use crate::protocol::{ApprovalPolicy, EventKind, HistoryItem, ToolCall};
 use crate::text::clip;
+use crate::tools::{Reports, ToolFacts};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -43,6 +44,8 @@ struct CallResult {
     is_error: bool,
     effect: Effect,
     fatal: bool,
+    /// What its handler says of the call as it ran (`None`: it never reached one).
+    facts: Option<ToolFacts>,
 }
 
 impl From<Ran> for CallResult {
@@ -65,6 +68,7 @@ impl CallResult {
             is_error: false,
             effect,
             fatal: false,
+            facts: None,
         }
     }
 
@@ -74,6 +78,7 @@ impl CallResult {
             is_error: true,
             effect: Effect::None,
             fatal: false,
+            facts: None,
         }
     }
 }
@@ -213,7 +218,8 @@ fn answer_for(
         let reviewed = Reviewed {
             name: &call.name,
             arguments: &call.arguments,
-            kind: CallKind::of(&cx.session().tools, &call.name),
+            kind: result.facts.as_ref().map_or(CallKind::Other, CallKind::of),
+            reports: (result.facts.as_ref()).map_or(Reports::Nothing, |f| f.reports),
             output: &result.output,
             is_error: result.is_error,
         };
@@ -221,8 +227,9 @@ fn answer_for(
     } else {
         Verdict::Pass
     };
-    let mut output = clip_tool_output(&result.output, cap, &clip_hint(call))
-        .unwrap_or_else(|| result.output.clone());
+    let hint = (result.facts.as_ref()).map_or(ClipHint::Other, |f| f.clip.clone());
+    let mut output =
+        clip_tool_output(&result.output, cap, &hint).unwrap_or_else(|| result.output.clone());
     if call.id.starts_with(crate::model::text_calls::ID_PREFIX) {
         output.insert_str(0, crate::model::text_calls::RAN_NOTE);
     }
@@ -256,21 +263,6 @@ fn output_cap(cx: &AgentCx) -> usize {
         .max(512)
 }
 
-/// How the note of a cut output says to read the rest.
-fn clip_hint(call: &ToolCall) -> ClipHint {
-    match call.name.as_str() {
-        "read_file" => {
-            let args: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
-            ClipHint::ReadFile {
-                path: args["path"].as_str().unwrap_or("").to_string(),
-                first_line: args["start_line"].as_u64().unwrap_or(1).max(1),
-            }
-        }
-        "run_command" | "run_tests" => ClipHint::Command,
-        _ => ClipHint::Other,
-    }
-}
-
 async fn execute(cx: &AgentCx, call: &ToolCall) -> CallResult {
     let (role, policy, handler) = match resolve(cx, call).await {
         Ok(found) => found,
@@ -290,11 +282,13 @@ async fn execute(cx: &AgentCx, call: &ToolCall) -> CallResult {
         Ok(passed) => passed,
         Err(result) => return result,
     };
+    let facts = handler.facts(&args);
     let tool = ToolUse {
         call_id: &call.id,
         name: &call.name,
         args: &args,
-        reach: handler.reach(),
+        reach: facts.reach,
+        reports: facts.reports,
         writes: writes.as_deref(),
         action: action.as_ref(),
     };
@@ -325,6 +319,7 @@ async fn execute(cx: &AgentCx, call: &ToolCall) -> CallResult {
         is_error: result.is_error,
     };
     cx.after_tool(&tool, &done).await;
+    result.facts = Some(facts);
     result
 }
 
@@ -373,11 +368,13 @@ async fn gate(
     let mut said = HookSaid::default();
     loop {
         let writes = handler.writes_only(args);
+        let facts = handler.facts(args);
         let tool = ToolUse {
             call_id: &call.id,
             name: &call.name,
             args,
-            reach: handler.reach(),
+            reach: facts.reach,
+            reports: facts.reports,
             writes: writes.as_deref(),
             action: None,
         };

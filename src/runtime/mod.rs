@@ -42,6 +42,7 @@ mod toolbox;
 mod turn;
 
 pub use start::{RuntimeError, start_session};
+pub use toolbox::facts_of as tool_facts;
 
 use crate::config::Config;
 use crate::model::ModelClient;

@@ -4,8 +4,8 @@
 
 use super::approval::HookApproval;
 use super::policies::loop_guard::guard::{CallKind, Verdict};
-use super::toolbox::Reach;
 use crate::protocol::ApprovalAction;
+use crate::tools::{Reach, Reports};
 use serde_json::Value;
 
 /// An answer at a point where a layer may decide.
@@ -116,8 +116,10 @@ pub struct ToolUse<'a> {
     pub call_id: &'a str,
     pub name: &'a str,
     pub args: &'a Value,
-    /// What its handler says it reaches.
+    /// What its handler says this call reaches (from its arguments).
     pub reach: Reach,
+    /// What its output reports (a test run's pass or fail…).
+    pub reports: Reports,
     /// The paths it writes, when its handler can tell that is all it does.
     pub writes: Option<&'a [String]>,
     /// What the user approves (a file change names its path); `None` before the call is
@@ -143,6 +145,8 @@ pub struct Reviewed<'a> {
     /// The arguments as the model wrote them (compared as JSON).
     pub arguments: &'a str,
     pub kind: CallKind,
+    /// What the output reports, as the call's handler says.
+    pub reports: Reports,
     pub output: &'a str,
     pub is_error: bool,
 }

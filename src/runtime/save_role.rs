@@ -68,7 +68,7 @@ fn as_ran(role: &Role, name: &str, instructions: Option<&str>, tools: Option<Vec
         saved.system_prompt = format!("{}\n\n{}\n", role.system_prompt.trim_end(), extra.trim());
     }
     if let Some(tools) = tools {
-        if !tools.iter().any(|t| t == "spawn_agent") {
+        if !tools.iter().any(|t| t == super::agent_tools::SPAWN_AGENT) {
             saved.enabled_agents.clear();
         }
         saved.tools = Some(tools);

@@ -10,9 +10,10 @@ use super::agent_tools;
 use crate::mcp::McpHub;
 use crate::model::ToolSpec;
 use crate::roles::{Audience, Role};
-use crate::tools::ToolRegistry;
+use crate::tools::{ToolFacts, ToolKind, ToolRegistry};
+use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 struct Entry {
     spec: ToolSpec,
@@ -236,6 +237,33 @@ impl ToolBox {
         cache.sets.insert(names.clone(), (specs.clone(), tokens));
         (specs, tokens)
     }
+}
+
+/// A call's facts as its handler says them, for front ends, which have no session's
+/// toolbox at hand (ACP shows each call with its kind): the coding and agent tools; a tool
+/// squad does not define (an MCP server's) is shown as "other" and taken to change files.
+pub fn facts_of(name: &str, args: &Value) -> ToolFacts {
+    static BUILT_IN: LazyLock<Vec<(String, Arc<dyn CallHandler>)>> = LazyLock::new(|| {
+        let mut coding = ToolRegistry::new();
+        for tool in crate::tools::coding_tools() {
+            coding.register(tool);
+        }
+        coding.register(Arc::new(crate::tools::UseSkill(Arc::default())));
+        let mut handlers: Vec<(String, Arc<dyn CallHandler>)> = Vec::new();
+        for name in coding.names() {
+            if let Some(tool) = coding.get(&name) {
+                handlers.push((name, Arc::new(handler::Coding(tool))));
+            }
+        }
+        for tool in agent_tools::all() {
+            handlers.push((tool.spec().name, Arc::new(handler::Agent(tool))));
+        }
+        handlers
+    });
+    BUILT_IN.iter().find(|(n, _)| n == name).map_or_else(
+        || ToolFacts::new(ToolKind::Other, Reach::ChangesFiles),
+        |(_, h)| h.facts(args),
+    )
 }
 
 /// Whether `ceiling` (a parent's tools) covers `name`, itself or by the tools that together

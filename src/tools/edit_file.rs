@@ -1,13 +1,15 @@
 //! `edit_file`: one exact replacement in a file, refused unless the old text occurs once.
 
-use super::files::{count_lines, plural, read_text, unified_diff};
-use super::{ToolContext, ToolEffect, ToolError, ToolHandler, args};
+use super::change::{self, Target};
+use super::files::{count_lines, not_found, plural, unified_diff};
+use super::{
+    Reach, Reports, ToolContext, ToolEffect, ToolError, ToolFacts, ToolHandler, ToolKind, args,
+};
 use crate::model::ToolSpec;
 use crate::protocol::ApprovalAction;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::path::PathBuf;
 
 pub struct EditFile;
 
@@ -32,7 +34,7 @@ fn edit_schema() -> Value {
 
 /// A checked edit, ready to write.
 struct Edit {
-    target: PathBuf,
+    target: Target,
     rel: String,
     before: String,
     after: String,
@@ -65,18 +67,17 @@ async fn plan_edit(ctx: &ToolContext, args: EditArgs) -> Result<Edit, ToolError>
             "old_text and new_text are identical; nothing would change".to_string(),
         ));
     }
-    let target = ctx.workspace.resolve(&args.path)?;
-    let rel = ctx.workspace.relative(&target);
-    let before = match super::editor::text(ctx, &target).await {
-        Some(text) => Ok(text),
-        None => read_text(&target, &rel).await,
-    };
-    let before = before.map_err(|e| match e {
-        ToolError::NotFound(m) => {
-            ToolError::NotFound(format!("{m}; to create a new file use write_file"))
+    let target = change::open(ctx, &args.path).await?;
+    let before = match target.text() {
+        Some(text) => text?.to_string(),
+        None => {
+            return Err(ToolError::NotFound(format!(
+                "{}; to create a new file use write_file",
+                not_found(&target.rel)
+            )));
         }
-        other => other,
-    })?;
+    };
+    let rel = target.rel.clone();
 
     let (mut old_text, mut new_text) = (args.old_text, args.new_text);
     let mut found = occurrences(&before, &old_text);
@@ -155,6 +156,11 @@ impl ToolHandler for EditFile {
         ToolEffect::Mutating
     }
 
+    /// The change the user asked for, which the answer reports.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Edit, Reach::ChangesFiles).reports(Reports::Change)
+    }
+
     fn writes_only(&self, args: &Value) -> Option<Vec<String>> {
         Some(vec![args["path"].as_str()?.to_string()])
     }
@@ -176,7 +182,7 @@ impl ToolHandler for EditFile {
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
         let args: EditArgs = args::parse(&edit_schema(), args)?;
         let edit = plan_edit(ctx, args).await?;
-        super::editor::store(ctx, &edit.target, &edit.rel, &edit.after).await?;
+        change::store(ctx, &edit.target, Some(edit.after.as_bytes()), None).await?;
         Ok(format!(
             "edited '{}': replaced {} at line {} with {}",
             edit.rel,

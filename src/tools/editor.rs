@@ -2,7 +2,7 @@
 //! `fs/read_text_file` and `fs/write_text_file`) lets the file tools see unsaved buffers
 //! and land edits in them; without one, or where it declines, the tools use the disk.
 
-use super::{ToolContext, ToolError};
+use super::ToolContext;
 use async_trait::async_trait;
 use std::path::Path;
 
@@ -32,21 +32,4 @@ pub(crate) async fn text(ctx: &ToolContext, path: &Path) -> Option<String> {
             None
         }
     }
-}
-
-/// Writes a file through the user's editor when there is one, else to disk.
-pub(crate) async fn store(
-    ctx: &ToolContext,
-    path: &Path,
-    rel: &str,
-    text: &str,
-) -> Result<(), ToolError> {
-    if let Some(editor) = &ctx.editor
-        && let Some(written) = editor.write(path, text).await
-    {
-        return written.map_err(|e| ToolError::Failed(format!("cannot write {rel}: {e}")));
-    }
-    tokio::fs::write(path, text)
-        .await
-        .map_err(|e| ToolError::io("write", rel, e))
 }

@@ -1,6 +1,10 @@
 //! File tools: `read_file`, `write_file`, `edit_file`.
 
-use super::{ToolContext, ToolEffect, ToolError, ToolHandler, args};
+use super::change;
+use super::{
+    Reach, Reports, ToolContext, ToolEffect, ToolError, ToolFacts, ToolHandler, ToolKind, args,
+};
+use crate::context::ClipHint;
 use crate::model::ToolSpec;
 use crate::protocol::ApprovalAction;
 use async_trait::async_trait;
@@ -8,41 +12,15 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use similar::TextDiff;
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// How much of a file's start is checked for NUL bytes to call it binary (what git does).
 const BINARY_SNIFF: usize = 8 * 1024;
 
-fn not_found(rel: &str) -> ToolError {
+pub(super) fn not_found(rel: &str) -> ToolError {
     ToolError::NotFound(format!(
         "file not found: '{rel}' (paths are relative to the workspace root; use list_files to see what exists)"
     ))
-}
-
-fn not_text(rel: &str) -> ToolError {
-    ToolError::Failed(format!(
-        "'{rel}' is not a UTF-8 text file (it looks binary); these tools only read and edit text"
-    ))
-}
-
-fn is_dir_error(rel: &str) -> ToolError {
-    ToolError::Failed(format!(
-        "'{rel}' is a directory, not a file; use list_files to see its contents"
-    ))
-}
-
-/// Reads a whole text file for editing, with errors that say what to do.
-pub(super) async fn read_text(path: &Path, rel: &str) -> Result<String, ToolError> {
-    match tokio::fs::metadata(path).await {
-        Ok(meta) if meta.is_dir() => return Err(is_dir_error(rel)),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(rel)),
-        Err(e) => return Err(ToolError::io("read", rel, e)),
-    }
-    let bytes = tokio::fs::read(path)
-        .await
-        .map_err(|e| ToolError::io("read", rel, e))?;
-    String::from_utf8(bytes).map_err(|_| not_text(rel))
 }
 
 /// A file's text for a prompt (a worker's starting context), with the same confinement,
@@ -125,6 +103,14 @@ impl ToolHandler for ReadFile {
         ToolEffect::ReadOnly
     }
 
+    /// A cut output says which line of the file to read on from.
+    fn facts(&self, args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Read, Reach::Reads).clip(ClipHint::ReadFile {
+            path: args["path"].as_str().unwrap_or("").to_string(),
+            first_line: args["start_line"].as_u64().unwrap_or(1).max(1),
+        })
+    }
+
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
         let args: ReadArgs = args::parse(&read_schema(), args)?;
         if let (Some(s), Some(e)) = (args.start_line, args.end_line)
@@ -143,8 +129,8 @@ impl ToolHandler for ReadFile {
         if let Some(text) = super::editor::text(ctx, &path).await {
             return match read_lines(text.as_bytes(), start, end, cap) {
                 Ok(out) => format_read(&rel, out, start, ranged, cap),
-                Err(ReadFail::Dir) => Err(is_dir_error(&rel)),
-                Err(ReadFail::Binary) => Err(not_text(&rel)),
+                Err(ReadFail::Dir) => Err(ToolError::is_dir(&rel)),
+                Err(ReadFail::Binary) => Err(ToolError::not_text(&rel)),
                 Err(ReadFail::Io(e)) => Err(ToolError::io("read", &rel, e)),
             };
         }
@@ -162,8 +148,8 @@ impl ToolHandler for ReadFile {
         .map_err(|e| ToolError::Failed(format!("read task failed: {e}")))?;
         let out = match out {
             Ok(out) => out,
-            Err(ReadFail::Dir) => return Err(is_dir_error(&rel)),
-            Err(ReadFail::Binary) => return Err(not_text(&rel)),
+            Err(ReadFail::Dir) => return Err(ToolError::is_dir(&rel)),
+            Err(ReadFail::Binary) => return Err(ToolError::not_text(&rel)),
             Err(ReadFail::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(not_found(&rel));
             }
@@ -330,33 +316,6 @@ fn write_schema() -> Value {
     })
 }
 
-/// Resolves a write target and reads what is there now (`None` if it does not exist).
-async fn write_target(
-    ctx: &ToolContext,
-    path: &str,
-) -> Result<(PathBuf, String, Option<String>), ToolError> {
-    let target = ctx.workspace.resolve(path)?;
-    let rel = ctx.workspace.relative(&target);
-    if let Some(text) = super::editor::text(ctx, &target).await {
-        return Ok((target, rel, Some(text)));
-    }
-    let old = match tokio::fs::metadata(&target).await {
-        Ok(meta) if meta.is_dir() => return Err(is_dir_error(&rel)),
-        Ok(_) => {
-            let bytes = tokio::fs::read(&target)
-                .await
-                .map_err(|e| ToolError::io("read", &rel, e))?;
-            Some(
-                String::from_utf8(bytes)
-                    .unwrap_or_else(|e| format!("(binary file, {} bytes)\n", e.as_bytes().len())),
-            )
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(ToolError::io("inspect", &rel, e)),
-    };
-    Ok((target, rel, old))
-}
-
 #[async_trait]
 impl ToolHandler for WriteFile {
     /// `apply_patch` adds, replaces and edits files too: a worker under a persona that has
@@ -380,6 +339,11 @@ impl ToolHandler for WriteFile {
         ToolEffect::Mutating
     }
 
+    /// The change the user asked for, which the answer reports.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Edit, Reach::ChangesFiles).reports(Reports::Change)
+    }
+
     fn writes_only(&self, args: &Value) -> Option<Vec<String>> {
         Some(vec![args["path"].as_str()?.to_string()])
     }
@@ -390,32 +354,31 @@ impl ToolHandler for WriteFile {
         args: &Value,
     ) -> Result<Option<ApprovalAction>, ToolError> {
         let args: WriteArgs = args::parse(&write_schema(), args.clone())?;
-        let (_, rel, old) = write_target(ctx, &args.path).await?;
-        let diff = unified_diff(&rel, old.as_deref(), &args.content);
-        Ok(Some(ApprovalAction::FileChange { path: rel, diff }))
+        let target = change::open(ctx, &args.path).await?;
+        let diff = unified_diff(&target.rel, target.shown().as_deref(), &args.content);
+        Ok(Some(ApprovalAction::FileChange {
+            path: target.rel,
+            diff,
+        }))
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<String, ToolError> {
         let args: WriteArgs = args::parse(&write_schema(), args)?;
-        let (target, rel, old) = write_target(ctx, &args.path).await?;
+        let target = change::open(ctx, &args.path).await?;
+        let rel = &target.rel;
         // Said plainly, so a model that writes the same thing again learns it changed nothing.
-        if old.as_deref() == Some(args.content.as_str()) {
+        if target.before.as_deref() == Some(args.content.as_bytes()) {
             return Ok(format!(
                 "'{rel}' already has exactly this content: nothing was written"
             ));
         }
-        if let Some(parent) = target.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(|e| {
-                ToolError::io("create directory", &ctx.workspace.relative(parent), e)
-            })?;
-        }
-        super::editor::store(ctx, &target, &rel, &args.content).await?;
+        change::store(ctx, &target, Some(args.content.as_bytes()), None).await?;
         let size = format!(
             "{}, {}",
             plural(count_lines(&args.content), "line"),
             plural(args.content.len(), "byte")
         );
-        Ok(match old {
+        Ok(match target.before {
             None => format!("created '{rel}' ({size})"),
             Some(_) => format!("overwrote '{rel}' ({size})"),
         })

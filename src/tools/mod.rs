@@ -1,6 +1,7 @@
 //! The tools an agent can call: a handler trait and a registry that looks them up by name.
 
 mod args;
+mod change;
 pub mod claude;
 pub mod claude_input;
 mod edit_file;
@@ -9,10 +10,13 @@ mod files;
 mod list;
 mod patch;
 mod process;
+mod read_only;
 mod search;
 mod settings;
 mod shell;
 pub use shell::{TESTS_FAILED, TESTS_PASSED};
+#[cfg(test)]
+mod names_check;
 mod test_command;
 mod use_skill;
 
@@ -37,23 +41,77 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// What a tool does, as front ends show it (ACP's tool kinds): each handler says its own.
+/// What a tool call does, as front ends show it (ACP's tool kinds): each handler says its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToolKind {
     Read,
     Edit,
     Search,
     Execute,
+    /// Planning, or asking the user.
+    Think,
+    Fetch,
     Other,
 }
 
-/// The kind of the coding tool `name`, from its handler; `Other` for any other tool
-/// (agent tools, MCP tools).
-pub fn kind_of(name: &str) -> ToolKind {
-    coding_tools()
-        .iter()
-        .find(|t| t.spec().name == name)
-        .map_or(ToolKind::Other, |t| t.kind())
+/// What a call may act on, as the runtime needs to know it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Reads only: the same call with nothing changed gives the same answer.
+    Reads,
+    /// May change files (writes, edits, commands not known to only read, tests, MCP tools
+    /// not marked read-only): the agent gets its worktree first and its changes are
+    /// recorded.
+    ChangesFiles,
+    /// Acts on the team or the user (spawn, wait, speak, ask…).
+    Team,
+}
+
+/// What a call's output reports, beyond being its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reports {
+    Nothing,
+    /// A test run: the output starts with `TESTS_PASSED` or `TESTS_FAILED`.
+    TestRun,
+    /// A change to the files the user asked for (a write, an edit, a patch).
+    Change,
+    /// Workers' results.
+    Results,
+}
+
+/// One call's facts, from its handler and its arguments: what kind of call it is, whether
+/// it changes files, what its output reports and how a cut output says to read the rest.
+/// Everything outside a tool asks these (`CallHandler::facts`), never the tool's name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolFacts {
+    pub kind: ToolKind,
+    pub reach: Reach,
+    pub reports: Reports,
+    pub clip: crate::context::ClipHint,
+}
+
+impl ToolFacts {
+    /// A call of `kind` reaching `reach` that reports nothing in particular.
+    pub fn new(kind: ToolKind, reach: Reach) -> Self {
+        Self {
+            kind,
+            reach,
+            reports: Reports::Nothing,
+            clip: crate::context::ClipHint::Other,
+        }
+    }
+
+    pub fn reports(self, reports: Reports) -> Self {
+        Self { reports, ..self }
+    }
+
+    pub fn clip(self, clip: crate::context::ClipHint) -> Self {
+        Self { clip, ..self }
+    }
+
+    pub fn changes_files(&self) -> bool {
+        self.reach == Reach::ChangesFiles
+    }
 }
 
 /// Whether a tool changes the world; mutating tools pass the approval gate first.
@@ -96,6 +154,20 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// A file the text tools cannot read: it is not UTF-8.
+    pub fn not_text(rel: &str) -> Self {
+        Self::Failed(format!(
+            "'{rel}' is not a UTF-8 text file (it looks binary); these tools only read and edit text"
+        ))
+    }
+
+    /// A path that names a directory where a file is wanted.
+    pub fn is_dir(rel: &str) -> Self {
+        Self::Failed(format!(
+            "'{rel}' is a directory, not a file; use list_files to see its contents"
+        ))
+    }
+
     pub fn io(what: &str, path: &str, err: std::io::Error) -> Self {
         Self::Failed(format!("cannot {what} {path}: {err}"))
     }
@@ -113,6 +185,16 @@ pub trait ToolHandler: Send + Sync {
             ToolEffect::ReadOnly => ToolKind::Read,
             ToolEffect::Mutating => ToolKind::Edit,
         }
+    }
+
+    /// This call's facts (see `ToolFacts`); by default the tool's kind and effect, for
+    /// every call alike.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        let reach = match self.effect() {
+            ToolEffect::ReadOnly => Reach::Reads,
+            ToolEffect::Mutating => Reach::ChangesFiles,
+        };
+        ToolFacts::new(self.kind(), reach)
     }
 
     /// Tools that together do what this one does: a worker may have it when its parent has

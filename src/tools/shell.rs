@@ -1,7 +1,10 @@
 //! `run_command` and `run_tests`.
 
 use super::process::{RunOutcome, Status, format_elapsed, run_shell, run_shell_in};
-use super::{ToolContext, ToolEffect, ToolError, ToolHandler, args};
+use super::{
+    Reach, Reports, ToolContext, ToolEffect, ToolError, ToolFacts, ToolHandler, ToolKind, args,
+};
+use crate::context::ClipHint;
 use crate::model::ToolSpec;
 use crate::protocol::ApprovalAction;
 use async_trait::async_trait;
@@ -74,6 +77,20 @@ impl ToolHandler for RunCommand {
 
     fn effect(&self) -> ToolEffect {
         ToolEffect::Mutating
+    }
+
+    /// A command known to only read (`ls`, `git diff`, `rg`…, see `read_only`) changes no
+    /// file; anything else may.
+    fn facts(&self, args: &Value) -> ToolFacts {
+        let reads = args["command"]
+            .as_str()
+            .is_some_and(super::read_only::is_read_only);
+        let reach = if reads {
+            Reach::Reads
+        } else {
+            Reach::ChangesFiles
+        };
+        ToolFacts::new(ToolKind::Execute, reach).clip(ClipHint::Command)
     }
 
     async fn describe(
@@ -196,6 +213,13 @@ impl ToolHandler for RunTests {
 
     fn effect(&self) -> ToolEffect {
         ToolEffect::Mutating
+    }
+
+    /// A test run: its output says pass or fail, which the answer layer reads.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Execute, Reach::ChangesFiles)
+            .reports(Reports::TestRun)
+            .clip(ClipHint::Command)
     }
 
     async fn describe(

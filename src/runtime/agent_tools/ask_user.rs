@@ -6,6 +6,7 @@ use crate::model::ToolSpec;
 use crate::protocol::{AgentStatus, Declined};
 use crate::roles::Audience;
 use crate::runtime::questions::{Question, Reply};
+use crate::tools::{Reach, ToolFacts, ToolKind};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -42,6 +43,11 @@ impl AgentTool for AskUser {
 
     fn audience(&self) -> Audience {
         Audience::Everyone
+    }
+
+    /// A question to the user, as a front end shows it.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Think, Reach::Team)
     }
 
     async fn call(&self, cx: &Call<'_>, args: Value) -> Result<Done, Failure> {

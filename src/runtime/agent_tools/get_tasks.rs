@@ -3,6 +3,7 @@
 use super::{AgentTool, Call, Done, Failure};
 use crate::model::ToolSpec;
 use crate::roles::Audience;
+use crate::tools::{Reach, ToolFacts, ToolKind};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
@@ -21,6 +22,11 @@ impl AgentTool for GetTasks {
 
     fn audience(&self) -> Audience {
         Audience::Supervisors
+    }
+
+    /// Planning, as a front end shows it.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Think, Reach::Team)
     }
 
     fn concurrent(&self) -> bool {

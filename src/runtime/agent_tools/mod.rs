@@ -19,6 +19,8 @@ mod update_task;
 mod wait;
 
 pub use handoff::Handoff;
+pub use spawn::SPAWN_AGENT;
+pub use speak::SPEAK_TO_AGENT;
 
 use super::approval::{ApprovalRequest, Denied};
 pub use super::policies::verification::checks::Checked;
@@ -27,7 +29,7 @@ use crate::config::Config;
 use crate::model::ToolSpec;
 use crate::protocol::{AgentId, AgentResult};
 use crate::roles::{Audience, Role, RoleSet};
-use crate::tools::ToolError;
+use crate::tools::{Reach, ToolError, ToolFacts, ToolKind};
 use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -166,6 +168,12 @@ pub trait AgentTool: Send + Sync {
     /// has to be asked (spawning a thousand workers should not take a thousand steps).
     fn concurrent(&self) -> bool {
         false
+    }
+
+    /// This call's facts: by default it acts on the team and reports nothing a front end
+    /// or a layer reads.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Other, Reach::Team)
     }
 
     async fn call(&self, cx: &Call<'_>, args: Value) -> Result<Done, Failure>;

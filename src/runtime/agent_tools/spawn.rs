@@ -16,6 +16,9 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The tool's name, for the code that must tell its calls apart.
+pub const SPAWN_AGENT: &str = "spawn_agent";
+
 pub struct SpawnAgent;
 
 #[derive(Deserialize)]
@@ -52,7 +55,7 @@ const MAX_FILE_BYTES: usize = 64 * 1024;
 impl AgentTool for SpawnAgent {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "spawn_agent".into(),
+            name: SPAWN_AGENT.into(),
             // Terse: copilot's first request stays under 8 KB (`benches/context.rs`); the
             // result's note says to collect it with wait_for_agents.
             description: "Start a worker (one of your enabled roles) on one task, in parallel; \

@@ -12,6 +12,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+/// The tool's name, for the code that must tell its calls apart.
+pub const SPEAK_TO_AGENT: &str = "speak_to_agent";
+
 pub struct SpeakToAgent;
 
 #[derive(Deserialize)]
@@ -24,7 +27,7 @@ struct Args {
 impl AgentTool for SpeakToAgent {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "speak_to_agent".into(),
+            name: SPEAK_TO_AGENT.into(),
             description: "Message a worker of yours. A finished one replies; a running one \
                 takes it up at its next step."
                 .into(),

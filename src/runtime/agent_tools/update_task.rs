@@ -4,6 +4,7 @@ use super::{AgentTool, Call, Done, Failure, non_empty, parse};
 use crate::model::ToolSpec;
 use crate::roles::Audience;
 use crate::runtime::board::ManualStatus;
+use crate::tools::{Reach, ToolFacts, ToolKind};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -40,6 +41,11 @@ impl AgentTool for UpdateTask {
 
     fn audience(&self) -> Audience {
         Audience::Supervisors
+    }
+
+    /// Planning, as a front end shows it.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Think, Reach::Team)
     }
 
     async fn call(&self, cx: &Call<'_>, args: Value) -> Result<Done, Failure> {

@@ -6,6 +6,7 @@ use crate::model::ToolSpec;
 use crate::protocol::{AgentId, AgentStatus};
 use crate::roles::Audience;
 use crate::runtime::report::notice_batch;
+use crate::tools::{Reach, Reports, ToolFacts, ToolKind};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -45,6 +46,11 @@ impl AgentTool for WaitForAgents {
 
     fn audience(&self) -> Audience {
         Audience::Supervisors
+    }
+
+    /// Its output is the workers' results, which an answer reports.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Other, Reach::Team).reports(Reports::Results)
     }
 
     async fn call(&self, cx: &Call<'_>, args: Value) -> Result<Done, Failure> {

@@ -36,6 +36,7 @@ fn tool<'a>(reach: Reach, args: &'a Value, action: Option<&'a ApprovalAction>) -
         name: "run_command",
         args,
         reach,
+        reports: crate::tools::Reports::Nothing,
         writes: None,
         action,
     }

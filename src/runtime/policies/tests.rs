@@ -93,6 +93,7 @@ async fn the_first_layer_that_does_not_go_decides_and_the_rest_are_not_asked() {
         name: "run_command",
         args: &args,
         reach: Reach::ChangesFiles,
+        reports: crate::tools::Reports::Nothing,
         writes: None,
         action: None,
     };
@@ -213,6 +214,7 @@ async fn the_loop_guard_layer_counts_repeats_per_agent_and_turn() {
         name: "ask_user",
         arguments: r#"{"question":"what now?"}"#,
         kind: CallKind::Other,
+        reports: crate::tools::Reports::Nothing,
         output: "nobody can answer",
         is_error: false,
     };

@@ -1,6 +1,7 @@
 //! One handler trait for every tool an agent calls: the coding tools, the agent tools and
-//! MCP servers' tools. Each handler tells its own facts (does it change files, may it run
-//! beside its neighbours, what does the user approve), so nothing outside a tool keeps a
+//! MCP servers' tools. Each handler tells its own facts, per call (its kind, whether it
+//! changes files, what its output reports, how a cut output says to read on), may it run
+//! beside its neighbours, what does the user approve; so nothing outside a tool keeps a
 //! list of tool names, and the runtime treats every call that changes files the same way:
 //! a worktree first, the approval gate, its changes recorded.
 
@@ -9,7 +10,8 @@ use super::super::team::Team;
 use crate::mcp::{McpHub, McpTool};
 use crate::protocol::{AgentId, ApprovalAction};
 use crate::text::clip;
-use crate::tools::{ToolEffect, ToolError, ToolHandler};
+pub use crate::tools::Reach;
+use crate::tools::{ToolEffect, ToolError, ToolFacts, ToolHandler, ToolKind};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::sync::Arc;
@@ -23,18 +25,6 @@ pub struct Invocation<'a> {
     pub cancel: &'a CancellationToken,
 }
 
-/// What a tool does to the world, as the runtime needs to know it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reach {
-    /// Reads only: the same call with nothing changed gives the same answer.
-    Reads,
-    /// May change files (writes, edits, commands, tests, MCP tools not marked read-only):
-    /// the agent gets its worktree first and its changes are recorded.
-    ChangesFiles,
-    /// Acts on the team or the user (spawn, wait, speak, ask…).
-    Team,
-}
-
 /// How one call ended.
 pub enum Ran {
     Ok(String, Effect),
@@ -46,7 +36,13 @@ pub enum Ran {
 
 #[async_trait]
 pub trait CallHandler: Send + Sync {
+    /// The most any call of it may do (a `run_command` may change files); what one call
+    /// does is in its `facts`.
     fn reach(&self) -> Reach;
+
+    /// What this call is: its kind, whether it changes files (a `run_command` that only
+    /// lists does not), what its output reports, how a cut output says to read on.
+    fn facts(&self, args: &Value) -> ToolFacts;
 
     /// Whether neighbouring calls may run at the same time (when nobody has to be asked).
     fn concurrent(&self) -> bool;
@@ -112,6 +108,10 @@ impl CallHandler for Coding {
         self.0.effect() == ToolEffect::ReadOnly
     }
 
+    fn facts(&self, args: &Value) -> ToolFacts {
+        self.0.facts(args)
+    }
+
     fn writes_only(&self, args: &Value) -> Option<Vec<String>> {
         self.0.writes_only(args)
     }
@@ -151,6 +151,10 @@ impl CallHandler for Agent {
         self.0.concurrent()
     }
 
+    fn facts(&self, args: &Value) -> ToolFacts {
+        self.0.facts(args)
+    }
+
     async fn run(&self, call: &Invocation<'_>, args: Value) -> Ran {
         let cx = Call {
             caller: call.agent,
@@ -185,6 +189,14 @@ impl CallHandler for Mcp {
 
     fn concurrent(&self) -> bool {
         self.tool.read_only
+    }
+
+    /// What the server says of it (`readOnlyHint`), nothing more.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        match self.reach() {
+            Reach::Reads => ToolFacts::new(ToolKind::Read, Reach::Reads),
+            reach => ToolFacts::new(ToolKind::Other, reach),
+        }
     }
 
     async fn describe(

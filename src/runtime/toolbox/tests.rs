@@ -300,3 +300,263 @@ fn role_files_may_name_tools_of_configured_servers_only() {
     );
     assert!(set.warnings[1].contains("mcp_servers: unknown MCP server 'github'"));
 }
+
+/// Each built-in tool's facts, as its handler says them: kind, reach, what its output
+/// reports and how its cut output says to read on.
+#[test]
+fn every_built_in_tool_tells_its_kind_reach_reports_and_clip() {
+    use crate::context::ClipHint;
+    use crate::tools::{Reports, ToolKind};
+    let tb = toolbox();
+    let none = serde_json::json!({});
+    let read_args = serde_json::json!({"path": "src/a.rs", "start_line": 40});
+    let expected: &[(&str, &Value, ToolKind, Reach, Reports)] = &[
+        (
+            "read_file",
+            &read_args,
+            ToolKind::Read,
+            Reach::Reads,
+            Reports::Nothing,
+        ),
+        (
+            "list_files",
+            &none,
+            ToolKind::Search,
+            Reach::Reads,
+            Reports::Nothing,
+        ),
+        (
+            "search_files",
+            &none,
+            ToolKind::Search,
+            Reach::Reads,
+            Reports::Nothing,
+        ),
+        (
+            "write_file",
+            &none,
+            ToolKind::Edit,
+            Reach::ChangesFiles,
+            Reports::Change,
+        ),
+        (
+            "edit_file",
+            &none,
+            ToolKind::Edit,
+            Reach::ChangesFiles,
+            Reports::Change,
+        ),
+        (
+            "apply_patch",
+            &none,
+            ToolKind::Edit,
+            Reach::ChangesFiles,
+            Reports::Change,
+        ),
+        (
+            "run_command",
+            &none,
+            ToolKind::Execute,
+            Reach::ChangesFiles,
+            Reports::Nothing,
+        ),
+        (
+            "run_tests",
+            &none,
+            ToolKind::Execute,
+            Reach::ChangesFiles,
+            Reports::TestRun,
+        ),
+        (
+            "spawn_agent",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "wait_for_agents",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Results,
+        ),
+        (
+            "speak_to_agent",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "get_agents",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "despawn_agent",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "return_results",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "message_supervisor",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "handoff_to",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "plan_tasks",
+            &none,
+            ToolKind::Think,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "update_task",
+            &none,
+            ToolKind::Think,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "get_tasks",
+            &none,
+            ToolKind::Think,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "ask_user",
+            &none,
+            ToolKind::Think,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+    ];
+    assert_eq!(
+        expected.len(),
+        tb.names().len(),
+        "every tool is listed here"
+    );
+    for (name, args, kind, reach, reports) in expected {
+        let facts = tb.handler(name).unwrap().facts(args);
+        assert_eq!(
+            (facts.kind, facts.reach, facts.reports),
+            (*kind, *reach, *reports),
+            "{name}"
+        );
+        // What a front end without the session's toolbox sees is the same.
+        assert_eq!(facts, facts_of(name, args), "{name}");
+        let clip = match *name {
+            "read_file" => ClipHint::ReadFile {
+                path: "src/a.rs".into(),
+                first_line: 40,
+            },
+            "run_command" | "run_tests" => ClipHint::Command,
+            _ => ClipHint::Other,
+        };
+        assert_eq!(facts.clip, clip, "{name}");
+    }
+    let skill = facts_of(crate::tools::USE_SKILL, &none);
+    assert_eq!((skill.kind, skill.reach), (ToolKind::Read, Reach::Reads));
+    // A tool squad does not define (an MCP server's) is taken to change files.
+    let other = facts_of("files__delete", &none);
+    assert_eq!(
+        (other.kind, other.reach),
+        (ToolKind::Other, Reach::ChangesFiles)
+    );
+}
+
+/// `run_command`'s reach is per call: a command known to only read reaches no file (so a
+/// worker gets no worktree for it), anything else may change files.
+#[test]
+fn a_reading_command_reads_and_any_other_changes_files() {
+    let tb = toolbox();
+    let run = tb.handler("run_command").unwrap();
+    let facts = |command: &str| run.facts(&serde_json::json!({"command": command}));
+    use crate::runtime::policies::loop_guard::guard::CallKind;
+    let reads = [
+        "ls -la",
+        "git status",
+        "git diff HEAD",
+        "grep -rn foo src",
+        "rg x",
+        "find . -name '*.rs'",
+    ];
+    let writes = [
+        "rm a",
+        "ls > out",
+        "find . -delete",
+        "cargo test",
+        "git commit -m x",
+        "sed -i s/a/b/ f",
+    ];
+    let expected = reads
+        .map(|c| (c, Reach::Reads, CallKind::Read))
+        .into_iter()
+        .chain(writes.map(|c| (c, Reach::ChangesFiles, CallKind::Change)));
+    for (command, reach, kind) in expected {
+        let facts = facts(command);
+        assert_eq!(
+            (facts.reach, CallKind::of(&facts)),
+            (reach, kind),
+            "{command}"
+        );
+    }
+    // No command at all is no known read.
+    assert_eq!(run.facts(&serde_json::json!({})).reach, Reach::ChangesFiles);
+    // The tool as a whole may change files: it is not run beside its neighbours.
+    assert_eq!(run.reach(), Reach::ChangesFiles);
+}
+
+#[test]
+fn an_mcp_tool_reads_only_on_its_servers_word() {
+    use crate::tools::ToolKind;
+    let tool = |read_only: bool| crate::mcp::McpTool {
+        name: "files__stat".into(),
+        server: "files".into(),
+        tool: "stat".into(),
+        spec: crate::model::ToolSpec {
+            name: "files__stat".into(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+            freeform: None,
+        },
+        read_only,
+    };
+    let hub = Arc::new(crate::mcp::McpHub::empty());
+    let facts = |read_only| {
+        handler::Mcp {
+            tool: Arc::new(tool(read_only)),
+            hub: hub.clone(),
+        }
+        .facts(&serde_json::json!({}))
+    };
+    assert_eq!(
+        (facts(true).kind, facts(true).reach),
+        (ToolKind::Read, Reach::Reads)
+    );
+    assert_eq!(
+        (facts(false).kind, facts(false).reach),
+        (ToolKind::Other, Reach::ChangesFiles)
+    );
+}

@@ -7,7 +7,9 @@ mod parse;
 mod plan;
 
 use super::files::diff_between;
-use super::{ToolContext, ToolEffect, ToolError, ToolHandler, args};
+use super::{
+    Reach, Reports, ToolContext, ToolEffect, ToolError, ToolFacts, ToolHandler, ToolKind, args,
+};
 use crate::model::ToolSpec;
 use crate::protocol::ApprovalAction;
 use async_trait::async_trait;
@@ -95,10 +97,8 @@ async fn plan(ctx: &ToolContext, args: Value) -> Result<Plan, ToolError> {
     let args: PatchArgs = args::parse(&schema(), args)?;
     let refused = |e: String| ToolError::Failed(format!("{e}\nNothing of the patch was written."));
     let patch = parse::parse(&args.patch).map_err(|e| refused(e.to_string()))?;
-    let ws = ctx.workspace.clone();
-    tokio::task::spawn_blocking(move || Plan::new(&ws, &patch))
+    Plan::new(ctx, &patch)
         .await
-        .map_err(|e| ToolError::Failed(format!("patch task failed: {e}")))?
         .map_err(|e| refused(e.to_string()))
 }
 
@@ -181,6 +181,11 @@ impl ToolHandler for ApplyPatch {
         ToolEffect::Mutating
     }
 
+    /// The change the user asked for, which the answer reports.
+    fn facts(&self, _args: &Value) -> ToolFacts {
+        ToolFacts::new(ToolKind::Edit, Reach::ChangesFiles).reports(Reports::Change)
+    }
+
     /// A patch that only adds and updates files in place; one that deletes or moves
     /// changes what is there in other ways.
     fn writes_only(&self, args: &Value) -> Option<Vec<String>> {
@@ -220,12 +225,10 @@ impl ToolHandler for ApplyPatch {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
-        let changes = plan.changes.clone();
-        tokio::task::spawn_blocking(move || plan.write())
+        plan.write(ctx)
             .await
-            .map_err(|e| ToolError::Failed(format!("patch task failed: {e}")))?
             .map_err(|e| ToolError::Failed(e.to_string()))?;
-        Ok(summary(&changes))
+        Ok(summary(&plan.changes))
     }
 }
 

@@ -33,7 +33,7 @@ use crate::runtime::policies::loop_guard::guard::{CallKind, Verdict, hash_json};
 use crate::runtime::request::RequestSetup;
 use crate::runtime::tasks::TaskBoard;
 use crate::text::{clip, describe_result};
-use crate::tools::{TESTS_FAILED, TESTS_PASSED};
+use crate::tools::{Reports, TESTS_FAILED, TESTS_PASSED};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -68,15 +68,6 @@ const REPORT_PROMPT: &str = "You report to the user of a coding assistant. The w
 const FACTS_BUDGET: usize = 3_000;
 /// Of one tool's output.
 const FACT_CHARS: usize = 600;
-
-/// Tools whose output is what the user asked to hear about.
-const REPORTING_TOOLS: [&str; 5] = [
-    "wait_for_agents",
-    "run_tests",
-    "write_file",
-    "edit_file",
-    "apply_patch",
-];
 
 /// Whether an agent on this model gets squad's help for weak models (`Config::assists`).
 pub type AssistFor = Arc<dyn Fn(Option<&str>) -> bool + Send + Sync>;
@@ -159,8 +150,11 @@ struct Turn {
     /// Files changed since the tests last passed, with what they held then (`None`: absent),
     /// so a run that fails again can say which change broke them and what to put back.
     since_green: BTreeMap<String, Option<String>>,
-    /// The persona's last `run_tests` passed.
+    /// The persona's last test run passed.
     last_run_passed: bool,
+    /// The persona's calls whose output its answer reports (a test run, a change, its
+    /// workers' results), as their handlers say: what the short request carries.
+    reporting: HashSet<String>,
 }
 
 impl Default for Turn {
@@ -177,6 +171,7 @@ impl Default for Turn {
             unseen: 0,
             since_green: BTreeMap::new(),
             last_run_passed: false,
+            reporting: HashSet::new(),
         }
     }
 }
@@ -450,7 +445,7 @@ impl Layer for AnswerLayer {
             turn.why = ANSWER_NOW;
             turn.stuck = true;
         }
-        if call.name != "run_tests" || !call.output.starts_with(TESTS_FAILED) {
+        if call.reports != Reports::TestRun || !call.output.starts_with(TESTS_FAILED) {
             return Verdict::Pass;
         }
         turn.regression_note().map_or(Verdict::Pass, Verdict::Note)
@@ -463,7 +458,7 @@ impl Layer for AnswerLayer {
         let mut turn = self.turn();
         if turn.answer_due {
             // The request was just built from the persona's history: it is the whole turn.
-            req.request.history = Arc::new(report_request(&req.request.history));
+            req.request.history = Arc::new(report_request(&req.request.history, &turn.reporting));
             req.request.system_prompt = REPORT_PROMPT.to_string();
             req.request.tools = Arc::from(Vec::new());
             return Shape::Kept;
@@ -493,7 +488,10 @@ impl Layer for AnswerLayer {
             turn.stuck = false;
             turn.told = false;
         }
-        if tool.name == "run_tests" {
+        if tool.reports != Reports::Nothing {
+            turn.reporting.insert(tool.call_id.to_string());
+        }
+        if tool.reports == Reports::TestRun {
             let passed = done.output.starts_with(TESTS_PASSED);
             turn.tests_ran(root.root(), passed);
             turn.last_run_passed = passed;
@@ -521,8 +519,9 @@ impl Layer for AnswerLayer {
 }
 
 /// The short request for an answer: the user's last message, then what the turn's
-/// reporting tools and notices said (the latest first to be kept when they are long).
-fn report_request(history: &[HistoryItem]) -> Vec<HistoryItem> {
+/// reporting calls (`reporting`: their ids) and notices said (the latest first to be kept
+/// when they are long).
+fn report_request(history: &[HistoryItem], reporting: &HashSet<String>) -> Vec<HistoryItem> {
     let start = history
         .iter()
         .rposition(|i| matches!(i, HistoryItem::User { text } if !text.starts_with("[squad]")));
@@ -536,11 +535,11 @@ fn report_request(history: &[HistoryItem]) -> Vec<HistoryItem> {
     for item in after.iter().rev() {
         let fact = match item {
             HistoryItem::ToolResult {
+                call_id,
                 name,
                 output,
                 is_error: false,
-                ..
-            } if REPORTING_TOOLS.contains(&name.as_str()) => reported(name, output),
+            } if reporting.contains(call_id) => reported(name, output),
             HistoryItem::Notice { text } if text != ANSWER_NOW && text != BACK_TO_GREEN => {
                 clip(text, FACT_CHARS)
             }

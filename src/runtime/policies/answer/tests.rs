@@ -20,6 +20,7 @@ fn tool<'a>(reach: Reach, args: &'a Value, action: Option<&'a ApprovalAction>) -
         name: "run_command",
         args,
         reach,
+        reports: crate::tools::Reports::Nothing,
         writes: None,
         action,
     }
@@ -41,6 +42,7 @@ fn ask(output: &str) -> Reviewed<'_> {
         name: "ask_user",
         arguments: r#"{"question": "What is in notes.md?"}"#,
         kind: crate::runtime::policies::loop_guard::guard::CallKind::Other,
+        reports: crate::tools::Reports::Nothing,
         output,
         is_error: false,
     }
@@ -93,6 +95,7 @@ async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_its
             name: "read_file",
             arguments: &args,
             kind: crate::runtime::policies::loop_guard::guard::CallKind::Read,
+            reports: crate::tools::Reports::Nothing,
             output: "x",
             is_error: false,
         };
@@ -183,6 +186,7 @@ impl Alone {
             name: "write_file",
             args: &args,
             reach: Reach::ChangesFiles,
+            reports: crate::tools::Reports::Change,
             writes: Some(&writes),
             action: None,
         };
@@ -198,6 +202,7 @@ impl Alone {
             name: "write_file",
             arguments: &text,
             kind: crate::runtime::policies::loop_guard::guard::CallKind::Change,
+            reports: crate::tools::Reports::Nothing,
             output: "overwrote 'f.py'",
             is_error: false,
         };
@@ -211,6 +216,7 @@ impl Alone {
             name: "read_file",
             arguments: r#"{"path": "f.py"}"#,
             kind: crate::runtime::policies::loop_guard::guard::CallKind::Read,
+            reports: crate::tools::Reports::Nothing,
             output: &now,
             is_error: false,
         };
@@ -239,6 +245,7 @@ impl Alone {
         };
         let use_ = ToolUse {
             name: "run_tests",
+            reports: crate::tools::Reports::TestRun,
             ..tool(Reach::ChangesFiles, &args, None)
         };
         self.cx.before_tool(&use_, 0).await;
@@ -278,6 +285,7 @@ async fn a_file_put_back_as_it_was_is_where_it_was() {
             name: "list_files",
             arguments: "{}",
             kind: crate::runtime::policies::loop_guard::guard::CallKind::Read,
+            reports: crate::tools::Reports::Nothing,
             output: "f.py",
             is_error: false,
         };
@@ -376,6 +384,7 @@ async fn the_same_handoff_a_third_time_is_a_repeat_whatever_was_written_between(
             name: "handoff_to",
             arguments: &args,
             kind: crate::runtime::policies::loop_guard::guard::CallKind::Other,
+            reports: crate::tools::Reports::Nothing,
             output: &output,
             is_error: false,
         };
@@ -414,6 +423,7 @@ async fn the_same_read_answered_the_same_a_fourth_time_is_a_repeat_whatever_was_
             name: "search_files",
             arguments: r#"{"pattern": "add"}"#,
             kind: crate::runtime::policies::loop_guard::guard::CallKind::Read,
+            reports: crate::tools::Reports::Nothing,
             output: "calc.py:1: def add(a, b):",
             is_error: false,
         };

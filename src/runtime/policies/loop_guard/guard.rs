@@ -10,7 +10,7 @@
 //! did not. Pure: `calls.rs` feeds it each result.
 
 use crate::config::GuardsConfig;
-use crate::runtime::toolbox::{Reach, ToolBox};
+use crate::tools::{Reach, ToolFacts};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -30,11 +30,12 @@ pub enum CallKind {
 }
 
 impl CallKind {
-    pub fn of(tools: &ToolBox, name: &str) -> Self {
-        match tools.reach(name) {
-            Some(Reach::Reads) => Self::Read,
-            Some(Reach::ChangesFiles) => Self::Change,
-            Some(Reach::Team) | None => Self::Other,
+    /// What one call can do, as its handler says (a `run_command` that only lists reads).
+    pub fn of(facts: &ToolFacts) -> Self {
+        match facts.reach {
+            Reach::Reads => Self::Read,
+            Reach::ChangesFiles => Self::Change,
+            Reach::Team => Self::Other,
         }
     }
 }

@@ -9,6 +9,7 @@
 
 use super::guard::{LoopGuard, Verdict};
 use crate::config::GuardsConfig;
+use crate::runtime::agent_tools::SPEAK_TO_AGENT;
 use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
 use crate::runtime::points::{Reviewed, ToolDone, ToolGate, ToolUse};
 use async_trait::async_trait;
@@ -68,7 +69,7 @@ impl Layer for LoopGuardLayer {
     }
 
     async fn before_tool(&self, _cx: &AgentCx, tool: &ToolUse<'_>) -> ToolGate {
-        if tool.name != "speak_to_agent" {
+        if tool.name != SPEAK_TO_AGENT {
             return ToolGate::Go;
         }
         let text = |k: &str| tool.args[k].as_str().unwrap_or_default().trim().to_string();
