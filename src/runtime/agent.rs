@@ -106,7 +106,7 @@ impl Host for AgentCx {
 
     async fn check_result(&self, result: &AgentResult) -> Checked {
         let start = |new: NewAgent| start_agent(self.session(), self.policies(), new);
-        verification::check(self.session(), &start, self.id(), result, self.cancel()).await
+        verification::check(self, &start, self.id(), result, self.cancel()).await
     }
 }
 

@@ -10,7 +10,7 @@ pub use reviewer::Start;
 
 use crate::config::CommandRule;
 use crate::protocol::{AgentId, AgentResult, Finding, ResultStatus, Severity, Verdict};
-use crate::runtime::session::Session;
+use crate::runtime::cx::AgentCx;
 use crate::verify::{self, Evidence, Snapshot};
 use checks::{Attempt, Checked, take};
 use std::collections::BTreeSet;
@@ -19,12 +19,13 @@ use tokio_util::sync::CancellationToken;
 
 /// Checks `result` of `agent` against the workspace and decides what happens to it.
 pub async fn check(
-    session: &Session,
+    cx: &AgentCx,
     start_agent: Start<'_>,
     agent: AgentId,
     result: &AgentResult,
     cancel: &CancellationToken,
 ) -> Checked {
+    let session = cx.session();
     let Some((
         role_name,
         Attempt {
@@ -34,7 +35,7 @@ pub async fn check(
             number: attempt,
             earlier,
         },
-    )) = to_check(session, agent, result)
+    )) = to_check(cx, agent, result)
     else {
         return Checked::Unchecked;
     };
@@ -52,7 +53,7 @@ pub async fn check(
         },
     );
     let role_rules = role.map(|r| r.verify_rules.as_slice()).unwrap_or_default();
-    findings.extend(run_commands(session, agent, &role_name, role_rules, &own, cancel).await);
+    findings.extend(run_commands(cx, agent, &role_name, role_rules, &own, cancel).await);
     // The reviewer costs a model run: only a result the rules let through gets one.
     if let Some(reviewer) = &session.config.verify.reviewer
         && !findings.iter().any(|f| f.severity == Severity::Error)
@@ -64,12 +65,12 @@ pub async fn check(
             result,
             changed: &own,
         };
-        findings.extend(reviewer::review(session, start_agent, review, cancel).await);
+        findings.extend(reviewer::review(cx, start_agent, review, cancel).await);
     }
     let max = session.config.verify.max_corrections;
     let verdict = Verdict::of(attempt, max, findings);
     if verdict.passed || attempt > max {
-        close(session, agent, root, &own);
+        close(cx, agent, root, &own);
         return Checked::Deliver(verdict);
     }
     let message = verify::correction_message(&text, &verdict, attempt, max);
@@ -78,7 +79,8 @@ pub async fn check(
 
 /// The worker's role and its attempt to check; `None` when its result is not checked (a
 /// reviewer's own, checks off for its role, or a result that says it failed).
-fn to_check(session: &Session, agent: AgentId, result: &AgentResult) -> Option<(String, Attempt)> {
+fn to_check(cx: &AgentCx, agent: AgentId, result: &AgentResult) -> Option<(String, Attempt)> {
+    let session = cx.session();
     let role_name = session.team.role(agent)?;
     if session.checks.is_reviewer(agent) {
         return None;
@@ -112,13 +114,14 @@ async fn own_changes(
 /// What the commands find: the test command when the worker changed files, and each
 /// configured and role rule that applies to its changes.
 async fn run_commands(
-    session: &Session,
+    cx: &AgentCx,
     agent: AgentId,
     role_name: &str,
     role_rules: &[CommandRule],
     own: &BTreeSet<String>,
     cancel: &CancellationToken,
 ) -> Vec<Finding> {
+    let session = cx.session();
     let mut findings = Vec::new();
     let ctx = session.tool_context(agent, role_name, cancel);
     let timeout = ctx.settings.command_timeout;
@@ -141,7 +144,8 @@ async fn run_commands(
 
 /// Ends the checks of a delivered result, keeping what its files hold now (the marks
 /// later results are checked against).
-fn close(session: &Session, agent: AgentId, root: &Path, own: &BTreeSet<String>) {
+fn close(cx: &AgentCx, agent: AgentId, root: &Path, own: &BTreeSet<String>) {
+    let session = cx.session();
     let left = own
         .iter()
         .map(|rel| (rel.clone(), verify::content_mark(&root.join(rel))))

@@ -9,7 +9,7 @@ use crate::protocol::{
     AgentId, AgentResult, AgentStatus, ApprovalPolicy, Finding, ResultStatus, Severity,
 };
 use crate::roles::Role;
-use crate::runtime::session::Session;
+use crate::runtime::cx::AgentCx;
 use crate::runtime::team::{AgentCard, AgentInput, NewAgent};
 use std::collections::BTreeSet;
 use tokio::sync::oneshot;
@@ -32,11 +32,12 @@ pub struct Review<'a> {
 }
 
 pub async fn review(
-    session: &Session,
+    cx: &AgentCx,
     start: Start<'_>,
     r: Review<'_>,
     cancel: &CancellationToken,
 ) -> Vec<Finding> {
+    let session = cx.session();
     let (Some(role), Some(worker)) = (session.role(r.role), session.team.card(r.worker)) else {
         return vec![warning(format!(
             "the reviewer role '{}' is not loaded; the result was not reviewed",
@@ -47,7 +48,7 @@ pub async fn review(
     let seal = session.isolation.seal(&session.team, r.worker);
     let root = session.workspace_for(r.worker);
     let diff = crate::verify::change_text(root.root(), r.changed, seal.as_ref()).await;
-    let id = start_reviewer(session, start, role, &worker, r.worker);
+    let id = start_reviewer(cx, start, role, &worker, r.worker);
     let (tx, rx) = oneshot::channel();
     let asked = session.team.deliver(
         id,
@@ -72,12 +73,13 @@ pub async fn review(
 
 /// Starts the reviewer of `worker_id` (`worker`'s card) under it, read-only.
 fn start_reviewer(
-    session: &Session,
+    cx: &AgentCx,
     start: Start<'_>,
     role: &Role,
     worker: &AgentCard,
     worker_id: AgentId,
 ) -> AgentId {
+    let session = cx.session();
     let id = AgentId::new();
     session.checks.add_reviewer(id);
     start(NewAgent {
