@@ -14,23 +14,9 @@ fn team() -> (Team, AgentId, mpsc::UnboundedReceiver<Event>) {
 
 fn new_agent(id: AgentId, parent: Option<AgentId>) -> NewAgent {
     NewAgent {
-        id,
-        parent,
-        role: "r".into(),
-        model: "m".into(),
-        depth: u32::from(parent.is_some()),
-        task: "t".into(),
-        policy: ApprovalPolicy::Auto,
         tools: vec!["read_file".into()],
-        history: Vec::new(),
         status: AgentStatus::Inactive,
-        stats: AgentStats::default(),
-        budget: Budget::default(),
-        result: None,
-        first_message: None,
-        announce: true,
-        options: Default::default(),
-        released: false,
+        ..crate::runtime::testing::agent(id, parent, Budget::default())
     }
 }
 
