@@ -1,6 +1,5 @@
 //! The shadow repository: taking a checkpoint, and what changed since one.
 
-use super::written::Written;
 use super::{CheckpointError, CheckpointId, io};
 use crate::isolation::{Git, fields, path_of};
 use sha2::{Digest, Sha256};
@@ -82,8 +81,9 @@ impl CheckpointStore {
         self.lock.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(super) fn written(&self) -> Written {
-        Written::at(self.git_dir.join("squad-written.json"))
+    /// The shadow repository's folder.
+    pub(super) fn git_dir(&self) -> &Path {
+        &self.git_dir
     }
 
     /// The user's own excludes (`.git/info/exclude`) apply too, and squad's data dir is

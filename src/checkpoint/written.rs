@@ -38,6 +38,10 @@ impl Written {
 }
 
 impl CheckpointStore {
+    pub(super) fn written(&self) -> Written {
+        Written::at(self.git_dir().join("squad-written.json"))
+    }
+
     /// squad just wrote (or deleted) `paths`, relative to the workspace: their content now
     /// is squad's. A symlink is not recorded: a restore asks before changing it.
     pub fn note_written(&self, paths: &[String]) -> Result<(), CheckpointError> {
