@@ -11,6 +11,7 @@
 //! restore first checkpoints the present, so a rewind can itself be taken back.
 
 mod restore;
+mod rewind;
 mod store;
 mod written;
 
@@ -18,6 +19,7 @@ mod written;
 mod tests;
 
 pub use restore::Restored;
+pub use rewind::{RewindError, RewindWhat, Rewound, rewind};
 pub use store::{Change, ChangeKind, CheckpointStore};
 
 use crate::isolation::IsolationError;
