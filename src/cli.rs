@@ -105,9 +105,37 @@ pub struct ExecArgs {
     #[arg(long = "continue", requires = "resume", conflicts_with = "prompt")]
     pub continue_run: bool,
 
+    /// Before the resumed session's user message N (1 = its first; `checkpoint_started`
+    /// events number them): put back the files and/or the conversation as they were then
+    /// (`--rewind-what`), then run the prompt if one is given; needs --resume.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "resume",
+        conflicts_with = "continue_run"
+    )]
+    pub rewind: Option<u32>,
+
+    /// What --rewind puts back.
+    #[arg(long, value_enum, default_value_t = RewindWhat::Both, requires = "rewind")]
+    pub rewind_what: RewindWhat,
+
+    /// With --rewind: also overwrite files changed since by someone other than squad
+    /// (without it, the rewind changes nothing and names them).
+    #[arg(long, requires = "rewind")]
+    pub force: bool,
+
     /// The prompt (words are joined; `-` reads it from stdin).
-    #[arg(required_unless_present = "continue_run", num_args = 1..)]
+    #[arg(required_unless_present_any = ["continue_run", "rewind"], num_args = 1..)]
     pub prompt: Vec<String>,
+}
+
+/// What `--rewind` puts back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RewindWhat {
+    Files,
+    Conversation,
+    Both,
 }
 
 /// Options every command takes.

@@ -5,6 +5,7 @@
 //! that call the `model` and `tools`, confined to the `workspace`.
 
 pub mod acp;
+pub mod checkpoint;
 pub mod config;
 pub mod context;
 pub mod doctor;

@@ -158,6 +158,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Exec(args)) => {
+            if let Some(n) = args.rewind {
+                rewind(&cli.common, &dirs, n, &args)?;
+                if args.prompt.is_empty() {
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
             let start = if args.continue_run {
                 squad::exec::Start::Continue
             } else {
@@ -408,4 +414,57 @@ fn print_sessions(store: &SessionStore) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `squad exec --resume ID --rewind N`: done before the session starts, so the resumed
+/// session reads the rewound conversation from its log.
+fn rewind(common: &Common, dirs: &Dirs, message: u32, args: &cli::ExecArgs) -> Result<()> {
+    use cli::RewindWhat as Asked;
+    use squad::checkpoint::RewindWhat;
+    let which = common.resume.as_deref().unwrap_or("last");
+    let meta = SessionStore::new(dirs.sessions()).resolve(which)?;
+    let what = RewindWhat {
+        files: args.rewind_what != Asked::Conversation,
+        conversation: args.rewind_what != Asked::Files,
+    };
+    let done = squad::checkpoint::rewind(&meta.path, &dirs.data, message, what, args.force)?;
+    if let Some(files) = done.files.as_ref().filter(|f| f.refused()) {
+        bail!(
+            "not rewound: {} changed since message {message} and not by squad: {}; \
+             nothing was changed. Run again with --force to overwrite them, or \
+             --rewind-what conversation to leave the files",
+            plural(files.conflicts.len(), "file"),
+            files.conflicts.join(", ")
+        );
+    }
+    let mut said = Vec::new();
+    if let Some(f) = &done.files {
+        said.push(format!(
+            "files: {} written back, {} removed{}",
+            f.written.len(),
+            f.removed.len(),
+            if f.conflicts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} of yours overwritten: --force)", f.conflicts.len())
+            }
+        ));
+    }
+    if let Some(kept) = done.conversation {
+        said.push(format!("conversation: {kept} items kept"));
+    }
+    eprintln!(
+        "squad: rewound session {} to before message {message}: {}",
+        meta.id,
+        said.join("; ")
+    );
+    Ok(())
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }

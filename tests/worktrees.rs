@@ -840,7 +840,7 @@ async fn workers_that_only_read_and_report_start_no_git_process() {
     std::fs::write(
         shim.join("git"),
         format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\necho \"$GIT_DIR $*\" >> '{}'\nexec '{}' \"$@\"\n",
             log.display(),
             real.display()
         ),
@@ -900,7 +900,12 @@ async fn workers_that_only_read_and_report_start_no_git_process() {
         .count();
     assert_eq!(workers, 6, "three workers, two requests each");
     let calls = std::fs::read_to_string(&log).unwrap_or_default();
-    let calls: Vec<&str> = calls.lines().collect();
+    // The checkpoint before the user's message runs in squad's shadow repository (issue
+    // 39): one, whatever the workers do.
+    let (checkpoint, calls): (Vec<&str>, Vec<&str>) =
+        calls.lines().partition(|c| c.contains("/checkpoints/"));
+    let commits = checkpoint.iter().filter(|c| c.contains(" commit-tree "));
+    assert_eq!(commits.count(), 1, "one checkpoint: {checkpoint:#?}");
     // The session's own, and the workers' one shared base (a snapshot of the workspace
     // as the persona saw it when it spawned them): none per worker.
     let base = ["add --all", "write-tree", "commit-tree"];

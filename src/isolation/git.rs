@@ -79,6 +79,8 @@ pub(crate) struct Git<'a> {
     index: Option<&'a Path>,
     /// A worker's worktree: its folders named, its metadata checked before each run.
     seal: Option<&'a Seal>,
+    /// squad's own shadow repository (checkpoints), `dir` its work tree.
+    shadow: Option<&'a Path>,
 }
 
 /// What a git run returned: its exit code and standard output.
@@ -96,6 +98,19 @@ impl<'a> Git<'a> {
             dir,
             index: None,
             seal: None,
+            shadow: None,
+        }
+    }
+
+    /// git on squad's own repository `git_dir` with `work_tree` as its files (`GIT_DIR`,
+    /// `GIT_WORK_TREE`): the work tree's `.gitignore` files apply, but the user's `.git`
+    /// (its index, refs, stash, configuration) is never read or written.
+    pub fn shadow(git_dir: &'a Path, work_tree: &'a Path) -> Self {
+        Self {
+            dir: work_tree,
+            index: None,
+            seal: None,
+            shadow: Some(git_dir),
         }
     }
 
@@ -108,6 +123,7 @@ impl<'a> Git<'a> {
             dir: &seal.work_tree,
             index: None,
             seal: Some(seal),
+            shadow: None,
         }
     }
 
@@ -197,6 +213,9 @@ impl<'a> Git<'a> {
             cmd.env("GIT_DIR", &seal.git_dir)
                 .env("GIT_COMMON_DIR", &seal.common_dir)
                 .env("GIT_WORK_TREE", &seal.work_tree);
+        }
+        if let Some(git_dir) = self.shadow {
+            cmd.env("GIT_DIR", git_dir).env("GIT_WORK_TREE", self.dir);
         }
         if let Some(index) = self.index {
             cmd.env("GIT_INDEX_FILE", index);

@@ -58,6 +58,7 @@ pub use diff::{
     summary_of as diff_summary_of, text as diff_text,
 };
 pub use fill::Fill;
+pub(crate) use git::{Git, fields, path_of};
 pub use leases::{Holder, LeaseError, Leases};
 pub use merge::{MergeOutcome, merge_into_workspace};
 pub use queue::{MergeQueue, QueueError};

@@ -330,6 +330,30 @@ pub enum EventKind {
         agents: Vec<AgentSummary>,
         totals: SessionTotals,
     },
+    /// Before the user's `message`th message to the persona: the conversation's checkpoint.
+    CheckpointStarted {
+        message: u32,
+        history_len: usize,
+    },
+    /// The files' checkpoint for `message` in the workspace's shadow repository, or why none.
+    CheckpointTaken {
+        message: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        millis: u64,
+    },
+    /// Rewound to before `message`; a rewound conversation replaces the persona's history.
+    Rewound {
+        message: u32,
+        #[serde(default)]
+        files: Vec<String>,
+        #[serde(default)]
+        removed: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        history: Option<Vec<HistoryItem>>,
+    },
 }
 
 impl EventKind {

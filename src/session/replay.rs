@@ -188,6 +188,10 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                     }
                     // The compacted conversation replaces the items before it.
                     EventKind::Compacted { history, .. } => agent.history = history.clone(),
+                    EventKind::Rewound {
+                        history: Some(history),
+                        ..
+                    } => agent.history = history.clone(),
                     EventKind::ResultReturned { result, .. } => {
                         let mut result = result.clone();
                         // The verdict told just before belongs to this result.

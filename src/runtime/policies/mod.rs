@@ -4,6 +4,7 @@
 
 pub mod answer;
 pub mod budget;
+pub mod checkpoint;
 pub mod compaction;
 pub mod hooks;
 pub mod isolation;
@@ -32,6 +33,8 @@ pub struct Parts {
     pub board: Arc<TaskBoard>,
     /// Whether a model gets squad's help for weak models.
     pub assist: answer::AssistFor,
+    /// The workspace's checkpoints; `None` without a data dir.
+    pub checkpoints: Option<Arc<checkpoint::Checkpoints>>,
 }
 
 /// The session's policies, in the order their layers run at every point: the pause gate
@@ -43,17 +46,23 @@ pub struct Parts {
 /// verification last (it measures the call in the root isolation gave it, and begins a
 /// task on the worktree as isolation left it).
 pub fn in_order(p: Parts) -> Policies {
-    let list: Vec<Box<dyn Policy>> = vec![
+    let mut list: Vec<Box<dyn Policy>> = vec![
         Box::new(pause::layer::PausePolicy(p.pause)),
         Box::new(budget::layer::BudgetPolicy(p.session)),
         Box::new(progress::ProgressPolicy::new(p.max_turn_calls)),
         Box::new(answer::AnswerPolicy::new(p.board, p.assist)),
         Box::new(compaction::layer::CompactionPolicy(p.compactor)),
         Box::new(loop_guard::layer::LoopGuardPolicy::new(p.guards)),
+    ];
+    // Before the hooks: a tool call waits for its turn's checkpoint before any hook runs.
+    if let Some(c) = p.checkpoints {
+        list.push(Box::new(checkpoint::layer::CheckpointPolicy(c)));
+    }
+    list.extend::<[Box<dyn Policy>; 3]>([
         Box::new(hooks::layer::HooksPolicy(p.hooks)),
         Box::new(isolation::layer::IsolationPolicy(p.isolation)),
         Box::new(verification::layer::VerificationPolicy(p.checks)),
-    ];
+    ]);
     Policies::new(list)
 }
 

@@ -14,6 +14,7 @@ use crate::runtime::confinement::Confinement;
 use crate::runtime::cx::Policies;
 use crate::runtime::events::EventSink;
 use crate::runtime::policies::budget::{SessionBudget, SessionLimits};
+use crate::runtime::policies::checkpoint::Checkpoints;
 use crate::runtime::policies::compaction::compactor::Compactor;
 use crate::runtime::policies::hooks::service::Hooks;
 use crate::runtime::policies::isolation::worker::WorkerIsolation;
@@ -62,6 +63,7 @@ pub async fn build(
     let windows = crate::context::ContextWindows::new(&opts.config);
     let in_flight = in_flight(&opts, &windows).await;
     let services = services(&opts, &roles, &workspace, opened).await?;
+    let checkpoints = checkpoints(&opts, &workspace, opened);
     let config = Arc::new(opts.config);
     let model_slots = Arc::new(Semaphore::new(in_flight));
     let compactor = Arc::new(Compactor {
@@ -72,7 +74,7 @@ pub async fn build(
     });
     let checks = Arc::new(Checks::new(config.verify.enabled, &roles));
     let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
-    let policies = in_order(&config, &services, &compactor, &checks, &board);
+    let policies = in_order(&config, &services, &compactor, &checks, &board, checkpoints);
     let notes = notes(opts.warnings, &services, &config, &roles);
     let session = Arc::new(Session {
         windows,
@@ -223,6 +225,7 @@ fn in_order(
     compactor: &Arc<Compactor>,
     checks: &Arc<Checks>,
     board: &Arc<crate::runtime::tasks::TaskBoard>,
+    checkpoints: Option<Arc<Checkpoints>>,
 ) -> Arc<Policies> {
     let assist = {
         let config = config.clone();
@@ -239,7 +242,26 @@ fn in_order(
         checks: checks.clone(),
         board: board.clone(),
         assist,
+        checkpoints,
     }))
+}
+
+/// The workspace's checkpoints (none without a data dir), numbering the user's messages on
+/// from the resumed log's.
+fn checkpoints(
+    opts: &SessionOptions,
+    workspace: &Workspace,
+    opened: &Opened,
+) -> Option<Arc<Checkpoints>> {
+    let data = opts.store.as_ref()?.data_dir()?;
+    let last = opened.resumed.as_ref().map_or(0, |r| {
+        let numbers = r.events.iter().filter_map(|e| match e.kind {
+            EventKind::CheckpointStarted { message, .. } => Some(message),
+            _ => None,
+        });
+        numbers.max().unwrap_or(0)
+    });
+    Some(Arc::new(Checkpoints::new(data, workspace.root(), last)))
 }
 
 /// What to tell first, in order: setup warnings, no sandbox, hook problems, workspace

@@ -457,6 +457,10 @@ impl SessionState {
             }
             // The tree rests; statuses already say so.
             EventKind::Idle => {}
+            // Checkpoints and rewinds are listed by `/rewind` from the log, not drawn.
+            EventKind::CheckpointStarted { .. }
+            | EventKind::CheckpointTaken { .. }
+            | EventKind::Rewound { .. } => {}
             EventKind::MessageQueued { text } => {
                 self.agent_entry(id, now).queued.push(text.clone());
             }

@@ -1,0 +1,55 @@
+//! Checkpoints of the workspace's files, so the user can take back what squad did
+//! (`/rewind`, `squad exec --rewind N`). They live in a shadow git repository under
+//! squad's data dir, one per workspace (`<data>/checkpoints/<hash of its path>`), driven
+//! with `GIT_DIR`/`GIT_WORK_TREE` (`isolation::Git::shadow`): the workspace's
+//! `.gitignore` files apply, but the user's `.git` (index, refs, stash) is never touched,
+//! and a workspace outside any repository is checkpointed the same way.
+//!
+//! A restore never silently overwrites the user's work: a file that differs from the
+//! checkpoint and is not what squad last wrote there (`written`) is a conflict, returned
+//! to the caller to ask about; nothing is written unless the caller forces it. Every
+//! restore first checkpoints the present, so a rewind can itself be taken back.
+
+mod restore;
+mod rewind;
+mod store;
+mod written;
+
+#[cfg(test)]
+mod tests;
+
+pub use restore::Restored;
+pub use rewind::{RewindError, RewindWhat, Rewound, rewind};
+pub use store::{Change, ChangeKind, CheckpointStore};
+
+use crate::isolation::IsolationError;
+use serde::{Deserialize, Serialize};
+
+/// A checkpoint: the id of its commit in the shadow repository.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CheckpointId(pub String);
+
+impl std::fmt::Display for CheckpointId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error(transparent)]
+    Git(#[from] IsolationError),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("no checkpoint {0} in this workspace's checkpoints")]
+    Unknown(String),
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> CheckpointError {
+    let what = what.into();
+    move |source| CheckpointError::Io { what, source }
+}

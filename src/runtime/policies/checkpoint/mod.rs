@@ -1,0 +1,140 @@
+//! Checkpoints before each user message to the persona (issue 39): the conversation at
+//! that point (`checkpoint_started`: its seq in the log, the persona's history length) and
+//! the workspace's files (`checkpoint_taken`, in the shadow repository of
+//! `crate::checkpoint`). A rewind goes back to either or both.
+//!
+//! Off the message's path: the files' checkpoint runs on a blocking thread while the
+//! persona's model call goes ahead; the message is not held by it. Ordering is kept at the
+//! tools: every tool call of the persona waits for the checkpoint of its own turn before
+//! it runs (`before_tool`), so no write of squad's can reach the workspace before the
+//! files were recorded as they stood when the user spoke. The model's first reply takes
+//! seconds; a checkpoint of 10,000 files a fraction of that (benches/checkpoint.rs), so the
+//! wait is rarely felt. Workers write only after a persona's tool call (their spawn).
+
+pub mod layer;
+
+use crate::checkpoint::CheckpointStore;
+use crate::protocol::{AgentId, EventKind};
+use crate::runtime::session::Session;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio::sync::{OnceCell, watch};
+
+/// The session's checkpoints of one workspace.
+pub struct Checkpoints {
+    data: PathBuf,
+    workspace: PathBuf,
+    /// Opened at the first checkpoint (a `git init` the first time), on a blocking thread.
+    store: OnceCell<Result<Arc<CheckpointStore>, String>>,
+    /// The number of the user's last message to the persona, over the whole session.
+    last: AtomicU32,
+    /// Turns true once the checkpoint of the latest message is taken (or failed).
+    pending: Mutex<Option<watch::Receiver<bool>>>,
+}
+
+impl Checkpoints {
+    /// `last`: the number of the user's last message before this run (a resume).
+    pub fn new(data: &Path, workspace: &Path, last: u32) -> Self {
+        Self {
+            data: data.to_path_buf(),
+            workspace: workspace.to_path_buf(),
+            store: OnceCell::new(),
+            last: AtomicU32::new(last),
+            pending: Mutex::new(None),
+        }
+    }
+
+    async fn store(&self) -> Result<Arc<CheckpointStore>, String> {
+        let (data, workspace) = (self.data.clone(), self.workspace.clone());
+        self.store
+            .get_or_init(|| async move {
+                let opened = tokio::task::spawn_blocking(move || {
+                    CheckpointStore::open(&data, &workspace).map(Arc::new)
+                })
+                .await;
+                match opened {
+                    Ok(Ok(store)) => Ok(store),
+                    Ok(Err(e)) => Err(e.to_string()),
+                    Err(e) => Err(e.to_string()),
+                }
+            })
+            .await
+            .clone()
+    }
+
+    /// Says the conversation's checkpoint now and starts the files' in the background.
+    pub fn begin(self: &Arc<Self>, session: &Arc<Session>, persona: AgentId) {
+        let message = self.last.fetch_add(1, Ordering::SeqCst) + 1;
+        let history_len = (session.team)
+            .request_view(persona)
+            .map_or(0, |v| v.history.len());
+        let started = EventKind::CheckpointStarted {
+            message,
+            history_len,
+        };
+        session.team.emit(persona, started);
+        let (done, rx) = watch::channel(false);
+        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(rx);
+        let (this, session2) = (self.clone(), session.clone());
+        session.agent_tasks.spawn(async move {
+            let start = Instant::now();
+            let (checkpoint, error) = match this.take(message).await {
+                Ok(id) => (Some(id), None),
+                Err(e) => (None, Some(e)),
+            };
+            let millis = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let taken = EventKind::CheckpointTaken {
+                message,
+                checkpoint,
+                error,
+                millis,
+            };
+            session2.team.emit(persona, taken);
+            let _ = done.send(true);
+        });
+    }
+
+    async fn take(&self, message: u32) -> Result<String, String> {
+        let store = self.store().await?;
+        let label = format!("before the user's message {message}");
+        tokio::task::spawn_blocking(move || store.checkpoint(&label))
+            .await
+            .map_err(|e| e.to_string())?
+            .map(|id| id.0)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Waits until the checkpoint of the latest message is taken (at once when it is).
+    pub async fn ready(&self) {
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(mut rx) = pending {
+            let _ = rx.wait_for(|done| *done).await;
+        }
+    }
+
+    /// squad wrote `paths` (as a tool was given them) in the workspace `root`.
+    pub async fn note_written(&self, root: &Path, paths: &[String]) {
+        let Ok(store) = self.store().await else {
+            return;
+        };
+        let rel: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                let p = Path::new(p);
+                let p = p.strip_prefix(root).unwrap_or(p);
+                p.to_string_lossy().trim_start_matches("./").to_string()
+            })
+            .filter(|p| !p.starts_with('/') && !p.split('/').any(|part| part == ".."))
+            .collect();
+        let noted = tokio::task::spawn_blocking(move || store.note_written(&rel)).await;
+        if let Ok(Err(e)) = noted {
+            tracing::warn!("checkpoints: cannot note squad's write: {e}");
+        }
+    }
+}
