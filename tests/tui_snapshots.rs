@@ -54,6 +54,7 @@ impl Script {
         let info = SessionInfo {
             log_path: None,
             replayed_seq,
+            prompts: Vec::new(),
             session_id: "20260101-demo".into(),
             workspace: "/srv/projects/demo".into(),
             model: "gpt-4.1".into(),

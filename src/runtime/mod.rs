@@ -75,6 +75,8 @@ pub struct SessionInfo {
     /// The last `seq` read back from the log of a resumed session (0 for a new one):
     /// events up to it are history, not news.
     pub replayed_seq: u64,
+    /// Prompts typed in earlier sessions (oldest first), for Up/Down recall.
+    pub prompts: Vec<String>,
 }
 
 pub struct SessionOptions {

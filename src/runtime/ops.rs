@@ -28,6 +28,7 @@ fn serve(session: &Arc<Session>, op: Op) {
     let root = session.root();
     let refused = match op {
         Op::UserMessage { to, text } => {
+            remember_prompt(session, &text);
             let target = to.unwrap_or(root);
             deliver_user_message(session, target, text)
                 .err()
@@ -115,6 +116,13 @@ fn switch(session: &Session, role: String) -> Result<(), String> {
         .team
         .deliver(session.root(), AgentInput::SwitchPersona(role));
     Ok(())
+}
+
+/// Keeps what the person typed for recall in later sessions (where there is a history).
+fn remember_prompt(session: &Session, text: &str) {
+    if let Some(history) = &session.prompts {
+        history.append(text);
+    }
 }
 
 /// Pauses the team or lets it go on; said once per change.

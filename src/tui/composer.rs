@@ -41,6 +41,14 @@ impl Composer {
         }
     }
 
+    /// A composer whose Up recalls `earlier` (oldest first): prompts of earlier sessions.
+    pub fn with_history(earlier: Vec<String>) -> Self {
+        Self {
+            history: earlier,
+            ..Self::new()
+        }
+    }
+
     pub fn text(&self) -> String {
         self.textarea.lines().join("\n")
     }

@@ -74,6 +74,10 @@ pub async fn build(
     let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
     let policies = in_order(&config, &services, &compactor, &checks, &board);
     let notes = notes(opts.warnings, &services, &config, &roles);
+    let prompts = (opts.can_ask)
+        .then(|| opts.store.as_ref().and_then(|s| s.data_dir()))
+        .flatten()
+        .map(crate::session::PromptHistory::new);
     let session = Arc::new(Session {
         windows,
         instructions: crate::context::load_instructions(
@@ -100,6 +104,7 @@ pub async fn build(
         sandbox: services.sandbox,
         confinement: services.confinement,
         editor: opts.editor,
+        prompts,
     });
     Ok(Built {
         session,

@@ -96,6 +96,11 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             root_agent: root,
             log_path: opened.log_path,
             replayed_seq: opened.first_seq,
+            prompts: session
+                .prompts
+                .as_ref()
+                .map(|p| p.load())
+                .unwrap_or_default(),
         },
     })
 }

@@ -154,7 +154,7 @@ impl App {
             tree: TreeView::default(),
             left: LeftPane::default(),
             tasks: TaskPanel::default(),
-            composer: Composer::new(),
+            composer: Composer::with_history(info.prompts.clone()),
             overlay: None,
             views: HashMap::new(),
             overlay_scroll: 0,

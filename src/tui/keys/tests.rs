@@ -11,10 +11,16 @@ struct T {
 }
 
 fn setup() -> T {
+    setup_with(Vec::new())
+}
+
+/// A session whose composer recalls `prompts` of earlier sessions.
+fn setup_with(prompts: Vec<String>) -> T {
     let root = AgentId::new();
     let info = SessionInfo {
         log_path: None,
         replayed_seq: 0,
+        prompts,
         session_id: "s".into(),
         workspace: "/tmp/w".into(),
         model: "m".into(),
@@ -733,4 +739,17 @@ fn s_in_the_agents_view_saves_the_selected_workers_role_under_a_typed_name() {
             .as_ref()
             .is_some_and(|(n, _)| n.contains("released already"))
     );
+}
+
+#[test]
+fn up_recalls_prompts_of_earlier_sessions_before_this_ones() {
+    let mut t = setup_with(vec!["older".into(), "earlier".into()]);
+    type_text(&mut t.app, "now", t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    for want in ["now", "earlier", "older", "older"] {
+        t.app.on_key(key(KeyCode::Up), t.t0);
+        assert_eq!(t.app.composer.text(), want);
+    }
+    t.app.on_key(key(KeyCode::Down), t.t0);
+    assert_eq!(t.app.composer.text(), "earlier");
 }

@@ -1,0 +1,45 @@
+//! The composer on the real binary in a pseudo-terminal: prompts recalled across sessions,
+//! `@path` attachments, `!command`, and switching the model and approval mid-session.
+
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::pty::Tui;
+use common::*;
+use std::time::Duration;
+
+async fn quit(mut tui: Tui) {
+    tui.send(b"\x03");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tui.send(b"\x03");
+    let status = tui
+        .wait_exit(Duration::from_secs(10))
+        .await
+        .expect("squad exits");
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn up_recalls_a_prompt_typed_in_an_earlier_session_but_not_an_exec_prompt() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push(MockResponse::text("Noted."));
+    mock.push(MockResponse::text("Done from exec."));
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("remember the milk").await;
+    tui.enter().await;
+    tui.wait_text("Noted.").await;
+    quit(tui).await;
+    sb.exec(&mock, &["an exec prompt"]).await.assert_ok();
+
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    assert!(!tui.screen().contains("remember the milk"));
+    tui.send(b"\x1b[A");
+    let screen = tui.wait_text("remember the milk").await;
+    assert!(!screen.contains("an exec prompt"), "{screen}");
+    quit(tui).await;
+}
