@@ -43,3 +43,31 @@ async fn up_recalls_a_prompt_typed_in_an_earlier_session_but_not_an_exec_prompt(
     assert!(!screen.contains("an exec prompt"), "{screen}");
     quit(tui).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_path_completes_a_workspace_file_and_the_message_carries_its_content() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("src/notes.txt", "the secret is 42\n");
+    sb.write("build/notes.txt", "generated\n");
+    sb.write(".gitignore", "build/\n");
+    mock.push(MockResponse::text("It says 42."));
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("summarize @nots").await;
+    let screen = tui.wait_text("src/notes.txt").await;
+    assert!(!screen.contains("build/notes.txt"), "ignored: {screen}");
+    tui.send(b"\t");
+    tui.wait_text("summarize @src/notes.txt").await;
+    tui.enter().await;
+    tui.wait_text("It says 42.").await;
+    let body = &mock.requests()[0].body;
+    let sent = transcript(body).last().unwrap().1.clone();
+    assert!(sent.starts_with("summarize @src/notes.txt"), "{sent}");
+    assert!(
+        sent.contains("<file path=\"src/notes.txt\">\nthe secret is 42"),
+        "{sent}"
+    );
+    assert!(!sent.contains("generated"), "{sent}");
+    quit(tui).await;
+}

@@ -1619,3 +1619,27 @@ fn worktrees_in_the_tree_and_the_diff_view() {
         "{screen}"
     );
 }
+
+#[test]
+fn at_mention_popup_while_typing_a_path() {
+    let mut s = Script::new();
+    let root = s.root;
+    for c in "explain @".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("at_mention_listing_80x24", s.screen(80, 24));
+    let paths = [
+        "Cargo.toml",
+        "README.md",
+        "src/main.rs",
+        "src/tui/composer.rs",
+        "docs/compose.md",
+    ];
+    let paths = paths.iter().map(|p| p.to_string()).collect();
+    s.ev(root, EventKind::Files { paths });
+    for c in "comp".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    s.key(KeyCode::Down);
+    insta::assert_snapshot!("at_mention_popup_80x24", s.screen(80, 24));
+}

@@ -330,6 +330,10 @@ pub enum EventKind {
         agents: Vec<AgentSummary>,
         totals: SessionTotals,
     },
+    /// The answer to `Op::ListFiles` (live only): the workspace's files, for `@` completion.
+    Files {
+        paths: Vec<String>,
+    },
 }
 
 impl EventKind {
@@ -370,6 +374,7 @@ impl EventKind {
                 | Self::McpServer { .. }
                 | Self::AgentSandbox { .. }
                 | Self::Diff { .. }
+                | Self::Files { .. }
         )
     }
 }

@@ -58,4 +58,7 @@ pub enum Op {
     ShowDiff { agent_id: AgentId },
     /// Finish: cancel all work and close the log.
     Shutdown,
+    /// The workspace's files for `@path` completion (ignored files left out): answered by
+    /// a `files` event.
+    ListFiles,
 }

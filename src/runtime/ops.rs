@@ -29,6 +29,7 @@ fn serve(session: &Arc<Session>, op: Op) {
     let refused = match op {
         Op::UserMessage { to, text } => {
             remember_prompt(session, &text);
+            let text = crate::workspace::attach_mentions(&session.workspace, &text);
             let target = to.unwrap_or(root);
             deliver_user_message(session, target, text)
                 .err()
@@ -57,6 +58,10 @@ fn serve(session: &Arc<Session>, op: Op) {
         }
         Op::ShowDiff { agent_id } => {
             show_diff(session, agent_id);
+            None
+        }
+        Op::ListFiles => {
+            list_files(session);
             None
         }
         other => control(session, other),
@@ -143,6 +148,20 @@ fn show_diff(session: &Arc<Session>, agent_id: AgentId) {
     tokio::spawn(async move {
         let text = session.isolation.diff_text(&session.team, agent_id).await;
         session.team.emit(agent_id, EventKind::Diff { text });
+    });
+}
+
+/// Off the ops loop: a large tree takes a while to walk.
+fn list_files(session: &Arc<Session>) {
+    let session = session.clone();
+    tokio::spawn(async move {
+        let root = session.workspace.root().to_path_buf();
+        let max = crate::workspace::MAX_LISTED;
+        let walk = tokio::task::spawn_blocking(move || crate::workspace::list_files(&root, max));
+        let paths = walk.await.unwrap_or_default();
+        session
+            .team
+            .emit(session.root(), EventKind::Files { paths });
     });
 }
 

@@ -10,6 +10,7 @@ use crate::tui::state::Dialog;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
 
+mod mention;
 mod overlays;
 
 /// Two Ctrl+C within this window quit.
@@ -69,6 +70,9 @@ impl App {
         }
         if let Some(o) = self.overlay {
             return self.overlay_key(o, key, now);
+        }
+        if let Some(actions) = self.mention_key(key) {
+            return actions;
         }
         match key.code {
             KeyCode::F(1) => {
@@ -437,6 +441,7 @@ impl App {
             }
             _ => {
                 self.composer.input(key);
+                return self.after_composer_edit();
             }
         }
         Vec::new()

@@ -39,6 +39,13 @@ pub struct Built {
     pub mcp_statuses: mpsc::UnboundedReceiver<ServerStatus>,
 }
 
+/// Where typed prompts are kept: only when a person types, and squad has a data dir.
+fn prompt_history(opts: &SessionOptions) -> Option<crate::session::PromptHistory> {
+    let data_dir = opts.store.as_ref().and_then(|s| s.data_dir())?;
+    opts.can_ask
+        .then(|| crate::session::PromptHistory::new(data_dir))
+}
+
 /// What the session's services are made of besides the config.
 struct Services {
     isolation: Arc<WorkerIsolation>,
@@ -62,6 +69,7 @@ pub async fn build(
     let windows = crate::context::ContextWindows::new(&opts.config);
     let in_flight = in_flight(&opts, &windows).await;
     let services = services(&opts, &roles, &workspace, opened).await?;
+    let prompts = prompt_history(&opts);
     let config = Arc::new(opts.config);
     let model_slots = Arc::new(Semaphore::new(in_flight));
     let compactor = Arc::new(Compactor {
@@ -74,10 +82,6 @@ pub async fn build(
     let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
     let policies = in_order(&config, &services, &compactor, &checks, &board);
     let notes = notes(opts.warnings, &services, &config, &roles);
-    let prompts = (opts.can_ask)
-        .then(|| opts.store.as_ref().and_then(|s| s.data_dir()))
-        .flatten()
-        .map(crate::session::PromptHistory::new);
     let session = Arc::new(Session {
         windows,
         instructions: crate::context::load_instructions(

@@ -753,3 +753,64 @@ fn up_recalls_prompts_of_earlier_sessions_before_this_ones() {
     t.app.on_key(key(KeyCode::Down), t.t0);
     assert_eq!(t.app.composer.text(), "earlier");
 }
+
+fn files_event(t: &mut T, paths: &[&str]) {
+    let paths = paths.iter().map(|p| p.to_string()).collect();
+    let root = t.root;
+    t.app.apply(&ev(root, EventKind::Files { paths }), t.t0);
+}
+
+#[test]
+fn at_asks_the_core_for_files_once_and_tab_attaches_the_best_match() {
+    let mut t = setup();
+    type_text(&mut t.app, "explain ", t.t0);
+    let asked = t.app.on_key(key(KeyCode::Char('@')), t.t0);
+    assert_eq!(asked, vec![Action::Send(Op::ListFiles)]);
+    files_event(&mut t, &["README.md", "src/main.rs", "src/tui/composer.rs"]);
+    type_text(&mut t.app, "cmp", t.t0);
+    assert!(t.app.on_key(key(KeyCode::Tab), t.t0).is_empty());
+    assert_eq!(t.app.composer.text(), "explain @src/tui/composer.rs ");
+    assert_eq!(
+        t.app.focus,
+        Focus::Composer,
+        "Tab accepted, it did not move focus"
+    );
+    // A second mention asks again (the tree may have changed), and Down picks the next.
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('@')), t.t0),
+        vec![Action::Send(Op::ListFiles)]
+    );
+    type_text(&mut t.app, "s", t.t0);
+    t.app.on_key(key(KeyCode::Down), t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(
+        t.app.composer.text(),
+        "explain @src/tui/composer.rs @src/tui/composer.rs "
+    );
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert!(
+        matches!(&out[..], [Action::Send(Op::UserMessage { text, .. })] if text.ends_with("composer.rs"))
+    );
+}
+
+#[test]
+fn esc_closes_the_popup_without_interrupting_and_enter_then_sends() {
+    let mut t = setup();
+    t.app.on_key(key(KeyCode::Char('@')), t.t0);
+    files_event(&mut t, &["a.rs"]);
+    type_text(&mut t.app, "a", t.t0);
+    assert!(t.app.on_key(key(KeyCode::Esc), t.t0).is_empty());
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(
+        out,
+        vec![Action::Send(Op::UserMessage {
+            to: None,
+            text: "@a".into()
+        })]
+    );
+    // No match: Enter sends what was typed.
+    t.app.on_key(key(KeyCode::Char('@')), t.t0);
+    type_text(&mut t.app, "zzz", t.t0);
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert!(matches!(&out[..], [Action::Send(Op::UserMessage { text, .. })] if text == "@zzz"));
+}

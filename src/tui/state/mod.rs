@@ -510,6 +510,8 @@ impl SessionState {
                 self.worktree_removed(id, *discarded, now)
             }
             EventKind::Diff { text } => self.diff = Some((id, text.clone())),
+            // The composer's: `App::apply` hands them to `@` completion.
+            EventKind::Files { .. } => {}
             EventKind::McpServer {
                 server,
                 state,
