@@ -71,3 +71,33 @@ async fn at_path_completes_a_workspace_file_and_the_message_carries_its_content(
     assert!(!sent.contains("generated"), "{sent}");
     quit(tui).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bang_command_output_shows_and_the_persona_reads_it_next_turn() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("data.txt", "hello-from-the-file\n");
+    mock.push(MockResponse::text("The file says hello."));
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("!cat data.txt; echo done-$((40+2))").await;
+    tui.enter().await;
+    tui.wait_text("done-42").await;
+    assert!(mock.requests().is_empty(), "a command starts no turn");
+    tui.type_text("what did it print?").await;
+    tui.enter().await;
+    tui.wait_text("The file says hello.").await;
+    let body = &mock.requests()[0].body;
+    let users: Vec<String> = transcript(body)
+        .into_iter()
+        .filter(|(role, _)| role == "user")
+        .map(|(_, text)| text)
+        .collect();
+    let ran = users
+        .iter()
+        .find(|t| t.starts_with("!cat data.txt"))
+        .unwrap_or_else(|| panic!("{users:?}"));
+    assert!(ran.contains("exit code: 0"), "{ran}");
+    assert!(ran.contains("hello-from-the-file\ndone-42"), "{ran}");
+    quit(tui).await;
+}

@@ -61,4 +61,7 @@ pub enum Op {
     /// The workspace's files for `@path` completion (ignored files left out): answered by
     /// a `files` event.
     ListFiles,
+    /// Run a shell command the user typed (`!cmd`) in the persona's sandbox; its output
+    /// joins the persona's conversation (an `item_added`) without starting a turn.
+    RunCommand { command: String },
 }

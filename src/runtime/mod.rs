@@ -40,6 +40,7 @@ mod team;
 mod testing;
 mod toolbox;
 mod turn;
+mod user_command;
 
 pub use start::{RuntimeError, start_session};
 pub use toolbox::facts_of as tool_facts;

@@ -64,6 +64,10 @@ fn serve(session: &Arc<Session>, op: Op) {
             list_files(session);
             None
         }
+        Op::RunCommand { command } => {
+            super::user_command::serve(session, command);
+            None
+        }
         other => control(session, other),
     };
     if let Some((agent, message)) = refused {

@@ -461,6 +461,12 @@ impl App {
                 self.composer.take();
                 self.run_command(cmd, now)
             }
+            None if text.starts_with('!') => {
+                self.composer.take();
+                let command = text[1..].trim().to_string();
+                self.set_notice(format!("running {command}…"), now);
+                vec![Action::Send(Op::RunCommand { command })]
+            }
             None => {
                 self.composer.take();
                 // Trailing blank lines (a stray Alt+Enter) are not part of the message.

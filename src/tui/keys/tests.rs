@@ -814,3 +814,17 @@ fn esc_closes_the_popup_without_interrupting_and_enter_then_sends() {
     let out = t.app.on_key(key(KeyCode::Enter), t.t0);
     assert!(matches!(&out[..], [Action::Send(Op::UserMessage { text, .. })] if text == "@zzz"));
 }
+
+#[test]
+fn bang_runs_a_command_instead_of_sending_a_message() {
+    let mut t = setup();
+    type_text(&mut t.app, "!git status --short", t.t0);
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(
+        out,
+        vec![Action::Send(Op::RunCommand {
+            command: "git status --short".into()
+        })]
+    );
+    assert!(t.app.composer.is_empty());
+}
