@@ -101,3 +101,50 @@ async fn bang_command_output_shows_and_the_persona_reads_it_next_turn() {
     assert!(ran.contains("hello-from-the-file\ndone-42"), "{ran}");
     quit(tui).await;
 }
+
+/// The status bar: the screen's last row.
+fn status_bar(screen: &str) -> String {
+    screen.lines().last().unwrap_or_default().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn model_and_approval_switch_for_the_session_and_survive_a_resume() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([
+        MockResponse::text("first answer"),
+        MockResponse::text("second answer"),
+    ]);
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("/model tiny-coder").await;
+    tui.enter().await;
+    tui.wait_for("the model in the status bar", |s| {
+        status_bar(s).contains("tiny-coder")
+    })
+    .await;
+    tui.type_text("/approval read-only").await;
+    tui.enter().await;
+    tui.wait_for("read-only in the status bar", |s| {
+        status_bar(s).contains("read-only")
+    })
+    .await;
+    tui.type_text("hello").await;
+    tui.enter().await;
+    tui.wait_text("first answer").await;
+    assert_eq!(mock.requests()[0].body["model"], "tiny-coder");
+    quit(tui).await;
+
+    let tui = Tui::spawn(&sb, &mock.base_url(), &["--resume", "last"], 30, 100);
+    let screen = tui.wait_text("first answer").await;
+    let bar = status_bar(&screen);
+    assert!(
+        bar.contains("tiny-coder") && bar.contains("read-only"),
+        "{screen}"
+    );
+    tui.type_text("again").await;
+    tui.enter().await;
+    tui.wait_text("second answer").await;
+    assert_eq!(mock.requests()[1].body["model"], "tiny-coder");
+    quit(tui).await;
+}

@@ -334,6 +334,14 @@ pub enum EventKind {
     Files {
         paths: Vec<String>,
     },
+    /// The user chose the persona's model for the rest of the session (`/model`).
+    ModelSet {
+        model: String,
+    },
+    /// The user chose every agent's approval policy for the rest of the session.
+    ApprovalSet {
+        approval: ApprovalPolicy,
+    },
 }
 
 impl EventKind {

@@ -33,6 +33,7 @@ mod report;
 mod request;
 mod save_role;
 mod session;
+mod settings;
 mod start;
 mod tasks;
 mod team;

@@ -68,6 +68,13 @@ fn serve(session: &Arc<Session>, op: Op) {
             super::user_command::serve(session, command);
             None
         }
+        Op::SetModel { model } => super::settings::set_model(session, model)
+            .err()
+            .map(|e| (root, e)),
+        Op::SetApproval { approval } => {
+            super::settings::set_approval(session, approval);
+            None
+        }
         other => control(session, other),
     };
     if let Some((agent, message)) = refused {

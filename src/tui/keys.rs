@@ -485,6 +485,10 @@ impl App {
                 self.set_notice(format!("handing the session to {role}…"), now);
                 return vec![Action::Send(Op::SwitchPersona { role })];
             }
+            SlashCommand::Model(model) => return vec![Action::Send(Op::SetModel { model })],
+            SlashCommand::Approval(approval) => {
+                return vec![Action::Send(Op::SetApproval { approval })];
+            }
             SlashCommand::Agents => {
                 self.open(Overlay::Agents);
                 self.focus = Focus::Tree;

@@ -58,10 +58,16 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let (opened, sink) = log::open(&opts, event_tx)?;
     let role = choose_role(&opts, &opened)?;
-    let approval = opts.approval;
+    let replayed = opened.resumed.as_ref().map(|r| &r.replayed);
+    // The user's `/approval` and `/model` of the resumed session stay.
+    let approval = replayed.and_then(|r| r.approval).unwrap_or(opts.approval);
+    let chosen = replayed.and_then(|r| r.model_choice.clone());
     let built = build::build(opts, workspace, &opened, sink).await?;
     let (session, policies) = (built.session, built.policies);
-    let model_name = role.model(&session.config);
+    if let Some(model) = chosen {
+        session.team.choose_model(model);
+    }
+    let model_name = (session.team.model_choice()).unwrap_or_else(|| role.model(&session.config));
     announce(&session, &opened, &role, &model_name, approval);
     for note in built.notes {
         session.team.emit(opened.root, note);
