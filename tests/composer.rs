@@ -148,3 +148,23 @@ async fn model_and_approval_switch_for_the_session_and_survive_a_resume() {
     assert_eq!(mock.requests()[1].body["model"], "tiny-coder");
     quit(tui).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approval_auto_is_refused_where_there_is_no_sandbox() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let env = [("SQUAD_SANDBOX_UNAVAILABLE", "1")];
+    let tui = Tui::spawn_with_env(&sb, &mock.base_url(), &[], &env, 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("/approval auto").await;
+    tui.enter().await;
+    let screen = tui.wait_text("there is none here").await;
+    assert!(status_bar(&screen).contains(" ask "), "{screen}");
+    tui.type_text("/approval read-only").await;
+    tui.enter().await;
+    tui.wait_for("read-only in the status bar", |s| {
+        status_bar(s).contains("read-only")
+    })
+    .await;
+    quit(tui).await;
+}

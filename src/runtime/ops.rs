@@ -71,10 +71,9 @@ fn serve(session: &Arc<Session>, op: Op) {
         Op::SetModel { model } => super::settings::set_model(session, model)
             .err()
             .map(|e| (root, e)),
-        Op::SetApproval { approval } => {
-            super::settings::set_approval(session, approval);
-            None
-        }
+        Op::SetApproval { approval } => super::settings::set_approval(session, approval)
+            .err()
+            .map(|e| (root, e)),
         other => control(session, other),
     };
     if let Some((agent, message)) = refused {

@@ -19,9 +19,22 @@ pub fn set_model(session: &Session, model: String) -> Result<(), String> {
 }
 
 /// `/approval ask|auto|read-only`: every agent's policy, and new workers' after them.
-pub fn set_approval(session: &Session, approval: ApprovalPolicy) {
+/// `auto` needs the sandbox, as `--approval auto` does: without one, every command would
+/// run with all of the user's rights, unasked.
+pub fn set_approval(session: &Session, approval: ApprovalPolicy) -> Result<(), String> {
+    let wanted = session.config.sandbox.mode != crate::config::SandboxMode::Off;
+    if let Some(why) = &session.sandbox.support().unavailable
+        && wanted
+        && approval == ApprovalPolicy::Auto
+    {
+        return Err(format!(
+            "/approval auto runs every command in the sandbox, and there is none here: {why}; \
+             the approval policy stays as it was"
+        ));
+    }
     session.team.set_policy_all(approval);
     session
         .team
         .emit(session.root(), EventKind::ApprovalSet { approval });
+    Ok(())
 }

@@ -50,7 +50,7 @@ pub enum RuntimeError {
     NoSandbox(String),
 }
 
-pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
+pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
     let workspace = Workspace::new(&opts.workspace).map_err(|source| RuntimeError::Workspace {
         path: opts.workspace.clone(),
         source,
@@ -61,6 +61,8 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let replayed = opened.resumed.as_ref().map(|r| &r.replayed);
     // The user's `/approval` and `/model` of the resumed session stay.
     let approval = replayed.and_then(|r| r.approval).unwrap_or(opts.approval);
+    // The sandbox, hooks and gate are set up for the policy in force.
+    opts.approval = approval;
     let chosen = replayed.and_then(|r| r.model_choice.clone());
     let built = build::build(opts, workspace, &opened, sink).await?;
     let (session, policies) = (built.session, built.policies);
