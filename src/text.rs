@@ -224,6 +224,10 @@ pub fn fuzzy_rank(query: &str, items: &[String], limit: usize) -> Vec<usize> {
 
 /// How well `item` matches the lowercase `q`, or `None` when it does not.
 fn fuzzy_score(q: &[char], item: &str) -> Option<i64> {
+    // Most paths and queries are ASCII: bytes, no case folding per character.
+    if item.is_ascii() && q.iter().all(char::is_ascii) {
+        return fuzzy_score_ascii(q, item.as_bytes());
+    }
     let name_at = item.rfind('/').map_or(0, |i| i + 1);
     let mut score = 0i64;
     let mut qi = 0;
@@ -249,6 +253,30 @@ fn fuzzy_score(q: &[char], item: &str) -> Option<i64> {
         }
         last_hit = hit;
         prev = Some(c);
+    }
+    (qi == q.len()).then_some(score)
+}
+
+/// `fuzzy_score` on ASCII: the same points.
+fn fuzzy_score_ascii(q: &[char], item: &[u8]) -> Option<i64> {
+    let name_at = item.iter().rposition(|b| *b == b'/').map_or(0, |i| i + 1);
+    let (mut score, mut qi, mut last_hit) = (0i64, 0, false);
+    for (at, b) in item.iter().enumerate() {
+        if qi == q.len() {
+            break;
+        }
+        let hit = b.to_ascii_lowercase() == q[qi] as u8;
+        if hit {
+            score += 1 + if last_hit { 5 } else { 0 };
+            if at == 0 || matches!(item[at - 1], b'/' | b'_' | b'-' | b'.' | b' ') {
+                score += 8;
+            }
+            if at >= name_at {
+                score += 2;
+            }
+            qi += 1;
+        }
+        last_hit = hit;
     }
     (qi == q.len()).then_some(score)
 }
@@ -303,5 +331,8 @@ mod tests {
         assert_eq!(fuzzy_rank("zzz", &items, 5), Vec::<usize>::new());
         assert_eq!(fuzzy_rank("", &items, 2), [0, 1]);
         assert_eq!(fuzzy_rank("s", &items, 1).len(), 1);
+        // Beyond ASCII the same rules, case folded per character.
+        let wide: Vec<String> = vec!["docs/Übersicht.md".into(), "docs/other.md".into()];
+        assert_eq!(fuzzy_rank("über", &wide, 5), [0]);
     }
 }

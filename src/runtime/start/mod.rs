@@ -58,12 +58,8 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let (opened, sink) = log::open(&opts, event_tx)?;
     let role = choose_role(&opts, &opened)?;
-    let replayed = opened.resumed.as_ref().map(|r| &r.replayed);
-    // The user's `/approval` and `/model` of the resumed session stay.
-    let approval = replayed.and_then(|r| r.approval).unwrap_or(opts.approval);
-    // The sandbox, hooks and gate are set up for the policy in force.
-    opts.approval = approval;
-    let chosen = replayed.and_then(|r| r.model_choice.clone());
+    let chosen = kept_choices(&mut opts, &opened);
+    let approval = opts.approval;
     let built = build::build(opts, workspace, &opened, sink).await?;
     let (session, policies) = (built.session, built.policies);
     if let Some(model) = chosen {
@@ -111,6 +107,16 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
                 .unwrap_or_default(),
         },
     })
+}
+
+/// The user's `/approval` and `/model` of a resumed session stay: the policy in force is
+/// the one the sandbox, hooks and gate are set up for. Returns the model chosen.
+fn kept_choices(opts: &mut SessionOptions, opened: &Opened) -> Option<String> {
+    let replayed = opened.resumed.as_ref().map(|r| &r.replayed)?;
+    if let Some(approval) = replayed.approval {
+        opts.approval = approval;
+    }
+    replayed.model_choice.clone()
 }
 
 /// The persona to start as: the one asked for, else the resumed session's, else the
