@@ -27,6 +27,7 @@ fn build(messages: usize, agents: usize) -> (App, AgentId) {
     let info = SessionInfo {
         log_path: None,
         replayed_seq: 0,
+        prompts: Vec::new(),
         session_id: "bench".into(),
         workspace: "/srv/bench".into(),
         model: "gpt-4.1".into(),

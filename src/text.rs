@@ -205,6 +205,82 @@ pub fn board_line(list: &TaskList) -> String {
     line
 }
 
+/// The `limit` best fuzzy matches of `query` among `items` (indices, best first): the
+/// query's characters in order, case aside; runs of them, starts of path segments and the
+/// file name count more, shorter paths win ties. An empty query keeps the items' order.
+pub fn fuzzy_rank(query: &str, items: &[String], limit: usize) -> Vec<usize> {
+    if query.is_empty() {
+        return (0..items.len().min(limit)).collect();
+    }
+    let q: Vec<char> = query.chars().flat_map(char::to_lowercase).collect();
+    let mut scored: Vec<(i64, usize, usize)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| fuzzy_score(&q, s).map(|sc| (sc, s.len(), i)))
+        .collect();
+    scored.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    scored.into_iter().take(limit).map(|(_, _, i)| i).collect()
+}
+
+/// How well `item` matches the lowercase `q`, or `None` when it does not.
+fn fuzzy_score(q: &[char], item: &str) -> Option<i64> {
+    // Most paths and queries are ASCII: bytes, no case folding per character.
+    if item.is_ascii() && q.iter().all(char::is_ascii) {
+        return fuzzy_score_ascii(q, item.as_bytes());
+    }
+    let name_at = item.rfind('/').map_or(0, |i| i + 1);
+    let mut score = 0i64;
+    let mut qi = 0;
+    let mut prev: Option<char> = None;
+    let mut last_hit = false;
+    for (at, c) in item.char_indices() {
+        if qi == q.len() {
+            break;
+        }
+        let hit = c.to_lowercase().eq(q[qi].to_lowercase());
+        if hit {
+            score += 1;
+            if last_hit {
+                score += 5;
+            }
+            if prev.is_none_or(|p| matches!(p, '/' | '_' | '-' | '.' | ' ')) {
+                score += 8;
+            }
+            if at >= name_at {
+                score += 2;
+            }
+            qi += 1;
+        }
+        last_hit = hit;
+        prev = Some(c);
+    }
+    (qi == q.len()).then_some(score)
+}
+
+/// `fuzzy_score` on ASCII: the same points.
+fn fuzzy_score_ascii(q: &[char], item: &[u8]) -> Option<i64> {
+    let name_at = item.iter().rposition(|b| *b == b'/').map_or(0, |i| i + 1);
+    let (mut score, mut qi, mut last_hit) = (0i64, 0, false);
+    for (at, b) in item.iter().enumerate() {
+        if qi == q.len() {
+            break;
+        }
+        let hit = b.to_ascii_lowercase() == q[qi] as u8;
+        if hit {
+            score += 1 + if last_hit { 5 } else { 0 };
+            if at == 0 || matches!(item[at - 1], b'/' | b'_' | b'-' | b'.' | b' ') {
+                score += 8;
+            }
+            if at >= name_at {
+                score += 2;
+            }
+            qi += 1;
+        }
+        last_hit = hit;
+    }
+    (qi == q.len()).then_some(score)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,5 +311,28 @@ mod tests {
             key_argument(&serde_json::json!({ "patch": patch }).to_string()),
             "src/a.rs, b.md"
         );
+    }
+
+    #[test]
+    fn fuzzy_rank_prefers_runs_segment_starts_and_file_names() {
+        let items: Vec<String> = [
+            "src/tui/composer.rs",
+            "docs/compose.md",
+            "src/main.rs",
+            "Cargo.toml",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(fuzzy_rank("main", &items, 5), [2]);
+        assert_eq!(fuzzy_rank("compose", &items, 5), [1, 0]);
+        assert_eq!(fuzzy_rank("tuicomp", &items, 5), [0]);
+        assert_eq!(fuzzy_rank("CARGO", &items, 5), [3]);
+        assert_eq!(fuzzy_rank("zzz", &items, 5), Vec::<usize>::new());
+        assert_eq!(fuzzy_rank("", &items, 2), [0, 1]);
+        assert_eq!(fuzzy_rank("s", &items, 1).len(), 1);
+        // Beyond ASCII the same rules, case folded per character.
+        let wide: Vec<String> = vec!["docs/Übersicht.md".into(), "docs/other.md".into()];
+        assert_eq!(fuzzy_rank("über", &wide, 5), [0]);
     }
 }

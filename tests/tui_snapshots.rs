@@ -54,6 +54,7 @@ impl Script {
         let info = SessionInfo {
             log_path: None,
             replayed_seq,
+            prompts: Vec::new(),
             session_id: "20260101-demo".into(),
             workspace: "/srv/projects/demo".into(),
             model: "gpt-4.1".into(),
@@ -1617,4 +1618,28 @@ fn worktrees_in_the_tree_and_the_diff_view() {
         screen.contains("+12 −3 in 1 file pending · /data/worktrees/s/1a2b3c4e"),
         "{screen}"
     );
+}
+
+#[test]
+fn at_mention_popup_while_typing_a_path() {
+    let mut s = Script::new();
+    let root = s.root;
+    for c in "explain @".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("at_mention_listing_80x24", s.screen(80, 24));
+    let paths = [
+        "Cargo.toml",
+        "README.md",
+        "src/main.rs",
+        "src/tui/composer.rs",
+        "docs/compose.md",
+    ];
+    let paths = paths.iter().map(|p| p.to_string()).collect();
+    s.ev(root, EventKind::Files { paths });
+    for c in "comp".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    s.key(KeyCode::Down);
+    insta::assert_snapshot!("at_mention_popup_80x24", s.screen(80, 24));
 }

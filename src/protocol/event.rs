@@ -1,7 +1,7 @@
 use super::{
-    AgentId, AgentResult, AgentStatus, Budget, BudgetMeasure, BudgetScope, ConflictFile, Declined,
-    DiffStat, HistoryItem, MergeReport, MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics,
-    TaskRates, Verdict,
+    AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
+    BudgetMeasure, BudgetScope, ConflictFile, Declined, DiffStat, HistoryItem, MergeReport,
+    MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -354,6 +354,18 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         history: Option<Vec<HistoryItem>>,
     },
+    /// The answer to `Op::ListFiles` (live only): the workspace's files, for `@` completion.
+    Files {
+        paths: Vec<String>,
+    },
+    /// The user chose the persona's model for the rest of the session (`/model`).
+    ModelSet {
+        model: String,
+    },
+    /// The user chose every agent's approval policy for the rest of the session.
+    ApprovalSet {
+        approval: ApprovalPolicy,
+    },
 }
 
 impl EventKind {
@@ -394,6 +406,7 @@ impl EventKind {
                 | Self::McpServer { .. }
                 | Self::AgentSandbox { .. }
                 | Self::Diff { .. }
+                | Self::Files { .. }
         )
     }
 }
@@ -439,125 +452,6 @@ pub enum TurnEnd {
     Interrupted,
     Cancelled,
     Error,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ApprovalPolicy {
-    /// Ask the user before every mutating action (exec cannot ask: there it denies).
-    #[default]
-    Ask,
-    Auto,
-    ReadOnly,
-}
-
-impl ApprovalPolicy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Ask => "ask",
-            Self::Auto => "auto",
-            Self::ReadOnly => "read-only",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "ask" => Some(Self::Ask),
-            "auto" => Some(Self::Auto),
-            "read-only" | "readonly" | "read_only" => Some(Self::ReadOnly),
-            _ => None,
-        }
-    }
-
-    /// The narrower of two policies: a worker never gets more than its parent.
-    pub fn narrowest(self, other: Self) -> Self {
-        fn rank(p: ApprovalPolicy) -> u8 {
-            match p {
-                ApprovalPolicy::ReadOnly => 0,
-                ApprovalPolicy::Ask => 1,
-                ApprovalPolicy::Auto => 2,
-            }
-        }
-        if rank(self) <= rank(other) {
-            self
-        } else {
-            other
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ApprovalDecision {
-    Approve,
-    /// Approve this and matching later actions (same tool and path/command prefix).
-    ApproveForSession,
-    Deny,
-}
-
-/// What a mutating tool call would do, shown to the user before it runs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ApprovalAction {
-    Command {
-        command: String,
-    },
-    /// A command that runs inside the OS sandbox (`sandbox` names it): the sandbox bounds
-    /// it, so `ask` lets it run without a prompt; `read-only` still refuses it.
-    SandboxedCommand {
-        command: String,
-        sandbox: String,
-    },
-    /// A command the model asks to run outside the sandbox (`escalate`), with its reason:
-    /// always put to the user, under `auto` too; refused where nobody can answer.
-    Escalation {
-        command: String,
-        reason: String,
-    },
-    /// A write or edit; `diff` is a unified diff of the file before and after.
-    FileChange {
-        path: String,
-        diff: String,
-    },
-    /// An `apply_patch`: every file it changes (a move names both paths) and one unified
-    /// diff of them all.
-    Patch {
-        paths: Vec<String>,
-        diff: String,
-    },
-    Spawn {
-        role: String,
-        task: String,
-        tools: Vec<String>,
-        model: String,
-        /// What it may spend (left out when unlimited).
-        #[serde(default, skip_serializing_if = "Budget::is_unlimited")]
-        budget: Budget,
-        /// Instructions appended to its role's prompt (`spawn_agent`'s `instructions`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        instructions: Option<String>,
-        /// Kept for follow-ups rather than released once its result is delivered.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        keep: bool,
-    },
-    /// A workspace hook (`[[hooks]]` of the workspace's config, or a file its command runs)
-    /// new or changed since the user approved it: it would run with the user's rights,
-    /// outside the sandbox. `files` are the workspace files its command runs, each with
-    /// its text as it is now (clipped), for the user to read first.
-    Hook {
-        command: String,
-        /// The config file it is written in.
-        source: String,
-        files: Vec<(String, String)>,
-    },
-    /// A tool of an MCP server that does not declare itself read-only.
-    McpTool {
-        server: String,
-        /// The server's own name for the tool.
-        tool: String,
-        /// The arguments, as pretty JSON.
-        arguments: String,
-    },
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

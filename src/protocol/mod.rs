@@ -1,6 +1,7 @@
 //! The one vocabulary the core and the front ends share: `Op` in, `Event` out, and the
 //! history item model used for requests, the session log and rendering alike.
 
+mod approval;
 mod budget;
 mod event;
 mod ids;
@@ -15,11 +16,9 @@ mod spawn;
 mod task;
 mod verdict;
 
+pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy};
 pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
-pub use event::{
-    AgentSummary, ApprovalAction, ApprovalDecision, ApprovalPolicy, Event, EventKind,
-    McpServerState, SessionTotals, TurnEnd,
-};
+pub use event::{AgentSummary, Event, EventKind, McpServerState, SessionTotals, TurnEnd};
 pub use ids::AgentId;
 pub use item::{HistoryItem, Reasoning, ToolCall};
 pub use merge::{

@@ -1,4 +1,4 @@
-use super::{AgentId, ApprovalDecision};
+use super::{AgentId, ApprovalDecision, ApprovalPolicy};
 use serde::{Deserialize, Serialize};
 
 /// Everything a front end can ask of the core.
@@ -58,4 +58,15 @@ pub enum Op {
     ShowDiff { agent_id: AgentId },
     /// Finish: cancel all work and close the log.
     Shutdown,
+    /// The workspace's files for `@path` completion (ignored files left out): answered by
+    /// a `files` event.
+    ListFiles,
+    /// Run a shell command the user typed (`!cmd`) in the persona's sandbox; its output
+    /// joins the persona's conversation (an `item_added`) without starting a turn.
+    RunCommand { command: String },
+    /// The persona's model for the rest of the session (`/model NAME`): `model_set`.
+    SetModel { model: String },
+    /// Every agent's approval policy for the rest of the session (`/approval`):
+    /// `approval_set`.
+    SetApproval { approval: ApprovalPolicy },
 }

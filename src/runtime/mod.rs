@@ -33,6 +33,7 @@ mod report;
 mod request;
 mod save_role;
 mod session;
+mod settings;
 mod start;
 mod tasks;
 mod team;
@@ -40,6 +41,7 @@ mod team;
 mod testing;
 mod toolbox;
 mod turn;
+mod user_command;
 
 pub use start::{RuntimeError, start_session};
 pub use toolbox::facts_of as tool_facts;
@@ -75,6 +77,8 @@ pub struct SessionInfo {
     /// The last `seq` read back from the log of a resumed session (0 for a new one):
     /// events up to it are history, not news.
     pub replayed_seq: u64,
+    /// Prompts typed in earlier sessions (oldest first), for Up/Down recall.
+    pub prompts: Vec<String>,
 }
 
 pub struct SessionOptions {

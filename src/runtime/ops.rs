@@ -28,6 +28,8 @@ fn serve(session: &Arc<Session>, op: Op) {
     let root = session.root();
     let refused = match op {
         Op::UserMessage { to, text } => {
+            remember_prompt(session, &text);
+            let text = crate::workspace::attach_mentions(&session.workspace, &text);
             let target = to.unwrap_or(root);
             deliver_user_message(session, target, text)
                 .err()
@@ -58,6 +60,20 @@ fn serve(session: &Arc<Session>, op: Op) {
             show_diff(session, agent_id);
             None
         }
+        Op::ListFiles => {
+            list_files(session);
+            None
+        }
+        Op::RunCommand { command } => {
+            super::user_command::serve(session, command);
+            None
+        }
+        Op::SetModel { model } => super::settings::set_model(session, model)
+            .err()
+            .map(|e| (root, e)),
+        Op::SetApproval { approval } => super::settings::set_approval(session, approval)
+            .err()
+            .map(|e| (root, e)),
         other => control(session, other),
     };
     if let Some((agent, message)) = refused {
@@ -117,6 +133,13 @@ fn switch(session: &Session, role: String) -> Result<(), String> {
     Ok(())
 }
 
+/// Keeps what the person typed for recall in later sessions (where there is a history).
+fn remember_prompt(session: &Session, text: &str) {
+    if let Some(history) = &session.prompts {
+        history.append(text);
+    }
+}
+
 /// Pauses the team or lets it go on; said once per change.
 fn pause(session: &Session, paused: bool) {
     if session.pause.set(paused) {
@@ -135,6 +158,20 @@ fn show_diff(session: &Arc<Session>, agent_id: AgentId) {
     tokio::spawn(async move {
         let text = session.isolation.diff_text(&session.team, agent_id).await;
         session.team.emit(agent_id, EventKind::Diff { text });
+    });
+}
+
+/// Off the ops loop: a large tree takes a while to walk.
+fn list_files(session: &Arc<Session>) {
+    let session = session.clone();
+    tokio::spawn(async move {
+        let root = session.workspace.root().to_path_buf();
+        let max = crate::workspace::MAX_LISTED;
+        let walk = tokio::task::spawn_blocking(move || crate::workspace::list_files(&root, max));
+        let paths = walk.await.unwrap_or_default();
+        session
+            .team
+            .emit(session.root(), EventKind::Files { paths });
     });
 }
 

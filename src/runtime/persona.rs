@@ -26,7 +26,7 @@ pub fn switch_persona(
         );
         return Err(message);
     };
-    let model = role.model(&session.config);
+    let model = (session.team.model_choice()).unwrap_or_else(|| role.model(&session.config));
     let tools = session.tools.tools_for_model(role, false, None, &model);
     let from = session.team.switch_root(role.name.clone(), tools, model);
     session.announce_sandbox(root);

@@ -64,6 +64,9 @@ pub struct Session {
     pub confinement: Arc<super::confinement::Confinement>,
     /// The user's editor, for the file tools of agents in the session's own workspace.
     pub editor: Option<Arc<dyn crate::tools::EditorFiles>>,
+    /// Where the prompts a person types are kept for recall in later sessions: none
+    /// without a data dir, or when nobody types (exec).
+    pub prompts: Option<crate::session::PromptHistory>,
 }
 
 impl Session {

@@ -10,6 +10,7 @@ mod inbox;
 mod queries;
 mod release;
 mod roster;
+mod settings;
 mod stats;
 mod steer;
 
@@ -252,6 +253,8 @@ pub struct Team {
     /// The longest model call of the session so far, in ms (what a wall-time budget a
     /// model asks for is weighed against).
     slowest_call_ms: std::sync::atomic::AtomicU64,
+    /// The persona's model as the user chose it (`/model`), kept across persona switches.
+    model_choice: Mutex<Option<String>>,
 }
 
 impl Team {
@@ -263,6 +266,7 @@ impl Team {
             root,
             releases: Releases::default(),
             slowest_call_ms: std::sync::atomic::AtomicU64::new(0),
+            model_choice: Mutex::new(None),
         }
     }
 

@@ -193,6 +193,7 @@ impl TestSession {
             sandbox,
             confinement,
             editor: None,
+            prompts: None,
             roles,
         };
         let persona = NewAgent {

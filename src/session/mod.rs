@@ -2,11 +2,13 @@
 //! session can be listed, inspected and resumed.
 
 mod log;
+mod prompts;
 mod replay;
 mod store;
 mod writer;
 
 pub use log::{SessionLog, read_events};
+pub use prompts::{PROMPT_HISTORY_CAP, PromptHistory};
 pub use replay::{PendingMessage, ReplayedAgent, ReplayedSession, replay};
 pub use store::{SessionMeta, SessionStore, StoreError};
 pub use writer::LogWriter;

@@ -66,6 +66,10 @@ pub struct ReplayedSession {
     pub paused: bool,
     /// The session's cost limit the user last set (`session_budget_set`), if they did.
     pub session_budget: Option<Option<f64>>,
+    /// The persona's model the user last chose (`model_set`), if they did.
+    pub model_choice: Option<String>,
+    /// The approval policy the user last chose (`approval_set`), if they did.
+    pub approval: Option<crate::protocol::ApprovalPolicy>,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -80,6 +84,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut last_seq = 0;
     let mut paused = false;
     let mut session_budget = None;
+    let (mut model_choice, mut approval) = (None, None);
     let mut tasks: Vec<Task> = Vec::new();
 
     for ev in events {
@@ -146,6 +151,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             }
             EventKind::Paused => paused = true,
             EventKind::SessionBudgetSet { limit_usd } => session_budget = Some(*limit_usd),
+            EventKind::ModelSet { model } => model_choice = Some(model.clone()),
+            EventKind::ApprovalSet { approval: a } => approval = Some(*a),
             EventKind::Resumed | EventKind::Stopped { .. } => paused = false,
             EventKind::TaskUpdated { task } => match tasks.iter_mut().find(|t| t.id == task.id) {
                 Some(slot) => *slot = task.clone(),
@@ -245,6 +252,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         last_seq,
         paused,
         session_budget,
+        model_choice,
+        approval,
     })
 }
 
@@ -377,6 +386,29 @@ mod tests {
         log.push(ev(9, root, EventKind::Paused));
         log.push(ev(10, root, EventKind::Stopped { cancelled: 1 }));
         assert!(!replay(&log).unwrap().paused, "a stop lifts the pause");
+    }
+
+    #[test]
+    fn the_users_model_and_approval_choices_come_back_the_last_one_winning() {
+        let root = AgentId::new();
+        let mut log = vec![ev(1, root, spawned(None))];
+        let session = replay(&log).unwrap();
+        assert_eq!((session.model_choice, session.approval), (None, None));
+        log.push(ev(2, root, EventKind::ModelSet { model: "a".into() }));
+        log.push(ev(3, root, EventKind::ModelSet { model: "b".into() }));
+        log.push(ev(
+            4,
+            root,
+            EventKind::ApprovalSet {
+                approval: crate::protocol::ApprovalPolicy::ReadOnly,
+            },
+        ));
+        let session = replay(&log).unwrap();
+        assert_eq!(session.model_choice.as_deref(), Some("b"));
+        assert_eq!(
+            session.approval,
+            Some(crate::protocol::ApprovalPolicy::ReadOnly)
+        );
     }
 
     #[test]

@@ -1,5 +1,14 @@
 //! Slash commands typed in the composer: parsing and Tab completion.
 
+use crate::protocol::ApprovalPolicy;
+
+/// What `/approval` takes.
+const APPROVALS: [ApprovalPolicy; 3] = [
+    ApprovalPolicy::Ask,
+    ApprovalPolicy::Auto,
+    ApprovalPolicy::ReadOnly,
+];
+
 /// Every command with a one-line description (shown in the completion popup and help).
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/role", "switch persona (/role NAME)"),
@@ -22,6 +31,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/budget",
         "set the session's cost limit (/budget 5 in US dollars, /budget off)",
     ),
+    ("/model", "the persona's model from now on (/model NAME)"),
+    (
+        "/approval",
+        "approval for the rest of the session (/approval ask|auto|read-only)",
+    ),
     (
         "/continue",
         "continue the agents interrupted when squad stopped",
@@ -35,6 +49,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
 #[derive(Clone, Debug, PartialEq)]
 pub enum SlashCommand {
     Role(String),
+    Model(String),
+    Approval(ApprovalPolicy),
     Agents,
     Tasks,
     Timeline,
@@ -87,6 +103,17 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
         "/role" => match arg {
             Some(r) if !r.contains(char::is_whitespace) => SlashCommand::Role(r),
             _ => return Some(Err("usage: /role NAME".into())),
+        },
+        "/model" => match arg {
+            Some(m) if !m.contains(char::is_whitespace) => SlashCommand::Model(m),
+            _ => return Some(Err("usage: /model NAME".into())),
+        },
+        "/approval" => match APPROVALS
+            .iter()
+            .find(|a| Some(a.as_str()) == arg.as_deref())
+        {
+            Some(a) => SlashCommand::Approval(*a),
+            None => return Some(Err("usage: /approval ask|auto|read-only".into())),
         },
         "/agents" => SlashCommand::Agents,
         "/tasks" => SlashCommand::Tasks,
@@ -144,6 +171,14 @@ pub fn candidates(input: &str, roles: &[String]) -> Vec<String> {
             .map(|r| format!("/role {r}"))
             .collect();
     }
+    if let Some(prefix) = input.strip_prefix("/approval ") {
+        return APPROVALS
+            .iter()
+            .map(|a| a.as_str())
+            .filter(|a| a.starts_with(prefix.trim_start()))
+            .map(|a| format!("/approval {a}"))
+            .collect();
+    }
     if input.contains(char::is_whitespace) {
         return Vec::new();
     }
@@ -162,7 +197,10 @@ pub fn complete(input: &str, roles: &[String], cycle: usize) -> Option<String> {
         0 => None,
         1 => {
             let one = &c[0];
-            let takes_arg = matches!(one.as_str(), "/role" | "/resume" | "/budget");
+            let takes_arg = matches!(
+                one.as_str(),
+                "/role" | "/resume" | "/budget" | "/model" | "/approval"
+            );
             Some(if takes_arg {
                 format!("{one} ")
             } else {
@@ -214,6 +252,16 @@ mod tests {
         );
         assert!(matches!(parse("/role"), Some(Err(_))));
         assert_eq!(parse("/ag"), Some(Ok(SlashCommand::Agents)));
+        assert_eq!(
+            parse("/model qwen2.5-coder"),
+            Some(Ok(SlashCommand::Model("qwen2.5-coder".into())))
+        );
+        assert!(matches!(parse("/model"), Some(Err(e)) if e.contains("usage: /model")));
+        assert_eq!(
+            parse("/approval read-only"),
+            Some(Ok(SlashCommand::Approval(ApprovalPolicy::ReadOnly)))
+        );
+        assert!(matches!(parse("/approval yes"), Some(Err(e)) if e.contains("ask|auto")));
         assert_eq!(parse("/quit"), Some(Ok(SlashCommand::Quit)));
         assert!(matches!(parse("/frobnicate"), Some(Err(e)) if e.contains("unknown")));
         assert_eq!(
@@ -248,5 +296,10 @@ mod tests {
         assert_eq!(complete("/", &roles, 1).as_deref(), Some("/agents"));
         assert_eq!(complete("hi", &roles, 0), None);
         assert_eq!(candidates("/re", &roles), ["/resume"]);
+        assert_eq!(complete("/mo", &roles, 0).as_deref(), Some("/model "));
+        assert_eq!(
+            complete("/approval r", &roles, 0).as_deref(),
+            Some("/approval read-only")
+        );
     }
 }

@@ -41,6 +41,14 @@ impl Composer {
         }
     }
 
+    /// A composer whose Up recalls `earlier` (oldest first): prompts of earlier sessions.
+    pub fn with_history(earlier: Vec<String>) -> Self {
+        Self {
+            history: earlier,
+            ..Self::new()
+        }
+    }
+
     pub fn text(&self) -> String {
         self.textarea.lines().join("\n")
     }
@@ -82,6 +90,28 @@ impl Composer {
     pub fn paste(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         self.textarea.insert_str(text);
+    }
+
+    /// The word the cursor ends (back to the last whitespace on its line).
+    pub fn word_before_cursor(&self) -> String {
+        let ratatui_textarea::DataCursor(row, col) = self.textarea.cursor();
+        let Some(line) = self.textarea.lines().get(row) else {
+            return String::new();
+        };
+        let before: Vec<char> = line.chars().take(col).collect();
+        let start = before
+            .iter()
+            .rposition(|c| c.is_whitespace())
+            .map_or(0, |i| i + 1);
+        before[start..].iter().collect()
+    }
+
+    /// Puts `word` in place of the word the cursor ends.
+    pub fn replace_word_before_cursor(&mut self, word: &str) {
+        for _ in 0..self.word_before_cursor().chars().count() {
+            self.textarea.delete_char();
+        }
+        self.textarea.insert_str(word);
     }
 
     pub fn cursor_on_first_line(&self) -> bool {

@@ -70,14 +70,18 @@ const RIGHT: &[Section] = &[
         &[
             ("Enter", "send"),
             ("Alt+Enter", "new line (or ⇧Enter)"),
-            ("↑", "recall (when empty)"),
+            ("↑", "recall, all sessions"),
             ("Tab", "complete /command"),
+            ("@path", "attach a file (Tab picks)"),
+            ("!cmd", "run it, output joins"),
         ],
     ),
     (
         "Commands",
         &[
             ("/role NAME", "switch persona"),
+            ("/model NAME", "persona's model"),
+            ("/approval", "ask · auto · read-only"),
             ("/agents", "full-screen tree"),
             ("/tasks", "task board"),
             ("/timeline", "who ran when"),

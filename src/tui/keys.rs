@@ -10,6 +10,7 @@ use crate::tui::state::Dialog;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::time::{Duration, Instant};
 
+mod mention;
 mod overlays;
 
 /// Two Ctrl+C within this window quit.
@@ -69,6 +70,9 @@ impl App {
         }
         if let Some(o) = self.overlay {
             return self.overlay_key(o, key, now);
+        }
+        if let Some(actions) = self.mention_key(key) {
+            return actions;
         }
         match key.code {
             KeyCode::F(1) => {
@@ -437,6 +441,7 @@ impl App {
             }
             _ => {
                 self.composer.input(key);
+                return self.after_composer_edit();
             }
         }
         Vec::new()
@@ -456,6 +461,12 @@ impl App {
                 self.composer.take();
                 self.run_command(cmd, now)
             }
+            None if text.starts_with('!') => {
+                self.composer.take();
+                let command = text[1..].trim().to_string();
+                self.set_notice(format!("running {command}…"), now);
+                vec![Action::Send(Op::RunCommand { command })]
+            }
             None => {
                 self.composer.take();
                 // Trailing blank lines (a stray Alt+Enter) are not part of the message.
@@ -473,6 +484,10 @@ impl App {
             SlashCommand::Role(role) => {
                 self.set_notice(format!("handing the session to {role}…"), now);
                 return vec![Action::Send(Op::SwitchPersona { role })];
+            }
+            SlashCommand::Model(model) => return vec![Action::Send(Op::SetModel { model })],
+            SlashCommand::Approval(approval) => {
+                return vec![Action::Send(Op::SetApproval { approval })];
             }
             SlashCommand::Agents => {
                 self.open(Overlay::Agents);

@@ -21,6 +21,7 @@ mod help;
 mod keys;
 mod markdown;
 mod mcp;
+mod mention;
 mod popup;
 mod question;
 mod save_role;

@@ -456,6 +456,7 @@ mod tests {
         let mut s = SessionState::new(&SessionInfo {
             log_path: None,
             replayed_seq: 0,
+            prompts: Vec::new(),
             session_id: "s".into(),
             workspace: "/w".into(),
             model: "m".into(),

@@ -21,6 +21,18 @@ impl Tui {
     /// Starts squad with `base_url` as its provider (empty: the default, api.openai.com;
     /// such a test must not send a message).
     pub fn spawn(sb: &Sandbox, base_url: &str, args: &[&str], rows: u16, cols: u16) -> Self {
+        Self::spawn_with_env(sb, base_url, args, &[], rows, cols)
+    }
+
+    /// `spawn` with more environment variables.
+    pub fn spawn_with_env(
+        sb: &Sandbox,
+        base_url: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        rows: u16,
+        cols: u16,
+    ) -> Self {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -42,6 +54,9 @@ impl Tui {
         cmd.env("SQUAD_LOG", "debug");
         if !base_url.is_empty() {
             cmd.env("OPENAI_BASE_URL", base_url);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
         }
         let child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);

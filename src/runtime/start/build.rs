@@ -40,6 +40,13 @@ pub struct Built {
     pub mcp_statuses: mpsc::UnboundedReceiver<ServerStatus>,
 }
 
+/// Where typed prompts are kept: only when a person types, and squad has a data dir.
+fn prompt_history(opts: &SessionOptions) -> Option<crate::session::PromptHistory> {
+    let data_dir = opts.store.as_ref().and_then(|s| s.data_dir())?;
+    opts.can_ask
+        .then(|| crate::session::PromptHistory::new(data_dir))
+}
+
 /// What the session's services are made of besides the config.
 struct Services {
     isolation: Arc<WorkerIsolation>,
@@ -64,6 +71,7 @@ pub async fn build(
     let in_flight = in_flight(&opts, &windows).await;
     let services = services(&opts, &roles, &workspace, opened).await?;
     let checkpoints = checkpoints(&opts, &workspace, opened);
+    let prompts = prompt_history(&opts);
     let config = Arc::new(opts.config);
     let model_slots = Arc::new(Semaphore::new(in_flight));
     let compactor = Arc::new(Compactor {
@@ -102,6 +110,7 @@ pub async fn build(
         sandbox: services.sandbox,
         confinement: services.confinement,
         editor: opts.editor,
+        prompts,
     });
     Ok(Built {
         session,

@@ -50,7 +50,7 @@ pub enum RuntimeError {
     NoSandbox(String),
 }
 
-pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
+pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
     let workspace = Workspace::new(&opts.workspace).map_err(|source| RuntimeError::Workspace {
         path: opts.workspace.clone(),
         source,
@@ -58,10 +58,14 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let (opened, sink) = log::open(&opts, event_tx)?;
     let role = choose_role(&opts, &opened)?;
+    let chosen = kept_choices(&mut opts, &opened);
     let approval = opts.approval;
     let built = build::build(opts, workspace, &opened, sink).await?;
     let (session, policies) = (built.session, built.policies);
-    let model_name = role.model(&session.config);
+    if let Some(model) = chosen {
+        session.team.choose_model(model);
+    }
+    let model_name = (session.team.model_choice()).unwrap_or_else(|| role.model(&session.config));
     announce(&session, &opened, &role, &model_name, approval);
     for note in built.notes {
         session.team.emit(opened.root, note);
@@ -96,8 +100,23 @@ pub async fn start_session(opts: SessionOptions) -> Result<SessionHandle, Runtim
             root_agent: root,
             log_path: opened.log_path,
             replayed_seq: opened.first_seq,
+            prompts: session
+                .prompts
+                .as_ref()
+                .map(|p| p.load())
+                .unwrap_or_default(),
         },
     })
+}
+
+/// The user's `/approval` and `/model` of a resumed session stay: the policy in force is
+/// the one the sandbox, hooks and gate are set up for. Returns the model chosen.
+fn kept_choices(opts: &mut SessionOptions, opened: &Opened) -> Option<String> {
+    let replayed = opened.resumed.as_ref().map(|r| &r.replayed)?;
+    if let Some(approval) = replayed.approval {
+        opts.approval = approval;
+    }
+    replayed.model_choice.clone()
 }
 
 /// The persona to start as: the one asked for, else the resumed session's, else the

@@ -78,7 +78,7 @@ fn revive(
     };
     let ceiling = agent.parent_id.and_then(|p| session.team.tools(p));
     let model = if is_root {
-        role.model(&session.config)
+        (session.team.model_choice()).unwrap_or_else(|| role.model(&session.config))
     } else {
         agent.model.clone()
     };

@@ -83,6 +83,7 @@ impl App {
         self.render_status(status, buf);
         if self.overlay.is_none() && self.focus == Focus::Composer {
             self.render_completion(buf);
+            self.render_mention(buf);
         }
         self.render_overlay(main, buf, now);
         let waiting = self.state.dialogs_waiting();
@@ -417,6 +418,17 @@ impl App {
             &self.theme,
         );
         buf.set_line(area.x, area.y, &line, area.width);
+    }
+
+    fn render_mention(&mut self, buf: &mut Buffer) {
+        let word = self.composer.word_before_cursor();
+        let Some(query) = self.mention.query(&word) else {
+            return;
+        };
+        let matches = self.mention.matches(query);
+        let (selected, loading) = (self.mention.selected, self.mention.loading());
+        let area = self.areas.composer;
+        crate::tui::mention::render(buf, area, &matches, selected, loading, &self.theme);
     }
 
     fn render_completion(&mut self, buf: &mut Buffer) {

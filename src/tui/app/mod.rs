@@ -121,6 +121,8 @@ pub struct App {
     pub left: LeftPane,
     pub tasks: TaskPanel,
     pub composer: Composer,
+    /// `@path` completion: the core's file list and the popup's state.
+    pub(crate) mention: crate::tui::mention::Mention,
     pub overlay: Option<Overlay>,
     pub(crate) views: HashMap<AgentId, ConvView>,
     pub(crate) overlay_scroll: usize,
@@ -154,7 +156,8 @@ impl App {
             tree: TreeView::default(),
             left: LeftPane::default(),
             tasks: TaskPanel::default(),
-            composer: Composer::new(),
+            composer: Composer::with_history(info.prompts.clone()),
+            mention: Default::default(),
             overlay: None,
             views: HashMap::new(),
             overlay_scroll: 0,
@@ -185,6 +188,9 @@ impl App {
             self.set_notice("merge conflict: a worker's change was not merged", now);
         }
         self.sync_dialogs(now);
+        if let EventKind::Files { paths } = &ev.kind {
+            self.mention.set_files(paths.clone());
+        }
         if self.saving_role == Some(ev.agent_id) {
             let answer = match &ev.kind {
                 EventKind::RoleSaved { name, .. } => {

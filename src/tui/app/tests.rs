@@ -49,6 +49,7 @@ fn setup() -> (App, AgentId, AgentId, Instant) {
     let info = SessionInfo {
         log_path: None,
         replayed_seq: 0,
+        prompts: Vec::new(),
         session_id: "s".into(),
         workspace: "/w".into(),
         model: "m".into(),

@@ -11,10 +11,16 @@ struct T {
 }
 
 fn setup() -> T {
+    setup_with(Vec::new())
+}
+
+/// A session whose composer recalls `prompts` of earlier sessions.
+fn setup_with(prompts: Vec<String>) -> T {
     let root = AgentId::new();
     let info = SessionInfo {
         log_path: None,
         replayed_seq: 0,
+        prompts,
         session_id: "s".into(),
         workspace: "/tmp/w".into(),
         model: "m".into(),
@@ -733,4 +739,92 @@ fn s_in_the_agents_view_saves_the_selected_workers_role_under_a_typed_name() {
             .as_ref()
             .is_some_and(|(n, _)| n.contains("released already"))
     );
+}
+
+#[test]
+fn up_recalls_prompts_of_earlier_sessions_before_this_ones() {
+    let mut t = setup_with(vec!["older".into(), "earlier".into()]);
+    type_text(&mut t.app, "now", t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    for want in ["now", "earlier", "older", "older"] {
+        t.app.on_key(key(KeyCode::Up), t.t0);
+        assert_eq!(t.app.composer.text(), want);
+    }
+    t.app.on_key(key(KeyCode::Down), t.t0);
+    assert_eq!(t.app.composer.text(), "earlier");
+}
+
+fn files_event(t: &mut T, paths: &[&str]) {
+    let paths = paths.iter().map(|p| p.to_string()).collect();
+    let root = t.root;
+    t.app.apply(&ev(root, EventKind::Files { paths }), t.t0);
+}
+
+#[test]
+fn at_asks_the_core_for_files_once_and_tab_attaches_the_best_match() {
+    let mut t = setup();
+    type_text(&mut t.app, "explain ", t.t0);
+    let asked = t.app.on_key(key(KeyCode::Char('@')), t.t0);
+    assert_eq!(asked, vec![Action::Send(Op::ListFiles)]);
+    files_event(&mut t, &["README.md", "src/main.rs", "src/tui/composer.rs"]);
+    type_text(&mut t.app, "cmp", t.t0);
+    assert!(t.app.on_key(key(KeyCode::Tab), t.t0).is_empty());
+    assert_eq!(t.app.composer.text(), "explain @src/tui/composer.rs ");
+    assert_eq!(
+        t.app.focus,
+        Focus::Composer,
+        "Tab accepted, it did not move focus"
+    );
+    // A second mention asks again (the tree may have changed), and Down picks the next.
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Char('@')), t.t0),
+        vec![Action::Send(Op::ListFiles)]
+    );
+    type_text(&mut t.app, "s", t.t0);
+    t.app.on_key(key(KeyCode::Down), t.t0);
+    t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(
+        t.app.composer.text(),
+        "explain @src/tui/composer.rs @src/tui/composer.rs "
+    );
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert!(
+        matches!(&out[..], [Action::Send(Op::UserMessage { text, .. })] if text.ends_with("composer.rs"))
+    );
+}
+
+#[test]
+fn esc_closes_the_popup_without_interrupting_and_enter_then_sends() {
+    let mut t = setup();
+    t.app.on_key(key(KeyCode::Char('@')), t.t0);
+    files_event(&mut t, &["a.rs"]);
+    type_text(&mut t.app, "a", t.t0);
+    assert!(t.app.on_key(key(KeyCode::Esc), t.t0).is_empty());
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(
+        out,
+        vec![Action::Send(Op::UserMessage {
+            to: None,
+            text: "@a".into()
+        })]
+    );
+    // No match: Enter sends what was typed.
+    t.app.on_key(key(KeyCode::Char('@')), t.t0);
+    type_text(&mut t.app, "zzz", t.t0);
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert!(matches!(&out[..], [Action::Send(Op::UserMessage { text, .. })] if text == "@zzz"));
+}
+
+#[test]
+fn bang_runs_a_command_instead_of_sending_a_message() {
+    let mut t = setup();
+    type_text(&mut t.app, "!git status --short", t.t0);
+    let out = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(
+        out,
+        vec![Action::Send(Op::RunCommand {
+            command: "git status --short".into()
+        })]
+    );
+    assert!(t.app.composer.is_empty());
 }

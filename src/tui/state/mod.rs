@@ -514,6 +514,22 @@ impl SessionState {
                 self.worktree_removed(id, *discarded, now)
             }
             EventKind::Diff { text } => self.diff = Some((id, text.clone())),
+            // The composer's: `App::apply` hands them to `@` completion.
+            EventKind::Files { .. } => {}
+            EventKind::ModelSet { model } => {
+                self.model = model.clone();
+                let line = format!("model: {model} from the next call");
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(line));
+            }
+            EventKind::ApprovalSet { approval } => {
+                self.approval = *approval;
+                let line = format!("approval: {} for every agent", approval.as_str());
+                self.agent_entry(id, now)
+                    .conversation
+                    .push(EntryKind::Notice(line));
+            }
             EventKind::McpServer {
                 server,
                 state,

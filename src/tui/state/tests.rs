@@ -7,6 +7,7 @@ fn info(root: AgentId) -> SessionInfo {
     SessionInfo {
         log_path: None,
         replayed_seq: 0,
+        prompts: Vec::new(),
         session_id: "s1".into(),
         workspace: "/tmp/w".into(),
         model: "m".into(),
@@ -447,6 +448,7 @@ fn a_stall_is_marked_until_progress_the_turn_ends_or_it_was_only_read_back() {
     let root = AgentId::new();
     let mut s = SessionState::new(&SessionInfo {
         replayed_seq: 2,
+        prompts: Vec::new(),
         ..info(root)
     });
     let t = Instant::now() + Duration::from_secs(100);
