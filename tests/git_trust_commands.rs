@@ -12,31 +12,14 @@
 // Test harness code: a panic is how it reports a broken setup.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::squad::git;
+
 use squad::isolation::{Repo, Worktrees, remove_stale};
 use squad::protocol::AgentId;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test User")
-        .env("GIT_AUTHOR_EMAIL", "test@example.com")
-        .env("GIT_COMMITTER_NAME", "Test User")
-        .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// The worker's scripts, each leaving `<markers>/<its name>` when run.
 const SCRIPTS: &[&str] = &[

@@ -97,6 +97,27 @@ pub enum ModelProgress {
     },
 }
 
+impl ModelProgress {
+    /// The `retrying` event a retry is told to the front ends as (`None`: not a retry).
+    pub fn retry_event(&self) -> Option<crate::protocol::EventKind> {
+        let ModelProgress::Retrying {
+            attempt,
+            max_attempts,
+            delay,
+            reason,
+        } = self
+        else {
+            return None;
+        };
+        Some(crate::protocol::EventKind::Retrying {
+            attempt: *attempt,
+            max_attempts: *max_attempts,
+            delay_ms: delay.as_millis() as u64,
+            reason: reason.clone(),
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error("cancelled")]

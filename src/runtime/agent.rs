@@ -284,7 +284,7 @@ async fn compact_now(cx: &AgentCx) -> Step {
     let result = match session.request_for(id) {
         Some(setup) => {
             let done = (session.compactor)
-                .compact(team, id, setup, Trigger::User, cx.cancel())
+                .compact(team, id, setup, Trigger::User, 1.0, cx.cancel())
                 .await;
             super::policies::budget::after_usage(team, &session.session_limits);
             done

@@ -233,6 +233,10 @@ fn answer_for(
     if call.id.starts_with(crate::model::text_calls::ID_PREFIX) {
         output.insert_str(0, crate::model::text_calls::RAN_NOTE);
     }
+    // Words of squad's in the result come only from a layer's verdict on evidence: the
+    // loop guard's note (the same call, same answer, `repeat_note_after` times) and its stop
+    // (`repeat_stop_after` times), the answer layer's regression note (a test run failing
+    // after one passed); `tests/capable_models.rs` shows a capable model never meets them.
     match verdict {
         Verdict::Pass => {}
         Verdict::Note(note) => {
@@ -278,39 +282,28 @@ async fn execute(cx: &AgentCx, call: &ToolCall) -> CallResult {
         host: cx,
         cancel: cx.cancel(),
     };
-    let (args, writes, action, hook) = match gate(cx, call, &handler, &inv, &mut args).await {
+    let passed = match gate(cx, call, &handler, &inv, &mut args).await {
         Ok(passed) => passed,
         Err(result) => return result,
     };
-    let facts = handler.facts(&args);
+    if let Err(denied) = ask_approval(cx, call, &role, policy, &passed).await {
+        return denied;
+    }
     let tool = ToolUse {
         call_id: &call.id,
         name: &call.name,
-        args: &args,
-        reach: facts.reach,
-        reports: facts.reports,
-        writes: writes.as_deref(),
-        action: action.as_ref(),
+        args: &passed.args,
+        reach: passed.facts.reach,
+        reports: passed.facts.reports,
+        writes: passed.writes.as_deref(),
+        action: passed.action.as_ref(),
     };
-    if let Some(action) = &action {
-        let req = ApprovalRequest {
-            agent_id: cx.id(),
-            role: &role,
-            policy,
-            tool: &call.name,
-            action,
-            hook: hook.approval,
-        };
-        if let Err(denied) = approve(cx, req).await {
-            return CallResult::error(denied.0);
-        }
-    }
     let mut result = run_watched(cx, &handler, &inv, &tool).await;
-    if hook.amended {
+    if passed.hook.amended {
         // The model learns its call ran as the user's hook changed it.
         let note = format!(
             "[a pre_tool_use hook changed this call's arguments to {}]\n",
-            clip(&args.to_string(), 400)
+            clip(&passed.args.to_string(), 400)
         );
         result.output.insert_str(0, &note);
     }
@@ -319,8 +312,32 @@ async fn execute(cx: &AgentCx, call: &ToolCall) -> CallResult {
         is_error: result.is_error,
     };
     cx.after_tool(&tool, &done).await;
-    result.facts = Some(facts);
+    result.facts = Some(passed.facts);
     result
+}
+
+/// Puts a call whose action needs approval to the gate; `Err`: its result, refused.
+async fn ask_approval(
+    cx: &AgentCx,
+    call: &ToolCall,
+    role: &str,
+    policy: ApprovalPolicy,
+    passed: &Passed,
+) -> Result<(), CallResult> {
+    let Some(action) = &passed.action else {
+        return Ok(());
+    };
+    let req = ApprovalRequest {
+        agent_id: cx.id(),
+        role,
+        policy,
+        tool: &call.name,
+        action,
+        hook: passed.hook.approval,
+    };
+    approve(cx, req)
+        .await
+        .map_err(|denied| CallResult::error(denied.0))
 }
 
 /// Runs the call with the stall watch beside it.
@@ -345,15 +362,34 @@ struct HookSaid {
     amended: bool,
 }
 
-/// Described and passed by the layers: the call's (maybe changed) arguments, the paths it
-/// writes, what the user approves, and what the hooks said; or its result when it does
-/// not go on.
-type Passed = (
-    Value,
-    Option<Vec<String>>,
-    Option<crate::protocol::ApprovalAction>,
-    HookSaid,
-);
+/// A call described and passed by the layers.
+struct Passed {
+    /// Its arguments (as a hook may have changed them).
+    args: Value,
+    /// The paths it writes, when that is all it does.
+    writes: Option<Vec<String>>,
+    /// What the user approves.
+    action: Option<crate::protocol::ApprovalAction>,
+    /// What its handler says of it, from those arguments.
+    facts: ToolFacts,
+    hook: HookSaid,
+}
+
+fn passed(
+    args: &Value,
+    writes: Option<Vec<String>>,
+    action: Option<crate::protocol::ApprovalAction>,
+    facts: ToolFacts,
+    hook: HookSaid,
+) -> Passed {
+    Passed {
+        args: args.clone(),
+        writes,
+        action,
+        facts,
+        hook,
+    }
+}
 
 /// Describes the call and asks the layers, again from the layer after one that changed
 /// it (a hook's `updatedInput`).
@@ -394,10 +430,10 @@ async fn gate(
         };
         match cx.before_tool(&tool, from).await {
             (ToolGate::Block(why), _) => return Err(CallResult::error(why)),
-            (ToolGate::Go, _) => return Ok((args.clone(), writes, action, said)),
+            (ToolGate::Go, _) => return Ok(passed(args, writes, action, facts, said)),
             (ToolGate::Approval(a), _) => {
                 said.approval = said.approval.or(Some(a));
-                return Ok((args.clone(), writes, action, said));
+                return Ok(passed(args, writes, action, facts, said));
             }
             (ToolGate::Amend(changed, a), next) => {
                 said.approval = said.approval.or(a);

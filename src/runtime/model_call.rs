@@ -86,22 +86,11 @@ async fn stream(cx: &AgentCx, setup: &RequestSetup) -> Result<ChatResponse, Mode
             team.emit(agent, EventKind::TextDelta { delta });
         }
         ModelProgress::Received => pulse.beat(),
-        ModelProgress::Retrying {
-            attempt,
-            max_attempts,
-            delay,
-            reason,
-        } => {
+        retry @ ModelProgress::Retrying { .. } => {
             pulse.beat();
-            team.emit(
-                agent,
-                EventKind::Retrying {
-                    attempt,
-                    max_attempts,
-                    delay_ms: delay.as_millis() as u64,
-                    reason,
-                },
-            );
+            if let Some(event) = retry.retry_event() {
+                team.emit(agent, event);
+            }
         }
     };
     // Everything before this request (the results it carries above all) is on disk

@@ -81,12 +81,6 @@ impl Decision for Gate {
     }
 }
 
-impl Decision for ToolGate {
-    fn goes_on(&self) -> bool {
-        matches!(self, ToolGate::Go | ToolGate::Approval(_))
-    }
-}
-
 impl Decision for Shape {
     fn goes_on(&self) -> bool {
         *self == Shape::Kept

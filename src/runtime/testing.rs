@@ -288,3 +288,20 @@ pub fn every<L: Layer + 'static>(make: impl Fn() -> L + Send + Sync + 'static) -
         Some(Box::new(make()))
     }))
 }
+
+/// A `run_command` call as layers see it, with `reach` and `action` as a test needs.
+pub fn tool<'a>(
+    reach: crate::tools::Reach,
+    args: &'a serde_json::Value,
+    action: Option<&'a crate::protocol::ApprovalAction>,
+) -> super::points::ToolUse<'a> {
+    super::points::ToolUse {
+        call_id: "c1",
+        name: "run_command",
+        args,
+        reach,
+        reports: crate::tools::Reports::Nothing,
+        writes: None,
+        action,
+    }
+}

@@ -20,27 +20,14 @@ use crate::runtime::policies::verification::checks::Checks;
 use crate::runtime::policies::verification::layer::VerificationPolicy;
 use crate::runtime::request::RequestSetup;
 use crate::runtime::team::Team;
-use crate::runtime::testing::{Parts, TestSession, agent};
+use crate::runtime::testing::{Parts, TestSession, agent, tool};
 use crate::runtime::toolbox::Reach;
 use async_trait::async_trait;
-use serde_json::Value;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-
-fn tool<'a>(reach: Reach, args: &'a Value, action: Option<&'a ApprovalAction>) -> ToolUse<'a> {
-    ToolUse {
-        call_id: "c1",
-        name: "run_command",
-        args,
-        reach,
-        reports: crate::tools::Reports::Nothing,
-        writes: None,
-        action,
-    }
-}
 
 fn session(dir: &std::path::Path) -> TestSession {
     TestSession::new(dir, Parts::default())

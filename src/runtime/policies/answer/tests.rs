@@ -3,28 +3,15 @@
 
 use super::{AnswerPolicy, without_times};
 use crate::model::ChatRequest;
-use crate::protocol::{AgentId, ApprovalAction, Budget, HistoryItem, TurnEnd};
+use crate::protocol::{AgentId, Budget, HistoryItem, TurnEnd};
 use crate::runtime::cx::{AgentCx, Policies, Policy};
 use crate::runtime::points::{Reviewed, ToolDone, ToolUse};
 use crate::runtime::policies::loop_guard::guard::Verdict;
 use crate::runtime::request::RequestSetup;
 use crate::runtime::team::Team;
-use crate::runtime::testing::{Parts, TestSession};
+use crate::runtime::testing::{Parts, TestSession, tool};
 use crate::runtime::toolbox::Reach;
-use serde_json::Value;
 use std::sync::Arc;
-
-fn tool<'a>(reach: Reach, args: &'a Value, action: Option<&'a ApprovalAction>) -> ToolUse<'a> {
-    ToolUse {
-        call_id: "c1",
-        name: "run_command",
-        args,
-        reach,
-        reports: crate::tools::Reports::Nothing,
-        writes: None,
-        action,
-    }
-}
 
 /// The answer policy alone, for a persona and its workers.
 fn answer_layer(assist: crate::config::Assist) -> Arc<Policies> {
@@ -58,24 +45,9 @@ async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_its
     let policies = answer_layer(crate::config::Assist::Auto);
     let (me, it) = (ts.cx_with(&policies, root), ts.cx_with(&policies, worker));
     let offered = |req: &RequestSetup| !req.request.tools.is_empty();
-    let request = || RequestSetup {
-        request: ChatRequest {
-            model: "m".into(),
-            system_prompt: "lead".into(),
-            history: team.request_view(root).unwrap().history,
-            tools: Arc::from(vec![crate::model::ToolSpec {
-                name: "ask_user".into(),
-                description: String::new(),
-                parameters: serde_json::json!({}),
-                freeform: None,
-            }]),
-        },
-        max_iterations: 50,
-        fixed_tokens: 10,
-        window: 100_000,
-    };
+    let new_request = || request(team, root);
     let shaped = async || {
-        let mut req = request();
+        let mut req = new_request();
         me.shape_request(&mut req).await;
         offered(&req)
     };
@@ -133,7 +105,7 @@ async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_its
     it.settle(TurnEnd::Returned).await;
     me.review(&ask("nobody"));
     me.review(&ask("nobody"));
-    let mut req = request();
+    let mut req = new_request();
     me.shape_request(&mut req).await;
     assert!(offered(&req));
 }

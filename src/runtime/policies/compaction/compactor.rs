@@ -94,20 +94,11 @@ impl Compactor {
     /// Compacts `agent`'s conversation now (`setup` is its next request, let go of before
     /// the history is replaced); returns the estimated tokens of its next request. The
     /// summary's usage is counted on the agent; the caller tells the layers.
+    ///
+    /// `scale`: how many times squad's own estimate the server counted the model's
+    /// requests (1 until a refusal said otherwise); every budget is planned in squad's
+    /// estimate, so it is divided by it.
     pub async fn compact(
-        &self,
-        team: &Team,
-        agent: AgentId,
-        setup: RequestSetup,
-        trigger: Trigger,
-        cancel: &CancellationToken,
-    ) -> Result<u64, CompactError> {
-        compact(self, team, agent, setup, trigger, 1.0, cancel).await
-    }
-
-    /// Like [`Compactor::compact`], for a request the server counted `scale` times squad's
-    /// own estimate: every budget is planned in squad's estimate, so it is divided by it.
-    pub async fn compact_scaled(
         &self,
         team: &Team,
         agent: AgentId,
@@ -265,22 +256,8 @@ async fn summarize(
         _ = cancel.cancelled() => return Err(CompactError::Cancelled),
     };
     let progress = |p: ModelProgress| {
-        if let ModelProgress::Retrying {
-            attempt,
-            max_attempts,
-            delay,
-            reason,
-        } = p
-        {
-            team.emit(
-                agent,
-                EventKind::Retrying {
-                    attempt,
-                    max_attempts,
-                    delay_ms: delay.as_millis() as u64,
-                    reason,
-                },
-            );
+        if let Some(retry) = p.retry_event() {
+            team.emit(agent, retry);
         }
     };
     let result = me.model.stream_chat(request, &progress, cancel).await;

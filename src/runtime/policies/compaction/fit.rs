@@ -79,7 +79,7 @@ pub async fn compact(
     };
     let done = session
         .compactor
-        .compact_scaled(cx.team(), cx.id(), setup, trigger, scale, cx.cancel())
+        .compact(cx.team(), cx.id(), setup, trigger, scale, cx.cancel())
         .await;
     refresh(cx, req)?;
     done

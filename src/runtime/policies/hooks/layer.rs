@@ -21,7 +21,11 @@ pub const MAX_STOP_BLOCKS: u32 = 3;
 pub struct HooksPolicy(pub Arc<Hooks>);
 
 impl Policy for HooksPolicy {
+    /// None when the session has no hooks: nothing is asked of them at every call.
     fn layer_for(&self, _agent: &Starting) -> Option<Box<dyn Layer>> {
+        if self.0.is_empty() {
+            return None;
+        }
         Some(Box::new(HookLayer {
             hooks: self.0.clone(),
             stop_blocks: AtomicU32::new(0),

@@ -84,6 +84,11 @@ impl Hooks {
 
     /// Runs the hooks of `event` whose matcher takes one of `names`, in order, until one
     /// blocks or stops; what they decided, together.
+    /// The session has no hooks at all.
+    pub fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
+    }
+
     pub(super) async fn run(
         &self,
         cx: &Caller<'_>,

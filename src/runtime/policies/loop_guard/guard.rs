@@ -115,7 +115,8 @@ impl LoopGuard {
         }
     }
 
-    /// The `n`th identical call with the identical error in this turn.
+    /// The `n`th identical call with the identical error in this turn (the trigger: a
+    /// repeat): a note at `repeat_note_after`, a stop at `repeat_stop_after`.
     fn failed_again(&self, name: &str, n: u32) -> Verdict {
         let GuardsConfig {
             repeat_note_after: note,
