@@ -89,6 +89,41 @@ fn code_outside_tests(text: &str) -> Vec<(usize, &str)> {
     out
 }
 
+/// The files their parent declares under `#[cfg(test)]` (`#[cfg(test)] mod testing;`):
+/// test code, whatever their name.
+fn declared_for_tests(
+    files: &[std::path::PathBuf],
+) -> std::collections::HashSet<std::path::PathBuf> {
+    let mut out = std::collections::HashSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let Some(dir) = file.parent() else { continue };
+        // A child of `mod.rs`/`lib.rs` lives beside it; of `foo.rs`, in `foo/`.
+        let dir = if matches!(stem, "mod" | "lib" | "main") {
+            dir.to_path_buf()
+        } else {
+            dir.join(stem)
+        };
+        for pair in lines.windows(2) {
+            let declared = pair[1]
+                .trim_start_matches("pub ")
+                .strip_prefix("mod ")
+                .and_then(|rest| rest.strip_suffix(';'));
+            if let (true, Some(name)) = (pair[0] == "#[cfg(test)]", declared) {
+                out.insert(dir.join(format!("{name}.rs")));
+                out.insert(dir.join(name).join("mod.rs"));
+            }
+        }
+    }
+    out
+}
+
 /// Each `"name"` literal of a tool outside the places allowed to name tools.
 pub(crate) fn literals_outside_tools(src: &Path) -> Vec<String> {
     let names = tool_names(src);
@@ -99,14 +134,17 @@ pub(crate) fn literals_outside_tools(src: &Path) -> Vec<String> {
             || (rel.starts_with("runtime/agent_tools/") && rel != "runtime/agent_tools/mod.rs")
             || rel == "model/demo.rs"
     };
+    let files = rust_files(src);
+    let test_only = declared_for_tests(&files);
     let mut found = Vec::new();
-    for file in rust_files(src) {
+    for file in files {
         let Ok(rel) = file.strip_prefix(src) else {
             continue;
         };
         let rel = rel.to_string_lossy().replace('\\', "/");
         let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        if allowed(&rel) || stem == "tests" || stem.ends_with("_tests") {
+        if allowed(&rel) || stem == "tests" || stem.ends_with("_tests") || test_only.contains(&file)
+        {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap_or_default();
