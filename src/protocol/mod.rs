@@ -3,6 +3,7 @@
 
 mod approval;
 mod budget;
+mod checkpoint;
 mod event;
 mod ids;
 mod item;
@@ -17,12 +18,13 @@ mod task;
 mod verdict;
 
 pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy};
+pub use checkpoint::{ChangedFile, CheckpointSummary, FileChangeKind};
 pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
 pub use event::{AgentSummary, Event, EventKind, McpServerState, SessionTotals, TurnEnd};
 pub use ids::AgentId;
 pub use item::{HistoryItem, Reasoning, ToolCall};
 pub use merge::{
-    ConflictFile, ConflictHunk, DiffStat, LineRange, MergeReport, MergeState,
+    ConflictFile, ConflictHunk, DiffStat, LineRange, MergeRecord, MergeReport, MergeState,
     stale_worktrees_message,
 };
 pub use metrics::{TaskMetrics, TaskRates, TaskTally};

@@ -74,6 +74,27 @@ fn serve(session: &Arc<Session>, op: Op) {
         Op::SetApproval { approval } => super::settings::set_approval(session, approval)
             .err()
             .map(|e| (root, e)),
+        Op::ListCheckpoints => {
+            super::rewind::list(session);
+            None
+        }
+        Op::Rewind {
+            message,
+            files,
+            conversation,
+            force,
+        } => {
+            let what = crate::checkpoint::RewindWhat {
+                files,
+                conversation,
+            };
+            super::rewind::rewind(session, message, what, force);
+            None
+        }
+        Op::UndoMerge { agent_id, force } => {
+            super::rewind::undo_merge(session, agent_id, force);
+            None
+        }
         other => control(session, other),
     };
     if let Some((agent, message)) = refused {
@@ -180,7 +201,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 /// Every worker cancelled (descendants included), the persona's turn ended; the session
 /// stays open. A stop also lifts a pause: the next message starts afresh.
-fn stop(session: &Session) {
+pub(super) fn stop(session: &Session) {
     let team = &session.team;
     let root = session.root();
     let cancelled: usize = team

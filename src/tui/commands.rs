@@ -40,6 +40,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/continue",
         "continue the agents interrupted when squad stopped",
     ),
+    (
+        "/rewind",
+        "back to before one of your messages: files, conversation or both (Esc Esc)",
+    ),
+    (
+        "/undo",
+        "take the selected worker's merged change back out (u in the tree)",
+    ),
     ("/new", "start a new session"),
     ("/resume", "resume an earlier session"),
     ("/help", "keys and commands"),
@@ -63,6 +71,8 @@ pub enum SlashCommand {
     /// A new session cost limit in US dollars; `None` lifts it.
     Budget(Option<f64>),
     Continue,
+    Rewind,
+    Undo,
     New,
     Resume(Option<String>),
     Help,
@@ -133,6 +143,8 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
             }
         },
         "/continue" => SlashCommand::Continue,
+        "/rewind" => SlashCommand::Rewind,
+        "/undo" => SlashCommand::Undo,
         "/new" => SlashCommand::New,
         "/resume" => SlashCommand::Resume(arg),
         "/help" => SlashCommand::Help,

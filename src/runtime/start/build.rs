@@ -82,7 +82,7 @@ pub async fn build(
     });
     let checks = Arc::new(Checks::new(config.verify.enabled, &roles));
     let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
-    let policies = in_order(&config, &services, &compactor, &checks, &board, checkpoints);
+    let policies = in_order(&config, &services, &compactor, &checks, &board, checkpoints.clone());
     let notes = notes(opts.warnings, &services, &config, &roles);
     let session = Arc::new(Session {
         windows,
@@ -111,6 +111,7 @@ pub async fn build(
         confinement: services.confinement,
         editor: opts.editor,
         prompts,
+        checkpoints,
     });
     Ok(Built {
         session,
@@ -270,7 +271,8 @@ fn checkpoints(
         });
         numbers.max().unwrap_or(0)
     });
-    Some(Arc::new(Checkpoints::new(data, workspace.root(), last)))
+    let made = Checkpoints::new(data, workspace.root(), last);
+    Some(Arc::new(made.with_log(opened.log_path.clone())))
 }
 
 /// What to tell first, in order: setup warnings, no sandbox, hook problems, workspace

@@ -32,6 +32,8 @@ pub struct Checkpoints {
     last: AtomicU32,
     /// Turns true once the checkpoint of the latest message is taken (or failed).
     pending: Mutex<Option<watch::Receiver<bool>>>,
+    /// The session's log, which a rewind reads the conversation back from.
+    log: Option<PathBuf>,
 }
 
 impl Checkpoints {
@@ -43,10 +45,20 @@ impl Checkpoints {
             store: OnceCell::new(),
             last: AtomicU32::new(last),
             pending: Mutex::new(None),
+            log: None,
         }
     }
 
-    async fn store(&self) -> Result<Arc<CheckpointStore>, String> {
+    pub fn with_log(self, log: Option<PathBuf>) -> Self {
+        Self { log, ..self }
+    }
+
+    pub fn log(&self) -> Option<PathBuf> {
+        self.log.clone()
+    }
+
+    /// The workspace's store, opened (made the first time) on a blocking thread.
+    pub async fn store(&self) -> Result<Arc<CheckpointStore>, String> {
         let (data, workspace) = (self.data.clone(), self.workspace.clone());
         self.store
             .get_or_init(|| async move {

@@ -16,16 +16,17 @@ use crate::runtime::team::Team;
 /// its change is merged into the workspace; a conflict changes nothing there. Its
 /// supervisor reads what happened in the result's `merge` (or, for a worker that
 /// answered without `return_results`, in a notice beside its answer).
+/// Returns the files a merge wrote in the workspace, as absolute paths.
 impl WorkerIsolation {
-    pub async fn settle(&self, team: &Team, agent: AgentId, end: TurnEnd) {
-        settle(self, team, agent, end).await;
+    pub async fn settle(&self, team: &Team, agent: AgentId, end: TurnEnd) -> Vec<String> {
+        settle(self, team, agent, end).await
     }
 }
 
-async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd) {
+async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd) -> Vec<String> {
     iso.forget_base(agent);
     let Some(worktrees) = iso.worktrees.clone().filter(|_| iso.has_own(agent)) else {
-        return;
+        return Vec::new();
     };
     if let Some(p) = crate::sync::lock(&iso.own).get_mut(&agent) {
         p.settled = true;
@@ -59,10 +60,16 @@ async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd
         None => merge(team, iso, &worktrees, agent).await,
     };
     let Some(report) = report else {
-        return;
+        return Vec::new();
     };
     // Logged, so a resumed session knows it too.
     team.emit(agent, EventKind::MergeReport(report.clone()));
+    let merged = match report.state {
+        MergeState::Merged => (report.files.iter())
+            .map(|f| worktrees.repo().top.join(f).to_string_lossy().into_owned())
+            .collect(),
+        _ => Vec::new(),
+    };
     match result {
         Some(mut r) => {
             r.merge = Some(report);
@@ -80,6 +87,7 @@ async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd
             }
         }
     }
+    merged
 }
 
 /// Merges the worker's change; `None` when it changed nothing.
@@ -98,12 +106,13 @@ async fn merge(
             iso.set_state(agent, None);
             None
         }
-        MergeOutcome::Merged { files } => {
+        MergeOutcome::Merged { files, record } => {
             iso.set_state(agent, Some(MergeState::Merged));
             team.emit(
                 agent,
                 EventKind::Merged {
                     files: files.clone(),
+                    record: Some(record),
                 },
             );
             Some(MergeReport {
@@ -199,7 +208,7 @@ fn describe(r: &MergeReport) -> String {
     }
 }
 
-fn conflict_file(c: &Conflict) -> ConflictFile {
+pub(super) fn conflict_file(c: &Conflict) -> ConflictFile {
     let range = |s: crate::isolation::LineSpan| LineRange {
         start: s.start as u64,
         count: s.count as u64,
