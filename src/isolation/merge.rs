@@ -11,8 +11,8 @@ use super::git::{Git, fields, join, path_of};
 use super::line_merge;
 use super::repo::Repo;
 use super::snapshot::{self, Snapshot, TempIndex};
-pub use crate::protocol::MergeRecord;
 use super::worktree::Worktree;
+pub use crate::protocol::MergeRecord;
 use std::path::Path;
 
 /// How often a merge starts again when the workspace changed while it was being merged.
@@ -185,7 +185,14 @@ pub fn merge_into_workspace(
 
 /// The commit of the merge's result on top of the workspace's snapshot before it.
 fn record(top: &Path, before: &str, tree: &str) -> Result<MergeRecord, IsolationError> {
-    let args = ["commit-tree", tree, "-p", before, "-m", "squad: a worker's change merged"];
+    let args = [
+        "commit-tree",
+        tree,
+        "-p",
+        before,
+        "-m",
+        "squad: a worker's change merged",
+    ];
     let after = Git::new(top).text(&args)?;
     Ok(MergeRecord {
         before: before.to_string(),
@@ -279,7 +286,12 @@ pub(super) fn unchanged_since(top: &Path, changes: &[Change]) -> Result<bool, Is
 /// Writes the merge result's version of each changed path into the work tree: deletions
 /// first (a file may give way to a folder), then every new or changed file, through a
 /// temporary index so the user's stays as it was.
-pub(super) fn apply(top: &Path, tree: &str, changes: &[Change], scratch: &Path) -> Result<(), IsolationError> {
+pub(super) fn apply(
+    top: &Path,
+    tree: &str,
+    changes: &[Change],
+    scratch: &Path,
+) -> Result<(), IsolationError> {
     for c in changes.iter().filter(|c| c.new_mode == ABSENT) {
         let file = join(top, &c.path);
         match std::fs::remove_file(&file) {

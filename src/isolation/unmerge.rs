@@ -168,7 +168,10 @@ mod tests {
         assert!(top.join("new.txt").exists());
         // Forced: the file goes back to what it was before the merge.
         let forced = unmerge(&repo, &record, &top.join(".git"), true).unwrap();
-        assert!(matches!(forced, UnmergeOutcome::Undone { .. }), "{forced:?}");
+        assert!(
+            matches!(forced, UnmergeOutcome::Undone { .. }),
+            "{forced:?}"
+        );
         assert_eq!(std::fs::read_to_string(top.join("a.txt")).unwrap(), BEFORE);
         assert!(!top.join("new.txt").exists());
     }

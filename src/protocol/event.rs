@@ -1,7 +1,8 @@
 use super::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
     BudgetMeasure, BudgetScope, CheckpointSummary, ConflictFile, Declined, DiffStat, HistoryItem,
-    MergeRecord, MergeReport, MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Verdict,
+    MergeRecord, MergeReport, MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates,
+    Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -18,8 +18,8 @@ mod task;
 mod verdict;
 
 pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy};
-pub use checkpoint::{ChangedFile, CheckpointSummary, FileChangeKind};
 pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
+pub use checkpoint::{ChangedFile, CheckpointSummary, FileChangeKind};
 pub use event::{AgentSummary, Event, EventKind, McpServerState, SessionTotals, TurnEnd};
 pub use ids::AgentId;
 pub use item::{HistoryItem, Reasoning, ToolCall};

@@ -36,6 +36,7 @@ mod save_role;
 mod session;
 mod settings;
 mod start;
+mod stop;
 mod tasks;
 mod team;
 #[cfg(test)]

@@ -52,20 +52,14 @@ fn serve(session: &Arc<Session>, op: Op) {
                 .err()
                 .map(|e| (root, e))
         }
-        Op::SaveRole { agent_id, name } => {
-            super::save_role::serve(session, agent_id, &name);
-            None
-        }
-        Op::ShowDiff { agent_id } => {
-            show_diff(session, agent_id);
-            None
-        }
-        Op::ListFiles => {
-            list_files(session);
-            None
-        }
-        Op::RunCommand { command } => {
-            super::user_command::serve(session, command);
+        op @ (Op::SaveRole { .. }
+        | Op::ShowDiff { .. }
+        | Op::ListFiles
+        | Op::RunCommand { .. }
+        | Op::ListCheckpoints
+        | Op::Rewind { .. }
+        | Op::UndoMerge { .. }) => {
+            answer(session, op);
             None
         }
         Op::SetModel { model } => super::settings::set_model(session, model)
@@ -74,31 +68,22 @@ fn serve(session: &Arc<Session>, op: Op) {
         Op::SetApproval { approval } => super::settings::set_approval(session, approval)
             .err()
             .map(|e| (root, e)),
-        Op::ListCheckpoints => {
-            super::rewind::list(session);
-            None
-        }
-        Op::Rewind {
-            message,
-            files,
-            conversation,
-            force,
-        } => {
-            let what = crate::checkpoint::RewindWhat {
-                files,
-                conversation,
-            };
-            super::rewind::rewind(session, message, what, force);
-            None
-        }
-        Op::UndoMerge { agent_id, force } => {
-            super::rewind::undo_merge(session, agent_id, force);
-            None
-        }
         other => control(session, other),
     };
     if let Some((agent, message)) = refused {
         team.emit(agent, EventKind::Error { message });
+    }
+}
+
+/// Requests the core answers with an event of its own (or an error), off the ops loop
+/// where they take a while.
+fn answer(session: &Arc<Session>, op: Op) {
+    match op {
+        Op::SaveRole { agent_id, name } => super::save_role::serve(session, agent_id, &name),
+        Op::ShowDiff { agent_id } => show_diff(session, agent_id),
+        Op::ListFiles => list_files(session),
+        Op::RunCommand { command } => super::user_command::serve(session, command),
+        other => super::rewind::serve(session, other),
     }
 }
 
@@ -129,7 +114,7 @@ fn control(session: &Session, op: Op) -> Option<(AgentId, String)> {
             None
         }
         Op::Stop => {
-            stop(session);
+            super::stop::stop(session);
             None
         }
         Op::Continue { agent_id } => {
@@ -198,24 +183,6 @@ fn list_files(session: &Arc<Session>) {
 
 /// How long shutdown lets agents write the results of calls it cut short.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
-
-/// Every worker cancelled (descendants included), the persona's turn ended; the session
-/// stays open. A stop also lifts a pause: the next message starts afresh.
-pub(super) fn stop(session: &Session) {
-    let team = &session.team;
-    let root = session.root();
-    let cancelled: usize = team
-        .children(root)
-        .into_iter()
-        .filter(|c| !team.is_settled(*c))
-        .map(|c| team.cancel_subtree(c, "stopped by the user"))
-        .sum();
-    team.interrupt(root);
-    if session.pause.set(false) {
-        team.emit(root, EventKind::Resumed);
-    }
-    team.emit(root, EventKind::Stopped { cancelled });
-}
 
 /// Continues `only`, or every agent read back `interrupted`; says so when there is none.
 fn continue_agents(session: &Session, only: Option<AgentId>) {

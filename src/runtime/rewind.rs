@@ -5,10 +5,10 @@
 //! user's own edits unless told to (`force`): they are named first (`rewind_refused`,
 //! `undo_refused`).
 
-use super::ops::stop;
 use super::session::Session;
+use super::stop::stop;
 use crate::checkpoint::{CheckpointStore, RewindWhat, points, rewind_events};
-use crate::protocol::{AgentId, CheckpointSummary, Event, EventKind, MergeRecord};
+use crate::protocol::{AgentId, CheckpointSummary, Event, EventKind, MergeRecord, Op};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,8 +16,29 @@ use std::time::Duration;
 /// How long a rewind waits for the team to stop before it touches the files.
 const SETTLE: Duration = Duration::from_secs(10);
 
+/// `Op::ListCheckpoints`, `Op::Rewind` and `Op::UndoMerge`; each runs off the ops loop.
+pub fn serve(session: &Arc<Session>, op: Op) {
+    match op {
+        Op::ListCheckpoints => list(session),
+        Op::Rewind {
+            message,
+            files,
+            conversation,
+            force,
+        } => {
+            let what = RewindWhat {
+                files,
+                conversation,
+            };
+            rewind(session, message, what, force);
+        }
+        Op::UndoMerge { agent_id, force } => undo_merge(session, agent_id, force),
+        _ => {}
+    }
+}
+
 /// `Op::ListCheckpoints`: the user's messages, with what changed since each.
-pub fn list(session: &Arc<Session>) {
+fn list(session: &Arc<Session>) {
     let session = session.clone();
     tokio::spawn(async move {
         let root = session.root();
@@ -54,10 +75,15 @@ fn summaries(events: &[Event], store: &CheckpointStore) -> Vec<CheckpointSummary
 
 /// The log's events and the workspace's checkpoints, or why there are none.
 async fn parts(session: &Session) -> Result<(Vec<Event>, Arc<CheckpointStore>), String> {
-    let checkpoints = (session.checkpoints.as_ref())
-        .ok_or("this session keeps no checkpoints (it has no data dir), so there is nothing to rewind")?;
-    let log = checkpoints.log().ok_or("this session keeps no log to rewind")?;
+    let checkpoints = (session.checkpoints.as_ref()).ok_or(
+        "this session keeps no checkpoints (it has no data dir), so there is nothing to rewind",
+    )?;
+    let log = checkpoints
+        .log()
+        .ok_or("this session keeps no log to rewind")?;
     let store = checkpoints.store().await?;
+    // What was said last (a merge, an undo) must be in the log read back.
+    session.team.events().on_disk().await;
     Ok((read(log)?, store))
 }
 
@@ -68,7 +94,7 @@ fn read(log: PathBuf) -> Result<Vec<Event>, String> {
 }
 
 /// `Op::Rewind`: stops the team, then puts back what was asked.
-pub fn rewind(session: &Arc<Session>, message: u32, what: RewindWhat, force: bool) {
+fn rewind(session: &Arc<Session>, message: u32, what: RewindWhat, force: bool) {
     let session = session.clone();
     tokio::spawn(async move {
         let root = session.root();
@@ -133,7 +159,7 @@ async fn quiet(session: &Session) -> Result<(), String> {
 }
 
 /// `Op::UndoMerge`: takes the worker's merged change(s) back out, newest first.
-pub fn undo_merge(session: &Arc<Session>, agent: AgentId, force: bool) {
+fn undo_merge(session: &Arc<Session>, agent: AgentId, force: bool) {
     let session = session.clone();
     tokio::spawn(async move {
         if let Err(message) = undo_now(&session, agent, force).await {
@@ -146,6 +172,7 @@ async fn undo_now(session: &Session, agent: AgentId, force: bool) -> Result<(), 
     let log = (session.checkpoints.as_ref())
         .and_then(|c| c.log())
         .ok_or("this session keeps no log, so it knows no merge to undo")?;
+    session.team.events().on_disk().await;
     let records = merges(&read(log)?, agent);
     if records.is_empty() {
         return Err(format!(
@@ -153,17 +180,28 @@ async fn undo_now(session: &Session, agent: AgentId, force: bool) -> Result<(), 
             agent.short()
         ));
     }
-    let mut files = Vec::new();
+    let (mut files, mut undone) = (Vec::new(), false);
     for record in records.into_iter().rev() {
         match session.isolation.unmerge(record, force).await? {
-            crate::isolation::UnmergeOutcome::Undone { files: f } => files.extend(f),
+            crate::isolation::UnmergeOutcome::Undone { files: f } => {
+                undone = true;
+                files.extend(f);
+            }
             crate::isolation::UnmergeOutcome::Unchanged => {}
             crate::isolation::UnmergeOutcome::Conflict { conflicts } => {
                 let conflicts = super::policies::isolation::unmerge::conflict_files(&conflicts);
-                session.team.emit(agent, EventKind::UndoRefused { conflicts });
+                session
+                    .team
+                    .emit(agent, EventKind::UndoRefused { conflicts });
                 return Ok(());
             }
         }
+    }
+    if !undone {
+        return Err(format!(
+            "nothing of worker {}'s merged change is left in the workspace: nothing to undo",
+            agent.short()
+        ));
     }
     files.sort();
     files.dedup();

@@ -119,7 +119,9 @@ impl RewindView {
     fn choose_key(&mut self, choice: usize, key: KeyEvent) -> RewindKey {
         match key.code {
             KeyCode::Esc => self.stage = Stage::Pick,
-            KeyCode::Up | KeyCode::Char('k') => self.stage = Stage::Choose(choice.saturating_sub(1)),
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.stage = Stage::Choose(choice.saturating_sub(1))
+            }
             KeyCode::Down | KeyCode::Char('j') => {
                 self.stage = Stage::Choose((choice + 1).min(CHOICES.len() - 1));
             }
@@ -167,8 +169,15 @@ pub fn render(buf: &mut Buffer, area: Rect, view: &RewindView, theme: &Theme) {
         Stage::Pick => (view.selected + 2).saturating_sub(body),
         _ => 0,
     };
-    let (last, rest) = lines.split_last().map_or((None, &[][..]), |(l, r)| (Some(l), r));
-    let top = Rect::new(inner.x, inner.y, inner.width, inner.height.saturating_sub(1));
+    let (last, rest) = lines
+        .split_last()
+        .map_or((None, &[][..]), |(l, r)| (Some(l), r));
+    let top = Rect::new(
+        inner.x,
+        inner.y,
+        inner.width,
+        inner.height.saturating_sub(1),
+    );
     popup::draw_lines(buf, top, rest, scroll);
     if let (Some(last), true) = (last, inner.height > 0) {
         let bottom = Rect::new(inner.x, inner.bottom() - 1, inner.width, 1);

@@ -58,6 +58,7 @@ struct Services {
     gate: Arc<ApprovalGate>,
     hooks: Arc<Hooks>,
     notes: (Option<String>, Vec<String>),
+    checkpoints: Option<Arc<Checkpoints>>,
 }
 
 pub async fn build(
@@ -70,7 +71,6 @@ pub async fn build(
     let windows = crate::context::ContextWindows::new(&opts.config);
     let in_flight = in_flight(&opts, &windows).await;
     let services = services(&opts, &roles, &workspace, opened).await?;
-    let checkpoints = checkpoints(&opts, &workspace, opened);
     let prompts = prompt_history(&opts);
     let config = Arc::new(opts.config);
     let model_slots = Arc::new(Semaphore::new(in_flight));
@@ -82,7 +82,7 @@ pub async fn build(
     });
     let checks = Arc::new(Checks::new(config.verify.enabled, &roles));
     let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
-    let policies = in_order(&config, &services, &compactor, &checks, &board, checkpoints.clone());
+    let policies = in_order(&config, &services, &compactor, &checks, &board);
     let notes = notes(opts.warnings, &services, &config, &roles);
     let session = Arc::new(Session {
         windows,
@@ -111,7 +111,7 @@ pub async fn build(
         confinement: services.confinement,
         editor: opts.editor,
         prompts,
-        checkpoints,
+        checkpoints: services.checkpoints,
     });
     Ok(Built {
         session,
@@ -206,11 +206,10 @@ async fn services(
             ApprovalPolicy::ReadOnly => "plan",
         },
     };
-    let root = workspace.root().to_path_buf();
     let hooks = Hooks::new(
         config.hooks.list.clone(),
         facts,
-        root,
+        workspace.root().to_path_buf(),
         trust,
         confinement.clone(),
         gate.clone(),
@@ -225,6 +224,7 @@ async fn services(
         gate,
         hooks: Arc::new(hooks),
         notes: (sandbox_note, waiting),
+        checkpoints: checkpoints(opts, workspace, opened),
     })
 }
 
@@ -235,7 +235,6 @@ fn in_order(
     compactor: &Arc<Compactor>,
     checks: &Arc<Checks>,
     board: &Arc<crate::runtime::tasks::TaskBoard>,
-    checkpoints: Option<Arc<Checkpoints>>,
 ) -> Arc<Policies> {
     let assist = {
         let config = config.clone();
@@ -252,7 +251,7 @@ fn in_order(
         checks: checks.clone(),
         board: board.clone(),
         assist,
-        checkpoints,
+        checkpoints: services.checkpoints.clone(),
     }))
 }
 

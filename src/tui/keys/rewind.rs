@@ -9,13 +9,14 @@ use crate::tui::rewind::{RewindKey, RewindView};
 const DOUBLE_ESC: Duration = Duration::from_millis(800);
 
 impl App {
-    /// Esc outside dialogs: interrupts the viewed agent's turn; a second one soon after,
-    /// on an empty composer, opens `/rewind`.
+    /// Esc outside dialogs: interrupts the viewed agent's turn; while it rests, a second
+    /// one soon after, on an empty composer, opens `/rewind`.
     pub(super) fn esc(&mut self, now: Instant) -> Vec<Action> {
         let second = self
             .last_esc
             .is_some_and(|t| now.saturating_duration_since(t) <= DOUBLE_ESC);
-        if second && self.focus == Focus::Composer && self.composer.is_empty() {
+        let resting = !self.state.is_busy(self.viewed());
+        if second && resting && self.focus == Focus::Composer && self.composer.is_empty() {
             self.last_esc = None;
             return self.open_rewind();
         }
@@ -113,10 +114,8 @@ impl App {
             EventKind::Rewound { history, .. } => {
                 self.rewind = None;
                 let text = self.rewind_text.take();
-                if let (Some(text), Some(_)) = (text, history) {
-                    if self.composer.is_empty() {
-                        self.composer.set_text(&text);
-                    }
+                if let (Some(text), Some(_), true) = (text, history, self.composer.is_empty()) {
+                    self.composer.set_text(&text);
                 }
                 self.set_notice("rewound", now);
             }

@@ -31,7 +31,10 @@ impl SessionState {
                 if parts.is_empty() {
                     parts.push("no file had changed".into());
                 }
-                format!("↶ rewound to before message {message}: {}", parts.join("; "))
+                format!(
+                    "↶ rewound to before message {message}: {}",
+                    parts.join("; ")
+                )
             }
             EventKind::RewindRefused { message, conflicts } => format!(
                 "rewind to before message {message} not done: you changed {} since ({})",

@@ -32,17 +32,7 @@ async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd
         p.settled = true;
     }
     let result = team.result(agent).filter(|_| end == TurnEnd::Returned);
-    let refused = match (end, &result) {
-        (TurnEnd::Returned, Some(r)) if r.status == ResultStatus::Failure => {
-            Some("its result is a failure")
-        }
-        (TurnEnd::Returned, Some(r)) if r.verification.as_ref().is_some_and(|v| !v.passed) => {
-            Some("its result did not pass its checks")
-        }
-        (TurnEnd::Returned | TurnEnd::Completed, _) => None,
-        (TurnEnd::Error, _) => Some("it failed"),
-        _ => Some("its turn was cut short"),
-    };
+    let refused = refusal(end, result.as_ref());
     let short = agent.short();
     let report = match refused {
         Some(why) => iso
@@ -64,12 +54,7 @@ async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd
     };
     // Logged, so a resumed session knows it too.
     team.emit(agent, EventKind::MergeReport(report.clone()));
-    let merged = match report.state {
-        MergeState::Merged => (report.files.iter())
-            .map(|f| worktrees.repo().top.join(f).to_string_lossy().into_owned())
-            .collect(),
-        _ => Vec::new(),
-    };
+    let merged = merged_paths(&worktrees, &report);
     match result {
         Some(mut r) => {
             r.merge = Some(report);
@@ -88,6 +73,32 @@ async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd
         }
     }
     merged
+}
+
+/// Why the worker's change is not merged, if it is not: only an accepted result is.
+fn refusal(end: TurnEnd, result: Option<&crate::protocol::AgentResult>) -> Option<&'static str> {
+    match (end, result) {
+        (TurnEnd::Returned, Some(r)) if r.status == ResultStatus::Failure => {
+            Some("its result is a failure")
+        }
+        (TurnEnd::Returned, Some(r)) if r.verification.as_ref().is_some_and(|v| !v.passed) => {
+            Some("its result did not pass its checks")
+        }
+        (TurnEnd::Returned | TurnEnd::Completed, _) => None,
+        (TurnEnd::Error, _) => Some("it failed"),
+        _ => Some("its turn was cut short"),
+    }
+}
+
+/// The files a merge wrote, as absolute paths; none when it did not merge.
+fn merged_paths(worktrees: &crate::isolation::Worktrees, report: &MergeReport) -> Vec<String> {
+    if report.state != MergeState::Merged {
+        return Vec::new();
+    }
+    let top = &worktrees.repo().top;
+    (report.files.iter())
+        .map(|f| top.join(f).to_string_lossy().into_owned())
+        .collect()
 }
 
 /// Merges the worker's change; `None` when it changed nothing.

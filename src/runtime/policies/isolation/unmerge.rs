@@ -9,9 +9,14 @@ use std::path::PathBuf;
 
 impl WorkerIsolation {
     /// Takes the merge `record` back out of the workspace.
-    pub async fn unmerge(&self, record: MergeRecord, force: bool) -> Result<UnmergeOutcome, String> {
-        let worktrees = (self.worktrees.as_ref())
-            .ok_or("this session's workers write in the workspace itself: there is no merge to undo")?;
+    pub async fn unmerge(
+        &self,
+        record: MergeRecord,
+        force: bool,
+    ) -> Result<UnmergeOutcome, String> {
+        let worktrees = (self.worktrees.as_ref()).ok_or(
+            "this session's workers write in the workspace itself: there is no merge to undo",
+        )?;
         (worktrees.unmerge(record, force).await)
             .map_err(|e| format!("could not undo the merge: {e}"))
     }
