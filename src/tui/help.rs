@@ -15,7 +15,7 @@ const LEFT: &[Section] = &[
         &[
             ("Tab ⇧Tab", "move focus"),
             ("Esc", "interrupt agent in view"),
-            ("Esc Esc", "rewind (on an empty composer)"),
+            ("Esc Esc", "rewind (composer empty)"),
             ("Ctrl+C", "interrupt · twice: quit"),
             ("Ctrl+P", "pause / unpause the team"),
             ("? F1", "this help"),
