@@ -93,6 +93,8 @@ pub enum MergeState {
     Pending,
     Merged,
     Conflict,
+    /// Merged, then taken back out by the user (`/undo`).
+    Undone,
 }
 
 impl MergeState {
@@ -101,12 +103,13 @@ impl MergeState {
             Self::Pending => "pending",
             Self::Merged => "merged",
             Self::Conflict => "conflict",
+            Self::Undone => "undone",
         }
     }
 
     /// A change that is not in the workspace.
     pub fn unmerged(self) -> bool {
-        self != Self::Merged
+        matches!(self, Self::Pending | Self::Conflict)
     }
 }
 

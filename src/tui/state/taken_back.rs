@@ -59,8 +59,10 @@ impl SessionState {
             ),
             _ => return,
         };
-        self.agent_entry(id, now)
-            .conversation
-            .push(EntryKind::Notice(line));
+        let a = self.agent_entry(id, now);
+        if matches!(kind, EventKind::MergeUndone { .. }) {
+            a.merge = Some(crate::protocol::MergeState::Undone);
+        }
+        a.conversation.push(EntryKind::Notice(line));
     }
 }

@@ -215,7 +215,7 @@ fn describe(r: &MergeReport) -> String {
             r.conflicts.join("\n- "),
             r.note
         ),
-        MergeState::Pending => r.note.clone(),
+        MergeState::Pending | MergeState::Undone => r.note.clone(),
     }
 }
 
