@@ -1,4 +1,4 @@
-use super::{AgentId, ApprovalDecision, ApprovalPolicy};
+use super::{AgentId, ApprovalDecision, ApprovalPolicy, ReviewTarget};
 use serde::{Deserialize, Serialize};
 
 /// Everything a front end can ask of the core.
@@ -69,4 +69,11 @@ pub enum Op {
     /// Every agent's approval policy for the rest of the session (`/approval`):
     /// `approval_set`.
     SetApproval { approval: ApprovalPolicy },
+    /// Review a change read-only (`/review`, `squad review`): reviewer workers, one per
+    /// focus, in parallel; answered by `review_started`, then `review_finished` (or an
+    /// `error` when there is nothing to review with).
+    Review {
+        #[serde(default)]
+        target: ReviewTarget,
+    },
 }

@@ -1,5 +1,6 @@
 //! Serving the front end's requests (`Op`s) for the life of the session.
 
+use super::cx::Policies;
 use super::session::Session;
 use super::team::{AgentInput, Steer};
 use crate::protocol::{AgentId, AgentStatus, EventKind, Op};
@@ -10,20 +11,24 @@ use tokio::sync::mpsc;
 /// Why an agent rests `interrupted`, as the front ends show it.
 pub const INTERRUPTED_REASON: &str = "squad stopped while it was at work";
 
-pub async fn serve_ops(session: Arc<Session>, mut ops: mpsc::UnboundedReceiver<Op>) {
+pub async fn serve_ops(
+    session: Arc<Session>,
+    policies: Arc<Policies>,
+    mut ops: mpsc::UnboundedReceiver<Op>,
+) {
     while let Some(op) = ops.recv().await {
         if let Op::Shutdown = op {
             shut_down(&session).await;
             break;
         }
-        serve(&session, op);
+        serve(&session, &policies, op);
     }
     // Also when the front end just went away.
     session.tools.mcp().shutdown().await;
 }
 
 /// One request; what it cannot do is said as an error on the agent it named.
-fn serve(session: &Arc<Session>, op: Op) {
+fn serve(session: &Arc<Session>, policies: &Arc<Policies>, op: Op) {
     let team = &session.team;
     let root = session.root();
     let refused = match op {
@@ -74,6 +79,10 @@ fn serve(session: &Arc<Session>, op: Op) {
         Op::SetApproval { approval } => super::settings::set_approval(session, approval)
             .err()
             .map(|e| (root, e)),
+        Op::Review { target } => {
+            super::review::serve(session, policies, target);
+            None
+        }
         other => control(session, other),
     };
     if let Some((agent, message)) = refused {

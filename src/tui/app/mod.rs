@@ -82,6 +82,8 @@ pub enum Overlay {
     SaveRole(AgentId),
     /// A worker's change in its worktree (`d` in the tree), once the runtime sends it.
     Diff(AgentId),
+    /// The last `/review`'s findings; opens by itself when a review finishes.
+    Review,
 }
 
 /// What the caller must do after an input.
@@ -190,6 +192,11 @@ impl App {
         self.sync_dialogs(now);
         if let EventKind::Files { paths } = &ev.kind {
             self.mention.set_files(paths.clone());
+        }
+        let live = ev.seq > self.state.replayed_seq();
+        if live && matches!(ev.kind, EventKind::ReviewFinished { .. }) && self.overlay.is_none() {
+            self.overlay = Some(Overlay::Review);
+            self.overlay_scroll = 0;
         }
         if self.saving_role == Some(ev.agent_id) {
             let answer = match &ev.kind {
