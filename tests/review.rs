@@ -10,6 +10,7 @@
 mod common;
 
 use common::agents::*;
+use common::pty::Tui;
 use common::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -272,4 +273,26 @@ async fn nothing_changed_is_a_review_without_reviewers_and_no_repository_an_erro
         "{}",
         run.stderr
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_review_in_the_tui_opens_the_findings() {
+    let mock = MockServer::start().await;
+    let sb = repo();
+    reviewers(&mock);
+    let before = snapshot(sb.ws());
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 110);
+    tui.wait_text("copilot").await;
+    tui.type_text("/review").await;
+    tui.enter().await;
+    let screen = tui.wait_text("Review findings (1)").await;
+    assert!(
+        screen.contains("src/sum.rs:3  high  correctness, tests"),
+        "{screen}"
+    );
+    assert!(screen.contains("Dropped (2)"), "{screen}");
+    // Esc closes it; the findings stay in the persona's conversation.
+    tui.send(b"\x1b");
+    tui.wait_text("1 finding, 2 dropped").await;
+    assert_eq!(snapshot(sb.ws()), before);
 }
