@@ -47,15 +47,16 @@ pub fn parse_answer(
     let mut dropped = Vec::new();
     for r in answer.findings {
         match r.into_finding(focus) {
-            Ok(f) => kept.push(f),
-            Err((finding, reason)) => dropped.push(DroppedFinding { finding, reason }),
+            (f, None) => kept.push(f),
+            (finding, Some(reason)) => dropped.push(DroppedFinding { finding, reason }),
         }
     }
     Ok((kept, dropped))
 }
 
 impl Reported {
-    fn into_finding(self, focus: &str) -> Result<ReviewFinding, (ReviewFinding, String)> {
+    /// The finding, and what makes it malformed if anything does.
+    fn into_finding(self, focus: &str) -> (ReviewFinding, Option<String>) {
         let severity = match self.severity.as_deref().map(str::trim) {
             Some("high" | "critical" | "error") => Some(ReviewSeverity::High),
             Some("medium" | "warning") => Some(ReviewSeverity::Medium),
@@ -90,10 +91,7 @@ impl Reported {
         } else {
             None
         };
-        match problem {
-            Some(reason) => Err((finding, reason)),
-            None => Ok(finding),
-        }
+        (finding, problem)
     }
 }
 

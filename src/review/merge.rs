@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 pub fn merge(findings: Vec<ReviewFinding>) -> Vec<ReviewFinding> {
     let mut sorted = findings;
     // The most severe of duplicates is the one kept.
-    sorted.sort_by(|a, b| a.severity.cmp(&b.severity));
+    sorted.sort_by_key(|f| f.severity);
     let mut out: Vec<ReviewFinding> = Vec::new();
     for f in sorted {
         match out.iter_mut().find(|kept| same_problem(kept, &f)) {

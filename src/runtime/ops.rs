@@ -17,18 +17,22 @@ pub async fn serve_ops(
     mut ops: mpsc::UnboundedReceiver<Op>,
 ) {
     while let Some(op) = ops.recv().await {
-        if let Op::Shutdown = op {
-            shut_down(&session).await;
-            break;
+        match op {
+            Op::Shutdown => {
+                shut_down(&session).await;
+                break;
+            }
+            // The one op that starts agents: it needs the policies they run with.
+            Op::Review { target } => super::review::serve(&session, &policies, target),
+            op => serve(&session, op),
         }
-        serve(&session, &policies, op);
     }
     // Also when the front end just went away.
     session.tools.mcp().shutdown().await;
 }
 
 /// One request; what it cannot do is said as an error on the agent it named.
-fn serve(session: &Arc<Session>, policies: &Arc<Policies>, op: Op) {
+fn serve(session: &Arc<Session>, op: Op) {
     let team = &session.team;
     let root = session.root();
     let refused = match op {
@@ -79,10 +83,6 @@ fn serve(session: &Arc<Session>, policies: &Arc<Policies>, op: Op) {
         Op::SetApproval { approval } => super::settings::set_approval(session, approval)
             .err()
             .map(|e| (root, e)),
-        Op::Review { target } => {
-            super::review::serve(session, policies, target);
-            None
-        }
         other => control(session, other),
     };
     if let Some((agent, message)) = refused {
