@@ -296,3 +296,23 @@ async fn slash_review_in_the_tui_opens_the_findings() {
     tui.wait_text("1 finding, 2 dropped").await;
     assert_eq!(snapshot(sb.ws()), before);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_review_no_reviewer_could_answer_fails() {
+    let mock = MockServer::start().await;
+    let sb = repo();
+    mock.set_responder(|_| MockResponse::error(400, "bad request"));
+    let run = sb.run(Some(&mock), &["review", "--json"]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no reviewer could answer"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("review: the correctness reviewer gave no findings"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,7 +1,8 @@
 //! `squad review`: one `Op::Review` through the same session core as `exec`, then the
 //! findings printed: as `{"findings":[…],"dropped":[…]}` with `--json`, else one
 //! `file:line  severity  title` line each (what was dropped, and reviewers that gave no
-//! answer, on stderr). A finished review exits 0 whatever it found.
+//! answer, on stderr). A finished review exits 0 whatever it found; one that could not
+//! start, or that no reviewer could answer, exits 1.
 
 use super::{ExecOutcome, Interrupt};
 use crate::protocol::{DroppedFinding, EventKind, Op, ReviewFinding, ReviewTarget};
@@ -17,6 +18,10 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
         interrupted: None,
     };
     let mut started = false;
+    // The reviewers, and those that gave no findings: a review none could answer did
+    // not happen, and says so with exit 1.
+    let mut reviewers = Vec::new();
+    let mut silent = std::collections::HashSet::new();
     loop {
         let event = tokio::select! {
             ev = handle.events.recv() => match ev {
@@ -33,11 +38,12 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
             }
         };
         match event.kind {
-            EventKind::ReviewStarted { reviewers, .. } => {
+            EventKind::ReviewStarted { reviewers: ids, .. } => {
                 started = true;
                 if !json {
-                    eprintln!("squad: {} reviewers at work (read-only)", reviewers.len());
+                    eprintln!("squad: {} reviewers at work (read-only)", ids.len());
                 }
+                reviewers = ids;
             }
             EventKind::ReviewFinished {
                 target,
@@ -45,6 +51,9 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
                 dropped,
             } => {
                 outcome.final_answer = print(&target, &findings, &dropped, json);
+                if !reviewers.is_empty() && silent.len() == reviewers.len() {
+                    outcome.failure = Some("no reviewer could answer; see the errors above".into());
+                }
                 break;
             }
             // Before the review starts, the root's `review:` error is its refusal (no git,
@@ -56,7 +65,12 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
                 }
                 eprintln!("squad: {message}");
             }
-            EventKind::Error { message } => eprintln!("squad: {message}"),
+            EventKind::Error { message } => {
+                if reviewers.contains(&event.agent_id) && message.starts_with("review:") {
+                    silent.insert(event.agent_id);
+                }
+                eprintln!("squad: {message}");
+            }
             _ => {}
         }
     }
