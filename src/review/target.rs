@@ -1,7 +1,8 @@
 //! What is reviewed, read from git: the change as a diff for the reviewers, and the files
 //! at the reviewed revision for checking their findings. Only reading git commands run,
 //! with `GIT_OPTIONAL_LOCKS=0` so not even the index's stat cache is written: a review
-//! changes nothing.
+//! changes nothing. Paths are the workspace's (`--relative`), which may be a folder of a
+//! larger repository.
 
 use super::ReviewError;
 use crate::protocol::ReviewTarget;
@@ -31,7 +32,8 @@ impl Reviewed {
         match &self.rev {
             None => tokio::fs::read_to_string(self.root.join(&path)).await.ok(),
             Some(rev) => {
-                let spec = format!("{rev}:{}", path.to_string_lossy());
+                // `./`: relative to the workspace, which may be below the repository's top.
+                let spec = format!("{rev}:./{}", path.to_string_lossy());
                 git(&self.root, &["show", &spec]).await.ok()
             }
         }
@@ -46,20 +48,30 @@ pub async fn load(root: &Path, target: &ReviewTarget) -> Result<Reviewed, Review
     let (diff, rev) = match target {
         ReviewTarget::Uncommitted => (uncommitted(root).await?, None),
         ReviewTarget::Base { branch } => {
+            not_an_option(branch)?;
             let base = git(root, &["merge-base", branch, "HEAD"])
                 .await
                 .map_err(|e| ReviewError::Revision(branch.clone(), e))?;
             let head = resolve(root, "HEAD").await?;
-            let args = ["diff", "--no-color", "--no-ext-diff", base.trim(), &head];
+            let args = [
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--relative",
+                base.trim(),
+                &head,
+            ];
             let diff = git(root, &args).await.map_err(ReviewError::Git)?;
             (diff, Some(head))
         }
         ReviewTarget::Commit { sha } => {
+            not_an_option(sha)?;
             let rev = resolve(root, sha).await?;
             let show = [
                 "show",
                 "--no-color",
                 "--no-ext-diff",
+                "--relative",
                 "--format=medium",
                 &rev,
             ];
@@ -80,9 +92,12 @@ async fn uncommitted(root: &Path) -> Result<String, ReviewError> {
         Ok(head) => head.trim().to_string(),
         Err(_) => EMPTY_TREE.to_string(),
     };
-    let mut diff = git(root, &["diff", "--no-color", "--no-ext-diff", &base])
-        .await
-        .map_err(ReviewError::Git)?;
+    let mut diff = git(
+        root,
+        &["diff", "--no-color", "--no-ext-diff", "--relative", &base],
+    )
+    .await
+    .map_err(ReviewError::Git)?;
     let untracked = git(root, &["ls-files", "--others", "--exclude-standard", "-z"])
         .await
         .map_err(ReviewError::Git)?;
@@ -108,6 +123,14 @@ fn new_file(path: &str, text: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A revision the user typed is never taken for one of git's options.
+fn not_an_option(rev: &str) -> Result<(), ReviewError> {
+    match rev.starts_with('-') || rev.trim().is_empty() {
+        true => Err(ReviewError::Revision(rev.into(), "not a revision".into())),
+        false => Ok(()),
+    }
 }
 
 /// `rev` as a full commit id, or why not.
