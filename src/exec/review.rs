@@ -74,7 +74,7 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
             _ => {}
         }
     }
-    shut_down(&mut handle).await;
+    shut_down(&mut handle, !json).await;
     outcome
 }
 
@@ -126,12 +126,16 @@ pub fn text(findings: &[ReviewFinding]) -> String {
         .collect()
 }
 
-/// Ends the session and waits for its last event, so the log is complete.
-async fn shut_down(handle: &mut SessionHandle) {
+/// Ends the session and waits for its last event, so the log is complete; in text mode
+/// the per-agent table (what each reviewer cost) goes to stderr, as `exec`'s does.
+async fn shut_down(handle: &mut SessionHandle, table: bool) {
     let _ = handle.ops.send(Op::Shutdown);
     let wait = async {
         while let Some(ev) = handle.events.recv().await {
-            if matches!(ev.kind, EventKind::Summary { .. }) {
+            if let EventKind::Summary { agents, totals } = ev.kind {
+                if table {
+                    eprint!("{}", super::summary_table(&agents, &totals));
+                }
                 break;
             }
         }
