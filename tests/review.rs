@@ -222,6 +222,8 @@ async fn text_output_lists_file_line_severity_and_title() {
         "{}",
         run.stderr
     );
+    // What each reviewer cost, as exec's table tells it.
+    assert!(run.stderr.contains("code_reviewer"), "{}", run.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread")]
