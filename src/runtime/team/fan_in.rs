@@ -187,7 +187,8 @@ impl Team {
         }
     }
 
-    /// The caller's workers that are at work or owe an outcome.
+    /// The caller's workers that are at work or owe an outcome (not a `/review`
+    /// reviewer: its outcome is squad's).
     pub fn unfinished_children(&self, id: AgentId) -> Vec<AgentId> {
         let agents = self.lock();
         let Some(me) = agents.get(&id) else {
@@ -198,7 +199,7 @@ impl Team {
             .filter(|c| {
                 agents
                     .get(c)
-                    .is_some_and(|a| a.is_busy() || a.owes_outcome())
+                    .is_some_and(|a| !a.for_squad && (a.is_busy() || a.owes_outcome()))
             })
             .copied()
             .collect()

@@ -102,6 +102,10 @@ fn a_reviewer_answering_squad_is_never_owed_to_the_persona() {
     // failure of it urgent news for the persona.
     team.begin_turn(r, true);
     assert_eq!(team.owed_results(root), FanIn::Nothing);
+    assert!(
+        team.unfinished_children(root).is_empty(),
+        "wait_for_agents waits for none"
+    );
     team.set_status(r, AgentStatus::Inactive, None);
     assert_eq!(team.owed_results(root), FanIn::Nothing);
     let w = worker(&team, root);
