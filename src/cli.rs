@@ -27,6 +27,10 @@ pub struct Cli {
 pub enum Command {
     /// Run one prompt headless; print the final answer (or every event with --json).
     Exec(ExecArgs),
+    /// Review a change read-only: reviewer workers in parallel (correctness, tests,
+    /// security, AGENTS.md rules), each finding checked against the code; prints
+    /// `file:line  severity  title` lines (or JSON with --json). Exit 0 once finished.
+    Review(ReviewArgs),
     /// List the roles squad knows and where each came from.
     Roles,
     /// List the Agent Skills squad finds and where each came from.
@@ -128,6 +132,38 @@ pub struct ExecArgs {
     /// The prompt (words are joined; `-` reads it from stdin).
     #[arg(required_unless_present_any = ["continue_run", "rewind"], num_args = 1..)]
     pub prompt: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// Staged, unstaged and untracked changes against HEAD (the default).
+    #[arg(long, conflicts_with_all = ["base", "commit"])]
+    pub uncommitted: bool,
+
+    /// HEAD against where it left BRANCH (`git merge-base BRANCH HEAD`).
+    #[arg(long, value_name = "BRANCH", conflicts_with = "commit")]
+    pub base: Option<String>,
+
+    /// One commit against its parent.
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+
+    /// Print `{"findings":[…],"dropped":[…]}` on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ReviewArgs {
+    pub fn target(&self) -> squad::protocol::ReviewTarget {
+        use squad::protocol::ReviewTarget;
+        match (&self.base, &self.commit) {
+            (Some(branch), _) => ReviewTarget::Base {
+                branch: branch.clone(),
+            },
+            (_, Some(sha)) => ReviewTarget::Commit { sha: sha.clone() },
+            _ => ReviewTarget::Uncommitted,
+        }
+    }
 }
 
 /// What `--rewind` puts back.

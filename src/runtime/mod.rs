@@ -32,6 +32,7 @@ mod questions;
 mod report;
 mod request;
 mod rewind;
+mod review;
 mod save_role;
 mod session;
 mod settings;

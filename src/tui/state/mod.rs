@@ -22,6 +22,7 @@ mod dialogs;
 mod figures;
 mod items;
 mod taken_back;
+mod review;
 mod timeline;
 mod worktrees;
 
@@ -30,6 +31,7 @@ pub use agents::{AgentView, Stall};
 pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
 pub use dialogs::{Dialog, PendingApproval, PendingQuestion};
 pub use figures::Figures;
+pub use review::ReviewView;
 pub use timeline::{Activity, Timeline};
 
 #[derive(Clone, Debug)]
@@ -78,6 +80,8 @@ pub struct SessionState {
     pub diff: Option<(AgentId, String)>,
     /// Merge conflicts so far, so the front end can raise a notice for a new one.
     pub conflicts: u64,
+    /// The last `/review`, under way or finished.
+    pub review: Option<ReviewView>,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -116,6 +120,7 @@ impl SessionState {
             budget_hold: None,
             diff: None,
             conflicts: 0,
+            review: None,
         }
     }
 
@@ -528,6 +533,14 @@ impl SessionState {
                     .conversation
                     .push(EntryKind::Notice(line));
             }
+            EventKind::ReviewStarted { target, reviewers } => {
+                self.review_started(id, target, reviewers, now)
+            }
+            EventKind::ReviewFinished {
+                target,
+                findings,
+                dropped,
+            } => self.review_finished(id, target, findings, dropped, now),
             EventKind::ApprovalSet { approval } => {
                 self.approval = *approval;
                 let line = format!("approval: {} for every agent", approval.as_str());
