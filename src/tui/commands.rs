@@ -360,7 +360,7 @@ mod tests {
         assert_eq!(complete("/", &roles, 1).as_deref(), Some("/agents"));
         assert_eq!(complete("hi", &roles, 0), None);
         assert_eq!(candidates("/res", &roles), ["/resume"]);
-        assert_eq!(candidates("/re", &roles), ["/review", "/resume"]);
+        assert_eq!(candidates("/re", &roles), ["/review", "/rewind", "/resume"]);
         assert_eq!(complete("/mo", &roles, 0).as_deref(), Some("/model "));
         assert_eq!(
             complete("/approval r", &roles, 0).as_deref(),

@@ -21,8 +21,8 @@ mod conversation;
 mod dialogs;
 mod figures;
 mod items;
-mod taken_back;
 mod review;
+mod taken_back;
 mod timeline;
 mod worktrees;
 
