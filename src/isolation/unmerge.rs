@@ -99,6 +99,10 @@ fn as_before(
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
+mod props;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::isolation::test_git;
