@@ -1,6 +1,7 @@
 use super::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
-    BudgetMeasure, BudgetScope, ConflictFile, Declined, DiffStat, HistoryItem, MergeReport,
+    BudgetMeasure, BudgetScope, ConflictFile, Declined, DiffStat, Goal, GoalCheck, GoalEnd,
+    HistoryItem, MergeReport,
     MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Verdict,
 };
 use serde::{Deserialize, Serialize};
@@ -365,6 +366,18 @@ pub enum EventKind {
     /// The user chose every agent's approval policy for the rest of the session.
     ApprovalSet {
         approval: ApprovalPolicy,
+    },
+    /// The user set a goal (`spent_usd`: the session's spend then); replay resumes it.
+    GoalSet {
+        goal: Goal,
+        #[serde(default)]
+        spent_usd: f64,
+    },
+    /// The goal's check ran after a persona's turn.
+    GoalChecked(GoalCheck),
+    /// The goal ended: met, its budget spent, or stopped by the user.
+    GoalEnded {
+        reason: GoalEnd,
     },
 }
 

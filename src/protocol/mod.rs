@@ -4,6 +4,7 @@
 mod approval;
 mod budget;
 mod event;
+mod goal;
 mod ids;
 mod item;
 mod merge;
@@ -19,6 +20,7 @@ mod verdict;
 pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy};
 pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
 pub use event::{AgentSummary, Event, EventKind, McpServerState, SessionTotals, TurnEnd};
+pub use goal::{DEFAULT_GOAL_TURNS, Goal, GoalCheck, GoalEnd, GoalTrack};
 pub use ids::AgentId;
 pub use item::{HistoryItem, Reasoning, ToolCall};
 pub use merge::{

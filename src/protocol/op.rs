@@ -1,4 +1,4 @@
-use super::{AgentId, ApprovalDecision, ApprovalPolicy};
+use super::{AgentId, ApprovalDecision, ApprovalPolicy, Goal};
 use serde::{Deserialize, Serialize};
 
 /// Everything a front end can ask of the core.
@@ -69,4 +69,11 @@ pub enum Op {
     /// Every agent's approval policy for the rest of the session (`/approval`):
     /// `approval_set`.
     SetApproval { approval: ApprovalPolicy },
+    /// Keep the persona working across turns until the goal's check passes or its budget
+    /// is spent (`goal_set`); `None` stops the active goal (`goal_ended`, `stopped`). It
+    /// starts no turn: the front end sends the message that does.
+    SetGoal {
+        #[serde(default)]
+        goal: Option<Goal>,
+    },
 }

@@ -74,6 +74,7 @@ fn serve(session: &Arc<Session>, op: Op) {
         Op::SetApproval { approval } => super::settings::set_approval(session, approval)
             .err()
             .map(|e| (root, e)),
+        Op::SetGoal { goal } => session.goals.set(team, goal).err().map(|e| (root, e)),
         other => control(session, other),
     };
     if let Some((agent, message)) = refused {
@@ -190,6 +191,8 @@ fn stop(session: &Session) {
         .map(|c| team.cancel_subtree(c, "stopped by the user"))
         .sum();
     team.interrupt(root);
+    // The user's stop ends the goal too: nothing would go on toward it.
+    session.goals.end_active(team, crate::protocol::GoalEnd::Stopped);
     if session.pause.set(false) {
         team.emit(root, EventKind::Resumed);
     }

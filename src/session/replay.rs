@@ -70,6 +70,8 @@ pub struct ReplayedSession {
     pub model_choice: Option<String>,
     /// The approval policy the user last chose (`approval_set`), if they did.
     pub approval: Option<crate::protocol::ApprovalPolicy>,
+    /// The user's goal as its `goal_*` events left it: an active one goes on.
+    pub goal: crate::protocol::GoalTrack,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -85,6 +87,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut paused = false;
     let mut session_budget = None;
     let (mut model_choice, mut approval) = (None, None);
+    let mut goal = crate::protocol::GoalTrack::default();
     let mut tasks: Vec<Task> = Vec::new();
 
     for ev in events {
@@ -153,6 +156,9 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             EventKind::SessionBudgetSet { limit_usd } => session_budget = Some(*limit_usd),
             EventKind::ModelSet { model } => model_choice = Some(model.clone()),
             EventKind::ApprovalSet { approval: a } => approval = Some(*a),
+            EventKind::GoalSet { goal: g, spent_usd } => goal.set(g, *spent_usd),
+            EventKind::GoalChecked(check) => goal.checked(check),
+            EventKind::GoalEnded { reason } => goal.end(*reason),
             EventKind::Resumed | EventKind::Stopped { .. } => paused = false,
             EventKind::TaskUpdated { task } => match tasks.iter_mut().find(|t| t.id == task.id) {
                 Some(slot) => *slot = task.clone(),
@@ -254,6 +260,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         session_budget,
         model_choice,
         approval,
+        goal,
     })
 }
 

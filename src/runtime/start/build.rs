@@ -16,6 +16,7 @@ use crate::runtime::events::EventSink;
 use crate::runtime::policies::budget::{SessionBudget, SessionLimits};
 use crate::runtime::policies::checkpoint::Checkpoints;
 use crate::runtime::policies::compaction::compactor::Compactor;
+use crate::runtime::policies::goal::Goals;
 use crate::runtime::policies::hooks::service::Hooks;
 use crate::runtime::policies::isolation::worker::WorkerIsolation;
 use crate::runtime::policies::pause::gate::PauseGate;
@@ -57,6 +58,7 @@ struct Services {
     limits: SessionLimits,
     gate: Arc<ApprovalGate>,
     hooks: Arc<Hooks>,
+    goals: Arc<Goals>,
     notes: (Option<String>, Vec<String>),
 }
 
@@ -93,6 +95,7 @@ pub async fn build(
         pause: services.pause,
         session_limits: services.limits,
         hooks: services.hooks,
+        goals: services.goals,
         agent_tasks: Default::default(),
         model_slots,
         compactor,
@@ -223,6 +226,7 @@ async fn services(
         limits,
         gate,
         hooks: Arc::new(hooks),
+        goals: Arc::new(Goals::new(replayed.map(|r| r.goal.clone()))),
         notes: (sandbox_note, waiting),
     })
 }
@@ -252,6 +256,7 @@ fn in_order(
         board: board.clone(),
         assist,
         checkpoints,
+        goals: services.goals.clone(),
     }))
 }
 
