@@ -37,6 +37,20 @@ impl Goal {
         }
     }
 
+    /// Whether the session can work toward it: words, a command, a budget above nothing.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.text.trim().is_empty() || self.check.trim().is_empty() {
+            return Err("a goal needs a sentence and a check command (--check CMD)".into());
+        }
+        if self.max_turns == 0 {
+            return Err("a goal needs at least one turn".into());
+        }
+        if self.max_cost_usd.is_some_and(|d| d.is_nan() || d <= 0.0) {
+            return Err("a goal's budget must be above $0".into());
+        }
+        Ok(())
+    }
+
     /// The message that starts the work when the user gave no other.
     pub fn brief(&self) -> String {
         format!(

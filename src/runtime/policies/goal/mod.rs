@@ -62,7 +62,7 @@ impl Goals {
                 false => Err("no goal is set".into()),
             };
         };
-        check_goal(&goal)?;
+        goal.validate()?;
         let spent_usd = team.session_cost();
         self.lock().set(&goal, spent_usd);
         let kind = crate::protocol::EventKind::GoalSet { goal, spent_usd };
@@ -111,18 +111,4 @@ impl Goals {
             None => Next::Again,
         }
     }
-}
-
-/// A goal the session can work toward: words, a command, a budget above nothing.
-fn check_goal(goal: &Goal) -> Result<(), String> {
-    if goal.text.trim().is_empty() || goal.check.trim().is_empty() {
-        return Err("a goal needs a sentence and a check command (--check CMD)".into());
-    }
-    if goal.max_turns == 0 {
-        return Err("a goal needs at least one turn".into());
-    }
-    if goal.max_cost_usd.is_some_and(|d| d.is_nan() || d <= 0.0) {
-        return Err("a goal's budget must be above $0".into());
-    }
-    Ok(())
 }
