@@ -1,6 +1,6 @@
 //! Slash commands typed in the composer: parsing and Tab completion.
 
-use crate::protocol::ApprovalPolicy;
+use crate::protocol::{ApprovalPolicy, Goal};
 
 /// What `/approval` takes.
 const APPROVALS: [ApprovalPolicy; 3] = [
@@ -28,6 +28,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/unpause", "let the paused team go on"),
     ("/stop", "stop the team: cancel every worker, end the turn"),
     (
+        "/goal",
+        "work until a check passes (/goal TEXT --check CMD [--turns N] [--budget USD]; /goal clear)",
+    ),
+    (
         "/budget",
         "set the session's cost limit (/budget 5 in US dollars, /budget off)",
     ),
@@ -46,6 +50,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/quit", "end the session"),
 ];
 
+/// What `/goal` was given.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GoalArg {
+    Show,
+    Clear,
+    Set(Goal),
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum SlashCommand {
     Role(String),
@@ -63,6 +75,8 @@ pub enum SlashCommand {
     /// A new session cost limit in US dollars; `None` lifts it.
     Budget(Option<f64>),
     Continue,
+    /// `/goal` alone shows the goal; `/goal clear` stops it.
+    Goal(GoalArg),
     New,
     Resume(Option<String>),
     Help,
@@ -132,7 +146,11 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
                 ));
             }
         },
-        "/continue" => SlashCommand::Continue,
+"/continue" => SlashCommand::Continue,
+        "/goal" => match parse_goal(arg.as_deref().unwrap_or("")) {
+            Ok(goal) => SlashCommand::Goal(goal),
+            Err(e) => return Some(Err(e)),
+        },
         "/new" => SlashCommand::New,
         "/resume" => SlashCommand::Resume(arg),
         "/help" => SlashCommand::Help,
@@ -148,6 +166,39 @@ fn parse_budget(arg: &str) -> Option<Option<f64>> {
     }
     let usd: f64 = arg.trim_start_matches('$').parse().ok()?;
     (usd.is_finite() && usd > 0.0).then_some(Some(usd))
+}
+
+const GOAL_USAGE: &str = "usage: /goal TEXT --check CMD [--turns N] [--budget USD], /goal clear";
+
+/// `TEXT --check CMD [--turns N] [--budget USD]`: the check is the rest of the line up to
+/// the first option after it; `clear` and nothing are the other two forms.
+fn parse_goal(arg: &str) -> Result<GoalArg, String> {
+    match arg {
+        "" => return Ok(GoalArg::Show),
+        "clear" | "off" | "stop" => return Ok(GoalArg::Clear),
+        _ => {}
+    }
+    let (text, rest) = arg.split_once("--check").ok_or(GOAL_USAGE)?;
+    let end = [" --turns ", " --budget "]
+        .iter()
+        .filter_map(|o| rest.find(o))
+        .min()
+        .unwrap_or(rest.len());
+    let mut goal = Goal::new(text.trim(), rest[..end].trim());
+    let mut words = rest[end..].split_whitespace();
+    while let Some(option) = words.next() {
+        let value = words.next().ok_or(GOAL_USAGE)?;
+        match option {
+            "--turns" => goal.max_turns = value.parse().map_err(|_| GOAL_USAGE)?,
+            "--budget" => {
+                let usd = value.trim_start_matches('$').parse().map_err(|_| GOAL_USAGE)?;
+                goal.max_cost_usd = Some(usd);
+            }
+            _ => return Err(GOAL_USAGE.into()),
+        }
+    }
+    goal.validate().map_err(|e| format!("{e} ({GOAL_USAGE})"))?;
+    Ok(GoalArg::Set(goal))
 }
 
 /// The message text for input starting with the `//` escape.
@@ -179,6 +230,12 @@ pub fn candidates(input: &str, roles: &[String]) -> Vec<String> {
             .map(|a| format!("/approval {a}"))
             .collect();
     }
+    if let Some(prefix) = input.strip_prefix("/goal ")
+        && !prefix.contains(char::is_whitespace)
+        && "clear".starts_with(prefix)
+    {
+        return vec!["/goal clear".to_string()];
+    }
     if input.contains(char::is_whitespace) {
         return Vec::new();
     }
@@ -199,7 +256,7 @@ pub fn complete(input: &str, roles: &[String], cycle: usize) -> Option<String> {
             let one = &c[0];
             let takes_arg = matches!(
                 one.as_str(),
-                "/role" | "/resume" | "/budget" | "/model" | "/approval"
+                "/role" | "/resume" | "/budget" | "/model" | "/approval" | "/goal"
             );
             Some(if takes_arg {
                 format!("{one} ")
@@ -286,6 +343,41 @@ mod tests {
     }
 
     #[test]
+    fn parses_goals() {
+        assert_eq!(parse("/goal"), Some(Ok(SlashCommand::Goal(GoalArg::Show))));
+        assert_eq!(
+            parse("/goal clear"),
+            Some(Ok(SlashCommand::Goal(GoalArg::Clear)))
+        );
+        let Some(Ok(SlashCommand::Goal(GoalArg::Set(g)))) =
+            parse("/goal make tests pass --check cargo test -q --turns 4 --budget $2")
+        else {
+            panic!("a goal");
+        };
+        assert_eq!(g.text, "make tests pass");
+        assert_eq!(g.check, "cargo test -q");
+        assert_eq!((g.max_turns, g.max_cost_usd), (4, Some(2.0)));
+        let Some(Ok(SlashCommand::Goal(GoalArg::Set(g)))) = parse("/goal fix it --check make")
+        else {
+            panic!("a goal");
+        };
+        assert_eq!((g.check.as_str(), g.max_turns), ("make", 10));
+        for bad in [
+            "/goal fix it",
+            "/goal fix it --check",
+            "/goal --check make",
+            "/goal x --check make --turns",
+            "/goal x --check make --turns 0",
+            "/goal x --check make --budget lots",
+        ] {
+            assert!(
+                matches!(parse(bad), Some(Err(e)) if e.contains("/goal")),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn completes() {
         let roles = vec!["architect".to_string(), "coder".to_string()];
         assert_eq!(complete("/ro", &roles, 0).as_deref(), Some("/role "));
@@ -297,6 +389,11 @@ mod tests {
         assert_eq!(complete("hi", &roles, 0), None);
         assert_eq!(candidates("/re", &roles), ["/resume"]);
         assert_eq!(complete("/mo", &roles, 0).as_deref(), Some("/model "));
+        assert_eq!(complete("/go", &roles, 0).as_deref(), Some("/goal "));
+        assert_eq!(
+            complete("/goal c", &roles, 0).as_deref(),
+            Some("/goal clear")
+        );
         assert_eq!(
             complete("/approval r", &roles, 0).as_deref(),
             Some("/approval read-only")
