@@ -90,6 +90,7 @@ const RIGHT: &[Section] = &[
             ("/compact", "summarize older turns"),
             ("/mcp", "MCP servers"),
             ("/budget USD", "session cost limit"),
+            ("/goal TEXT", "work until --check passes"),
             ("/new", "new session"),
             ("/resume", "resume a session"),
             ("/help", "this help"),

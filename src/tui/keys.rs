@@ -490,8 +490,9 @@ impl App {
             }
             GoalArg::Clear => vec![Action::Send(Op::SetGoal { goal: None })],
             GoalArg::Show => {
-                let line = match self.state.goal_summary() {
-                    Some((text, last)) => format!("◎ {text} · {last} (/goal clear stops it)"),
+                let active = self.state.goal.is_active();
+                let line = match self.state.goal.goal.as_ref().filter(|_| active) {
+                    Some(g) => format!("checked by `{}` · /goal clear stops it", g.check),
                     None => "no goal is set: /goal TEXT --check CMD".to_string(),
                 };
                 self.set_notice(line, now);
