@@ -129,7 +129,12 @@ pub struct ExecArgs {
     /// Keep working across turns until this holds: after each of the persona's turns
     /// --goal-check runs; the run ends when it passes (exit 0), when the goal's budget is
     /// spent (exit 1) or when it is stopped (exit 130). Without a prompt the goal is it.
-    #[arg(long, value_name = "SENTENCE", requires = "goal_check", conflicts_with = "continue_run")]
+    #[arg(
+        long,
+        value_name = "SENTENCE",
+        requires = "goal_check",
+        conflicts_with = "continue_run"
+    )]
     pub goal: Option<String>,
 
     /// The goal's check: a shell command run in the persona's sandbox; exit 0 is met.

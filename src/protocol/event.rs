@@ -1,8 +1,8 @@
 use super::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
     BudgetMeasure, BudgetScope, ConflictFile, Declined, DiffStat, Goal, GoalCheck, GoalEnd,
-    HistoryItem, MergeReport,
-    MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Verdict,
+    HistoryItem, MergeReport, MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates,
+    Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

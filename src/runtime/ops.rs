@@ -192,7 +192,9 @@ fn stop(session: &Session) {
         .sum();
     team.interrupt(root);
     // The user's stop ends the goal too: nothing would go on toward it.
-    session.goals.end_active(team, crate::protocol::GoalEnd::Stopped);
+    session
+        .goals
+        .end_active(team, crate::protocol::GoalEnd::Stopped);
     if session.pause.set(false) {
         team.emit(root, EventKind::Resumed);
     }

@@ -146,7 +146,7 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
                 ));
             }
         },
-"/continue" => SlashCommand::Continue,
+        "/continue" => SlashCommand::Continue,
         "/goal" => match parse_goal(arg.as_deref().unwrap_or("")) {
             Ok(goal) => SlashCommand::Goal(goal),
             Err(e) => return Some(Err(e)),
@@ -191,7 +191,10 @@ fn parse_goal(arg: &str) -> Result<GoalArg, String> {
         match option {
             "--turns" => goal.max_turns = value.parse().map_err(|_| GOAL_USAGE)?,
             "--budget" => {
-                let usd = value.trim_start_matches('$').parse().map_err(|_| GOAL_USAGE)?;
+                let usd = value
+                    .trim_start_matches('$')
+                    .parse()
+                    .map_err(|_| GOAL_USAGE)?;
                 goal.max_cost_usd = Some(usd);
             }
             _ => return Err(GOAL_USAGE.into()),

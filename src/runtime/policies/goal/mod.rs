@@ -78,7 +78,10 @@ impl Goals {
         }
         t.end(reason);
         drop(t);
-        team.emit(team.root(), crate::protocol::EventKind::GoalEnded { reason });
+        team.emit(
+            team.root(),
+            crate::protocol::EventKind::GoalEnded { reason },
+        );
         true
     }
 
@@ -105,7 +108,10 @@ impl Goals {
         team.emit(team.root(), crate::protocol::EventKind::GoalChecked(check));
         match end {
             Some(reason) => {
-                team.emit(team.root(), crate::protocol::EventKind::GoalEnded { reason });
+                team.emit(
+                    team.root(),
+                    crate::protocol::EventKind::GoalEnded { reason },
+                );
                 Next::Rest
             }
             None => Next::Again,

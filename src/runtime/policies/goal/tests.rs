@@ -58,7 +58,10 @@ async fn a_failing_check_sends_the_persona_on_until_it_passes() {
     assert!(message.contains("make state.txt say fixed"), "{message}");
     assert!(message.contains("check 1/10"), "{message}");
     std::fs::write(dir.path().join("state.txt"), "fixed\n").unwrap();
-    assert_eq!(cx.turn_end(TurnEnd::Completed, "done").await, AfterTurn::Rest);
+    assert_eq!(
+        cx.turn_end(TurnEnd::Completed, "done").await,
+        AfterTurn::Rest
+    );
     let kinds = ts.kinds();
     let c = checks(&kinds);
     assert_eq!(c.len(), 2);
