@@ -199,3 +199,37 @@ async fn a_goal_without_turns_is_a_usage_error() {
     assert!(run.stderr.contains("at least one turn"), "{}", run.stderr);
     assert!(mock.requests().is_empty());
 }
+
+/// The real TUI in a pseudo-terminal: `/goal` sets the goal and starts the work; each check
+/// is a line of the conversation, and the goal ends met on the second turn.
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_goal_in_the_tui_works_until_the_check_passes() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("state.txt", "broken\n");
+    turn(&mock, 1, "still broken");
+    turn(&mock, 2, "fixed");
+    let tui = common::pty::Tui::spawn(&sb, &mock.base_url(), &["--approval", "auto"], 30, 120);
+    tui.wait_text("copilot").await;
+    tui.type_text("/goal make state.txt say fixed --check grep -q fixed state.txt --turns 3")
+        .await;
+    tui.enter().await;
+    let screen = tui.wait_text("goal met after 2 turn(s)").await;
+    assert!(
+        screen.contains("◎ goal check 1/3: failed (exit 1)"),
+        "{screen}"
+    );
+    assert!(screen.contains("◎ goal check 2/3: passed"), "{screen}");
+    assert_eq!(sb.read("state.txt"), "fixed");
+    let first = transcript(&mock.requests()[0].body);
+    assert!(
+        first
+            .last()
+            .unwrap()
+            .1
+            .starts_with("Goal: make state.txt say fixed")
+    );
+    tui.type_text("/goal").await;
+    tui.enter().await;
+    tui.wait_text("no goal is set").await;
+}
