@@ -179,9 +179,12 @@ fn parse_goal(arg: &str) -> Result<GoalArg, String> {
         _ => {}
     }
     let (text, rest) = arg.split_once("--check").ok_or(GOAL_USAGE)?;
-    let end = [" --turns ", " --budget "]
+    let end = [" --turns", " --budget"]
         .iter()
-        .filter_map(|o| rest.find(o))
+        .flat_map(|o| rest.match_indices(o))
+        .map(|(at, o)| (at, rest[at + o.len()..].chars().next()))
+        .filter(|(_, next)| next.is_none_or(char::is_whitespace))
+        .map(|(at, _)| at)
         .min()
         .unwrap_or(rest.len());
     let mut goal = Goal::new(text.trim(), rest[..end].trim());

@@ -4,6 +4,7 @@
 use super::RuntimeError;
 use super::log::Opened;
 use crate::config::Config;
+use crate::context::load_instructions;
 use crate::isolation::Removed;
 use crate::mcp::{McpHub, ServerStatus};
 use crate::protocol::{ApprovalPolicy, EventKind};
@@ -88,10 +89,7 @@ pub async fn build(
     let notes = notes(opts.warnings, &services, &config, &roles);
     let session = Arc::new(Session {
         windows,
-        instructions: crate::context::load_instructions(
-            workspace.root(),
-            config.context.max_instructions_bytes,
-        ),
+        instructions: load_instructions(workspace.root(), config.context.max_instructions_bytes),
         pause: services.pause,
         session_limits: services.limits,
         hooks: services.hooks,
@@ -208,11 +206,10 @@ async fn services(
             ApprovalPolicy::ReadOnly => "plan",
         },
     };
-    let root = workspace.root().to_path_buf();
     let hooks = Hooks::new(
         config.hooks.list.clone(),
         facts,
-        root,
+        workspace.root().to_path_buf(),
         trust,
         confinement.clone(),
         gate.clone(),

@@ -35,6 +35,7 @@ async fn without_a_goal_the_layer_never_intervenes() {
     let mut ts = TestSession::new(dir.path(), Parts::default());
     let goals = Arc::new(Goals::default());
     let cx = ts.cx(vec![Box::new(GoalPolicy(goals))], ts.root);
+    ts.kinds();
     for end in [TurnEnd::Completed, TurnEnd::MaxTokens, TurnEnd::Error] {
         assert_eq!(cx.turn_end(end, "done").await, AfterTurn::Rest);
     }
@@ -47,9 +48,8 @@ async fn a_failing_check_sends_the_persona_on_until_it_passes() {
     let mut ts = TestSession::new(dir.path(), Parts::default());
     let goals = Arc::new(Goals::default());
     let cx = ts.cx(vec![Box::new(GoalPolicy(goals.clone()))], ts.root);
-    let team = &ts.session.team;
     goals
-        .set(team, Some(goal("grep -q fixed state.txt", 10)))
+        .set(&ts.session.team, Some(goal("grep -q fixed state.txt", 10)))
         .unwrap();
     std::fs::write(dir.path().join("state.txt"), "broken\n").unwrap();
     let AfterTurn::Pursue(message) = cx.turn_end(TurnEnd::Completed, "done").await else {
@@ -103,7 +103,8 @@ async fn a_stopped_turn_and_workers_are_not_checked_and_a_clear_stops_the_goal()
     let cx = ts.cx(vec![Box::new(GoalPolicy(goals.clone()))], ts.root);
     let worker = ts.add(ts.root, Default::default());
     let worker_cx = ts.cx(vec![Box::new(GoalPolicy(goals.clone()))], worker);
-    let team = &ts.session.team;
+    let session = ts.session.clone();
+    let team = &session.team;
     goals.set(team, Some(goal("false", 5))).unwrap();
     assert_eq!(cx.turn_end(TurnEnd::Error, "").await, AfterTurn::Rest);
     assert_eq!(
