@@ -233,3 +233,55 @@ async fn slash_goal_in_the_tui_works_until_the_check_passes() {
     tui.enter().await;
     tui.wait_text("no goal is set").await;
 }
+
+/// A run stopped by Ctrl+C mid-turn leaves its goal active and the persona `interrupted`:
+/// `--resume ID --continue` goes on with the turn, and the goal's check ends it met.
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_after_ctrl_c_goes_on_toward_the_goal() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("state.txt", "broken\n");
+    mock.push(MockResponse::text("too late").with_delay(std::time::Duration::from_secs(30)));
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args([
+        "exec",
+        "--approval",
+        "auto",
+        "--goal",
+        "make state.txt say fixed",
+    ])
+    .args(["--goal-check", CHECK])
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    assert!(
+        mock.wait_for_requests(1, std::time::Duration::from_secs(20))
+            .await
+    );
+    let pid = child.id().unwrap() as libc::pid_t;
+    // SAFETY: sends a signal to the child this test started and still owns.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().await.unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    turn(&mock, 1, "fixed");
+    let run = sb
+        .exec(
+            &mock,
+            &[
+                "--approval",
+                "auto",
+                "--json",
+                "--resume",
+                "last",
+                "--continue",
+            ],
+        )
+        .await;
+    run.assert_ok();
+    let events = run.events();
+    let checks = checks(&events);
+    assert_eq!(checks.len(), 1, "{}", run.stdout);
+    assert_eq!(checks[0]["passed"], true);
+    assert_eq!(of_type(&events, "goal_ended")[0]["reason"], "met");
+}
