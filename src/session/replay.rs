@@ -396,6 +396,44 @@ mod tests {
     }
 
     #[test]
+    fn an_active_goal_comes_back_with_its_checks_and_an_ended_one_does_not() {
+        use crate::protocol::{Goal, GoalCheck, GoalEnd};
+        let root = AgentId::new();
+        let goal = Goal::new("fix it", "make test");
+        let check = GoalCheck {
+            turn: 2,
+            max_turns: 10,
+            passed: false,
+            exit_code: Some(2),
+            output_tail: String::new(),
+        };
+        let mut log = vec![
+            ev(1, root, spawned(None)),
+            ev(
+                2,
+                root,
+                EventKind::GoalSet {
+                    goal: goal.clone(),
+                    spent_usd: 0.25,
+                },
+            ),
+            ev(3, root, EventKind::GoalChecked(check)),
+        ];
+        let track = replay(&log).unwrap().goal;
+        assert!(track.is_active());
+        assert_eq!((track.turns(), track.spent_at_set), (2, 0.25));
+        assert_eq!(track.goal, Some(goal));
+        log.push(ev(
+            4,
+            root,
+            EventKind::GoalEnded {
+                reason: GoalEnd::Stopped,
+            },
+        ));
+        assert!(!replay(&log).unwrap().goal.is_active());
+    }
+
+    #[test]
     fn the_users_model_and_approval_choices_come_back_the_last_one_winning() {
         let root = AgentId::new();
         let mut log = vec![ev(1, root, spawned(None))];
