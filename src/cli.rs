@@ -127,19 +127,25 @@ pub struct ExecArgs {
     pub force: bool,
 
     /// Keep working across turns until this holds: after each of the persona's turns
-    /// --goal-check runs; the run ends when it passes (exit 0), when the goal's budget is
-    /// spent (exit 1) or when it is stopped (exit 130). Without a prompt the goal is it.
+    /// --goal-check (and/or --goal-rules) runs; the run ends when it passes (exit 0), when
+    /// the goal's budget is spent (exit 1) or when it is stopped (exit 130). Without a
+    /// prompt the goal is it.
     #[arg(
         long,
         value_name = "SENTENCE",
-        requires = "goal_check",
+        requires = "goal_end",
         conflicts_with = "continue_run"
     )]
     pub goal: Option<String>,
 
     /// The goal's check: a shell command run in the persona's sandbox; exit 0 is met.
-    #[arg(long, value_name = "CMD", requires = "goal")]
+    #[arg(long, value_name = "CMD", requires = "goal", group = "goal_end")]
     pub goal_check: Option<String>,
+
+    /// The goal's check includes the project's own: `[tools] test_command` and every
+    /// `[[verify.rules]]` command must pass.
+    #[arg(long, requires = "goal", group = "goal_end")]
+    pub goal_rules: bool,
 
     /// Turns (one check each) the goal may take [default: 10].
     #[arg(long, value_name = "N", requires = "goal")]
@@ -157,8 +163,9 @@ pub struct ExecArgs {
 impl ExecArgs {
     /// The goal the flags ask for, if any.
     pub fn goal(&self) -> Option<squad::protocol::Goal> {
-        let (text, check) = (self.goal.as_ref()?, self.goal_check.as_ref()?);
-        let mut goal = squad::protocol::Goal::new(text.clone(), check.clone());
+        let check = self.goal_check.clone().unwrap_or_default();
+        let mut goal = squad::protocol::Goal::new(self.goal.clone()?, check);
+        goal.rules = self.goal_rules;
         goal.max_turns = self.goal_turns.unwrap_or(goal.max_turns);
         goal.max_cost_usd = self.goal_budget;
         Some(goal)

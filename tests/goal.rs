@@ -285,3 +285,56 @@ async fn continue_after_ctrl_c_goes_on_toward_the_goal() {
     assert_eq!(checks[0]["passed"], true);
     assert_eq!(of_type(&events, "goal_ended")[0]["reason"], "met");
 }
+
+/// `--goal-rules`: the project's test command is the check; without one configured the
+/// goal is refused before anything reaches the model, and a goal without a check at all
+/// is a usage error.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_projects_rules_as_the_goals_check() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("state.txt", "broken\n");
+    let refused = sb
+        .exec(
+            &mock,
+            &["--goal", "make state.txt say fixed", "--goal-rules"],
+        )
+        .await;
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("squad: goal: the goal's check is the project's rules"),
+        "{}",
+        refused.stderr
+    );
+    assert!(mock.requests().is_empty(), "nothing was sent");
+    let usage = sb
+        .exec(&mock, &["--goal", "make state.txt say fixed"])
+        .await;
+    assert_eq!(usage.code, 2, "{}", usage.stderr);
+
+    sb.workspace_config("[tools]\ntest_command = \"grep -q fixed state.txt\"\n");
+    turn(&mock, 1, "fixed");
+    let run = sb
+        .exec(
+            &mock,
+            &[
+                "--approval",
+                "auto",
+                "--goal",
+                "make state.txt say fixed",
+                "--goal-rules",
+            ],
+        )
+        .await;
+    run.assert_ok();
+    assert!(
+        run.stderr.contains("◎ goal check 1/10: passed"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("◎ goal met"), "{}", run.stderr);
+    let first = transcript(&mock.requests()[0].body);
+    assert!(first.last().unwrap().1.contains("the project's checks"));
+}

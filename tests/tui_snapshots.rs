@@ -1678,5 +1678,8 @@ fn goal_checks_in_the_conversation_and_the_status_bar() {
     insta::assert_snapshot!("goal_checks_100x24", s.screen(100, 24));
     s.command("/goal");
     let screen = s.screen(100, 24);
-    assert!(screen.contains("checked by `sh test.sh`"), "{screen}");
+    assert!(
+        screen.contains("met when the command `sh test.sh`"),
+        "{screen}"
+    );
 }

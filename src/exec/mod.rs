@@ -6,7 +6,8 @@ mod progress;
 mod summary;
 
 use crate::protocol::{
-    AgentStatus, BudgetScope, Event, EventKind, Goal, GoalEnd, HistoryItem, Op, TurnEnd, dollars,
+    AgentStatus, BudgetScope, Event, EventKind, GOAL_REFUSED, Goal, GoalEnd, HistoryItem, Op,
+    TurnEnd, dollars,
 };
 use crate::runtime::SessionHandle;
 use std::io::Write;
@@ -84,16 +85,25 @@ pub async fn run(
     // unpause it here later. A budget still spent pauses it again at once, and ends the run.
     let _ = handle.ops.send(Op::Resume);
     let brief = goal.as_ref().map(Goal::brief);
-    if goal.is_some() {
-        let _ = handle.ops.send(Op::SetGoal { goal });
-    }
-    let _ = handle.ops.send(match start {
+    let first = match start {
         Start::Prompt(text) => Op::UserMessage {
             to: None,
             text: with_brief(text, brief),
         },
         Start::Continue => Op::Continue { agent_id: None },
-    });
+    };
+    // With a goal, the work starts once the core took it (`goal_set`); a goal it refused
+    // (`error`) ends the run before anything is sent to the model.
+    let mut held = None;
+    match goal {
+        Some(goal) => {
+            let _ = handle.ops.send(Op::SetGoal { goal: Some(goal) });
+            held = Some(first);
+        }
+        None => {
+            let _ = handle.ops.send(first);
+        }
+    }
     let stdout = std::io::stdout();
     // JSON lines not yet written (see `write_out`).
     let mut json_lines = Vec::new();
@@ -176,6 +186,17 @@ pub async fn run(
                 }
             }
             EventKind::TurnFinished { end } if event.agent_id == root => last_end = Some(*end),
+            EventKind::GoalSet { .. } => {
+                if let Some(op) = held.take() {
+                    let _ = handle.ops.send(op);
+                }
+            }
+            EventKind::Error { message } if held.is_some() && message.starts_with(GOAL_REFUSED) => {
+                held = None;
+                last_error = Some(message.clone());
+                shutdown_sent = true;
+                let _ = handle.ops.send(Op::Shutdown);
+            }
             EventKind::GoalChecked(check) => goal_turns = check.turn,
             EventKind::GoalEnded { reason } => goal_end = Some(*reason),
             EventKind::ItemAdded {

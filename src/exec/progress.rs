@@ -89,9 +89,9 @@ impl Progress {
             )),
             EventKind::Unstalled => Some(format!("  [{}] going again", self.who(id))),
             EventKind::GoalSet { goal, .. } => Some(format!(
-                "◎ goal: {} — done when `{}` passes (at most {} turns)",
+                "◎ goal: {} — met when {} (at most {} turns)",
                 clip(goal.text.trim(), 100),
-                goal.check,
+                goal.end(),
                 goal.max_turns
             )),
             EventKind::GoalChecked(check) => Some(check.line()),

@@ -5,6 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// How the core's `error` refusing an `Op::SetGoal` begins, so a front end waiting for
+/// `goal_set` knows this error is its answer.
+pub const GOAL_REFUSED: &str = "goal: ";
+
 /// Turns a goal gets when the user names none.
 pub const DEFAULT_GOAL_TURNS: u32 = 10;
 
@@ -14,7 +18,13 @@ pub struct Goal {
     /// The sentence, as the user wrote it.
     pub text: String,
     /// A shell command run in the persona's sandbox after each of its turns: exit 0 is met.
+    /// Empty when `rules` is the whole check.
+    #[serde(default)]
     pub check: String,
+    /// The project's own checks must pass too: its test command and its `[[verify.rules]]`
+    /// commands, as a worker's result is checked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rules: bool,
     /// Checks (one per turn) before the goal ends as `budget`.
     #[serde(default = "default_turns")]
     pub max_turns: u32,
@@ -32,6 +42,7 @@ impl Goal {
         Self {
             text: text.into(),
             check: check.into(),
+            rules: false,
             max_turns: DEFAULT_GOAL_TURNS,
             max_cost_usd: None,
         }
@@ -39,8 +50,11 @@ impl Goal {
 
     /// Whether the session can work toward it: words, a command, a budget above nothing.
     pub fn validate(&self) -> Result<(), String> {
-        if self.text.trim().is_empty() || self.check.trim().is_empty() {
-            return Err("a goal needs a sentence and a check command (--check CMD)".into());
+        if self.text.trim().is_empty() {
+            return Err("a goal needs a sentence".into());
+        }
+        if self.check.trim().is_empty() && !self.rules {
+            return Err("a goal needs a check: a command (--check CMD) or --rules".into());
         }
         if self.max_turns == 0 {
             return Err("a goal needs at least one turn".into());
@@ -54,11 +68,21 @@ impl Goal {
     /// The message that starts the work when the user gave no other.
     pub fn brief(&self) -> String {
         format!(
-            "Goal: {}\nIt is met when the command `{}` exits 0; I run it after each of your \
-             turns.",
+            "Goal: {}\nIt is met when {}; I check after each of your turns.",
             self.text.trim(),
-            self.check
+            self.end()
         )
+    }
+
+    /// What its check is, in words: "the command `make` exits 0", "the project's checks
+    /// pass", or both.
+    pub fn end(&self) -> String {
+        let command = format!("the command `{}` exits 0", self.check.trim());
+        match (self.check.trim().is_empty(), self.rules) {
+            (false, false) => command,
+            (true, _) => "the project's checks (its test command and verify rules) pass".into(),
+            (false, true) => format!("{command} and the project's checks pass"),
+        }
     }
 }
 

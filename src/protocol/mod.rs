@@ -20,7 +20,7 @@ mod verdict;
 pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy};
 pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
 pub use event::{AgentSummary, Event, EventKind, McpServerState, SessionTotals, TurnEnd};
-pub use goal::{DEFAULT_GOAL_TURNS, Goal, GoalCheck, GoalEnd, GoalTrack};
+pub use goal::{DEFAULT_GOAL_TURNS, GOAL_REFUSED, Goal, GoalCheck, GoalEnd, GoalTrack};
 pub use ids::AgentId;
 pub use item::{HistoryItem, Reasoning, ToolCall};
 pub use merge::{

@@ -29,7 +29,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/stop", "stop the team: cancel every worker, end the turn"),
     (
         "/goal",
-        "work until a check passes (/goal TEXT --check CMD [--turns N] [--budget USD]; /goal clear)",
+        "work until a check passes (/goal TEXT --check CMD [--rules] [--turns N] [--budget USD])",
     ),
     (
         "/budget",
@@ -168,30 +168,41 @@ fn parse_budget(arg: &str) -> Option<Option<f64>> {
     (usd.is_finite() && usd > 0.0).then_some(Some(usd))
 }
 
-const GOAL_USAGE: &str = "usage: /goal TEXT --check CMD [--turns N] [--budget USD], /goal clear";
+const GOAL_USAGE: &str =
+    "usage: /goal TEXT --check CMD [--rules] [--turns N] [--budget USD], /goal clear";
 
-/// `TEXT --check CMD [--turns N] [--budget USD]`: the check is the rest of the line up to
-/// the first option after it; `clear` and nothing are the other two forms.
+/// Where an option of `/goal` starts in `text` (at a word's start and end), if any.
+fn next_option(text: &str) -> Option<usize> {
+    ["--check", "--rules", "--turns", "--budget"]
+        .iter()
+        .flat_map(|o| text.match_indices(o))
+        .filter(|(at, o)| {
+            let before = text[..*at].chars().next_back();
+            let after = text[at + o.len()..].chars().next();
+            before.is_none_or(char::is_whitespace) && after.is_none_or(char::is_whitespace)
+        })
+        .map(|(at, _)| at)
+        .min()
+}
+
+/// `TEXT --check CMD [--rules] [--turns N] [--budget USD]`: the text runs to the first
+/// option, a check to the next; `clear` and nothing are the other two forms.
 fn parse_goal(arg: &str) -> Result<GoalArg, String> {
     match arg {
         "" => return Ok(GoalArg::Show),
         "clear" | "off" | "stop" => return Ok(GoalArg::Clear),
         _ => {}
     }
-    let (text, rest) = arg.split_once("--check").ok_or(GOAL_USAGE)?;
-    let end = [" --turns", " --budget"]
-        .iter()
-        .flat_map(|o| rest.match_indices(o))
-        .map(|(at, o)| (at, rest[at + o.len()..].chars().next()))
-        .filter(|(_, next)| next.is_none_or(char::is_whitespace))
-        .map(|(at, _)| at)
-        .min()
-        .unwrap_or(rest.len());
-    let mut goal = Goal::new(text.trim(), rest[..end].trim());
-    let mut words = rest[end..].split_whitespace();
-    while let Some(option) = words.next() {
-        let value = words.next().ok_or(GOAL_USAGE)?;
+    let at = next_option(arg).ok_or(GOAL_USAGE)?;
+    let mut goal = Goal::new(arg[..at].trim(), "");
+    let mut rest = &arg[at..];
+    while !rest.is_empty() {
+        let (option, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let end = next_option(after).unwrap_or(after.len());
+        let value = after[..end].trim();
         match option {
+            "--check" => goal.check = value.to_string(),
+            "--rules" if value.is_empty() => goal.rules = true,
             "--turns" => goal.max_turns = value.parse().map_err(|_| GOAL_USAGE)?,
             "--budget" => {
                 let usd = value
@@ -202,6 +213,7 @@ fn parse_goal(arg: &str) -> Result<GoalArg, String> {
             }
             _ => return Err(GOAL_USAGE.into()),
         }
+        rest = &after[end..];
     }
     goal.validate().map_err(|e| format!("{e} ({GOAL_USAGE})"))?;
     Ok(GoalArg::Set(goal))
@@ -367,7 +379,24 @@ mod tests {
         else {
             panic!("a goal");
         };
-        assert_eq!((g.check.as_str(), g.max_turns), ("make", 10));
+        assert_eq!(
+            (g.check.as_str(), g.max_turns, g.rules),
+            ("make", 10, false)
+        );
+        let Some(Ok(SlashCommand::Goal(GoalArg::Set(g)))) =
+            parse("/goal green --rules --turns 3 --check make lint --fix")
+        else {
+            panic!("a goal");
+        };
+        assert_eq!(
+            (g.text.as_str(), g.check.as_str()),
+            ("green", "make lint --fix")
+        );
+        assert_eq!((g.rules, g.max_turns), (true, 3));
+        let Some(Ok(SlashCommand::Goal(GoalArg::Set(g)))) = parse("/goal green --rules") else {
+            panic!("a goal");
+        };
+        assert_eq!((g.check.as_str(), g.rules), ("", true));
         for bad in [
             "/goal fix it",
             "/goal fix it --check",
@@ -375,6 +404,7 @@ mod tests {
             "/goal x --check make --turns",
             "/goal x --check make --turns 0",
             "/goal x --check make --budget lots",
+            "/goal x --rules yes",
         ] {
             assert!(
                 matches!(parse(bad), Some(Err(e)) if e.contains("/goal")),

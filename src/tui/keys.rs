@@ -492,7 +492,7 @@ impl App {
             GoalArg::Show => {
                 let active = self.state.goal.is_active();
                 let line = match self.state.goal.goal.as_ref().filter(|_| active) {
-                    Some(g) => format!("checked by `{}` · /goal clear stops it", g.check),
+                    Some(g) => format!("met when {} · /goal clear stops it", g.end()),
                     None => "no goal is set: /goal TEXT --check CMD".to_string(),
                 };
                 self.set_notice(line, now);

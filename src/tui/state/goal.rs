@@ -18,9 +18,9 @@ impl SessionState {
                     .max_cost_usd
                     .map_or(String::new(), |d| format!(", {}", dollars(d)));
                 EntryKind::Notice(format!(
-                    "◎ goal: {} — done when `{}` passes (at most {} turns{cost})",
+                    "◎ goal: {} — met when {} (at most {} turns{cost})",
                     goal.text.trim(),
-                    goal.check,
+                    goal.end(),
                     goal.max_turns
                 ))
             }

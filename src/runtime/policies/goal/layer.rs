@@ -6,7 +6,7 @@ use crate::protocol::{Goal, GoalCheck, TurnEnd};
 use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
 use crate::runtime::points::AfterTurn;
 use crate::runtime::team::FanIn;
-use crate::tools::{RunStatus, ToolError, run_shell};
+use crate::tools::{RunStatus, ToolContext, ToolError, run_shell};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -42,10 +42,10 @@ impl Layer for GoalLayer {
         let Some((goal, turns)) = self.0.active() else {
             return AfterTurn::Rest;
         };
-        let Some(check) = run_check(cx, &goal, turns + 1).await else {
+        let Some((check, failing)) = run_check(cx, &goal, turns + 1).await else {
             return AfterTurn::Rest;
         };
-        let message = again(&goal, &check);
+        let message = again(&goal, &check, &failing);
         match self.0.checked(cx.team(), &goal, check) {
             Next::Rest => AfterTurn::Rest,
             Next::Again => AfterTurn::Pursue(message),
@@ -53,12 +53,56 @@ impl Layer for GoalLayer {
     }
 }
 
-/// Runs the goal's check as the persona's command would run (its sandbox, its root, the
-/// command timeout); `None` when the turn's token stopped it.
-async fn run_check(cx: &AgentCx, goal: &Goal, turn: u32) -> Option<GoalCheck> {
+/// What the goal's check runs: its command, then (with `rules`) the project's test command
+/// and its `[[verify.rules]]` commands, as a worker's result is checked.
+fn commands(cx: &AgentCx, goal: &Goal, test_command: Option<&String>) -> Vec<String> {
+    let mut list: Vec<String> = Some(goal.check.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .into_iter()
+        .collect();
+    if goal.rules {
+        list.extend(test_command.cloned());
+        let rules = &cx.session().config.verify.rules;
+        list.extend(rules.iter().map(|r| r.command.clone()));
+    }
+    list
+}
+
+/// Runs the goal's commands as the persona's commands run (its sandbox, its root, the
+/// command timeout), up to the first that fails: the check and the command that failed
+/// (empty when all passed). `None` when the turn's token stopped it.
+async fn run_check(cx: &AgentCx, goal: &Goal, turn: u32) -> Option<(GoalCheck, String)> {
     let ctx = cx.tool_context();
+    let list = commands(cx, goal, ctx.settings.test_command.as_ref());
+    let mut ran = (Some(0), String::new(), String::new());
+    if list.is_empty() {
+        let why = "no check to run: no test command or [[verify.rules]] are configured";
+        ran = (None, why.to_string(), String::new());
+    }
+    for command in list {
+        let (exit_code, output) = run_one(&ctx, &command).await?;
+        ran = (exit_code, output, command);
+        if ran.0 != Some(0) {
+            break;
+        }
+    }
+    let (exit_code, output, command) = ran;
+    let passed = exit_code == Some(0);
+    let check = GoalCheck {
+        turn,
+        max_turns: goal.max_turns,
+        passed,
+        exit_code,
+        output_tail: tail(&output),
+    };
+    Some((check, if passed { String::new() } else { command }))
+}
+
+/// One command of the check: its exit code (`None`: killed, timed out, not started) and
+/// output; `None` when cancelled.
+async fn run_one(ctx: &ToolContext, command: &str) -> Option<(Option<i32>, String)> {
     let timeout = ctx.settings.command_timeout;
-    let (exit_code, output) = match run_shell(&ctx, &goal.check, timeout).await {
+    Some(match run_shell(ctx, command, timeout).await {
         Ok(o) => match o.status {
             RunStatus::Exited(code) => (Some(code), o.output),
             RunStatus::Signalled(sig) => (None, format!("{}\n(killed by signal {sig})", o.output)),
@@ -69,13 +113,6 @@ async fn run_check(cx: &AgentCx, goal: &Goal, turn: u32) -> Option<GoalCheck> {
         },
         Err(ToolError::Cancelled) => return None,
         Err(e) => (None, format!("could not run: {e}")),
-    };
-    Some(GoalCheck {
-        turn,
-        max_turns: goal.max_turns,
-        passed: exit_code == Some(0),
-        exit_code,
-        output_tail: tail(&output),
     })
 }
 
@@ -94,19 +131,22 @@ pub(super) fn tail(output: &str) -> String {
 }
 
 /// The persona's next message after a failing check: the goal, and what the check said.
-fn again(goal: &Goal, check: &GoalCheck) -> String {
+fn again(goal: &Goal, check: &GoalCheck, failing: &str) -> String {
     let output = match check.output_tail.trim() {
         "" => String::from("(no output)"),
         text => format!("```\n{text}\n```"),
     };
+    let which = match failing {
+        "" => String::new(),
+        command => format!(": `{command}` {}", check.verdict()),
+    };
     format!(
-        "[squad] The goal is not met yet (check {}/{}): {}\nThe check `{}` {}; its output \
-         ends with:\n{output}\nKeep working toward the goal; the check runs again when your \
-         turn ends.",
+        "[squad] The goal is not met yet (check {}/{}): {}\nIt is met when {}. The check \
+         failed{which}; its output ends with:\n{output}\nKeep working toward the goal; the \
+         check runs again when your turn ends.",
         check.turn,
         check.max_turns,
         goal.text.trim(),
-        goal.check,
-        check.verdict(),
+        goal.end(),
     )
 }

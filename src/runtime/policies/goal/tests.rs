@@ -160,3 +160,41 @@ fn the_tail_keeps_the_last_lines_within_its_bytes() {
     let long = "é".repeat(3_000);
     assert!(tail(&long).len() <= 2_000 + "…".len());
 }
+
+#[tokio::test]
+async fn with_rules_the_projects_checks_must_pass_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = crate::config::Config::default();
+    config.verify.rules.push(crate::config::CommandRule {
+        id: "lint".into(),
+        command: "echo lint says no; exit 4".into(),
+        severity: crate::protocol::Severity::Error,
+        when_changed: Vec::new(),
+    });
+    let mut ts = TestSession::new(
+        dir.path(),
+        Parts {
+            config,
+            ..Parts::default()
+        },
+    );
+    let goals = Arc::new(Goals::default());
+    let cx = ts.cx(vec![Box::new(GoalPolicy(goals.clone()))], ts.root);
+    let goal = Goal {
+        rules: true,
+        ..goal("true", 3)
+    };
+    goals.set(&ts.session.team, Some(goal)).unwrap();
+    let AfterTurn::Pursue(message) = cx.turn_end(TurnEnd::Completed, "").await else {
+        panic!("the rule fails");
+    };
+    assert!(
+        message.contains("`echo lint says no; exit 4` failed (exit 4)"),
+        "{message}"
+    );
+    let c = checks(&ts.kinds());
+    assert_eq!(
+        (c[0].exit_code, c[0].output_tail.as_str()),
+        (Some(4), "lint says no")
+    );
+}
