@@ -173,7 +173,7 @@ fn main() {
         let t = Instant::now();
         let outcome = isolation::merge_into_workspace(&repo, &mut wt, &scratch).unwrap();
         merges.push(t.elapsed());
-        assert!(matches!(outcome, MergeOutcome::Merged { ref files } if files.len() == 6));
+        assert!(matches!(outcome, MergeOutcome::Merged { ref files, .. } if files.len() == 6));
 
         let t = Instant::now();
         wt.remove(&repo.top).unwrap();

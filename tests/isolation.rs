@@ -234,10 +234,8 @@ async fn a_worktree_made_from_a_warm_spare_is_the_same_as_a_fresh_one() {
     let rb = w.create(b).await.unwrap();
     write(&rb, "from_b.txt", "b\n");
     assert_eq!(
-        w.merge(b).await.unwrap(),
-        MergeOutcome::Merged {
-            files: vec!["from_b.txt".into()]
-        }
+        merged(w.merge(b).await.unwrap()),
+        vec!["from_b.txt".into()] as Vec<String>
     );
     spare_made(&w).await;
 
@@ -289,16 +287,12 @@ async fn two_workers_on_different_files_merge_one_after_the_other() {
 
     let (ma, mb) = tokio::join!(w.merge(a), w.merge(b));
     assert_eq!(
-        ma.unwrap(),
-        MergeOutcome::Merged {
-            files: vec!["a.txt".into(), "src/new_a.rs".into()]
-        }
+        merged(ma.unwrap()),
+        vec!["a.txt".into(), "src/new_a.rs".into()] as Vec<String>
     );
     assert_eq!(
-        mb.unwrap(),
-        MergeOutcome::Merged {
-            files: vec!["a.txt".into(), "dir with space/d.txt".into()]
-        }
+        merged(mb.unwrap()),
+        vec!["a.txt".into(), "dir with space/d.txt".into()] as Vec<String>
     );
 
     let a_txt = read(&fx.ws, "a.txt");
@@ -406,10 +400,8 @@ async fn after_a_redo_on_the_current_state_the_next_merge_is_clean() {
     // The worker settles it; now the merge is clean and brings both of its changes.
     write(&rb, "a.txt", &lines_with(5, "five by A and B"));
     assert_eq!(
-        w.merge(b).await.unwrap(),
-        MergeOutcome::Merged {
-            files: vec!["a.txt".into(), "b_only.txt".into()]
-        }
+        merged(w.merge(b).await.unwrap()),
+        vec!["a.txt".into(), "b_only.txt".into()] as Vec<String>
     );
     assert_eq!(read(&fx.ws, "a.txt"), lines_with(5, "five by A and B"));
     assert_eq!(read(&fx.ws, "b_only.txt"), "B's other file\n");
@@ -445,10 +437,8 @@ async fn a_users_edit_after_the_worker_started_is_merged_with_not_overwritten() 
     // The worker puts the file back; then both edits of a.txt meet cleanly.
     write(&ra, "notes.md", "user notes, more\n");
     assert_eq!(
-        w.merge(a).await.unwrap(),
-        MergeOutcome::Merged {
-            files: vec!["a.txt".into()]
-        }
+        merged(w.merge(a).await.unwrap()),
+        vec!["a.txt".into()] as Vec<String>
     );
     let a_txt = read(&fx.ws, "a.txt");
     assert!(
@@ -485,14 +475,12 @@ async fn deleted_new_and_binary_files_merge_and_a_binary_clash_is_named() {
             .any(|f| f.path == "dir with space/c.txt" && f.kind == ChangeKind::Deleted)
     );
     assert_eq!(
-        w.merge(a).await.unwrap(),
-        MergeOutcome::Merged {
-            files: vec![
-                "dir with space/c.txt".into(),
-                "icon.bin".into(),
-                "logo.bin".into()
-            ]
-        }
+        merged(w.merge(a).await.unwrap()),
+        vec![
+            "dir with space/c.txt".into(),
+            "icon.bin".into(),
+            "logo.bin".into()
+        ] as Vec<String>
     );
     assert!(
         !fx.ws.join("dir with space").exists(),
@@ -539,7 +527,7 @@ async fn a_repository_without_commits_and_a_workspace_below_its_top_work() {
     write(&root, "main.txt", "hello, world\n");
     write(&root, "added.txt", "new\n");
 
-    let MergeOutcome::Merged { files } = w.merge(a).await.unwrap() else {
+    let MergeOutcome::Merged { files, .. } = w.merge(a).await.unwrap() else {
         panic!("clean merge");
     };
     assert_eq!(files, ["sub dir/added.txt", "sub dir/main.txt"]);
@@ -601,10 +589,8 @@ async fn a_repository_with_a_submodule_keeps_it_as_it_is() {
         "the empty submodule is no change: {summary:?}"
     );
     assert_eq!(
-        w.merge(a).await.unwrap(),
-        MergeOutcome::Merged {
-            files: vec!["app.txt".into()]
-        }
+        merged(w.merge(a).await.unwrap()),
+        vec!["app.txt".into()] as Vec<String>
     );
     assert_eq!(read(&ws, "vendor/lib/lib.txt"), "lib\n");
     assert_eq!(
@@ -911,10 +897,8 @@ async fn a_worktree_made_for_a_first_write_has_its_files_at_once_and_the_rest_af
         " M a.txt\n?? src/new.rs\n"
     );
     assert_eq!(
-        w.merge(agent).await.unwrap(),
-        MergeOutcome::Merged {
-            files: vec!["a.txt".into(), "src/new.rs".into()]
-        }
+        merged(w.merge(agent).await.unwrap()),
+        vec!["a.txt".into(), "src/new.rs".into()] as Vec<String>
     );
     w.remove(agent).await.unwrap();
     assert!(!root.exists());
@@ -1068,4 +1052,12 @@ async fn a_fill_that_fails_leaves_the_worktree_refused_and_removable() {
     assert!(w.remove(agent).await.unwrap());
     assert!(!root.exists());
     assert!(!fill_marker(&root).exists());
+}
+
+/// The files a clean merge wrote; panics on any other outcome.
+fn merged(outcome: MergeOutcome) -> Vec<String> {
+    match outcome {
+        MergeOutcome::Merged { files, .. } => files,
+        other => panic!("expected a clean merge, got {other:?}"),
+    }
 }

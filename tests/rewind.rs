@@ -137,3 +137,256 @@ async fn a_user_edit_since_is_named_and_kept_unless_forced() {
     assert_eq!(sb.read("a.txt"), "one\n");
     assert!(!sb.ws().join("sub/b.txt").exists());
 }
+
+/// Ten numbered lines, each of `changed` replaced by its text.
+fn lines(changed: &[(usize, &str)]) -> String {
+    (1..=10)
+        .map(|i| match changed.iter().find(|(n, _)| *n == i) {
+            Some((_, text)) => format!("{text}\n"),
+            None => format!("line {i}\n"),
+        })
+        .collect()
+}
+
+/// A git repository with `a.txt` committed, made before the session starts (isolation is
+/// chosen at start).
+fn repo() -> Sandbox {
+    let sb = Sandbox::new();
+    git(sb.ws(), &["init", "-q"]);
+    sb.write("a.txt", &lines(&[]));
+    git(sb.ws(), &["add", "-A"]);
+    git(sb.ws(), &["commit", "-qm", "start"]);
+    sb
+}
+
+/// In [`repo`], the persona's one message spawned an implementer that changed
+/// line 3 of `a.txt` and made `w.txt`; its change is merged and the team rests. Returns
+/// the worker's id.
+async fn merged_worker(
+    mock: &MockServer,
+    sb: &Sandbox,
+    h: &mut ::squad::runtime::SessionHandle,
+    seen: &mut Vec<::squad::protocol::Event>,
+) -> ::squad::protocol::AgentId {
+    use common::agents::*;
+    use serde_json::json;
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_calls(vec![
+                    call(
+                        "w1",
+                        "write_file",
+                        json!({"path": "a.txt", "content": lines(&[(3, "line 3 by the worker")])}),
+                    ),
+                    call(
+                        "w2",
+                        "write_file",
+                        json!({"path": "w.txt", "content": "new\n"}),
+                    ),
+                ]),
+                _ => {
+                    MockResponse::tool_call("r", "return_results", &good_result("done").to_string())
+                }
+            };
+        }
+        match tool_count(body) {
+            0 => spawn("implementer", "change line 3"),
+            1 => MockResponse::tool_call("wait", "wait_for_agents", "{}"),
+            _ => MockResponse::text("the worker changed line 3"),
+        }
+    });
+    common::engine::say(h, "have a worker change line 3");
+    let merged = common::engine::wait_event(h, seen, std::time::Duration::from_secs(30), |e| {
+        matches!(e.kind, ::squad::protocol::EventKind::Merged { .. })
+    })
+    .await;
+    let kinds: Vec<String> = seen
+        .iter()
+        .map(|e| format!("{:?}", e.kind).chars().take(200).collect())
+        .collect();
+    let merged = merged.unwrap_or_else(|| panic!("{kinds:#?}"));
+    let idle = common::engine::wait_event(h, seen, std::time::Duration::from_secs(30), |e| {
+        matches!(e.kind, ::squad::protocol::EventKind::Idle)
+    })
+    .await;
+    let kinds: Vec<String> = seen
+        .iter()
+        .map(|e| format!("{:?}", e.kind).chars().take(120).collect())
+        .collect();
+    assert!(idle.is_some(), "{kinds:#?}");
+    assert_eq!(sb.read("a.txt"), lines(&[(3, "line 3 by the worker")]));
+    assert_eq!(sb.read("w.txt"), "new\n");
+    merged.agent_id
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn undo_takes_a_merged_worker_change_out_and_keeps_the_users_edit_since() {
+    use ::squad::protocol::{ApprovalPolicy, EventKind, Op};
+    let mock = MockServer::start().await;
+    let sb = repo();
+    let mut h =
+        common::engine::start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    let worker = merged_worker(&mock, &sb, &mut h, &mut seen).await;
+    // The user edits another line of the merged file, then takes the worker's change back.
+    let users = lines(&[(3, "line 3 by the worker"), (9, "line 9 by the user")]);
+    sb.write("a.txt", &users);
+    let undo = |force| Op::UndoMerge {
+        agent_id: worker,
+        force,
+    };
+    h.ops.send(undo(false)).unwrap();
+    let done = common::engine::next_event(&mut h, &mut seen, |e| {
+        matches!(
+            e.kind,
+            EventKind::MergeUndone { .. } | EventKind::UndoRefused { .. }
+        )
+    })
+    .await;
+    let EventKind::MergeUndone { files } = &done.kind else {
+        panic!("{done:?}")
+    };
+    assert_eq!(files, &["a.txt", "w.txt"]);
+    assert_eq!(done.agent_id, worker);
+    assert_eq!(sb.read("a.txt"), lines(&[(9, "line 9 by the user")]));
+    assert!(!sb.ws().join("w.txt").exists());
+
+    // Nothing is left to undo: said, and nothing changes.
+    h.ops.send(undo(false)).unwrap();
+    let said = common::engine::next_event(&mut h, &mut seen, |e| {
+        e.agent_id == worker && matches!(e.kind, EventKind::Error { .. })
+    })
+    .await;
+    assert!(
+        format!("{said:?}").contains("no merged change to undo"),
+        "{said:?}"
+    );
+    assert_eq!(sb.read("a.txt"), lines(&[(9, "line 9 by the user")]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_undo_over_lines_the_user_changed_asks_and_changes_nothing_until_forced() {
+    use ::squad::protocol::{ApprovalPolicy, EventKind, Op};
+    let mock = MockServer::start().await;
+    let sb = repo();
+    let mut h =
+        common::engine::start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    let worker = merged_worker(&mock, &sb, &mut h, &mut seen).await;
+    let users = lines(&[(3, "line 3 as the user fixed it")]);
+    sb.write("a.txt", &users);
+    h.ops
+        .send(Op::UndoMerge {
+            agent_id: worker,
+            force: false,
+        })
+        .unwrap();
+    let asked = common::engine::next_event(&mut h, &mut seen, |e| {
+        matches!(
+            e.kind,
+            EventKind::MergeUndone { .. } | EventKind::UndoRefused { .. }
+        )
+    })
+    .await;
+    let EventKind::UndoRefused { conflicts } = &asked.kind else {
+        panic!("{asked:?}")
+    };
+    assert_eq!(conflicts.len(), 1);
+    assert_eq!(conflicts[0].path, "a.txt");
+    assert_eq!(sb.read("a.txt"), users, "the user's edit is kept");
+    assert_eq!(sb.read("w.txt"), "new\n", "nothing was undone");
+    h.ops
+        .send(Op::UndoMerge {
+            agent_id: worker,
+            force: true,
+        })
+        .unwrap();
+    common::engine::next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::MergeUndone { .. })
+    })
+    .await;
+    assert_eq!(sb.read("a.txt"), lines(&[]));
+    assert!(!sb.ws().join("w.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rewind_in_a_session_lists_messages_and_puts_back_a_merge_but_asks_about_the_users_file() {
+    use ::squad::protocol::{ApprovalPolicy, EventKind, FileChangeKind, HistoryItem, Op};
+    let mock = MockServer::start().await;
+    let sb = repo();
+    let mut h =
+        common::engine::start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+    let mut seen = Vec::new();
+    merged_worker(&mock, &sb, &mut h, &mut seen).await;
+    sb.write("notes.md", "the user's notes\n");
+
+    h.ops.send(Op::ListCheckpoints).unwrap();
+    let listed = common::engine::next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::Checkpoints { .. })
+    })
+    .await;
+    let EventKind::Checkpoints { list } = &listed.kind else {
+        unreachable!()
+    };
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0].message, 1);
+    assert_eq!(list[0].text, "have a worker change line 3");
+    let mut changes: Vec<(String, FileChangeKind)> = (list[0].changes.clone().unwrap())
+        .into_iter()
+        .map(|c| (c.path, c.kind))
+        .collect();
+    changes.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        changes,
+        [
+            ("a.txt".to_string(), FileChangeKind::Modified),
+            ("notes.md".to_string(), FileChangeKind::Added),
+            ("w.txt".to_string(), FileChangeKind::Added),
+        ]
+    );
+
+    // The merge is squad's and goes without asking; the user's new file is asked about.
+    let rewind = |force| Op::Rewind {
+        message: 1,
+        files: true,
+        conversation: true,
+        force,
+    };
+    h.ops.send(rewind(false)).unwrap();
+    let refused = common::engine::next_event(&mut h, &mut seen, |e| {
+        matches!(
+            e.kind,
+            EventKind::RewindRefused { .. } | EventKind::Rewound { .. }
+        )
+    })
+    .await;
+    assert!(
+        matches!(&refused.kind, EventKind::RewindRefused { conflicts, .. } if conflicts == &["notes.md"]),
+        "{refused:?}"
+    );
+    assert_eq!(sb.read("w.txt"), "new\n", "nothing changed");
+    std::fs::remove_file(sb.ws().join("notes.md")).unwrap();
+    h.ops.send(rewind(false)).unwrap();
+    let done = common::engine::next_event(&mut h, &mut seen, |e| {
+        matches!(
+            e.kind,
+            EventKind::RewindRefused { .. } | EventKind::Rewound { .. }
+        )
+    })
+    .await;
+    let EventKind::Rewound { history, .. } = &done.kind else {
+        panic!("{done:?}")
+    };
+    assert_eq!(history.as_deref(), Some(&[][..] as &[HistoryItem]));
+    assert_eq!(sb.read("a.txt"), lines(&[]));
+    assert!(!sb.ws().join("w.txt").exists());
+
+    // The persona's next request starts from the rewound conversation.
+    mock.set_responder(|_| MockResponse::text("fresh start"));
+    common::engine::say(&h, "start again");
+    common::engine::next_event(&mut h, &mut seen, |e| matches!(e.kind, EventKind::Idle)).await;
+    let t = transcript(&mock.requests().last().unwrap().body);
+    let roles: Vec<&str> = t.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(roles, ["system", "user"], "{t:?}");
+}

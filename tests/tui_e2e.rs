@@ -368,3 +368,40 @@ async fn the_session_budget_pauses_the_team_until_budget_raises_it() {
     assert!(!screen.contains("BUDGET"), "{screen}");
     assert_eq!(mock.requests().len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn esc_esc_lists_the_messages_and_rewinds_the_files_and_the_conversation() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("a.txt", "as the user left it\n");
+    mock.push_all([
+        MockResponse::tool_call(
+            "w1",
+            "write_file",
+            &json!({"path": "a.txt", "content": "squad's bad edit\n"}).to_string(),
+        ),
+        MockResponse::text("Rewrote a.txt."),
+    ]);
+    let tui = Tui::spawn(&sb, &mock.base_url(), &["--approval", "auto"], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("rewrite a.txt").await;
+    tui.enter().await;
+    tui.wait_text("Rewrote a.txt.").await;
+    assert_eq!(sb.read("a.txt"), "squad's bad edit\n");
+
+    tui.send(b"\x1b");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    tui.send(b"\x1b");
+    let screen = tui.wait_text("Back to before which message?").await;
+    assert!(screen.contains("rewrite a.txt"), "{screen}");
+    let screen = tui.wait_text("1 file changed since: M a.txt").await;
+    assert!(screen.contains("1  rewrite a.txt"), "{screen}");
+    tui.enter().await;
+    tui.wait_text("Restore the files and the conversation")
+        .await;
+    tui.enter().await;
+    let screen = tui.wait_text("rewound to before message 1").await;
+    assert_eq!(sb.read("a.txt"), "as the user left it\n");
+    // The message is back in the composer, to be edited and sent again.
+    assert!(screen.contains("┃rewrite a.txt"), "{screen}");
+}

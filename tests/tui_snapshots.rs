@@ -1551,6 +1551,7 @@ fn worktrees_in_the_tree_and_the_diff_view() {
         tester,
         EventKind::Merged {
             files: vec!["tests/cli.rs".into()],
+            record: None,
         },
     );
     s.status(docs, AgentStatus::Completed);
@@ -1642,6 +1643,40 @@ fn at_mention_popup_while_typing_a_path() {
     }
     s.key(KeyCode::Down);
     insta::assert_snapshot!("at_mention_popup_80x24", s.screen(80, 24));
+}
+
+#[test]
+fn rewind_lists_messages_then_asks_what_to_put_back() {
+    use ::squad::protocol::{ChangedFile, CheckpointSummary, FileChangeKind};
+    let mut s = Script::new();
+    let root = s.root;
+    s.command("/rewind");
+    let list = vec![
+        CheckpointSummary {
+            message: 1,
+            text: "add a --verbose flag to src/main.rs".into(),
+            changes: Ok(vec![
+                ChangedFile {
+                    path: "src/main.rs".into(),
+                    kind: FileChangeKind::Modified,
+                },
+                ChangedFile {
+                    path: "tests/verbose.rs".into(),
+                    kind: FileChangeKind::Added,
+                },
+            ]),
+        },
+        CheckpointSummary {
+            message: 2,
+            text: "and document it".into(),
+            changes: Err("the session stopped before it was taken".into()),
+        },
+    ];
+    s.ev(root, EventKind::Checkpoints { list });
+    s.key(KeyCode::Up);
+    insta::assert_snapshot!("rewind_pick_80x24", s.screen(80, 24));
+    s.key(KeyCode::Enter);
+    insta::assert_snapshot!("rewind_choose_80x24", s.screen(80, 24));
 }
 
 /// A goal two checks in: each check a cell of the persona's conversation, the goal and its

@@ -209,7 +209,7 @@ async fn two_writers_on_different_files_stay_out_of_the_workspace_until_their_re
     let merged: Vec<Vec<String>> = seen
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Merged { files } => Some(files.clone()),
+            EventKind::Merged { files, .. } => Some(files.clone()),
             _ => None,
         })
         .collect();
@@ -373,7 +373,7 @@ async fn the_same_line_twice_merges_the_first_reports_the_second_and_a_redo_merg
         e.agent_id == *second && matches!(e.kind, EventKind::Merged { .. })
     })
     .await;
-    assert!(matches!(&done.kind, EventKind::Merged { files } if files == &["a.txt"]));
+    assert!(matches!(&done.kind, EventKind::Merged { files, .. } if files == &["a.txt"]));
     let found = found
         .lock()
         .unwrap()
@@ -993,7 +993,7 @@ fn worktree_of(seen: &[Event], worker: AgentId) -> PathBuf {
 fn merges(seen: &[Event]) -> Vec<Vec<String>> {
     seen.iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Merged { files } => Some(files.clone()),
+            EventKind::Merged { files, .. } => Some(files.clone()),
             _ => None,
         })
         .collect()

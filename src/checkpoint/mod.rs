@@ -19,7 +19,9 @@ mod written;
 mod tests;
 
 pub use restore::Restored;
-pub use rewind::{RewindError, RewindWhat, Rewound, rewind};
+pub use rewind::{
+    Point, RewindError, RewindWhat, Rewound, history_before, points, rewind, rewind_events,
+};
 pub use store::{Change, ChangeKind, CheckpointStore};
 
 use crate::isolation::IsolationError;

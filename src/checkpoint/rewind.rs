@@ -44,6 +44,57 @@ pub struct Rewound {
     pub conversation: Option<usize>,
 }
 
+/// A user message the session can go back to, as its log has it.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub message: u32,
+    /// The index of its `checkpoint_started` in the events: the conversation before it.
+    pub started: usize,
+    /// What the user wrote.
+    pub text: String,
+    /// The files' checkpoint, or why there is none.
+    pub files: Result<CheckpointId, String>,
+}
+
+/// The persona's messages with a checkpoint, in the order they came.
+pub fn points(events: &[Event], root: AgentId) -> Vec<Point> {
+    let mut list: Vec<Point> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        match &e.kind {
+            EventKind::CheckpointStarted { message, .. } if e.agent_id == root => {
+                list.push(Point {
+                    message: *message,
+                    started: i,
+                    text: String::new(),
+                    files: Err("the session stopped before it was taken".into()),
+                });
+            }
+            EventKind::CheckpointTaken {
+                message,
+                checkpoint,
+                error,
+                ..
+            } => {
+                if let Some(p) = list.iter_mut().rev().find(|p| p.message == *message) {
+                    p.files = match (checkpoint, error) {
+                        (Some(id), _) => Ok(CheckpointId(id.clone())),
+                        (None, why) => Err(why.clone().unwrap_or_else(|| "it failed".into())),
+                    };
+                }
+            }
+            EventKind::ItemAdded {
+                item: HistoryItem::User { text },
+            } if e.agent_id == root => {
+                if let Some(p) = list.last_mut().filter(|p| p.text.is_empty()) {
+                    p.text = text.clone();
+                }
+            }
+            _ => {}
+        }
+    }
+    list
+}
+
 /// Rewinds the session logged at `log` to before the user's `message`th message.
 pub fn rewind(
     log: &Path,
@@ -59,14 +110,34 @@ pub fn rewind(
     let session = replay(&events).ok_or_else(|| RewindError::Foreign(log.to_path_buf()))?;
     let workspace = (session.workspace.clone()).ok_or_else(|| RewindError::Foreign(log.into()))?;
     let root = session.root;
-    let started = events.iter().position(|e| {
-        e.agent_id == root
-            && matches!(e.kind, EventKind::CheckpointStarted { message: m, .. } if m == message)
-    });
-    let Some(started) = started else {
+    let store = what
+        .files
+        .then(|| CheckpointStore::open(data, &workspace))
+        .transpose()?;
+    let (done, kind) = rewind_events(&events, root, store.as_ref(), message, what, force)?;
+    if let Some(kind) = kind {
+        append(log, session.last_seq + 1, root, kind)?;
+    }
+    Ok(done)
+}
+
+/// Rewinds to before `message` as `events` tell the session: the files (in `store`) and
+/// the conversation. Returns what was done and the `rewound` event to log; none when the
+/// files were refused (nothing changed).
+pub fn rewind_events(
+    events: &[Event],
+    root: AgentId,
+    store: Option<&CheckpointStore>,
+    message: u32,
+    what: RewindWhat,
+    force: bool,
+) -> Result<(Rewound, Option<EventKind>), RewindError> {
+    let all = points(events, root);
+    let Some(point) = all.iter().find(|p| p.message == message) else {
+        let have = all.iter().map(|p| p.message).max().unwrap_or(0);
         return Err(RewindError::NoSuchMessage {
             asked: message,
-            have: messages(&events, root),
+            have,
         });
     };
     let mut done = Rewound {
@@ -74,19 +145,18 @@ pub fn rewind(
         files: None,
         conversation: None,
     };
-    if what.files {
-        let id = files_checkpoint(&events, message)?;
-        let store = CheckpointStore::open(data, &workspace)?;
+    if let (true, Some(store)) = (what.files, store) {
+        let id = (point.files.clone()).map_err(|why| RewindError::NoFiles { message, why })?;
         let restored = store.restore(&id, force)?;
         let refused = restored.refused();
         done.files = Some(restored);
         if refused {
-            return Ok(done);
+            return Ok((done, None));
         }
     }
     let history = what
         .conversation
-        .then(|| history_before(&events[..started], root));
+        .then(|| history_before(&events[..point.started], root));
     done.conversation = history.as_ref().map(Vec::len);
     let (files, removed) = done
         .files
@@ -98,45 +168,11 @@ pub fn rewind(
         removed,
         history,
     };
-    append(log, session.last_seq + 1, root, kind)?;
-    Ok(done)
-}
-
-/// The highest message number with a checkpoint.
-fn messages(events: &[Event], root: AgentId) -> u32 {
-    let numbers = events.iter().filter(|e| e.agent_id == root);
-    let numbers = numbers.filter_map(|e| match e.kind {
-        EventKind::CheckpointStarted { message, .. } => Some(message),
-        _ => None,
-    });
-    numbers.max().unwrap_or(0)
-}
-
-fn files_checkpoint(events: &[Event], message: u32) -> Result<CheckpointId, RewindError> {
-    let taken = events.iter().find_map(|e| match &e.kind {
-        EventKind::CheckpointTaken {
-            message: m,
-            checkpoint,
-            error,
-            ..
-        } if *m == message => Some((checkpoint.clone(), error.clone())),
-        _ => None,
-    });
-    match taken {
-        Some((Some(id), _)) => Ok(CheckpointId(id)),
-        Some((None, why)) => Err(RewindError::NoFiles {
-            message,
-            why: why.unwrap_or_else(|| "it failed".into()),
-        }),
-        None => Err(RewindError::NoFiles {
-            message,
-            why: "the session stopped before it was done".into(),
-        }),
-    }
+    Ok((done, Some(kind)))
 }
 
 /// The persona's history as the log had it before `events` ended.
-fn history_before(events: &[Event], root: AgentId) -> Vec<HistoryItem> {
+pub fn history_before(events: &[Event], root: AgentId) -> Vec<HistoryItem> {
     replay(events)
         .and_then(|s| s.agents.into_iter().find(|a| a.id == root))
         .map(|a| a.history)

@@ -18,21 +18,7 @@ pub struct CheckpointStore {
     lock: Mutex<()>,
 }
 
-/// How a file differs now from a checkpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeKind {
-    Added,
-    Modified,
-    Deleted,
-}
-
-/// A file that changed since a checkpoint.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Change {
-    pub path: String,
-    pub kind: ChangeKind,
-}
+pub use crate::protocol::{ChangedFile as Change, FileChangeKind as ChangeKind};
 
 /// One line of `diff-tree`: a path, its blob at the checkpoint and now (`None`: absent).
 pub(super) struct Entry {

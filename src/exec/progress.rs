@@ -214,7 +214,7 @@ impl Progress {
                 reason: Some(reason),
                 ..
             } => Some(format!("  [{}] {status}: {reason}", self.who(id))),
-            EventKind::Merged { files } => Some(format!(
+            EventKind::Merged { files, .. } => Some(format!(
                 "⇄ [{}] merged into the workspace: {}",
                 self.who(id),
                 if files.is_empty() {

@@ -12,10 +12,11 @@ use super::line_merge;
 use super::repo::Repo;
 use super::snapshot::{self, Snapshot, TempIndex};
 use super::worktree::Worktree;
+pub use crate::protocol::MergeRecord;
 use std::path::Path;
 
 /// How often a merge starts again when the workspace changed while it was being merged.
-const ATTEMPTS: usize = 3;
+pub(super) const ATTEMPTS: usize = 3;
 
 /// What merging a worker's change did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,8 +24,12 @@ pub enum MergeOutcome {
     /// The worker changed nothing since its starting point.
     Unchanged,
     /// The workspace's files now hold the worker's change; these files were written or
-    /// deleted (empty when the workspace already had the same change).
-    Merged { files: Vec<String> },
+    /// deleted (empty when the workspace already had the same change). `record` is what
+    /// taking the change back needs (`unmerge`).
+    Merged {
+        files: Vec<String>,
+        record: MergeRecord,
+    },
     /// Nothing in the workspace changed; these files conflict.
     Conflict { conflicts: Vec<Conflict> },
 }
@@ -57,7 +62,7 @@ pub(crate) fn merge_trees(
 
 /// git's three-way merge of commits `ours` and `theirs` from `base` in the repository at
 /// `top`, then the finer line merge for what git left conflicted; true when clean.
-fn merge_tree(
+pub(super) fn merge_tree(
     top: &Path,
     base: &str,
     ours: &str,
@@ -168,13 +173,31 @@ pub fn merge_into_workspace(
             continue;
         }
         apply(&repo.top, &m.result.tree, &changes, scratch)?;
+        let record = record(&repo.top, &m.ours.commit, &m.result.tree)?;
         // Keep the worktree's own view in step: HEAD and index at what was merged.
         Git::worktree(&wt.seal).run(&["reset", "--quiet", &m.theirs.commit])?;
         wt.set_base(m.theirs.commit.clone())?;
         let files = changes.into_iter().map(|c| c.path).collect();
-        return Ok(MergeOutcome::Merged { files });
+        return Ok(MergeOutcome::Merged { files, record });
     }
     Err(IsolationError::WorkspaceBusy)
+}
+
+/// The commit of the merge's result on top of the workspace's snapshot before it.
+fn record(top: &Path, before: &str, tree: &str) -> Result<MergeRecord, IsolationError> {
+    let args = [
+        "commit-tree",
+        tree,
+        "-p",
+        before,
+        "-m",
+        "squad: a worker's change merged",
+    ];
+    let after = Git::new(top).text(&args)?;
+    Ok(MergeRecord {
+        before: before.to_string(),
+        after,
+    })
 }
 
 /// The tree of a commit.
@@ -197,7 +220,7 @@ const ABSENT: &str = "000000";
 
 /// What differs between the workspace's snapshot and the merge result. Submodule
 /// pointers are left out: squad does not move the user's submodules.
-fn changes(top: &Path, from: &str, to: &str) -> Result<Vec<Change>, IsolationError> {
+pub(super) fn changes(top: &Path, from: &str, to: &str) -> Result<Vec<Change>, IsolationError> {
     let out = Git::new(top).run(&[
         "diff-tree",
         "-r",
@@ -231,7 +254,7 @@ fn changes(top: &Path, from: &str, to: &str) -> Result<Vec<Change>, IsolationErr
 }
 
 /// Whether every file about to be written is still as the workspace's snapshot had it.
-fn unchanged_since(top: &Path, changes: &[Change]) -> Result<bool, IsolationError> {
+pub(super) fn unchanged_since(top: &Path, changes: &[Change]) -> Result<bool, IsolationError> {
     let mut regular = Vec::new();
     for c in changes {
         let file = join(top, &c.path);
@@ -263,7 +286,12 @@ fn unchanged_since(top: &Path, changes: &[Change]) -> Result<bool, IsolationErro
 /// Writes the merge result's version of each changed path into the work tree: deletions
 /// first (a file may give way to a folder), then every new or changed file, through a
 /// temporary index so the user's stays as it was.
-fn apply(top: &Path, tree: &str, changes: &[Change], scratch: &Path) -> Result<(), IsolationError> {
+pub(super) fn apply(
+    top: &Path,
+    tree: &str,
+    changes: &[Change],
+    scratch: &Path,
+) -> Result<(), IsolationError> {
     for c in changes.iter().filter(|c| c.new_mode == ABSENT) {
         let file = join(top, &c.path);
         match std::fs::remove_file(&file) {

@@ -33,6 +33,7 @@ mod session_dir;
 mod snapshot;
 mod spare;
 mod teardown;
+mod unmerge;
 mod worktree;
 mod worktrees;
 
@@ -60,7 +61,7 @@ pub use diff::{
 pub use fill::Fill;
 pub(crate) use git::{Git, fields, path_of};
 pub use leases::{Holder, LeaseError, Leases};
-pub use merge::{MergeOutcome, merge_into_workspace};
+pub use merge::{MergeOutcome, MergeRecord, merge_into_workspace};
 pub use queue::{MergeQueue, QueueError};
 pub use redo::redo_on_current;
 pub use repo::{MIN_GIT, NoRepo, Repo};
@@ -68,6 +69,7 @@ pub use seal::Seal;
 pub use session_dir::{SessionDir, worktrees_dir};
 pub use snapshot::{Snapshot, take as take_snapshot};
 pub use spare::Spare;
+pub use unmerge::{UnmergeOutcome, unmerge};
 pub use worktree::Worktree;
 pub use worktrees::Worktrees;
 

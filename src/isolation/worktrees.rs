@@ -409,10 +409,29 @@ impl Worktrees {
                 let merged =
                     merge::merge_into_workspace(&repo, &mut crate::sync::lock(&wt), &scratch);
                 // The workspace changed: workers spawned from now on get a new base.
-                if matches!(&merged, Ok(MergeOutcome::Merged { files }) if !files.is_empty()) {
+                if matches!(&merged, Ok(MergeOutcome::Merged { files, .. }) if !files.is_empty()) {
                     bases.changed();
                 }
                 merged
+            })
+            .await?
+    }
+
+    /// Takes a merged change back out of the workspace, in the merge queue.
+    pub async fn unmerge(
+        &self,
+        record: super::MergeRecord,
+        force: bool,
+    ) -> Result<super::UnmergeOutcome, IsolationError> {
+        let (repo, scratch) = (self.repo.clone(), self.session.scratch.clone());
+        let bases = self.bases.clone();
+        self.queue
+            .run(move || {
+                let undone = super::unmerge(&repo, &record, &scratch, force);
+                if matches!(&undone, Ok(super::UnmergeOutcome::Undone { .. })) {
+                    bases.changed();
+                }
+                undone
             })
             .await?
     }

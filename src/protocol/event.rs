@@ -1,8 +1,8 @@
 use super::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
-    BudgetMeasure, BudgetScope, ConflictFile, Declined, DiffStat, Goal, GoalCheck, GoalEnd,
-    HistoryItem, MergeReport, MessageKind, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates,
-    Verdict,
+    BudgetMeasure, BudgetScope, CheckpointSummary, ConflictFile, Declined, DiffStat, Goal,
+    GoalCheck, GoalEnd, HistoryItem, MergeRecord, MergeReport, MessageKind, SpawnOptions,
+    StuckTask, Task, TaskMetrics, TaskRates, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -309,6 +309,18 @@ pub enum EventKind {
     /// The worker's change is in the workspace now: `files` were written or deleted.
     Merged {
         files: Vec<String>,
+        /// What `Op::UndoMerge` needs to take it back; none in logs from before undo.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        record: Option<MergeRecord>,
+    },
+    /// `Op::UndoMerge` took the worker's merged change back out: `files` written or deleted.
+    MergeUndone {
+        files: Vec<String>,
+    },
+    /// `Op::UndoMerge` changed nothing: these files were changed since where the worker's
+    /// change is (`force` takes them back to before the merge all the same).
+    UndoRefused {
+        conflicts: Vec<ConflictFile>,
     },
     /// The worker's change conflicts with the workspace, which was left as it was; each
     /// file with its hunks.
@@ -354,6 +366,17 @@ pub enum EventKind {
         removed: Vec<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         history: Option<Vec<HistoryItem>>,
+    },
+    /// The answer to `Op::ListCheckpoints` (live only): the user's messages that have a
+    /// checkpoint, oldest first, with what changed in the files since each.
+    Checkpoints {
+        list: Vec<CheckpointSummary>,
+    },
+    /// `Op::Rewind` changed nothing: files the user changed since are named (`force`
+    /// writes them all the same).
+    RewindRefused {
+        message: u32,
+        conflicts: Vec<String>,
     },
     /// The answer to `Op::ListFiles` (live only): the workspace's files, for `@` completion.
     Files {

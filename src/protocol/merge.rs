@@ -75,6 +75,16 @@ impl fmt::Display for ConflictFile {
     }
 }
 
+/// A merge as it was made: the workspace just before (a snapshot commit) and just after
+/// (a commit of the result on top of it). Taking the change back is the three-way merge of
+/// `before` into the workspace as it is then, from `after`: what the user or other workers
+/// changed since stays.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeRecord {
+    pub before: String,
+    pub after: String,
+}
+
 /// Where a worker's change stands, as the tree shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -83,6 +93,8 @@ pub enum MergeState {
     Pending,
     Merged,
     Conflict,
+    /// Merged, then taken back out by the user (`/undo`).
+    Undone,
 }
 
 impl MergeState {
@@ -91,12 +103,13 @@ impl MergeState {
             Self::Pending => "pending",
             Self::Merged => "merged",
             Self::Conflict => "conflict",
+            Self::Undone => "undone",
         }
     }
 
     /// A change that is not in the workspace.
     pub fn unmerged(self) -> bool {
-        self != Self::Merged
+        matches!(self, Self::Pending | Self::Conflict)
     }
 }
 

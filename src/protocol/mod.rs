@@ -3,6 +3,7 @@
 
 mod approval;
 mod budget;
+mod checkpoint;
 mod event;
 mod goal;
 mod ids;
@@ -19,12 +20,13 @@ mod verdict;
 
 pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy};
 pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
+pub use checkpoint::{ChangedFile, CheckpointSummary, FileChangeKind};
 pub use event::{AgentSummary, Event, EventKind, McpServerState, SessionTotals, TurnEnd};
 pub use goal::{DEFAULT_GOAL_TURNS, GOAL_REFUSED, Goal, GoalCheck, GoalEnd, GoalTrack};
 pub use ids::AgentId;
 pub use item::{HistoryItem, Reasoning, ToolCall};
 pub use merge::{
-    ConflictFile, ConflictHunk, DiffStat, LineRange, MergeReport, MergeState,
+    ConflictFile, ConflictHunk, DiffStat, LineRange, MergeRecord, MergeReport, MergeState,
     stale_worktrees_message,
 };
 pub use metrics::{TaskMetrics, TaskRates, TaskTally};

@@ -69,6 +69,28 @@ pub enum Op {
     /// Every agent's approval policy for the rest of the session (`/approval`):
     /// `approval_set`.
     SetApproval { approval: ApprovalPolicy },
+    /// The user's messages that can be rewound to: answered by a `checkpoints` event.
+    ListCheckpoints,
+    /// Back to before the user's `message`th message (`/rewind`): the files, the persona's
+    /// conversation, or both. The team is stopped first. Files the user changed since are
+    /// only overwritten with `force` (else `rewind_refused` names them).
+    Rewind {
+        message: u32,
+        #[serde(default = "yes")]
+        files: bool,
+        #[serde(default = "yes")]
+        conversation: bool,
+        #[serde(default)]
+        force: bool,
+    },
+    /// Take a worker's merged change back out of the workspace (`/undo`), keeping what
+    /// changed since; where the user changed the same lines, only with `force` (else
+    /// `undo_refused`). Answered by `merge_undone`.
+    UndoMerge {
+        agent_id: AgentId,
+        #[serde(default)]
+        force: bool,
+    },
     /// Keep the persona working across turns until the goal's check passes or its budget
     /// is spent (`goal_set`); `None` stops the active goal (`goal_ended`, `stopped`). It
     /// starts no turn: the front end sends the message that does.
@@ -76,4 +98,8 @@ pub enum Op {
         #[serde(default)]
         goal: Option<Goal>,
     },
+}
+
+fn yes() -> bool {
+    true
 }

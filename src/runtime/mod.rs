@@ -31,10 +31,12 @@ mod policies;
 mod questions;
 mod report;
 mod request;
+mod rewind;
 mod save_role;
 mod session;
 mod settings;
 mod start;
+mod stop;
 mod tasks;
 mod team;
 #[cfg(test)]

@@ -52,20 +52,14 @@ fn serve(session: &Arc<Session>, op: Op) {
                 .err()
                 .map(|e| (root, e))
         }
-        Op::SaveRole { agent_id, name } => {
-            super::save_role::serve(session, agent_id, &name);
-            None
-        }
-        Op::ShowDiff { agent_id } => {
-            show_diff(session, agent_id);
-            None
-        }
-        Op::ListFiles => {
-            list_files(session);
-            None
-        }
-        Op::RunCommand { command } => {
-            super::user_command::serve(session, command);
+        op @ (Op::SaveRole { .. }
+        | Op::ShowDiff { .. }
+        | Op::ListFiles
+        | Op::RunCommand { .. }
+        | Op::ListCheckpoints
+        | Op::Rewind { .. }
+        | Op::UndoMerge { .. }) => {
+            answer(session, op);
             None
         }
         Op::SetModel { model } => super::settings::set_model(session, model)
@@ -80,6 +74,18 @@ fn serve(session: &Arc<Session>, op: Op) {
     };
     if let Some((agent, message)) = refused {
         team.emit(agent, EventKind::Error { message });
+    }
+}
+
+/// Requests the core answers with an event of its own (or an error), off the ops loop
+/// where they take a while.
+fn answer(session: &Arc<Session>, op: Op) {
+    match op {
+        Op::SaveRole { agent_id, name } => super::save_role::serve(session, agent_id, &name),
+        Op::ShowDiff { agent_id } => show_diff(session, agent_id),
+        Op::ListFiles => list_files(session),
+        Op::RunCommand { command } => super::user_command::serve(session, command),
+        other => super::rewind::serve(session, other),
     }
 }
 
@@ -110,7 +116,9 @@ fn control(session: &Session, op: Op) -> Option<(AgentId, String)> {
             None
         }
         Op::Stop => {
-            stop(session);
+            super::stop::stop(session);
+            // The user's stop ends the goal too (a rewind's stop keeps it).
+            (session.goals).end_active(team, crate::protocol::GoalEnd::Stopped);
             None
         }
         Op::Continue { agent_id } => {
@@ -197,28 +205,6 @@ fn list_files(session: &Arc<Session>) {
 
 /// How long shutdown lets agents write the results of calls it cut short.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
-
-/// Every worker cancelled (descendants included), the persona's turn ended; the session
-/// stays open. A stop also lifts a pause: the next message starts afresh.
-fn stop(session: &Session) {
-    let team = &session.team;
-    let root = session.root();
-    let cancelled: usize = team
-        .children(root)
-        .into_iter()
-        .filter(|c| !team.is_settled(*c))
-        .map(|c| team.cancel_subtree(c, "stopped by the user"))
-        .sum();
-    team.interrupt(root);
-    // The user's stop ends the goal too: nothing would go on toward it.
-    session
-        .goals
-        .end_active(team, crate::protocol::GoalEnd::Stopped);
-    if session.pause.set(false) {
-        team.emit(root, EventKind::Resumed);
-    }
-    team.emit(root, EventKind::Stopped { cancelled });
-}
 
 /// Continues `only`, or every agent read back `interrupted`; says so when there is none.
 fn continue_agents(session: &Session, only: Option<AgentId>) {

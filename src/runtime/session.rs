@@ -69,6 +69,8 @@ pub struct Session {
     /// Where the prompts a person types are kept for recall in later sessions: none
     /// without a data dir, or when nobody types (exec).
     pub prompts: Option<crate::session::PromptHistory>,
+    /// The workspace's checkpoints, for `/rewind`; none without a data dir.
+    pub checkpoints: Option<Arc<super::policies::checkpoint::Checkpoints>>,
 }
 
 impl Session {

@@ -195,6 +195,7 @@ impl TestSession {
             confinement,
             editor: None,
             prompts: None,
+            checkpoints: None,
             roles,
         };
         let persona = NewAgent {

@@ -44,6 +44,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/continue",
         "continue the agents interrupted when squad stopped",
     ),
+    (
+        "/rewind",
+        "back to before one of your messages: files, conversation or both (Esc Esc)",
+    ),
+    (
+        "/undo",
+        "take the selected worker's merged change back out (u in the tree)",
+    ),
     ("/new", "start a new session"),
     ("/resume", "resume an earlier session"),
     ("/help", "keys and commands"),
@@ -77,6 +85,8 @@ pub enum SlashCommand {
     Continue,
     /// `/goal` alone shows the goal; `/goal clear` stops it.
     Goal(GoalArg),
+    Rewind,
+    Undo,
     New,
     Resume(Option<String>),
     Help,
@@ -151,6 +161,8 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
             Ok(goal) => SlashCommand::Goal(goal),
             Err(e) => return Some(Err(e)),
         },
+        "/rewind" => SlashCommand::Rewind,
+        "/undo" => SlashCommand::Undo,
         "/new" => SlashCommand::New,
         "/resume" => SlashCommand::Resume(arg),
         "/help" => SlashCommand::Help,

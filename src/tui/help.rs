@@ -15,6 +15,7 @@ const LEFT: &[Section] = &[
         &[
             ("Tab ⇧Tab", "move focus"),
             ("Esc", "interrupt agent in view"),
+            ("Esc Esc", "rewind (composer empty)"),
             ("Ctrl+C", "interrupt · twice: quit"),
             ("Ctrl+P", "pause / unpause the team"),
             ("? F1", "this help"),
@@ -29,6 +30,7 @@ const LEFT: &[Section] = &[
             ("← Space", "collapse / expand"),
             ("i", "details"),
             ("d", "its change (diff)"),
+            ("u", "undo its merged change"),
             ("x", "cancel worker"),
             ("c", "continue interrupted"),
             ("s", "save as role (/agents)"),

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 mod mention;
 mod overlays;
+mod rewind;
 
 /// Two Ctrl+C within this window quit.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
@@ -79,7 +80,7 @@ impl App {
                 self.open(Overlay::Help);
                 return Vec::new();
             }
-            KeyCode::Esc => return self.interrupt_viewed(now),
+            KeyCode::Esc => return self.esc(now),
             KeyCode::BackTab => {
                 self.cycle_focus(false);
                 return Vec::new();
@@ -322,6 +323,7 @@ impl App {
                 return vec![Action::Send(Op::ShowDiff { agent_id: id })];
             }
             KeyCode::Char('t') => self.toggle_tasks(),
+            KeyCode::Char('u') => return self.undo_viewed(now),
             KeyCode::Char('x') => {
                 if id == self.state.root_agent {
                     self.set_notice(
@@ -525,6 +527,8 @@ impl App {
                 return vec![Action::Send(Op::Compact { agent_id })];
             }
             SlashCommand::Help => self.open(Overlay::Help),
+            SlashCommand::Rewind => return self.open_rewind(),
+            SlashCommand::Undo => return self.undo_viewed(now),
             SlashCommand::Pause | SlashCommand::Unpause
                 if self.state.paused == matches!(cmd, SlashCommand::Pause) =>
             {

@@ -24,6 +24,7 @@ mod mcp;
 mod mention;
 mod popup;
 mod question;
+mod rewind;
 mod save_role;
 mod state;
 mod status_bar;

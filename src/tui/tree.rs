@@ -291,6 +291,7 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
             MergeState::Merged => theme.ok(),
             MergeState::Conflict => theme.error(),
             MergeState::Pending => theme.warn(),
+            MergeState::Undone => theme.dim(),
         };
         left.push(Span::styled(format!(" {}", m.as_str()), style));
     }

@@ -61,6 +61,7 @@ struct Services {
     hooks: Arc<Hooks>,
     goals: Arc<Goals>,
     notes: (Option<String>, Vec<String>),
+    checkpoints: Option<Arc<Checkpoints>>,
 }
 
 pub async fn build(
@@ -73,7 +74,6 @@ pub async fn build(
     let windows = crate::context::ContextWindows::new(&opts.config);
     let in_flight = in_flight(&opts, &windows).await;
     let services = services(&opts, &roles, &workspace, opened).await?;
-    let checkpoints = checkpoints(&opts, &workspace, opened);
     let prompts = prompt_history(&opts);
     let config = Arc::new(opts.config);
     let model_slots = Arc::new(Semaphore::new(in_flight));
@@ -85,7 +85,7 @@ pub async fn build(
     });
     let checks = Arc::new(Checks::new(config.verify.enabled, &roles));
     let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
-    let policies = in_order(&config, &services, &compactor, &checks, &board, checkpoints);
+    let policies = in_order(&config, &services, &compactor, &checks, &board);
     let notes = notes(opts.warnings, &services, &config, &roles);
     let session = Arc::new(Session {
         windows,
@@ -112,6 +112,7 @@ pub async fn build(
         confinement: services.confinement,
         editor: opts.editor,
         prompts,
+        checkpoints: services.checkpoints,
     });
     Ok(Built {
         session,
@@ -200,11 +201,7 @@ async fn services(
     let facts = crate::hooks::SessionFacts {
         session_id: opened.session_id.clone(),
         transcript_path: opened.log_path.clone(),
-        permission_mode: match opts.approval {
-            ApprovalPolicy::Ask => "default",
-            ApprovalPolicy::Auto => "bypassPermissions",
-            ApprovalPolicy::ReadOnly => "plan",
-        },
+        permission_mode: permission_mode(opts.approval),
     };
     let hooks = Hooks::new(
         config.hooks.list.clone(),
@@ -225,7 +222,17 @@ async fn services(
         hooks: Arc::new(hooks),
         goals: Arc::new(Goals::new(replayed.map(|r| r.goal.clone()))),
         notes: (sandbox_note, waiting),
+        checkpoints: checkpoints(opts, workspace, opened),
     })
+}
+
+/// The approval policy in the words of Claude Code's hooks (`permission_mode`).
+fn permission_mode(approval: ApprovalPolicy) -> &'static str {
+    match approval {
+        ApprovalPolicy::Ask => "default",
+        ApprovalPolicy::Auto => "bypassPermissions",
+        ApprovalPolicy::ReadOnly => "plan",
+    }
 }
 
 /// The session's policies in their order.
@@ -235,7 +242,6 @@ fn in_order(
     compactor: &Arc<Compactor>,
     checks: &Arc<Checks>,
     board: &Arc<crate::runtime::tasks::TaskBoard>,
-    checkpoints: Option<Arc<Checkpoints>>,
 ) -> Arc<Policies> {
     let assist = {
         let config = config.clone();
@@ -252,7 +258,7 @@ fn in_order(
         checks: checks.clone(),
         board: board.clone(),
         assist,
-        checkpoints,
+        checkpoints: services.checkpoints.clone(),
         goals: services.goals.clone(),
     }))
 }
@@ -272,7 +278,8 @@ fn checkpoints(
         });
         numbers.max().unwrap_or(0)
     });
-    Some(Arc::new(Checkpoints::new(data, workspace.root(), last)))
+    let made = Checkpoints::new(data, workspace.root(), last);
+    Some(Arc::new(made.with_log(opened.log_path.clone())))
 }
 
 /// What to tell first, in order: setup warnings, no sandbox, hook problems, workspace

@@ -148,4 +148,14 @@ impl Team {
         );
         Some(tokens_after)
     }
+
+    /// Puts the agent's history back as it was (a rewind); the caller logs the `rewound`
+    /// event that says so. The server's count is forgotten: the next call measures anew.
+    pub fn restore_history(&self, id: AgentId, items: Vec<HistoryItem>) -> bool {
+        self.with(id, |a| {
+            a.context = ContextState::of(&items);
+            a.history = Arc::new(items);
+        })
+        .is_some()
+    }
 }

@@ -377,6 +377,8 @@ impl App {
                 "s save as role",
             ],
             (Some(Overlay::SaveRole(_)), _) => &["Enter save", "Esc cancel"],
+            (Some(Overlay::Rewind), _) => &["↑↓ pick", "Enter choose", "Esc back"],
+            (Some(Overlay::ConfirmUndo(_)), _) => &["y undo anyway", "n keep"],
             (Some(_), _) => &["Esc close"],
             (None, Focus::Tree) => &[
                 "? help",
@@ -384,6 +386,7 @@ impl App {
                 "Enter open",
                 "i details",
                 "d diff",
+                "u undo merge",
                 "x cancel",
                 "← collapse",
             ],
@@ -516,6 +519,14 @@ impl App {
             Some(Overlay::ConfirmQuit) => details::render_confirm_quit(buf, main, &self.state, &t),
             Some(Overlay::SaveRole(id)) => {
                 save_role::render(buf, main, &self.state, id, &self.role_name, &t);
+            }
+            Some(Overlay::Rewind) => {
+                if let Some(view) = &self.rewind {
+                    crate::tui::rewind::render(buf, main, view, &t);
+                }
+            }
+            Some(Overlay::ConfirmUndo(_)) => {
+                crate::tui::rewind::render_confirm_undo(buf, main, &self.undo_conflicts, &t);
             }
         }
     }

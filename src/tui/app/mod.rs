@@ -82,6 +82,11 @@ pub enum Overlay {
     SaveRole(AgentId),
     /// A worker's change in its worktree (`d` in the tree), once the runtime sends it.
     Diff(AgentId),
+    /// `/rewind` (Esc Esc): the view is `App::rewind`.
+    Rewind,
+    /// An undo of this worker's merge would overwrite lines the user changed since; the
+    /// files are `App::undo_conflicts`.
+    ConfirmUndo(AgentId),
 }
 
 /// What the caller must do after an input.
@@ -141,6 +146,13 @@ pub struct App {
     pub(crate) role_name: String,
     /// A role is being saved from this worker: the core's answer shows as a notice.
     pub(crate) saving_role: Option<AgentId>,
+    /// `/rewind`'s view while it is open, or while a rewind waits for the core.
+    pub(crate) rewind: Option<crate::tui::rewind::RewindView>,
+    /// The text of the message rewound to, back into the composer once the conversation is.
+    pub(crate) rewind_text: Option<String>,
+    /// The files an undo would overwrite, while the user is asked.
+    pub(crate) undo_conflicts: Vec<String>,
+    pub(crate) last_esc: Option<Instant>,
     home: Option<PathBuf>,
     areas: Areas,
     /// Whether the last frame was narrow (switcher instead of tree): ← → then switch.
@@ -169,6 +181,10 @@ impl App {
             notice: None,
             role_name: String::new(),
             saving_role: None,
+            rewind: None,
+            rewind_text: None,
+            undo_conflicts: Vec::new(),
+            last_esc: None,
             home: std::env::var_os("HOME").map(PathBuf::from),
             areas: Areas::default(),
             narrow: false,
@@ -191,6 +207,7 @@ impl App {
         if let EventKind::Files { paths } = &ev.kind {
             self.mention.set_files(paths.clone());
         }
+        self.apply_rewind(ev, now);
         if self.saving_role == Some(ev.agent_id) {
             let answer = match &ev.kind {
                 EventKind::RoleSaved { name, .. } => {

@@ -10,8 +10,11 @@ impl App {
     }
 
     pub(super) fn overlay_key(&mut self, o: Overlay, key: KeyEvent, now: Instant) -> Vec<Action> {
-        if let Overlay::SaveRole(id) = o {
-            return self.save_role_key(id, key, now);
+        match o {
+            Overlay::SaveRole(id) => return self.save_role_key(id, key, now),
+            Overlay::Rewind => return self.rewind_key(key, now),
+            Overlay::ConfirmUndo(id) => return self.confirm_undo_key(id, key, now),
+            _ => {}
         }
         let close = matches!(key.code, KeyCode::Esc | KeyCode::F(1))
             || (o == Overlay::Help && key.code == KeyCode::Char('?'))

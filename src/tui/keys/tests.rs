@@ -828,3 +828,5 @@ fn bang_runs_a_command_instead_of_sending_a_message() {
     );
     assert!(t.app.composer.is_empty());
 }
+
+mod rewind;

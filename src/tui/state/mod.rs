@@ -22,6 +22,7 @@ mod dialogs;
 mod figures;
 mod goal;
 mod items;
+mod taken_back;
 mod timeline;
 mod worktrees;
 
@@ -461,10 +462,14 @@ impl SessionState {
             }
             // The tree rests; statuses already say so.
             EventKind::Idle => {}
-            // Checkpoints and rewinds are listed by `/rewind` from the log, not drawn.
+            // Checkpoints are listed by `/rewind` from the log, not drawn.
             EventKind::CheckpointStarted { .. }
             | EventKind::CheckpointTaken { .. }
-            | EventKind::Rewound { .. } => {}
+            | EventKind::Checkpoints { .. } => {}
+            EventKind::Rewound { .. }
+            | EventKind::RewindRefused { .. }
+            | EventKind::MergeUndone { .. }
+            | EventKind::UndoRefused { .. } => self.taken_back(id, &ev.kind, now),
             EventKind::MessageQueued { text } => {
                 self.agent_entry(id, now).queued.push(text.clone());
             }
@@ -515,7 +520,7 @@ impl SessionState {
                     r.merge = Some(report.clone());
                 }
             }
-            EventKind::Merged { files } => self.merged(id, files, now),
+            EventKind::Merged { files, .. } => self.merged(id, files, now),
             EventKind::MergeConflict { conflicts } => self.merge_conflict(id, conflicts, now),
             EventKind::WorktreeRemoved { discarded, .. } => {
                 self.worktree_removed(id, *discarded, now)

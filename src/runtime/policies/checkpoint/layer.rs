@@ -27,7 +27,14 @@ struct CheckpointLayer {
 impl Layer for CheckpointLayer {
     async fn before_task(&self, cx: &AgentCx, _text: &mut String, from_user: bool) -> Admit {
         if self.persona && from_user {
-            self.checkpoints.begin(cx.session(), cx.id());
+            let (session, persona) = (cx.session().clone(), cx.id());
+            let (message, done) = self.checkpoints.begin(&session.team, persona);
+            let checkpoints = self.checkpoints.clone();
+            cx.session().agent_tasks.spawn(async move {
+                let taken = checkpoints.taken(message).await;
+                session.team.emit(persona, taken);
+                let _ = done.send(true);
+            });
         }
         Admit::Go
     }

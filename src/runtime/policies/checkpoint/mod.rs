@@ -15,7 +15,7 @@ pub mod layer;
 
 use crate::checkpoint::CheckpointStore;
 use crate::protocol::{AgentId, EventKind};
-use crate::runtime::session::Session;
+use crate::runtime::team::Team;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,6 +32,8 @@ pub struct Checkpoints {
     last: AtomicU32,
     /// Turns true once the checkpoint of the latest message is taken (or failed).
     pending: Mutex<Option<watch::Receiver<bool>>>,
+    /// The session's log, which a rewind reads the conversation back from.
+    log: Option<PathBuf>,
 }
 
 impl Checkpoints {
@@ -43,10 +45,20 @@ impl Checkpoints {
             store: OnceCell::new(),
             last: AtomicU32::new(last),
             pending: Mutex::new(None),
+            log: None,
         }
     }
 
-    async fn store(&self) -> Result<Arc<CheckpointStore>, String> {
+    pub fn with_log(self, log: Option<PathBuf>) -> Self {
+        Self { log, ..self }
+    }
+
+    pub fn log(&self) -> Option<PathBuf> {
+        self.log.clone()
+    }
+
+    /// The workspace's store, opened (made the first time) on a blocking thread.
+    pub async fn store(&self) -> Result<Arc<CheckpointStore>, String> {
         let (data, workspace) = (self.data.clone(), self.workspace.clone());
         self.store
             .get_or_init(|| async move {
@@ -64,36 +76,35 @@ impl Checkpoints {
             .clone()
     }
 
-    /// Says the conversation's checkpoint now and starts the files' in the background.
-    pub fn begin(self: &Arc<Self>, session: &Arc<Session>, persona: AgentId) {
+    /// Says the conversation's checkpoint now; the files' is [`Checkpoints::taken`], to
+    /// run in the background, then `done` is sent.
+    pub fn begin(&self, team: &Team, persona: AgentId) -> (u32, watch::Sender<bool>) {
         let message = self.last.fetch_add(1, Ordering::SeqCst) + 1;
-        let history_len = (session.team)
-            .request_view(persona)
-            .map_or(0, |v| v.history.len());
+        let history_len = team.request_view(persona).map_or(0, |v| v.history.len());
         let started = EventKind::CheckpointStarted {
             message,
             history_len,
         };
-        session.team.emit(persona, started);
+        team.emit(persona, started);
         let (done, rx) = watch::channel(false);
         *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(rx);
-        let (this, session2) = (self.clone(), session.clone());
-        session.agent_tasks.spawn(async move {
-            let start = Instant::now();
-            let (checkpoint, error) = match this.take(message).await {
-                Ok(id) => (Some(id), None),
-                Err(e) => (None, Some(e)),
-            };
-            let millis = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-            let taken = EventKind::CheckpointTaken {
-                message,
-                checkpoint,
-                error,
-                millis,
-            };
-            session2.team.emit(persona, taken);
-            let _ = done.send(true);
-        });
+        (message, done)
+    }
+
+    /// Takes the files' checkpoint of `message`: the event that says how it went.
+    pub async fn taken(&self, message: u32) -> EventKind {
+        let start = Instant::now();
+        let (checkpoint, error) = match self.take(message).await {
+            Ok(id) => (Some(id), None),
+            Err(e) => (None, Some(e)),
+        };
+        let millis = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        EventKind::CheckpointTaken {
+            message,
+            checkpoint,
+            error,
+            millis,
+        }
     }
 
     async fn take(&self, message: u32) -> Result<String, String> {

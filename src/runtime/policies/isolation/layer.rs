@@ -101,7 +101,12 @@ impl Layer for IsolationLayer {
 
     async fn settle(&self, cx: &AgentCx, end: TurnEnd) {
         if cx.is_worker() && end != TurnEnd::Cancelled {
-            self.iso.settle(cx.team(), cx.id(), end).await;
+            let merged = self.iso.settle(cx.team(), cx.id(), end).await;
+            // Merged files are squad's writes: a rewind takes them back without asking.
+            if let Some(checkpoints) = cx.session().checkpoints.as_ref() {
+                let root = cx.session().workspace.root();
+                checkpoints.note_written(root, &merged).await;
+            }
         }
     }
 }

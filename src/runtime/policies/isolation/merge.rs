@@ -16,32 +16,23 @@ use crate::runtime::team::Team;
 /// its change is merged into the workspace; a conflict changes nothing there. Its
 /// supervisor reads what happened in the result's `merge` (or, for a worker that
 /// answered without `return_results`, in a notice beside its answer).
+/// Returns the files a merge wrote in the workspace, as absolute paths.
 impl WorkerIsolation {
-    pub async fn settle(&self, team: &Team, agent: AgentId, end: TurnEnd) {
-        settle(self, team, agent, end).await;
+    pub async fn settle(&self, team: &Team, agent: AgentId, end: TurnEnd) -> Vec<String> {
+        settle(self, team, agent, end).await
     }
 }
 
-async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd) {
+async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd) -> Vec<String> {
     iso.forget_base(agent);
     let Some(worktrees) = iso.worktrees.clone().filter(|_| iso.has_own(agent)) else {
-        return;
+        return Vec::new();
     };
     if let Some(p) = crate::sync::lock(&iso.own).get_mut(&agent) {
         p.settled = true;
     }
     let result = team.result(agent).filter(|_| end == TurnEnd::Returned);
-    let refused = match (end, &result) {
-        (TurnEnd::Returned, Some(r)) if r.status == ResultStatus::Failure => {
-            Some("its result is a failure")
-        }
-        (TurnEnd::Returned, Some(r)) if r.verification.as_ref().is_some_and(|v| !v.passed) => {
-            Some("its result did not pass its checks")
-        }
-        (TurnEnd::Returned | TurnEnd::Completed, _) => None,
-        (TurnEnd::Error, _) => Some("it failed"),
-        _ => Some("its turn was cut short"),
-    };
+    let refused = refusal(end, result.as_ref());
     let short = agent.short();
     let report = match refused {
         Some(why) => iso
@@ -59,10 +50,11 @@ async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd
         None => merge(team, iso, &worktrees, agent).await,
     };
     let Some(report) = report else {
-        return;
+        return Vec::new();
     };
     // Logged, so a resumed session knows it too.
     team.emit(agent, EventKind::MergeReport(report.clone()));
+    let merged = merged_paths(&worktrees, &report);
     match result {
         Some(mut r) => {
             r.merge = Some(report);
@@ -80,6 +72,33 @@ async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd
             }
         }
     }
+    merged
+}
+
+/// Why the worker's change is not merged, if it is not: only an accepted result is.
+fn refusal(end: TurnEnd, result: Option<&crate::protocol::AgentResult>) -> Option<&'static str> {
+    match (end, result) {
+        (TurnEnd::Returned, Some(r)) if r.status == ResultStatus::Failure => {
+            Some("its result is a failure")
+        }
+        (TurnEnd::Returned, Some(r)) if r.verification.as_ref().is_some_and(|v| !v.passed) => {
+            Some("its result did not pass its checks")
+        }
+        (TurnEnd::Returned | TurnEnd::Completed, _) => None,
+        (TurnEnd::Error, _) => Some("it failed"),
+        _ => Some("its turn was cut short"),
+    }
+}
+
+/// The files a merge wrote, as absolute paths; none when it did not merge.
+fn merged_paths(worktrees: &crate::isolation::Worktrees, report: &MergeReport) -> Vec<String> {
+    if report.state != MergeState::Merged {
+        return Vec::new();
+    }
+    let top = &worktrees.repo().top;
+    (report.files.iter())
+        .map(|f| top.join(f).to_string_lossy().into_owned())
+        .collect()
 }
 
 /// Merges the worker's change; `None` when it changed nothing.
@@ -98,12 +117,13 @@ async fn merge(
             iso.set_state(agent, None);
             None
         }
-        MergeOutcome::Merged { files } => {
+        MergeOutcome::Merged { files, record } => {
             iso.set_state(agent, Some(MergeState::Merged));
             team.emit(
                 agent,
                 EventKind::Merged {
                     files: files.clone(),
+                    record: Some(record),
                 },
             );
             Some(MergeReport {
@@ -195,11 +215,11 @@ fn describe(r: &MergeReport) -> String {
             r.conflicts.join("\n- "),
             r.note
         ),
-        MergeState::Pending => r.note.clone(),
+        MergeState::Pending | MergeState::Undone => r.note.clone(),
     }
 }
 
-fn conflict_file(c: &Conflict) -> ConflictFile {
+pub(super) fn conflict_file(c: &Conflict) -> ConflictFile {
     let range = |s: crate::isolation::LineSpan| LineRange {
         start: s.start as u64,
         count: s.count as u64,

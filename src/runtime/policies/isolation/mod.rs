@@ -5,4 +5,5 @@ mod base;
 pub mod layer;
 mod leases;
 mod merge;
+pub mod unmerge;
 pub mod worker;
