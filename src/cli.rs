@@ -28,6 +28,10 @@ pub struct Cli {
 pub enum Command {
     /// Run one prompt headless; print the final answer (or every event with --json).
     Exec(ExecArgs),
+    /// Review a change read-only: reviewer workers in parallel (correctness, tests,
+    /// security, AGENTS.md rules), each finding checked against the code; prints
+    /// `file:line  severity  title` lines (or JSON with --json). Exit 0 once finished.
+    Review(ReviewArgs),
     /// List the roles squad knows and where each came from.
     Roles,
     /// List the Agent Skills squad finds and where each came from.
@@ -169,6 +173,38 @@ impl ExecArgs {
         goal.max_turns = self.goal_turns.unwrap_or(goal.max_turns);
         goal.max_cost_usd = self.goal_budget;
         Some(goal)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// Staged, unstaged and untracked changes against HEAD (the default).
+    #[arg(long, conflicts_with_all = ["base", "commit"])]
+    pub uncommitted: bool,
+
+    /// HEAD against where it left BRANCH (`git merge-base BRANCH HEAD`).
+    #[arg(long, value_name = "BRANCH", conflicts_with = "commit")]
+    pub base: Option<String>,
+
+    /// One commit against its parent.
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+
+    /// Print `{"findings":[…],"dropped":[…]}` on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ReviewArgs {
+    pub fn target(&self) -> squad::protocol::ReviewTarget {
+        use squad::protocol::ReviewTarget;
+        match (&self.base, &self.commit) {
+            (Some(branch), _) => ReviewTarget::Base {
+                branch: branch.clone(),
+            },
+            (_, Some(sha)) => ReviewTarget::Commit { sha: sha.clone() },
+            _ => ReviewTarget::Uncommitted,
+        }
     }
 }
 

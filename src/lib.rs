@@ -17,6 +17,7 @@ pub mod logging;
 pub mod mcp;
 pub mod model;
 pub mod protocol;
+pub mod review;
 pub mod roles;
 pub mod runtime;
 pub mod sandbox;

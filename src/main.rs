@@ -198,6 +198,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(outcome.exit_code()))
             })
         }
+        Some(Command::Review(args)) => {
+            let rt = runtime()?;
+            rt.block_on(async {
+                let opts = session_options(&cli.common, workspace, &dirs, false)?;
+                let handle = start_session(opts).await?;
+                let run = squad::exec::review::run(handle, args.target(), args.json);
+                let outcome = tokio::spawn(run)
+                    .await
+                    .context("the review front end stopped")?;
+                if let Some(reason) = &outcome.failure {
+                    eprintln!("squad: {}", one_line(reason));
+                }
+                Ok(ExitCode::from(outcome.exit_code()))
+            })
+        }
         Some(Command::Acp) => {
             let common = cli.common.clone();
             let launcher: squad::acp::Launcher = Arc::new(move |cwd, resume| {

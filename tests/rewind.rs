@@ -385,7 +385,10 @@ async fn rewind_in_a_session_lists_messages_and_puts_back_a_merge_but_asks_about
     // The persona's next request starts from the rewound conversation.
     mock.set_responder(|_| MockResponse::text("fresh start"));
     common::engine::say(&h, "start again");
-    common::engine::next_event(&mut h, &mut seen, |e| matches!(e.kind, EventKind::Idle)).await;
+    common::engine::next_event(&mut h, &mut seen, |e| {
+        matches!(&e.kind, EventKind::ItemAdded { item: HistoryItem::Assistant { text, .. } } if text == "fresh start")
+    })
+    .await;
     let t = transcript(&mock.requests().last().unwrap().body);
     let roles: Vec<&str> = t.iter().map(|(r, _)| r.as_str()).collect();
     assert_eq!(roles, ["system", "user"], "{t:?}");

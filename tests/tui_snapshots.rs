@@ -12,6 +12,7 @@ use squad::protocol::{
     Budget, BudgetMeasure, BudgetScope, ChangeType, Event, EventKind, Finding, HistoryItem, Op,
     ResultStatus, Severity, SpawnOptions, Task, TaskStatus, ToolCall, TurnEnd, Verdict,
 };
+use squad::protocol::{DroppedFinding, ReviewFinding, ReviewSeverity, ReviewTarget};
 use squad::tui::{Action, App, Focus, LeftPane, Overlay, SessionInfo, Theme};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
@@ -1717,4 +1718,111 @@ fn goal_checks_in_the_conversation_and_the_status_bar() {
         screen.contains("met when the command `sh test.sh`"),
         "{screen}"
     );
+}
+
+fn review_finding(
+    file: &str,
+    line: u32,
+    severity: ReviewSeverity,
+    focus: &[&str],
+    title: &str,
+    body: &str,
+) -> ReviewFinding {
+    ReviewFinding {
+        file: file.into(),
+        line,
+        end_line: None,
+        severity,
+        focus: focus.iter().map(|f| f.to_string()).collect(),
+        title: title.into(),
+        body: body.into(),
+        quote: String::new(),
+    }
+}
+
+#[test]
+fn review_findings_popup_and_the_conversation_lines() {
+    let mut s = Script::new();
+    let root = s.root;
+    // `/review base main` asks the core; nothing else happens on screen until it answers.
+    s.app.focus = Focus::Composer;
+    for c in "/review base main".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    let actions = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
+    let target = ReviewTarget::Base {
+        branch: "main".into(),
+    };
+    assert_eq!(
+        actions,
+        vec![Action::Send(Op::Review {
+            target: target.clone()
+        })]
+    );
+    let reviewers = [id(1), id(2), id(3)];
+    for (r, focus) in reviewers.iter().zip(["correctness", "tests", "security"]) {
+        s.spawn(*r, Some(root), "code_reviewer", &format!("review: {focus}"));
+        s.status(*r, AgentStatus::Running);
+    }
+    s.ev(
+        root,
+        EventKind::ReviewStarted {
+            target: target.clone(),
+            reviewers: reviewers.to_vec(),
+        },
+    );
+    s.at(20);
+    for r in reviewers {
+        s.status(r, AgentStatus::Inactive);
+    }
+    let findings = vec![
+        review_finding(
+            "src/sum.rs",
+            3,
+            ReviewSeverity::High,
+            &["correctness", "tests"],
+            "Off-by-one: the loop reads past the end of v",
+            "`0..=v.len()` indexes v[v.len()], which panics. Use `0..v.len()` or iterate.",
+        ),
+        review_finding(
+            "src/config.rs",
+            41,
+            ReviewSeverity::Low,
+            &["security"],
+            "The config path is not checked against the workspace",
+            "",
+        ),
+    ];
+    let dropped = vec![DroppedFinding {
+        finding: review_finding(
+            "src/sum.rs",
+            400,
+            ReviewSeverity::Low,
+            &["tests"],
+            "unwrap on input",
+            "",
+        ),
+        reason: "line 400 is past the end of src/sum.rs (7 lines)".into(),
+    }];
+    s.ev(
+        root,
+        EventKind::ReviewFinished {
+            target,
+            findings,
+            dropped,
+        },
+    );
+    assert_eq!(s.app.overlay, Some(Overlay::Review));
+    insta::assert_snapshot!("review_findings_80x24", s.screen(80, 24));
+    // Enter closes it, as Esc does; the findings stay in the persona's conversation.
+    s.key(KeyCode::Enter);
+    assert_eq!(s.app.overlay, None);
+    let screen = s.screen(100, 24);
+    assert!(
+        screen.contains("src/sum.rs:3 high Off-by-one: the loop reads past the end"),
+        "{screen}"
+    );
+    assert!(screen.contains("2 findings, 1 dropped"), "{screen}");
 }

@@ -3,6 +3,7 @@
 
 mod board;
 mod progress;
+pub mod review;
 mod summary;
 
 use crate::protocol::{

@@ -1,8 +1,8 @@
 use super::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
-    BudgetMeasure, BudgetScope, CheckpointSummary, ConflictFile, Declined, DiffStat, Goal,
-    GoalCheck, GoalEnd, HistoryItem, MergeRecord, MergeReport, MessageKind, SpawnOptions,
-    StuckTask, Task, TaskMetrics, TaskRates, Verdict,
+    BudgetMeasure, BudgetScope, CheckpointSummary, ConflictFile, Declined, DiffStat,
+    DroppedFinding, Goal, GoalCheck, GoalEnd, HistoryItem, MergeRecord, MergeReport, MessageKind,
+    ReviewFinding, ReviewTarget, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -389,6 +389,19 @@ pub enum EventKind {
     /// The user chose every agent's approval policy for the rest of the session.
     ApprovalSet {
         approval: ApprovalPolicy,
+    },
+    /// `Op::Review` began: the reviewer workers started, one per focus (none when the
+    /// change is empty).
+    ReviewStarted {
+        target: ReviewTarget,
+        reviewers: Vec<AgentId>,
+    },
+    /// The review's findings, each checked against the code and de-duplicated, most
+    /// severe first; `dropped` holds the ones that did not pass the check, with why.
+    ReviewFinished {
+        target: ReviewTarget,
+        findings: Vec<ReviewFinding>,
+        dropped: Vec<DroppedFinding>,
     },
     /// The user set a goal (`spent_usd`: the session's spend then); replay resumes it.
     GoalSet {

@@ -1,4 +1,4 @@
-use super::{AgentId, ApprovalDecision, ApprovalPolicy, Goal};
+use super::{AgentId, ApprovalDecision, ApprovalPolicy, Goal, ReviewTarget};
 use serde::{Deserialize, Serialize};
 
 /// Everything a front end can ask of the core.
@@ -90,6 +90,13 @@ pub enum Op {
         agent_id: AgentId,
         #[serde(default)]
         force: bool,
+    },
+    /// Review a change read-only (`/review`, `squad review`): reviewer workers, one per
+    /// focus, in parallel; answered by `review_started`, then `review_finished` (or an
+    /// `error` when there is nothing to review with).
+    Review {
+        #[serde(default)]
+        target: ReviewTarget,
     },
     /// Keep the persona working across turns until the goal's check passes or its budget
     /// is spent (`goal_set`); `None` stops the active goal (`goal_ended`, `stopped`). It

@@ -31,6 +31,7 @@ mod policies;
 mod questions;
 mod report;
 mod request;
+mod review;
 mod rewind;
 mod save_role;
 mod session;

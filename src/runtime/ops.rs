@@ -1,5 +1,6 @@
 //! Serving the front end's requests (`Op`s) for the life of the session.
 
+use super::cx::Policies;
 use super::session::Session;
 use super::team::{AgentInput, Steer};
 use crate::protocol::{AgentId, AgentStatus, EventKind, Op};
@@ -10,13 +11,21 @@ use tokio::sync::mpsc;
 /// Why an agent rests `interrupted`, as the front ends show it.
 pub const INTERRUPTED_REASON: &str = "squad stopped while it was at work";
 
-pub async fn serve_ops(session: Arc<Session>, mut ops: mpsc::UnboundedReceiver<Op>) {
+pub async fn serve_ops(
+    session: Arc<Session>,
+    policies: Arc<Policies>,
+    mut ops: mpsc::UnboundedReceiver<Op>,
+) {
     while let Some(op) = ops.recv().await {
-        if let Op::Shutdown = op {
-            shut_down(&session).await;
-            break;
+        match op {
+            Op::Shutdown => {
+                shut_down(&session).await;
+                break;
+            }
+            // The one op that starts agents: it needs the policies they run with.
+            Op::Review { target } => super::review::serve(&session, &policies, target),
+            op => serve(&session, op),
         }
-        serve(&session, op);
     }
     // Also when the front end just went away.
     session.tools.mcp().shutdown().await;

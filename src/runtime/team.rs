@@ -105,6 +105,8 @@ struct Agent {
     failure: Option<String>,
     /// Whether the parent has been given this agent's latest outcome.
     delivered: bool,
+    /// Its outcome is squad's, not its parent's (a `/review` reviewer): never owed.
+    for_squad: bool,
     stats: AgentStats,
     budget: Budget,
     created: Instant,
@@ -161,6 +163,7 @@ impl Agent {
             result: new.result.clone(),
             failure: None,
             delivered: true,
+            for_squad: false,
             stats: new.stats,
             budget: new.budget,
             created: Instant::now(),
@@ -427,6 +430,7 @@ impl Team {
                 status,
                 AgentStatus::Completed | AgentStatus::Inactive | AgentStatus::Failed
             ) && id != self.root
+                && !entry.for_squad
             {
                 entry.delivered = false;
             }

@@ -1,6 +1,6 @@
 //! Slash commands typed in the composer: parsing and Tab completion.
 
-use crate::protocol::{ApprovalPolicy, Goal};
+use crate::protocol::{ApprovalPolicy, Goal, ReviewTarget};
 
 /// What `/approval` takes.
 const APPROVALS: [ApprovalPolicy; 3] = [
@@ -24,6 +24,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "summarize the older part of this agent's conversation",
     ),
     ("/mcp", "MCP servers and their tools"),
+    (
+        "/review",
+        "review the uncommitted changes read-only (/review base BRANCH, /review commit SHA)",
+    ),
     ("/pause", "pause the whole team (Ctrl+P toggles)"),
     ("/unpause", "let the paused team go on"),
     ("/stop", "stop the team: cancel every worker, end the turn"),
@@ -77,6 +81,7 @@ pub enum SlashCommand {
     Stats,
     Compact,
     Mcp,
+    Review(ReviewTarget),
     Pause,
     Unpause,
     Stop,
@@ -145,6 +150,14 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
         "/stats" | "/cost" => SlashCommand::Stats,
         "/compact" => SlashCommand::Compact,
         "/mcp" => SlashCommand::Mcp,
+        "/review" => match parse_review(arg.as_deref()) {
+            Some(target) => SlashCommand::Review(target),
+            None => {
+                return Some(Err(
+                    "usage: /review [uncommitted | base BRANCH | commit SHA]".into(),
+                ));
+            }
+        },
         "/pause" => SlashCommand::Pause,
         "/unpause" => SlashCommand::Unpause,
         "/stop" => SlashCommand::Stop,
@@ -231,6 +244,21 @@ fn parse_goal(arg: &str) -> Result<GoalArg, String> {
     Ok(GoalArg::Set(goal))
 }
 
+/// What `/review` takes: nothing or `uncommitted`, `base BRANCH`, `commit SHA`.
+fn parse_review(arg: Option<&str>) -> Option<ReviewTarget> {
+    let words: Vec<&str> = arg.unwrap_or("").split_whitespace().collect();
+    match words.as_slice() {
+        [] | ["uncommitted"] => Some(ReviewTarget::Uncommitted),
+        ["base", branch] => Some(ReviewTarget::Base {
+            branch: branch.to_string(),
+        }),
+        ["commit", sha] => Some(ReviewTarget::Commit {
+            sha: sha.to_string(),
+        }),
+        _ => None,
+    }
+}
+
 /// The message text for input starting with the `//` escape.
 pub fn unescape(input: &str) -> &str {
     if input.trim_start().starts_with("//") {
@@ -266,6 +294,13 @@ pub fn candidates(input: &str, roles: &[String]) -> Vec<String> {
     {
         return vec!["/goal clear".to_string()];
     }
+    if let Some(prefix) = input.strip_prefix("/review ") {
+        return ["uncommitted", "base ", "commit "]
+            .iter()
+            .filter(|w| w.starts_with(prefix.trim_start()) && !prefix.contains(' '))
+            .map(|w| format!("/review {w}"))
+            .collect();
+    }
     if input.contains(char::is_whitespace) {
         return Vec::new();
     }
@@ -286,7 +321,7 @@ pub fn complete(input: &str, roles: &[String], cycle: usize) -> Option<String> {
             let one = &c[0];
             let takes_arg = matches!(
                 one.as_str(),
-                "/role" | "/resume" | "/budget" | "/model" | "/approval" | "/goal"
+                "/role" | "/resume" | "/budget" | "/model" | "/approval" | "/review" | "/goal"
             );
             Some(if takes_arg {
                 format!("{one} ")
@@ -367,6 +402,23 @@ mod tests {
             );
         }
         assert_eq!(
+            parse("/review"),
+            Some(Ok(SlashCommand::Review(ReviewTarget::Uncommitted)))
+        );
+        assert_eq!(
+            parse("/review base main"),
+            Some(Ok(SlashCommand::Review(ReviewTarget::Base {
+                branch: "main".into()
+            })))
+        );
+        assert_eq!(
+            parse("/review commit abc123"),
+            Some(Ok(SlashCommand::Review(ReviewTarget::Commit {
+                sha: "abc123".into()
+            })))
+        );
+        assert!(matches!(parse("/review base"), Some(Err(e)) if e.contains("usage: /review")));
+        assert_eq!(
             parse("/resume abc"),
             Some(Ok(SlashCommand::Resume(Some("abc".into()))))
         );
@@ -435,7 +487,8 @@ mod tests {
         );
         assert_eq!(complete("/", &roles, 1).as_deref(), Some("/agents"));
         assert_eq!(complete("hi", &roles, 0), None);
-        assert_eq!(candidates("/re", &roles), ["/resume"]);
+        assert_eq!(candidates("/res", &roles), ["/resume"]);
+        assert_eq!(candidates("/re", &roles), ["/review", "/rewind", "/resume"]);
         assert_eq!(complete("/mo", &roles, 0).as_deref(), Some("/model "));
         assert_eq!(complete("/go", &roles, 0).as_deref(), Some("/goal "));
         assert_eq!(
@@ -446,5 +499,11 @@ mod tests {
             complete("/approval r", &roles, 0).as_deref(),
             Some("/approval read-only")
         );
+        assert_eq!(complete("/rev", &roles, 0).as_deref(), Some("/review "));
+        assert_eq!(
+            complete("/review b", &roles, 0).as_deref(),
+            Some("/review base ")
+        );
+        assert_eq!(candidates("/review ", &roles).len(), 3);
     }
 }

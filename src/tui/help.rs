@@ -91,6 +91,7 @@ const RIGHT: &[Section] = &[
             ("/pause", "hold the team · /stop"),
             ("/compact", "summarize older turns"),
             ("/mcp", "MCP servers"),
+            ("/review", "read-only code review"),
             ("/budget USD", "session cost limit"),
             ("/goal TEXT", "work until --check passes"),
             ("/new", "new session"),

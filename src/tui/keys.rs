@@ -521,6 +521,10 @@ impl App {
             SlashCommand::Tasks => self.show_tasks(),
             SlashCommand::Timeline => self.open(Overlay::Timeline),
             SlashCommand::Mcp => self.open(Overlay::Mcp),
+            SlashCommand::Review(target) => {
+                self.set_notice(format!("reviewing {target}…"), now);
+                return vec![Action::Send(Op::Review { target })];
+            }
             SlashCommand::Compact => {
                 let agent_id = self.viewed();
                 self.set_notice("compacting this agent's conversation…".to_string(), now);

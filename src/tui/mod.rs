@@ -3,7 +3,7 @@
 //!
 //! Layout of the module: `state` folds events into data; `tree`, `tasks`, `timeline`,
 //! `conversation`, `cells`, `markdown`, `composer`, `approval`, `question`, `details`,
-//! `diff`, `help`, `save_role`, `status_bar` draw; `keys` maps keys to actions; `app` ties them together;
+//! `diff`, `help`, `review`, `save_role`, `status_bar` draw; `keys` maps keys to actions; `app` ties them together;
 //! `event_loop` and `terminal` are the only parts that touch the real terminal.
 
 mod app;
@@ -24,6 +24,7 @@ mod mcp;
 mod mention;
 mod popup;
 mod question;
+mod review;
 mod rewind;
 mod save_role;
 mod state;

@@ -87,7 +87,7 @@ pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, Ru
     let releases = session.clone();
     tokio::spawn(async move { releases.team.run_releases().await });
     let (op_tx, op_rx) = mpsc::unbounded_channel();
-    tokio::spawn(serve_ops(session.clone(), op_rx));
+    tokio::spawn(serve_ops(session.clone(), policies.clone(), op_rx));
     Ok(SessionHandle {
         ops: op_tx,
         events: event_rx,

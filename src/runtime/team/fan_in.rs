@@ -37,6 +37,14 @@ pub enum FanIn {
 }
 
 impl Team {
+    /// `id`'s outcome goes to squad, which asked for it (a `/review` reviewer), not to its
+    /// supervisor: no notice batch waits for it or tells of it.
+    pub fn answer_to_squad(&self, id: AgentId) {
+        if let Some(a) = self.lock().get_mut(&id) {
+            a.for_squad = true;
+        }
+    }
+
     /// Where `id`'s workers stand. Only looks: outcomes are marked delivered when they are
     /// taken with [`Team::take_outcomes`].
     pub fn owed_results(&self, id: AgentId) -> FanIn {
@@ -47,7 +55,8 @@ impl Team {
         let mut running = false;
         let mut failed = false;
         let mut owed = Vec::new();
-        for child in me.children.iter().filter_map(|c| agents.get(c)) {
+        let children = me.children.iter().filter_map(|c| agents.get(c));
+        for child in children.filter(|c| !c.for_squad) {
             if child.is_busy() {
                 running = true;
             } else if child.owes_outcome() {
@@ -60,7 +69,7 @@ impl Team {
             let running = if running {
                 me.children
                     .iter()
-                    .filter(|c| agents.get(c).is_some_and(|a| a.is_busy()))
+                    .filter(|c| agents.get(c).is_some_and(|a| a.is_busy() && !a.for_squad))
                     .copied()
                     .collect()
             } else {
@@ -178,7 +187,8 @@ impl Team {
         }
     }
 
-    /// The caller's workers that are at work or owe an outcome.
+    /// The caller's workers that are at work or owe an outcome (not a `/review`
+    /// reviewer: its outcome is squad's).
     pub fn unfinished_children(&self, id: AgentId) -> Vec<AgentId> {
         let agents = self.lock();
         let Some(me) = agents.get(&id) else {
@@ -189,7 +199,7 @@ impl Team {
             .filter(|c| {
                 agents
                     .get(c)
-                    .is_some_and(|a| a.is_busy() || a.owes_outcome())
+                    .is_some_and(|a| !a.for_squad && (a.is_busy() || a.owes_outcome()))
             })
             .copied()
             .collect()

@@ -94,6 +94,29 @@ fn a_finished_worker_is_owed_until_its_outcome_is_taken() {
 }
 
 #[test]
+fn a_reviewer_answering_squad_is_never_owed_to_the_persona() {
+    let (team, root, _rx) = team();
+    let r = worker(&team, root);
+    team.answer_to_squad(r);
+    // Running, it does not make the persona wait; done, it is not handed to it; nor is a
+    // failure of it urgent news for the persona.
+    team.begin_turn(r, true);
+    assert_eq!(team.owed_results(root), FanIn::Nothing);
+    assert!(
+        team.unfinished_children(root).is_empty(),
+        "wait_for_agents waits for none"
+    );
+    team.set_status(r, AgentStatus::Inactive, None);
+    assert_eq!(team.owed_results(root), FanIn::Nothing);
+    let w = worker(&team, root);
+    team.begin_turn(w, true);
+    team.begin_turn(r, true);
+    team.fail(w, "broke".into());
+    assert_eq!(team.owed_results(root), ready(&[w], &[]));
+    assert!(team.counts_agree());
+}
+
+#[test]
 fn a_new_outcome_after_a_follow_up_is_owed_again() {
     let (team, root, _rx) = team();
     let w = worker(&team, root);

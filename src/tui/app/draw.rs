@@ -513,6 +513,9 @@ impl App {
             Some(Overlay::Mcp) => {
                 crate::tui::mcp::render(buf, main, &self.state, &mut self.overlay_scroll, &t);
             }
+            Some(Overlay::Review) => {
+                crate::tui::review::render(buf, main, &self.state, &mut self.overlay_scroll, &t);
+            }
             Some(Overlay::ConfirmDespawn(id)) => {
                 details::render_confirm(buf, main, &self.state, id, &t);
             }

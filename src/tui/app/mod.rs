@@ -87,6 +87,8 @@ pub enum Overlay {
     /// An undo of this worker's merge would overwrite lines the user changed since; the
     /// files are `App::undo_conflicts`.
     ConfirmUndo(AgentId),
+    /// The last `/review`'s findings; opens by itself when a review finishes.
+    Review,
 }
 
 /// What the caller must do after an input.
@@ -208,6 +210,11 @@ impl App {
             self.mention.set_files(paths.clone());
         }
         self.apply_rewind(ev, now);
+        let live = ev.seq > self.state.replayed_seq();
+        if live && matches!(ev.kind, EventKind::ReviewFinished { .. }) && self.overlay.is_none() {
+            self.overlay = Some(Overlay::Review);
+            self.overlay_scroll = 0;
+        }
         if self.saving_role == Some(ev.agent_id) {
             let answer = match &ev.kind {
                 EventKind::RoleSaved { name, .. } => {

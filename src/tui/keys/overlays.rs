@@ -21,7 +21,8 @@ impl App {
             || (matches!(o, Overlay::Details(_)) && key.code == KeyCode::Char('i'))
             || (matches!(o, Overlay::Diff(_)) && key.code == KeyCode::Char('d'))
             || (o != Overlay::Agents && key.code == KeyCode::Char('q'))
-            || (o == Overlay::Tasks && key.code == KeyCode::Char('t'));
+            || (o == Overlay::Tasks && key.code == KeyCode::Char('t'))
+            || (o == Overlay::Review && key.code == KeyCode::Enter);
         match o {
             Overlay::ConfirmQuit => {
                 if matches!(key.code, KeyCode::Char('y' | 'Y')) {

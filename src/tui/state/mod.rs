@@ -22,6 +22,7 @@ mod dialogs;
 mod figures;
 mod goal;
 mod items;
+mod review;
 mod taken_back;
 mod timeline;
 mod worktrees;
@@ -31,6 +32,7 @@ pub use agents::{AgentView, Stall};
 pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
 pub use dialogs::{Dialog, PendingApproval, PendingQuestion};
 pub use figures::Figures;
+pub use review::ReviewView;
 pub use timeline::{Activity, Timeline};
 
 #[derive(Clone, Debug)]
@@ -79,6 +81,8 @@ pub struct SessionState {
     pub diff: Option<(AgentId, String)>,
     /// Merge conflicts so far, so the front end can raise a notice for a new one.
     pub conflicts: u64,
+    /// The last `/review`, under way or finished.
+    pub review: Option<ReviewView>,
     /// The user's goal as its events left it (`goal.rs`).
     pub goal: crate::protocol::GoalTrack,
 }
@@ -119,6 +123,7 @@ impl SessionState {
             budget_hold: None,
             diff: None,
             conflicts: 0,
+            review: None,
             goal: Default::default(),
         }
     }
@@ -535,6 +540,14 @@ impl SessionState {
                     .conversation
                     .push(EntryKind::Notice(line));
             }
+            EventKind::ReviewStarted { target, reviewers } => {
+                self.review_started(id, target, reviewers, now)
+            }
+            EventKind::ReviewFinished {
+                target,
+                findings,
+                dropped,
+            } => self.review_finished(id, target, findings, dropped, now),
             EventKind::ApprovalSet { approval } => {
                 self.approval = *approval;
                 let line = format!("approval: {} for every agent", approval.as_str());
