@@ -9,8 +9,9 @@ use std::path::PathBuf;
     version,
     about = "A terminal coding assistant where one session is a team of agents",
     after_help = "Run `squad` for the full-screen interface, or `squad exec \"PROMPT\"` headless.\n\
-                  Exit codes of exec: 0 done, 1 the model or a tool failed the run, 2 usage or \
-                  config error, 130/143 interrupted (SIGINT/SIGTERM)."
+                  Exit codes of exec: 0 done (or its --goal met), 1 the model or a tool failed \
+                  the run (or its --goal budget was spent), 2 usage or config error, 130/143 \
+                  interrupted (SIGINT/SIGTERM; 130 also a stopped --goal)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -129,9 +130,50 @@ pub struct ExecArgs {
     #[arg(long, requires = "rewind")]
     pub force: bool,
 
+    /// Keep working across turns until this holds: after each of the persona's turns
+    /// --goal-check (and/or --goal-rules) runs; the run ends when it passes (exit 0), when
+    /// the goal's budget is spent (exit 1) or when it is stopped (exit 130). Without a
+    /// prompt the goal is it.
+    #[arg(
+        long,
+        value_name = "SENTENCE",
+        requires = "goal_end",
+        conflicts_with = "continue_run"
+    )]
+    pub goal: Option<String>,
+
+    /// The goal's check: a shell command run in the persona's sandbox; exit 0 is met.
+    #[arg(long, value_name = "CMD", requires = "goal", group = "goal_end")]
+    pub goal_check: Option<String>,
+
+    /// The goal's check includes the project's own: `[tools] test_command` and every
+    /// `[[verify.rules]]` command must pass.
+    #[arg(long, requires = "goal", group = "goal_end")]
+    pub goal_rules: bool,
+
+    /// Turns (one check each) the goal may take [default: 10].
+    #[arg(long, value_name = "N", requires = "goal")]
+    pub goal_turns: Option<u32>,
+
+    /// US dollars the goal may spend.
+    #[arg(long, value_name = "USD", requires = "goal")]
+    pub goal_budget: Option<f64>,
+
     /// The prompt (words are joined; `-` reads it from stdin).
-    #[arg(required_unless_present_any = ["continue_run", "rewind"], num_args = 1..)]
+    #[arg(required_unless_present_any = ["continue_run", "rewind", "goal"], num_args = 1..)]
     pub prompt: Vec<String>,
+}
+
+impl ExecArgs {
+    /// The goal the flags ask for, if any.
+    pub fn goal(&self) -> Option<squad::protocol::Goal> {
+        let check = self.goal_check.clone().unwrap_or_default();
+        let mut goal = squad::protocol::Goal::new(self.goal.clone()?, check);
+        goal.rules = self.goal_rules;
+        goal.max_turns = self.goal_turns.unwrap_or(goal.max_turns);
+        goal.max_cost_usd = self.goal_budget;
+        Some(goal)
+    }
 }
 
 #[derive(Debug, Args)]

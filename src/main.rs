@@ -158,9 +158,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Exec(args)) => {
+            if let Some(Err(why)) = args.goal().map(|g| g.validate()) {
+                bail!("--goal: {why}");
+            }
             if let Some(n) = args.rewind {
                 rewind(&cli.common, &dirs, n, &args)?;
-                if args.prompt.is_empty() {
+                if args.prompt.is_empty() && args.goal.is_none() {
                     return Ok(ExitCode::SUCCESS);
                 }
             }
@@ -174,7 +177,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         .read_to_string(&mut prompt)
                         .context("cannot read the prompt from stdin")?;
                 }
-                if prompt.trim().is_empty() {
+                if prompt.trim().is_empty() && args.goal.is_none() {
                     return Err(anyhow!("the prompt is empty"));
                 }
                 squad::exec::Start::Prompt(prompt)
@@ -186,7 +189,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 // On a worker of the runtime, not on this thread: events then reach it
                 // without waking a parked thread per burst (a tenth of a model request's
                 // CPU, issue 28).
-                let outcome = tokio::spawn(squad::exec::run(handle, start, args.json))
+                let outcome = tokio::spawn(squad::exec::run(handle, start, args.goal(), args.json))
                     .await
                     .context("the exec front end stopped")?;
                 if let Some(reason) = &outcome.failure {

@@ -1680,6 +1680,46 @@ fn rewind_lists_messages_then_asks_what_to_put_back() {
     insta::assert_snapshot!("rewind_choose_80x24", s.screen(80, 24));
 }
 
+/// A goal two checks in: each check a cell of the persona's conversation, the goal and its
+/// last check in the status bar; `/goal` alone says the same.
+#[test]
+fn goal_checks_in_the_conversation_and_the_status_bar() {
+    let mut s = Script::new();
+    let root = s.root;
+    let goal = squad::protocol::Goal::new("make the tests pass", "sh test.sh");
+    s.ev(
+        root,
+        EventKind::GoalSet {
+            goal: goal.clone(),
+            spent_usd: 0.0,
+        },
+    );
+    s.user(root, &goal.brief());
+    for turn in 1..=2 {
+        s.ev(root, EventKind::TurnStarted);
+        s.status(root, AgentStatus::Running);
+        s.assistant(root, &format!("Attempt {turn}: edited calc.py."), &[]);
+        s.ev(
+            root,
+            EventKind::GoalChecked(squad::protocol::GoalCheck {
+                turn,
+                max_turns: 10,
+                passed: false,
+                exit_code: Some(1),
+                output_tail: format!("FAILED test_add\nassert add(2, 2) == 4, got {turn}"),
+            }),
+        );
+        s.at(u64::from(turn) * 5);
+    }
+    insta::assert_snapshot!("goal_checks_100x24", s.screen(100, 24));
+    s.command("/goal");
+    let screen = s.screen(100, 24);
+    assert!(
+        screen.contains("met when the command `sh test.sh`"),
+        "{screen}"
+    );
+}
+
 fn review_finding(
     file: &str,
     line: u32,

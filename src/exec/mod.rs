@@ -7,7 +7,8 @@ pub mod review;
 mod summary;
 
 use crate::protocol::{
-    AgentStatus, BudgetScope, Event, EventKind, HistoryItem, Op, TurnEnd, dollars,
+    AgentStatus, BudgetScope, Event, EventKind, GOAL_REFUSED, Goal, GoalEnd, HistoryItem, Op,
+    TurnEnd, dollars,
 };
 use crate::runtime::SessionHandle;
 use std::io::Write;
@@ -46,15 +47,18 @@ pub struct ExecOutcome {
     pub failure: Option<String>,
     /// The signal that stopped the run, if one did.
     pub interrupted: Option<Interrupt>,
+    /// How the goal ended in this run, if one did.
+    pub goal: Option<GoalEnd>,
 }
 
 impl ExecOutcome {
     pub fn exit_code(&self) -> u8 {
-        match (self.interrupted, &self.failure) {
-            (Some(Interrupt::Int), _) => exit::SIGINT,
-            (Some(Interrupt::Term), _) => exit::SIGTERM,
-            (None, Some(_)) => exit::FAILED,
-            (None, None) => exit::DONE,
+        match (self.interrupted, self.goal, &self.failure) {
+            (Some(Interrupt::Int), ..) => exit::SIGINT,
+            (Some(Interrupt::Term), ..) => exit::SIGTERM,
+            (None, Some(GoalEnd::Stopped), _) => exit::SIGINT,
+            (None, _, Some(_)) => exit::FAILED,
+            (None, _, None) => exit::DONE,
         }
     }
 }
@@ -68,16 +72,39 @@ pub enum Start {
     Continue,
 }
 
-pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOutcome {
+/// Runs `start`; with a `goal` (`--goal`), the team works toward it across turns and the
+/// run ends with it.
+pub async fn run(
+    mut handle: SessionHandle,
+    start: Start,
+    goal: Option<Goal>,
+    json: bool,
+) -> ExecOutcome {
     let root = handle.info.root_agent;
     let continuing = start == Start::Continue;
     // A resumed session may come back paused (by the user, or by its budget): nobody can
     // unpause it here later. A budget still spent pauses it again at once, and ends the run.
     let _ = handle.ops.send(Op::Resume);
-    let _ = handle.ops.send(match start {
-        Start::Prompt(text) => Op::UserMessage { to: None, text },
+    let brief = goal.as_ref().map(Goal::brief);
+    let first = match start {
+        Start::Prompt(text) => Op::UserMessage {
+            to: None,
+            text: with_brief(text, brief),
+        },
         Start::Continue => Op::Continue { agent_id: None },
-    });
+    };
+    // With a goal, the work starts once the core took it (`goal_set`); a goal it refused
+    // (`error`) ends the run before anything is sent to the model.
+    let mut held = None;
+    match goal {
+        Some(goal) => {
+            let _ = handle.ops.send(Op::SetGoal { goal: Some(goal) });
+            held = Some(first);
+        }
+        None => {
+            let _ = handle.ops.send(first);
+        }
+    }
     let stdout = std::io::stdout();
     // JSON lines not yet written (see `write_out`).
     let mut json_lines = Vec::new();
@@ -90,6 +117,8 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
     let mut interrupted = None;
     // Set when the session's budget ran out: the reason the run ends, whatever follows.
     let mut budget_stop: Option<String> = None;
+    // How the goal ended, and after how many checks.
+    let (mut goal_end, mut goal_turns) = (None, 0);
     let ctrl_c = tokio::signal::ctrl_c();
     let term = terminated();
     tokio::pin!(ctrl_c, term);
@@ -158,6 +187,19 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
                 }
             }
             EventKind::TurnFinished { end } if event.agent_id == root => last_end = Some(*end),
+            EventKind::GoalSet { .. } => {
+                if let Some(op) = held.take() {
+                    let _ = handle.ops.send(op);
+                }
+            }
+            EventKind::Error { message } if held.is_some() && message.starts_with(GOAL_REFUSED) => {
+                held = None;
+                last_error = Some(message.clone());
+                shutdown_sent = true;
+                let _ = handle.ops.send(Op::Shutdown);
+            }
+            EventKind::GoalChecked(check) => goal_turns = check.turn,
+            EventKind::GoalEnded { reason } => goal_end = Some(*reason),
             EventKind::ItemAdded {
                 item: HistoryItem::Assistant { text, .. },
             } if event.agent_id == root && !text.trim().is_empty() => {
@@ -191,9 +233,11 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
             }
             EventKind::Summary { agents, totals } => {
                 write_out(&stdout, &mut json_lines);
-                let failure = budget_stop
-                    .clone()
-                    .or_else(|| failure(last_end, interrupted, last_error.clone()));
+                let failure = goal_failure(goal_end, goal_turns).unwrap_or_else(|| {
+                    budget_stop
+                        .clone()
+                        .or_else(|| failure(last_end, interrupted, last_error.clone()))
+                });
                 shown.end(failure.as_deref(), || summary_table(agents, totals));
                 break;
             }
@@ -203,7 +247,8 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
     write_out(&stdout, &mut json_lines);
     shown.end(None, String::new);
 
-    let failure = budget_stop.or_else(|| failure(last_end, interrupted, last_error));
+    let failure = goal_failure(goal_end, goal_turns)
+        .unwrap_or_else(|| budget_stop.or_else(|| failure(last_end, interrupted, last_error)));
     if !json && failure.is_none() {
         let mut out = stdout.lock();
         let _ = writeln!(out, "{}", final_answer.trim_end());
@@ -213,7 +258,31 @@ pub async fn run(mut handle: SessionHandle, start: Start, json: bool) -> ExecOut
         final_answer,
         failure,
         interrupted,
+        goal: goal_end,
     }
+}
+
+/// The user's prompt, with what the goal is and how it is checked after it; the goal's
+/// own words when there is no prompt.
+fn with_brief(prompt: String, brief: Option<String>) -> String {
+    match brief {
+        Some(brief) if prompt.trim().is_empty() => brief,
+        Some(brief) => format!("{prompt}\n\n{brief}"),
+        None => prompt,
+    }
+}
+
+/// What an ended goal makes of the run, whatever its last turn did: met is done; a spent
+/// budget or a stop is the reason it ends. `None`: no goal ended, the turn decides.
+#[allow(clippy::option_option)]
+fn goal_failure(end: Option<GoalEnd>, turns: u32) -> Option<Option<String>> {
+    Some(match end? {
+        GoalEnd::Met => None,
+        GoalEnd::Budget => Some(format!(
+            "goal not met: its budget is spent ({turns} check(s) failed)"
+        )),
+        GoalEnd::Stopped => Some("goal stopped".to_string()),
+    })
 }
 
 /// Writes and flushes `pending` to stdout in one go, and empties it.

@@ -88,6 +88,14 @@ impl Progress {
                 self.who(id)
             )),
             EventKind::Unstalled => Some(format!("  [{}] going again", self.who(id))),
+            EventKind::GoalSet { goal, .. } => Some(format!(
+                "◎ goal: {} — met when {} (at most {} turns)",
+                clip(goal.text.trim(), 100),
+                goal.end(),
+                goal.max_turns
+            )),
+            EventKind::GoalChecked(check) => Some(check.line()),
+            EventKind::GoalEnded { reason } => Some(format!("◎ goal {}", reason.as_str())),
             EventKind::BudgetReached {
                 scope,
                 measure,

@@ -16,6 +16,7 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
         final_answer: String::new(),
         failure: None,
         interrupted: None,
+        goal: None,
     };
     let mut started = false;
     // The reviewers, and those that gave no findings: a review none could answer did

@@ -1,8 +1,8 @@
 use super::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
     BudgetMeasure, BudgetScope, CheckpointSummary, ConflictFile, Declined, DiffStat,
-    DroppedFinding, HistoryItem, MergeRecord, MergeReport, MessageKind, ReviewFinding,
-    ReviewTarget, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Verdict,
+    DroppedFinding, Goal, GoalCheck, GoalEnd, HistoryItem, MergeRecord, MergeReport, MessageKind,
+    ReviewFinding, ReviewTarget, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -402,6 +402,18 @@ pub enum EventKind {
         target: ReviewTarget,
         findings: Vec<ReviewFinding>,
         dropped: Vec<DroppedFinding>,
+    },
+    /// The user set a goal (`spent_usd`: the session's spend then); replay resumes it.
+    GoalSet {
+        goal: Goal,
+        #[serde(default)]
+        spent_usd: f64,
+    },
+    /// The goal's check ran after a persona's turn.
+    GoalChecked(GoalCheck),
+    /// The goal ended: met, its budget spent, or stopped by the user.
+    GoalEnded {
+        reason: GoalEnd,
     },
 }
 

@@ -5,6 +5,7 @@ mod approval;
 mod budget;
 mod checkpoint;
 mod event;
+mod goal;
 mod ids;
 mod item;
 mod merge;
@@ -22,6 +23,7 @@ pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy};
 pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
 pub use checkpoint::{ChangedFile, CheckpointSummary, FileChangeKind};
 pub use event::{AgentSummary, Event, EventKind, McpServerState, SessionTotals, TurnEnd};
+pub use goal::{DEFAULT_GOAL_TURNS, GOAL_REFUSED, Goal, GoalCheck, GoalEnd, GoalTrack};
 pub use ids::AgentId;
 pub use item::{HistoryItem, Reasoning, ToolCall};
 pub use merge::{

@@ -1,4 +1,4 @@
-use super::{AgentId, ApprovalDecision, ApprovalPolicy, ReviewTarget};
+use super::{AgentId, ApprovalDecision, ApprovalPolicy, Goal, ReviewTarget};
 use serde::{Deserialize, Serialize};
 
 /// Everything a front end can ask of the core.
@@ -97,6 +97,13 @@ pub enum Op {
     Review {
         #[serde(default)]
         target: ReviewTarget,
+    },
+    /// Keep the persona working across turns until the goal's check passes or its budget
+    /// is spent (`goal_set`); `None` stops the active goal (`goal_ended`, `stopped`). It
+    /// starts no turn: the front end sends the message that does.
+    SetGoal {
+        #[serde(default)]
+        goal: Option<Goal>,
     },
 }
 

@@ -383,7 +383,7 @@ async fn worker_finished(cx: &AgentCx, status: AgentStatus, outcome: &TurnOutcom
 }
 
 /// Most turns in a row a layer may add by asking the agent to go on (a `stop` hook that
-/// keeps blocking).
+/// keeps blocking); a goal's turns (`Pursue`) have the goal's own budget.
 const MAX_CONTINUES: u32 = 3;
 
 /// A turn, and the turns the layers ask for after it ended (each with their message as
@@ -399,6 +399,10 @@ async fn run_turns(cx: &AgentCx) -> TurnOutcome {
             AfterTurn::Rest => return outcome,
             AfterTurn::Continue(text) => {
                 continues += 1;
+                cx.team().push_item(cx.id(), HistoryItem::user(text));
+            }
+            AfterTurn::Pursue(text) => {
+                continues = 0;
                 cx.team().push_item(cx.id(), HistoryItem::user(text));
             }
         }

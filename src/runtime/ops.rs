@@ -77,6 +77,8 @@ fn serve(session: &Arc<Session>, op: Op) {
         Op::SetApproval { approval } => super::settings::set_approval(session, approval)
             .err()
             .map(|e| (root, e)),
+        Op::SetGoal { goal } => (set_goal(session, goal).err())
+            .map(|e| (root, format!("{}{e}", crate::protocol::GOAL_REFUSED))),
         other => control(session, other),
     };
     if let Some((agent, message)) = refused {
@@ -124,6 +126,8 @@ fn control(session: &Session, op: Op) -> Option<(AgentId, String)> {
         }
         Op::Stop => {
             super::stop::stop(session);
+            // The user's stop ends the goal too (a rewind's stop keeps it).
+            (session.goals).end_active(team, crate::protocol::GoalEnd::Stopped);
             None
         }
         Op::Continue { agent_id } => {
@@ -132,6 +136,24 @@ fn control(session: &Session, op: Op) -> Option<(AgentId, String)> {
         }
         _ => None,
     }
+}
+
+/// `/goal`: a goal whose only check is the project's rules needs rules to check.
+fn set_goal(session: &Session, goal: Option<crate::protocol::Goal>) -> Result<(), String> {
+    let nothing_to_run = |g: &crate::protocol::Goal| {
+        g.rules
+            && g.check.trim().is_empty()
+            && session.config.verify.rules.is_empty()
+            && (session.config.tools.test_command.as_deref()).is_none_or(|c| c.trim().is_empty())
+    };
+    if goal.as_ref().is_some_and(nothing_to_run) {
+        return Err(
+            "the goal's check is the project's rules, and none are configured: no \
+             [tools] test_command, no [[verify.rules]]; give it --check CMD"
+                .into(),
+        );
+    }
+    session.goals.set(&session.team, goal)
 }
 
 /// The user's switch of persona, to a role the session knows.

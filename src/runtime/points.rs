@@ -67,6 +67,9 @@ pub enum AfterTurn {
     Rest,
     /// Go on with this as the user's next message.
     Continue(String),
+    /// Go on toward the user's goal with this message: the user asked for these turns, so
+    /// they are bounded by the goal's budget, not by the layers' continues in a row.
+    Pursue(String),
 }
 
 impl Decision for Admit {

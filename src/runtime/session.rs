@@ -54,6 +54,8 @@ pub struct Session {
     /// The user's hooks, for the points of a session only they hear (a notification, a
     /// compaction, a result, the end).
     pub hooks: Arc<Hooks>,
+    /// The user's goal, shared by `Op::SetGoal`, `/stop` and the persona's goal layer.
+    pub goals: Arc<super::policies::goal::Goals>,
     /// Every agent's task, so shutdown can let them write their last results.
     pub agent_tasks: tokio_util::task::TaskTracker,
     /// Which workers write in worktrees of their own, and the leases on the workspace.

@@ -167,6 +167,7 @@ impl TestSession {
             },
             pause: parts.pause,
             hooks: Arc::new(hooks),
+            goals: Default::default(),
             agent_tasks: Default::default(),
             model_slots: slots.clone(),
             compactor: Arc::new(Compactor {

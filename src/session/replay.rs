@@ -70,6 +70,8 @@ pub struct ReplayedSession {
     pub model_choice: Option<String>,
     /// The approval policy the user last chose (`approval_set`), if they did.
     pub approval: Option<crate::protocol::ApprovalPolicy>,
+    /// The user's goal as its `goal_*` events left it: an active one goes on.
+    pub goal: crate::protocol::GoalTrack,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -85,6 +87,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut paused = false;
     let mut session_budget = None;
     let (mut model_choice, mut approval) = (None, None);
+    let mut goal = crate::protocol::GoalTrack::default();
     let mut tasks: Vec<Task> = Vec::new();
 
     for ev in events {
@@ -153,6 +156,9 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             EventKind::SessionBudgetSet { limit_usd } => session_budget = Some(*limit_usd),
             EventKind::ModelSet { model } => model_choice = Some(model.clone()),
             EventKind::ApprovalSet { approval: a } => approval = Some(*a),
+            EventKind::GoalSet { goal: g, spent_usd } => goal.set(g, *spent_usd),
+            EventKind::GoalChecked(check) => goal.checked(check),
+            EventKind::GoalEnded { reason } => goal.end(*reason),
             EventKind::Resumed | EventKind::Stopped { .. } => paused = false,
             EventKind::TaskUpdated { task } => match tasks.iter_mut().find(|t| t.id == task.id) {
                 Some(slot) => *slot = task.clone(),
@@ -254,6 +260,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         session_budget,
         model_choice,
         approval,
+        goal,
     })
 }
 
@@ -386,6 +393,44 @@ mod tests {
         log.push(ev(9, root, EventKind::Paused));
         log.push(ev(10, root, EventKind::Stopped { cancelled: 1 }));
         assert!(!replay(&log).unwrap().paused, "a stop lifts the pause");
+    }
+
+    #[test]
+    fn an_active_goal_comes_back_with_its_checks_and_an_ended_one_does_not() {
+        use crate::protocol::{Goal, GoalCheck, GoalEnd};
+        let root = AgentId::new();
+        let goal = Goal::new("fix it", "make test");
+        let check = GoalCheck {
+            turn: 2,
+            max_turns: 10,
+            passed: false,
+            exit_code: Some(2),
+            output_tail: String::new(),
+        };
+        let mut log = vec![
+            ev(1, root, spawned(None)),
+            ev(
+                2,
+                root,
+                EventKind::GoalSet {
+                    goal: goal.clone(),
+                    spent_usd: 0.25,
+                },
+            ),
+            ev(3, root, EventKind::GoalChecked(check)),
+        ];
+        let track = replay(&log).unwrap().goal;
+        assert!(track.is_active());
+        assert_eq!((track.turns(), track.spent_at_set), (2, 0.25));
+        assert_eq!(track.goal, Some(goal));
+        log.push(ev(
+            4,
+            root,
+            EventKind::GoalEnded {
+                reason: GoalEnd::Stopped,
+            },
+        ));
+        assert!(!replay(&log).unwrap().goal.is_active());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Slash commands typed in the composer: parsing and Tab completion.
 
-use crate::protocol::{ApprovalPolicy, ReviewTarget};
+use crate::protocol::{ApprovalPolicy, Goal, ReviewTarget};
 
 /// What `/approval` takes.
 const APPROVALS: [ApprovalPolicy; 3] = [
@@ -32,6 +32,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/unpause", "let the paused team go on"),
     ("/stop", "stop the team: cancel every worker, end the turn"),
     (
+        "/goal",
+        "work until a check passes (/goal TEXT --check CMD [--rules] [--turns N] [--budget USD])",
+    ),
+    (
         "/budget",
         "set the session's cost limit (/budget 5 in US dollars, /budget off)",
     ),
@@ -58,6 +62,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/quit", "end the session"),
 ];
 
+/// What `/goal` was given.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GoalArg {
+    Show,
+    Clear,
+    Set(Goal),
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum SlashCommand {
     Role(String),
@@ -76,6 +88,8 @@ pub enum SlashCommand {
     /// A new session cost limit in US dollars; `None` lifts it.
     Budget(Option<f64>),
     Continue,
+    /// `/goal` alone shows the goal; `/goal clear` stops it.
+    Goal(GoalArg),
     Rewind,
     Undo,
     New,
@@ -156,6 +170,10 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
             }
         },
         "/continue" => SlashCommand::Continue,
+        "/goal" => match parse_goal(arg.as_deref().unwrap_or("")) {
+            Ok(goal) => SlashCommand::Goal(goal),
+            Err(e) => return Some(Err(e)),
+        },
         "/rewind" => SlashCommand::Rewind,
         "/undo" => SlashCommand::Undo,
         "/new" => SlashCommand::New,
@@ -173,6 +191,57 @@ fn parse_budget(arg: &str) -> Option<Option<f64>> {
     }
     let usd: f64 = arg.trim_start_matches('$').parse().ok()?;
     (usd.is_finite() && usd > 0.0).then_some(Some(usd))
+}
+
+const GOAL_USAGE: &str =
+    "usage: /goal TEXT --check CMD [--rules] [--turns N] [--budget USD], /goal clear";
+
+/// Where an option of `/goal` starts in `text` (at a word's start and end), if any.
+fn next_option(text: &str) -> Option<usize> {
+    ["--check", "--rules", "--turns", "--budget"]
+        .iter()
+        .flat_map(|o| text.match_indices(o))
+        .filter(|(at, o)| {
+            let before = text[..*at].chars().next_back();
+            let after = text[at + o.len()..].chars().next();
+            before.is_none_or(char::is_whitespace) && after.is_none_or(char::is_whitespace)
+        })
+        .map(|(at, _)| at)
+        .min()
+}
+
+/// `TEXT --check CMD [--rules] [--turns N] [--budget USD]`: the text runs to the first
+/// option, a check to the next; `clear` and nothing are the other two forms.
+fn parse_goal(arg: &str) -> Result<GoalArg, String> {
+    match arg {
+        "" => return Ok(GoalArg::Show),
+        "clear" | "off" | "stop" => return Ok(GoalArg::Clear),
+        _ => {}
+    }
+    let at = next_option(arg).ok_or(GOAL_USAGE)?;
+    let mut goal = Goal::new(arg[..at].trim(), "");
+    let mut rest = &arg[at..];
+    while !rest.is_empty() {
+        let (option, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let end = next_option(after).unwrap_or(after.len());
+        let value = after[..end].trim();
+        match option {
+            "--check" => goal.check = value.to_string(),
+            "--rules" if value.is_empty() => goal.rules = true,
+            "--turns" => goal.max_turns = value.parse().map_err(|_| GOAL_USAGE)?,
+            "--budget" => {
+                let usd = value
+                    .trim_start_matches('$')
+                    .parse()
+                    .map_err(|_| GOAL_USAGE)?;
+                goal.max_cost_usd = Some(usd);
+            }
+            _ => return Err(GOAL_USAGE.into()),
+        }
+        rest = &after[end..];
+    }
+    goal.validate().map_err(|e| format!("{e} ({GOAL_USAGE})"))?;
+    Ok(GoalArg::Set(goal))
 }
 
 /// What `/review` takes: nothing or `uncommitted`, `base BRANCH`, `commit SHA`.
@@ -219,6 +288,12 @@ pub fn candidates(input: &str, roles: &[String]) -> Vec<String> {
             .map(|a| format!("/approval {a}"))
             .collect();
     }
+    if let Some(prefix) = input.strip_prefix("/goal ")
+        && !prefix.contains(char::is_whitespace)
+        && "clear".starts_with(prefix)
+    {
+        return vec!["/goal clear".to_string()];
+    }
     if let Some(prefix) = input.strip_prefix("/review ") {
         return ["uncommitted", "base ", "commit "]
             .iter()
@@ -246,7 +321,7 @@ pub fn complete(input: &str, roles: &[String], cycle: usize) -> Option<String> {
             let one = &c[0];
             let takes_arg = matches!(
                 one.as_str(),
-                "/role" | "/resume" | "/budget" | "/model" | "/approval" | "/review"
+                "/role" | "/resume" | "/budget" | "/model" | "/approval" | "/review" | "/goal"
             );
             Some(if takes_arg {
                 format!("{one} ")
@@ -350,6 +425,59 @@ mod tests {
     }
 
     #[test]
+    fn parses_goals() {
+        assert_eq!(parse("/goal"), Some(Ok(SlashCommand::Goal(GoalArg::Show))));
+        assert_eq!(
+            parse("/goal clear"),
+            Some(Ok(SlashCommand::Goal(GoalArg::Clear)))
+        );
+        let Some(Ok(SlashCommand::Goal(GoalArg::Set(g)))) =
+            parse("/goal make tests pass --check cargo test -q --turns 4 --budget $2")
+        else {
+            panic!("a goal");
+        };
+        assert_eq!(g.text, "make tests pass");
+        assert_eq!(g.check, "cargo test -q");
+        assert_eq!((g.max_turns, g.max_cost_usd), (4, Some(2.0)));
+        let Some(Ok(SlashCommand::Goal(GoalArg::Set(g)))) = parse("/goal fix it --check make")
+        else {
+            panic!("a goal");
+        };
+        assert_eq!(
+            (g.check.as_str(), g.max_turns, g.rules),
+            ("make", 10, false)
+        );
+        let Some(Ok(SlashCommand::Goal(GoalArg::Set(g)))) =
+            parse("/goal green --rules --turns 3 --check make lint --fix")
+        else {
+            panic!("a goal");
+        };
+        assert_eq!(
+            (g.text.as_str(), g.check.as_str()),
+            ("green", "make lint --fix")
+        );
+        assert_eq!((g.rules, g.max_turns), (true, 3));
+        let Some(Ok(SlashCommand::Goal(GoalArg::Set(g)))) = parse("/goal green --rules") else {
+            panic!("a goal");
+        };
+        assert_eq!((g.check.as_str(), g.rules), ("", true));
+        for bad in [
+            "/goal fix it",
+            "/goal fix it --check",
+            "/goal --check make",
+            "/goal x --check make --turns",
+            "/goal x --check make --turns 0",
+            "/goal x --check make --budget lots",
+            "/goal x --rules yes",
+        ] {
+            assert!(
+                matches!(parse(bad), Some(Err(e)) if e.contains("/goal")),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn completes() {
         let roles = vec!["architect".to_string(), "coder".to_string()];
         assert_eq!(complete("/ro", &roles, 0).as_deref(), Some("/role "));
@@ -362,6 +490,11 @@ mod tests {
         assert_eq!(candidates("/res", &roles), ["/resume"]);
         assert_eq!(candidates("/re", &roles), ["/review", "/rewind", "/resume"]);
         assert_eq!(complete("/mo", &roles, 0).as_deref(), Some("/model "));
+        assert_eq!(complete("/go", &roles, 0).as_deref(), Some("/goal "));
+        assert_eq!(
+            complete("/goal c", &roles, 0).as_deref(),
+            Some("/goal clear")
+        );
         assert_eq!(
             complete("/approval r", &roles, 0).as_deref(),
             Some("/approval read-only")

@@ -93,6 +93,7 @@ const RIGHT: &[Section] = &[
             ("/mcp", "MCP servers"),
             ("/review", "read-only code review"),
             ("/budget USD", "session cost limit"),
+            ("/goal TEXT", "work until --check passes"),
             ("/new", "new session"),
             ("/resume", "resume a session"),
             ("/help", "this help"),

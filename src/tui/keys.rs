@@ -3,7 +3,7 @@
 
 use crate::protocol::{AgentId, AgentStatus, ApprovalDecision, Op};
 use crate::tui::app::{Action, App, Exit, Focus, LeftPane, Overlay};
-use crate::tui::commands::{self, SlashCommand};
+use crate::tui::commands::{self, GoalArg, SlashCommand};
 use crate::tui::question::Reply;
 use crate::tui::save_role::{self, NameKey};
 use crate::tui::state::Dialog;
@@ -481,6 +481,28 @@ impl App {
         }
     }
 
+    /// `/goal`: a new goal is set and its brief sent to the persona, which starts the work.
+    fn goal_command(&mut self, arg: GoalArg, now: Instant) -> Vec<Action> {
+        match arg {
+            GoalArg::Set(goal) => {
+                let text = goal.brief();
+                let goal = Some(goal);
+                let message = Op::UserMessage { to: None, text };
+                vec![Action::Send(Op::SetGoal { goal }), Action::Send(message)]
+            }
+            GoalArg::Clear => vec![Action::Send(Op::SetGoal { goal: None })],
+            GoalArg::Show => {
+                let active = self.state.goal.is_active();
+                let line = match self.state.goal.goal.as_ref().filter(|_| active) {
+                    Some(g) => format!("met when {} · /goal clear stops it", g.end()),
+                    None => "no goal is set: /goal TEXT --check CMD".to_string(),
+                };
+                self.set_notice(line, now);
+                Vec::new()
+            }
+        }
+    }
+
     fn run_command(&mut self, cmd: SlashCommand, now: Instant) -> Vec<Action> {
         match cmd {
             SlashCommand::Role(role) => {
@@ -532,6 +554,7 @@ impl App {
             SlashCommand::Continue => {
                 return vec![Action::Send(Op::Continue { agent_id: None })];
             }
+            SlashCommand::Goal(arg) => return self.goal_command(arg, now),
             SlashCommand::New => return self.leave(Exit::NewSession),
             SlashCommand::Resume(id) => return self.leave(Exit::Resume(id)),
             SlashCommand::Quit => return self.leave(Exit::Quit),

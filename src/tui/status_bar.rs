@@ -1,4 +1,4 @@
-//! The bottom line: model, approval mode, session figures, working directory, and the
+//! The bottom line: model, approval mode, session figures, the goal, working directory, and the
 //! keys of the focused pane (or a short-lived notice).
 
 use crate::protocol::ApprovalPolicy;
@@ -8,6 +8,9 @@ use crate::tui::theme::Theme;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use std::path::Path;
+
+/// Columns of the goal's sentence the bar shows at most.
+const GOAL_WIDTH: usize = 24;
 
 /// `/home/me/src/x` → `~/src/x`.
 pub fn display_path(path: &Path, home: Option<&Path>) -> String {
@@ -55,6 +58,15 @@ pub fn line(
     ];
     for (text, style) in summaries.into_iter().flatten() {
         left.push(sep());
+        left.push(Span::styled(text, style));
+    }
+    if let Some((goal, last)) = s.goal_summary() {
+        left.push(sep());
+        let style = match last.starts_with('✗') {
+            true => theme.warn(),
+            false => theme.accent(),
+        };
+        let text = format!("◎ {} · {last}", truncate(&goal, GOAL_WIDTH));
         left.push(Span::styled(text, style));
     }
     if let Some((spent, limit)) = s.budget_hold {

@@ -6,6 +6,7 @@ pub mod answer;
 pub mod budget;
 pub mod checkpoint;
 pub mod compaction;
+pub mod goal;
 pub mod hooks;
 pub mod isolation;
 pub mod loop_guard;
@@ -35,6 +36,8 @@ pub struct Parts {
     pub assist: answer::AssistFor,
     /// The workspace's checkpoints; `None` without a data dir.
     pub checkpoints: Option<Arc<checkpoint::Checkpoints>>,
+    /// The user's goal.
+    pub goals: Arc<goal::Goals>,
 }
 
 /// The session's policies, in the order their layers run at every point: the pause gate
@@ -43,8 +46,9 @@ pub struct Parts {
 /// request is made to fit once it may be sent), the loop guard, the user's hooks (a hook
 /// sees only calls squad itself would let through), then isolation (the worktree and the
 /// leases, once no hook blocked the call; the merge once a worker's turns are over) and
-/// verification last (it measures the call in the root isolation gave it, and begins a
-/// task on the worktree as isolation left it).
+/// verification (it measures the call in the root isolation gave it, and begins a
+/// task on the worktree as isolation left it), and the user's goal last: a turn the answer
+/// layer or a `stop` hook keeps going is not over, so its check waits until they rest.
 pub fn in_order(p: Parts) -> Policies {
     let mut list: Vec<Box<dyn Policy>> = vec![
         Box::new(pause::layer::PausePolicy(p.pause)),
@@ -58,10 +62,11 @@ pub fn in_order(p: Parts) -> Policies {
     if let Some(c) = p.checkpoints {
         list.push(Box::new(checkpoint::layer::CheckpointPolicy(c)));
     }
-    list.extend::<[Box<dyn Policy>; 3]>([
+    list.extend::<[Box<dyn Policy>; 4]>([
         Box::new(hooks::layer::HooksPolicy(p.hooks)),
         Box::new(isolation::layer::IsolationPolicy(p.isolation)),
         Box::new(verification::layer::VerificationPolicy(p.checks)),
+        Box::new(goal::layer::GoalPolicy(p.goals)),
     ]);
     Policies::new(list)
 }

@@ -4,6 +4,7 @@
 use super::RuntimeError;
 use super::log::Opened;
 use crate::config::Config;
+use crate::context::load_instructions;
 use crate::isolation::Removed;
 use crate::mcp::{McpHub, ServerStatus};
 use crate::protocol::{ApprovalPolicy, EventKind};
@@ -16,6 +17,7 @@ use crate::runtime::events::EventSink;
 use crate::runtime::policies::budget::{SessionBudget, SessionLimits};
 use crate::runtime::policies::checkpoint::Checkpoints;
 use crate::runtime::policies::compaction::compactor::Compactor;
+use crate::runtime::policies::goal::Goals;
 use crate::runtime::policies::hooks::service::Hooks;
 use crate::runtime::policies::isolation::worker::WorkerIsolation;
 use crate::runtime::policies::pause::gate::PauseGate;
@@ -57,6 +59,7 @@ struct Services {
     limits: SessionLimits,
     gate: Arc<ApprovalGate>,
     hooks: Arc<Hooks>,
+    goals: Arc<Goals>,
     notes: (Option<String>, Vec<String>),
     checkpoints: Option<Arc<Checkpoints>>,
 }
@@ -86,13 +89,11 @@ pub async fn build(
     let notes = notes(opts.warnings, &services, &config, &roles);
     let session = Arc::new(Session {
         windows,
-        instructions: crate::context::load_instructions(
-            workspace.root(),
-            config.context.max_instructions_bytes,
-        ),
+        instructions: load_instructions(workspace.root(), config.context.max_instructions_bytes),
         pause: services.pause,
         session_limits: services.limits,
         hooks: services.hooks,
+        goals: services.goals,
         agent_tasks: Default::default(),
         model_slots,
         compactor,
@@ -200,11 +201,7 @@ async fn services(
     let facts = crate::hooks::SessionFacts {
         session_id: opened.session_id.clone(),
         transcript_path: opened.log_path.clone(),
-        permission_mode: match opts.approval {
-            ApprovalPolicy::Ask => "default",
-            ApprovalPolicy::Auto => "bypassPermissions",
-            ApprovalPolicy::ReadOnly => "plan",
-        },
+        permission_mode: permission_mode(opts.approval),
     };
     let hooks = Hooks::new(
         config.hooks.list.clone(),
@@ -223,9 +220,19 @@ async fn services(
         limits,
         gate,
         hooks: Arc::new(hooks),
+        goals: Arc::new(Goals::new(replayed.map(|r| r.goal.clone()))),
         notes: (sandbox_note, waiting),
         checkpoints: checkpoints(opts, workspace, opened),
     })
+}
+
+/// The approval policy in the words of Claude Code's hooks (`permission_mode`).
+fn permission_mode(approval: ApprovalPolicy) -> &'static str {
+    match approval {
+        ApprovalPolicy::Ask => "default",
+        ApprovalPolicy::Auto => "bypassPermissions",
+        ApprovalPolicy::ReadOnly => "plan",
+    }
 }
 
 /// The session's policies in their order.
@@ -252,6 +259,7 @@ fn in_order(
         board: board.clone(),
         assist,
         checkpoints: services.checkpoints.clone(),
+        goals: services.goals.clone(),
     }))
 }
 

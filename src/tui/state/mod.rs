@@ -4,7 +4,7 @@
 //!
 //! This file folds the events; `agents.rs` holds an agent's view and the tree's queries,
 //! `conversation.rs` its entries, `items.rs` what a spawn and a history item add, `figures.rs` tokens, cost and counts, `timeline.rs`
-//! what each agent did when, `control.rs` the team's pause, budget and stop.
+//! what each agent did when, `control.rs` the team's pause, budget and stop, `goal.rs` the goal.
 
 use crate::protocol::{
     AgentId, AgentStatus, AgentSummary, ApprovalPolicy, Event, EventKind, HistoryItem,
@@ -20,6 +20,7 @@ mod control;
 mod conversation;
 mod dialogs;
 mod figures;
+mod goal;
 mod items;
 mod review;
 mod taken_back;
@@ -82,6 +83,8 @@ pub struct SessionState {
     pub conflicts: u64,
     /// The last `/review`, under way or finished.
     pub review: Option<ReviewView>,
+    /// The user's goal as its events left it (`goal.rs`).
+    pub goal: crate::protocol::GoalTrack,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -121,6 +124,7 @@ impl SessionState {
             diff: None,
             conflicts: 0,
             review: None,
+            goal: Default::default(),
         }
     }
 
@@ -479,6 +483,9 @@ impl SessionState {
             | EventKind::Stopped { .. }
             | EventKind::BudgetReached { .. }
             | EventKind::SessionBudgetSet { .. } => self.control(id, &ev.kind, now),
+            EventKind::GoalSet { .. } | EventKind::GoalChecked(_) | EventKind::GoalEnded { .. } => {
+                self.goal_event(id, &ev.kind, now)
+            }
             EventKind::AgentBudget { budget } => self.agent_entry(id, now).budget = *budget,
             EventKind::AgentSandbox { sandbox } => {
                 self.agent_entry(id, now).sandbox = Some(sandbox.clone());
