@@ -83,17 +83,22 @@ fn mistral(body: &str) -> Option<Vec<Value>> {
 }
 
 /// One fenced block (```json or ``` alone) holding the call(s), and nothing else.
+/// One fenced block, or several with nothing but blank lines between them (a model that
+/// writes each of its calls in a block of its own).
 fn fenced(body: &str) -> Option<Vec<Value>> {
-    let inner = body.strip_prefix("```")?;
-    let (lang, inner) = inner.split_once('\n')?;
-    if !matches!(lang.trim(), "" | "json" | "tool_call" | "tool_code") {
-        return None;
+    let mut out = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        let inner = rest.strip_prefix("```")?;
+        let (lang, inner) = inner.split_once('\n')?;
+        if !matches!(lang.trim(), "" | "json" | "tool_call" | "tool_code") {
+            return None;
+        }
+        let end = inner.find("```")?;
+        out.extend(json_calls(inner[..end].trim())?);
+        rest = inner[end + 3..].trim_start();
     }
-    let inner = inner.trim_end().strip_suffix("```")?;
-    if inner.contains("```") {
-        return None;
-    }
-    json_calls(inner.trim())
+    Some(out)
 }
 
 fn unfence(s: &str) -> &str {
@@ -200,6 +205,12 @@ mod tests {
             .map(|c| c.id)
             .collect();
         assert_ne!(ids[0], ids[1], "each call its own id");
+        // Each call in a fenced block of its own, as the 1.5B model writes them on its
+        // stock template.
+        let blocks = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```\n\n```json\n{\n  \"name\": \"write_file\",\n  \"arguments\": {\"path\": \"b\", \"content\": \"x\"}\n}\n```";
+        let got = names(blocks).unwrap();
+        let got: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(got, ["read_file", "write_file"]);
     }
 
     #[test]
@@ -217,6 +228,8 @@ mod tests {
             "{\"name\": \"read_file\", \"arguments\": [\"a.txt\"]}",
             "<tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_call> and some words",
             "```python\nprint('hi')\n```",
+            "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```\nthen\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}\n```",
+            "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```\n```python\nprint('hi')\n```",
             "",
             "The answer is 42.",
         ] {
