@@ -207,3 +207,21 @@ async fn siblings_first_requests_differ_only_in_their_task() {
         "the task message differs before the task, at byte {common}:\n{ta}\n---\n{tb}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_personas_system_prompt_and_tools_are_the_same_bytes_in_every_workspace() {
+    let mock = MockServer::start().await;
+    for _ in 0..2 {
+        mock.push(MockResponse::text("hello"));
+        let sb = Sandbox::new();
+        sb.exec(&mock, &["say hello"]).await.assert_ok();
+    }
+    let reqs = mock.requests();
+    let (a, b) = (&reqs[0].body, &reqs[1].body);
+    assert_eq!(a["tools"], b["tools"]);
+    assert_eq!(
+        a["messages"][0], b["messages"][0],
+        "no workspace path in the system prompt: the server's prompt cache serves the next \
+         session, wherever it runs"
+    );
+}

@@ -110,16 +110,15 @@ impl Session {
             system_prompt.push_str("\n\n# Instructions for this task, from your supervisor\n");
             system_prompt.push_str(extra.trim());
         }
-        // The same bytes in every request of the agent and of its siblings, so a local
-        // server's prompt cache serves them: a worker's root (its worktree, made at its
-        // first write) and its id are left out; its paths are relative, its commands run
-        // in its root.
+        // The same bytes in every request of the agent, of its siblings and of every
+        // session's persona, so a local server's prompt cache serves them (the tool list
+        // comes after this text in chat templates): no path, no id. Tool paths are relative
+        // and commands run in the agent's root, so none is needed.
         match &view.parent_role {
-            None => system_prompt.push_str(&format!(
-                "\n\n# Environment\nWorkspace root: {}. Every path you pass to a tool is \
-                 relative to it.",
-                self.workspace.root().display()
-            )),
+            None => system_prompt.push_str(
+                "\n\n# Environment\nYou work in the user's workspace: every path you pass to a \
+                 tool is relative to its root, where your commands run.",
+            ),
             Some(parent_role) => system_prompt.push_str(&format!(
                 "\n\n# Environment\nEvery path you pass to a tool is relative to your \
                  workspace root, where your commands run.\nYou are a worker (role `{}`, depth \
