@@ -346,6 +346,12 @@ async fn rewind_in_a_session_lists_messages_and_puts_back_a_merge_but_asks_about
         ]
     );
 
+    let rewind_to = |message| Op::Rewind {
+        message,
+        files: true,
+        conversation: true,
+        force: false,
+    };
     // The merge is squad's and goes without asking; the user's new file is asked about.
     let rewind = |force| Op::Rewind {
         message: 1,
@@ -381,6 +387,38 @@ async fn rewind_in_a_session_lists_messages_and_puts_back_a_merge_but_asks_about
     assert_eq!(history.as_deref(), Some(&[][..] as &[HistoryItem]));
     assert_eq!(sb.read("a.txt"), lines(&[]));
     assert!(!sb.ws().join("w.txt").exists());
+
+    // The rewind can itself be taken back: the state before it is listed.
+    h.ops.send(Op::ListCheckpoints).unwrap();
+    let listed = common::engine::next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::Checkpoints { .. })
+    })
+    .await;
+    let EventKind::Checkpoints { list } = &listed.kind else {
+        unreachable!()
+    };
+    let texts: Vec<(u32, &str)> = list.iter().map(|c| (c.message, c.text.as_str())).collect();
+    assert_eq!(
+        texts,
+        [
+            (1, "have a worker change line 3"),
+            (2, "(before the rewind to message 1)")
+        ]
+    );
+    h.ops.send(rewind_to(2)).unwrap();
+    common::engine::next_event(&mut h, &mut seen, |e| {
+        matches!(&e.kind, EventKind::Rewound { message: 2, .. })
+    })
+    .await;
+    assert_eq!(sb.read("a.txt"), lines(&[(3, "line 3 by the worker")]));
+    assert_eq!(sb.read("w.txt"), "new\n");
+    // And back again, to go on from the rewound conversation.
+    h.ops.send(rewind_to(1)).unwrap();
+    common::engine::next_event(&mut h, &mut seen, |e| {
+        matches!(&e.kind, EventKind::Rewound { message: 1, .. })
+    })
+    .await;
+    assert_eq!(sb.read("a.txt"), lines(&[]));
 
     // The persona's next request starts from the rewound conversation.
     mock.set_responder(|_| MockResponse::text("fresh start"));

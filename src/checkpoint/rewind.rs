@@ -61,11 +61,11 @@ pub fn points(events: &[Event], root: AgentId) -> Vec<Point> {
     let mut list: Vec<Point> = Vec::new();
     for (i, e) in events.iter().enumerate() {
         match &e.kind {
-            EventKind::CheckpointStarted { message, .. } if e.agent_id == root => {
+            EventKind::CheckpointStarted { message, label, .. } if e.agent_id == root => {
                 list.push(Point {
                     message: *message,
                     started: i,
-                    text: String::new(),
+                    text: label.clone().unwrap_or_default(),
                     files: Err("the session stopped before it was taken".into()),
                 });
             }
@@ -114,24 +114,51 @@ pub fn rewind(
         .files
         .then(|| CheckpointStore::open(data, &workspace))
         .transpose()?;
-    let (done, kind) = rewind_events(&events, root, store.as_ref(), message, what, force)?;
-    if let Some(kind) = kind {
-        append(log, session.last_seq + 1, root, kind)?;
+    let next = points(&events, root)
+        .iter()
+        .map(|p| p.message)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let asked = Asked {
+        message,
+        what,
+        force,
+        next,
+    };
+    let (done, kinds) = rewind_events(&events, root, store.as_ref(), asked)?;
+    for (k, kind) in kinds.into_iter().enumerate() {
+        append(log, session.last_seq + 1 + k as u64, root, kind)?;
     }
     Ok(done)
 }
 
+/// A rewind asked for: to before `message`; `next` is the number the state before the
+/// rewind is listed under, so the rewind itself can be taken back.
+#[derive(Clone, Copy, Debug)]
+pub struct Asked {
+    pub message: u32,
+    pub what: RewindWhat,
+    pub force: bool,
+    pub next: u32,
+}
+
 /// Rewinds to before `message` as `events` tell the session: the files (in `store`) and
-/// the conversation. Returns what was done and the `rewound` event to log; none when the
-/// files were refused (nothing changed).
+/// the conversation. Returns what was done and the events to log: the checkpoint of the
+/// state before the rewind (`checkpoint_started`, `checkpoint_taken`), then `rewound`;
+/// none when the files were refused (nothing changed).
 pub fn rewind_events(
     events: &[Event],
     root: AgentId,
     store: Option<&CheckpointStore>,
-    message: u32,
-    what: RewindWhat,
-    force: bool,
-) -> Result<(Rewound, Option<EventKind>), RewindError> {
+    asked: Asked,
+) -> Result<(Rewound, Vec<EventKind>), RewindError> {
+    let Asked {
+        message,
+        what,
+        force,
+        next,
+    } = asked;
     let all = points(events, root);
     let Some(point) = all.iter().find(|p| p.message == message) else {
         let have = all.iter().map(|p| p.message).max().unwrap_or(0);
@@ -151,7 +178,7 @@ pub fn rewind_events(
         let refused = restored.refused();
         done.files = Some(restored);
         if refused {
-            return Ok((done, None));
+            return Ok((done, Vec::new()));
         }
     }
     let history = what
@@ -162,13 +189,43 @@ pub fn rewind_events(
         .files
         .as_ref()
         .map_or_else(Default::default, |r| (r.written.clone(), r.removed.clone()));
-    let kind = EventKind::Rewound {
+    let rewound = EventKind::Rewound {
         message,
         files,
         removed,
         history,
     };
-    Ok((done, Some(kind)))
+    let before = done.files.as_ref().and_then(|r| r.undo.clone());
+    let mut kinds = before_rewind(events, root, message, next, before);
+    kinds.push(rewound);
+    Ok((done, kinds))
+}
+
+/// The checkpoint of the state just before a rewind: the conversation as it stands and,
+/// when files were put back, the files as they were.
+fn before_rewind(
+    events: &[Event],
+    root: AgentId,
+    message: u32,
+    next: u32,
+    files: Option<CheckpointId>,
+) -> Vec<EventKind> {
+    let started = EventKind::CheckpointStarted {
+        message: next,
+        history_len: history_before(events, root).len(),
+        label: Some(format!("(before the rewind to message {message})")),
+    };
+    let (checkpoint, error) = match files {
+        Some(id) => (Some(id.0), None),
+        None => (None, Some("that rewind left the files as they were".into())),
+    };
+    let taken = EventKind::CheckpointTaken {
+        message: next,
+        checkpoint,
+        error,
+        millis: 0,
+    };
+    vec![started, taken]
 }
 
 /// The persona's history as the log had it before `events` ended.

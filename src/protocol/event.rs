@@ -347,6 +347,10 @@ pub enum EventKind {
     CheckpointStarted {
         message: u32,
         history_len: usize,
+        /// What `/rewind` lists for a checkpoint that is no user message: the state just
+        /// before a rewind, so the rewind can be taken back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
     },
     /// The files' checkpoint for `message` in the workspace's shadow repository, or why none.
     CheckpointTaken {

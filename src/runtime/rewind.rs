@@ -7,7 +7,7 @@
 
 use super::session::Session;
 use super::stop::stop;
-use crate::checkpoint::{CheckpointStore, RewindWhat, points, rewind_events};
+use crate::checkpoint::{Asked, CheckpointStore, RewindWhat, points, rewind_events};
 use crate::protocol::{AgentId, CheckpointSummary, Event, EventKind, MergeRecord, Op};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -114,26 +114,42 @@ async fn rewind_now(
     let (events, store) = parts(session).await?;
     quiet(session).await?;
     let root = session.root();
-    let (done, kind) = tokio::task::spawn_blocking(move || {
-        rewind_events(&events, root, Some(&store), message, what, force)
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())?;
-    let Some(kind) = kind else {
+    let next = points(&events, root)
+        .iter()
+        .map(|p| p.message)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let asked = Asked {
+        message,
+        what,
+        force,
+        next,
+    };
+    let (done, kinds) =
+        tokio::task::spawn_blocking(move || rewind_events(&events, root, Some(&store), asked))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+    if kinds.is_empty() {
         let conflicts = done.files.map(|f| f.conflicts).unwrap_or_default();
         let refused = EventKind::RewindRefused { message, conflicts };
         session.team.emit(root, refused);
         return Ok(());
-    };
-    if let EventKind::Rewound {
-        history: Some(history),
-        ..
-    } = &kind
-    {
-        session.team.restore_history(root, history.clone());
     }
-    session.team.emit(root, kind);
+    if let Some(c) = &session.checkpoints {
+        c.numbered(next);
+    }
+    for kind in kinds {
+        if let EventKind::Rewound {
+            history: Some(history),
+            ..
+        } = &kind
+        {
+            session.team.restore_history(root, history.clone());
+        }
+        session.team.emit(root, kind);
+    }
     Ok(())
 }
 

@@ -53,6 +53,12 @@ impl Checkpoints {
         Self { log, ..self }
     }
 
+    /// Checkpoint `n` was logged by a rewind (the state before it): the next user
+    /// message is numbered after it.
+    pub fn numbered(&self, n: u32) {
+        self.last.fetch_max(n, Ordering::SeqCst);
+    }
+
     pub fn log(&self) -> Option<PathBuf> {
         self.log.clone()
     }
@@ -84,6 +90,7 @@ impl Checkpoints {
         let started = EventKind::CheckpointStarted {
             message,
             history_len,
+            label: None,
         };
         team.emit(persona, started);
         let (done, rx) = watch::channel(false);
