@@ -30,7 +30,7 @@ impl Reviewed {
     pub async fn read(&self, path: &str) -> Option<String> {
         let path = clean_path(path)?;
         match &self.rev {
-            None => tokio::fs::read_to_string(self.root.join(&path)).await.ok(),
+            None => read_inside(&self.root, &path).await,
             Some(rev) => {
                 // `./`: relative to the workspace, which may be below the repository's top.
                 let spec = format!("{rev}:./{}", path.to_string_lossy());
@@ -102,12 +102,24 @@ async fn uncommitted(root: &Path) -> Result<String, ReviewError> {
         .await
         .map_err(ReviewError::Git)?;
     for path in untracked.split('\0').filter(|p| !p.is_empty()) {
-        let Ok(text) = tokio::fs::read_to_string(root.join(path)).await else {
-            continue; // binary or unreadable: nothing a reviewer can quote
+        let Some(text) = read_inside(root, Path::new(path)).await else {
+            continue; // binary, unreadable or a link out of the workspace: nothing to quote
         };
         diff.push_str(&new_file(path, &text));
     }
     Ok(diff)
+}
+
+/// The text of the workspace's file `rel`, but only when it really is inside the workspace:
+/// a symlink to a file outside (`~/.ssh/id_rsa`) is not read, so its content never reaches
+/// a reviewer's model.
+async fn read_inside(root: &Path, rel: &Path) -> Option<String> {
+    let top = tokio::fs::canonicalize(root).await.ok()?;
+    let file = tokio::fs::canonicalize(root.join(rel)).await.ok()?;
+    if !file.starts_with(&top) {
+        return None;
+    }
+    tokio::fs::read_to_string(file).await.ok()
 }
 
 /// An untracked file as a diff that adds it.
@@ -192,6 +204,35 @@ mod tests {
         assert_eq!(clean_path("/etc/passwd"), None);
         assert_eq!(clean_path("src/../../x"), None);
         assert_eq!(clean_path(""), None);
+    }
+
+    #[tokio::test]
+    async fn a_link_out_of_the_workspace_is_neither_sent_nor_read() {
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("id_rsa");
+        std::fs::write(&secret, "PRIVATE KEY 4242\n").unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(root)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        std::os::unix::fs::symlink(&secret, root.join("key")).unwrap();
+        std::fs::write(root.join("mine.txt"), "inside\n").unwrap();
+        let diff = uncommitted(root).await.unwrap();
+        assert!(!diff.contains("PRIVATE KEY"), "{diff}");
+        assert!(diff.contains("+inside"), "{diff}");
+        let reviewed = Reviewed {
+            target: ReviewTarget::default(),
+            diff,
+            rev: None,
+            root: root.to_path_buf(),
+        };
+        assert_eq!(reviewed.read("key").await, None);
+        assert_eq!(reviewed.read("mine.txt").await.as_deref(), Some("inside\n"));
     }
 
     #[test]
