@@ -39,6 +39,8 @@ pub struct ReplayedAgent {
     /// Its workers' messages (`supervisor_message`) it had not been given
     /// (`inbox_delivered`) when the log ended: they are still owed, like outcomes.
     pub messages: Vec<PendingMessage>,
+    /// A `/review` reviewer: its outcome went to squad, never to its supervisor.
+    pub for_squad: bool,
 }
 
 /// A worker's message to its supervisor, as the log recorded it.
@@ -136,6 +138,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         task_closed: false,
                         verdict: None,
                         messages: Vec::new(),
+                        for_squad: false,
                     });
                 }
             }
@@ -150,6 +153,13 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         kind: *kind,
                         text: text.clone(),
                     });
+                }
+            }
+            EventKind::ReviewStarted { reviewers, .. } => {
+                for r in reviewers {
+                    if let Some(a) = agents.get_mut(r) {
+                        a.for_squad = true;
+                    }
                 }
             }
             EventKind::Paused => paused = true,
@@ -454,6 +464,27 @@ mod tests {
             session.approval,
             Some(crate::protocol::ApprovalPolicy::ReadOnly)
         );
+    }
+
+    #[test]
+    fn a_reviewer_comes_back_answering_squad_not_its_supervisor() {
+        let (root, r, w) = (AgentId::new(), AgentId::new(), AgentId::new());
+        let log = vec![
+            ev(1, root, spawned(None)),
+            ev(2, r, spawned(Some(root))),
+            ev(3, w, spawned(Some(root))),
+            ev(
+                4,
+                root,
+                EventKind::ReviewStarted {
+                    target: Default::default(),
+                    reviewers: vec![r],
+                },
+            ),
+        ];
+        let session = replay(&log).unwrap();
+        let marks: Vec<bool> = session.agents.iter().map(|a| a.for_squad).collect();
+        assert_eq!(marks, [false, true, false]);
     }
 
     #[test]

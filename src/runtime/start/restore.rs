@@ -35,8 +35,12 @@ pub fn restore_agents(
             })
             .collect();
         let active = is_root.then(|| replayed.active_role.clone());
+        let for_squad = agent.for_squad;
         if !revive(session, policies, agent, active, policy) {
             continue;
+        }
+        if for_squad {
+            session.team.answer_to_squad(id);
         }
         delivered.insert(id, was);
         if status == AgentStatus::Interrupted {
