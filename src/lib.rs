@@ -24,6 +24,8 @@ pub mod sandbox;
 pub mod session;
 pub mod skills;
 pub mod sync;
+#[cfg(test)]
+mod test_rng;
 pub mod text;
 pub mod tools;
 pub mod tui;

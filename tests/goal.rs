@@ -23,6 +23,20 @@ fn turn(mock: &MockServer, n: u32, content: &str) {
     ]);
 }
 
+/// `squad exec` with the goal "make state.txt say fixed" and [`CHECK`], then `more`.
+async fn goal_exec(sb: &Sandbox, mock: &MockServer, more: &[&str]) -> Run {
+    let mut args = vec![
+        "--approval",
+        "auto",
+        "--goal",
+        "make state.txt say fixed",
+        "--goal-check",
+        CHECK,
+    ];
+    args.extend_from_slice(more);
+    sb.exec(mock, &args).await
+}
+
 fn checks(events: &[Value]) -> Vec<&Value> {
     of_type(events, "goal_checked")
 }
@@ -35,20 +49,7 @@ async fn a_goal_whose_check_passes_on_the_third_turn_ends_the_run_met() {
     turn(&mock, 1, "still broken");
     turn(&mock, 2, "nearly");
     turn(&mock, 3, "fixed");
-    let run = sb
-        .exec(
-            &mock,
-            &[
-                "--approval",
-                "auto",
-                "--json",
-                "--goal",
-                "make state.txt say fixed",
-                "--goal-check",
-                CHECK,
-            ],
-        )
-        .await;
+    let run = goal_exec(&sb, &mock, &["--json"]).await;
     run.assert_ok();
     let events = run.events();
     let set = of_type(&events, "goal_set");
@@ -89,22 +90,7 @@ async fn a_spent_budget_ends_the_run_with_exit_1_and_says_so() {
     sb.write("state.txt", "broken\n");
     turn(&mock, 1, "still broken");
     turn(&mock, 2, "nearly");
-    let run = sb
-        .exec(
-            &mock,
-            &[
-                "--approval",
-                "auto",
-                "--goal",
-                "make state.txt say fixed",
-                "--goal-check",
-                CHECK,
-                "--goal-turns",
-                "2",
-                "fix state.txt",
-            ],
-        )
-        .await;
+    let run = goal_exec(&sb, &mock, &["--goal-turns", "2", "fix state.txt"]).await;
     assert_eq!(
         run.code, 1,
         "stdout:\n{}\nstderr:\n{}",
@@ -135,19 +121,7 @@ async fn a_resumed_session_goes_on_toward_its_active_goal() {
     sb.write("state.txt", "broken\n");
     // The first run's turn fails before the check: the goal stays active in the log.
     mock.push(MockResponse::error(400, "the model is not loaded"));
-    let run = sb
-        .exec(
-            &mock,
-            &[
-                "--approval",
-                "auto",
-                "--goal",
-                "make state.txt say fixed",
-                "--goal-check",
-                CHECK,
-            ],
-        )
-        .await;
+    let run = goal_exec(&sb, &mock, &[]).await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     turn(&mock, 1, "fixed");
     let run = sb

@@ -159,176 +159,177 @@ fn repo() -> Sandbox {
     sb
 }
 
-/// In [`repo`], the persona's one message spawned an implementer that changed
-/// line 3 of `a.txt` and made `w.txt`; its change is merged and the team rests. Returns
-/// the worker's id.
-async fn merged_worker(
-    mock: &MockServer,
-    sb: &Sandbox,
-    h: &mut ::squad::runtime::SessionHandle,
-    seen: &mut Vec<::squad::protocol::Event>,
-) -> ::squad::protocol::AgentId {
-    use common::agents::*;
-    use serde_json::json;
-    mock.set_responder(|body| {
-        if is_worker(body) {
-            return match tool_count(body) {
-                0 => MockResponse::tool_calls(vec![
-                    call(
-                        "w1",
-                        "write_file",
-                        json!({"path": "a.txt", "content": lines(&[(3, "line 3 by the worker")])}),
+use ::squad::protocol::{AgentId, ApprovalPolicy, Event, EventKind, HistoryItem, Op};
+
+/// A session in [`repo`] whose one message had an implementer change line 3 of `a.txt`
+/// and make `w.txt`; its change is merged and the team rests.
+struct AfterMerge {
+    mock: MockServer,
+    sb: Sandbox,
+    h: ::squad::runtime::SessionHandle,
+    seen: Vec<Event>,
+    worker: AgentId,
+}
+
+impl AfterMerge {
+    async fn start() -> Self {
+        use common::agents::*;
+        use serde_json::json;
+        let mock = MockServer::start().await;
+        let sb = repo();
+        let h =
+            common::engine::start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
+        mock.set_responder(|body| {
+            if is_worker(body) {
+                return match tool_count(body) {
+                    0 => MockResponse::tool_calls(vec![
+                        call(
+                            "w1",
+                            "write_file",
+                            json!({"path": "a.txt", "content": lines(&[(3, "line 3 by the worker")])}),
+                        ),
+                        call("w2", "write_file", json!({"path": "w.txt", "content": "new\n"})),
+                    ]),
+                    _ => MockResponse::tool_call(
+                        "r",
+                        "return_results",
+                        &good_result("done").to_string(),
                     ),
-                    call(
-                        "w2",
-                        "write_file",
-                        json!({"path": "w.txt", "content": "new\n"}),
-                    ),
-                ]),
-                _ => {
-                    MockResponse::tool_call("r", "return_results", &good_result("done").to_string())
-                }
-            };
-        }
-        match tool_count(body) {
-            0 => spawn("implementer", "change line 3"),
-            1 => MockResponse::tool_call("wait", "wait_for_agents", "{}"),
-            _ => MockResponse::text("the worker changed line 3"),
-        }
-    });
-    common::engine::say(h, "have a worker change line 3");
-    let merged = common::engine::wait_event(h, seen, std::time::Duration::from_secs(30), |e| {
-        matches!(e.kind, ::squad::protocol::EventKind::Merged { .. })
-    })
-    .await;
-    let kinds: Vec<String> = seen
-        .iter()
-        .map(|e| format!("{:?}", e.kind).chars().take(200).collect())
-        .collect();
-    let merged = merged.unwrap_or_else(|| panic!("{kinds:#?}"));
-    let idle = common::engine::wait_event(h, seen, std::time::Duration::from_secs(30), |e| {
-        matches!(e.kind, ::squad::protocol::EventKind::Idle)
-    })
-    .await;
-    let kinds: Vec<String> = seen
-        .iter()
-        .map(|e| format!("{:?}", e.kind).chars().take(120).collect())
-        .collect();
-    assert!(idle.is_some(), "{kinds:#?}");
-    assert_eq!(sb.read("a.txt"), lines(&[(3, "line 3 by the worker")]));
-    assert_eq!(sb.read("w.txt"), "new\n");
-    merged.agent_id
+                };
+            }
+            match tool_count(body) {
+                0 => spawn("implementer", "change line 3"),
+                1 => MockResponse::tool_call("wait", "wait_for_agents", "{}"),
+                _ => MockResponse::text("the worker changed line 3"),
+            }
+        });
+        let mut s = Self {
+            mock,
+            sb,
+            h,
+            seen: Vec::new(),
+            worker: AgentId::new(),
+        };
+        common::engine::say(&s.h, "have a worker change line 3");
+        s.worker = s
+            .next(|e| matches!(e.kind, EventKind::Merged { .. }))
+            .await
+            .agent_id;
+        s.next(|e| matches!(e.kind, EventKind::Idle)).await;
+        assert_eq!(s.sb.read("a.txt"), lines(&[(3, "line 3 by the worker")]));
+        assert_eq!(s.sb.read("w.txt"), "new\n");
+        s
+    }
+
+    async fn next(&mut self, f: impl Fn(&Event) -> bool) -> Event {
+        common::engine::next_event(&mut self.h, &mut self.seen, f).await
+    }
+
+    /// Sends `op` and waits for the event that answers it.
+    async fn ask(&mut self, op: Op, answer: impl Fn(&Event) -> bool) -> Event {
+        self.h.ops.send(op).unwrap();
+        self.next(answer).await
+    }
+
+    async fn undo(&mut self, force: bool) -> Event {
+        let op = Op::UndoMerge {
+            agent_id: self.worker,
+            force,
+        };
+        self.ask(op, |e| {
+            matches!(
+                e.kind,
+                EventKind::MergeUndone { .. }
+                    | EventKind::UndoRefused { .. }
+                    | EventKind::Error { .. }
+            )
+        })
+        .await
+    }
+
+    async fn rewind(&mut self, message: u32, force: bool) -> Event {
+        let op = Op::Rewind {
+            message,
+            files: true,
+            conversation: true,
+            force,
+        };
+        self.ask(op, |e| {
+            matches!(
+                e.kind,
+                EventKind::RewindRefused { .. } | EventKind::Rewound { .. }
+            )
+        })
+        .await
+    }
+
+    async fn checkpoints(&mut self) -> Vec<::squad::protocol::CheckpointSummary> {
+        let listed = self
+            .ask(Op::ListCheckpoints, |e| {
+                matches!(e.kind, EventKind::Checkpoints { .. })
+            })
+            .await;
+        let EventKind::Checkpoints { list } = listed.kind else {
+            unreachable!()
+        };
+        list
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn undo_takes_a_merged_worker_change_out_and_keeps_the_users_edit_since() {
-    use ::squad::protocol::{ApprovalPolicy, EventKind, Op};
-    let mock = MockServer::start().await;
-    let sb = repo();
-    let mut h =
-        common::engine::start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
-    let mut seen = Vec::new();
-    let worker = merged_worker(&mock, &sb, &mut h, &mut seen).await;
+    let mut s = AfterMerge::start().await;
     // The user edits another line of the merged file, then takes the worker's change back.
     let users = lines(&[(3, "line 3 by the worker"), (9, "line 9 by the user")]);
-    sb.write("a.txt", &users);
-    let undo = |force| Op::UndoMerge {
-        agent_id: worker,
-        force,
-    };
-    h.ops.send(undo(false)).unwrap();
-    let done = common::engine::next_event(&mut h, &mut seen, |e| {
-        matches!(
-            e.kind,
-            EventKind::MergeUndone { .. } | EventKind::UndoRefused { .. }
-        )
-    })
-    .await;
+    s.sb.write("a.txt", &users);
+    let done = s.undo(false).await;
     let EventKind::MergeUndone { files } = &done.kind else {
         panic!("{done:?}")
     };
     assert_eq!(files, &["a.txt", "w.txt"]);
-    assert_eq!(done.agent_id, worker);
-    assert_eq!(sb.read("a.txt"), lines(&[(9, "line 9 by the user")]));
-    assert!(!sb.ws().join("w.txt").exists());
+    assert_eq!(done.agent_id, s.worker);
+    assert_eq!(s.sb.read("a.txt"), lines(&[(9, "line 9 by the user")]));
+    assert!(!s.sb.ws().join("w.txt").exists());
 
     // Nothing is left to undo: said, and nothing changes.
-    h.ops.send(undo(false)).unwrap();
-    let said = common::engine::next_event(&mut h, &mut seen, |e| {
-        e.agent_id == worker && matches!(e.kind, EventKind::Error { .. })
-    })
-    .await;
+    let said = s.undo(false).await;
+    assert_eq!(said.agent_id, s.worker);
     assert!(
         format!("{said:?}").contains("no merged change to undo"),
         "{said:?}"
     );
-    assert_eq!(sb.read("a.txt"), lines(&[(9, "line 9 by the user")]));
+    assert_eq!(s.sb.read("a.txt"), lines(&[(9, "line 9 by the user")]));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_undo_over_lines_the_user_changed_asks_and_changes_nothing_until_forced() {
-    use ::squad::protocol::{ApprovalPolicy, EventKind, Op};
-    let mock = MockServer::start().await;
-    let sb = repo();
-    let mut h =
-        common::engine::start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
-    let mut seen = Vec::new();
-    let worker = merged_worker(&mock, &sb, &mut h, &mut seen).await;
+    let mut s = AfterMerge::start().await;
     let users = lines(&[(3, "line 3 as the user fixed it")]);
-    sb.write("a.txt", &users);
-    h.ops
-        .send(Op::UndoMerge {
-            agent_id: worker,
-            force: false,
-        })
-        .unwrap();
-    let asked = common::engine::next_event(&mut h, &mut seen, |e| {
-        matches!(
-            e.kind,
-            EventKind::MergeUndone { .. } | EventKind::UndoRefused { .. }
-        )
-    })
-    .await;
+    s.sb.write("a.txt", &users);
+    let asked = s.undo(false).await;
     let EventKind::UndoRefused { conflicts } = &asked.kind else {
         panic!("{asked:?}")
     };
     assert_eq!(conflicts.len(), 1);
     assert_eq!(conflicts[0].path, "a.txt");
-    assert_eq!(sb.read("a.txt"), users, "the user's edit is kept");
-    assert_eq!(sb.read("w.txt"), "new\n", "nothing was undone");
-    h.ops
-        .send(Op::UndoMerge {
-            agent_id: worker,
-            force: true,
-        })
-        .unwrap();
-    common::engine::next_event(&mut h, &mut seen, |e| {
-        matches!(e.kind, EventKind::MergeUndone { .. })
-    })
-    .await;
-    assert_eq!(sb.read("a.txt"), lines(&[]));
-    assert!(!sb.ws().join("w.txt").exists());
+    assert_eq!(s.sb.read("a.txt"), users, "the user's edit is kept");
+    assert_eq!(s.sb.read("w.txt"), "new\n", "nothing was undone");
+    let done = s.undo(true).await;
+    assert!(
+        matches!(done.kind, EventKind::MergeUndone { .. }),
+        "{done:?}"
+    );
+    assert_eq!(s.sb.read("a.txt"), lines(&[]));
+    assert!(!s.sb.ws().join("w.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rewind_in_a_session_lists_messages_and_puts_back_a_merge_but_asks_about_the_users_file() {
-    use ::squad::protocol::{ApprovalPolicy, EventKind, FileChangeKind, HistoryItem, Op};
-    let mock = MockServer::start().await;
-    let sb = repo();
-    let mut h =
-        common::engine::start_engine_with_data(&mock, &sb, ApprovalPolicy::Auto, |_| {}).await;
-    let mut seen = Vec::new();
-    merged_worker(&mock, &sb, &mut h, &mut seen).await;
-    sb.write("notes.md", "the user's notes\n");
+    use ::squad::protocol::FileChangeKind;
+    let mut s = AfterMerge::start().await;
+    s.sb.write("notes.md", "the user's notes\n");
 
-    h.ops.send(Op::ListCheckpoints).unwrap();
-    let listed = common::engine::next_event(&mut h, &mut seen, |e| {
-        matches!(e.kind, EventKind::Checkpoints { .. })
-    })
-    .await;
-    let EventKind::Checkpoints { list } = &listed.kind else {
-        unreachable!()
-    };
+    let list = s.checkpoints().await;
     assert_eq!(list.len(), 1, "{list:?}");
     assert_eq!(list[0].message, 1);
     assert_eq!(list[0].text, "have a worker change line 3");
@@ -346,57 +347,24 @@ async fn rewind_in_a_session_lists_messages_and_puts_back_a_merge_but_asks_about
         ]
     );
 
-    let rewind_to = |message| Op::Rewind {
-        message,
-        files: true,
-        conversation: true,
-        force: false,
-    };
     // The merge is squad's and goes without asking; the user's new file is asked about.
-    let rewind = |force| Op::Rewind {
-        message: 1,
-        files: true,
-        conversation: true,
-        force,
-    };
-    h.ops.send(rewind(false)).unwrap();
-    let refused = common::engine::next_event(&mut h, &mut seen, |e| {
-        matches!(
-            e.kind,
-            EventKind::RewindRefused { .. } | EventKind::Rewound { .. }
-        )
-    })
-    .await;
+    let refused = s.rewind(1, false).await;
     assert!(
         matches!(&refused.kind, EventKind::RewindRefused { conflicts, .. } if conflicts == &["notes.md"]),
         "{refused:?}"
     );
-    assert_eq!(sb.read("w.txt"), "new\n", "nothing changed");
-    std::fs::remove_file(sb.ws().join("notes.md")).unwrap();
-    h.ops.send(rewind(false)).unwrap();
-    let done = common::engine::next_event(&mut h, &mut seen, |e| {
-        matches!(
-            e.kind,
-            EventKind::RewindRefused { .. } | EventKind::Rewound { .. }
-        )
-    })
-    .await;
+    assert_eq!(s.sb.read("w.txt"), "new\n", "nothing changed");
+    std::fs::remove_file(s.sb.ws().join("notes.md")).unwrap();
+    let done = s.rewind(1, false).await;
     let EventKind::Rewound { history, .. } = &done.kind else {
         panic!("{done:?}")
     };
     assert_eq!(history.as_deref(), Some(&[][..] as &[HistoryItem]));
-    assert_eq!(sb.read("a.txt"), lines(&[]));
-    assert!(!sb.ws().join("w.txt").exists());
+    assert_eq!(s.sb.read("a.txt"), lines(&[]));
+    assert!(!s.sb.ws().join("w.txt").exists());
 
     // The rewind can itself be taken back: the state before it is listed.
-    h.ops.send(Op::ListCheckpoints).unwrap();
-    let listed = common::engine::next_event(&mut h, &mut seen, |e| {
-        matches!(e.kind, EventKind::Checkpoints { .. })
-    })
-    .await;
-    let EventKind::Checkpoints { list } = &listed.kind else {
-        unreachable!()
-    };
+    let list = s.checkpoints().await;
     let texts: Vec<(u32, &str)> = list.iter().map(|c| (c.message, c.text.as_str())).collect();
     assert_eq!(
         texts,
@@ -405,29 +373,51 @@ async fn rewind_in_a_session_lists_messages_and_puts_back_a_merge_but_asks_about
             (2, "(before the rewind to message 1)")
         ]
     );
-    h.ops.send(rewind_to(2)).unwrap();
-    common::engine::next_event(&mut h, &mut seen, |e| {
-        matches!(&e.kind, EventKind::Rewound { message: 2, .. })
-    })
-    .await;
-    assert_eq!(sb.read("a.txt"), lines(&[(3, "line 3 by the worker")]));
-    assert_eq!(sb.read("w.txt"), "new\n");
+    let done = s.rewind(2, false).await;
+    assert!(
+        matches!(done.kind, EventKind::Rewound { message: 2, .. }),
+        "{done:?}"
+    );
+    assert_eq!(s.sb.read("a.txt"), lines(&[(3, "line 3 by the worker")]));
+    assert_eq!(s.sb.read("w.txt"), "new\n");
     // And back again, to go on from the rewound conversation.
-    h.ops.send(rewind_to(1)).unwrap();
-    common::engine::next_event(&mut h, &mut seen, |e| {
-        matches!(&e.kind, EventKind::Rewound { message: 1, .. })
-    })
-    .await;
-    assert_eq!(sb.read("a.txt"), lines(&[]));
+    let done = s.rewind(1, false).await;
+    assert!(
+        matches!(done.kind, EventKind::Rewound { message: 1, .. }),
+        "{done:?}"
+    );
+    assert_eq!(s.sb.read("a.txt"), lines(&[]));
 
     // The persona's next request starts from the rewound conversation.
-    mock.set_responder(|_| MockResponse::text("fresh start"));
-    common::engine::say(&h, "start again");
-    common::engine::next_event(&mut h, &mut seen, |e| {
+    s.mock.set_responder(|_| MockResponse::text("fresh start"));
+    common::engine::say(&s.h, "start again");
+    s.next(|e| {
         matches!(&e.kind, EventKind::ItemAdded { item: HistoryItem::Assistant { text, .. } } if text == "fresh start")
     })
     .await;
-    let t = transcript(&mock.requests().last().unwrap().body);
+    let t = transcript(&s.mock.requests().last().unwrap().body);
     let roles: Vec<&str> = t.iter().map(|(r, _)| r.as_str()).collect();
     assert_eq!(roles, ["system", "user"], "{t:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rewind_while_the_persona_works_stops_the_team_first() {
+    let mut s = AfterMerge::start().await;
+    s.mock.set_responder(|_| {
+        MockResponse::text("slow answer").with_delay(std::time::Duration::from_secs(20))
+    });
+    common::engine::say(&s.h, "take your time");
+    s.next(|e| matches!(e.kind, EventKind::TurnStarted)).await;
+    let done = s.rewind(1, false).await;
+    assert!(matches!(done.kind, EventKind::Rewound { .. }), "{done:?}");
+    let stopped = s
+        .seen
+        .iter()
+        .position(|e| matches!(e.kind, EventKind::Stopped { .. }));
+    let rewound = s.seen.len() - 1;
+    assert!(
+        stopped.is_some_and(|at| at < rewound),
+        "stopped before rewinding"
+    );
+    assert_eq!(s.sb.read("a.txt"), lines(&[]));
 }

@@ -20,7 +20,7 @@ mod tests;
 
 pub use restore::Restored;
 pub use rewind::{
-    Asked, Point, RewindError, RewindWhat, Rewound, history_before, points, rewind, rewind_events,
+    Point, RewindError, RewindWhat, Rewound, history_before, points, rewind, rewind_events,
 };
 pub use store::{Change, ChangeKind, CheckpointStore};
 

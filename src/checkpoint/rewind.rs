@@ -42,6 +42,8 @@ pub struct Rewound {
     pub files: Option<Restored>,
     /// The persona's history items kept, when the conversation was rewound.
     pub conversation: Option<usize>,
+    /// The number the state just before the rewind is listed under (none when refused).
+    pub before: Option<u32>,
 }
 
 /// A user message the session can go back to, as its log has it.
@@ -114,33 +116,11 @@ pub fn rewind(
         .files
         .then(|| CheckpointStore::open(data, &workspace))
         .transpose()?;
-    let next = points(&events, root)
-        .iter()
-        .map(|p| p.message)
-        .max()
-        .unwrap_or(0)
-        + 1;
-    let asked = Asked {
-        message,
-        what,
-        force,
-        next,
-    };
-    let (done, kinds) = rewind_events(&events, root, store.as_ref(), asked)?;
+    let (done, kinds) = rewind_events(&events, root, store.as_ref(), message, what, force)?;
     for (k, kind) in kinds.into_iter().enumerate() {
         append(log, session.last_seq + 1 + k as u64, root, kind)?;
     }
     Ok(done)
-}
-
-/// A rewind asked for: to before `message`; `next` is the number the state before the
-/// rewind is listed under, so the rewind itself can be taken back.
-#[derive(Clone, Copy, Debug)]
-pub struct Asked {
-    pub message: u32,
-    pub what: RewindWhat,
-    pub force: bool,
-    pub next: u32,
 }
 
 /// Rewinds to before `message` as `events` tell the session: the files (in `store`) and
@@ -151,15 +131,13 @@ pub fn rewind_events(
     events: &[Event],
     root: AgentId,
     store: Option<&CheckpointStore>,
-    asked: Asked,
+    message: u32,
+    what: RewindWhat,
+    force: bool,
 ) -> Result<(Rewound, Vec<EventKind>), RewindError> {
-    let Asked {
-        message,
-        what,
-        force,
-        next,
-    } = asked;
     let all = points(events, root);
+    // The state before the rewind is listed after every checkpoint so far.
+    let next = all.iter().map(|p| p.message).max().unwrap_or(0) + 1;
     let Some(point) = all.iter().find(|p| p.message == message) else {
         let have = all.iter().map(|p| p.message).max().unwrap_or(0);
         return Err(RewindError::NoSuchMessage {
@@ -171,6 +149,7 @@ pub fn rewind_events(
         message,
         files: None,
         conversation: None,
+        before: None,
     };
     if let (true, Some(store)) = (what.files, store) {
         let id = (point.files.clone()).map_err(|why| RewindError::NoFiles { message, why })?;
@@ -198,6 +177,7 @@ pub fn rewind_events(
     let before = done.files.as_ref().and_then(|r| r.undo.clone());
     let mut kinds = before_rewind(events, root, message, next, before);
     kinds.push(rewound);
+    done.before = Some(next);
     Ok((done, kinds))
 }
 

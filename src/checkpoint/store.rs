@@ -127,11 +127,23 @@ impl CheckpointStore {
 
     /// What changed in the workspace since `id`.
     pub fn changes_since(&self, id: &CheckpointId) -> Result<Vec<Change>, CheckpointError> {
+        let mut each = self.changes_since_each(std::slice::from_ref(id))?;
+        each.pop().unwrap_or(Ok(Vec::new()))
+    }
+
+    /// What changed since each of `ids`, the workspace recorded once for all of them.
+    pub fn changes_since_each(
+        &self,
+        ids: &[CheckpointId],
+    ) -> Result<Vec<Result<Vec<Change>, CheckpointError>>, CheckpointError> {
         let _one = self.guard();
-        let then = self.verify(id)?;
         let now = self.commit_now("now")?;
-        let entries = self.diff(&then, &now.0)?;
-        Ok(entries.into_iter().map(Entry::change).collect())
+        let each = ids.iter().map(|id| {
+            let then = self.verify(id)?;
+            let entries = self.diff(&then, &now.0)?;
+            Ok(entries.into_iter().map(Entry::change).collect())
+        });
+        Ok(each.collect())
     }
 
     /// Every file that differs between two commits of the store.

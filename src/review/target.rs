@@ -110,15 +110,13 @@ async fn uncommitted(root: &Path) -> Result<String, ReviewError> {
     Ok(diff)
 }
 
-/// The text of the workspace's file `rel`, but only when it really is inside the workspace:
-/// a symlink to a file outside (`~/.ssh/id_rsa`) is not read, so its content never reaches
-/// a reviewer's model.
+/// The text of the workspace's file `rel`, confined as every tool path is
+/// (`Workspace::resolve`): a symlink to a file outside (`~/.ssh/id_rsa`) is not read, so its
+/// content never reaches a reviewer's model.
 async fn read_inside(root: &Path, rel: &Path) -> Option<String> {
-    let top = tokio::fs::canonicalize(root).await.ok()?;
-    let file = tokio::fs::canonicalize(root.join(rel)).await.ok()?;
-    if !file.starts_with(&top) {
-        return None;
-    }
+    let file = (crate::workspace::Workspace::new(root).ok()?)
+        .resolve(&rel.to_string_lossy())
+        .ok()?;
     tokio::fs::read_to_string(file).await.ok()
 }
 

@@ -7,7 +7,7 @@
 
 use super::session::Session;
 use super::stop::stop;
-use crate::checkpoint::{Asked, CheckpointStore, RewindWhat, points, rewind_events};
+use crate::checkpoint::{CheckpointStore, RewindWhat, points, rewind_events};
 use crate::protocol::{AgentId, CheckpointSummary, Event, EventKind, MergeRecord, Op};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,7 +45,8 @@ fn list(session: &Arc<Session>) {
         let listed = match parts(&session).await {
             Ok((events, store)) => tokio::task::spawn_blocking(move || summaries(&events, &store))
                 .await
-                .map_err(|e| e.to_string()),
+                .map_err(|e| e.to_string())
+                .and_then(|listed| listed),
             Err(e) => Err(e),
         };
         match listed {
@@ -55,22 +56,28 @@ fn list(session: &Arc<Session>) {
     });
 }
 
-fn summaries(events: &[Event], store: &CheckpointStore) -> Vec<CheckpointSummary> {
+fn summaries(events: &[Event], store: &CheckpointStore) -> Result<Vec<CheckpointSummary>, String> {
     let Some(root) = events.first().map(|e| e.agent_id) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    let mut list: Vec<CheckpointSummary> = points(events, root)
+    let points = points(events, root);
+    let ids: Vec<_> = points.iter().filter_map(|p| p.files.clone().ok()).collect();
+    let mut since = (store.changes_since_each(&ids))
+        .map_err(|e| format!("cannot compare the workspace with its checkpoints: {e}"))?
+        .into_iter();
+    let mut list: Vec<CheckpointSummary> = points
         .into_iter()
         .map(|p| CheckpointSummary {
             message: p.message,
             text: p.text.lines().take(3).collect::<Vec<_>>().join("\n"),
-            changes: p.files.and_then(|id| {
-                (store.changes_since(&id)).map_err(|e| format!("cannot compare: {e}"))
+            changes: p.files.and_then(|_| {
+                let changed = since.next().unwrap_or(Ok(Vec::new()));
+                changed.map_err(|e| format!("cannot compare: {e}"))
             }),
         })
         .collect();
     list.sort_by_key(|s| s.message);
-    list
+    Ok(list)
 }
 
 /// The log's events and the workspace's checkpoints, or why there are none.
@@ -114,31 +121,20 @@ async fn rewind_now(
     let (events, store) = parts(session).await?;
     quiet(session).await?;
     let root = session.root();
-    let next = points(&events, root)
-        .iter()
-        .map(|p| p.message)
-        .max()
-        .unwrap_or(0)
-        + 1;
-    let asked = Asked {
-        message,
-        what,
-        force,
-        next,
-    };
-    let (done, kinds) =
-        tokio::task::spawn_blocking(move || rewind_events(&events, root, Some(&store), asked))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?;
+    let (done, kinds) = tokio::task::spawn_blocking(move || {
+        rewind_events(&events, root, Some(&store), message, what, force)
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| e.to_string())?;
     if kinds.is_empty() {
         let conflicts = done.files.map(|f| f.conflicts).unwrap_or_default();
         let refused = EventKind::RewindRefused { message, conflicts };
         session.team.emit(root, refused);
         return Ok(());
     }
-    if let Some(c) = &session.checkpoints {
-        c.numbered(next);
+    if let (Some(c), Some(before)) = (&session.checkpoints, done.before) {
+        c.numbered(before);
     }
     for kind in kinds {
         if let EventKind::Rewound {
@@ -160,18 +156,22 @@ async fn quiet(session: &Session) -> Result<(), String> {
     if !busy(session) {
         return Ok(());
     }
+    // Every status change bumps the team's version: wait on it, not on a clock.
+    let mut changes = session.team.subscribe();
     stop(session);
-    let deadline = tokio::time::Instant::now() + SETTLE;
-    while busy(session) {
-        if tokio::time::Instant::now() > deadline {
-            return Err(format!(
-                "the team did not stop within {}s; nothing was rewound, try again",
-                SETTLE.as_secs()
-            ));
+    let rested = async {
+        while busy(session) {
+            if changes.changed().await.is_err() {
+                break;
+            }
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Ok(())
+    };
+    tokio::time::timeout(SETTLE, rested).await.map_err(|_| {
+        format!(
+            "the team did not stop within {}s; nothing was rewound, try again",
+            SETTLE.as_secs()
+        )
+    })
 }
 
 /// `Op::UndoMerge`: takes the worker's merged change(s) back out, newest first.

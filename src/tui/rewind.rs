@@ -66,12 +66,20 @@ pub struct RewindView {
 pub enum RewindKey {
     Nothing,
     Close,
-    /// Send this; when the conversation goes back, the message's text returns to the
-    /// composer to be edited and sent again.
-    Send(Op, Option<String>),
+    /// Send this (the view stays, so its list still names the message once the core
+    /// answers).
+    Send(Op),
 }
 
 impl RewindView {
+    /// What the user wrote as message `message`, from the list.
+    pub fn text_of(&self, message: u32) -> Option<&str> {
+        let list = self.list.as_ref()?;
+        list.iter()
+            .find(|s| s.message == message)
+            .map(|s| s.text.as_str())
+    }
+
     /// A fresh view, waiting for the list.
     pub fn opening() -> Self {
         Self::default()
@@ -93,9 +101,7 @@ impl RewindView {
             Stage::Pick => self.pick_key(key),
             Stage::Choose(choice) => self.choose_key(choice, key),
             Stage::Confirm => match (key.code, self.asked) {
-                (KeyCode::Char('y' | 'Y'), Some(asked)) => {
-                    RewindKey::Send(asked.op(true), self.text_back(asked))
-                }
+                (KeyCode::Char('y' | 'Y'), Some(asked)) => RewindKey::Send(asked.op(true)),
                 (KeyCode::Char('n' | 'N' | 'q') | KeyCode::Esc, _) => RewindKey::Close,
                 _ => RewindKey::Nothing,
             },
@@ -137,17 +143,11 @@ impl RewindView {
                     conversation,
                 };
                 self.asked = Some(asked);
-                return RewindKey::Send(asked.op(false), self.text_back(asked));
+                return RewindKey::Send(asked.op(false));
             }
             _ => {}
         }
         RewindKey::Nothing
-    }
-
-    fn text_back(&self, asked: Asked) -> Option<String> {
-        let list = self.list.as_ref()?;
-        let picked = list.iter().find(|s| s.message == asked.message)?;
-        asked.conversation.then(|| picked.text.clone())
     }
 }
 

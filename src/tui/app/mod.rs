@@ -150,8 +150,6 @@ pub struct App {
     pub(crate) saving_role: Option<AgentId>,
     /// `/rewind`'s view while it is open, or while a rewind waits for the core.
     pub(crate) rewind: Option<crate::tui::rewind::RewindView>,
-    /// The text of the message rewound to, back into the composer once the conversation is.
-    pub(crate) rewind_text: Option<String>,
     /// The files an undo would overwrite, while the user is asked.
     pub(crate) undo_conflicts: Vec<String>,
     pub(crate) last_esc: Option<Instant>,
@@ -184,7 +182,6 @@ impl App {
             role_name: String::new(),
             saving_role: None,
             rewind: None,
-            rewind_text: None,
             undo_conflicts: Vec::new(),
             last_esc: None,
             home: std::env::var_os("HOME").map(PathBuf::from),

@@ -42,9 +42,8 @@ impl App {
                 self.rewind = None;
                 Vec::new()
             }
-            RewindKey::Send(op, text) => {
+            RewindKey::Send(op) => {
                 self.overlay = None;
-                self.rewind_text = text;
                 self.set_notice("rewinding: the team stops first…", now);
                 vec![Action::Send(op)]
             }
@@ -111,11 +110,14 @@ impl App {
                 view.refused(conflicts.clone());
                 self.open(Overlay::Rewind);
             }
-            EventKind::Rewound { history, .. } => {
-                self.rewind = None;
-                let text = self.rewind_text.take();
+            EventKind::Rewound {
+                message, history, ..
+            } => {
+                // A rewound conversation gives the user's message back, to edit and send.
+                let view = self.rewind.take();
+                let text = view.as_ref().and_then(|v| v.text_of(*message));
                 if let (Some(text), Some(_), true) = (text, history, self.composer.is_empty()) {
-                    self.composer.set_text(&text);
+                    self.composer.set_text(text);
                 }
                 self.set_notice("rewound", now);
             }

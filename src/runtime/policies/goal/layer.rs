@@ -131,6 +131,10 @@ pub(super) fn tail(output: &str) -> String {
 }
 
 /// The persona's next message after a failing check: the goal, and what the check said.
+/// Trigger: the user set a goal and its check, a real command, exited non-zero at the end
+/// of a turn; with no goal the layer says nothing (`tests.rs`
+/// `without_a_goal_the_layer_never_intervenes`, `tests/goal.rs`
+/// `without_a_goal_a_plain_turn_ends_as_before`).
 fn again(goal: &Goal, check: &GoalCheck, failing: &str) -> String {
     let output = match check.output_tail.trim() {
         "" => String::from("(no output)"),
