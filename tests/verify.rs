@@ -650,3 +650,54 @@ async fn a_checks_own_message_leads_its_correction_and_the_task_comes_last() {
         .collect();
     assert_eq!(verdicts, vec![false, true]);
 }
+
+/// The real 1.5B worker's way (issue 38's stock-template run): it wrote config.env, then
+/// wrote its result as a fenced JSON object in words, so no check ran and the broken rule
+/// went unseen. A turn that ends in words with no result is asked once for it; the result
+/// is then checked like any other, and the correction loop runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_that_answers_in_words_is_asked_for_its_result_and_the_result_is_checked() {
+    let mock = MockServer::start().await;
+    let sb = sandbox();
+    sb.workspace_config(
+        "[[verify.rules]]\nid = \"version\"\ncommand = \"grep -qx VERSION=2 config.env || { echo 'config.env must contain the line VERSION=2'; exit 1; }\"\n",
+    );
+    mock.set_responder(|body| {
+        if !is_worker(body) {
+            return match tool_count(body) {
+                0 => spawn("implementer", "create config.env with the line VERSION=1"),
+                1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+                _ => MockResponse::text("done"),
+            };
+        }
+        let asked = last_user_text(body).contains("ended without return_results");
+        match tool_count(body) {
+            0 => write("w1", "config.env", "VERSION=1\n"),
+            1 if !asked => MockResponse::text(
+                "```json\n{\"result\": {\"status\": \"success\", \"summary\": \"created config.env\"}}\n```",
+            ),
+            1 => claim("r1", "success", &[("config.env", "created")]),
+            2 => write("w2", "config.env", "VERSION=2\n"),
+            _ => claim("r2", "success", &[("config.env", "created")]),
+        }
+    });
+    let run = exec(&sb, &mock).await;
+    let last = last_worker_request(&mock);
+    let asked = transcript(&last)
+        .iter()
+        .filter(|(role, text)| role == "user" && text.contains("ended without return_results"))
+        .count();
+    assert_eq!(asked, 1, "{:?}", transcript(&last));
+    assert_eq!(notices(&last).len(), 1, "one correction");
+    assert_eq!(sb.read("config.env"), "VERSION=2\n");
+    let verdicts: Vec<bool> = of_type(&run.events(), "verification")
+        .into_iter()
+        .map(|v| v["passed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(verdicts, vec![false, true]);
+    assert!(
+        supervisor_report(&mock).contains("created"),
+        "{}",
+        supervisor_report(&mock)
+    );
+}

@@ -12,7 +12,7 @@ mod get_tasks;
 mod handoff;
 mod message_supervisor;
 mod plan_tasks;
-mod return_results;
+pub mod return_results;
 mod spawn;
 mod speak;
 mod update_task;

@@ -7,13 +7,16 @@ use crate::roles::Audience;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
+/// The tool's name, for the code that must tell its calls apart.
+pub const RETURN_RESULTS: &str = "return_results";
+
 pub struct ReturnResults;
 
 #[async_trait]
 impl AgentTool for ReturnResults {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "return_results".into(),
+            name: RETURN_RESULTS.into(),
             description: "Finish your task and hand your supervisor the result. Call it exactly once when done \
                 (also when you failed: say so in status and summary)."
                 .into(),

@@ -12,6 +12,7 @@ pub mod isolation;
 pub mod loop_guard;
 pub mod pause;
 pub mod progress;
+pub mod result_due;
 pub mod stall;
 pub mod verification;
 
@@ -42,7 +43,8 @@ pub struct Parts {
 
 /// The session's policies, in the order their layers run at every point: the pause gate
 /// first (a paused team holds before anything is decided), then the budgets, the team's
-/// progress, the persona's answer once it repeats itself with all done, compaction (a
+/// progress, the persona's answer once it repeats itself with all done, a worker's result
+/// when its turn ended in words, compaction (a
 /// request is made to fit once it may be sent), the loop guard, the user's hooks (a hook
 /// sees only calls squad itself would let through), then isolation (the worktree and the
 /// leases, once no hook blocked the call; the merge once a worker's turns are over) and
@@ -54,7 +56,8 @@ pub fn in_order(p: Parts) -> Policies {
         Box::new(pause::layer::PausePolicy(p.pause)),
         Box::new(budget::layer::BudgetPolicy(p.session)),
         Box::new(progress::ProgressPolicy::new(p.max_turn_calls)),
-        Box::new(answer::AnswerPolicy::new(p.board, p.assist)),
+        Box::new(answer::AnswerPolicy::new(p.board, p.assist.clone())),
+        Box::new(result_due::ResultDuePolicy(p.assist)),
         Box::new(compaction::layer::CompactionPolicy(p.compactor)),
         Box::new(loop_guard::layer::LoopGuardPolicy::new(p.guards)),
     ];

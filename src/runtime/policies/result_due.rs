@@ -1,0 +1,202 @@
+//! A worker whose turn ends in words, with no `return_results`, owes its supervisor a
+//! result: squad asks it once, in the same task, to return one (or to go on). The evidence
+//! is the protocol missed, not a guess: a worker's task ends with `return_results`, and
+//! only that call has its result checked against the files and the rules. Without it the
+//! worker's change was merged unchecked and its supervisor read a last message (a 1.5B
+//! worker wrote its result as a fenced JSON object, so the rule its file broke never ran).
+//!
+//! Quiet when the worker returned (a capable worker always does, `tests/capable_models.rs`),
+//! when it answers a follow-up after it returned (a reply is words), for squad's own
+//! reviewers (they answer in words and have no `return_results`), when its own workers
+//! still owe it results (their results wake it), when the turn did not end by itself, and
+//! for a model with `assist = "off"`. Asked once per task: a second answer in words goes up
+//! as its last message, as before.
+
+use super::answer::AssistFor;
+use crate::protocol::TurnEnd;
+use crate::runtime::agent_tools::return_results::RETURN_RESULTS;
+use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
+use crate::runtime::points::AfterTurn;
+use crate::runtime::team::FanIn;
+use async_trait::async_trait;
+use std::sync::Mutex;
+
+/// What the worker is told when its turn ended without a result.
+pub const RESULT_DUE: &str = "[squad] Your turn ended without return_results, so your \
+                              supervisor has no result from you. If your task is done, or \
+                              cannot be done, call return_results now (status, summary, \
+                              artifacts, known_issues); otherwise go on with the task.";
+
+pub struct ResultDuePolicy(pub AssistFor);
+
+impl Policy for ResultDuePolicy {
+    fn layer_for(&self, agent: &Starting) -> Option<Box<dyn Layer>> {
+        agent.is_worker().then(|| {
+            Box::new(ResultDueLayer {
+                assist: self.0.clone(),
+                state: Mutex::new(State::default()),
+            }) as Box<dyn Layer>
+        })
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// It returned a result once: later turns answer follow-ups.
+    returned: bool,
+    /// Asked for its result in this task.
+    asked: bool,
+}
+
+struct ResultDueLayer {
+    assist: AssistFor,
+    state: Mutex<State>,
+}
+
+#[async_trait]
+impl Layer for ResultDueLayer {
+    async fn turn_end(&self, cx: &AgentCx, end: TurnEnd, _final_text: &str) -> AfterTurn {
+        let team = cx.team();
+        if end != TurnEnd::Completed || !(self.assist)(team.model(cx.id()).as_deref()) {
+            return AfterTurn::Rest;
+        }
+        // Squad's own reviewers answer in words: they have no result to return.
+        let reports = team
+            .tools(cx.id())
+            .is_some_and(|t| t.iter().any(|n| n == RETURN_RESULTS));
+        if !reports {
+            return AfterTurn::Rest;
+        }
+        if !matches!(team.owed_results(cx.id()), FanIn::Nothing) {
+            return AfterTurn::Rest;
+        }
+        let mut state = crate::sync::lock(&self.state);
+        if state.returned || state.asked {
+            return AfterTurn::Rest;
+        }
+        state.asked = true;
+        AfterTurn::Continue(RESULT_DUE.to_string())
+    }
+
+    async fn settle(&self, _cx: &AgentCx, end: TurnEnd) {
+        let mut state = crate::sync::lock(&self.state);
+        if end == TurnEnd::Returned {
+            state.returned = true;
+        }
+        // The task's turns are over: the next message (a correction, a follow-up) is a
+        // new ask.
+        state.asked = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Budget;
+    use crate::runtime::testing::{Parts, TestSession, agent};
+    use std::sync::Arc;
+
+    /// A worker of `parent` offered `return_results`, as every spawned worker is.
+    fn worker(ts: &TestSession, parent: crate::protocol::AgentId) -> crate::protocol::AgentId {
+        let mut new = agent(
+            crate::protocol::AgentId::new(),
+            Some(parent),
+            Budget::default(),
+        );
+        new.tools = vec!["write_file".into(), RETURN_RESULTS.into()];
+        ts.add_with(new)
+    }
+
+    fn policy(assist: bool) -> Box<dyn Policy> {
+        Box::new(ResultDuePolicy(Arc::new(move |_| assist)))
+    }
+
+    #[tokio::test]
+    async fn a_worker_that_ends_in_words_is_asked_once_per_task() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = TestSession::new(dir.path(), Parts::default());
+        let worker = worker(&ts, ts.root);
+        let cx = ts.cx(vec![policy(true)], worker);
+        assert_eq!(
+            cx.turn_end(TurnEnd::Completed, "done, file written").await,
+            AfterTurn::Continue(RESULT_DUE.into())
+        );
+        assert_eq!(
+            cx.turn_end(TurnEnd::Completed, "done").await,
+            AfterTurn::Rest
+        );
+        // Its supervisor's next message is a new ask.
+        cx.settle(TurnEnd::Completed).await;
+        assert_eq!(
+            cx.turn_end(TurnEnd::Completed, "still words").await,
+            AfterTurn::Continue(RESULT_DUE.into())
+        );
+    }
+
+    #[tokio::test]
+    async fn quiet_for_a_worker_that_returned_and_for_turns_that_did_not_end_by_themselves() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = TestSession::new(dir.path(), Parts::default());
+        let worker = worker(&ts, ts.root);
+        let cx = ts.cx(vec![policy(true)], worker);
+        for end in [
+            TurnEnd::Returned,
+            TurnEnd::MaxTokens,
+            TurnEnd::MaxIterations,
+            TurnEnd::Interrupted,
+            TurnEnd::Cancelled,
+            TurnEnd::Error,
+        ] {
+            assert_eq!(cx.turn_end(end, "").await, AfterTurn::Rest, "{end:?}");
+        }
+        // A follow-up after its result is answered in words.
+        cx.settle(TurnEnd::Returned).await;
+        assert_eq!(
+            cx.turn_end(TurnEnd::Completed, "yes, it handles empty input")
+                .await,
+            AfterTurn::Rest
+        );
+    }
+
+    #[tokio::test]
+    async fn quiet_for_a_reviewer_that_has_no_result_to_return() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = TestSession::new(dir.path(), Parts::default());
+        let mut new = agent(
+            crate::protocol::AgentId::new(),
+            Some(ts.root),
+            Budget::default(),
+        );
+        new.tools = vec!["read_file".into()];
+        let reviewer = ts.add_with(new);
+        let cx = ts.cx(vec![policy(true)], reviewer);
+        assert_eq!(
+            cx.turn_end(TurnEnd::Completed, "1. src/a.rs:3 high").await,
+            AfterTurn::Rest
+        );
+    }
+
+    #[tokio::test]
+    async fn quiet_for_the_persona_for_assist_off_and_while_its_own_workers_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = TestSession::new(dir.path(), Parts::default());
+        let persona = ts.cx(vec![policy(true)], ts.root);
+        assert_eq!(
+            persona.turn_end(TurnEnd::Completed, "hi").await,
+            AfterTurn::Rest
+        );
+        let worker = worker(&ts, ts.root);
+        let off = ts.cx(vec![policy(false)], worker);
+        assert_eq!(
+            off.turn_end(TurnEnd::Completed, "done").await,
+            AfterTurn::Rest
+        );
+        // A worker that supervises rests until its own worker's result wakes it.
+        let _grandchild = ts.add(worker, Budget::default());
+        let supervising = ts.cx(vec![policy(true)], worker);
+        assert_eq!(
+            supervising.turn_end(TurnEnd::Completed, "waiting").await,
+            AfterTurn::Rest
+        );
+    }
+}
