@@ -651,10 +651,11 @@ async fn a_checks_own_message_leads_its_correction_and_the_task_comes_last() {
     assert_eq!(verdicts, vec![false, true]);
 }
 
-/// The real 1.5B worker's way (issue 38's stock-template run): it wrote config.env, then
-/// wrote its result as a fenced JSON object in words, so no check ran and the broken rule
-/// went unseen. A turn that ends in words with no result is asked once for it; the result
-/// is then checked like any other, and the correction loop runs.
+/// The real 1.5B worker's ways (issue 38's stock-template runs): it wrote config.env, then
+/// said so in words, or wrote its result as a fenced JSON object with no tool name, so no
+/// check ran and the broken rule went unseen. A turn that ends in words with no result is
+/// asked once for it; a reply that is a result object alone is the `return_results` call
+/// it means; the result is checked like any other, and the correction loop runs.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_that_answers_in_words_is_asked_for_its_result_and_the_result_is_checked() {
     let mock = MockServer::start().await;
@@ -673,10 +674,10 @@ async fn a_worker_that_answers_in_words_is_asked_for_its_result_and_the_result_i
         let asked = last_user_text(body).contains("ended without return_results");
         match tool_count(body) {
             0 => write("w1", "config.env", "VERSION=1\n"),
-            1 if !asked => MockResponse::text(
-                "```json\n{\"result\": {\"status\": \"success\", \"summary\": \"created config.env\"}}\n```",
+            1 if !asked => MockResponse::text("I created config.env with the line VERSION=1."),
+            1 => MockResponse::text(
+                "```json\n{\"result\": {\"status\": \"success\", \"summary\": \"created config.env\", \"artifacts\": [{\"file_path\": \"config.env\", \"description\": \"the file\", \"change_type\": \"created\"}], \"known_issues\": []}}\n```",
             ),
-            1 => claim("r1", "success", &[("config.env", "created")]),
             2 => write("w2", "config.env", "VERSION=2\n"),
             _ => claim("r2", "success", &[("config.env", "created")]),
         }

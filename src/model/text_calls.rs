@@ -4,9 +4,13 @@
 //! blocks, a fenced JSON block, Llama's bare JSON (`parameters`) or `<|python_tag|>`,
 //! Mistral's `[TOOL_CALLS]`. A reply whose whole text is such a call (or several) of a
 //! tool that was offered is evidence enough that the model meant to call it: it runs as
-//! that call, through the same checks, approvals and hooks as any other. Anything else
-//! stays text: a reply that mentions a tool, shows a call among other words, or names a
-//! tool that was not offered. Pure: the caller decides whether to use it.
+//! that call, through the same checks, approvals and hooks as any other. One call comes
+//! without its name: a worker's result object (`{"result": {"status": …, "summary": …}}`,
+//! or its fields alone) as the whole reply of an agent offered `return_results` is that
+//! call, the only tool whose arguments are a result (a 1.5B worker wrote its result so,
+//! twice, and it went up unchecked). Anything else stays text: a reply that mentions a
+//! tool, shows a call among other words, names a tool that was not offered, or is some
+//! other bare object. Pure: the caller decides whether to use it.
 
 use crate::protocol::ToolCall;
 use serde_json::Value;
@@ -22,7 +26,45 @@ pub const RAN_NOTE: &str = "[squad] Your reply was this tool call written as tex
 /// The calls `text` is made of, when it is nothing but well-formed calls of `offered`
 /// tools; `None` otherwise.
 pub fn parse(text: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
-    calls(text, &|name| offered.contains(&name))
+    calls(text, &|name| offered.contains(&name)).or_else(|| {
+        offered
+            .contains(&RETURN_RESULTS)
+            .then(|| result_object(text))
+            .flatten()
+    })
+}
+
+/// The worker's tool whose arguments are its result (`runtime::agent_tools`).
+const RETURN_RESULTS: &str = "return_results";
+
+/// What a result object holds: `status` and `summary` at the least.
+const RESULT_FIELDS: [&str; 4] = ["status", "summary", "artifacts", "known_issues"];
+
+/// A reply that is one result object and nothing else (bare or in one fenced block): the
+/// `return_results` call it is.
+fn result_object(text: &str) -> Option<Vec<ToolCall>> {
+    let body = text.trim();
+    let values = fenced(body).or_else(|| json_calls(body))?;
+    let [value] = values.as_slice() else {
+        return None;
+    };
+    let obj = value.as_object()?;
+    let result = match obj.get("result") {
+        Some(inner) if obj.len() == 1 => inner.as_object()?,
+        Some(_) => return None,
+        None => obj,
+    };
+    let is_result = ["status", "summary"]
+        .iter()
+        .all(|k| result.get(*k).is_some_and(Value::is_string))
+        && result.keys().all(|k| RESULT_FIELDS.contains(&k.as_str()));
+    is_result.then(|| {
+        vec![ToolCall {
+            id: format!("{ID_PREFIX}{}_0", uuid::Uuid::new_v4().simple()),
+            name: RETURN_RESULTS.to_string(),
+            arguments: serde_json::json!({ "result": result }).to_string(),
+        }]
+    })
 }
 
 /// Whether `text` is nothing but well-formed tool calls, of any tool: what a model writes
@@ -179,6 +221,50 @@ mod tests {
 
     fn one(name: &str, args: Value) -> Option<Vec<(String, Value)>> {
         Some(vec![(name.to_string(), args)])
+    }
+
+    #[test]
+    fn a_workers_result_object_alone_is_its_return_results_call() {
+        let result = serde_json::json!({"status": "success", "summary": "made config.env", "artifacts": [], "known_issues": []});
+        let wrapped = serde_json::json!({ "result": result });
+        for text in [
+            format!("```json\n{wrapped:#}\n```"),
+            wrapped.to_string(),
+            format!("```\n{result}\n```"),
+            serde_json::json!({"status": "partial", "summary": "half"}).to_string(),
+        ] {
+            let calls = parse(&text, OFFERED).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(calls.len(), 1);
+            assert_eq!(calls[0].name, "return_results");
+            let args: Value = serde_json::from_str(&calls[0].arguments).unwrap();
+            assert!(args["result"]["status"].is_string(), "{args}");
+        }
+        assert_eq!(
+            names(&wrapped.to_string()),
+            one("return_results", wrapped.clone())
+        );
+    }
+
+    #[test]
+    fn other_bare_objects_and_results_among_words_stay_text() {
+        let result = serde_json::json!({"result": {"status": "success", "summary": "done"}});
+        for text in [
+            // Among words, or two of them.
+            format!("Here is my result:\n```json\n{result}\n```"),
+            format!("```json\n{result}\n```\n\n```json\n{result}\n```"),
+            // Not a result: a field it does not have, no summary, a status that is no text.
+            serde_json::json!({"status": "ok", "summary": "x", "version": 2}).to_string(),
+            serde_json::json!({"status": "success"}).to_string(),
+            serde_json::json!({"status": 1, "summary": "x"}).to_string(),
+            serde_json::json!({"result": {"status": "success", "summary": "x"}, "extra": 1})
+                .to_string(),
+            serde_json::json!({"path": "a.txt", "content": "hi"}).to_string(),
+        ] {
+            assert_eq!(names(&text), None, "{text}");
+        }
+        // Only an agent offered return_results: a persona's JSON answer is its answer.
+        let text = result.to_string();
+        assert!(parse(&text, &["read_file", "write_file"]).is_none());
     }
 
     #[test]

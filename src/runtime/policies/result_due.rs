@@ -1,5 +1,6 @@
 //! A worker whose turn ends in words, with no `return_results`, owes its supervisor a
-//! result: squad asks it once, in the same task, to return one (or to go on). The evidence
+//! result: squad asks it once, in the same task, to return one (a task not done is a `partial`
+//! or `failure` result). The evidence
 //! is the protocol missed, not a guess: a worker's task ends with `return_results`, and
 //! only that call has its result checked against the files and the rules. Without it the
 //! worker's change was merged unchecked and its supervisor read a last message (a 1.5B
@@ -23,9 +24,9 @@ use std::sync::Mutex;
 
 /// What the worker is told when its turn ended without a result.
 pub const RESULT_DUE: &str = "[squad] Your turn ended without return_results, so your \
-                              supervisor has no result from you. If your task is done, or \
-                              cannot be done, call return_results now (status, summary, \
-                              artifacts, known_issues); otherwise go on with the task.";
+                              supervisor has no result from you. Call return_results now: \
+                              status (success, partial or failure), summary, artifacts, \
+                              known_issues.";
 
 pub struct ResultDuePolicy(pub AssistFor);
 
