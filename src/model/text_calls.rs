@@ -26,23 +26,25 @@ pub const RAN_NOTE: &str = "[squad] Your reply was this tool call written as tex
 /// The calls `text` is made of, when it is nothing but well-formed calls of `offered`
 /// tools; `None` otherwise.
 pub fn parse(text: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
-    calls(text, &|name| offered.contains(&name)).or_else(|| {
-        offered
-            .contains(&RETURN_RESULTS)
-            .then(|| result_object(text))
-            .flatten()
-    })
+    calls(text, &|name| offered.contains(&name))
 }
 
-/// The worker's tool whose arguments are its result (`runtime::agent_tools`).
-const RETURN_RESULTS: &str = "return_results";
+/// As [`parse`], and a reply that is one result object alone is a call of `result_tool`
+/// (the offered tool whose arguments are a worker's result, when one is).
+pub fn parse_with_result(
+    text: &str,
+    offered: &[&str],
+    result_tool: Option<&str>,
+) -> Option<Vec<ToolCall>> {
+    parse(text, offered).or_else(|| result_object(text, result_tool?))
+}
 
 /// What a result object holds: `status` and `summary` at the least.
 const RESULT_FIELDS: [&str; 4] = ["status", "summary", "artifacts", "known_issues"];
 
 /// A reply that is one result object and nothing else (bare or in one fenced block): the
-/// `return_results` call it is.
-fn result_object(text: &str) -> Option<Vec<ToolCall>> {
+/// call of `tool` it is.
+fn result_object(text: &str, tool: &str) -> Option<Vec<ToolCall>> {
     let body = text.trim();
     let values = fenced(body).or_else(|| json_calls(body))?;
     let [value] = values.as_slice() else {
@@ -61,7 +63,7 @@ fn result_object(text: &str) -> Option<Vec<ToolCall>> {
     is_result.then(|| {
         vec![ToolCall {
             id: format!("{ID_PREFIX}{}_0", uuid::Uuid::new_v4().simple()),
-            name: RETURN_RESULTS.to_string(),
+            name: tool.to_string(),
             arguments: serde_json::json!({ "result": result }).to_string(),
         }]
     })
@@ -211,7 +213,7 @@ mod tests {
     const OFFERED: &[&str] = &["read_file", "write_file", "return_results"];
 
     fn names(text: &str) -> Option<Vec<(String, Value)>> {
-        parse(text, OFFERED).map(|calls| {
+        parse_with_result(text, OFFERED, Some("return_results")).map(|calls| {
             calls
                 .into_iter()
                 .map(|c| (c.name, serde_json::from_str(&c.arguments).unwrap()))
@@ -233,7 +235,8 @@ mod tests {
             format!("```\n{result}\n```"),
             serde_json::json!({"status": "partial", "summary": "half"}).to_string(),
         ] {
-            let calls = parse(&text, OFFERED).unwrap_or_else(|| panic!("{text}"));
+            let calls = parse_with_result(&text, OFFERED, Some("return_results"))
+                .unwrap_or_else(|| panic!("{text}"));
             assert_eq!(calls.len(), 1);
             assert_eq!(calls[0].name, "return_results");
             let args: Value = serde_json::from_str(&calls[0].arguments).unwrap();
@@ -264,7 +267,7 @@ mod tests {
         }
         // Only an agent offered return_results: a persona's JSON answer is its answer.
         let text = result.to_string();
-        assert!(parse(&text, &["read_file", "write_file"]).is_none());
+        assert!(parse_with_result(&text, &["read_file", "write_file"], None).is_none());
     }
 
     #[test]

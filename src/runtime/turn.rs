@@ -2,6 +2,7 @@
 //! answers without tool calls, returns its results, or a limit or interrupt stops it.
 //! Urgent notices in its inbox are handed over before a model call.
 
+use super::agent_tools::return_results::RETURN_RESULTS;
 use super::calls::{BatchEnd, run_tool_calls};
 use super::cx::AgentCx;
 use super::inbox;
@@ -126,7 +127,9 @@ fn record_reply(
 ) -> Step<Vec<ToolCall>> {
     if response.tool_calls.is_empty() && !offered.is_empty() && helps(cx) {
         let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
-        if let Some(calls) = text_calls::parse(&response.text, &names) {
+        // The tool whose arguments are a result, when this agent reports one.
+        let result_tool = names.iter().copied().find(|n| *n == RETURN_RESULTS);
+        if let Some(calls) = text_calls::parse_with_result(&response.text, &names, result_tool) {
             // The calls are what it said: its history holds them once, as calls.
             response.tool_calls = calls;
             response.text.clear();
