@@ -89,6 +89,7 @@ fn options(
         resume: None,
         replay_to_frontend: false,
         warnings: Vec::new(),
+        notices: Vec::new(),
         editor: None,
     }
 }

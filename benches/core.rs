@@ -236,6 +236,7 @@ async fn one_session(mock: &MockServer, iterations: usize) -> Vec<Sample> {
         resume: None,
         replay_to_frontend: false,
         warnings: Vec::new(),
+        notices: Vec::new(),
         editor: None,
     };
     let mut handle = start_session(opts).await.unwrap();

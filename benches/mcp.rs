@@ -186,6 +186,7 @@ fn session(
         resume: None,
         replay_to_frontend: false,
         warnings: Vec::new(),
+        notices: Vec::new(),
         editor: None,
     };
     rt.block_on(async {

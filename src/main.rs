@@ -292,12 +292,18 @@ fn session_options(
     if let Some(role) = &common.role {
         roles.require(role)?;
     }
-    let mut warnings = Vec::new();
+    let (mut warnings, mut notices) = (Vec::new(), Vec::new());
     let model: Arc<dyn ModelClient> = if common.demo {
         config.force_model(squad::model::demo::DEMO_MODEL);
         Arc::new(squad::model::demo::DemoModel)
     } else {
-        remote_model(&mut config, common.oss, interactive, &mut warnings)?
+        remote_model(
+            &mut config,
+            common.oss,
+            interactive,
+            &mut warnings,
+            &mut notices,
+        )?
     };
     let tools = coding_registry();
     Ok(SessionOptions {
@@ -313,6 +319,7 @@ fn session_options(
         resume: common.resume.clone(),
         replay_to_frontend: interactive,
         warnings,
+        notices,
         editor: None,
     })
 }
@@ -323,13 +330,14 @@ fn remote_model(
     oss: bool,
     interactive: bool,
     warnings: &mut Vec<String>,
+    notices: &mut Vec<String>,
 ) -> Result<Arc<dyn ModelClient>> {
     match discover::apply(config, oss) {
         discover::Outcome::NotTried => {}
         discover::Outcome::Using(found) => {
             // One line: on stderr for exec (stdout is the answer), on screen in the TUI.
             if interactive {
-                warnings.push(found.describe());
+                notices.push(found.describe());
             } else {
                 eprintln!("squad: {}", found.describe());
             }

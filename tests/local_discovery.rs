@@ -140,3 +140,35 @@ async fn oss_uses_the_local_server_even_with_a_key_and_says_when_there_is_none()
         run.stderr
     );
 }
+
+/// In the TUI the server found is said once on screen as a note, not as an error, and
+/// the session talks to it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tui_says_which_local_server_it_uses_as_a_note() {
+    let mock = MockServer::start().await;
+    mock.set_models(["qwen-local"]);
+    mock.push(MockResponse::text("hello from the local model"));
+    let sb = Sandbox::new();
+    let port = mock.addr().port().to_string();
+    let mut tui = common::pty::Tui::spawn_with_env(
+        &sb,
+        "",
+        &[],
+        &[("SQUAD_LOCAL_PORTS", port.as_str())],
+        30,
+        120,
+    );
+    let screen = tui.wait_text("using the local OpenAI-compatible").await;
+    let line = screen
+        .lines()
+        .find(|l| l.contains("using the local OpenAI-compatible"))
+        .unwrap();
+    assert!(!line.contains("error"), "said as an error: {screen}");
+    assert!(line.contains('·'), "a note's mark: {screen}");
+    tui.type_text("say hi").await;
+    tui.enter().await;
+    tui.wait_text("hello from the local model").await;
+    assert_eq!(mock.requests()[0].body["model"], "qwen-local");
+    tui.send(b"\x03\x03");
+    tui.wait_exit(Duration::from_secs(10)).await;
+}

@@ -104,6 +104,9 @@ pub struct SessionOptions {
     pub replay_to_frontend: bool,
     /// Problems found while setting up (e.g. no API key) shown as the session's first errors.
     pub warnings: Vec<String>,
+    /// Facts of the setup worth one line (the local server squad found), shown as the
+    /// session's first notices.
+    pub notices: Vec<String>,
     /// The user's editor, when the front end lives in one (ACP's `fs/*`).
     pub editor: Option<Arc<dyn crate::tools::EditorFiles>>,
 }

@@ -73,6 +73,7 @@ async fn start_engine_in(
         resume: None,
         replay_to_frontend: false,
         warnings: Vec::new(),
+        notices: Vec::new(),
         editor: None,
     })
     .await

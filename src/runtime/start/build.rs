@@ -86,7 +86,7 @@ pub async fn build(
     let checks = Arc::new(Checks::new(config.verify.enabled, &roles));
     let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
     let policies = in_order(&config, &services, &compactor, &checks, &board);
-    let notes = notes(opts.warnings, &services, &config, &roles);
+    let notes = notes((opts.warnings, opts.notices), &services, &config, &roles);
     let session = Arc::new(Session {
         windows,
         instructions: load_instructions(workspace.root(), config.context.max_instructions_bytes),
@@ -282,19 +282,20 @@ fn checkpoints(
     Some(Arc::new(made.with_log(opened.log_path.clone())))
 }
 
-/// What to tell first, in order: setup warnings, no sandbox, hook problems, workspace
-/// hooks waiting for approval, role files skipped.
+/// What to tell first, in order: setup warnings, no sandbox, hook problems, what the setup
+/// found (the local server), workspace hooks waiting for approval, role files skipped.
 fn notes(
-    warnings: Vec<String>,
+    (warnings, found): (Vec<String>, Vec<String>),
     services: &Services,
     config: &Config,
     roles: &RoleSet,
 ) -> Vec<EventKind> {
     let error = |message: String| EventKind::Error { message };
     let (sandbox, waiting) = &services.notes;
-    let notices = waiting
-        .iter()
-        .map(|m| EventKind::Notice { message: m.clone() });
+    let notices = found
+        .into_iter()
+        .chain(waiting.iter().cloned())
+        .map(|message| EventKind::Notice { message });
     (warnings.into_iter().chain(sandbox.clone()))
         .chain(config.hooks.problems.iter().cloned())
         .map(error)
