@@ -37,15 +37,20 @@ async fn goal_exec(sb: &Sandbox, mock: &MockServer, more: &[&str]) -> Run {
     sb.exec(mock, &args).await
 }
 
+/// A mock server and a workspace whose state.txt the goal's check finds broken.
+async fn broken_state() -> (MockServer, Sandbox) {
+    let sb = Sandbox::new();
+    sb.write("state.txt", "broken\n");
+    (MockServer::start().await, sb)
+}
+
 fn checks(events: &[Value]) -> Vec<&Value> {
     of_type(events, "goal_checked")
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_goal_whose_check_passes_on_the_third_turn_ends_the_run_met() {
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    sb.write("state.txt", "broken\n");
+    let (mock, sb) = broken_state().await;
     turn(&mock, 1, "still broken");
     turn(&mock, 2, "nearly");
     turn(&mock, 3, "fixed");
@@ -85,9 +90,7 @@ async fn a_goal_whose_check_passes_on_the_third_turn_ends_the_run_met() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_spent_budget_ends_the_run_with_exit_1_and_says_so() {
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    sb.write("state.txt", "broken\n");
+    let (mock, sb) = broken_state().await;
     turn(&mock, 1, "still broken");
     turn(&mock, 2, "nearly");
     let run = goal_exec(&sb, &mock, &["--goal-turns", "2", "fix state.txt"]).await;
@@ -116,9 +119,7 @@ async fn a_spent_budget_ends_the_run_with_exit_1_and_says_so() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_resumed_session_goes_on_toward_its_active_goal() {
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    sb.write("state.txt", "broken\n");
+    let (mock, sb) = broken_state().await;
     // The first run's turn fails before the check: the goal stays active in the log.
     mock.push(MockResponse::error(400, "the model is not loaded"));
     let run = goal_exec(&sb, &mock, &[]).await;
@@ -178,9 +179,7 @@ async fn a_goal_without_turns_is_a_usage_error() {
 /// is a line of the conversation, and the goal ends met on the second turn.
 #[tokio::test(flavor = "multi_thread")]
 async fn slash_goal_in_the_tui_works_until_the_check_passes() {
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    sb.write("state.txt", "broken\n");
+    let (mock, sb) = broken_state().await;
     turn(&mock, 1, "still broken");
     turn(&mock, 2, "fixed");
     let tui = common::pty::Tui::spawn(&sb, &mock.base_url(), &["--approval", "auto"], 30, 120);
@@ -212,9 +211,7 @@ async fn slash_goal_in_the_tui_works_until_the_check_passes() {
 /// `--resume ID --continue` goes on with the turn, and the goal's check ends it met.
 #[tokio::test(flavor = "multi_thread")]
 async fn continue_after_ctrl_c_goes_on_toward_the_goal() {
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    sb.write("state.txt", "broken\n");
+    let (mock, sb) = broken_state().await;
     mock.push(MockResponse::text("too late").with_delay(std::time::Duration::from_secs(30)));
     let mut cmd = sb.command(Some(&mock));
     cmd.args([
@@ -265,9 +262,7 @@ async fn continue_after_ctrl_c_goes_on_toward_the_goal() {
 /// is a usage error.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_projects_rules_as_the_goals_check() {
-    let mock = MockServer::start().await;
-    let sb = Sandbox::new();
-    sb.write("state.txt", "broken\n");
+    let (mock, sb) = broken_state().await;
     let refused = sb
         .exec(
             &mock,

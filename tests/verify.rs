@@ -55,6 +55,29 @@ fn supervisor(body: &Value) -> MockResponse {
     }
 }
 
+/// A rule config.env breaks until it holds VERSION=2, saying so in a line.
+const VERSION_RULE: &str = "[[verify.rules]]\nid = \"version\"\ncommand = \"grep -qx VERSION=2 config.env || { echo 'config.env must contain the line VERSION=2'; exit 1; }\"\n";
+
+/// The supervisor's script for the config.env worker: spawn it, wait, answer.
+fn config_supervisor(body: &Value) -> MockResponse {
+    match tool_count(body) {
+        0 => spawn(
+            "implementer",
+            "create the file config.env containing the line VERSION=1",
+        ),
+        1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+        _ => MockResponse::text("done"),
+    }
+}
+
+/// Whether each verification of the run passed, in order.
+fn passed(run: &Run) -> Vec<bool> {
+    of_type(&run.events(), "verification")
+        .into_iter()
+        .map(|v| v["passed"].as_bool().unwrap())
+        .collect()
+}
+
 /// The `[squad]` notices (corrections) in a request, in order.
 fn notices(body: &Value) -> Vec<String> {
     body["messages"]
@@ -221,11 +244,7 @@ async fn a_failing_test_command_is_sent_back_with_its_output_until_fixed() {
         "{}",
         corrections[0]
     );
-    let verdicts = of_type(&run.events(), "verification")
-        .into_iter()
-        .map(|v| v["passed"].as_bool().unwrap())
-        .collect::<Vec<_>>();
-    assert_eq!(verdicts, vec![false, true]);
+    assert_eq!(passed(&run), vec![false, true]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -599,19 +618,10 @@ async fn get_agents_shows_each_workers_verdict() {
 async fn a_checks_own_message_leads_its_correction_and_the_task_comes_last() {
     let mock = MockServer::start().await;
     let sb = sandbox();
-    sb.workspace_config(
-        "[[verify.rules]]\nid = \"version\"\ncommand = \"grep -qx VERSION=2 config.env || { echo 'config.env must contain the line VERSION=2'; exit 1; }\"\n",
-    );
+    sb.workspace_config(VERSION_RULE);
     mock.set_responder(|body| {
         if !is_worker(body) {
-            return match tool_count(body) {
-                0 => spawn(
-                    "implementer",
-                    "create the file config.env containing the line VERSION=1",
-                ),
-                1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
-                _ => MockResponse::text("done"),
-            };
+            return config_supervisor(body);
         }
         match tool_count(body) {
             0 => write("w1", "config.env", "VERSION=1\n"),
@@ -644,11 +654,7 @@ async fn a_checks_own_message_leads_its_correction_and_the_task_comes_last() {
     let task_at = text.find("your task was:").expect("the task");
     assert!(task_at > text.find("1. [version]").unwrap(), "{text}");
     assert_eq!(sb.read("config.env"), "VERSION=2\n");
-    let verdicts: Vec<bool> = of_type(&run.events(), "verification")
-        .into_iter()
-        .map(|v| v["passed"].as_bool().unwrap())
-        .collect();
-    assert_eq!(verdicts, vec![false, true]);
+    assert_eq!(passed(&run), vec![false, true]);
 }
 
 /// The real 1.5B worker's ways (issue 38's stock-template runs): it wrote config.env, then
@@ -660,16 +666,10 @@ async fn a_checks_own_message_leads_its_correction_and_the_task_comes_last() {
 async fn a_worker_that_answers_in_words_is_asked_for_its_result_and_the_result_is_checked() {
     let mock = MockServer::start().await;
     let sb = sandbox();
-    sb.workspace_config(
-        "[[verify.rules]]\nid = \"version\"\ncommand = \"grep -qx VERSION=2 config.env || { echo 'config.env must contain the line VERSION=2'; exit 1; }\"\n",
-    );
+    sb.workspace_config(VERSION_RULE);
     mock.set_responder(|body| {
         if !is_worker(body) {
-            return match tool_count(body) {
-                0 => spawn("implementer", "create config.env with the line VERSION=1"),
-                1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
-                _ => MockResponse::text("done"),
-            };
+            return config_supervisor(body);
         }
         let asked = last_user_text(body).contains("ended without return_results");
         match tool_count(body) {
@@ -691,11 +691,7 @@ async fn a_worker_that_answers_in_words_is_asked_for_its_result_and_the_result_i
     assert_eq!(asked, 1, "{:?}", transcript(&last));
     assert_eq!(notices(&last).len(), 1, "one correction");
     assert_eq!(sb.read("config.env"), "VERSION=2\n");
-    let verdicts: Vec<bool> = of_type(&run.events(), "verification")
-        .into_iter()
-        .map(|v| v["passed"].as_bool().unwrap())
-        .collect();
-    assert_eq!(verdicts, vec![false, true]);
+    assert_eq!(passed(&run), vec![false, true]);
     assert!(
         supervisor_report(&mock).contains("created"),
         "{}",

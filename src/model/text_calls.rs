@@ -24,19 +24,10 @@ pub const RAN_NOTE: &str = "[squad] Your reply was this tool call written as tex
                             a call. Its result:\n";
 
 /// The calls `text` is made of, when it is nothing but well-formed calls of `offered`
-/// tools; `None` otherwise.
-pub fn parse(text: &str, offered: &[&str]) -> Option<Vec<ToolCall>> {
-    calls(text, &|name| offered.contains(&name))
-}
-
-/// As [`parse`], and a reply that is one result object alone is a call of `result_tool`
-/// (the offered tool whose arguments are a worker's result, when one is).
-pub fn parse_with_result(
-    text: &str,
-    offered: &[&str],
-    result_tool: Option<&str>,
-) -> Option<Vec<ToolCall>> {
-    parse(text, offered).or_else(|| result_object(text, result_tool?))
+/// tools, or one result object alone when `result_tool` (the offered tool whose arguments
+/// are a worker's result) is given; `None` otherwise.
+pub fn parse(text: &str, offered: &[&str], result_tool: Option<&str>) -> Option<Vec<ToolCall>> {
+    calls(text, &|name| offered.contains(&name)).or_else(|| result_object(text, result_tool?))
 }
 
 /// What a result object holds: `status` and `summary` at the least.
@@ -213,7 +204,7 @@ mod tests {
     const OFFERED: &[&str] = &["read_file", "write_file", "return_results"];
 
     fn names(text: &str) -> Option<Vec<(String, Value)>> {
-        parse_with_result(text, OFFERED, Some("return_results")).map(|calls| {
+        parse(text, OFFERED, Some("return_results")).map(|calls| {
             calls
                 .into_iter()
                 .map(|c| (c.name, serde_json::from_str(&c.arguments).unwrap()))
@@ -235,8 +226,8 @@ mod tests {
             format!("```\n{result}\n```"),
             serde_json::json!({"status": "partial", "summary": "half"}).to_string(),
         ] {
-            let calls = parse_with_result(&text, OFFERED, Some("return_results"))
-                .unwrap_or_else(|| panic!("{text}"));
+            let calls =
+                parse(&text, OFFERED, Some("return_results")).unwrap_or_else(|| panic!("{text}"));
             assert_eq!(calls.len(), 1);
             assert_eq!(calls[0].name, "return_results");
             let args: Value = serde_json::from_str(&calls[0].arguments).unwrap();
@@ -267,7 +258,7 @@ mod tests {
         }
         // Only an agent offered return_results: a persona's JSON answer is its answer.
         let text = result.to_string();
-        assert!(parse_with_result(&text, &["read_file", "write_file"], None).is_none());
+        assert!(parse(&text, &["read_file", "write_file"], None).is_none());
     }
 
     #[test]
@@ -288,7 +279,7 @@ mod tests {
         }
         let two = "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}</tool_call>\n<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}</tool_call>";
         assert_eq!(names(two).map(|c| c.len()), Some(2));
-        let ids: Vec<String> = parse(two, OFFERED)
+        let ids: Vec<String> = parse(two, OFFERED, None)
             .unwrap()
             .into_iter()
             .map(|c| c.id)

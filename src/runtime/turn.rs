@@ -129,7 +129,7 @@ fn record_reply(
         let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
         // The tool whose arguments are a result, when this agent reports one.
         let result_tool = names.iter().copied().find(|n| *n == RETURN_RESULTS);
-        if let Some(calls) = text_calls::parse_with_result(&response.text, &names, result_tool) {
+        if let Some(calls) = text_calls::parse(&response.text, &names, result_tool) {
             // The calls are what it said: its history holds them once, as calls.
             response.tool_calls = calls;
             response.text.clear();

@@ -20,7 +20,7 @@ use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
 use crate::runtime::points::AfterTurn;
 use crate::runtime::team::FanIn;
 use async_trait::async_trait;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the worker is told when its turn ended without a result.
 pub const RESULT_DUE: &str = "[squad] Your turn ended without return_results, so your \
@@ -35,58 +35,45 @@ impl Policy for ResultDuePolicy {
         agent.is_worker().then(|| {
             Box::new(ResultDueLayer {
                 assist: self.0.clone(),
-                state: Mutex::new(State::default()),
+                asked: AtomicBool::new(false),
             }) as Box<dyn Layer>
         })
     }
 }
 
-#[derive(Default)]
-struct State {
-    /// It returned a result once: later turns answer follow-ups.
-    returned: bool,
-    /// Asked for its result in this task.
-    asked: bool,
-}
-
 struct ResultDueLayer {
     assist: AssistFor,
-    state: Mutex<State>,
+    /// Asked for its result in this task.
+    asked: AtomicBool,
 }
 
 #[async_trait]
 impl Layer for ResultDueLayer {
+    /// The trigger: a worker's turn ended in words (`Completed`) with no result ever
+    /// returned, offered `return_results`, owing nothing to workers of its own.
     async fn turn_end(&self, cx: &AgentCx, end: TurnEnd, _final_text: &str) -> AfterTurn {
-        let team = cx.team();
-        if end != TurnEnd::Completed || !(self.assist)(team.model(cx.id()).as_deref()) {
+        let (team, id) = (cx.team(), cx.id());
+        if end != TurnEnd::Completed || !(self.assist)(team.model(id).as_deref()) {
             return AfterTurn::Rest;
         }
         // Squad's own reviewers answer in words: they have no result to return.
         let reports = team
-            .tools(cx.id())
+            .tools(id)
             .is_some_and(|t| t.iter().any(|n| n == RETURN_RESULTS));
-        if !reports {
+        // A worker that returned once answers its follow-ups in words.
+        let returned = team.result(id).is_some();
+        if !reports || returned || !matches!(team.owed_results(id), FanIn::Nothing) {
             return AfterTurn::Rest;
         }
-        if !matches!(team.owed_results(cx.id()), FanIn::Nothing) {
+        if self.asked.swap(true, Ordering::Relaxed) {
             return AfterTurn::Rest;
         }
-        let mut state = crate::sync::lock(&self.state);
-        if state.returned || state.asked {
-            return AfterTurn::Rest;
-        }
-        state.asked = true;
         AfterTurn::Continue(RESULT_DUE.to_string())
     }
 
-    async fn settle(&self, _cx: &AgentCx, end: TurnEnd) {
-        let mut state = crate::sync::lock(&self.state);
-        if end == TurnEnd::Returned {
-            state.returned = true;
-        }
-        // The task's turns are over: the next message (a correction, a follow-up) is a
-        // new ask.
-        state.asked = false;
+    /// The task's turns are over: the next message (a follow-up) is a new ask.
+    async fn settle(&self, _cx: &AgentCx, _end: TurnEnd) {
+        self.asked.store(false, Ordering::Relaxed);
     }
 }
 
@@ -151,6 +138,10 @@ mod tests {
             assert_eq!(cx.turn_end(end, "").await, AfterTurn::Rest, "{end:?}");
         }
         // A follow-up after its result is answered in words.
+        let result = serde_json::json!({"status": "success", "summary": "done"});
+        ts.session
+            .team
+            .set_result(worker, serde_json::from_value(result).unwrap());
         cx.settle(TurnEnd::Returned).await;
         assert_eq!(
             cx.turn_end(TurnEnd::Completed, "yes, it handles empty input")

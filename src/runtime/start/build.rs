@@ -86,7 +86,7 @@ pub async fn build(
     let checks = Arc::new(Checks::new(config.verify.enabled, &roles));
     let board = Arc::new(crate::runtime::tasks::TaskBoard::default());
     let policies = in_order(&config, &services, &compactor, &checks, &board);
-    let notes = notes((opts.warnings, opts.notices), &services, &config, &roles);
+    let notes = notes(opts.warnings, opts.notices, &services, &config, &roles);
     let session = Arc::new(Session {
         windows,
         instructions: load_instructions(workspace.root(), config.context.max_instructions_bytes),
@@ -285,7 +285,8 @@ fn checkpoints(
 /// What to tell first, in order: setup warnings, no sandbox, hook problems, what the setup
 /// found (the local server), workspace hooks waiting for approval, role files skipped.
 fn notes(
-    (warnings, found): (Vec<String>, Vec<String>),
+    warnings: Vec<String>,
+    found: Vec<String>,
     services: &Services,
     config: &Config,
     roles: &RoleSet,
