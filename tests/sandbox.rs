@@ -401,3 +401,54 @@ async fn a_worker_commits_in_its_worktree_under_the_sandbox_but_cannot_touch_the
     assert!(!sb.ws().join("user-file.txt").exists());
     assert!(!sb.ws().join(".git/refs/heads/user-branch").exists());
 }
+
+/// The `squad-sandbox-*` dirs in the binary's temp folder.
+fn command_dirs(sb: &Sandbox) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(sb.tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("squad-sandbox-"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_dir_left_by_a_killed_squad_is_removed_by_the_next_squad() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[verify]\nenabled = false\n");
+    mock.push(run("slow", "sleep 30"));
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "the slow thing"]);
+    let mut child = cmd.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while command_dirs(&sb).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    let left = command_dirs(&sb);
+    assert_eq!(
+        left.len(),
+        1,
+        "a SIGKILL leaves its command's dir: {left:?}"
+    );
+
+    mock.push_all([run("quick", "echo quick"), MockResponse::text("done")]);
+    sb.exec(&mock, &["--approval", "auto", "the quick thing"])
+        .await
+        .assert_ok();
+    assert!(result_of_call(&mock, 1).contains("quick"));
+    assert_eq!(
+        command_dirs(&sb),
+        Vec::<std::path::PathBuf>::new(),
+        "the next squad removed the dead one's dir, and its own when its command ended"
+    );
+}

@@ -31,6 +31,7 @@ mod blocked;
 mod linux;
 mod probe;
 mod run;
+mod tmp;
 
 pub use blocked::blocked_note;
 pub use probe::{NetCut, Support, UNAVAILABLE_ENV, support};
@@ -215,13 +216,10 @@ pub struct Jail {
 impl Confined {
     /// Builds the rules (blocking: it reads a few folders and opens the rule paths).
     pub fn prepare(&self) -> Result<Jail, SandboxError> {
-        let tmp = tempfile::Builder::new()
-            .prefix("squad-sandbox-")
-            .tempdir()
-            .map_err(|source| SandboxError::Io {
-                what: "a private temp dir".into(),
-                source,
-            })?;
+        let tmp = tmp::private_dir().map_err(|source| SandboxError::Io {
+            what: "a private temp dir".into(),
+            source,
+        })?;
         #[cfg(target_os = "linux")]
         {
             let child = linux::plan(self, tmp.path())?;

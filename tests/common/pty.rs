@@ -47,6 +47,7 @@ impl Tui {
         cmd.env_clear();
         cmd.env("PATH", std::env::var("PATH").unwrap_or_default());
         cmd.env("HOME", sb.home.path());
+        cmd.env("TMPDIR", sb.tmp.path());
         cmd.env("TERM", "xterm-256color");
         cmd.env("SQUAD_CONFIG_DIR", sb.config_dir());
         cmd.env("SQUAD_DATA_DIR", sb.data_dir());

@@ -12,6 +12,8 @@ use tempfile::TempDir;
 pub struct Sandbox {
     pub home: TempDir,
     pub workspace: TempDir,
+    /// The binary's `TMPDIR`: whatever a killed squad leaves there goes with the test.
+    pub tmp: TempDir,
 }
 
 impl Sandbox {
@@ -19,6 +21,7 @@ impl Sandbox {
         Self {
             home: tempfile::tempdir().unwrap(),
             workspace: tempfile::tempdir().unwrap(),
+            tmp: tempfile::tempdir().unwrap(),
         }
     }
 
@@ -58,6 +61,7 @@ impl Sandbox {
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.home.path())
+            .env("TMPDIR", self.tmp.path())
             .env("SQUAD_CONFIG_DIR", self.config_dir())
             .env("SQUAD_DATA_DIR", self.data_dir())
             // No test asks the machine's real ports for a local model server; the ones that
