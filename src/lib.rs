@@ -23,6 +23,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod session;
 pub mod skills;
+pub mod slash;
 pub mod sync;
 #[cfg(test)]
 mod test_rng;

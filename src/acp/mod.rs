@@ -8,6 +8,7 @@
 //! stdout carries JSON-RPC and nothing else; diagnostics go to the log file.
 
 mod ask;
+mod commands;
 mod files;
 mod mcp;
 mod prompt;
@@ -81,7 +82,13 @@ pub async fn run(launcher: Launcher) -> anyhow::Result<()> {
             async move |request: NewSessionRequest, responder, cx| {
                 let (server, rpc) = (s_new.clone(), Rpc::new(cx));
                 off_loop(async move {
-                    let _ = responder.respond_with_result(server.new_session(request, rpc).await);
+                    let result = server.new_session(request, rpc.clone()).await;
+                    let opened = result.as_ref().ok().map(|r| r.session_id.0.to_string());
+                    let _ = responder.respond_with_result(result);
+                    // After the answer, so the client knows the session it is about.
+                    if let Some(id) = opened {
+                        commands::advertise(&rpc, &id);
+                    }
                 });
                 Ok(())
             },
@@ -91,7 +98,13 @@ pub async fn run(launcher: Launcher) -> anyhow::Result<()> {
             async move |request: LoadSessionRequest, responder, cx| {
                 let (server, rpc) = (s_load.clone(), Rpc::new(cx));
                 off_loop(async move {
-                    let _ = responder.respond_with_result(server.load_session(request, rpc).await);
+                    let id = request.session_id.0.to_string();
+                    let result = server.load_session(request, rpc.clone()).await;
+                    let loaded = result.is_ok();
+                    let _ = responder.respond_with_result(result);
+                    if loaded {
+                        commands::advertise(&rpc, &id);
+                    }
                 });
                 Ok(())
             },

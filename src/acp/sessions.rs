@@ -1,11 +1,12 @@
 //! The methods `squad acp` serves: one squad session per ACP session, started from the
 //! options the binary loads, and the prompts, cancels and mode changes sent to it.
 
+use super::commands::{self, Ack, Command, Ends};
 use super::files::ClientFiles;
 use super::rpc::{Rpc, error, invalid_params};
 use super::updates::{Children, StopReason, Translator};
 use super::{Launcher, mcp, prompt};
-use crate::protocol::Op;
+use crate::protocol::{AgentId, Event, EventKind, Op};
 use crate::runtime::SessionHandle;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, CancelNotification, ClientCapabilities,
@@ -29,8 +30,31 @@ struct Session {
     ops: mpsc::UnboundedSender<Op>,
     /// The role names, for `session/set_mode`.
     modes: Vec<String>,
+    root: AgentId,
+    rpc: Rpc,
+    waiting: Waiting,
+}
+
+/// What the session's event loop needs to end the prompt under way.
+#[derive(Clone, Default)]
+struct Waiting {
     prompt: Arc<Mutex<Option<oneshot::Sender<StopReason>>>>,
     cancel: Arc<Mutex<bool>>,
+    /// The prompt is a command that ends on this event rather than with a turn.
+    command: Arc<Mutex<Option<Ack>>>,
+}
+
+impl Waiting {
+    /// Ends the prompt under way, if one is.
+    fn end(&self, reason: StopReason) {
+        if let Ok(mut c) = self.command.lock() {
+            *c = None;
+        }
+        let waiter = self.prompt.lock().ok().and_then(|mut p| p.take());
+        if let Some(waiter) = waiter {
+            let _ = waiter.send(reason);
+        }
+    }
 }
 
 /// Everything the connection's handlers share; cheap to clone.
@@ -192,7 +216,7 @@ impl Server {
             session_id.clone(),
             info.root_agent,
             info.workspace.clone(),
-            rpc,
+            rpc.clone(),
             handle.ops.clone(),
             self.subagents.load(Ordering::Relaxed),
             self.children.clone(),
@@ -209,20 +233,26 @@ impl Server {
         let session = Session {
             ops: handle.ops.clone(),
             modes: mode_names,
-            prompt: Arc::default(),
-            cancel: Arc::default(),
+            root: info.root_agent,
+            rpc: rpc.clone(),
+            waiting: Waiting::default(),
         };
-        let prompt = session.prompt.clone();
-        let cancel = session.cancel.clone();
+        let waiting = session.waiting.clone();
         if let Ok(mut s) = self.sessions.lock() {
             s.insert(session_id.clone(), session);
         }
-        self.following
-            .spawn(follow(handle, translator, prompt, cancel));
+        let follower = Follower {
+            translator,
+            waiting,
+            rpc,
+            root: info.root_agent,
+        };
+        self.following.spawn(follower.follow(handle));
         Ok((session_id, SessionModeState::new(info.role, modes)))
     }
 
-    /// `session/prompt`: sends the user's message and answers once the team is idle.
+    /// `session/prompt`: sends the user's message (or runs the command it is) and answers
+    /// once the team is idle (or the command done).
     pub async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, Error> {
         let session_id = request.session_id.0.to_string();
         let text = prompt::text(&request.prompt)?;
@@ -232,18 +262,37 @@ impl Server {
             let Some(session) = sessions.get(&session_id) else {
                 return Err(self.not_promptable(&session_id));
             };
-            let mut waiting = session.prompt.lock().map_err(|_| poisoned())?;
+            let mut waiting = session.waiting.prompt.lock().map_err(|_| poisoned())?;
             if waiting.is_some() {
                 return Err(invalid_params(
                     "a prompt is already running in this session",
                 ));
             }
+            let (ops, ack) = match commands::parse(&text, session.root) {
+                None => (vec![Op::UserMessage { to: None, text }], None),
+                Some(Command {
+                    ends: Ends::Now(line),
+                    ..
+                }) => {
+                    session.rpc.update(&session_id, commands::said(&line));
+                    return Ok(PromptResponse::new(StopReason::EndTurn));
+                }
+                Some(Command { ops, ends }) => match ends {
+                    Ends::Ack(ack) => (ops, Some(ack)),
+                    _ => (ops, None),
+                },
+            };
             *waiting = Some(tx);
-            if let Ok(mut c) = session.cancel.lock() {
+            if let Ok(mut c) = session.waiting.cancel.lock() {
                 *c = false;
             }
+            if let Ok(mut c) = session.waiting.command.lock() {
+                *c = ack;
+            }
             let _ = session.ops.send(Op::Resume);
-            let _ = session.ops.send(Op::UserMessage { to: None, text });
+            for op in ops {
+                let _ = session.ops.send(op);
+            }
         }
         let reason = rx
             .await
@@ -266,7 +315,7 @@ impl Server {
             let _ = ops.send(Op::Despawn { agent_id });
             return Ok(());
         };
-        if let Ok(mut c) = session.cancel.lock() {
+        if let Ok(mut c) = session.waiting.cancel.lock() {
             *c = true;
         }
         let _ = session.ops.send(Op::Stop);
@@ -329,29 +378,48 @@ impl Server {
     }
 }
 
-/// Follows a session's events until it ends, ending prompts as the team comes to rest.
-async fn follow(
-    mut handle: SessionHandle,
-    mut translator: Translator,
-    prompt: Arc<Mutex<Option<oneshot::Sender<StopReason>>>>,
-    cancel: Arc<Mutex<bool>>,
-) {
-    while let Some(ev) = handle.events.recv().await {
-        // The last event of a session that was shut down.
-        if matches!(ev.kind, crate::protocol::EventKind::Summary { .. }) {
-            break;
-        }
-        if cancel.lock().map(|c| *c).unwrap_or(false) {
-            translator.turn.cancelled = true;
-        }
-        if let Some(reason) = translator.event(&ev) {
-            let waiter = prompt.lock().ok().and_then(|mut p| p.take());
-            if let Some(waiter) = waiter {
-                let _ = waiter.send(reason);
+/// A session's event loop: its updates to the client, and the end of each prompt.
+struct Follower {
+    translator: Translator,
+    waiting: Waiting,
+    rpc: Rpc,
+    root: AgentId,
+}
+
+impl Follower {
+    /// Follows a session's events until it ends, ending prompts as the team comes to rest
+    /// (or a command is done).
+    async fn follow(mut self, mut handle: SessionHandle) {
+        while let Some(ev) = handle.events.recv().await {
+            // The last event of a session that was shut down.
+            if matches!(ev.kind, EventKind::Summary { .. }) {
+                break;
+            }
+            if let Some(reason) = self.event(&ev) {
+                self.waiting.end(reason);
             }
         }
+        tracing::info!("acp: session {} ended", self.translator.session_id);
     }
-    tracing::info!("acp: session {} ended", translator.session_id);
+
+    fn event(&mut self, ev: &Event) -> Option<StopReason> {
+        let cancelled = self.waiting.cancel.lock().map(|c| *c).unwrap_or(false);
+        if cancelled {
+            self.translator.turn.cancelled = true;
+        }
+        let ended = self.translator.event(ev);
+        let Some(ack) = self.waiting.command.lock().ok().and_then(|c| *c) else {
+            return ended;
+        };
+        // A command's prompt ends on its own event; a turn's end is not its end.
+        if cancelled && matches!(ev.kind, EventKind::Idle) {
+            return Some(StopReason::Cancelled);
+        }
+        let (reason, line) = commands::ended(ack, ev, self.root)?;
+        let session_id = &self.translator.session_id;
+        self.rpc.update(session_id, commands::said(&line));
+        Some(reason)
+    }
 }
 
 /// ACP's "resource not found", naming the session (the crate's own has no words).
