@@ -171,3 +171,57 @@ async fn compact_on_a_short_conversation_says_there_is_nothing_to_compact() {
     assert!(mock.requests().is_empty());
     c.close().await;
 }
+
+/// A repository with an off-by-one written over a committed `src/sum.rs`.
+fn planted_bug() -> Sandbox {
+    let sb = Sandbox::new();
+    git(sb.ws(), &["init", "-q", "-b", "main"]);
+    sb.write("src/sum.rs", "pub fn sum(v: &[u32]) -> u32 {\n    let mut t = 0;\n    for i in 0..v.len() {\n        t += v[i];\n    }\n    t\n}\n");
+    git(sb.ws(), &["add", "."]);
+    git(sb.ws(), &["commit", "-q", "-m", "sum"]);
+    sb.write("src/sum.rs", "pub fn sum(v: &[u32]) -> u32 {\n    let mut t = 0;\n    for i in 0..=v.len() {\n        t += v[i];\n    }\n    t\n}\n");
+    sb
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn review_says_each_checked_finding_with_its_place_and_severity() {
+    let mock = MockServer::start().await;
+    let sb = planted_bug();
+    mock.set_responder(|_| {
+        let finding = json!({"file": "src/sum.rs", "line": 3, "severity": "high",
+            "title": "Off-by-one: the loop reads past the end of v",
+            "body": "the last pass reads v[v.len()]", "quote": "for i in 0..=v.len() {"});
+        MockResponse::text(&format!(
+            "```json\n{}\n```",
+            json!({ "findings": [finding] })
+        ))
+    });
+    let (mut c, session) = open(&sb, &mock).await;
+    let (reason, said) = run(&mut c, 2, &session, "/review").await;
+    assert_eq!(reason, "end_turn");
+    assert!(
+        said.starts_with("Review: 1 finding(s)."),
+        "one, merged: {said}"
+    );
+    assert!(
+        said.contains("- **high** `src/sum.rs:3` Off-by-one: the loop reads past the end of v")
+            && said.contains("the last pass reads v[v.len()]"),
+        "{said}"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_review_no_reviewer_answered_says_so_rather_than_no_findings() {
+    let mock = MockServer::start().await;
+    let sb = planted_bug();
+    mock.set_responder(|_| MockResponse::text("Looks fine to me."));
+    let (mut c, session) = open(&sb, &mock).await;
+    let (reason, said) = run(&mut c, 2, &session, "/review").await;
+    assert_eq!(reason, "end_turn");
+    assert!(
+        said.starts_with("Review: no reviewer could answer (review:"),
+        "{said}"
+    );
+    c.close().await;
+}

@@ -158,13 +158,54 @@ pub fn parse(text: &str, root: AgentId) -> Option<Command> {
     })
 }
 
+/// The reviewers of the review under way, and those that could not answer: a review none
+/// of them answered found nothing because it did not happen, and says so.
+#[derive(Debug, Default)]
+pub struct Reviewers {
+    started: Vec<AgentId>,
+    silent: Vec<String>,
+}
+
+impl Reviewers {
+    pub fn see(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::ReviewStarted { reviewers, .. } => {
+                self.started = reviewers.clone();
+                self.silent.clear();
+            }
+            EventKind::Error { message }
+                if self.started.contains(&event.agent_id) && message.starts_with("review:") =>
+            {
+                self.silent.push(message.clone());
+            }
+            _ => {}
+        }
+    }
+
+    /// The first reviewer's error, when none of them answered.
+    fn none_answered(&self) -> Option<&str> {
+        let all = !self.started.is_empty() && self.silent.len() >= self.started.len();
+        all.then(|| self.silent.first().map_or("", String::as_str))
+    }
+}
+
 /// Whether `event` ends the prompt of a command waiting for `ack`: the stop reason and the
 /// line that says what happened. An error on the persona is the command refused (it is
 /// said, and the prompt ends as a turn does).
-pub fn ended(ack: Ack, event: &Event, root: AgentId) -> Option<(StopReason, String)> {
+pub fn ended(
+    ack: Ack,
+    event: &Event,
+    root: AgentId,
+    reviewers: &Reviewers,
+) -> Option<(StopReason, String)> {
     let on_root = event.agent_id == root;
     let line = match (&event.kind, ack) {
-        (EventKind::ReviewFinished { findings, .. }, Ack::Review) => review(findings),
+        (EventKind::ReviewFinished { findings, .. }, Ack::Review) => {
+            match reviewers.none_answered() {
+                Some(why) => format!("Review: no reviewer could answer ({why})."),
+                None => review(findings),
+            }
+        }
         (
             EventKind::Compacted {
                 tokens_before,
@@ -318,10 +359,11 @@ mod tests {
             agent_id,
             kind,
         };
+        let none = Reviewers::default();
         let set = ev(r, EventKind::ModelSet { model: "m".into() });
-        assert!(ended(Ack::Budget, &set, r).is_none());
+        assert!(ended(Ack::Budget, &set, r, &none).is_none());
         assert_eq!(
-            ended(Ack::Model, &set, r),
+            ended(Ack::Model, &set, r, &none),
             Some((
                 StopReason::EndTurn,
                 "The persona uses m from now on.".into()
@@ -333,14 +375,14 @@ mod tests {
                 message: "review: x".into(),
             },
         );
-        assert!(ended(Ack::Review, &worker_error, r).is_none());
+        assert!(ended(Ack::Review, &worker_error, r, &none).is_none());
         let refused = ev(
             r,
             EventKind::Error {
                 message: "review: not a git repository".into(),
             },
         );
-        let (_, line) = ended(Ack::Review, &refused, r).unwrap();
+        let (_, line) = ended(Ack::Review, &refused, r, &none).unwrap();
         assert!(line.contains("not a git repository"));
         let done = ev(
             r,
@@ -351,8 +393,21 @@ mod tests {
             },
         );
         assert_eq!(
-            ended(Ack::Review, &done, r).unwrap().1,
+            ended(Ack::Review, &done, r, &none).unwrap().1,
             "Review: no findings."
+        );
+        let mut silent = Reviewers::default();
+        silent.see(&ev(
+            r,
+            EventKind::ReviewStarted {
+                target: ReviewTarget::Uncommitted,
+                reviewers: vec![other],
+            },
+        ));
+        silent.see(&worker_error);
+        assert_eq!(
+            ended(Ack::Review, &done, r, &silent).unwrap().1,
+            "Review: no reviewer could answer (review: x)."
         );
     }
 }

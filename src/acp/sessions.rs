@@ -246,6 +246,7 @@ impl Server {
             waiting,
             rpc,
             root: info.root_agent,
+            reviewers: commands::Reviewers::default(),
         };
         self.following.spawn(follower.follow(handle));
         Ok((session_id, SessionModeState::new(info.role, modes)))
@@ -384,6 +385,7 @@ struct Follower {
     waiting: Waiting,
     rpc: Rpc,
     root: AgentId,
+    reviewers: commands::Reviewers,
 }
 
 impl Follower {
@@ -408,6 +410,7 @@ impl Follower {
             self.translator.turn.cancelled = true;
         }
         let ended = self.translator.event(ev);
+        self.reviewers.see(ev);
         let Some(ack) = self.waiting.command.lock().ok().and_then(|c| *c) else {
             return ended;
         };
@@ -415,7 +418,7 @@ impl Follower {
         if cancelled && matches!(ev.kind, EventKind::Idle) {
             return Some(StopReason::Cancelled);
         }
-        let (reason, line) = commands::ended(ack, ev, self.root)?;
+        let (reason, line) = commands::ended(ack, ev, self.root, &self.reviewers)?;
         let session_id = &self.translator.session_id;
         self.rpc.update(session_id, commands::said(&line));
         Some(reason)
