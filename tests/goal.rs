@@ -307,3 +307,33 @@ async fn the_projects_rules_as_the_goals_check() {
     let first = transcript(&mock.requests()[0].body);
     assert!(first.last().unwrap().1.contains("the project's checks"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stop_hook_that_keeps_blocking_still_lets_the_goals_check_run() {
+    let (mock, sb) = broken_state().await;
+    std::fs::create_dir_all(sb.config_dir()).unwrap();
+    std::fs::write(
+        sb.config_dir().join("config.toml"),
+        "[[hooks]]\nevent = \"Stop\"\ncommand = '''echo '{\"decision\": \"block\", \"reason\": \"Run the tests first.\"}' '''\n",
+    )
+    .unwrap();
+    turn(&mock, 1, "fixed");
+    // The hook blocks every end: the persona is asked to go on 3 times, the layers' most.
+    for n in 2..=4 {
+        mock.push(MockResponse::text(&format!("Turn {n}: the tests pass.")));
+    }
+    let run = goal_exec(&sb, &mock, &["--json"]).await;
+    run.assert_ok();
+    let events = run.events();
+    assert_eq!(
+        mock.requests().len(),
+        5,
+        "the task, its answer, 3 more turns"
+    );
+    let checks = checks(&events);
+    assert_eq!(checks.len(), 1, "the check ran once the hook was done");
+    assert_eq!(checks[0]["passed"], true);
+    let ended = of_type(&events, "goal_ended");
+    assert_eq!(ended.len(), 1);
+    assert_eq!(ended[0]["reason"], "met", "{:?}", ended[0]);
+}

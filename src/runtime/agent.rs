@@ -392,10 +392,11 @@ async fn run_turns(cx: &AgentCx) -> TurnOutcome {
     let mut continues = 0;
     loop {
         let outcome = run_turn(cx).await;
-        if cx.cancel().is_cancelled() || continues == MAX_CONTINUES {
+        if cx.cancel().is_cancelled() {
             return outcome;
         }
-        match cx.turn_end(outcome.end, &outcome.final_text).await {
+        let may_continue = continues < MAX_CONTINUES;
+        match (cx.turn_end_with(outcome.end, &outcome.final_text, may_continue)).await {
             AfterTurn::Rest => return outcome,
             AfterTurn::Continue(text) => {
                 continues += 1;

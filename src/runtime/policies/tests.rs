@@ -132,6 +132,43 @@ async fn the_first_layer_that_asks_to_go_on_after_a_turn_decides_as_at_every_poi
     assert_eq!(bare.turn_end(End::Completed, "").await, AfterTurn::Rest);
 }
 
+/// A layer that sends the agent on with the goal's kind of message.
+struct Pursue;
+
+#[async_trait]
+impl Layer for Pursue {
+    async fn turn_end(&self, _cx: &AgentCx, _end: End, _text: &str) -> AfterTurn {
+        AfterTurn::Pursue("the goal".into())
+    }
+}
+
+#[tokio::test]
+async fn with_the_continues_spent_a_layers_continue_is_passed_over_and_the_next_decide() {
+    let (_dir, ts) = session();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let (a, b) = (asked.clone(), asked.clone());
+    let cx = ts.cx(
+        vec![
+            every(move || Say {
+                after: Some("once more"),
+                ..say("hook", &a)
+            }),
+            every(move || say("quiet", &b)),
+            every(|| Pursue),
+        ],
+        ts.root,
+    );
+    assert_eq!(
+        cx.turn_end_with(End::Completed, "", true).await,
+        AfterTurn::Continue("once more".into())
+    );
+    assert_eq!(
+        cx.turn_end_with(End::Completed, "", false).await,
+        AfterTurn::Pursue("the goal".into())
+    );
+    assert_eq!(*asked.lock().unwrap(), ["hook", "hook", "quiet"]);
+}
+
 #[tokio::test]
 async fn the_pause_layer_holds_a_call_until_the_team_goes_on_and_gives_up_on_cancel() {
     let (_dir, mut ts) = session();
