@@ -189,11 +189,25 @@ fn role_files(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
             return Vec::new();
         }
     };
-    let mut files: Vec<PathBuf> = entries
+    let (mut files, others): (Vec<PathBuf>, Vec<PathBuf>) = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
-        .collect();
+        .filter(|p| p.is_file())
+        .partition(|p| p.extension().is_some_and(|e| e == "toml"));
+    // An agent file (Markdown with front matter) put here by mistake would be skipped
+    // without a word; other files (a README, notes) are simply not roles.
+    for other in others {
+        let is_md = other.extension().is_some_and(|e| e == "md");
+        let front_matter =
+            || std::fs::read_to_string(&other).is_ok_and(|t| t.trim_start().starts_with("---"));
+        if is_md && front_matter() {
+            warnings.push(format!(
+                "{} looks like an agent file, but role files here are *.toml; a Markdown \
+                 agent file goes in .claude/agents/ or .codex/agents/; skipped",
+                other.display()
+            ));
+        }
+    }
     files.sort();
     files
 }

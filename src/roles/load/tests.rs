@@ -285,6 +285,23 @@ fn same_name_twice_in_one_folder_warns() {
 }
 
 #[test]
+fn an_agent_file_in_a_roles_folder_is_named_and_other_files_are_left_alone() {
+    let d = Dirs::new();
+    d.ws_role("reviewer.md", "---\nname: reviewer\n---\nReview.\n");
+    d.ws_role("README.md", "# Our roles\n");
+    d.ws_role("notes.txt", "---\n");
+    let set = d.load();
+    assert!(set.require("reviewer").is_err());
+    assert_eq!(set.warnings.len(), 1, "{:?}", set.warnings);
+    let w = &set.warnings[0];
+    assert!(
+        w.contains("reviewer.md looks like an agent file, but role files here are *.toml")
+            && w.contains(".claude/agents/"),
+        "{w}"
+    );
+}
+
+#[test]
 fn unknown_role_error_lists_known_roles() {
     let tmp = tempfile::tempdir().unwrap();
     let set = load_roles_from(None, tmp.path()).unwrap();
