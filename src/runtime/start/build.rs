@@ -301,11 +301,7 @@ fn notes(
         .chain(config.hooks.problems.iter().cloned())
         .map(error)
         .chain(notices)
-        .chain(
-            roles
-                .warnings
-                .iter()
-                .map(|w| error(format!("role file skipped: {w}"))),
-        )
+        // Each says what it is about ("skipped role file …", "agent file …: …").
+        .chain(roles.warnings.iter().cloned().map(error))
         .collect()
 }
