@@ -26,7 +26,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("squad: {e:#}");
+            eprintln!("squad: {}", squad::text::error_chain(&e));
             ExitCode::from(exit::USAGE)
         }
     }

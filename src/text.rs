@@ -5,6 +5,22 @@
 use crate::protocol::{AgentId, AgentResult, TaskList, TaskMetrics, TaskStatus};
 use serde_json::Value;
 
+/// An error and its causes on one line (`a: b: c`), each cause once: an error whose own
+/// words already end with its source's (`cannot open X: {source}` that also names it as
+/// its source) would otherwise say it twice.
+pub fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let words = cause.to_string();
+        if out.is_empty() {
+            out = words;
+        } else if !out.contains(&words) {
+            out = format!("{out}: {words}");
+        }
+    }
+    out
+}
+
 /// `s` cut to at most `max` bytes (on a character boundary), saying how long it was.
 pub fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
@@ -283,6 +299,20 @@ fn fuzzy_score_ascii(q: &[char], item: &[u8]) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_error_chain_says_each_cause_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot open the log: {source}")]
+        struct Open {
+            source: std::io::Error,
+        }
+        let doubled = anyhow::Error::new(Open { source: io() });
+        assert_eq!(error_chain(&doubled), "cannot open the log: no such file");
+        let context = anyhow::Error::new(io()).context("reading config.toml");
+        assert_eq!(error_chain(&context), "reading config.toml: no such file");
+    }
+
     use super::*;
 
     #[test]

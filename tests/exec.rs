@@ -727,3 +727,23 @@ async fn ask_user_in_exec_says_nobody_can_answer_and_shows_the_question() {
         run.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_names_its_cause_once() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let run = sb.exec(&mock, &["--resume", "nope", "hi"]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let line = run.stderr.lines().last().unwrap();
+    assert!(line.starts_with("squad: no session 'nope' in "), "{line}");
+    assert_eq!(line.matches("no session 'nope'").count(), 1, "{line}");
+
+    // An error that says its source in its own words and also chains it.
+    let mut cmd = sb.command(Some(&mock));
+    cmd.env("SQUAD_DATA_DIR", "/proc/squad-test-nowhere")
+        .args(["exec", "hi"]);
+    let run = Run::from(cmd.output().await.unwrap());
+    let line = run.stderr.lines().last().unwrap();
+    assert!(line.contains("cannot open the session log"), "{line}");
+    assert_eq!(line.matches("os error").count(), 1, "{line}");
+}

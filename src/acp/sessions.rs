@@ -191,8 +191,8 @@ impl Server {
         } else {
             ErrorCode::INTERNAL_ERROR
         };
-        let mut opts =
-            (self.launcher)(cwd, open.resume).map_err(|e| error(code, format!("{e:#}")))?;
+        let mut opts = (self.launcher)(cwd, open.resume)
+            .map_err(|e| error(code, crate::text::error_chain(&e)))?;
         opts.replay_to_frontend = true;
         opts.editor = editor.clone().map(|e| e as _);
         mcp::join(&mut opts.config.mcp_servers, open.mcp_servers);
