@@ -747,3 +747,27 @@ async fn an_error_names_its_cause_once() {
     assert!(line.contains("cannot open the session log"), "{line}");
     assert_eq!(line.matches("os error").count(), 1, "{line}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_warning_is_squads_and_names_the_misplaced_agent_file() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write(
+        ".squad/roles/reviewer.md",
+        "---\nname: reviewer\ndescription: reviews\n---\nReview the code.\n",
+    );
+    mock.push(MockResponse::text("hi"));
+    let run = sb.exec(&mock, &["hello"]).await;
+    run.assert_ok();
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("reviewer.md"))
+        .unwrap_or_else(|| panic!("no warning: {}", run.stderr));
+    assert!(
+        line.starts_with("! [squad] ")
+            && line.contains("looks like an agent file")
+            && line.contains(".claude/agents/"),
+        "{line}"
+    );
+}

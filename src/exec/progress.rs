@@ -31,7 +31,9 @@ impl Progress {
     }
 
     fn name(roles: &HashMap<AgentId, String>, root: AgentId, id: AgentId) -> String {
-        let role = roles.get(&id).map_or("agent", String::as_str);
+        // Before the persona is announced, what the root says at start is squad's own.
+        let unknown = if id == root { "squad" } else { "agent" };
+        let role = roles.get(&id).map_or(unknown, String::as_str);
         if id == root {
             role.to_string()
         } else {
