@@ -481,3 +481,46 @@ async fn resume_reads_released_and_ad_hoc_workers_back() {
         "nothing new to release"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_tools_list_leaves_the_worker_its_reporting_and_the_reply_says_so() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return returns("reported");
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(vec![call(
+                "none",
+                "spawn_agent",
+                json!({"role_name": "agentic_coder", "task_prompt": "say hi", "tools": []}),
+            )]),
+            1 => wait_all(),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let mut h = start_engine(&mock, &sb, ApprovalPolicy::Auto).await;
+    let root = h.info.root_agent;
+    let mut seen = Vec::new();
+    say(&h, "an empty list");
+    next_event(&mut h, &mut seen, root_turn_finished(root)).await;
+
+    let reqs = mock.requests();
+    let worker = reqs.iter().find(|r| is_worker(&r.body)).unwrap();
+    assert_eq!(
+        offered(&worker.body),
+        ["return_results", "message_supervisor"]
+    );
+    let after = reqs
+        .iter()
+        .find(|r| !is_worker(&r.body) && tool_count(&r.body) == 1)
+        .unwrap();
+    let (_, output) = tool_messages(&after.body).remove(0);
+    let spawned: Value = serde_json::from_str(&output).unwrap();
+    assert_eq!(
+        spawned["tools_note"],
+        "tools: [] gives the worker none of its role's tools, only return_results, \
+         message_supervisor; leave tools out to give it all of them"
+    );
+}

@@ -100,6 +100,7 @@ impl AgentTool for SpawnAgent {
         room(cx, &limits)?;
         let (budget, waived) = worker_budget(cx, &limits, args.budget.unwrap_or_default())?;
         let model = role.model(cx.host.config());
+        let asked_none = args.tools.as_ref().is_some_and(Vec::is_empty);
         let (options, tools) = worker_tools(
             cx,
             &me,
@@ -109,6 +110,8 @@ impl AgentTool for SpawnAgent {
             args.instructions,
             args.tools,
         )?;
+        // Small models write `[]` for "no value": say what it does, the call stands.
+        let only_reporting = asked_none.then(|| tools.join(", "));
         let task = args.task_prompt;
         let mut first = first_message(cx, &task, args.context.as_deref(), &args.files).await?;
         let (task_id, ignored) = board_task(cx, args.task_id.as_deref(), &mut first)?;
@@ -129,7 +132,12 @@ impl AgentTool for SpawnAgent {
         // since the first check. Nothing awaits from here until the worker is counted.
         room(cx, &limits)?;
         let id = launch(cx, &me, worker, task_id, args.isolation, base)?;
-        Ok(Done::output(reply(cx, id, &role.name, waived, ignored)))
+        let left_out = LeftOut {
+            waived,
+            task_id: ignored,
+            only_reporting,
+        };
+        Ok(Done::output(reply(cx, id, &role.name, left_out)))
     }
 }
 
@@ -417,8 +425,22 @@ fn launch(
     Ok(id)
 }
 
+/// What of a spawn did not do what it might seem to.
+struct LeftOut<'a> {
+    waived: Waived,
+    /// A task id that is not on the board.
+    task_id: Option<&'a str>,
+    /// `tools: []`: the tools the worker has all the same.
+    only_reporting: Option<String>,
+}
+
 /// The call's output: the worker, and what of the spawn was left out and why.
-fn reply(cx: &Call<'_>, id: AgentId, role: &str, waived: Waived, ignored: Option<&str>) -> String {
+fn reply(cx: &Call<'_>, id: AgentId, role: &str, left_out: LeftOut<'_>) -> String {
+    let LeftOut {
+        waived,
+        task_id: ignored,
+        only_reporting,
+    } = left_out;
     let mut out = json!({
         "agent_id": id.to_string(),
         "role_name": role,
@@ -443,6 +465,12 @@ fn reply(cx: &Call<'_>, id: AgentId, role: &str, waived: Waived, ignored: Option
         out["task_id_ignored"] = json!(format!(
             "`{t}` is not on the board (nothing is planned), so the worker has no board \
              task; task_id is only for tasks from plan_tasks"
+        ));
+    }
+    if let Some(kept) = only_reporting {
+        out["tools_note"] = json!(format!(
+            "tools: [] gives the worker none of its role's tools, only {kept}; leave tools \
+             out to give it all of them"
         ));
     }
     out.to_string()
