@@ -91,6 +91,14 @@ pub fn key_argument(arguments: &str) -> String {
             _ => None,
         }
     };
+    // A board task's change (`update_task`): which task, then to what; the status alone
+    // next to a failed call's mark read as if the call had been cancelled.
+    if let (Some(id), Some(status)) = (
+        map.get("id").and_then(show),
+        map.get("status").and_then(show),
+    ) {
+        return format!("{id} → {status}");
+    }
     for k in KEYS {
         if let Some(s) = map.get(*k).and_then(show) {
             return if k.starts_with("agent_id") {
@@ -335,6 +343,10 @@ mod tests {
             "Which one?"
         );
         assert_eq!(key_argument("not json\nat all"), "not json at all");
+        assert_eq!(
+            key_argument(r#"{"id":"t3","status":"cancelled"}"#),
+            "t3 → cancelled"
+        );
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n\
                      *** Add File: b.md\n+b\n*** End Patch";
         assert_eq!(
