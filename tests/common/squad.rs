@@ -200,24 +200,34 @@ pub fn transcript(body: &Value) -> Vec<(String, String)> {
 }
 
 /// Runs git in `dir` with its identity in the environment (no global git configuration
-/// is needed or touched); panics with its output when it fails.
+/// is needed or touched); panics with its output when it fails. A run that met squad's
+/// own git half way (a spare worktree being made in the background, whose admin files are
+/// not all written yet; a lock file) is tried again, as squad's `Git` does: git itself
+/// gives up at once.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test User")
-        .env("GIT_AUTHOR_EMAIL", "test@example.com")
-        .env("GIT_COMMITTER_NAME", "Test User")
-        .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let mut tries = 0;
+    loop {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "Test User")
+            .env("GIT_AUTHOR_EMAIL", "test@example.com")
+            .env("GIT_COMMITTER_NAME", "Test User")
+            .env("GIT_COMMITTER_EMAIL", "test@example.com")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_WORK_TREE")
+            .output()
+            .expect("git runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let met_squads_git = (stderr.contains(".lock") && stderr.contains("File exists"))
+            || (stderr.contains("failed to read") && stderr.contains("/worktrees/"));
+        if !out.status.success() && met_squads_git && tries < 20 {
+            tries += 1;
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            continue;
+        }
+        assert!(out.status.success(), "git {args:?} failed: {stderr}");
+        return String::from_utf8_lossy(&out.stdout).into_owned();
+    }
 }
