@@ -1,4 +1,5 @@
-//! Locking that survives a panic elsewhere.
+//! Locking that survives a panic elsewhere, and the file lock that says a process still
+//! runs.
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -7,4 +8,14 @@ use std::sync::{Mutex, MutexGuard};
 /// session down with it.
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Takes the exclusive lock on `file` without waiting; false when another open file
+/// (in this process or another) holds it. The kernel drops it when its holder ends
+/// however it ends, so a lock that can be taken says its owner no longer runs (a pid
+/// could have been reused).
+pub fn try_lock(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock(2) on a file descriptor we own and keep open; no memory involved.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }

@@ -6,9 +6,9 @@
 //! the clean-up.
 
 use super::IsolationError;
+pub(crate) use crate::sync::try_lock;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 const LOCK: &str = "lock";
@@ -61,13 +61,6 @@ impl SessionDir {
             _lock: file,
         })
     }
-}
-
-/// Takes the exclusive lock on `file` without waiting; false when another open file
-/// (in this process or another) holds it.
-pub(crate) fn try_lock(file: &File) -> bool {
-    // SAFETY: flock(2) on a file descriptor we own and keep open; no memory involved.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
 /// The lock file of a session folder, and the repository it names.

@@ -208,7 +208,7 @@ pub struct Confined {
 /// A command's sandbox made ready: its private temp dir (removed when dropped) and what
 /// the child applies to itself before `exec`.
 pub struct Jail {
-    tmp: tempfile::TempDir,
+    tmp: tmp::PrivateDir,
     #[cfg(target_os = "linux")]
     child: linux::ChildPlan,
 }

@@ -1,25 +1,40 @@
 //! A command's private temp dir, and the sweep of those a crashed squad left behind.
 //!
 //! Each dir is removed when its command ends; a squad killed mid-command (SIGKILL, a power
-//! cut) cannot, and its dirs would pile up in the system's temp folder. So each name says
-//! whose it is (`squad-sandbox-<pid namespace>-<pid>-…`), and the first command of every
-//! squad process removes the dirs of squad processes of its own pid namespace that no
-//! longer run. The namespace is part of the name because a pid means nothing outside its
-//! namespace: a container sharing the temp folder would otherwise see a live squad's dir as
-//! dead.
+//! cut) cannot, and its dirs would pile up in the system's temp folder. So each dir holds
+//! a lock file that squad keeps locked while the dir is in use, the way a session's
+//! worktree folder says its session runs (`isolation::session_dir`): the kernel drops the
+//! lock when squad ends however it ends, so a dir whose lock can be taken is a dead squad's.
+//! The first command of every squad process removes those. The file is opened close-on-exec:
+//! the command never holds it.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 const PREFIX: &str = "squad-sandbox-";
+/// The lock, in the dir itself, so it goes with the dir.
+const LOCK: &str = ".squad-lock";
 
-/// A new private dir in the system's temp folder, named for this process; the first call
-/// of the process sweeps that folder first.
-pub(super) fn private_dir() -> std::io::Result<tempfile::TempDir> {
+/// A command's temp dir, locked for as long as this lives.
+pub(super) struct PrivateDir {
+    dir: tempfile::TempDir,
+    _lock: File,
+}
+
+impl PrivateDir {
+    pub(super) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// A new private dir in the system's temp folder; the first call of the process sweeps
+/// that folder first.
+pub(super) fn private_dir() -> std::io::Result<PrivateDir> {
     static SWEPT: Once = Once::new();
     let root = std::env::temp_dir();
     SWEPT.call_once(|| {
-        let removed = sweep(&root, namespace(), &running);
+        let removed = sweep(&root);
         if !removed.is_empty() {
             tracing::info!(
                 count = removed.len(),
@@ -27,61 +42,38 @@ pub(super) fn private_dir() -> std::io::Result<tempfile::TempDir> {
             );
         }
     });
-    tempfile::Builder::new()
-        .prefix(&format!("{PREFIX}{}-{}-", namespace(), std::process::id()))
-        .tempdir_in(root)
+    let dir = tempfile::Builder::new().prefix(PREFIX).tempdir_in(root)?;
+    let lock = hold(dir.path())?;
+    Ok(PrivateDir { dir, _lock: lock })
 }
 
-/// Removes the dirs in `root` made by processes of namespace `ns` that are not `running`;
-/// the paths it removed. Errors (another user's dir, a race with its owner) are skipped.
-pub(super) fn sweep(root: &Path, ns: u64, running: &dyn Fn(u32) -> bool) -> Vec<PathBuf> {
+/// Locks the dir's lock file under a name the sweep never opens, then gives it its name:
+/// a sweep never finds a lock file that nobody holds yet.
+fn hold(dir: &Path) -> std::io::Result<File> {
+    let fresh = dir.join(".squad-lock.new");
+    let file = File::create(&fresh)?;
+    if !crate::sync::try_lock(&file) {
+        return Err(std::io::Error::other("cannot lock a new temp dir"));
+    }
+    std::fs::rename(fresh, dir.join(LOCK))?;
+    Ok(file)
+}
+
+/// Removes the dirs in `root` whose lock nobody holds; the paths it removed. A dir with no
+/// lock file (an older squad's, or one whose command removed it) is left alone, and so is
+/// anything it cannot remove (another user's).
+pub(super) fn sweep(root: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(root) else {
         return Vec::new();
     };
-    let own = std::process::id();
     entries
         .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(PREFIX))
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| match owner(&e.file_name().to_string_lossy()) {
-            Some((dir_ns, pid)) => dir_ns == ns && pid != own && !running(pid),
-            None => false,
-        })
         .map(|e| e.path())
+        .filter(|p| File::open(p.join(LOCK)).is_ok_and(|f| crate::sync::try_lock(&f)))
         .filter(|p| std::fs::remove_dir_all(p).is_ok())
         .collect()
-}
-
-/// The namespace and pid a dir's name holds; `None` for any other name (a dir of an older
-/// squad, which named neither, is left alone).
-fn owner(name: &str) -> Option<(u64, u32)> {
-    let mut parts = name.strip_prefix(PREFIX)?.splitn(3, '-');
-    let ns = parts.next()?.parse().ok()?;
-    let pid = parts.next()?.parse().ok()?;
-    parts.next()?;
-    Some((ns, pid))
-}
-
-/// This process's pid namespace (the inode of `/proc/self/ns/pid`); 0 where there is none.
-fn namespace() -> u64 {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata("/proc/self/ns/pid").map_or(0, |m| m.ino())
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        0
-    }
-}
-
-/// Whether a process with this pid exists (ours or another user's).
-fn running(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
-    let alive = unsafe { libc::kill(pid, 0) } == 0;
-    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 #[cfg(test)]
@@ -96,19 +88,19 @@ mod tests {
     }
 
     #[test]
-    fn only_the_dirs_of_dead_processes_of_this_namespace_go() {
+    fn only_the_dirs_whose_lock_nobody_holds_go() {
         let root = tempfile::tempdir().unwrap();
         let r = root.path();
-        let dead = dir(r, "squad-sandbox-7-4242-abc");
-        let live = dir(r, "squad-sandbox-7-4343-abc");
-        let other_ns = dir(r, "squad-sandbox-8-4242-abc");
-        let older_squad = dir(r, "squad-sandbox-Xy12ab");
-        let not_ours = dir(r, "something-7-4242-abc");
-        let own = dir(r, &format!("squad-sandbox-7-{}-abc", std::process::id()));
-        let removed = sweep(r, 7, &|pid| pid == 4343);
-        assert_eq!(removed, vec![dead.clone()]);
+        let dead = dir(r, "squad-sandbox-dead");
+        drop(hold(&dead).unwrap());
+        let live = dir(r, "squad-sandbox-live");
+        let _held = hold(&live).unwrap();
+        let older_squad = dir(r, "squad-sandbox-nolock");
+        let not_ours = dir(r, "something-else");
+        drop(hold(&not_ours).unwrap());
+        assert_eq!(sweep(r), vec![dead.clone()]);
         assert!(!dead.exists());
-        for kept in [live, other_ns, older_squad, not_ours, own] {
+        for kept in [live, older_squad, not_ours] {
             assert!(kept.exists(), "{} was removed", kept.display());
         }
     }
@@ -116,21 +108,16 @@ mod tests {
     #[test]
     fn a_missing_temp_folder_sweeps_nothing() {
         let root = tempfile::tempdir().unwrap();
-        assert!(sweep(&root.path().join("gone"), 7, &|_| false).is_empty());
+        assert!(sweep(&root.path().join("gone")).is_empty());
     }
 
     #[test]
-    fn this_process_runs_and_a_pid_beyond_the_kernels_range_does_not() {
-        assert!(running(std::process::id()));
-        assert!(!running(u32::MAX));
-        // pid 1 belongs to another user in most setups: EPERM still means it runs.
-        assert!(running(1));
-    }
-
-    #[test]
-    fn a_private_dir_is_named_for_its_process() {
+    fn a_private_dir_is_locked_while_it_lives_and_gone_after() {
         let d = private_dir().unwrap();
-        let name = d.path().file_name().unwrap().to_string_lossy().to_string();
-        assert_eq!(owner(&name), Some((namespace(), std::process::id())));
+        let path = d.path().to_path_buf();
+        let lock = File::open(path.join(LOCK)).unwrap();
+        assert!(!crate::sync::try_lock(&lock), "held by the dir");
+        drop(d);
+        assert!(!path.exists());
     }
 }
