@@ -1,11 +1,18 @@
 //! What the slash commands of the front ends take after their name (`/goal`, `/review`,
-//! `/budget`), parsed once for the TUI's composer and ACP's prompts, so a command typed in
+//! `/budget`, `/model`), parsed once for the TUI's composer and ACP's prompts, so a command typed in
 //! an editor means what it means in the terminal.
 
 use crate::protocol::{Goal, ReviewTarget};
 
 pub const REVIEW_USAGE: &str = "usage: /review [uncommitted | base BRANCH | commit SHA]";
 pub const BUDGET_USAGE: &str = "usage: /budget USD (e.g. /budget 5), or /budget off";
+pub const MODEL_USAGE: &str = "usage: /model NAME";
+
+/// What `/model` takes: one name.
+pub fn parse_model(arg: &str) -> Option<String> {
+    let model = arg.trim();
+    (!model.is_empty() && !model.contains(char::is_whitespace)).then(|| model.to_string())
+}
 
 /// What `/goal` was given.
 #[derive(Clone, Debug, PartialEq)]

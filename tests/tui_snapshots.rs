@@ -1812,6 +1812,7 @@ fn review_findings_popup_and_the_conversation_lines() {
             target,
             findings,
             dropped,
+            unanswered: None,
         },
     );
     assert_eq!(s.app.overlay, Some(Overlay::Review));

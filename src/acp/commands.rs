@@ -6,12 +6,11 @@
 //! `session/set_mode`). Any other text starting with `/` is an ordinary message.
 
 use super::rpc::Rpc;
-use super::stop::StopReason;
 use crate::protocol::{AgentId, Event, EventKind, Op, ReviewFinding};
 use crate::slash::{self, GoalArg};
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock, ContentChunk,
-    SessionUpdate, UnstructuredCommandInput,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, SessionUpdate,
+    UnstructuredCommandInput,
 };
 
 /// Name, what it does, the hint for its input (`None`: it takes none).
@@ -61,11 +60,6 @@ pub fn available() -> Vec<AvailableCommand> {
 pub fn advertise(rpc: &Rpc, session_id: &str) {
     let update = AvailableCommandsUpdate::new(available());
     rpc.update(session_id, SessionUpdate::AvailableCommandsUpdate(update));
-}
-
-/// A line of squad's about a command, as the persona's message.
-pub fn said(line: &str) -> SessionUpdate {
-    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(line)))
 }
 
 /// The event that says a command was done.
@@ -145,67 +139,30 @@ pub fn parse(text: &str, root: AgentId) -> Option<Command> {
             Some(limit_usd) => Command::ack(Op::SetSessionBudget { limit_usd }, Ack::Budget),
             None => Command::refused(slash::BUDGET_USAGE),
         },
-        _ => match arg {
-            "" => Command::refused("usage: /model NAME"),
-            model if model.contains(char::is_whitespace) => Command::refused("usage: /model NAME"),
-            model => Command::ack(
-                Op::SetModel {
-                    model: model.to_string(),
-                },
-                Ack::Model,
-            ),
+        _ => match slash::parse_model(arg) {
+            Some(model) => Command::ack(Op::SetModel { model }, Ack::Model),
+            None => Command::refused(slash::MODEL_USAGE),
         },
     })
 }
 
-/// The reviewers of the review under way, and those that could not answer: a review none
-/// of them answered found nothing because it did not happen, and says so.
-#[derive(Debug, Default)]
-pub struct Reviewers {
-    started: Vec<AgentId>,
-    silent: Vec<String>,
-}
-
-impl Reviewers {
-    pub fn see(&mut self, event: &Event) {
-        match &event.kind {
-            EventKind::ReviewStarted { reviewers, .. } => {
-                self.started = reviewers.clone();
-                self.silent.clear();
-            }
-            EventKind::Error { message }
-                if self.started.contains(&event.agent_id) && message.starts_with("review:") =>
-            {
-                self.silent.push(message.clone());
-            }
-            _ => {}
-        }
-    }
-
-    /// The first reviewer's error, when none of them answered.
-    fn none_answered(&self) -> Option<&str> {
-        let all = !self.started.is_empty() && self.silent.len() >= self.started.len();
-        all.then(|| self.silent.first().map_or("", String::as_str))
-    }
-}
-
-/// Whether `event` ends the prompt of a command waiting for `ack`: the stop reason and the
-/// line that says what happened. An error on the persona is the command refused (it is
-/// said, and the prompt ends as a turn does).
-pub fn ended(
-    ack: Ack,
-    event: &Event,
-    root: AgentId,
-    reviewers: &Reviewers,
-) -> Option<(StopReason, String)> {
+/// Whether `event` ends the prompt of a command waiting for `ack`: the line that says
+/// what happened (the prompt then ends as a turn does). An error on the persona is the
+/// command refused.
+pub fn ended(ack: Ack, event: &Event, root: AgentId) -> Option<String> {
     let on_root = event.agent_id == root;
     let line = match (&event.kind, ack) {
-        (EventKind::ReviewFinished { findings, .. }, Ack::Review) => {
-            match reviewers.none_answered() {
-                Some(why) => format!("Review: no reviewer could answer ({why})."),
-                None => review(findings),
-            }
-        }
+        (
+            EventKind::ReviewFinished {
+                findings,
+                unanswered,
+                ..
+            },
+            Ack::Review,
+        ) => match unanswered {
+            Some(why) => format!("Review: no reviewer could answer ({why})."),
+            None => review(findings),
+        },
         (
             EventKind::Compacted {
                 tokens_before,
@@ -235,7 +192,7 @@ pub fn ended(
         (EventKind::Error { message }, _) if on_root => format!("squad: {message}"),
         _ => return None,
     };
-    Some((StopReason::EndTurn, line))
+    Some(line)
 }
 
 /// The findings as Markdown, most severe first (as the review ordered them).
@@ -359,15 +316,11 @@ mod tests {
             agent_id,
             kind,
         };
-        let none = Reviewers::default();
         let set = ev(r, EventKind::ModelSet { model: "m".into() });
-        assert!(ended(Ack::Budget, &set, r, &none).is_none());
+        assert!(ended(Ack::Budget, &set, r).is_none());
         assert_eq!(
-            ended(Ack::Model, &set, r, &none),
-            Some((
-                StopReason::EndTurn,
-                "The persona uses m from now on.".into()
-            ))
+            ended(Ack::Model, &set, r),
+            Some("The persona uses m from now on.".into())
         );
         let worker_error = ev(
             other,
@@ -375,14 +328,14 @@ mod tests {
                 message: "review: x".into(),
             },
         );
-        assert!(ended(Ack::Review, &worker_error, r, &none).is_none());
+        assert!(ended(Ack::Review, &worker_error, r).is_none());
         let refused = ev(
             r,
             EventKind::Error {
                 message: "review: not a git repository".into(),
             },
         );
-        let (_, line) = ended(Ack::Review, &refused, r, &none).unwrap();
+        let line = ended(Ack::Review, &refused, r).unwrap();
         assert!(line.contains("not a git repository"));
         let done = ev(
             r,
@@ -390,23 +343,24 @@ mod tests {
                 target: ReviewTarget::Uncommitted,
                 findings: Vec::new(),
                 dropped: Vec::new(),
+                unanswered: None,
             },
         );
         assert_eq!(
-            ended(Ack::Review, &done, r, &none).unwrap().1,
+            ended(Ack::Review, &done, r).unwrap(),
             "Review: no findings."
         );
-        let mut silent = Reviewers::default();
-        silent.see(&ev(
+        let none_answered = ev(
             r,
-            EventKind::ReviewStarted {
+            EventKind::ReviewFinished {
                 target: ReviewTarget::Uncommitted,
-                reviewers: vec![other],
+                findings: Vec::new(),
+                dropped: Vec::new(),
+                unanswered: Some("review: x".into()),
             },
-        ));
-        silent.see(&worker_error);
+        );
         assert_eq!(
-            ended(Ack::Review, &done, r, &silent).unwrap().1,
+            ended(Ack::Review, &none_answered, r).unwrap(),
             "Review: no reviewer could answer (review: x)."
         );
     }

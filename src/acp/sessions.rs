@@ -4,7 +4,7 @@
 use super::commands::{self, Ack, Command, Ends};
 use super::files::ClientFiles;
 use super::rpc::{Rpc, error, invalid_params};
-use super::updates::{Children, StopReason, Translator};
+use super::updates::{Children, StopReason, Translator, message_chunk};
 use super::{Launcher, mcp, prompt};
 use crate::protocol::{AgentId, Event, EventKind, Op};
 use crate::runtime::SessionHandle;
@@ -246,7 +246,6 @@ impl Server {
             waiting,
             rpc,
             root: info.root_agent,
-            reviewers: commands::Reviewers::default(),
         };
         self.following.spawn(follower.follow(handle));
         Ok((session_id, SessionModeState::new(info.role, modes)))
@@ -275,7 +274,7 @@ impl Server {
                     ends: Ends::Now(line),
                     ..
                 }) => {
-                    session.rpc.update(&session_id, commands::said(&line));
+                    session.rpc.update(&session_id, message_chunk(&line));
                     return Ok(PromptResponse::new(StopReason::EndTurn));
                 }
                 Some(Command { ops, ends }) => match ends {
@@ -385,7 +384,6 @@ struct Follower {
     waiting: Waiting,
     rpc: Rpc,
     root: AgentId,
-    reviewers: commands::Reviewers,
 }
 
 impl Follower {
@@ -410,7 +408,6 @@ impl Follower {
             self.translator.turn.cancelled = true;
         }
         let ended = self.translator.event(ev);
-        self.reviewers.see(ev);
         let Some(ack) = self.waiting.command.lock().ok().and_then(|c| *c) else {
             return ended;
         };
@@ -418,10 +415,10 @@ impl Follower {
         if cancelled && matches!(ev.kind, EventKind::Idle) {
             return Some(StopReason::Cancelled);
         }
-        let (reason, line) = commands::ended(ack, ev, self.root, &self.reviewers)?;
+        let line = commands::ended(ack, ev, self.root)?;
         let session_id = &self.translator.session_id;
-        self.rpc.update(session_id, commands::said(&line));
-        Some(reason)
+        self.rpc.update(session_id, message_chunk(&line));
+        Some(StopReason::EndTurn)
     }
 }
 

@@ -537,7 +537,7 @@ impl Translator {
 }
 
 /// Text of the agent's message, streamed.
-fn message_chunk(text: &str) -> SessionUpdate {
+pub(super) fn message_chunk(text: &str) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)))
 }
 

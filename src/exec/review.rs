@@ -19,10 +19,6 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
         goal: None,
     };
     let mut started = false;
-    // The reviewers, and those that gave no findings: a review none could answer did
-    // not happen, and says so with exit 1.
-    let mut reviewers = Vec::new();
-    let mut silent = std::collections::HashSet::new();
     loop {
         let event = tokio::select! {
             ev = handle.events.recv() => match ev {
@@ -39,20 +35,21 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
             }
         };
         match event.kind {
-            EventKind::ReviewStarted { reviewers: ids, .. } => {
+            EventKind::ReviewStarted { reviewers, .. } => {
                 started = true;
                 if !json {
-                    eprintln!("squad: {} reviewers at work (read-only)", ids.len());
+                    eprintln!("squad: {} reviewers at work (read-only)", reviewers.len());
                 }
-                reviewers = ids;
             }
+            // A review none could answer did not happen, and says so with exit 1.
             EventKind::ReviewFinished {
                 target,
                 findings,
                 dropped,
+                unanswered,
             } => {
                 outcome.final_answer = print(&target, &findings, &dropped, json);
-                if !reviewers.is_empty() && silent.len() == reviewers.len() {
+                if unanswered.is_some() {
                     outcome.failure = Some("no reviewer could answer; see the errors above".into());
                 }
                 break;
@@ -66,12 +63,7 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
                 }
                 eprintln!("squad: {message}");
             }
-            EventKind::Error { message } => {
-                if reviewers.contains(&event.agent_id) && message.starts_with("review:") {
-                    silent.insert(event.agent_id);
-                }
-                eprintln!("squad: {message}");
-            }
+            EventKind::Error { message } => eprintln!("squad: {message}"),
             _ => {}
         }
     }

@@ -406,6 +406,10 @@ pub enum EventKind {
         target: ReviewTarget,
         findings: Vec<ReviewFinding>,
         dropped: Vec<DroppedFinding>,
+        /// Why the review did not happen: no reviewer could answer (the first one's
+        /// error). `None` when one did, or when none was needed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unanswered: Option<String>,
     },
     /// The user set a goal (`spent_usd`: the session's spend then); replay resumes it.
     GoalSet {

@@ -48,16 +48,24 @@ async fn run(session: &Arc<Session>, policies: &Arc<Policies>, target: ReviewTar
     };
     team.emit(root, started);
     let asks = (reviewers.iter().zip(&focuses)).map(|(id, f)| ask(session, *id, f, &reviewed));
-    let (mut found, mut dropped) = (Vec::new(), Vec::new());
-    for (f, d) in futures::future::join_all(asks).await {
-        found.extend(f);
-        dropped.extend(d);
+    let (mut found, mut dropped, mut errors) = (Vec::new(), Vec::new(), Vec::new());
+    for answered in futures::future::join_all(asks).await {
+        match answered {
+            Ok((f, d)) => {
+                found.extend(f);
+                dropped.extend(d);
+            }
+            Err(e) => errors.push(e),
+        }
     }
+    let unanswered =
+        (!reviewers.is_empty() && errors.len() == reviewers.len()).then(|| errors.swap_remove(0));
     let (findings, dropped) = review::conclude(&reviewed, found, dropped).await;
     let finished = EventKind::ReviewFinished {
         target,
         findings,
         dropped,
+        unanswered,
     };
     team.emit(root, finished);
 }
@@ -110,13 +118,13 @@ fn start_reviewer(
 
 /// Gives reviewer `id` its task and reads its findings; an answer that is not the JSON
 /// asked for is sent back once. A reviewer that cannot answer costs an error event and
-/// its findings, never the review.
+/// its findings, never the review; the error is returned.
 async fn ask(
     session: &Session,
     id: AgentId,
     focus: &Focus,
     reviewed: &Reviewed,
-) -> (Vec<ReviewFinding>, Vec<DroppedFinding>) {
+) -> Result<(Vec<ReviewFinding>, Vec<DroppedFinding>), String> {
     let team = &session.team;
     let mut text = review::task(focus, reviewed);
     let mut problem = String::new();
@@ -145,7 +153,7 @@ async fn ask(
         match review::finding::parse_answer(&answer, focus.name) {
             Ok(found) => {
                 team.mark_delivered(id);
-                return found;
+                return Ok(found);
             }
             Err(e) if round == 0 => text = review::correction(&e),
             Err(e) => problem = e,
@@ -156,6 +164,11 @@ async fn ask(
         "review: the {} reviewer gave no findings ({problem})",
         focus.name
     );
-    team.emit(id, EventKind::Error { message });
-    (Vec::new(), Vec::new())
+    team.emit(
+        id,
+        EventKind::Error {
+            message: message.clone(),
+        },
+    );
+    Err(message)
 }

@@ -2,7 +2,9 @@
 
 use crate::protocol::{ApprovalPolicy, ReviewTarget};
 pub use crate::slash::GoalArg;
-use crate::slash::{BUDGET_USAGE, REVIEW_USAGE, parse_budget, parse_goal, parse_review};
+use crate::slash::{
+    BUDGET_USAGE, MODEL_USAGE, REVIEW_USAGE, parse_budget, parse_goal, parse_model, parse_review,
+};
 
 /// What `/approval` takes.
 const APPROVALS: [ApprovalPolicy; 3] = [
@@ -127,9 +129,9 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
             Some(r) if !r.contains(char::is_whitespace) => SlashCommand::Role(r),
             _ => return Some(Err("usage: /role NAME".into())),
         },
-        "/model" => match arg {
-            Some(m) if !m.contains(char::is_whitespace) => SlashCommand::Model(m),
-            _ => return Some(Err("usage: /model NAME".into())),
+        "/model" => match parse_model(arg.as_deref().unwrap_or("")) {
+            Some(m) => SlashCommand::Model(m),
+            None => return Some(Err(MODEL_USAGE.into())),
         },
         "/approval" => match APPROVALS
             .iter()

@@ -547,6 +547,7 @@ impl SessionState {
                 target,
                 findings,
                 dropped,
+                ..
             } => self.review_finished(id, target, findings, dropped, now),
             EventKind::ApprovalSet { approval } => {
                 self.approval = *approval;
