@@ -396,7 +396,7 @@ async fn run_turns(cx: &AgentCx) -> TurnOutcome {
             return outcome;
         }
         let may_continue = continues < MAX_CONTINUES;
-        match (cx.turn_end_with(outcome.end, &outcome.final_text, may_continue)).await {
+        match (cx.turn_end(outcome.end, &outcome.final_text, may_continue)).await {
             AfterTurn::Rest => return outcome,
             AfterTurn::Continue(text) => {
                 continues += 1;

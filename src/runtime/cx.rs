@@ -259,20 +259,10 @@ impl AgentCx {
         Verdict::Pass
     }
 
-    #[cfg(test)]
-    pub async fn turn_end(&self, end: TurnEnd, final_text: &str) -> AfterTurn {
-        self.turn_end_with(end, final_text, true).await
-    }
-
-    /// [`Self::turn_end`]; with `may_continue` false (the turns in a row the layers may add
-    /// are spent) a layer's `Continue` is passed over, and the layers after it still decide:
-    /// a `stop` hook that kept the turn going must not keep the goal's check from running.
-    pub async fn turn_end_with(
-        &self,
-        end: TurnEnd,
-        final_text: &str,
-        may_continue: bool,
-    ) -> AfterTurn {
+    /// With `may_continue` false (the turns in a row the layers may add are spent) a layer's
+    /// `Continue` is passed over, and the layers after it still decide: a `stop` hook that
+    /// kept the turn going must not keep the goal's check from running.
+    pub async fn turn_end(&self, end: TurnEnd, final_text: &str, may_continue: bool) -> AfterTurn {
         for layer in self.layers.0.iter() {
             let said = layer.turn_end(self, end, final_text).await;
             if !may_continue && matches!(said, AfterTurn::Continue(_)) {

@@ -140,7 +140,7 @@ pub struct ToolContext {
 pub enum ToolError {
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Path(#[from] crate::workspace::PathError),
     #[error("{0}")]
     Failed(String),

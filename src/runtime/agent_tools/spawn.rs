@@ -132,12 +132,8 @@ impl AgentTool for SpawnAgent {
         // since the first check. Nothing awaits from here until the worker is counted.
         room(cx, &limits)?;
         let id = launch(cx, &me, worker, task_id, args.isolation, base)?;
-        let left_out = LeftOut {
-            waived,
-            task_id: ignored,
-            only_reporting,
-        };
-        Ok(Done::output(reply(cx, id, &role.name, left_out)))
+        let reply = reply(cx, id, &role.name, waived, ignored, only_reporting);
+        Ok(Done::output(reply))
     }
 }
 
@@ -425,22 +421,16 @@ fn launch(
     Ok(id)
 }
 
-/// What of a spawn did not do what it might seem to.
-struct LeftOut<'a> {
+/// The call's output: the worker, and what of the spawn was left out and why (budgets
+/// waived, a task id not on the board, and with `tools: []` the tools it has all the same).
+fn reply(
+    cx: &Call<'_>,
+    id: AgentId,
+    role: &str,
     waived: Waived,
-    /// A task id that is not on the board.
-    task_id: Option<&'a str>,
-    /// `tools: []`: the tools the worker has all the same.
+    ignored: Option<&str>,
     only_reporting: Option<String>,
-}
-
-/// The call's output: the worker, and what of the spawn was left out and why.
-fn reply(cx: &Call<'_>, id: AgentId, role: &str, left_out: LeftOut<'_>) -> String {
-    let LeftOut {
-        waived,
-        task_id: ignored,
-        only_reporting,
-    } = left_out;
+) -> String {
     let mut out = json!({
         "agent_id": id.to_string(),
         "role_name": role,

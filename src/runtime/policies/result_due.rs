@@ -106,17 +106,18 @@ mod tests {
         let worker = worker(&ts, ts.root);
         let cx = ts.cx(vec![policy(true)], worker);
         assert_eq!(
-            cx.turn_end(TurnEnd::Completed, "done, file written").await,
+            cx.turn_end(TurnEnd::Completed, "done, file written", true)
+                .await,
             AfterTurn::Continue(RESULT_DUE.into())
         );
         assert_eq!(
-            cx.turn_end(TurnEnd::Completed, "done").await,
+            cx.turn_end(TurnEnd::Completed, "done", true).await,
             AfterTurn::Rest
         );
         // Its supervisor's next message is a new ask.
         cx.settle(TurnEnd::Completed).await;
         assert_eq!(
-            cx.turn_end(TurnEnd::Completed, "still words").await,
+            cx.turn_end(TurnEnd::Completed, "still words", true).await,
             AfterTurn::Continue(RESULT_DUE.into())
         );
     }
@@ -135,7 +136,7 @@ mod tests {
             TurnEnd::Cancelled,
             TurnEnd::Error,
         ] {
-            assert_eq!(cx.turn_end(end, "").await, AfterTurn::Rest, "{end:?}");
+            assert_eq!(cx.turn_end(end, "", true).await, AfterTurn::Rest, "{end:?}");
         }
         // A follow-up after its result is answered in words.
         let result = serde_json::json!({"status": "success", "summary": "done"});
@@ -144,7 +145,7 @@ mod tests {
             .set_result(worker, serde_json::from_value(result).unwrap());
         cx.settle(TurnEnd::Returned).await;
         assert_eq!(
-            cx.turn_end(TurnEnd::Completed, "yes, it handles empty input")
+            cx.turn_end(TurnEnd::Completed, "yes, it handles empty input", true)
                 .await,
             AfterTurn::Rest
         );
@@ -163,7 +164,8 @@ mod tests {
         let reviewer = ts.add_with(new);
         let cx = ts.cx(vec![policy(true)], reviewer);
         assert_eq!(
-            cx.turn_end(TurnEnd::Completed, "1. src/a.rs:3 high").await,
+            cx.turn_end(TurnEnd::Completed, "1. src/a.rs:3 high", true)
+                .await,
             AfterTurn::Rest
         );
     }
@@ -174,20 +176,22 @@ mod tests {
         let ts = TestSession::new(dir.path(), Parts::default());
         let persona = ts.cx(vec![policy(true)], ts.root);
         assert_eq!(
-            persona.turn_end(TurnEnd::Completed, "hi").await,
+            persona.turn_end(TurnEnd::Completed, "hi", true).await,
             AfterTurn::Rest
         );
         let worker = worker(&ts, ts.root);
         let off = ts.cx(vec![policy(false)], worker);
         assert_eq!(
-            off.turn_end(TurnEnd::Completed, "done").await,
+            off.turn_end(TurnEnd::Completed, "done", true).await,
             AfterTurn::Rest
         );
         // A worker that supervises rests until its own worker's result wakes it.
         let _grandchild = ts.add(worker, Budget::default());
         let supervising = ts.cx(vec![policy(true)], worker);
         assert_eq!(
-            supervising.turn_end(TurnEnd::Completed, "waiting").await,
+            supervising
+                .turn_end(TurnEnd::Completed, "waiting", true)
+                .await,
             AfterTurn::Rest
         );
     }

@@ -124,12 +124,15 @@ async fn the_first_layer_that_asks_to_go_on_after_a_turn_decides_as_at_every_poi
         ts.root,
     );
     assert_eq!(
-        cx.turn_end(End::Completed, "done").await,
+        cx.turn_end(End::Completed, "done", true).await,
         AfterTurn::Continue("first".into())
     );
     assert_eq!(*asked.lock().unwrap(), ["a", "b"]);
     let bare = ts.cx(Vec::new(), ts.root);
-    assert_eq!(bare.turn_end(End::Completed, "").await, AfterTurn::Rest);
+    assert_eq!(
+        bare.turn_end(End::Completed, "", true).await,
+        AfterTurn::Rest
+    );
 }
 
 /// A layer that sends the agent on with the goal's kind of message.
@@ -159,11 +162,11 @@ async fn with_the_continues_spent_a_layers_continue_is_passed_over_and_the_next_
         ts.root,
     );
     assert_eq!(
-        cx.turn_end_with(End::Completed, "", true).await,
+        cx.turn_end(End::Completed, "", true).await,
         AfterTurn::Continue("once more".into())
     );
     assert_eq!(
-        cx.turn_end_with(End::Completed, "", false).await,
+        cx.turn_end(End::Completed, "", false).await,
         AfterTurn::Pursue("the goal".into())
     );
     assert_eq!(*asked.lock().unwrap(), ["hook", "hook", "quiet"]);

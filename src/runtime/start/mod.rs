@@ -29,9 +29,9 @@ pub enum RuntimeError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{0}")]
+    #[error(transparent)]
     Role(#[from] crate::roles::RoleError),
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] crate::session::StoreError),
     #[error("cannot open the session log {path}: {source}")]
     Log {

@@ -37,7 +37,7 @@ async fn without_a_goal_the_layer_never_intervenes() {
     let cx = ts.cx(vec![Box::new(GoalPolicy(goals))], ts.root);
     ts.kinds();
     for end in [TurnEnd::Completed, TurnEnd::MaxTokens, TurnEnd::Error] {
-        assert_eq!(cx.turn_end(end, "done").await, AfterTurn::Rest);
+        assert_eq!(cx.turn_end(end, "done", true).await, AfterTurn::Rest);
     }
     assert!(ts.kinds().is_empty());
 }
@@ -52,14 +52,14 @@ async fn a_failing_check_sends_the_persona_on_until_it_passes() {
         .set(&ts.session.team, Some(goal("grep -q fixed state.txt", 10)))
         .unwrap();
     std::fs::write(dir.path().join("state.txt"), "broken\n").unwrap();
-    let AfterTurn::Pursue(message) = cx.turn_end(TurnEnd::Completed, "done").await else {
+    let AfterTurn::Pursue(message) = cx.turn_end(TurnEnd::Completed, "done", true).await else {
         panic!("a failing check goes on");
     };
     assert!(message.contains("make state.txt say fixed"), "{message}");
     assert!(message.contains("check 1/10"), "{message}");
     std::fs::write(dir.path().join("state.txt"), "fixed\n").unwrap();
     assert_eq!(
-        cx.turn_end(TurnEnd::Completed, "done").await,
+        cx.turn_end(TurnEnd::Completed, "done", true).await,
         AfterTurn::Rest
     );
     let kinds = ts.kinds();
@@ -69,7 +69,10 @@ async fn a_failing_check_sends_the_persona_on_until_it_passes() {
     assert_eq!((c[1].turn, c[1].passed), (2, true));
     assert_eq!(ended(&kinds), Some(GoalEnd::Met));
     // Met: the next turn ends as any turn does.
-    assert_eq!(cx.turn_end(TurnEnd::Completed, "").await, AfterTurn::Rest);
+    assert_eq!(
+        cx.turn_end(TurnEnd::Completed, "", true).await,
+        AfterTurn::Rest
+    );
     assert!(ts.kinds().is_empty());
 }
 
@@ -83,10 +86,13 @@ async fn the_budget_of_turns_ends_the_goal() {
         .set(&ts.session.team, Some(goal("echo no; exit 3", 2)))
         .unwrap();
     assert!(matches!(
-        cx.turn_end(TurnEnd::Completed, "").await,
+        cx.turn_end(TurnEnd::Completed, "", true).await,
         AfterTurn::Pursue(_)
     ));
-    assert_eq!(cx.turn_end(TurnEnd::Completed, "").await, AfterTurn::Rest);
+    assert_eq!(
+        cx.turn_end(TurnEnd::Completed, "", true).await,
+        AfterTurn::Rest
+    );
     let kinds = ts.kinds();
     let c = checks(&kinds);
     assert_eq!(c.len(), 2);
@@ -106,16 +112,19 @@ async fn a_stopped_turn_and_workers_are_not_checked_and_a_clear_stops_the_goal()
     let session = ts.session.clone();
     let team = &session.team;
     goals.set(team, Some(goal("false", 5))).unwrap();
-    assert_eq!(cx.turn_end(TurnEnd::Error, "").await, AfterTurn::Rest);
+    assert_eq!(cx.turn_end(TurnEnd::Error, "", true).await, AfterTurn::Rest);
     assert_eq!(
-        worker_cx.turn_end(TurnEnd::Completed, "").await,
+        worker_cx.turn_end(TurnEnd::Completed, "", true).await,
         AfterTurn::Rest
     );
     assert!(checks(&ts.kinds()).is_empty());
     goals.set(team, None).unwrap();
     assert_eq!(ended(&ts.kinds()), Some(GoalEnd::Stopped));
     assert!(goals.set(team, None).is_err(), "nothing left to clear");
-    assert_eq!(cx.turn_end(TurnEnd::Completed, "").await, AfterTurn::Rest);
+    assert_eq!(
+        cx.turn_end(TurnEnd::Completed, "", true).await,
+        AfterTurn::Rest
+    );
 }
 
 #[test]
@@ -185,7 +194,7 @@ async fn with_rules_the_projects_checks_must_pass_too() {
         ..goal("true", 3)
     };
     goals.set(&ts.session.team, Some(goal)).unwrap();
-    let AfterTurn::Pursue(message) = cx.turn_end(TurnEnd::Completed, "").await else {
+    let AfterTurn::Pursue(message) = cx.turn_end(TurnEnd::Completed, "", true).await else {
         panic!("the rule fails");
     };
     assert!(
