@@ -207,18 +207,7 @@ pub fn transcript(body: &Value) -> Vec<(String, String)> {
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let mut tries = 0;
     loop {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "Test User")
-            .env("GIT_AUTHOR_EMAIL", "test@example.com")
-            .env("GIT_COMMITTER_NAME", "Test User")
-            .env("GIT_COMMITTER_EMAIL", "test@example.com")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_INDEX_FILE")
-            .env_remove("GIT_WORK_TREE")
-            .output()
-            .expect("git runs");
+        let out = git_output(dir, args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let met_squads_git = (stderr.contains(".lock") && stderr.contains("File exists"))
             || (stderr.contains("failed to read") && stderr.contains("/worktrees/"));
@@ -230,4 +219,20 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         assert!(out.status.success(), "git {args:?} failed: {stderr}");
         return String::from_utf8_lossy(&out.stdout).into_owned();
     }
+}
+
+/// git in `dir` with its identity in the environment, whatever its exit code.
+pub fn git_output(dir: &Path, args: &[&str]) -> Output {
+    std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Test User")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test User")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .expect("git runs")
 }
