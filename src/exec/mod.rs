@@ -15,7 +15,7 @@ use std::io::Write;
 
 pub use summary::summary_table;
 
-/// Exit codes of `squad exec` (documented in the README, kept by tests/exec.rs).
+/// Exit codes of `squad exec` (documented in docs/usage.md, kept by tests/exec.rs).
 pub mod exit {
     /// The run finished.
     pub const DONE: u8 = 0;
