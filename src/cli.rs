@@ -38,6 +38,10 @@ pub enum Command {
     Skills,
     /// List saved sessions, newest first.
     Sessions,
+    /// Merge a worker's change that was kept unmerged on its branch `squad/<id>` (its
+    /// result did not pass its checks, or it ended without one) into the workspace, on
+    /// purpose. Exit 0 merged, 1 conflict or nothing to merge.
+    Merge(MergeArgs),
     /// MCP servers (`[mcp_servers.NAME]` in the config).
     Mcp {
         #[command(subcommand)]
@@ -56,6 +60,17 @@ pub enum Command {
     Sandbox(SandboxArgs),
     /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, …).
     Acp,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The worker: its id or the first characters of it (as the tree and the notice
+    /// show it), its branch `squad/<id>`, or its role when one worker alone has it.
+    pub worker: String,
+
+    /// The session the worker belongs to: its id (or a unique prefix) or `last`.
+    #[arg(long, value_name = "ID", default_value = "last")]
+    pub session: String,
 }
 
 #[derive(Debug, Args)]

@@ -198,6 +198,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(outcome.exit_code()))
             })
         }
+        Some(Command::Merge(args)) => {
+            let mut common = cli.common.clone();
+            common.resume = Some(args.session.clone());
+            runtime()?.block_on(async {
+                let opts = session_options(&common, workspace, &dirs, false)?;
+                let handle = start_session(opts).await?;
+                let outcome = tokio::spawn(squad::exec::merge::run(handle, args.worker))
+                    .await
+                    .context("the merge front end stopped")?;
+                if let Some(reason) = &outcome.failure {
+                    eprintln!("squad: {}", one_line(reason));
+                }
+                Ok(ExitCode::from(outcome.exit_code()))
+            })
+        }
         Some(Command::Review(args)) => {
             let rt = runtime()?;
             rt.block_on(async {

@@ -7,6 +7,8 @@ use crate::protocol::{Goal, ReviewTarget};
 pub const REVIEW_USAGE: &str = "usage: /review [uncommitted | base BRANCH | commit SHA]";
 pub const BUDGET_USAGE: &str = "usage: /budget USD (e.g. /budget 5), or /budget off";
 pub const MODEL_USAGE: &str = "usage: /model NAME";
+pub const MERGE_USAGE: &str =
+    "usage: /merge WORKER (its id, a prefix of it, or its role): merges its unmerged change";
 
 /// What `/model` takes: one name.
 pub fn parse_model(arg: &str) -> Option<String> {

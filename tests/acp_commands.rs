@@ -54,7 +54,10 @@ async fn the_commands_are_offered_after_the_session_opens() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["goal", "review", "compact", "budget", "model"]);
+    assert_eq!(
+        names,
+        ["goal", "review", "compact", "budget", "model", "merge"]
+    );
     let goal = &offered["params"]["update"]["availableCommands"][0];
     assert_eq!(goal["input"]["hint"], "TEXT --check CMD", "{goal}");
     // The session's answer came first: the client knew the session it is about.

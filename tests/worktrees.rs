@@ -2,9 +2,10 @@
 //! real HTTP client against the mock server, on temporary git repositories that hold the
 //! user's uncommitted and untracked changes. Workers write in their worktrees while they
 //! run; their changes reach the workspace by merges when their results go up; a conflict
-//! leaves the workspace as it was and a follow-up redoes the change; a despawned worker
-//! leaves nothing behind; outside git, file leases keep workers apart. Every git command
-//! here carries its identity in the environment: no global git configuration is needed.
+//! leaves the workspace as it was and a follow-up redoes the change; a despawned worker's
+//! change is kept on its branch until the user merges it; outside git, file leases keep
+//! workers apart. Every git command here carries its identity in the environment: no
+//! global git configuration is needed.
 
 // Test harness code: a panic is how it reports a broken setup.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -400,7 +401,7 @@ async fn the_same_line_twice_merges_the_first_reports_the_second_and_a_redo_merg
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_despawned_worker_leaves_no_worktree_branch_or_change() {
+async fn a_despawned_workers_change_is_kept_on_its_branch_and_merges_on_purpose() {
     let mock = MockServer::start().await;
     let sb = repo();
     mock.set_responder(|body| {
@@ -448,17 +449,47 @@ async fn a_despawned_worker_leaves_no_worktree_branch_or_change() {
         e.agent_id == worker && matches!(e.kind, EventKind::WorktreeRemoved { .. })
     })
     .await;
-    assert!(matches!(
-        removed.kind,
-        EventKind::WorktreeRemoved {
-            discarded: true,
-            ..
-        }
-    ));
+    assert!(
+        matches!(
+            removed.kind,
+            EventKind::WorktreeRemoved {
+                discarded: false,
+                kept: true,
+                ..
+            }
+        ),
+        "{removed:?}"
+    );
     assert!(!path.exists(), "its worktree is gone");
-    assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
     assert!(!git(sb.ws(), &["worktree", "list"]).contains(&worker.short()));
+    // Its change did not pass its checks: not merged, kept on its branch, the tree told.
     assert!(!sb.ws().join("gone.txt").exists());
+    let kept = git(sb.ws(), &["show", &format!("{branch}:gone.txt")]);
+    assert_eq!(kept.trim(), "never merged");
+    assert!(
+        seen.iter().any(|e| e.agent_id == worker
+            && matches!(&e.kind, EventKind::MergeReport(r)
+                if r.state == ::squad::protocol::MergeState::FailedChecks && r.note.contains(&branch))),
+        "a failed_checks report naming the branch"
+    );
+    assert_users_work_intact(&sb);
+
+    // The user merges it on purpose (`/merge`): from the branch, which then goes.
+    h.ops
+        .send(Op::MergeWorker {
+            worker: worker.short(),
+        })
+        .unwrap();
+    let merged = next_event(&mut h, &mut seen, |e| {
+        e.agent_id == worker && matches!(e.kind, EventKind::Merged { .. })
+    })
+    .await;
+    assert!(
+        matches!(&merged.kind, EventKind::Merged { files, record: Some(_) } if files == &["gone.txt"]),
+        "{merged:?}"
+    );
+    assert_eq!(sb.read("gone.txt"), "never merged\n");
+    assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
     assert_users_work_intact(&sb);
 }
 

@@ -14,7 +14,7 @@ use agent_client_protocol::v1::schema::{
 };
 
 /// Name, what it does, the hint for its input (`None`: it takes none).
-const COMMANDS: [(&str, &str, Option<&str>); 5] = [
+const COMMANDS: [(&str, &str, Option<&str>); 6] = [
     (
         "goal",
         "Work until a check passes: TEXT --check CMD [--rules] [--turns N] [--budget USD]; \
@@ -38,6 +38,11 @@ const COMMANDS: [(&str, &str, Option<&str>); 5] = [
         Some("USD or off"),
     ),
     ("model", "The persona's model from now on", Some("MODEL")),
+    (
+        "merge",
+        "Merge a worker's change kept unmerged (it failed its checks) on purpose",
+        Some("WORKER (its id or role)"),
+    ),
 ];
 
 /// What the client is told the session takes.
@@ -70,6 +75,7 @@ pub enum Ack {
     Budget,
     Model,
     GoalCleared,
+    Merge,
 }
 
 /// How a command's prompt ends.
@@ -139,6 +145,15 @@ pub fn parse(text: &str, root: AgentId) -> Option<Command> {
             Some(limit_usd) => Command::ack(Op::SetSessionBudget { limit_usd }, Ack::Budget),
             None => Command::refused(slash::BUDGET_USAGE),
         },
+        "merge" => match arg {
+            "" => Command::refused(slash::MERGE_USAGE),
+            worker => Command::ack(
+                Op::MergeWorker {
+                    worker: worker.to_string(),
+                },
+                Ack::Merge,
+            ),
+        },
         _ => match slash::parse_model(arg) {
             Some(model) => Command::ack(Op::SetModel { model }, Ack::Model),
             None => Command::refused(slash::MODEL_USAGE),
@@ -189,6 +204,19 @@ pub fn ended(ack: Ack, event: &Event, root: AgentId) -> Option<String> {
             format!("The persona uses {model} from now on.")
         }
         (EventKind::GoalEnded { .. }, Ack::GoalCleared) => "The goal is stopped.".to_string(),
+        (EventKind::Merged { files, .. }, Ack::Merge) => format!(
+            "Merged the change of worker {} into the workspace: {}.",
+            event.agent_id.short(),
+            files.join(", ")
+        ),
+        (EventKind::MergeConflict { conflicts }, Ack::Merge) => {
+            let each: Vec<String> = conflicts.iter().map(ToString::to_string).collect();
+            format!(
+                "The change of worker {} conflicts with the workspace; nothing was merged:\n- {}",
+                event.agent_id.short(),
+                each.join("\n- ")
+            )
+        }
         (EventKind::Error { message }, _) if on_root => format!("squad: {message}"),
         _ => return None,
     };
@@ -239,7 +267,10 @@ mod tests {
         for name in &names {
             assert!(parse(&format!("/{name}"), r).is_some(), "{name}");
         }
-        assert_eq!(names, ["goal", "review", "compact", "budget", "model"]);
+        assert_eq!(
+            names,
+            ["goal", "review", "compact", "budget", "model", "merge"]
+        );
     }
 
     #[test]
@@ -293,6 +324,7 @@ mod tests {
             "/budget -3",
             "/model",
             "/model a b",
+            "/merge",
         ] {
             let Some(Command {
                 ops,

@@ -2,6 +2,7 @@
 //! is idle, and prints either the final answer (text) or every event (JSON lines).
 
 mod board;
+pub mod merge;
 mod progress;
 pub mod review;
 mod summary;

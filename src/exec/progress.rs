@@ -237,6 +237,13 @@ impl Progress {
                     300
                 )
             )),
+            EventKind::MergeReport(r) if r.state == crate::protocol::MergeState::FailedChecks => {
+                Some(format!(
+                    "✗ [{}] unmerged (failed checks): {}",
+                    self.who(id),
+                    clip(&r.note, 400)
+                ))
+            }
             EventKind::StaleWorktreesRemoved {
                 worktrees,
                 kept_branches,

@@ -121,7 +121,7 @@ pub fn text(findings: &[ReviewFinding]) -> String {
 
 /// Ends the session and waits for its last event, so the log is complete; in text mode
 /// the per-agent table (what each reviewer cost) goes to stderr, as `exec`'s does.
-async fn shut_down(handle: &mut SessionHandle, table: bool) {
+pub(super) async fn shut_down(handle: &mut SessionHandle, table: bool) {
     let _ = handle.ops.send(Op::Shutdown);
     let wait = async {
         while let Some(ev) = handle.events.recv().await {

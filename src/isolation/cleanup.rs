@@ -132,18 +132,22 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
     removed
 }
 
-/// Commits what the worker left in its worktree onto its branch; true if there was
-/// anything. squad's own identity, no hooks and no signing: it is a record of the
+/// Commits what the worker left in its worktree onto its branch; true if the branch then
+/// holds a change (committed now, or kept there before because it failed its checks, see
+/// `keep.rs`). squad's own identity, no hooks and no signing: it is a record of the
 /// worker's files, not the user's commit.
 fn keep_change(seal: &Seal, session: &str) -> bool {
     let git = Git::worktree(seal);
+    let base = std::fs::read_to_string(super::base::base_file(&seal.work_tree))
+        .ok()
+        .map(|b| b.trim().to_string());
     let changed = git
         .run(&["status", "--porcelain", "--untracked-files=all"])
         .is_ok_and(|out| !out.is_empty());
     if !changed {
-        return false;
+        return super::keep::holds_change(git, base.as_deref());
     }
-    let message = format!("squad: unmerged change of a worker of session {session}");
+    let message = super::keep::stale_message(session, base.as_deref());
     git.run(&["add", "-A"]).is_ok()
         && git
             .run(&[

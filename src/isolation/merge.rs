@@ -160,23 +160,43 @@ pub fn merge_into_workspace(
     if tree_of(&repo.top, &wt.base)? == theirs.tree {
         return Ok(MergeOutcome::Unchanged);
     }
+    let merged = merge_commit(repo, &wt.base, &theirs.commit, scratch)?;
+    if matches!(merged, MergeOutcome::Merged { .. }) {
+        // Keep the worktree's own view in step: HEAD and index at what was merged.
+        Git::worktree(&wt.seal).run(&["reset", "--quiet", &theirs.commit])?;
+        wt.set_base(theirs.commit.clone())?;
+    }
+    Ok(merged)
+}
+
+/// Merges commit `theirs`, measured from `base`, into the workspace as it is now: a
+/// worktree's snapshot, or a change kept on its branch (`keep.rs`).
+pub(crate) fn merge_commit(
+    repo: &Repo,
+    base: &str,
+    theirs: &str,
+    scratch: &Path,
+) -> Result<MergeOutcome, IsolationError> {
     for _ in 0..ATTEMPTS {
-        let m = merge_trees(repo, wt, theirs.clone(), scratch)?;
-        if !m.clean {
-            let conflicts = m.result.conflicts(&repo.top, &labels(wt, &m))?;
+        let ours = snapshot::take(&repo.top, &repo.index, scratch)?;
+        let (clean, result) = merge_tree(&repo.top, base, &ours.commit, theirs, scratch)?;
+        if !clean {
+            let labels = [
+                (ours.commit.as_str(), "the workspace"),
+                (theirs, "the worker's change"),
+                (base, "the worker's starting point"),
+            ];
+            let conflicts = result.conflicts(&repo.top, &labels)?;
             return Ok(MergeOutcome::Conflict { conflicts });
         }
-        let changes = changes(&repo.top, &m.ours.commit, &m.result.tree)?;
+        let changes = changes(&repo.top, &ours.commit, &result.tree)?;
         if !unchanged_since(&repo.top, &changes)? {
             // The user (or a shared worker) wrote one of these files meanwhile: merge
             // again against what is there now rather than overwrite it.
             continue;
         }
-        apply(&repo.top, &m.result.tree, &changes, scratch)?;
-        let record = record(&repo.top, &m.ours.commit, &m.result.tree)?;
-        // Keep the worktree's own view in step: HEAD and index at what was merged.
-        Git::worktree(&wt.seal).run(&["reset", "--quiet", &m.theirs.commit])?;
-        wt.set_base(m.theirs.commit.clone())?;
+        apply(&repo.top, &result.tree, &changes, scratch)?;
+        let record = record(&repo.top, &ours.commit, &result.tree)?;
         let files = changes.into_iter().map(|c| c.path).collect();
         return Ok(MergeOutcome::Merged { files, record });
     }

@@ -2,7 +2,8 @@
 //! worker gets its own worktree (`worktree`), made from its base (`base`: the workspace
 //! as it was when the worker was spawned, a `snapshot`), and its change comes back through a three-way merge (`merge`,
 //! `conflicts`) one worker at a time (`queue`), or is redone on the current state after a
-//! conflict (`redo`); `worktrees` ties these to agents for the runtime. Outside a
+//! conflict (`redo`), or kept unmerged on its branch when it did not pass its checks
+//! (`keep`, merged later only on the user's word); `worktrees` ties these to agents for the runtime. Outside a
 //! repository workers share the workspace under file leases (`leases`). Worktrees live
 //! under squad's data dir (`session_dir`), and those of sessions that no longer run are
 //! removed at start (`cleanup`).
@@ -22,6 +23,7 @@ mod diff;
 mod fill;
 mod first_write;
 mod git;
+mod keep;
 mod leases;
 mod line_merge;
 mod merge;

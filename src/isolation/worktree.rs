@@ -336,4 +336,11 @@ impl Worktree {
         self.seal.check()?;
         remove(repo_top, &self.path, Some(&self.branch))
     }
+
+    /// Removes the worktree and its files but keeps its branch, which holds the worker's
+    /// change (see `keep.rs`).
+    pub fn remove_keeping_branch(&self, repo_top: &Path) -> Result<(), IsolationError> {
+        self.seal.check()?;
+        remove(repo_top, &self.path, None)
+    }
 }

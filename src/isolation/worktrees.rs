@@ -13,6 +13,7 @@ use super::base::{Base, Bases};
 use super::conflicts::Conflict;
 use super::diff::{self, DiffSummary};
 use super::fill::Fill;
+use super::keep;
 use super::merge::{self, MergeOutcome};
 use super::queue::MergeQueue;
 use super::redo;
@@ -446,9 +447,38 @@ impl Worktrees {
             .await?
     }
 
-    /// Removes the worker's worktree and branch (its change was merged or discarded).
-    /// False when it had none.
-    pub async fn remove(&self, agent: AgentId) -> Result<bool, IsolationError> {
+    /// Commits the worker's change onto its branch `squad/<short id>` (its files stay as
+    /// they are), so that it outlives the worktree; `why` goes in the commit's message.
+    /// False when it changed nothing.
+    pub async fn keep(&self, agent: AgentId, why: String) -> Result<bool, IsolationError> {
+        self.ready(agent).await?;
+        let (wt, scratch) = (self.get(agent)?, self.session.scratch.clone());
+        blocking(move || keep::keep_in_worktree(&crate::sync::lock(&wt), &scratch, &why)).await
+    }
+
+    /// Merges the change kept on `branch` (its worktree is gone) into the workspace, in
+    /// the merge queue; the branch goes once merged. `None`: there is no such branch.
+    pub async fn merge_kept(&self, branch: String) -> Result<Option<MergeOutcome>, IsolationError> {
+        let (repo, scratch) = (self.repo.clone(), self.session.scratch.clone());
+        let bases = self.bases.clone();
+        self.queue
+            .run(move || {
+                let merged = keep::merge_kept(&repo, &branch, &scratch);
+                if matches!(&merged, Ok(Some(MergeOutcome::Merged { files, .. })) if !files.is_empty()) {
+                    bases.changed();
+                }
+                merged
+            })
+            .await?
+    }
+
+    /// Removes the worker's worktree; its branch too, unless `keep_branch` (it holds the
+    /// worker's unmerged change, see [`Worktrees::keep`]). False when it had none.
+    pub async fn remove_keeping(
+        &self,
+        agent: AgentId,
+        keep_branch: bool,
+    ) -> Result<bool, IsolationError> {
         // Not under a fill's git; a worktree that could not be filled goes all the same.
         let _ = self.ready(agent).await;
         crate::sync::lock(&self.fills).remove(&agent);
@@ -456,12 +486,27 @@ impl Worktrees {
             return Ok(false);
         };
         let (repo, kept) = (self.repo.clone(), wt.clone());
-        if let Err(e) = blocking(move || crate::sync::lock(&wt).remove(&repo.top)).await {
+        let removed = blocking(move || {
+            let wt = crate::sync::lock(&wt);
+            if keep_branch {
+                wt.remove_keeping_branch(&repo.top)
+            } else {
+                wt.remove(&repo.top)
+            }
+        })
+        .await;
+        if let Err(e) = removed {
             // Still there (a worktree whose metadata a worker changed is kept): still known.
             crate::sync::lock(&self.by_agent).insert(agent, kept);
             return Err(e);
         }
         Ok(true)
+    }
+
+    /// Removes the worker's worktree and branch (its change was merged or discarded).
+    /// False when it had none.
+    pub async fn remove(&self, agent: AgentId) -> Result<bool, IsolationError> {
+        self.remove_keeping(agent, false).await
     }
 
     fn get(&self, agent: AgentId) -> Result<Shared, IsolationError> {

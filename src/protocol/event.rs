@@ -327,10 +327,14 @@ pub enum EventKind {
     MergeConflict {
         conflicts: Vec<ConflictFile>,
     },
-    /// The worker's worktree and branch are gone: its change was merged, or `discarded`.
+    /// The worker's worktree is gone: its change was merged, `discarded` (logs from before
+    /// changes were kept), or `kept` unmerged on `branch` for the user to merge on purpose
+    /// (`Op::MergeWorker`); otherwise the branch is gone too.
     WorktreeRemoved {
         branch: String,
         discarded: bool,
+        #[serde(default)]
+        kept: bool,
     },
     /// The answer to `Op::ShowDiff` (live only): the worker's change as a unified diff.
     Diff {

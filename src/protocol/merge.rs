@@ -85,6 +85,9 @@ pub struct MergeRecord {
     pub after: String,
 }
 
+/// How an `error` answering `Op::MergeWorker` starts: the merge was refused.
+pub const MERGE_REFUSED: &str = "merge:";
+
 /// Where a worker's change stands, as the tree shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -95,6 +98,9 @@ pub enum MergeState {
     Conflict,
     /// Merged, then taken back out by the user (`/undo`).
     Undone,
+    /// Not merged because the worker ended without a result that passed its checks: kept
+    /// on its branch `squad/<short id>` until the user merges it on purpose (`/merge`).
+    FailedChecks,
 }
 
 impl MergeState {
@@ -104,12 +110,13 @@ impl MergeState {
             Self::Merged => "merged",
             Self::Conflict => "conflict",
             Self::Undone => "undone",
+            Self::FailedChecks => "unmerged (failed checks)",
         }
     }
 
     /// A change that is not in the workspace.
     pub fn unmerged(self) -> bool {
-        matches!(self, Self::Pending | Self::Conflict)
+        matches!(self, Self::Pending | Self::Conflict | Self::FailedChecks)
     }
 }
 

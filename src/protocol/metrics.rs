@@ -16,10 +16,11 @@ pub struct TaskMetrics {
     /// Tasks given to the worker: its first message and each follow-up after a result.
     pub started: u64,
     /// Finished with a successful result that passed its checks (or an answer without
-    /// `return_results`).
+    /// `return_results`, unless a check had failed or its change was kept unmerged).
     pub completed: u64,
     /// Finished otherwise: an honest failure or partial result, failed checks after the
-    /// last correction, an error, or the iteration limit.
+    /// last correction (or a correction answered without a result), a change kept unmerged
+    /// because it did not pass its checks, an error, or the iteration limit.
     pub failed: u64,
     /// Correction rounds: results sent back to the worker.
     pub corrections: u64,
@@ -200,6 +201,7 @@ impl TaskTally {
                 | EventKind::AgentStatus { .. }
                 | EventKind::Despawned { .. }
                 | EventKind::Released
+                | EventKind::MergeReport(_)
         );
         if !relevant {
             return;
@@ -221,6 +223,7 @@ impl TaskTally {
                 });
                 t.metrics.started += 1;
                 t.result_ok = None;
+                t.verdict_passed = None;
                 t.last_end = None;
             }
             EventKind::Verification(v) => {
@@ -246,6 +249,10 @@ impl TaskTally {
                     .or(result.verification.as_ref().map(|v| v.passed));
                 t.result_ok = Some(result.status == ResultStatus::Success && passed != Some(false));
             }
+            // A change kept unmerged did not pass its checks: the task failed.
+            EventKind::MergeReport(r) if r.state == super::MergeState::FailedChecks => {
+                t.result_ok = Some(false);
+            }
             EventKind::TurnFinished { end } => t.last_end = Some(*end),
             EventKind::AgentStatus { status, .. } => match status {
                 S::Completed => t.finish(t.result_ok.unwrap_or(true), now),
@@ -254,7 +261,12 @@ impl TaskTally {
                     // Interrupted: the task goes on with the next message.
                     Some(TurnEnd::Interrupted) => {}
                     Some(TurnEnd::MaxIterations | TurnEnd::Error) => t.finish(false, now),
-                    _ => t.finish(true, now),
+                    // An answer after a failed check (no result passed), or a change kept
+                    // unmerged, is no success.
+                    _ => {
+                        let ok = t.result_ok.unwrap_or(true) && t.verdict_passed != Some(false);
+                        t.finish(ok, now);
+                    }
                 },
                 S::Cancelled => t.open = None,
                 // Paused or cut off by the end of the process: the task goes on.

@@ -27,8 +27,8 @@ pub use goal::{DEFAULT_GOAL_TURNS, GOAL_REFUSED, Goal, GoalCheck, GoalEnd, GoalT
 pub use ids::AgentId;
 pub use item::{HistoryItem, Reasoning, ToolCall};
 pub use merge::{
-    ConflictFile, ConflictHunk, DiffStat, LineRange, MergeRecord, MergeReport, MergeState,
-    stale_worktrees_message,
+    ConflictFile, ConflictHunk, DiffStat, LineRange, MERGE_REFUSED, MergeRecord, MergeReport,
+    MergeState, stale_worktrees_message,
 };
 pub use metrics::{TaskMetrics, TaskRates, TaskTally};
 pub use notice::{MessageKind, Priority};

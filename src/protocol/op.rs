@@ -91,6 +91,12 @@ pub enum Op {
         #[serde(default)]
         force: bool,
     },
+    /// Merge a worker's change on purpose (`/merge`, `squad merge`, ACP's `/merge`): one
+    /// kept unmerged because it did not pass its checks (or any change still in its
+    /// worktree). `worker` is its id, a unique prefix of it, or its role when only one
+    /// worker has it. Answered by `merged` or `merge_conflict` on the worker, or an
+    /// `error` on the persona starting `merge:`.
+    MergeWorker { worker: String },
     /// Review a change read-only (`/review`, `squad review`): reviewer workers, one per
     /// focus, in parallel; answered by `review_started`, then `review_finished` (or an
     /// `error` when there is nothing to review with).

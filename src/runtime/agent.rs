@@ -106,7 +106,10 @@ impl Host for AgentCx {
 
     async fn check_result(&self, result: &AgentResult) -> Checked {
         let start = |new: NewAgent| start_agent(self.session(), self.policies(), new);
-        verification::check(self, &start, self.id(), result, self.cancel()).await
+        let checked = verification::check(self, &start, self.id(), result, self.cancel()).await;
+        // Its change merges at the end of its turn only after a verdict that passed.
+        self.session().isolation.note_checked(self.id(), &checked);
+        checked
     }
 }
 

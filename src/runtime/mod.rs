@@ -23,6 +23,7 @@ mod inbox;
 mod loops_tests;
 mod mcp;
 mod memory;
+mod merge_worker;
 mod model_call;
 mod ops;
 mod persona;

@@ -67,7 +67,8 @@ fn serve(session: &Arc<Session>, op: Op) {
         | Op::RunCommand { .. }
         | Op::ListCheckpoints
         | Op::Rewind { .. }
-        | Op::UndoMerge { .. }) => {
+        | Op::UndoMerge { .. }
+        | Op::MergeWorker { .. }) => {
             answer(session, op);
             None
         }
@@ -94,6 +95,7 @@ fn answer(session: &Arc<Session>, op: Op) {
         Op::ShowDiff { agent_id } => show_diff(session, agent_id),
         Op::ListFiles => list_files(session),
         Op::RunCommand { command } => super::user_command::serve(session, command),
+        Op::MergeWorker { worker } => super::merge_worker::serve(session, worker),
         other => super::rewind::serve(session, other),
     }
 }

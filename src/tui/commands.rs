@@ -60,6 +60,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/undo",
         "take the selected worker's merged change back out (u in the tree)",
     ),
+    (
+        "/merge",
+        "merge a worker's change kept unmerged (failed checks) on purpose (/merge [WORKER])",
+    ),
     ("/new", "start a new session"),
     ("/resume", "resume an earlier session"),
     ("/help", "keys and commands"),
@@ -88,6 +92,8 @@ pub enum SlashCommand {
     Goal(GoalArg),
     Rewind,
     Undo,
+    /// `/merge WORKER`; without one, the worker shown.
+    Merge(Option<String>),
     New,
     Resume(Option<String>),
     Help,
@@ -168,6 +174,7 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
         },
         "/rewind" => SlashCommand::Rewind,
         "/undo" => SlashCommand::Undo,
+        "/merge" => SlashCommand::Merge(arg),
         "/new" => SlashCommand::New,
         "/resume" => SlashCommand::Resume(arg),
         "/help" => SlashCommand::Help,
@@ -237,7 +244,14 @@ pub fn complete(input: &str, roles: &[String], cycle: usize) -> Option<String> {
             let one = &c[0];
             let takes_arg = matches!(
                 one.as_str(),
-                "/role" | "/resume" | "/budget" | "/model" | "/approval" | "/review" | "/goal"
+                "/role"
+                    | "/resume"
+                    | "/budget"
+                    | "/model"
+                    | "/approval"
+                    | "/review"
+                    | "/goal"
+                    | "/merge"
             );
             Some(if takes_arg {
                 format!("{one} ")

@@ -533,6 +533,7 @@ impl App {
             SlashCommand::Help => self.open(Overlay::Help),
             SlashCommand::Rewind => return self.open_rewind(),
             SlashCommand::Undo => return self.undo_viewed(now),
+            SlashCommand::Merge(worker) => return self.merge_worker(worker, now),
             SlashCommand::Pause | SlashCommand::Unpause
                 if self.state.paused == matches!(cmd, SlashCommand::Pause) =>
             {

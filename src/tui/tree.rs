@@ -289,7 +289,7 @@ fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) 
     if let Some(m) = a.merge {
         let style = match m {
             MergeState::Merged => theme.ok(),
-            MergeState::Conflict => theme.error(),
+            MergeState::Conflict | MergeState::FailedChecks => theme.error(),
             MergeState::Pending => theme.warn(),
             MergeState::Undone => theme.dim(),
         };

@@ -356,3 +356,40 @@ fn nothing_measured_is_none_and_roles_are_summed_apart() {
     assert_eq!(roles["tester"].success_rate(), Some(0.0));
     assert_eq!(tally.total().success_rate(), Some(0.5));
 }
+
+#[test]
+fn a_correction_answered_in_words_or_a_change_kept_unmerged_is_a_failed_task() {
+    let words = |r: &mut Run, at| {
+        r.feed(
+            EventKind::TurnFinished {
+                end: TurnEnd::Completed,
+            },
+            at,
+        );
+        r.status(AgentStatus::Inactive, at);
+    };
+    // Its result failed its checks; it answered the correction in words.
+    let mut r = Run::new();
+    r.task(0);
+    r.verdict(1, false);
+    words(&mut r, 10);
+    assert_eq!((r.m().completed, r.m().failed), (0, 1));
+    // The next task starts clean: an answer is a completion again.
+    r.task(20);
+    words(&mut r, 30);
+    assert_eq!((r.m().completed, r.m().failed), (1, 1));
+    // An answer whose change was kept unmerged (failed checks).
+    let mut r = Run::new();
+    r.task(0);
+    r.feed(
+        EventKind::MergeReport(crate::protocol::MergeReport {
+            state: crate::protocol::MergeState::FailedChecks,
+            files: vec![],
+            conflicts: vec![],
+            note: "kept".into(),
+        }),
+        10,
+    );
+    words(&mut r, 10);
+    assert_eq!((r.m().completed, r.m().failed), (0, 1));
+}

@@ -68,6 +68,24 @@ impl App {
         })]
     }
 
+    /// `/merge [WORKER]`: a worker's change merged on purpose (one kept unmerged because
+    /// it failed its checks); without a name, the worker shown.
+    pub(super) fn merge_worker(&mut self, worker: Option<String>, now: Instant) -> Vec<Action> {
+        let worker = match worker {
+            Some(w) => w,
+            None if self.viewed() != self.state.root_agent => self.viewed().short(),
+            None => {
+                self.set_notice(
+                    "select a worker in the tree (or name it: /merge WORKER), then /merge",
+                    now,
+                );
+                return Vec::new();
+            }
+        };
+        self.set_notice(format!("merging the change of worker {worker}…"), now);
+        vec![Action::Send(Op::MergeWorker { worker })]
+    }
+
     pub(super) fn confirm_undo_key(
         &mut self,
         id: AgentId,

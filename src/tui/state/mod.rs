@@ -521,15 +521,21 @@ impl SessionState {
             }
             EventKind::DiffStat(stat) => self.diff_stat(id, *stat, now),
             EventKind::MergeReport(report) => {
-                if let Some(r) = &mut self.agent_entry(id, now).result {
+                let a = self.agent_entry(id, now);
+                if report.state == crate::protocol::MergeState::FailedChecks {
+                    a.merge = Some(report.state);
+                }
+                if let Some(r) = &mut a.result {
                     r.merge = Some(report.clone());
                 }
             }
             EventKind::Merged { files, .. } => self.merged(id, files, now),
             EventKind::MergeConflict { conflicts } => self.merge_conflict(id, conflicts, now),
-            EventKind::WorktreeRemoved { discarded, .. } => {
-                self.worktree_removed(id, *discarded, now)
-            }
+            EventKind::WorktreeRemoved {
+                discarded,
+                kept,
+                branch,
+            } => self.worktree_removed(id, *discarded, kept.then_some(branch.as_str()), now),
             EventKind::Diff { text } => self.diff = Some((id, text.clone())),
             // The composer's: `App::apply` hands them to `@` completion.
             EventKind::Files { .. } => {}

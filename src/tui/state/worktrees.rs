@@ -82,16 +82,23 @@ impl SessionState {
         self.conflicts += 1;
     }
 
-    pub(super) fn worktree_removed(&mut self, id: AgentId, discarded: bool, now: Instant) {
+    pub(super) fn worktree_removed(
+        &mut self,
+        id: AgentId,
+        discarded: bool,
+        kept: Option<&str>,
+        now: Instant,
+    ) {
         let a = self.agent_entry(id, now);
         a.worktree = None;
-        a.conversation.push(EntryKind::Notice(
-            if discarded {
-                "worktree removed; its unmerged change was discarded"
-            } else {
-                "worktree removed"
-            }
-            .into(),
-        ));
+        a.conversation.push(EntryKind::Notice(match kept {
+            Some(branch) => format!(
+                "worktree removed; its unmerged change is kept on branch {branch} \
+                 (/merge {} merges it)",
+                id.short()
+            ),
+            None if discarded => "worktree removed; its unmerged change was discarded".into(),
+            None => "worktree removed".into(),
+        }));
     }
 }

@@ -101,7 +101,10 @@ impl Layer for IsolationLayer {
 
     async fn settle(&self, cx: &AgentCx, end: TurnEnd) {
         if cx.is_worker() && end != TurnEnd::Cancelled {
-            let merged = self.iso.settle(cx.team(), cx.id(), end).await;
+            // Where its results are checked, only one that passed merges.
+            let checks = &cx.session().checks;
+            let checked = !checks.is_reviewer(cx.id()) && checks.enabled_for(cx.id(), &cx.role());
+            let merged = self.iso.settle(cx.team(), cx.id(), end, checked).await;
             // Merged files are squad's writes: a rewind takes them back without asking.
             if let Some(checkpoints) = cx.session().checkpoints.as_ref() {
                 let root = cx.session().workspace.root();

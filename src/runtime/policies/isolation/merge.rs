@@ -5,25 +5,39 @@
 use super::worker::WorkerIsolation;
 use crate::isolation::{Conflict, MergeOutcome};
 use crate::protocol::{
-    AgentId, ConflictFile, ConflictHunk, EventKind, LineRange, MergeReport, MergeState,
-    ResultStatus, TurnEnd,
+    AgentId, AgentResult, ConflictFile, ConflictHunk, EventKind, LineRange, MergeReport,
+    MergeState, ResultStatus, TurnEnd, Verdict,
 };
 use crate::runtime::inbox::Notice;
 use crate::runtime::team::Team;
 
 /// A worker's turn ended (`end`). When it has a worktree of its own and its result is
-/// accepted (an answer, or a returned result that is no failure and passed its checks),
-/// its change is merged into the workspace; a conflict changes nothing there. Its
-/// supervisor reads what happened in the result's `merge` (or, for a worker that
-/// answered without `return_results`, in a notice beside its answer).
-/// Returns the files a merge wrote in the workspace, as absolute paths.
+/// accepted, its change is merged into the workspace; a conflict changes nothing there.
+/// Accepted: a returned result that is no failure and passed its checks, or, where checks
+/// are off for its role (`checked` false), an answer too. Anything else keeps the change
+/// unmerged on its branch (`kept.rs`). Its supervisor reads what happened in the
+/// result's `merge` (or, for a worker that answered without `return_results`, in a
+/// notice beside its answer). Returns the files a merge wrote in the workspace, as
+/// absolute paths.
 impl WorkerIsolation {
-    pub async fn settle(&self, team: &Team, agent: AgentId, end: TurnEnd) -> Vec<String> {
-        settle(self, team, agent, end).await
+    pub async fn settle(
+        &self,
+        team: &Team,
+        agent: AgentId,
+        end: TurnEnd,
+        checked: bool,
+    ) -> Vec<String> {
+        settle(self, team, agent, end, checked).await
     }
 }
 
-async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd) -> Vec<String> {
+async fn settle(
+    iso: &WorkerIsolation,
+    team: &Team,
+    agent: AgentId,
+    end: TurnEnd,
+    checked: bool,
+) -> Vec<String> {
     iso.forget_base(agent);
     let Some(worktrees) = iso.worktrees.clone().filter(|_| iso.has_own(agent)) else {
         return Vec::new();
@@ -32,21 +46,13 @@ async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd
         p.settled = true;
     }
     let result = team.result(agent).filter(|_| end == TurnEnd::Returned);
-    let refused = refusal(end, result.as_ref());
-    let short = agent.short();
+    let verdict = iso.last_verdict(agent);
+    let refused = refusal(end, result.as_ref(), checked, verdict.as_ref());
     let report = match refused {
-        Some(why) => iso
-            .state(agent)
-            .is_some_and(MergeState::unmerged)
-            .then(|| MergeReport {
-                state: MergeState::Pending,
-                files: Vec::new(),
-                conflicts: Vec::new(),
-                note: format!(
-                    "its change stays in its worktree, not merged, because {why}: speak_to_agent \
-                 {short} to have it finish, or despawn_agent {short} to discard the change"
-                ),
-            }),
+        Some(why) if iso.state(agent).is_some_and(MergeState::unmerged) => {
+            Some(iso.keep(team, agent, &why).await)
+        }
+        Some(_) => None,
         None => merge(team, iso, &worktrees, agent).await,
     };
     let Some(report) = report else {
@@ -60,38 +66,61 @@ async fn settle(iso: &WorkerIsolation, team: &Team, agent: AgentId, end: TurnEnd
             r.merge = Some(report);
             team.set_result(agent, r);
         }
-        None => {
-            if let Some(parent) = team.parent(agent) {
-                let role = team.role(agent).unwrap_or_default();
-                let text = format!("Worker {short} ({role}): {}", describe(&report));
-                team.post_notice(
-                    parent,
-                    Notice::new(crate::protocol::Priority::Normal, text),
-                    None,
-                );
-            }
-        }
+        None => tell_supervisor(team, agent, &describe(&report)),
     }
     merged
 }
 
 /// Why the worker's change is not merged, if it is not: only an accepted result is.
-fn refusal(end: TurnEnd, result: Option<&crate::protocol::AgentResult>) -> Option<&'static str> {
+fn refusal(
+    end: TurnEnd,
+    result: Option<&AgentResult>,
+    checked: bool,
+    verdict: Option<&Verdict>,
+) -> Option<String> {
+    let failed = verdict.filter(|v| !v.passed);
     match (end, result) {
         (TurnEnd::Returned, Some(r)) if r.status == ResultStatus::Failure => {
-            Some("its result is a failure")
+            Some("its result says it failed".into())
         }
-        (TurnEnd::Returned, Some(r)) if r.verification.as_ref().is_some_and(|v| !v.passed) => {
-            Some("its result did not pass its checks")
-        }
-        (TurnEnd::Returned | TurnEnd::Completed, _) => None,
-        (TurnEnd::Error, _) => Some("it failed"),
-        _ => Some("its turn was cut short"),
+        (TurnEnd::Returned, Some(r)) => (r.verification.as_ref())
+            .filter(|v| !v.passed)
+            .map(|v| format!("its last result failed {}", findings(v))),
+        (TurnEnd::Returned, None) => None,
+        (TurnEnd::Completed, _) if let Some(v) = failed => Some(format!(
+            "its result failed {}; it answered the correction in words without returning a \
+             result again",
+            findings(v)
+        )),
+        (TurnEnd::Completed, _) if checked => Some(
+            "it answered in words without returning a result, so nothing checked its change".into(),
+        ),
+        (TurnEnd::Completed, _) => None,
+        (TurnEnd::Error, _) => Some("it failed with an error".into()),
+        (TurnEnd::MaxIterations, _) => Some("it reached its iteration limit".into()),
+        _ => Some("its turn was cut short".into()),
+    }
+}
+
+/// What a failed verdict found, in a line: each error's check and its first line.
+fn findings(v: &Verdict) -> String {
+    let each: Vec<String> = (v.failures.iter())
+        .map(|f| {
+            let first = f.message.lines().next().unwrap_or_default();
+            format!("[{}] {}", f.rule, crate::text::clip(first, 160))
+        })
+        .collect();
+    match each.is_empty() {
+        true => "its checks".to_string(),
+        false => format!("its checks: {}", each.join("; ")),
     }
 }
 
 /// The files a merge wrote, as absolute paths; none when it did not merge.
-fn merged_paths(worktrees: &crate::isolation::Worktrees, report: &MergeReport) -> Vec<String> {
+pub(super) fn merged_paths(
+    worktrees: &crate::isolation::Worktrees,
+    report: &MergeReport,
+) -> Vec<String> {
     if report.state != MergeState::Merged {
         return Vec::new();
     }
@@ -102,7 +131,7 @@ fn merged_paths(worktrees: &crate::isolation::Worktrees, report: &MergeReport) -
 }
 
 /// Merges the worker's change; `None` when it changed nothing.
-async fn merge(
+pub(super) async fn merge(
     team: &Team,
     iso: &WorkerIsolation,
     worktrees: &crate::isolation::Worktrees,
@@ -201,7 +230,7 @@ fn conflicted(
 }
 
 /// The report in one paragraph, for a notice.
-fn describe(r: &MergeReport) -> String {
+pub(super) fn describe(r: &MergeReport) -> String {
     match r.state {
         MergeState::Merged if r.files.is_empty() => {
             "its change was already in the workspace".to_string()
@@ -215,7 +244,7 @@ fn describe(r: &MergeReport) -> String {
             r.conflicts.join("\n- "),
             r.note
         ),
-        MergeState::Pending | MergeState::Undone => r.note.clone(),
+        MergeState::Pending | MergeState::Undone | MergeState::FailedChecks => r.note.clone(),
     }
 }
 
@@ -236,5 +265,18 @@ pub(super) fn conflict_file(c: &Conflict) -> ConflictFile {
                 worker: range(h.worker),
             })
             .collect(),
+    }
+}
+
+/// A notice about `agent`'s change for its supervisor.
+pub(super) fn tell_supervisor(team: &Team, agent: AgentId, what: &str) {
+    if let Some(parent) = team.parent(agent) {
+        let role = team.role(agent).unwrap_or_default();
+        let text = format!("Worker {} ({role}): {what}", agent.short());
+        team.post_notice(
+            parent,
+            Notice::new(crate::protocol::Priority::Normal, text),
+            None,
+        );
     }
 }

@@ -52,6 +52,8 @@ pub struct WorkerIsolation {
     pub(super) warming: AtomicBool,
     /// Owners already told that their worktree's files could not all be written.
     pub(super) told_unwritten: Mutex<HashSet<AgentId>>,
+    /// The verdict of each worker's latest checked result (`kept.rs` reads it).
+    pub(super) verdicts: Mutex<HashMap<AgentId, crate::protocol::Verdict>>,
 }
 
 /// An agent's own worktree.
@@ -113,6 +115,7 @@ impl WorkerIsolation {
             closing: AtomicBool::new(false),
             warming: AtomicBool::new(false),
             told_unwritten: Mutex::new(HashSet::new()),
+            verdicts: Mutex::new(HashMap::new()),
         };
         (me, removed)
     }
@@ -473,27 +476,35 @@ impl WorkerIsolation {
     }
 
     /// A worker is gone for good (despawned, cancelled, or released after its result was
-    /// delivered): its worktree and branch are removed (its change, if not merged, is
-    /// discarded) and its leases freed. The one clean-up, whoever lets the worker go.
+    /// delivered): its worktree is removed and its leases freed. A change not merged is
+    /// kept on its branch (`kept.rs`); otherwise the branch goes too. The one clean-up,
+    /// whoever lets the worker go.
     pub async fn clean_up(&self, team: &Team, agent: AgentId) {
         self.leases.release(agent);
-        let discarded = self.state(agent).is_some_and(MergeState::unmerged);
-        self.remove(team, agent, discarded).await;
+        if !self.state(agent).is_some_and(MergeState::unmerged) {
+            self.remove(team, agent, false).await;
+            return;
+        }
+        if self.keep_gone(team, agent).await {
+            self.remove(team, agent, true).await;
+        }
     }
 
-    pub(super) async fn remove(&self, team: &Team, agent: AgentId, discarded: bool) {
+    /// Removes `agent`'s worktree, and its branch unless `kept` (it holds its change).
+    pub(super) async fn remove(&self, team: &Team, agent: AgentId, kept: bool) {
         let Some(worktrees) = self.worktrees.as_ref() else {
             return;
         };
         if crate::sync::lock(&self.own).remove(&agent).is_none() {
             return;
         }
-        match worktrees.remove(agent).await {
+        match worktrees.remove_keeping(agent, kept).await {
             Ok(_) => team.emit(
                 agent,
                 EventKind::WorktreeRemoved {
                     branch: branch_of(agent),
-                    discarded,
+                    discarded: false,
+                    kept,
                 },
             ),
             Err(e) => team.emit(
