@@ -301,6 +301,15 @@ mod tests {
             ))
         );
         assert_eq!(
+            parse("/merge 1a2b3c4d", r),
+            Some(Command::ack(
+                Op::MergeWorker {
+                    worker: "1a2b3c4d".into()
+                },
+                Ack::Merge
+            ))
+        );
+        assert_eq!(
             parse("/goal clear", r),
             Some(Command::ack(Op::SetGoal { goal: None }, Ack::GoalCleared))
         );

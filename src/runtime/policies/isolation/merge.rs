@@ -280,3 +280,69 @@ pub(super) fn tell_supervisor(team: &Team, agent: AgentId, what: &str) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Finding, Severity};
+
+    fn result(status: ResultStatus, passed: Option<bool>) -> AgentResult {
+        AgentResult {
+            completed_at: None,
+            status,
+            summary: "s".into(),
+            artifacts: vec![],
+            known_issues: vec![],
+            verification: passed.map(verdict),
+            merge: None,
+        }
+    }
+
+    fn verdict(passed: bool) -> Verdict {
+        let failed = Finding {
+            rule: "tests".into(),
+            severity: Severity::Error,
+            message: "`cargo test` exited 1\nmore output".into(),
+            fix: String::new(),
+        };
+        Verdict::of(2, 3, if passed { vec![] } else { vec![failed] })
+    }
+
+    #[test]
+    fn only_a_passed_result_merges_where_checks_are_on_and_an_answer_too_where_they_are_off() {
+        use ResultStatus::{Failure, Success};
+        let ok = result(Success, Some(true));
+        let refused = |end, r: Option<&AgentResult>, checked, v: Option<&Verdict>| {
+            refusal(end, r, checked, v)
+        };
+        assert_eq!(refused(TurnEnd::Returned, Some(&ok), true, None), None);
+        // Nothing checked (checks off, or nothing to check): as before.
+        let unchecked = result(Success, None);
+        assert_eq!(
+            refused(TurnEnd::Returned, Some(&unchecked), false, None),
+            None
+        );
+        assert_eq!(refused(TurnEnd::Completed, None, false, None), None);
+        // Out of corrections, the failed verdict says why.
+        let spent = result(Success, Some(false));
+        let why = refused(TurnEnd::Returned, Some(&spent), true, None).unwrap();
+        assert!(why.contains("[tests] `cargo test` exited 1"), "{why}");
+        assert!(!why.contains("more output"), "{why}");
+        assert!(refused(TurnEnd::Returned, Some(&result(Failure, None)), false, None).is_some());
+        // A correction answered in words, or an answer with checks on.
+        let failed = verdict(false);
+        let why = refused(TurnEnd::Completed, None, true, Some(&failed)).unwrap();
+        assert!(why.contains("[tests]") && why.contains("in words"), "{why}");
+        assert!(refused(TurnEnd::Completed, None, true, None).is_some());
+        assert!(refused(TurnEnd::Completed, None, true, Some(&verdict(true))).is_some());
+        // Every other end, checks on or off.
+        for end in [
+            TurnEnd::Error,
+            TurnEnd::MaxIterations,
+            TurnEnd::Interrupted,
+            TurnEnd::MaxTokens,
+        ] {
+            assert!(refused(end, None, false, None).is_some(), "{end:?}");
+        }
+    }
+}

@@ -151,3 +151,38 @@ fn u_on_a_merged_worker_undoes_its_change_and_a_refusal_asks_first() {
     type_text(&mut t.app, "/undo", t.t0);
     assert!(t.app.on_key(key(KeyCode::Enter), t.t0).is_empty());
 }
+
+#[test]
+fn merge_sends_the_named_or_selected_worker_and_the_tree_says_failed_checks() {
+    let mut t = setup();
+    let w = spawn_worker(&mut t, "coder");
+    let merge = |worker: String| Action::Send(Op::MergeWorker { worker });
+    type_text(&mut t.app, "/merge coder", t.t0);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), t.t0),
+        vec![merge("coder".into())]
+    );
+    // Without a name: the worker shown; on the persona, what to select instead.
+    t.app.tree.selected = Some(w);
+    type_text(&mut t.app, "/merge", t.t0);
+    assert_eq!(
+        t.app.on_key(key(KeyCode::Enter), t.t0),
+        vec![merge(w.short())]
+    );
+    t.app.tree.selected = Some(t.root);
+    type_text(&mut t.app, "/merge", t.t0);
+    assert!(t.app.on_key(key(KeyCode::Enter), t.t0).is_empty());
+    // A change kept unmerged: the tree's word for it.
+    let report = crate::protocol::MergeReport {
+        state: crate::protocol::MergeState::FailedChecks,
+        files: Vec::new(),
+        conflicts: Vec::new(),
+        note: "kept on squad/x".into(),
+    };
+    t.app.apply(&ev(w, EventKind::MergeReport(report)), t.t0);
+    let a = t.app.state.agent(w).unwrap();
+    assert_eq!(
+        a.merge.map(crate::protocol::MergeState::as_str),
+        Some("unmerged (failed checks)")
+    );
+}
