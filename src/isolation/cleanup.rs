@@ -1,6 +1,7 @@
 //! Removing the worktrees of sessions that no longer run (their process ended without
 //! cleaning up: a crash, a kill, a closed terminal), when squad starts.
 
+use super::base_checkout::BASE_PREFIX;
 use super::fill::finish_fill;
 use super::git::Git;
 use super::seal::Seal;
@@ -60,7 +61,8 @@ pub fn remove_stale(data: &Path) -> Vec<Removed> {
             if is_bookkeeping(&name) || !wt.path().is_dir() {
                 continue;
             }
-            let spare = name.starts_with(SPARE_PREFIX);
+            // A spare or a base checkout: squad's own, never a worker's.
+            let spare = name.starts_with(SPARE_PREFIX) || name.starts_with(BASE_PREFIX);
             let branch = format!("squad/{name}");
             // squad runs git in a worker's worktree only as its seal says, and not at all
             // if the worker changed its git metadata: then it stays, for the user. (A spare

@@ -17,6 +17,7 @@
 //! (`seal`).
 
 mod base;
+mod base_checkout;
 mod cleanup;
 mod conflicts;
 mod diff;
@@ -54,6 +55,7 @@ pub(crate) fn test_git(top: &std::path::Path, args: &[&str]) {
 }
 
 pub use base::Base;
+pub use base_checkout::BaseCheckout;
 pub use cleanup::{Removed, remove_stale};
 pub use conflicts::{Conflict, Hunk, LineSpan};
 pub use diff::{

@@ -44,7 +44,7 @@ pub struct Worktree {
 
 /// The workspace's folder inside the worktree at `path` (`Path::join("")` would add a
 /// trailing slash, and then the root would not compare equal to the path).
-fn root_in(path: &Path, prefix: &Path) -> PathBuf {
+pub(super) fn root_in(path: &Path, prefix: &Path) -> PathBuf {
     if prefix.as_os_str().is_empty() {
         path.to_path_buf()
     } else {

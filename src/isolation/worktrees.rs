@@ -10,6 +10,7 @@
 
 use super::IsolationError;
 use super::base::{Base, Bases};
+use super::base_checkout::BaseCheckout;
 use super::conflicts::Conflict;
 use super::diff::{self, DiffSummary};
 use super::fill::Fill;
@@ -445,6 +446,32 @@ impl Worktrees {
         self.queue
             .run(move || redo::redo_on_current(&repo, &mut crate::sync::lock(&wt), &scratch))
             .await?
+    }
+
+    /// The commit `agent`'s worktree is measured from: the base it was made from, moved by
+    /// a merge or a redo. `None` when it has no worktree.
+    pub fn base_of(&self, agent: AgentId) -> Option<String> {
+        let wt = self.get(agent).ok()?;
+        Some(crate::sync::lock(&wt).base.clone())
+    }
+
+    /// A clean checkout of `commit` beside the workers' worktrees, to run the tests at a
+    /// worker's base. Reads only the repository: outside the merge queue, and counted
+    /// among the checkouts at once.
+    pub async fn check_out_base(&self, commit: &str) -> Result<BaseCheckout, IsolationError> {
+        let _turn = self
+            .checkouts
+            .acquire()
+            .await
+            .map_err(|e| IsolationError::Stopped(e.to_string()))?;
+        let (repo, session, commit) = (self.repo.clone(), self.session.clone(), commit.to_string());
+        blocking(move || BaseCheckout::create(&repo, &session.dir, &commit)).await
+    }
+
+    /// Removes a checkout [`Worktrees::check_out_base`] made.
+    pub async fn remove_base(&self, checkout: BaseCheckout) -> Result<(), IsolationError> {
+        let repo = self.repo.clone();
+        blocking(move || checkout.remove(&repo.top)).await
     }
 
     /// Commits the worker's change onto its branch `squad/<short id>` (its files stay as

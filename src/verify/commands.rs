@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// Lines of a failing command's output kept in its finding.
-const TAIL_LINES: usize = 30;
+pub(super) const TAIL_LINES: usize = 30;
 
 /// Runs `command` as rule `rule`; `None` when it passed.
 pub async fn run_rule(
@@ -20,29 +20,50 @@ pub async fn run_rule(
     command: &str,
     timeout: Duration,
 ) -> Option<Finding> {
+    match run_shell(ctx, command, timeout).await {
+        Ok(outcome) => failure(rule, severity, command, outcome.status, &outcome.output),
+        Err(ToolError::Cancelled) => None,
+        Err(e) => Some(not_run(rule, severity, command, &e)),
+    }
+}
+
+/// The finding of a command that could not start.
+pub(super) fn not_run(rule: &str, severity: Severity, command: &str, e: &ToolError) -> Finding {
+    Finding {
+        rule: rule.to_string(),
+        severity,
+        message: format!("`{command}` could not run: {e}"),
+        fix: "tell your supervisor in known_issues; this check cannot run here".into(),
+    }
+}
+
+/// How a command ended, in words; `None` when it passed.
+pub(super) fn ended(status: RunStatus) -> Option<String> {
+    match status {
+        RunStatus::Exited(0) => None,
+        RunStatus::Exited(code) => Some(format!("exited {code}")),
+        RunStatus::Signalled(sig) => Some(format!("was killed by signal {sig}")),
+        RunStatus::TimedOut(after) => Some(format!("did not finish within {}s", after.as_secs())),
+    }
+}
+
+/// The finding of rule `rule` for `command` that ended with `status` and `output`;
+/// `None` when it passed.
+pub(super) fn failure(
+    rule: &str,
+    severity: Severity,
+    command: &str,
+    status: RunStatus,
+    output: &str,
+) -> Option<Finding> {
     let finding = |message: String, fix: String| Finding {
         rule: rule.to_string(),
         severity,
         message,
         fix,
     };
-    let outcome = match run_shell(ctx, command, timeout).await {
-        Ok(o) => o,
-        Err(ToolError::Cancelled) => return None,
-        Err(e) => {
-            return Some(finding(
-                format!("`{command}` could not run: {e}"),
-                "tell your supervisor in known_issues; this check cannot run here".into(),
-            ));
-        }
-    };
-    let what = match outcome.status {
-        RunStatus::Exited(0) => return None,
-        RunStatus::Exited(code) => format!("exited {code}"),
-        RunStatus::Signalled(sig) => format!("was killed by signal {sig}"),
-        RunStatus::TimedOut(after) => format!("did not finish within {}s", after.as_secs()),
-    };
-    let tail = tail(&outcome.output, TAIL_LINES);
+    let what = ended(status)?;
+    let tail = tail(output, TAIL_LINES);
     if let Some(said) = short_message(&tail) {
         // A check that says what it wants in a line or two: that sentence first, the
         // command after (a 1.5B model read "fix the error in the grep command" from the
@@ -96,7 +117,7 @@ pub fn applies(rule: &CommandRule, changed: &BTreeSet<String>) -> bool {
     changed.iter().any(|p| set.is_match(p))
 }
 
-fn tail(text: &str, lines: usize) -> String {
+pub(super) fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.trim_end().lines().collect();
     let start = all.len().saturating_sub(lines);
     all[start..].join("\n")

@@ -7,11 +7,14 @@ mod commands;
 mod diff;
 mod rules;
 mod snapshot;
+mod test_judge;
+mod test_outcomes;
 
 pub use commands::{applies, run_rule};
 pub use diff::change_text;
 pub use rules::{Earlier, Evidence, check_result, content_mark};
 pub use snapshot::{Changes, Snapshot, Stamp};
+pub use test_judge::{BaseRuns, TestRun, judge as judge_tests, run_test, test_not_run};
 
 use crate::protocol::Verdict;
 

@@ -176,6 +176,15 @@ impl WorkerIsolation {
         self.worktrees.as_ref()?.seal(self.owner(team, agent)?)
     }
 
+    /// The session's worktrees and the base commit of the worktree `agent` works in (its
+    /// own or a supervisor's): where its tests are run to learn what already failed before
+    /// it started. `None` outside a worktree.
+    pub fn tests_base(&self, team: &Team, agent: AgentId) -> Option<(Arc<Worktrees>, String)> {
+        let worktrees = self.worktrees.clone()?;
+        let commit = worktrees.base_of(self.owner(team, agent)?)?;
+        Some((worktrees, commit))
+    }
+
     /// Whether `agent` has a worktree of its own.
     pub fn has_own(&self, agent: AgentId) -> bool {
         crate::sync::lock(&self.own).contains_key(&agent)

@@ -30,6 +30,8 @@ pub struct Checks {
     /// Agents started to review a result: their own results are not checked (a review of
     /// a review would never end).
     reviewers: Mutex<HashSet<AgentId>>,
+    /// The test command's runs at workers' bases, shared by siblings.
+    pub base_tests: crate::verify::BaseRuns,
 }
 
 struct Cached {

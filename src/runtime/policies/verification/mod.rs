@@ -2,6 +2,7 @@
 //! [`Checks`](super::checks::Checks), the rules of `crate::verify`, the configured
 //! commands, and a reviewer agent; what comes of it (deliver, or a correction).
 
+mod base_tests;
 pub mod checks;
 pub mod layer;
 mod reviewer;
@@ -111,8 +112,9 @@ async fn own_changes(
         .collect()
 }
 
-/// What the commands find: the test command when the worker changed files, and each
-/// configured and role rule that applies to its changes.
+/// What the commands find: the test command when the worker changed files (judged against
+/// its run at the worker's base, `base_tests.rs`), and each configured and role rule that
+/// applies to its changes.
 async fn run_commands(
     cx: &AgentCx,
     agent: AgentId,
@@ -127,7 +129,7 @@ async fn run_commands(
     let timeout = ctx.settings.command_timeout;
     if !own.is_empty()
         && let Some(test) = ctx.settings.test_command.clone()
-        && let Some(f) = verify::run_rule(&ctx, "tests", Severity::Error, &test, timeout).await
+        && let Some(f) = base_tests::judged(cx, agent, &ctx, &test, timeout).await
     {
         findings.push(f);
     }
