@@ -10,7 +10,9 @@ use std::path::PathBuf;
     about = "A terminal coding assistant where one session is a team of agents",
     after_help = "Run `squad` for the full-screen interface, or `squad exec \"PROMPT\"` headless.\n\
                   Exit codes of exec: 0 done (or its --goal met), 1 the model or a tool failed \
-                  the run (or its --goal budget was spent), 2 usage or config error, 130/143 \
+                  the run (or its --goal budget was spent), 2 usage or config error, 3 nothing \
+                  changed (every write and command refused: exec cannot ask; --approval auto \
+                  allows them), 4 --rewind refused (files changed since), 130/143 \
                   interrupted (SIGINT/SIGTERM; 130 also a stopped --goal)."
 )]
 pub struct Cli {
@@ -36,8 +38,8 @@ pub enum Command {
     Roles,
     /// List the Agent Skills squad finds and where each came from.
     Skills,
-    /// List saved sessions, newest first.
-    Sessions,
+    /// List this folder's saved sessions, newest first (`--all`: every folder's).
+    Sessions(SessionsArgs),
     /// Merge a worker's change that was kept unmerged on its branch `squad/<id>` (its
     /// result did not pass its checks, or it ended without one) into the workspace, on
     /// purpose. Exit 0 merged, 1 conflict or nothing to merge.
@@ -71,6 +73,17 @@ pub struct MergeArgs {
     /// The session the worker belongs to: its id (or a unique prefix) or `last`.
     #[arg(long, value_name = "ID", default_value = "last")]
     pub session: String,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Every folder's sessions (this folder's first), each with its folder.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Also the `squad review` runs.
+    #[arg(long)]
+    pub reviews: bool,
 }
 
 #[derive(Debug, Args)]
@@ -121,8 +134,8 @@ pub struct ExecArgs {
     pub json: bool,
 
     /// Go on with the agents the resumed session's log shows interrupted (a killed or
-    /// stopped run) instead of sending a prompt; needs --resume.
-    #[arg(long = "continue", requires = "resume", conflicts_with = "prompt")]
+    /// stopped run) instead of sending a prompt; without --resume, this folder's last.
+    #[arg(long = "continue", conflicts_with = "prompt")]
     pub continue_run: bool,
 
     /// Before the resumed session's user message N (1 = its first; `checkpoint_started`
@@ -281,7 +294,13 @@ pub struct Common {
     #[arg(long, global = true, value_name = "NAME")]
     pub profile: Option<String>,
 
-    /// Continue a saved session: its id (or a unique prefix) or `last`.
+    /// Continue a saved session: `last` (this folder's newest) or its id (a unique prefix
+    /// is enough; another folder's session is named before it goes on here).
     #[arg(long, global = true, value_name = "ID")]
     pub resume: Option<String>,
+
+    /// `resume` is a session's id already named to the user (exec's `--rewind` does it
+    /// first): not named again.
+    #[arg(skip)]
+    pub resume_named: bool,
 }

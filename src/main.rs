@@ -9,7 +9,7 @@ use squad::model::{ClientSettings, ModelClient, OpenAiClient, discover};
 use squad::protocol::ApprovalPolicy;
 use squad::roles::{RoleSet, load_roles};
 use squad::runtime::{SessionOptions, start_session};
-use squad::session::SessionStore;
+use squad::session::{SessionMeta, SessionStore};
 use squad::text::one_line;
 use squad::tools::{ToolRegistry, coding_tools};
 use squad::tui::Exit;
@@ -108,8 +108,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Sessions) => {
-            print_sessions(&SessionStore::new(dirs.sessions()))?;
+        Some(Command::Sessions(args)) => {
+            print_sessions(&SessionStore::new(dirs.sessions()), &workspace, &args)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Doctor(args)) => {
@@ -161,8 +161,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if let Some(Err(why)) = args.goal().map(|g| g.validate()) {
                 bail!("--goal: {why}");
             }
+            // `--continue` alone goes on with this folder's last session.
+            let mut common = cli.common.clone();
+            if args.continue_run && common.resume.is_none() {
+                common.resume = Some("last".into());
+            }
             if let Some(n) = args.rewind {
-                rewind(&cli.common, &dirs, n, &args)?;
+                // Named before anything is rewound, once.
+                let which = common.resume.as_deref().unwrap_or("last");
+                let store = SessionStore::new(dirs.sessions());
+                let meta = resumed_here(&store, which, &workspace, false, &mut Vec::new())?;
+                common.resume = Some(meta.id.clone());
+                common.resume_named = true;
+                if let Some(refused) = rewind(&meta, &dirs, n, &args)? {
+                    eprintln!("squad: {refused}");
+                    return Ok(ExitCode::from(exit::REWIND_REFUSED));
+                }
                 if args.prompt.is_empty() && args.goal.is_none() {
                     return Ok(ExitCode::SUCCESS);
                 }
@@ -184,7 +198,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let rt = runtime()?;
             rt.block_on(async {
-                let opts = session_options(&cli.common, workspace, &dirs, false)?;
+                let opts = session_options(&common, workspace, &dirs, false)?;
                 let handle = start_session(opts).await?;
                 // On a worker of the runtime, not on this thread: events then reach it
                 // without waking a parked thread per burst (a tenth of a model request's
@@ -260,9 +274,13 @@ async fn interactive(cli: Cli, workspace: PathBuf, dirs: Dirs) -> Result<ExitCod
         async move {
             common.resume = match exit {
                 Exit::Resume(Some(id)) => Some(id),
+                // This folder's latest other session (reviews are none to go on with).
                 Exit::Resume(None) => {
                     let store = SessionStore::new(dirs.sessions());
-                    let previous = store.list()?.into_iter().find(|s| s.id != current);
+                    let previous = store
+                        .list()?
+                        .into_iter()
+                        .find(|s| s.id != current && !s.review && s.is_of(&workspace));
                     Some(previous.map_or(current, |s| s.id))
                 }
                 Exit::NewSession | Exit::Quit => None,
@@ -321,6 +339,12 @@ fn session_options(
         )?
     };
     let tools = coding_registry();
+    let store = SessionStore::new(dirs.sessions());
+    let resume = match &common.resume {
+        Some(id) if common.resume_named => Some(id.clone()),
+        Some(which) => Some(resumed_here(&store, which, &workspace, interactive, &mut notices)?.id),
+        None => None,
+    };
     Ok(SessionOptions {
         approval: config.approval,
         config,
@@ -330,13 +354,40 @@ fn session_options(
         can_ask: interactive,
         model,
         tools,
-        store: Some(SessionStore::new(dirs.sessions())),
-        resume: common.resume.clone(),
+        store: Some(store),
+        resume,
         replay_to_frontend: interactive,
         warnings,
         notices,
         editor: None,
     })
+}
+
+/// The id of the session `--resume` names (`last`: this folder's newest). Another
+/// folder's session is taken only by its id, and named with its folder before it goes on
+/// here: on stderr for exec, on screen in the TUI.
+fn resumed_here(
+    store: &SessionStore,
+    which: &str,
+    workspace: &std::path::Path,
+    interactive: bool,
+    notices: &mut Vec<String>,
+) -> Result<SessionMeta> {
+    let meta = store.resolve(which, workspace)?;
+    if let Some(other) = meta.workspace.as_ref().filter(|_| !meta.is_of(workspace)) {
+        let line = format!(
+            "session {} is of another folder, {}: its history and team go on here, in {}",
+            meta.id,
+            other.display(),
+            workspace.display()
+        );
+        if interactive {
+            notices.push(line);
+        } else {
+            eprintln!("squad: {line}");
+        }
+    }
+    Ok(meta)
 }
 
 /// The client of the configured server, or of a local one found by itself.
@@ -434,49 +485,45 @@ fn print_roles(roles: &RoleSet) {
     }
 }
 
-fn print_sessions(store: &SessionStore) -> Result<()> {
-    let sessions = store.list()?;
-    if sessions.is_empty() {
-        println!("no saved sessions in {}", store.dir().display());
-        return Ok(());
-    }
-    for s in sessions {
-        let prompt = s.first_prompt.as_deref().map(one_line).unwrap_or_default();
-        let prompt: String = prompt.chars().take(60).collect();
-        println!(
-            "{}  {}  {}  {}",
-            s.id,
-            s.modified.format("%Y-%m-%d %H:%M"),
-            s.workspace
-                .as_ref()
-                .map(|w| w.display().to_string())
-                .unwrap_or_default(),
-            prompt
-        );
-    }
+fn print_sessions(
+    store: &SessionStore,
+    workspace: &std::path::Path,
+    args: &cli::SessionsArgs,
+) -> Result<()> {
+    let shown = squad::session::Shown {
+        all: args.all,
+        reviews: args.reviews,
+    };
+    let (out, note) = squad::session::listing(&store.list()?, workspace, shown);
+    print!("{out}");
+    eprint!("{note}");
     Ok(())
 }
 
 /// `squad exec --resume ID --rewind N`: done before the session starts, so the resumed
-/// session reads the rewound conversation from its log.
-fn rewind(common: &Common, dirs: &Dirs, message: u32, args: &cli::ExecArgs) -> Result<()> {
+/// session reads the rewound conversation from its log. `Some(why)`: refused, because
+/// files changed since and not by squad (exit [`exit::REWIND_REFUSED`], not a usage error).
+fn rewind(
+    meta: &SessionMeta,
+    dirs: &Dirs,
+    message: u32,
+    args: &cli::ExecArgs,
+) -> Result<Option<String>> {
     use cli::RewindWhat as Asked;
     use squad::checkpoint::RewindWhat;
-    let which = common.resume.as_deref().unwrap_or("last");
-    let meta = SessionStore::new(dirs.sessions()).resolve(which)?;
     let what = RewindWhat {
         files: args.rewind_what != Asked::Conversation,
         conversation: args.rewind_what != Asked::Files,
     };
     let done = squad::checkpoint::rewind(&meta.path, &dirs.data, message, what, args.force)?;
     if let Some(files) = done.files.as_ref().filter(|f| f.refused()) {
-        bail!(
+        return Ok(Some(format!(
             "not rewound: {} changed since message {message} and not by squad: {}; \
              nothing was changed. Run again with --force to overwrite them, or \
              --rewind-what conversation to leave the files",
             plural(files.conflicts.len(), "file"),
             files.conflicts.join(", ")
-        );
+        )));
     }
     let mut said = Vec::new();
     if let Some(f) = &done.files {
@@ -499,7 +546,7 @@ fn rewind(common: &Common, dirs: &Dirs, message: u32, args: &cli::ExecArgs) -> R
         meta.id,
         said.join("; ")
     );
-    Ok(())
+    Ok(None)
 }
 
 fn plural(n: usize, what: &str) -> String {

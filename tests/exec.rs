@@ -328,12 +328,14 @@ async fn read_only_denies_writes_and_the_session_goes_on() {
         MockResponse::tool_call("w2", "run_command", r#"{"command":"touch made.txt"}"#),
         MockResponse::text("ok"),
     ]);
-    sb.exec(
-        &mock,
-        &["--approval", "ask", "--sandbox", "off", "touch it"],
-    )
-    .await
-    .assert_ok();
+    let run = sb
+        .exec(
+            &mock,
+            &["--approval", "ask", "--sandbox", "off", "touch it"],
+        )
+        .await;
+    // Nothing could change: the run says so (tests below).
+    assert_eq!(run.code, 3, "{}", run.stderr);
     assert!(!sb.ws().join("made.txt").exists());
     let result = &tool_messages(&mock.requests()[3].body)[0].1;
     assert!(result.contains("--approval auto"), "{result}");
@@ -532,8 +534,9 @@ async fn a_crash_mid_call_loses_nothing_and_the_session_resumes() {
     assert_eq!(t.last().unwrap().1, "continue");
 }
 
-/// The exit codes the README documents: 0 done, 1 the model or a tool failed the run,
-/// 2 usage or config error, 130 / 143 interrupted by SIGINT / SIGTERM.
+/// The exit codes docs/usage.md documents: 0 done, 1 the model or a tool failed the run,
+/// 2 usage or config error, 130 / 143 interrupted by SIGINT / SIGTERM (3, nothing could
+/// change, and 4, a refused rewind: their own tests, below and in tests/rewind.rs).
 #[tokio::test(flavor = "multi_thread")]
 async fn exit_codes_are_as_documented() {
     let mock = MockServer::start().await;
@@ -769,5 +772,112 @@ async fn a_start_warning_is_squads_and_names_the_misplaced_agent_file() {
             && line.contains("looks like an agent file")
             && line.contains(".claude/agents/"),
         "{line}"
+    );
+}
+
+/// `exec` cannot ask: under `ask` (the default) every write is refused. A run whose every
+/// change was refused ends with how many and how to allow them, and exits 3, not 0; its
+/// answer is still printed. The same with `--json`, whose events carry each refusal.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_whose_every_change_was_refused_says_so_and_exits_3() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("README.md", "Helo\n");
+    mock.push_all([
+        MockResponse::tool_call(
+            "e1",
+            "edit_file",
+            r#"{"path":"README.md","old_text":"Helo","new_text":"Hello"}"#,
+        ),
+        MockResponse::tool_call(
+            "e2",
+            "write_file",
+            r#"{"path":"README.md","content":"Hello\n"}"#,
+        ),
+        MockResponse::text("I could not edit README.md: the edit was denied."),
+    ]);
+    let run = sb.exec(&mock, &["fix the typo in README.md"]).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(sb.read("README.md"), "Helo\n");
+    assert_eq!(
+        run.stdout.trim(),
+        "I could not edit README.md: the edit was denied."
+    );
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    let n = lines.len();
+    assert!(n >= 2, "{}", run.stderr);
+    assert!(
+        lines[n - 2].starts_with("! 2 calls were refused (edit_file, write_file)")
+            && lines[n - 2].contains("exec cannot ask")
+            && lines[n - 2].contains("--approval auto"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        lines[n - 1].starts_with("squad: nothing changed"),
+        "{}",
+        run.stderr
+    );
+    // The per-agent table came before them: the refusals are the run's last word.
+    let table = lines.iter().position(|l| l.starts_with("agent ")).unwrap();
+    assert!(table < n - 2, "{}", run.stderr);
+
+    mock.push_all([
+        MockResponse::tool_call(
+            "e3",
+            "write_file",
+            r#"{"path":"README.md","content":"Hello\n"}"#,
+        ),
+        MockResponse::text("Denied."),
+    ]);
+    let run = sb.exec(&mock, &["--json", "fix it"]).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let events = run.events();
+    let refused = of_type(&events, "approval_unanswered");
+    assert_eq!(refused.len(), 1, "{}", run.stdout);
+    assert_eq!(refused[0]["tool"], "write_file");
+    assert_eq!(refused[0]["why"], "policy");
+    assert!(
+        run.stderr.contains("! 1 call was refused (write_file)"),
+        "{}",
+        run.stderr
+    );
+
+    // With --approval auto the same run changes the file and exits 0, with no such line.
+    mock.push_all([
+        MockResponse::tool_call(
+            "e4",
+            "write_file",
+            r#"{"path":"README.md","content":"Hello\n"}"#,
+        ),
+        MockResponse::text("Fixed."),
+    ]);
+    let run = sb.exec(&mock, &["--approval", "auto", "fix it"]).await;
+    run.assert_ok();
+    assert_eq!(sb.read("README.md"), "Hello\n");
+    assert!(!run.stderr.contains("refused"), "{}", run.stderr);
+}
+
+/// Some changes went through (a command in the sandbox, which `ask` lets run), one was
+/// refused: exit 0, and the last line still says what was refused and how to allow it.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_with_some_changes_refused_exits_0_and_names_them_last() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.push_all([
+        MockResponse::tool_call("w1", "write_file", r#"{"path":"a.txt","content":"a\n"}"#),
+        MockResponse::tool_call("c1", "run_command", r#"{"command":"echo b > b.txt"}"#),
+        MockResponse::text("Wrote b.txt; a.txt was denied."),
+    ]);
+    let run = sb.exec(&mock, &["write two files"]).await;
+    run.assert_ok();
+    assert!(!sb.ws().join("a.txt").exists());
+    assert_eq!(sb.read("b.txt"), "b\n");
+    let last = run.stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with("! 1 call was refused (write_file)") && last.contains("--approval auto"),
+        "{}",
+        run.stderr
     );
 }

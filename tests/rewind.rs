@@ -120,14 +120,15 @@ async fn a_user_edit_since_is_named_and_kept_unless_forced() {
     let sb = two_messages(&mock).await;
     sb.write("a.txt", "mine\n");
     let run = sb.exec(&mock, &["--resume", "last", "--rewind", "1"]).await;
-    assert_ne!(run.code, 0);
+    // A refused rewind has its own exit code: it is no usage error (2).
+    assert_eq!(run.code, 4, "{}", run.stderr);
     assert!(run.stderr.contains("a.txt"), "{}", run.stderr);
     assert!(run.stderr.contains("--force"), "{}", run.stderr);
     assert_eq!(sb.read("a.txt"), "mine\n", "nothing overwritten");
     assert_eq!(sb.read("sub/b.txt"), "new\n", "nothing changed at all");
 
     let run = sb.exec(&mock, &["--resume", "last", "--rewind", "9"]).await;
-    assert_ne!(run.code, 0);
+    assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("no user message 9"), "{}", run.stderr);
 
     let run = sb

@@ -18,6 +18,7 @@ pub async fn run(mut handle: SessionHandle, worker: String) -> ExecOutcome {
         failure: None,
         interrupted: None,
         goal: None,
+        nothing_changed: false,
     };
     while let Some(event) = handle.events.recv().await {
         let who = event.agent_id.short();

@@ -4,6 +4,7 @@
 mod board;
 pub mod merge;
 mod progress;
+mod refusals;
 pub mod review;
 mod summary;
 
@@ -24,6 +25,11 @@ pub mod exit {
     pub const FAILED: u8 = 1;
     /// A usage or config error: nothing was run.
     pub const USAGE: u8 = 2;
+    /// Nothing could change: every write and command the agents tried was refused,
+    /// because exec cannot ask (`--approval ask`, the default); `--approval auto` allows.
+    pub const UNCHANGED: u8 = 3;
+    /// `--rewind` was refused: files changed since that message and not by squad.
+    pub const REWIND_REFUSED: u8 = 4;
     /// Interrupted by Ctrl+C / SIGINT (128 + 2, as shells report it).
     pub const SIGINT: u8 = 130;
     /// Stopped by SIGTERM (128 + 15).
@@ -50,6 +56,9 @@ pub struct ExecOutcome {
     pub interrupted: Option<Interrupt>,
     /// How the goal ended in this run, if one did.
     pub goal: Option<GoalEnd>,
+    /// The run otherwise went well, but every change it tried was refused: `failure`
+    /// says so, and the exit code is [`exit::UNCHANGED`].
+    pub nothing_changed: bool,
 }
 
 impl ExecOutcome {
@@ -58,6 +67,7 @@ impl ExecOutcome {
             (Some(Interrupt::Int), ..) => exit::SIGINT,
             (Some(Interrupt::Term), ..) => exit::SIGTERM,
             (None, Some(GoalEnd::Stopped), _) => exit::SIGINT,
+            (None, _, Some(_)) if self.nothing_changed => exit::UNCHANGED,
             (None, _, Some(_)) => exit::FAILED,
             (None, _, None) => exit::DONE,
         }
@@ -120,6 +130,7 @@ pub async fn run(
     let mut budget_stop: Option<String> = None;
     // How the goal ended, and after how many checks.
     let (mut goal_end, mut goal_turns) = (None, 0);
+    let mut refusals = refusals::Refusals::default();
     let ctrl_c = tokio::signal::ctrl_c();
     let term = terminated();
     tokio::pin!(ctrl_c, term);
@@ -167,6 +178,7 @@ pub async fn run(
             write_out(&stdout, &mut json_lines);
             shown.flush();
         }
+        refusals.observe(&event.kind);
         match &event.kind {
             EventKind::TurnStarted if event.agent_id == root => started = true,
             // Continuing: any agent that goes on starts the run.
@@ -248,9 +260,16 @@ pub async fn run(
     write_out(&stdout, &mut json_lines);
     shown.end(None, String::new);
 
-    let failure = goal_failure(goal_end, goal_turns)
+    let mut failure = goal_failure(goal_end, goal_turns)
         .unwrap_or_else(|| budget_stop.or_else(|| failure(last_end, interrupted, last_error)));
-    if !json && failure.is_none() {
+    // Said last, after the table: what was refused and how to allow it; a run that could
+    // change nothing does not end as a success, though its answer is printed.
+    let nothing_changed = failure.is_none() && refusals.nothing_changed();
+    shown.last_lines(&refusals.lines());
+    if nothing_changed {
+        failure = Some(refusals::NOTHING_CHANGED.to_string());
+    }
+    if !json && (failure.is_none() || nothing_changed) {
         let mut out = stdout.lock();
         let _ = writeln!(out, "{}", final_answer.trim_end());
         let _ = out.flush();
@@ -260,6 +279,7 @@ pub async fn run(
         failure,
         interrupted,
         goal: goal_end,
+        nothing_changed,
     }
 }
 
@@ -415,6 +435,14 @@ impl Shown {
                 let table = table();
                 self.pending.push_str(&table);
             }
+        }
+        self.flush();
+    }
+
+    /// Lines after everything else, on stderr in either mode (stdout may be JSON).
+    fn last_lines(&mut self, lines: &[String]) {
+        for line in lines {
+            self.line(line);
         }
         self.flush();
     }

@@ -17,6 +17,7 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
         failure: None,
         interrupted: None,
         goal: None,
+        nothing_changed: false,
     };
     let mut started = false;
     loop {

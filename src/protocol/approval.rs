@@ -49,6 +49,19 @@ impl ApprovalPolicy {
     }
 }
 
+/// Why a call that needed the user's answer was refused where nobody can answer (`exec`):
+/// each has its own way to let such calls run, which `exec` tells at the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unanswered {
+    /// The approval policy is `ask`: `--approval auto` lets such calls run.
+    Policy,
+    /// The command would leave the sandbox, which is always the user's call.
+    Escalation,
+    /// A `pre_tool_use` hook asked for the user's approval.
+    Hook,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalDecision {

@@ -2,7 +2,8 @@ use super::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
     BudgetMeasure, BudgetScope, CheckpointSummary, ConflictFile, Declined, DiffStat,
     DroppedFinding, Goal, GoalCheck, GoalEnd, HistoryItem, MergeRecord, MergeReport, MessageKind,
-    ReviewFinding, ReviewTarget, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Verdict,
+    ReviewFinding, ReviewTarget, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Unanswered,
+    Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -99,6 +100,12 @@ pub enum EventKind {
     ApprovalResolved {
         request_id: u64,
         decision: ApprovalDecision,
+    },
+    /// A call refused without asking, because nobody can answer (`exec`): `exec` counts
+    /// them, so a run that could change nothing says so and how to allow them.
+    ApprovalUnanswered {
+        tool: String,
+        why: Unanswered,
     },
     /// An agent asks the user (`ask_user`). A front end that can answer shows it, in
     /// turn with approvals, and replies with `Op::Answer`.

@@ -19,7 +19,7 @@ mod spawn;
 mod task;
 mod verdict;
 
-pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy};
+pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy, Unanswered};
 pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
 pub use checkpoint::{ChangedFile, CheckpointSummary, FileChangeKind};
 pub use event::{AgentSummary, Event, EventKind, McpServerState, SessionTotals, TurnEnd};

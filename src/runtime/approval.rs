@@ -2,7 +2,9 @@
 //! caching live here and nowhere else.
 
 use super::events::EventSink;
-use crate::protocol::{AgentId, ApprovalAction, ApprovalDecision, ApprovalPolicy, EventKind};
+use crate::protocol::{
+    AgentId, ApprovalAction, ApprovalDecision, ApprovalPolicy, EventKind, Unanswered,
+};
 use crate::sync::lock;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -92,7 +94,14 @@ impl ApprovalGate {
         if let Some(settled) = self.settled(&req) {
             return settled;
         }
-        if let Some(denied) = self.headless(&req) {
+        if let Some((denied, why)) = self.headless(&req) {
+            events.emit(
+                req.agent_id,
+                EventKind::ApprovalUnanswered {
+                    tool: req.tool.to_string(),
+                    why,
+                },
+            );
             return Err(denied);
         }
         let decision = self.ask(&req, events, cancel).await;
@@ -138,31 +147,41 @@ impl ApprovalGate {
     }
 
     /// Why a question for the user is refused when nobody can answer (`exec`).
-    fn headless(&self, req: &ApprovalRequest<'_>) -> Option<Denied> {
+    fn headless(&self, req: &ApprovalRequest<'_>) -> Option<(Denied, Unanswered)> {
         if self.can_ask {
             return None;
         }
         if req.hook == Some(HookApproval::Ask) {
-            return Some(Denied(format!(
-                "`{}` was not run: a pre_tool_use hook asks for the user's approval of this \
-                 call, and nobody can answer in this headless run. Do not retry it; tell the \
-                 user what you wanted to do.",
-                req.tool
-            )));
-        }
-        if matches!(req.action, ApprovalAction::Escalation { .. }) {
-            return Some(Denied(
-                "running this command outside the sandbox needs the user's approval, and \
-                 nobody can answer in this headless run. Do not retry it: do the work within \
-                 the sandbox, or tell the user which command to run themselves and why."
-                    .to_string(),
+            return Some((
+                Denied(format!(
+                    "`{}` was not run: a pre_tool_use hook asks for the user's approval of \
+                     this call, and nobody can answer in this headless run. Do not retry it; \
+                     tell the user what you wanted to do.",
+                    req.tool
+                )),
+                Unanswered::Hook,
             ));
         }
-        Some(Denied(format!(
-            "`{}` was denied: approval policy is `ask` but nobody can answer in this \
-             headless run (use `--approval auto` to allow changes). Do not retry it.",
-            req.tool
-        )))
+        if matches!(req.action, ApprovalAction::Escalation { .. }) {
+            return Some((
+                Denied(
+                    "running this command outside the sandbox needs the user's approval, and \
+                     nobody can answer in this headless run. Do not retry it: do the work \
+                     within the sandbox, or tell the user which command to run themselves \
+                     and why."
+                        .to_string(),
+                ),
+                Unanswered::Escalation,
+            ));
+        }
+        Some((
+            Denied(format!(
+                "`{}` was denied: approval policy is `ask` but nobody can answer in this \
+                 headless run (use `--approval auto` to allow changes). Do not retry it.",
+                req.tool
+            )),
+            Unanswered::Policy,
+        ))
     }
 
     /// Puts the question to the user through the event stream and waits for the answer;

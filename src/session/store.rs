@@ -5,8 +5,12 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("no saved sessions in {0}")]
-    Empty(PathBuf),
+    #[error(
+        "no saved session of this folder ({}); `squad sessions --all` lists every folder's, \
+         and `--resume ID` takes one of them",
+        workspace.display()
+    )]
+    NoneHere { workspace: PathBuf },
     #[error("no session '{id}' in {dir} (run `squad sessions` to list them)")]
     NotFound { id: String, dir: PathBuf },
     #[error("cannot read sessions in {dir}: {source}")]
@@ -23,8 +27,29 @@ pub struct SessionMeta {
     pub id: String,
     pub path: PathBuf,
     pub modified: DateTime<Utc>,
+    /// The folder it last ran in (a session resumed elsewhere goes on there).
     pub workspace: Option<PathBuf>,
     pub first_prompt: Option<String>,
+    /// A `squad review` run: reviewers and findings, no message of the user.
+    pub review: bool,
+}
+
+impl SessionMeta {
+    /// Whether it last ran in `workspace`.
+    pub fn is_of(&self, workspace: &Path) -> bool {
+        self.workspace
+            .as_deref()
+            .is_some_and(|w| same_folder(w, workspace))
+    }
+}
+
+/// The same folder, however each was spelled (a symlink, `..`).
+fn same_folder(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (a.canonicalize(), b.canonicalize()),
+            (Ok(a), Ok(b)) if a == b
+        )
 }
 
 /// The folder of session logs (`<data dir>/squad/sessions`).
@@ -81,27 +106,31 @@ impl SessionStore {
                 .and_then(|m| m.modified())
                 .map(DateTime::<Utc>::from)
                 .unwrap_or_else(|_| Utc::now());
-            let (workspace, first_prompt) = summarize(&path);
+            let (workspace, first_prompt, review) = summarize(&path);
             out.push(SessionMeta {
                 id,
                 path,
                 modified,
                 workspace,
                 first_prompt,
+                review,
             });
         }
         out.sort_by(|a, b| b.modified.cmp(&a.modified).then(b.id.cmp(&a.id)));
         Ok(out)
     }
 
-    /// `last` or a session id (a unique prefix is enough).
-    pub fn resolve(&self, which: &str) -> Result<SessionMeta, StoreError> {
+    /// `last`, the newest session of `workspace` (a review is none to go on with), or a
+    /// session id of any folder (a unique prefix is enough).
+    pub fn resolve(&self, which: &str, workspace: &Path) -> Result<SessionMeta, StoreError> {
         let all = self.list()?;
         if which == "last" {
             return all
                 .into_iter()
-                .next()
-                .ok_or_else(|| StoreError::Empty(self.dir.clone()));
+                .find(|m| !m.review && m.is_of(workspace))
+                .ok_or_else(|| StoreError::NoneHere {
+                    workspace: workspace.to_path_buf(),
+                });
         }
         let mut matches: Vec<_> = all
             .into_iter()
@@ -120,27 +149,32 @@ impl SessionStore {
     }
 }
 
-fn summarize(path: &Path) -> (Option<PathBuf>, Option<String>) {
+/// The folder the session last ran in, its first user message, and whether it is a
+/// review (a review started, and the user never wrote).
+fn summarize(path: &Path) -> (Option<PathBuf>, Option<String>, bool) {
     let Ok((events, _)) = read_events(path) else {
-        return (None, None);
+        return (None, None, false);
     };
     let mut workspace = None;
     let mut prompt = None;
+    let mut reviewed = false;
+    // The persona's: a worker's first message is its task, not the user's.
+    let mut root = None;
     for ev in &events {
         match &ev.kind {
-            EventKind::SessionStarted { workspace: w, .. } if workspace.is_none() => {
+            EventKind::SessionStarted { workspace: w, .. } => {
                 workspace = Some(w.clone());
+                root.get_or_insert(ev.agent_id);
             }
             EventKind::ItemAdded {
                 item: HistoryItem::User { text },
-            } if prompt.is_none() => {
+            } if prompt.is_none() && root == Some(ev.agent_id) => {
                 prompt = Some(text.clone());
             }
+            EventKind::ReviewStarted { .. } => reviewed = true,
             _ => {}
         }
-        if workspace.is_some() && prompt.is_some() {
-            break;
-        }
     }
-    (workspace, prompt)
+    let review = reviewed && prompt.is_none();
+    (workspace, prompt, review)
 }

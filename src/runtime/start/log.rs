@@ -80,7 +80,7 @@ fn read_back(opts: &SessionOptions) -> Result<Option<(PathBuf, Resumed)>, Runtim
     let (Some(which), Some(store)) = (&opts.resume, &opts.store) else {
         return Ok(None);
     };
-    let meta = store.resolve(which)?;
+    let meta = store.resolve(which, &opts.workspace)?;
     let (events, _skipped) = read_events(&meta.path).map_err(|source| RuntimeError::Log {
         path: meta.path.clone(),
         source,

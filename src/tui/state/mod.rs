@@ -271,6 +271,8 @@ impl SessionState {
             EventKind::ApprovalResolved { request_id, .. } => {
                 self.resolve_approval(*request_id);
             }
+            // Only where nobody can answer (an exec run read back): the call's result says it.
+            EventKind::ApprovalUnanswered { .. } => {}
             EventKind::QuestionAsked {
                 request_id,
                 role,
