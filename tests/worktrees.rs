@@ -474,6 +474,24 @@ async fn a_despawned_workers_change_is_kept_on_its_branch_and_merges_on_purpose(
     );
     assert_users_work_intact(&sb);
 
+    // A name that is no worker is told so, with the unmerged ones (its branch counts).
+    h.ops
+        .send(Op::MergeWorker {
+            worker: "nobody".into(),
+        })
+        .unwrap();
+    let refused = next_event(
+        &mut h,
+        &mut seen,
+        |e| matches!(&e.kind, EventKind::Error { message } if message.starts_with("merge:")),
+    )
+    .await;
+    assert!(
+        matches!(&refused.kind, EventKind::Error { message }
+            if message.contains("no worker `nobody`") && message.contains(&worker.short())),
+        "{refused:?}"
+    );
+
     // The user merges it on purpose (`/merge`): from the branch, which then goes.
     h.ops
         .send(Op::MergeWorker {

@@ -499,6 +499,14 @@ impl Worktrees {
             .await?
     }
 
+    /// Whether `branch` holds a kept change (see [`Worktrees::keep`]).
+    pub async fn holds_kept(&self, branch: String) -> bool {
+        let repo = self.repo.clone();
+        blocking(move || keep::kept(&repo.top, &branch))
+            .await
+            .is_ok_and(|k| k.is_some())
+    }
+
     /// Removes the worker's worktree; its branch too, unless `keep_branch` (it holds the
     /// worker's unmerged change, see [`Worktrees::keep`]). False when it had none.
     pub async fn remove_keeping(

@@ -7,7 +7,7 @@
 
 use super::session::Session;
 use super::team::Team;
-use crate::protocol::{AgentId, EventKind, MERGE_REFUSED, MergeState};
+use crate::protocol::{AgentId, EventKind, MERGE_REFUSED};
 use std::sync::Arc;
 
 /// Merges the change of the worker `name` names, off the ops loop.
@@ -25,7 +25,7 @@ pub fn serve(session: &Arc<Session>, name: String) {
 
 async fn merge(session: &Session, name: &str) -> Result<(), String> {
     let team = &session.team;
-    let agent = resolve(session, name)?;
+    let agent = resolve(session, name).await?;
     if !team.status(agent).is_some_and(|s| s.is_idle()) {
         return Err(format!(
             "worker {} is at work: wait until its turn ends (or stop it), then merge",
@@ -43,22 +43,20 @@ async fn merge(session: &Session, name: &str) -> Result<(), String> {
 }
 
 /// The worker `name` names.
-fn resolve(session: &Session, name: &str) -> Result<AgentId, String> {
+async fn resolve(session: &Session, name: &str) -> Result<AgentId, String> {
     let team = &session.team;
     let name = name.trim();
     let name = name.strip_prefix("squad/").unwrap_or(name);
     let workers: Vec<AgentId> = team.subtree(session.root()).into_iter().skip(1).collect();
     if name.is_empty() {
-        return Err(format!(
-            "name the worker to merge. {}",
-            unmerged(session, &workers)
-        ));
+        let list = unmerged(session, &workers).await;
+        return Err(format!("name the worker to merge. {list}"));
     }
     let full = AgentId::parse(name);
     let by_id: Vec<AgentId> = (workers.iter().copied())
         .filter(|id| Some(*id) == full || id.short().starts_with(&name.to_lowercase()))
         .collect();
-    let found = match by_id.as_slice() {
+    let found: Vec<AgentId> = match by_id.as_slice() {
         [] => (workers.iter().copied())
             .filter(|id| team.role(*id).as_deref() == Some(name))
             .collect(),
@@ -66,10 +64,10 @@ fn resolve(session: &Session, name: &str) -> Result<AgentId, String> {
     };
     match found.as_slice() {
         [one] => Ok(*one),
-        [] => Err(format!(
-            "no worker `{name}` in this session. {}",
-            unmerged(session, &workers)
-        )),
+        [] => {
+            let list = unmerged(session, &workers).await;
+            Err(format!("no worker `{name}` in this session. {list}"))
+        }
         many => Err(format!(
             "`{name}` names {} workers ({}): give its id",
             many.len(),
@@ -79,12 +77,15 @@ fn resolve(session: &Session, name: &str) -> Result<AgentId, String> {
 }
 
 /// The workers whose change is not in the workspace, as a sentence.
-fn unmerged(session: &Session, workers: &[AgentId]) -> String {
-    let list: Vec<AgentId> = (workers.iter().copied())
-        .filter(|id| (session.isolation.merge_state(*id)).is_some_and(MergeState::unmerged))
-        .collect();
+async fn unmerged(session: &Session, workers: &[AgentId]) -> String {
+    let mut list = Vec::new();
+    for id in workers {
+        if session.isolation.holds_unmerged(*id).await {
+            list.push(*id);
+        }
+    }
     match list.is_empty() {
-        true => "No worker has an unmerged change it is still holding.".to_string(),
+        true => "No worker of this session has an unmerged change.".to_string(),
         false => format!("Unmerged: {}.", listed(&session.team, &list)),
     }
 }

@@ -30,9 +30,14 @@ impl WorkerIsolation {
         crate::sync::lock(&self.verdicts).get(&agent).cloned()
     }
 
-    /// Where `agent`'s change stands, when it has a worktree.
-    pub fn merge_state(&self, agent: AgentId) -> Option<MergeState> {
-        self.state(agent)
+    /// Whether `agent` holds a change that is not in the workspace: in its worktree, or
+    /// kept on its branch after its worktree went.
+    pub async fn holds_unmerged(&self, agent: AgentId) -> bool {
+        match (self.state(agent), self.worktrees.as_ref()) {
+            (Some(state), _) => state.unmerged(),
+            (None, Some(w)) if !self.has_own(agent) => w.holds_kept(branch_of(agent)).await,
+            _ => false,
+        }
     }
 
     /// Keeps `agent`'s change unmerged on its branch because `why`; the report says so.

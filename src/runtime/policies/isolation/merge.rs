@@ -192,7 +192,9 @@ fn not_merged(
     } else {
         format!(
             "{message}. The change stays in its worktree: speak_to_agent {short} to \
-             have it return its result again, or despawn_agent {short} to discard it"
+             have it return its result again (despawn_agent {short} keeps the change \
+             unmerged on branch {}, for the user)",
+            super::worker::branch_of(agent)
         )
     };
     MergeReport {
@@ -224,7 +226,8 @@ fn conflicted(
             "nothing of its change reached the workspace. speak_to_agent {short} has it \
              redo the change on the workspace's current state (it settles the conflict \
              markers in its worktree; its next result is merged again); despawn_agent \
-             {short} discards the change"
+             {short} keeps the change unmerged on branch {}, for the user",
+            super::worker::branch_of(agent)
         ),
     }
 }
