@@ -14,13 +14,13 @@ use common::agents::*;
 use common::*;
 use serde_json::{Value, json};
 
-/// A repository with `status.txt` committed as `broken`, and a test command that passes
-/// only once it says `fixed`.
+/// A repository with `status.txt` committed as `fixed`, and a test command that passes
+/// only while it says so: the workers below break it.
 fn repo(config: &str) -> Sandbox {
     let sb = Sandbox::new();
     git(sb.ws(), &["init", "-q"]);
     sb.write("README.md", "# project\n");
-    sb.write("status.txt", "broken\n");
+    sb.write("status.txt", "fixed\n");
     git(sb.ws(), &["add", "-A"]);
     git(sb.ws(), &["commit", "-qm", "start"]);
     sb.workspace_config(&format!(
@@ -41,7 +41,7 @@ fn claim(id: &str) -> MockResponse {
     MockResponse::tool_call(
         id,
         "return_results",
-        &json!({"result": {"status": "success", "summary": "fixed status.txt",
+        &json!({"result": {"status": "success", "summary": "updated status.txt",
             "artifacts": [{"file_path": "status.txt", "description": "the fix", "change_type": "modified"}],
             "known_issues": []}})
         .to_string(),
@@ -51,7 +51,7 @@ fn claim(id: &str) -> MockResponse {
 /// The supervisor: spawn one implementer, wait, answer.
 fn supervisor(body: &Value) -> MockResponse {
     match tool_count(body) {
-        0 => spawn("implementer", "fix status.txt"),
+        0 => spawn("implementer", "update status.txt"),
         1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
         _ => MockResponse::text("done"),
     }
@@ -89,11 +89,7 @@ fn on_branch(sb: &Sandbox, short: &str) -> Option<String> {
 /// files, a `failed_checks` merge report, the supervisor told why and where, and the task
 /// counted as failed.
 fn assert_kept(sb: &Sandbox, mock: &MockServer, run: &Run, short: &str, kept: &str) {
-    assert_eq!(
-        sb.read("status.txt"),
-        "broken\n",
-        "nothing merged unchecked"
-    );
+    assert_eq!(sb.read("status.txt"), "fixed\n", "nothing merged unchecked");
     assert_eq!(
         on_branch(sb, short).as_deref(),
         Some(kept),
@@ -158,7 +154,10 @@ async fn a_correction_answered_in_words_keeps_the_change_on_its_branch_until_mer
         }
     });
     let run = sb
-        .exec(&mock, &["--json", "--approval", "auto", "fix status.txt"])
+        .exec(
+            &mock,
+            &["--json", "--approval", "auto", "update status.txt"],
+        )
         .await;
     run.assert_ok();
     let events = run.events();
@@ -188,7 +187,10 @@ async fn a_result_out_of_corrections_goes_up_failed_and_its_change_stays_on_its_
         }
     });
     let run = sb
-        .exec(&mock, &["--json", "--approval", "auto", "fix status.txt"])
+        .exec(
+            &mock,
+            &["--json", "--approval", "auto", "update status.txt"],
+        )
         .await;
     run.assert_ok();
     let events = run.events();
@@ -207,7 +209,7 @@ async fn a_result_out_of_corrections_goes_up_failed_and_its_change_stays_on_its_
         "{}",
         nobody.stderr
     );
-    assert_eq!(sb.read("status.txt"), "broken\n");
+    assert_eq!(sb.read("status.txt"), "fixed\n");
     // By its role, the one implementer.
     merge_on_purpose(&sb, &mock, "implementer", &short, "broken, differently\n").await;
 }
