@@ -228,3 +228,22 @@ async fn a_review_no_reviewer_answered_says_so_rather_than_no_findings() {
     );
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn merge_names_a_worker_or_says_why_not_without_a_model_call() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let (mut c, session) = open(&sb, &mock).await;
+    let (reason, said) = run(&mut c, 2, &session, "/merge").await;
+    assert_eq!(reason, "end_turn");
+    assert!(said.starts_with("usage: /merge"), "{said}");
+    // Outside git no worker has a worktree, and a name that is no worker is told so.
+    let (reason, said) = run(&mut c, 3, &session, "/merge nobody").await;
+    assert_eq!(reason, "end_turn");
+    assert!(
+        said.starts_with("squad: merge:") && said.contains("no worker `nobody`"),
+        "{said}"
+    );
+    assert!(mock.requests().is_empty(), "no command reached the model");
+    c.close().await;
+}
