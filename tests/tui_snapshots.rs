@@ -1276,7 +1276,8 @@ fn team_with_budgets() -> (Script, [AgentId; 3]) {
 fn spend_against_budget_in_the_tree() {
     let (mut s, [_, _, scout]) = team_with_budgets();
     let screen = s.screen(120, 30);
-    assert!(screen.contains("12.8k/50k $0.021/$0.500"), "{screen}");
+    assert!(screen.contains("coder 1a2b3c4e Add a"), "{screen}");
+    assert!(screen.contains("12.8k/50k"), "{screen}");
     assert!(screen.contains("940/900"), "{screen}");
     insta::assert_snapshot!("budgets_120x30", screen);
     // Narrow: spend against budget outlasts the other figures.
@@ -1291,7 +1292,7 @@ fn spend_against_budget_in_the_tree() {
     assert_eq!(s.app.viewed(), scout);
     let screen = s.screen(100, 24);
     assert!(
-        screen.contains("! budget: 940 of 900 tokens spent: stopped before its next"),
+        screen.contains("! budget: 940 of 900 tokens spent: stopped before its"),
         "{screen}"
     );
 }
@@ -1372,7 +1373,7 @@ fn stalled_agent_in_the_tree_and_the_details() {
     s.app.focus = Focus::Tree;
     s.key(KeyCode::Down);
     let screen = s.screen(100, 24);
-    assert!(screen.contains("coder ! stalled"), "{screen}");
+    assert!(screen.contains("coder 1a2b3c4e ! stalled"), "{screen}");
     insta::assert_snapshot!("stalled_100x24", screen);
     s.key(KeyCode::Char('i'));
     let screen = s.screen(100, 24);
@@ -1425,7 +1426,7 @@ fn loop_stopped_worker_shows_its_reason() {
     s.app.focus = Focus::Tree;
     s.key(KeyCode::Down);
     let screen = s.screen(100, 24);
-    assert!(screen.contains("✗ coder loop"), "{screen}");
+    assert!(screen.contains("✗ coder 1a2b3c4e loop"), "{screen}");
     insta::assert_snapshot!("loop_stopped_100x24", screen);
     s.key(KeyCode::Char('i'));
     let screen = s.screen(100, 24);
@@ -1489,7 +1490,7 @@ fn released_worker_in_the_tree_and_the_details() {
     s.key(KeyCode::Down);
     s.key(KeyCode::Down);
     let screen = s.screen(100, 24);
-    assert!(screen.contains("tester released"), "{screen}");
+    assert!(screen.contains("tester 1a2b3c4f released"), "{screen}");
     assert!(
         screen.contains("(released)"),
         "the composer says so: {screen}"
@@ -1822,8 +1823,250 @@ fn review_findings_popup_and_the_conversation_lines() {
     assert_eq!(s.app.overlay, None);
     let screen = s.screen(100, 24);
     assert!(
-        screen.contains("src/sum.rs:3 high Off-by-one: the loop reads past the end"),
+        screen.contains("src/sum.rs:3 high Off-by-one: the loop reads past"),
         "{screen}"
     );
     assert!(screen.contains("2 findings, 1 dropped"), "{screen}");
+}
+
+/// Two workers of one role at work (issue 50): each row keeps the id the approvals name
+/// and its task's first words though both have spent tokens, and the persona's pane says
+/// what each is doing now.
+#[test]
+fn two_workers_of_one_role_are_told_apart() {
+    let mut s = Script::new();
+    let root = s.root;
+    let (calc, parser) = (id(1), id(2));
+    s.user(root, "Fix the calculator and the parser.");
+    s.status(root, AgentStatus::Running);
+    s.at(1);
+    s.spawn(calc, Some(root), "implementer", "Fix add() in calc.py");
+    s.spawn(parser, Some(root), "implementer", "Parse negative numbers");
+    for w in [calc, parser] {
+        s.status(w, AgentStatus::Running);
+        s.usage(w, 9_000, 400, 0.01);
+    }
+    s.status(root, AgentStatus::Waiting);
+    s.assistant(
+        calc,
+        "",
+        &[("c1", "edit_file", r#"{"path":"calc.py","old_text":"a-b"}"#)],
+    );
+    s.tool_begin(calc, "c1");
+    s.delta(parser, "Reading the tokenizer first");
+    s.at(20);
+    let screen = s.screen(80, 24);
+    for needle in [
+        "implementer 1a2b3c4e",
+        "implementer 1a2b3c4f",
+        "Fix add",
+        "Parse neg",
+        "implementer 1a2b3c4e edit_file calc",
+        "implementer 1a2b3c4f writing: Re",
+        "waiting for its 2 workers",
+    ] {
+        assert!(screen.contains(needle), "{needle}: {screen}");
+    }
+    assert!(!screen.contains("waiting for workers or approval"), "{screen}");
+    insta::assert_snapshot!("same_role_workers_80x24", screen);
+    let screen = s.screen(120, 40);
+    for needle in [
+        "implementer 1a2b3c4e Fix add() i",
+        "edit_file calc.py 19s",
+        "writing: Reading the tokenizer first 19s",
+    ] {
+        assert!(screen.contains(needle), "{needle}: {screen}");
+    }
+    // The approval names the id the tree shows.
+    request(
+        &mut s,
+        parser,
+        7,
+        "implementer",
+        "run_command",
+        ApprovalAction::Command {
+            command: "pytest -q".into(),
+        },
+    );
+    let screen = s.screen(120, 40);
+    assert!(screen.contains("approval · implementer 1a2b3c4f"), "{screen}");
+    assert!(screen.contains("waiting for your approval: run_command"), "{screen}");
+    insta::assert_snapshot!("same_role_workers_120x40", screen);
+}
+
+/// More workers than rows: the tree's last line says how many are cut and points to
+/// `/agents`, which shows them all.
+#[test]
+fn a_cut_tree_points_to_agents() {
+    let mut s = Script::new();
+    let root = s.root;
+    for n in 1..=30 {
+        s.spawn(id(n), Some(root), "tester", &format!("suite {n}"));
+    }
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("more: /agents"), "{screen}");
+    insta::assert_snapshot!("cut_tree_80x24", screen);
+    s.command("/agents");
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("more · ↑↓ scroll"), "{screen}");
+}
+
+/// `!cmd` output and an `@file` attachment as they are (issue 50): indentation and runs
+/// of spaces kept, no `<file …>` wrapper; the attachment one line until Enter on it.
+#[test]
+fn command_output_and_attachments_are_shown_as_they_are() {
+    let mut s = Script::new();
+    let root = s.root;
+    s.user(
+        root,
+        "!pytest -q\n..F\n    def test_add():\n>       assert add(2, 3) == 5\nE       assert -1 == 5\nname      stmts   miss\ncalc.py       4      0",
+    );
+    s.user(
+        root,
+        "why does @test_calc.py fail?\n\n<file path=\"test_calc.py\">\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n</file>",
+    );
+    let screen = s.screen(80, 24);
+    for needle in [
+        "    def test_add():",
+        ">       assert add(2, 3) == 5",
+        "name      stmts   miss",
+        "attached test_calc.py, 5 lines",
+    ] {
+        assert!(screen.contains(needle), "{needle}: {screen}");
+    }
+    assert!(!screen.contains("<file"), "{screen}");
+    assert!(!screen.contains("from calc import add"), "{screen}");
+    insta::assert_snapshot!("verbatim_collapsed_80x24", screen);
+    s.app.focus = Focus::Conversation;
+    s.key(KeyCode::Up);
+    s.key(KeyCode::Enter);
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("│     assert add(2, 3) == 5"), "{screen}");
+    assert!(screen.contains("from calc import add"), "{screen}");
+    insta::assert_snapshot!("verbatim_expanded_80x24", screen);
+}
+
+/// `/` lists every command, narrows as you type, ↑↓ move the pick and Enter takes it.
+#[test]
+fn the_slash_popup_lists_every_command_and_picks_with_arrows() {
+    let mut s = Script::new();
+    s.app.focus = Focus::Composer;
+    s.key(KeyCode::Char('/'));
+    let screen = s.screen(100, 40);
+    for (command, _) in squad::tui::COMMANDS {
+        assert!(screen.contains(command), "{command}: {screen}");
+    }
+    insta::assert_snapshot!("slash_popup_100x40", screen);
+    for c in "ti".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    let screen = s.screen(100, 40);
+    assert!(screen.contains("/timeline") && !screen.contains("/agents"), "{screen}");
+    s.key(KeyCode::Enter);
+    assert_eq!(s.app.overlay, Some(Overlay::Timeline));
+    s.key(KeyCode::Esc);
+    // `/s` offers /stats and /stop: ↓ picks the second, Enter runs it.
+    s.app.focus = Focus::Composer;
+    s.key(KeyCode::Char('/'));
+    s.key(KeyCode::Char('s'));
+    s.key(KeyCode::Down);
+    let screen = s.screen(100, 40);
+    insta::assert_snapshot!("slash_popup_s_100x40", screen);
+    let picked: Vec<_> = s.app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
+    assert_eq!(picked, vec![Action::Send(Op::Stop)]);
+}
+
+/// `u` on a merged worker asks first; `y` sends the undo, `n` keeps the merge.
+#[test]
+fn undoing_a_merge_asks_first() {
+    let (mut s, [coder, ..]) = team();
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    let asked = s.app.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::NONE), s.now);
+    assert!(asked.is_empty(), "nothing is undone before the answer: {asked:?}");
+    assert_eq!(s.app.overlay, Some(Overlay::ConfirmUndo(coder)));
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("Take the merged change of coder 1a2b3c4e"), "{screen}");
+    insta::assert_snapshot!("undo_asks_80x24", screen);
+    let kept = s.app.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE), s.now);
+    assert!(kept.is_empty() && s.app.overlay.is_none());
+    s.key(KeyCode::Char('u'));
+    let sent = s.app.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE), s.now);
+    assert_eq!(
+        sent,
+        vec![Action::Send(Op::UndoMerge {
+            agent_id: coder,
+            force: false
+        })]
+    );
+}
+
+/// Keys a terminal user expects: `?` on an empty composer opens help (typed after a word,
+/// it is a character); the first Ctrl+C clears a draft; Ctrl+U kills to the line start;
+/// `/clear` starts a new session as `/new` does.
+#[test]
+fn keys_users_expect_in_the_composer() {
+    let mut s = Script::new();
+    s.app.focus = Focus::Composer;
+    s.key(KeyCode::Char('?'));
+    assert_eq!(s.app.overlay, Some(Overlay::Help));
+    s.key(KeyCode::Esc);
+    s.app.focus = Focus::Composer;
+    for c in "why?".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    assert_eq!(s.app.composer.text(), "why?");
+    let cleared = s.app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL), s.now);
+    assert!(cleared.is_empty(), "{cleared:?}");
+    assert_eq!(s.app.composer.text(), "", "the first Ctrl+C clears the draft");
+    s.key(KeyCode::Up);
+    assert_eq!(s.app.composer.text(), "why?", "Up brings it back");
+    s.key(KeyCode::Left);
+    s.key_mod(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    assert_eq!(s.app.composer.text(), "?", "Ctrl+U kills to the line start");
+    s.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    for c in "/clear".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    let out = s.app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
+    assert_eq!(
+        out,
+        vec![
+            Action::Send(Op::Shutdown),
+            Action::Quit(squad::tui::Exit::NewSession)
+        ]
+    );
+}
+
+/// A rewound message comes back to the composer addressed to the persona it was said to,
+/// whichever agent was on screen.
+#[test]
+fn a_rewound_message_goes_back_to_the_persona() {
+    use ::squad::protocol::CheckpointSummary;
+    let (mut s, [coder, ..]) = team();
+    let root = s.root;
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    assert_eq!(s.app.viewed(), coder);
+    s.command("/rewind");
+    let list = vec![CheckpointSummary {
+        message: 1,
+        text: "Add a --json flag to the CLI".into(),
+        changes: Ok(Vec::new()),
+    }];
+    s.ev(root, EventKind::Checkpoints { list });
+    s.key(KeyCode::Enter);
+    s.key(KeyCode::Enter);
+    s.ev(
+        root,
+        EventKind::Rewound {
+            message: 1,
+            files: Vec::new(),
+            removed: Vec::new(),
+            history: Some(Vec::new()),
+        },
+    );
+    assert_eq!(s.app.composer.text(), "Add a --json flag to the CLI");
+    assert_eq!(s.app.target(), None, "addressed to the persona");
+    assert!(s.screen(80, 24).contains("to copilot ★"));
 }

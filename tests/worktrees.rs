@@ -559,6 +559,18 @@ async fn a_released_worker_leaves_its_merged_change_and_no_worktree_or_branch() 
     assert_eq!(git(sb.ws(), &["branch", "--list", "squad/*"]), "");
     assert!(!git(sb.ws(), &["worktree", "list"]).contains(&worker.short()));
     assert_users_work_intact(&sb);
+
+    // `d` on it: what its merge brought into the workspace, though its worktree is gone.
+    h.ops.send(Op::ShowDiff { agent_id: worker }).unwrap();
+    let shown = next_event(&mut h, &mut seen, |e| {
+        matches!(e.kind, EventKind::Diff { .. })
+    })
+    .await;
+    assert!(
+        matches!(&shown.kind, EventKind::Diff { text }
+            if text.contains("+++ b/kept.txt") && text.contains("+merged, then released")),
+        "{shown:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

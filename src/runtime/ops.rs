@@ -195,7 +195,14 @@ fn pause(session: &Session, paused: bool) {
 fn show_diff(session: &Arc<Session>, agent_id: AgentId) {
     let session = session.clone();
     tokio::spawn(async move {
-        let text = session.isolation.diff_text(&session.team, agent_id).await;
+        let mut text = session.isolation.diff_text(&session.team, agent_id).await;
+        // No change in a worktree (a placeholder, never a diff, starts with `(`): once
+        // merged, its change is what the merge brought into the workspace.
+        if text.starts_with('(')
+            && let Some(merged) = super::rewind::merged_diff(&session, agent_id).await
+        {
+            text = merged;
+        }
         session.team.emit(agent_id, EventKind::Diff { text });
     });
 }

@@ -232,6 +232,30 @@ async fn undo_now(session: &Session, agent: AgentId, force: bool) -> Result<(), 
     Ok(())
 }
 
+/// What a worker's merges brought into the workspace (each record's `before`..`after`,
+/// read from the log), for `d` once its worktree is gone or empty; `None` when it has no
+/// merge (or the session keeps no log or repository to read it from).
+pub async fn merged_diff(session: &Session, agent: AgentId) -> Option<String> {
+    let log = session.checkpoints.as_ref().and_then(|c| c.log())?;
+    let top = session.isolation.repo_top()?;
+    session.team.events().on_disk().await;
+    let records = merges(&read(log).ok()?, agent);
+    if records.is_empty() {
+        return None;
+    }
+    let diff = tokio::task::spawn_blocking(move || {
+        let git = crate::isolation::Git::new(&top);
+        let texts: Vec<String> = (records.iter())
+            .map(|r| match git.text(&["diff", "--no-color", &r.before, &r.after]) {
+                Ok(text) => text,
+                Err(e) => format!("(could not read its merge {}: {e})", r.after),
+            })
+            .collect();
+        texts.join("\n")
+    });
+    diff.await.ok()
+}
+
 /// The worker's merges since its last undo, in the order they were made.
 fn merges(events: &[Event], agent: AgentId) -> Vec<MergeRecord> {
     let mut list = Vec::new();

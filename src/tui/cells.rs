@@ -5,7 +5,7 @@ use crate::protocol::{AgentResult, ChangeType, ResultStatus, TurnEnd, Verdict};
 use crate::text::{key_argument, one_line};
 use crate::tui::format::{millis, truncate, width};
 use crate::tui::markdown;
-use crate::tui::state::{EntryKind, ToolEntry};
+use crate::tui::state::{EntryKind, ToolEntry, UserEntry};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{wrap, wrap_hard};
 use ratatui::style::{Color, Modifier, Style};
@@ -27,15 +27,7 @@ pub fn gap_before(prev: Option<&EntryKind>, this: &EntryKind) -> usize {
 
 pub fn render_entry(kind: &EntryKind, w: usize, t: &Theme) -> Vec<Line<'static>> {
     match kind {
-        EntryKind::User(text) => wrap(
-            &[Span::styled(
-                text.clone(),
-                Style::default().add_modifier(Modifier::BOLD),
-            )],
-            w,
-            &[Span::styled("› ", t.bold(Color::Cyan))],
-            &[Span::raw("  ")],
-        ),
+        EntryKind::User(said) => user_lines(said, w, t),
         EntryKind::Assistant(text) => markdown::render(text, w, t),
         EntryKind::Tool(tool) => tool_lines(tool, w, t),
         EntryKind::Notice(text) => wrap(
@@ -88,6 +80,64 @@ pub fn render_entry(kind: &EntryKind, w: usize, t: &Theme) -> Vec<Line<'static>>
             ])]
         }
     }
+}
+
+/// The user's words (re-flowed like prose), then what is not prose, as it is: a
+/// `!command`'s output verbatim, and each attached file as one line (`▸ attached
+/// calc.py, 14 lines`) or, expanded, its text verbatim.
+fn user_lines(said: &UserEntry, w: usize, t: &Theme) -> Vec<Line<'static>> {
+    let mut lines = wrap(
+        &[Span::styled(
+            said.text.clone(),
+            Style::default().add_modifier(Modifier::BOLD),
+        )],
+        w,
+        &[Span::styled("› ", t.bold(Color::Cyan))],
+        &[Span::raw("  ")],
+    );
+    let bar = [Span::styled("  │ ", t.dim())];
+    if let Some(output) = &said.output {
+        if output.trim().is_empty() {
+            lines.push(Line::from(vec![
+                bar[0].clone(),
+                Span::styled("(no output)", t.dim()),
+            ]));
+        }
+        lines.extend(verbatim(output, w, &bar, t));
+    }
+    for a in &said.attachments {
+        let n = a.lines();
+        let twisty = if said.expanded { "▾ " } else { "▸ " };
+        let head = format!("attached {}, {n} line{}", a.path, if n == 1 { "" } else { "s" });
+        lines.push(Line::from(vec![
+            Span::raw("  "),
+            Span::styled(twisty, t.dim()),
+            Span::styled(truncate(&head, w.saturating_sub(4)), t.accent()),
+        ]));
+        if said.expanded {
+            lines.extend(verbatim(&a.body, w, &bar, t));
+        }
+    }
+    lines
+}
+
+/// Text as it is (spaces and indentation kept, long lines cut at the edge, not
+/// re-flowed), the first [`MAX_OUTPUT_LINES`] of it.
+fn verbatim(text: &str, w: usize, bar: &[Span<'static>], t: &Theme) -> Vec<Line<'static>> {
+    let text = text.trim_end_matches('\n');
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let total = text.lines().count();
+    let shown: Vec<&str> = text.lines().take(MAX_OUTPUT_LINES).collect();
+    let mut lines = wrap_hard(&shown.join("\n"), Style::default(), w, bar);
+    if total > MAX_OUTPUT_LINES {
+        lines.push(Line::from(Span::styled(
+            format!("  … {} more lines", total - MAX_OUTPUT_LINES),
+            t.dim(),
+        )));
+    }
+    lines
 }
 
 /// Text still streaming in, with a cursor after it.

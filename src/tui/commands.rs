@@ -65,6 +65,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "merge a worker's change kept unmerged (failed checks) on purpose (/merge [WORKER])",
     ),
     ("/new", "start a new session"),
+    ("/clear", "start a new session (as /new)"),
     ("/resume", "resume an earlier session"),
     ("/help", "keys and commands"),
     ("/quit", "end the session"),
@@ -175,7 +176,7 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
         "/rewind" => SlashCommand::Rewind,
         "/undo" => SlashCommand::Undo,
         "/merge" => SlashCommand::Merge(arg),
-        "/new" => SlashCommand::New,
+        "/new" | "/clear" => SlashCommand::New,
         "/resume" => SlashCommand::Resume(arg),
         "/help" => SlashCommand::Help,
         _ => SlashCommand::Quit,
@@ -240,25 +241,7 @@ pub fn complete(input: &str, roles: &[String], cycle: usize) -> Option<String> {
     let c = candidates(input, roles);
     match c.len() {
         0 => None,
-        1 => {
-            let one = &c[0];
-            let takes_arg = matches!(
-                one.as_str(),
-                "/role"
-                    | "/resume"
-                    | "/budget"
-                    | "/model"
-                    | "/approval"
-                    | "/review"
-                    | "/goal"
-                    | "/merge"
-            );
-            Some(if takes_arg {
-                format!("{one} ")
-            } else {
-                one.clone()
-            })
-        }
+        1 => Some(with_room(&c[0])),
         _ => {
             let prefix = common_prefix(&c);
             if prefix.len() > input.len() {
@@ -267,6 +250,31 @@ pub fn complete(input: &str, roles: &[String], cycle: usize) -> Option<String> {
                 Some(c[cycle % c.len()].clone())
             }
         }
+    }
+}
+
+/// Whether a command is usually given an argument (`/role NAME`, `/goal TEXT`…).
+pub fn takes_arg(command: &str) -> bool {
+    matches!(
+        command,
+        "/role"
+            | "/resume"
+            | "/budget"
+            | "/model"
+            | "/approval"
+            | "/review"
+            | "/goal"
+            | "/merge"
+    )
+}
+
+/// A picked candidate as the composer gets it: a space after a command that takes an
+/// argument, so the user types it next.
+pub fn with_room(candidate: &str) -> String {
+    if takes_arg(candidate) {
+        format!("{candidate} ")
+    } else {
+        candidate.to_string()
     }
 }
 

@@ -83,6 +83,12 @@ impl Composer {
         self.textarea.input(key)
     }
 
+    /// Deletes from the cursor back to the start of its line (readline's Ctrl+U).
+    pub fn kill_to_line_start(&mut self) {
+        self.completion_cycle = 0;
+        self.textarea.delete_line_by_head();
+    }
+
     pub fn newline(&mut self) {
         self.textarea.insert_newline();
     }

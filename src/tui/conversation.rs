@@ -200,7 +200,11 @@ impl ConvView {
         conv.entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| matches!(e.kind, EntryKind::Tool(_)))
+            .filter(|(_, e)| match &e.kind {
+                EntryKind::Tool(_) => true,
+                EntryKind::User(u) => u.expandable(),
+                _ => false,
+            })
             .map(|(i, _)| i)
     }
 
@@ -254,7 +258,7 @@ impl ConvView {
     pub fn render(
         &mut self,
         conv: &Conversation,
-        indicator: Option<Line<'static>>,
+        indicator: Vec<Line<'static>>,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
@@ -285,11 +289,11 @@ impl ConvView {
                 tail.extend(lines.iter().cloned());
             }
         }
-        if let Some(ind) = indicator {
+        if !indicator.is_empty() {
             if !tail.is_empty() {
                 tail.push(Line::default());
             }
-            tail.push(ind);
+            tail.extend(indicator);
         }
 
         let mut b = Blocks {
@@ -399,12 +403,12 @@ impl ConvView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::state::ToolEntry;
+    use crate::tui::state::{ToolEntry, UserEntry};
 
     fn conv(n: usize) -> Conversation {
         let mut c = Conversation::default();
         for i in 0..n {
-            c.push(EntryKind::User(format!("message {i}")));
+            c.push(EntryKind::User(UserEntry::parse(&format!("message {i}"))));
         }
         c
     }
@@ -425,7 +429,7 @@ mod tests {
     fn draw(v: &mut ConvView, c: &Conversation) -> Vec<String> {
         let area = Rect::new(0, 0, 30, 5);
         let mut buf = Buffer::empty(area);
-        v.render(c, None, area, &mut buf, &Theme::default(), true);
+        v.render(c, Vec::new(), area, &mut buf, &Theme::default(), true);
         screen(&buf)
     }
 
@@ -440,7 +444,7 @@ mod tests {
         assert!(!v.follow);
         assert_eq!(s[4], " › message 7");
         // New output does not move a view that was scrolled up.
-        c.push(EntryKind::User("message 10".into()));
+        c.push(EntryKind::User(UserEntry::parse("message 10")));
         assert_eq!(draw(&mut v, &c)[4], " › message 7");
         // Scrolling back to the bottom follows again.
         v.scroll(100);
@@ -463,7 +467,7 @@ mod tests {
             expanded: false,
         }));
         for i in 0..10 {
-            c.push(EntryKind::User(format!("m{i}")));
+            c.push(EntryKind::User(UserEntry::parse(&format!("m{i}"))));
         }
         let mut v = ConvView::default();
         draw(&mut v, &c);

@@ -109,6 +109,12 @@ impl App {
         {
             return self.leave(Exit::Quit);
         }
+        // The first one clears a draft (Up brings it back), as in a shell.
+        if self.overlay.is_none() && !self.composer.is_empty() {
+            self.composer.take();
+            self.set_notice("draft cleared (↑ brings it back) · Ctrl+C twice quits", now);
+            return Vec::new();
+        }
         self.last_ctrl_c = Some(now);
         let id = self.viewed();
         if self.state.is_busy(id) {
@@ -259,6 +265,42 @@ impl App {
             }
             None => false,
         }
+    }
+
+    /// The `/` popup's candidates while it shows (none when it does not).
+    pub(crate) fn popup_candidates(&self) -> Vec<String> {
+        let text = self.composer.text();
+        let cands = commands::candidates(&text, &self.state.known_roles());
+        if cands.len() == 1 && cands[0] == text.trim_end() {
+            return Vec::new();
+        }
+        cands
+    }
+
+    /// The popup's highlighted row: the first until ↑↓ (or Tab) moves it.
+    pub(crate) fn popup_pick(&self, n: usize) -> usize {
+        self.composer.completion_cycle.saturating_sub(1) % n.max(1)
+    }
+
+    /// ↑↓ in the `/` popup.
+    fn move_pick(&mut self, n: usize, up: bool) {
+        let cur = self.popup_pick(n);
+        let next = if up { (cur + n - 1) % n } else { (cur + 1) % n };
+        self.composer.completion_cycle = next + 1;
+    }
+
+    /// Enter while a command name is being typed: the highlighted command is taken; one
+    /// that wants an argument waits for it (true: nothing to send yet).
+    fn take_pick(&mut self) -> bool {
+        let text = self.composer.text();
+        let cands = self.popup_candidates();
+        if cands.is_empty() || text.contains(char::is_whitespace) {
+            return false;
+        }
+        let picked = commands::with_room(&cands[self.popup_pick(cands.len())]);
+        self.composer.set_text(&picked);
+        self.composer.completion_cycle = 0;
+        picked.ends_with(' ')
     }
 
     /// A printable key in a pane that does not use it goes to the composer.
@@ -423,7 +465,27 @@ impl App {
                 self.composer.newline();
             }
             KeyCode::Char('j') if mods.contains(KeyModifiers::CONTROL) => self.composer.newline(),
-            KeyCode::Enter => return self.submit(now),
+            // readline's kill: to the start of the line (the text area's own Ctrl+U undoes).
+            KeyCode::Char('u') if mods.contains(KeyModifiers::CONTROL) => {
+                self.composer.kill_to_line_start();
+                return self.after_composer_edit();
+            }
+            // `?` on an empty composer is a question for squad, not the start of a message.
+            KeyCode::Char('?') if self.composer.is_empty() && !mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
+                self.open(Overlay::Help);
+            }
+            KeyCode::Enter => {
+                if self.take_pick() {
+                    return Vec::new();
+                }
+                return self.submit(now);
+            }
+            KeyCode::Up | KeyCode::Down
+                if mods.is_empty() && !self.popup_candidates().is_empty() =>
+            {
+                let n = self.popup_candidates().len();
+                self.move_pick(n, key.code == KeyCode::Up);
+            }
             KeyCode::Up
                 if (self.composer.is_empty() || self.composer.recalling())
                     && self.composer.cursor_on_first_line() =>

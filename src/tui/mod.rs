@@ -19,6 +19,7 @@ mod format;
 mod handle;
 mod help;
 mod keys;
+mod live;
 mod markdown;
 mod mcp;
 mod mention;

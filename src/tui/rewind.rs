@@ -302,7 +302,41 @@ fn clip(text: &str, max: usize) -> String {
 }
 
 /// Undoing a worker's merge would overwrite lines the user changed since: asks.
-pub fn render_confirm_undo(buf: &mut Buffer, area: Rect, conflicts: &[String], theme: &Theme) {
+/// `u` on a worker (`who`, `implementer 3941221a`): asked before anything is undone,
+/// and again, with the files, when the core found lines the user changed since.
+pub fn render_confirm_undo(
+    buf: &mut Buffer,
+    area: Rect,
+    who: &str,
+    conflicts: &[String],
+    theme: &Theme,
+) {
+    if conflicts.is_empty() {
+        let lines = vec![
+            Line::raw(format!(
+                "Take the merged change of {who} back out of the workspace?"
+            )),
+            Line::styled(
+                "Lines changed since the merge stay as they are.",
+                theme.dim(),
+            ),
+            Line::default(),
+            Line::from(vec![
+                Span::styled("y", theme.bold(Color::Cyan)),
+                Span::raw(" undo the merge   "),
+                Span::styled("n", theme.bold(Color::Cyan)),
+                Span::raw(" / "),
+                Span::styled("Esc", theme.bold(Color::Cyan)),
+                Span::raw(" keep it"),
+            ]),
+        ];
+        let w = area.width.saturating_sub(4).min(84);
+        let rect = popup::centered(area, w, lines.len() as u16 + 2);
+        let title = Line::styled(" undo a worker's merge ", theme.bold(Color::Yellow));
+        let inner = popup::frame(buf, rect, title, theme.warn());
+        popup::draw_lines(buf, inner, &lines, 0);
+        return;
+    }
     let mut lines = vec![
         Line::styled(
             "Nothing was undone: you changed these lines since the merge:",

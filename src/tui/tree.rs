@@ -6,9 +6,8 @@
 //! mouse hit-testing, and because the flattened rows are cached between frames so a
 //! frame with a thousand agents only draws the rows it shows.
 
-use crate::protocol::{AgentId, AgentStatus, Budget, MergeState};
-use crate::text::one_line;
-use crate::tui::format::{cost, elapsed, tokens, truncate, width};
+use crate::protocol::{AgentId, AgentStatus};
+use crate::tui::format::truncate;
 use crate::tui::state::SessionState;
 use crate::tui::theme::{Theme, status_symbol};
 use ratatui::buffer::Buffer;
@@ -17,6 +16,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use std::collections::HashSet;
 use std::time::Instant;
+
+mod row;
 
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -38,6 +39,10 @@ pub struct TreeView {
     collapse_rev: u64,
     /// Screen area of the list in the last frame, for mouse clicks.
     pub list_area: Rect,
+    /// Drawn as `/agents` (full screen): a cut list points to scrolling, not to itself.
+    pub full_screen: bool,
+    /// The row index of each line of the list in the last frame, for mouse clicks.
+    line_rows: Vec<usize>,
 }
 
 impl TreeView {
@@ -86,8 +91,10 @@ impl TreeView {
     /// Row index under a screen position of the last frame.
     pub fn row_at(&self, x: u16, y: u16) -> Option<usize> {
         let a = self.list_area;
-        (x >= a.x && x < a.right() && y >= a.y && y < a.bottom())
-            .then(|| self.offset + (y - a.y) as usize)
+        if x < a.x || x >= a.right() || y < a.y || y >= a.bottom() {
+            return None;
+        }
+        self.line_rows.get((y - a.y) as usize).copied()
     }
 
     pub fn set_collapsed(&mut self, id: AgentId, collapsed: bool) -> bool {
@@ -117,34 +124,83 @@ impl TreeView {
         }
         let head = header(s, theme, area.width as usize);
         buf.set_line(area.x, area.y, &head, area.width);
-        let list = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
+        let mut list = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
+        let w = list.width as usize;
+        // A narrow pane has no room for a worker's task beside its role and id: the task
+        // goes on a second line, so two workers of one role still read apart.
+        let two = w < TWO_LINES_BELOW;
+        let heights: Vec<usize> = (self.rows(s).iter())
+            .map(|r| lines_of(s, r, two))
+            .collect();
+        let n = heights.len();
+        // More than fits: the last line says how many rows are cut and where they all are.
+        let cut = list.height >= 2 && heights.iter().sum::<usize>() > list.height as usize;
+        if cut {
+            list.height -= 1;
+        }
         self.list_area = list;
         let cur = self.current(s);
         let h = list.height as usize;
         let sel = self.index_of(s, cur).unwrap_or(0);
-        // Keep the selection in view.
+        // Keep the selection in view, and no blank lines below the last row.
         if sel < self.offset {
             self.offset = sel;
-        } else if h > 0 && sel >= self.offset + h {
-            self.offset = sel + 1 - h;
         }
-        let n = self.rows(s).len();
-        self.offset = self.offset.min(n.saturating_sub(h.max(1)));
-        let offset = self.offset;
-        let rows: Vec<Row> = self.rows(s).iter().skip(offset).take(h).cloned().collect();
-        for (k, row) in rows.iter().enumerate() {
-            let y = list.y + k as u16;
-            let line = row_line(s, row, list.width as usize, theme, now);
-            buf.set_line(list.x, y, &line, list.width);
-            if row.id == cur {
-                let style = if focused {
-                    theme.selected()
-                } else {
-                    Style::default().add_modifier(Modifier::BOLD)
-                };
-                buf.set_style(Rect::new(list.x, y, list.width, 1), style);
+        while self.offset < sel && heights[self.offset..=sel].iter().sum::<usize>() > h {
+            self.offset += 1;
+        }
+        while self.offset > 0 && heights[self.offset - 1..].iter().sum::<usize>() <= h {
+            self.offset -= 1;
+        }
+        self.offset = self.offset.min(n.saturating_sub(1));
+        self.line_rows.clear();
+        let (mut y, mut drawn) = (list.y, 0);
+        for idx in self.offset..n {
+            let Some(row) = self.rows(s).get(idx).cloned() else {
+                break;
+            };
+            let lines = row::row_lines(s, &row, w, theme, now, two && heights[idx] == 2);
+            if y as usize + lines.len() > list.bottom() as usize {
+                break;
             }
+            for line in &lines {
+                buf.set_line(list.x, y, line, list.width);
+                if row.id == cur {
+                    let style = if focused {
+                        theme.selected()
+                    } else {
+                        Style::default().add_modifier(Modifier::BOLD)
+                    };
+                    buf.set_style(Rect::new(list.x, y, list.width, 1), style);
+                }
+                self.line_rows.push(idx);
+                y += 1;
+            }
+            drawn += 1;
         }
+        if cut {
+            let hidden = n - drawn;
+            let text = if self.full_screen {
+                format!("… {hidden} more · ↑↓ scroll")
+            } else {
+                format!("… {hidden} more: /agents")
+            };
+            let line = Line::styled(truncate(&text, w), theme.dim());
+            buf.set_line(list.x, list.bottom(), &line, list.width);
+        }
+    }
+}
+
+/// Below this many columns a worker's task goes on a line of its own under its row.
+const TWO_LINES_BELOW: usize = 40;
+
+/// Lines a row takes: two for a worker with a task in a narrow pane.
+fn lines_of(s: &SessionState, row: &Row, two: bool) -> usize {
+    let has_task = s.agent(row.id).is_some_and(|a| !a.task.trim().is_empty());
+    if two && row.id != s.root_agent && has_task {
+        2
+    } else {
+        1
     }
 }
 
@@ -233,176 +289,6 @@ fn header_words(s: &SessionState, theme: &Theme) -> Line<'static> {
     Line::from(spans)
 }
 
-/// One row: `├─ ● coder fix the parser    1.2k $0.004 12s`, fitted to `w` columns.
-fn row_line(s: &SessionState, row: &Row, w: usize, theme: &Theme, now: Instant) -> Line<'static> {
-    let Some(a) = s.agents.get(&row.id) else {
-        return Line::default();
-    };
-    let figures = if row.collapsed_children > 0 {
-        s.subtree_figures(row.id)
-    } else {
-        a.figures.clone()
-    };
-    let active = row.id == s.root_agent;
-    let mut left = vec![Span::styled(row.guide.clone(), theme.dim())];
-    if row.collapsed_children > 0 {
-        left.push(Span::styled("▸ ", theme.dim()));
-    }
-    // A released worker is only there to be read: the whole row is dimmed.
-    let (symbol_style, role_style) = if a.released {
-        (theme.dim(), theme.dim())
-    } else {
-        (
-            theme.status(a.status),
-            Style::default().add_modifier(Modifier::BOLD),
-        )
-    };
-    left.push(Span::styled(
-        format!("{} ", status_symbol(a.status)),
-        symbol_style,
-    ));
-    left.push(Span::styled(a.role.clone(), role_style));
-    if active {
-        left.push(Span::styled(" ★", theme.warn()));
-    }
-    if let Some((attempt, max)) = a.correcting {
-        left.push(Span::styled(format!(" ↻{attempt}/{max}"), theme.warn()));
-    } else if let Some(v) = a.result.as_ref().and_then(|r| r.verification.as_ref()) {
-        let (mark, style) = if v.passed {
-            ("✓", theme.ok())
-        } else {
-            ("✗", theme.error())
-        };
-        left.push(Span::styled(format!(" {mark}{}", v.score), style));
-    }
-    if a.stalled.is_some() {
-        left.push(Span::styled(" ! stalled", theme.warn()));
-    } else if a.status == AgentStatus::Failed
-        && let Some(tag) = a.status_reason.as_deref().and_then(reason_tag)
-    {
-        left.push(Span::styled(format!(" {tag}"), theme.error()));
-    }
-    // A worker in its own worktree: its change's size and where it stands.
-    if let Some(d) = a.diff {
-        left.push(Span::styled(format!(" {}", d.label()), theme.dim()));
-    }
-    if let Some(m) = a.merge {
-        let style = match m {
-            MergeState::Merged => theme.ok(),
-            MergeState::Conflict | MergeState::FailedChecks => theme.error(),
-            MergeState::Pending => theme.warn(),
-            MergeState::Undone => theme.dim(),
-        };
-        left.push(Span::styled(format!(" {}", m.as_str()), style));
-    }
-    if a.released {
-        left.push(Span::styled(" released", theme.dim()));
-    }
-    // The usual sandbox (workspace-write) goes unmarked; anything else is worth a glance.
-    match a.sandbox.as_deref() {
-        Some("off" | "unavailable") => left.push(Span::styled(" unsandboxed", theme.warn())),
-        Some(l) if l.starts_with("read-only") => left.push(Span::styled(" ro", theme.dim())),
-        _ => {}
-    }
-    if a.sandbox.as_deref().is_some_and(|l| l.ends_with("+net")) {
-        left.push(Span::styled(" net", theme.dim()));
-    }
-    if row.collapsed_children > 0 {
-        left.push(Span::styled(
-            format!(" +{}", row.collapsed_children),
-            theme.dim(),
-        ));
-    }
-    let left_w: usize = left.iter().map(|s| width(&s.content)).sum();
-
-    // Right-hand figures (tokens, cost, elapsed), the least telling dropped first when
-    // space runs out: cost, then tokens, keeping the clock that says an agent is alive —
-    // except on a collapsed row, whose point is the subtree's totals. Spend against a
-    // budget (`12.3k/50k`) is kept longest: it says how close the agent is to its stop.
-    let collapsed = row.collapsed_children > 0;
-    let budget = if collapsed {
-        Budget::default()
-    } else {
-        a.budget
-    };
-    let mut parts: Vec<(u8, String)> = Vec::new();
-    if figures.tokens() > 0
-        || figures.cost_usd > 0.0
-        || budget.tokens.is_some()
-        || budget.cost_usd.is_some()
-    {
-        parts.push(match budget.tokens {
-            Some(limit) => (
-                5,
-                format!(
-                    "{}/{}",
-                    round_k(tokens(figures.tokens())),
-                    round_k(tokens(limit))
-                ),
-            ),
-            None => (if collapsed { 3 } else { 2 }, tokens(figures.tokens())),
-        });
-        parts.push(match budget.cost_usd {
-            Some(limit) => (4, format!("{}/{}", cost(figures.cost_usd), cost(limit))),
-            None => (1, cost(figures.cost_usd)),
-        });
-    }
-    if let Some(p) = a.context_percent().filter(|_| !collapsed) {
-        parts.push((2, format!("{p}%")));
-    }
-    if let Some(limit) = budget.wall_s {
-        let limit = elapsed(std::time::Duration::from_secs(limit));
-        parts.push((4, format!("{}/{limit}", elapsed(a.wall_time(now)))));
-    } else if let Some(b) = a.busy_for(now).map(elapsed) {
-        parts.push((if collapsed { 2 } else { 3 }, b));
-    }
-    let join = |parts: &[(u8, String)]| {
-        parts
-            .iter()
-            .map(|(_, s)| s.as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut right = join(&parts);
-    while !right.is_empty() && left_w + 1 + width(&right) > w {
-        if let Some(i) = (0..parts.len()).min_by_key(|&i| parts[i].0) {
-            parts.remove(i);
-        }
-        right = join(&parts);
-    }
-    let right_w = if right.is_empty() {
-        0
-    } else {
-        width(&right) + 1
-    };
-
-    let task_room = w.saturating_sub(left_w + right_w + 1);
-    let task = one_line(&a.task);
-    if task_room >= 8 && !task.is_empty() {
-        left.push(Span::raw(" "));
-        left.push(Span::styled(truncate(&task, task_room), theme.dim()));
-    }
-    let used: usize = left.iter().map(|s| width(&s.content)).sum();
-    if !right.is_empty() {
-        let pad = w.saturating_sub(used + width(&right));
-        left.push(Span::raw(" ".repeat(pad)));
-        left.push(Span::styled(right, theme.dim()));
-    }
-    Line::from(left)
-}
-
-/// The one-word kind a failure reason starts with (`loop: called …` → `loop`), if any.
-fn reason_tag(reason: &str) -> Option<&str> {
-    let (tag, _) = reason.split_once(':')?;
-    (!tag.is_empty() && tag.len() <= 12 && tag.chars().all(|c| c.is_ascii_lowercase()))
-        .then_some(tag)
-}
-
-/// `50.0k` → `50k`: a budget is usually a round number.
-fn round_k(figure: String) -> String {
-    figure.replace(".0k", "k").replace(".0M", "M")
-}
-
 /// The narrow-screen replacement for the tree: `‹ ● coder 1a2b3c4d  2/5 ›  5 agents: …`.
 pub fn switcher_line(
     tree: &mut TreeView,
@@ -448,6 +334,7 @@ pub fn switcher_line(
 
 #[cfg(test)]
 mod tests {
+    use super::row::reason_tag;
     use super::*;
     use crate::protocol::{ApprovalPolicy, Event, EventKind};
     use crate::tui::handle::SessionInfo;

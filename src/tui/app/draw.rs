@@ -8,7 +8,9 @@ use crate::tui::format::elapsed;
 use crate::tui::state::Dialog;
 use crate::tui::theme::status_symbol;
 use crate::tui::tree;
-use crate::tui::{approval, details, help, popup, question, save_role, status_bar, timeline};
+use crate::tui::{
+    approval, details, help, live, popup, question, save_role, status_bar, timeline,
+};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -66,7 +68,7 @@ impl App {
             self.render_conversation(conv, buf, now);
             self.render_composer(composer, buf);
         } else {
-            let tree_w = (area.width * 35 / 100).clamp(24, 44);
+            let tree_w = (area.width * 2 / 5).clamp(28, 46);
             let [tree_area, right] =
                 Layout::horizontal([Constraint::Length(tree_w), Constraint::Min(1)]).areas(main);
             let composer_h = self
@@ -142,6 +144,7 @@ impl App {
             inner.width.saturating_sub(2),
             inner.height,
         );
+        self.tree.full_screen = self.overlay.is_some();
         self.tree
             .render(&self.state, inner, buf, &self.theme, focused, now);
         self.areas.tree = area;
@@ -264,7 +267,7 @@ impl App {
                         if asking {
                             format!("waiting for your answer {took}")
                         } else {
-                            format!("waiting for workers or approval {took}")
+                            format!("{} {took}", live::doing(&self.state, a))
                         },
                         t.dim(),
                     ),
@@ -282,7 +285,7 @@ impl App {
                 ])),
                 _ => None,
             };
-            match (line, a.queued.len()) {
+            let line = match (line, a.queued.len()) {
                 (line, 0) => line,
                 (line, n) => {
                     let mut line = line.unwrap_or_default();
@@ -297,13 +300,18 @@ impl App {
                     ));
                     Some(line)
                 }
-            }
+            };
+            // Its workers at work, one line each: what each is doing now.
+            let w = (inner.width as usize).saturating_sub(2);
+            let workers = live::worker_lines(&self.state, id, w, &t, now);
+            Some(line.into_iter().chain(workers).collect::<Vec<_>>())
         });
+        let indicator = indicator.unwrap_or_default();
         let view = self.views.entry(id).or_default();
         let empty = self.state.agents.get(&id).is_none_or(|a| {
             a.conversation.entries.is_empty() && a.conversation.streaming.is_empty()
         });
-        if empty && indicator.is_none() {
+        if empty && indicator.is_empty() {
             let hint = if id == self.state.root_agent {
                 format!(
                     "Ask {} anything. Enter sends · ? help",
@@ -378,7 +386,7 @@ impl App {
             ],
             (Some(Overlay::SaveRole(_)), _) => &["Enter save", "Esc cancel"],
             (Some(Overlay::Rewind), _) => &["↑↓ pick", "Enter choose", "Esc back"],
-            (Some(Overlay::ConfirmUndo(_)), _) => &["y undo anyway", "n keep"],
+            (Some(Overlay::ConfirmUndo(_)), _) => &["y undo", "n keep"],
             (Some(_), _) => &["Esc close"],
             (None, Focus::Tree) => &[
                 "? help",
@@ -434,36 +442,42 @@ impl App {
         crate::tui::mention::render(buf, area, &matches, selected, loading, &self.theme);
     }
 
+    /// The `/` popup: every command the typed prefix allows, as many as fit above the
+    /// composer, scrolled to keep the highlighted one in view.
     fn render_completion(&mut self, buf: &mut Buffer) {
-        let text = self.composer.text();
-        let roles = self.state.known_roles();
-        let cands = commands::candidates(&text, &roles);
-        if cands.is_empty() || cands.len() == 1 && cands[0] == text.trim_end() {
+        let cands = self.popup_candidates();
+        if cands.is_empty() {
             return;
         }
         let c = self.areas.composer;
-        let n = cands.len().min(8) as u16;
+        let room = c.y.saturating_sub(self.areas.conv.y + 2).max(3);
+        let n = (cands.len() as u16).min(room);
         let h = n + 2;
         if c.y < h {
             return;
         }
-        let w = c.width.min(64);
+        let w = c.width.min(72);
         let rect = Rect::new(c.x, c.y - h, w, h);
+        let title = if cands.len() > n as usize {
+            format!(" {} commands · ↑↓ pick · Enter · Tab completes ", cands.len())
+        } else {
+            " ↑↓ pick · Enter · Tab completes ".to_string()
+        };
         let inner = popup::frame(
             buf,
             rect,
-            Line::styled(" Tab completes ", self.theme.dim()),
+            Line::styled(title, self.theme.dim()),
             self.theme.accent(),
         );
-        let pick = self
-            .composer
-            .completion_cycle
-            .checked_sub(1)
-            .map(|i| i % cands.len());
+        let pick = Some(self.popup_pick(cands.len()));
+        let first = self
+            .popup_pick(cands.len())
+            .saturating_sub(n as usize - 1);
         let lines: Vec<Line<'static>> = cands
             .iter()
-            .take(n as usize)
             .enumerate()
+            .skip(first)
+            .take(n as usize)
             .map(|(i, cand)| {
                 let desc = commands::COMMANDS
                     .iter()
@@ -528,8 +542,13 @@ impl App {
                     crate::tui::rewind::render(buf, main, view, &t);
                 }
             }
-            Some(Overlay::ConfirmUndo(_)) => {
-                crate::tui::rewind::render_confirm_undo(buf, main, &self.undo_conflicts, &t);
+            Some(Overlay::ConfirmUndo(id)) => {
+                let who = match self.state.agent(id) {
+                    Some(a) => format!("{} {}", a.role, id.short()),
+                    None => id.short(),
+                };
+                let conflicts = &self.undo_conflicts;
+                crate::tui::rewind::render_confirm_undo(buf, main, &who, conflicts, &t);
             }
         }
     }

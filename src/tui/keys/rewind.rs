@@ -61,11 +61,11 @@ impl App {
             );
             return Vec::new();
         }
-        self.set_notice("undoing the worker's merged change…", now);
-        vec![Action::Send(Op::UndoMerge {
-            agent_id: id,
-            force: false,
-        })]
+        // Asked first: an undo rewrites the workspace's files (`y` sends it).
+        let _ = now;
+        self.undo_conflicts.clear();
+        self.open(Overlay::ConfirmUndo(id));
+        Vec::new()
     }
 
     /// `/merge [WORKER]`: a worker's change merged on purpose (one kept unmerged because
@@ -95,11 +95,17 @@ impl App {
         match key.code {
             KeyCode::Char('y' | 'Y') => {
                 self.overlay = None;
-                self.undo_conflicts.clear();
-                self.set_notice("undoing, your changes to those lines included…", now);
+                // Asked after the core refused: those lines of the user's go too.
+                let force = !std::mem::take(&mut self.undo_conflicts).is_empty();
+                let notice = if force {
+                    "undoing, your changes to those lines included…"
+                } else {
+                    "undoing the worker's merged change…"
+                };
+                self.set_notice(notice, now);
                 vec![Action::Send(Op::UndoMerge {
                     agent_id: id,
-                    force: true,
+                    force,
                 })]
             }
             KeyCode::Char('n' | 'N' | 'q') | KeyCode::Esc => {
@@ -136,6 +142,9 @@ impl App {
                 let text = view.as_ref().and_then(|v| v.text_of(*message));
                 if let (Some(text), Some(_), true) = (text, history, self.composer.is_empty()) {
                     self.composer.set_text(text);
+                    // Back to whom it was said: checkpoints are of messages to the persona.
+                    self.tree.selected = None;
+                    self.focus = Focus::Composer;
                 }
                 self.set_notice("rewound", now);
             }

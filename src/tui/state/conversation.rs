@@ -23,7 +23,7 @@ pub struct Entry {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum EntryKind {
-    User(String),
+    User(super::UserEntry),
     Assistant(String),
     Tool(ToolEntry),
     Notice(String),
@@ -119,18 +119,18 @@ impl Conversation {
         }
     }
 
-    /// Flips a tool line between one line and its full arguments and output.
+    /// Flips a tool line between one line and its full arguments and output, or a
+    /// message's attachments between one line each and their text.
     pub fn toggle_tool(&mut self, idx: usize) -> bool {
-        match self.entries.get_mut(idx) {
-            Some(Entry {
-                kind: EntryKind::Tool(t),
-                rev,
-            }) => {
-                t.expanded = !t.expanded;
-                *rev += 1;
-                true
-            }
-            _ => false,
+        let Some(entry) = self.entries.get_mut(idx) else {
+            return false;
+        };
+        match &mut entry.kind {
+            EntryKind::Tool(t) => t.expanded = !t.expanded,
+            EntryKind::User(u) if u.expandable() => u.expanded = !u.expanded,
+            _ => return false,
         }
+        entry.rev += 1;
+        true
     }
 }

@@ -60,7 +60,7 @@ impl SessionState {
                 if let Some(i) = a.queued.iter().position(|q| q == text) {
                     a.queued.remove(i);
                 }
-                a.conversation.push(EntryKind::User(text.clone()));
+                a.conversation.push(EntryKind::User(UserEntry::parse(text)));
             }
             HistoryItem::Assistant {
                 text, tool_calls, ..

@@ -23,6 +23,7 @@ mod figures;
 mod goal;
 mod items;
 mod review;
+mod said;
 mod taken_back;
 mod timeline;
 mod worktrees;
@@ -33,6 +34,7 @@ pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
 pub use dialogs::{Dialog, PendingApproval, PendingQuestion};
 pub use figures::Figures;
 pub use review::ReviewView;
+pub use said::UserEntry;
 pub use timeline::{Activity, Timeline};
 
 #[derive(Clone, Debug)]

@@ -120,14 +120,16 @@ fn a_refused_rewind_asks_and_y_forces_it_n_keeps_the_files() {
 }
 
 #[test]
-fn u_on_a_merged_worker_undoes_its_change_and_a_refusal_asks_first() {
+fn u_on_a_merged_worker_asks_then_undoes_and_a_refusal_asks_again() {
     let mut t = setup();
     let w = spawn_worker(&mut t, "coder");
     t.app.focus = Focus::Tree;
     t.app.tree.selected = Some(w);
     let undo = |force| Action::Send(Op::UndoMerge { agent_id: w, force });
+    assert!(t.app.on_key(key(KeyCode::Char('u')), t.t0).is_empty());
+    assert_eq!(t.app.overlay, Some(Overlay::ConfirmUndo(w)));
     assert_eq!(
-        t.app.on_key(key(KeyCode::Char('u')), t.t0),
+        t.app.on_key(key(KeyCode::Char('y')), t.t0),
         vec![undo(false)]
     );
     let conflict = ConflictFile {
