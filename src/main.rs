@@ -302,7 +302,10 @@ async fn interactive(cli: Cli, workspace: PathBuf, dirs: Dirs) -> Result<ExitCod
             }
         }
     };
-    squad::tui::run(handle, cli.prompt, launch).await?;
+    // The terminal is the user's again: say how to come back to this session.
+    if let Some(id) = squad::tui::run(handle, cli.prompt, launch).await? {
+        eprintln!("squad: to go on with this session: squad --resume {id}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

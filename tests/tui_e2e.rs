@@ -43,6 +43,14 @@ async fn prompt_streams_an_answer_and_ctrl_c_twice_restores_the_terminal() {
     assert!(status.success(), "{status:?}");
     assert!(!tui.alternate_screen(), "left the alternate screen");
     assert!(!tui.cursor_hidden(), "cursor visible again");
+    // Back in the shell, the way back to the session is printed.
+    let out = String::from_utf8_lossy(&tui.raw_output()).to_string();
+    let hint = out
+        .lines()
+        .find(|l| l.contains("squad --resume "))
+        .unwrap_or_else(|| panic!("no resume hint after quitting: {out}"));
+    let id = hint.rsplit(' ').next().unwrap().trim();
+    assert!(!id.is_empty() && !id.contains('<'), "{hint}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -404,4 +412,28 @@ async fn esc_esc_lists_the_messages_and_rewinds_the_files_and_the_conversation()
     assert_eq!(sb.read("a.txt"), "as the user left it\n");
     // The message is back in the composer, to be edited and sent again.
     assert!(screen.contains("┃rewrite a.txt"), "{screen}");
+}
+
+/// `/model` with no name lists the models the server serves (the core asks it); `↓` and
+/// `Enter` pick one, and the persona's next call uses it.
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_model_alone_lists_the_servers_models_to_pick() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_models(["alpha-7b", "beta-coder-32b"]);
+    mock.push(MockResponse::text("Beta here."));
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 30, 100);
+    tui.wait_text("copilot").await;
+    tui.type_text("/model").await;
+    tui.enter().await;
+    let screen = tui.wait_text("beta-coder-32b").await;
+    assert!(screen.contains("alpha-7b"), "{screen}");
+    tui.send(b"\x1b[B");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    tui.enter().await;
+    tui.wait_text("model: beta-coder-32b").await;
+    tui.type_text("hello").await;
+    tui.enter().await;
+    tui.wait_text("Beta here.").await;
+    assert_eq!(mock.requests()[0].body["model"], "beta-coder-32b");
 }

@@ -1867,7 +1867,10 @@ fn two_workers_of_one_role_are_told_apart() {
     ] {
         assert!(screen.contains(needle), "{needle}: {screen}");
     }
-    assert!(!screen.contains("waiting for workers or approval"), "{screen}");
+    assert!(
+        !screen.contains("waiting for workers or approval"),
+        "{screen}"
+    );
     insta::assert_snapshot!("same_role_workers_80x24", screen);
     let screen = s.screen(120, 40);
     for needle in [
@@ -1889,8 +1892,14 @@ fn two_workers_of_one_role_are_told_apart() {
         },
     );
     let screen = s.screen(120, 40);
-    assert!(screen.contains("approval · implementer 1a2b3c4f"), "{screen}");
-    assert!(screen.contains("waiting for your approval: run_command"), "{screen}");
+    assert!(
+        screen.contains("approval · implementer 1a2b3c4f"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("waiting for your approval: run_command"),
+        "{screen}"
+    );
     insta::assert_snapshot!("same_role_workers_120x40", screen);
 }
 
@@ -1961,7 +1970,10 @@ fn the_slash_popup_lists_every_command_and_picks_with_arrows() {
         s.key(KeyCode::Char(c));
     }
     let screen = s.screen(100, 40);
-    assert!(screen.contains("/timeline") && !screen.contains("/agents"), "{screen}");
+    assert!(
+        screen.contains("/timeline") && !screen.contains("/agents"),
+        "{screen}"
+    );
     s.key(KeyCode::Enter);
     assert_eq!(s.app.overlay, Some(Overlay::Timeline));
     s.key(KeyCode::Esc);
@@ -1972,7 +1984,9 @@ fn the_slash_popup_lists_every_command_and_picks_with_arrows() {
     s.key(KeyCode::Down);
     let screen = s.screen(100, 40);
     insta::assert_snapshot!("slash_popup_s_100x40", screen);
-    let picked: Vec<_> = s.app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
+    let picked: Vec<_> = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
     assert_eq!(picked, vec![Action::Send(Op::Stop)]);
 }
 
@@ -1982,16 +1996,28 @@ fn undoing_a_merge_asks_first() {
     let (mut s, [coder, ..]) = team();
     s.app.focus = Focus::Tree;
     s.key(KeyCode::Down);
-    let asked = s.app.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::NONE), s.now);
-    assert!(asked.is_empty(), "nothing is undone before the answer: {asked:?}");
+    let asked = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::NONE), s.now);
+    assert!(
+        asked.is_empty(),
+        "nothing is undone before the answer: {asked:?}"
+    );
     assert_eq!(s.app.overlay, Some(Overlay::ConfirmUndo(coder)));
     let screen = s.screen(80, 24);
-    assert!(screen.contains("Take the merged change of coder 1a2b3c4e"), "{screen}");
+    assert!(
+        screen.contains("Take the merged change of coder 1a2b3c4e"),
+        "{screen}"
+    );
     insta::assert_snapshot!("undo_asks_80x24", screen);
-    let kept = s.app.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE), s.now);
+    let kept = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE), s.now);
     assert!(kept.is_empty() && s.app.overlay.is_none());
     s.key(KeyCode::Char('u'));
-    let sent = s.app.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE), s.now);
+    let sent = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE), s.now);
     assert_eq!(
         sent,
         vec![Action::Send(Op::UndoMerge {
@@ -2016,9 +2042,16 @@ fn keys_users_expect_in_the_composer() {
         s.key(KeyCode::Char(c));
     }
     assert_eq!(s.app.composer.text(), "why?");
-    let cleared = s.app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL), s.now);
+    let cleared = s.app.on_key(
+        KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+        s.now,
+    );
     assert!(cleared.is_empty(), "{cleared:?}");
-    assert_eq!(s.app.composer.text(), "", "the first Ctrl+C clears the draft");
+    assert_eq!(
+        s.app.composer.text(),
+        "",
+        "the first Ctrl+C clears the draft"
+    );
     s.key(KeyCode::Up);
     assert_eq!(s.app.composer.text(), "why?", "Up brings it back");
     s.key(KeyCode::Left);
@@ -2028,7 +2061,9 @@ fn keys_users_expect_in_the_composer() {
     for c in "/clear".chars() {
         s.key(KeyCode::Char(c));
     }
-    let out = s.app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
+    let out = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
     assert_eq!(
         out,
         vec![

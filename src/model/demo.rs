@@ -112,6 +112,11 @@ fn persona(asked: &str, results: usize) -> Reply {
 
 #[async_trait]
 impl ModelClient for DemoModel {
+    /// The demo is its one model.
+    async fn list_models(&self) -> Result<Vec<String>, ModelError> {
+        Ok(vec![DEMO_MODEL.to_string()])
+    }
+
     async fn stream_chat(
         &self,
         request: &ChatRequest,

@@ -185,4 +185,11 @@ pub trait ModelClient: Send + Sync {
     async fn server_props(&self) -> ServerProps {
         ServerProps::default()
     }
+
+    /// The models the server serves, for `/model` to offer.
+    async fn list_models(&self) -> Result<Vec<String>, ModelError> {
+        Err(ModelError::BadResponse(
+            "this model client does not list its models".into(),
+        ))
+    }
 }

@@ -442,6 +442,19 @@ impl ModelClient for OpenAiClient {
         self.ask_props().await.unwrap_or_default()
     }
 
+    /// `GET /models`, with the key when there is one (never logged).
+    async fn list_models(&self) -> Result<Vec<String>, ModelError> {
+        if let Some(refusal) = &self.refusal {
+            return Err(ModelError::BadResponse(refusal.clone()));
+        }
+        super::probe::models_at(
+            &self.base_url,
+            self.api_key.as_deref(),
+            self.request_timeout,
+        )
+        .await
+    }
+
     async fn stream_chat(
         &self,
         request: &ChatRequest,

@@ -1,6 +1,6 @@
 //! Asking the server which models it serves (`GET /models`): `squad doctor`'s check that
 //! the server is reachable and knows the configured models; and, when asked for, a tiny
-//! request on a model's wire. Sessions never call these.
+//! request on a model's wire. A session asks only for the list, when `/model` has no name.
 
 use super::http::{error_message, root_cause};
 use super::{ClientSettings, ModelError, WireApi};
@@ -11,19 +11,29 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The ids the server lists, in its order. Sends the key when there is one, never logs it.
 pub async fn list_models(settings: &ClientSettings) -> Result<Vec<String>, ModelError> {
-    let base_url = settings.base_url.trim_end_matches('/').to_string();
+    let key = settings.api_key.as_deref();
+    models_at(&settings.base_url, key, settings.request_timeout).await
+}
+
+/// [`list_models`] of the server at `base_url` (a session's `/model` asks it too).
+pub(super) async fn models_at(
+    base_url: &str,
+    key: Option<&str>,
+    request_timeout: Duration,
+) -> Result<Vec<String>, ModelError> {
+    let base_url = base_url.trim_end_matches('/').to_string();
     let unreachable = |message: String| ModelError::Unreachable {
         base_url: base_url.clone(),
         message,
     };
-    let timeout = settings.request_timeout.min(PROBE_TIMEOUT);
+    let timeout = request_timeout.min(PROBE_TIMEOUT);
     let http = reqwest::Client::builder()
         .connect_timeout(timeout)
         .timeout(timeout)
         .build()
         .map_err(|e| unreachable(format!("cannot set up the HTTP client: {}", root_cause(&e))))?;
     let mut request = http.get(format!("{base_url}/models"));
-    if let Some(key) = &settings.api_key {
+    if let Some(key) = key {
         request = request.bearer_auth(key);
     }
     let response = request.send().await.map_err(|e| {

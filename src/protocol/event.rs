@@ -397,6 +397,13 @@ pub enum EventKind {
     Files {
         paths: Vec<String>,
     },
+    /// The answer to `Op::ListModels` (live only): the models the server lists, or why
+    /// it could not be asked.
+    Models {
+        models: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The user chose the persona's model for the rest of the session (`/model`).
     ModelSet {
         model: String,
@@ -475,6 +482,7 @@ impl EventKind {
                 | Self::AgentSandbox { .. }
                 | Self::Diff { .. }
                 | Self::Files { .. }
+                | Self::Models { .. }
         )
     }
 }

@@ -66,6 +66,9 @@ pub enum Op {
     RunCommand { command: String },
     /// The persona's model for the rest of the session (`/model NAME`): `model_set`.
     SetModel { model: String },
+    /// The models the server serves (`/model` with no name, to pick one): answered by a
+    /// `models` event.
+    ListModels,
     /// Every agent's approval policy for the rest of the session (`/approval`):
     /// `approval_set`.
     SetApproval { approval: ApprovalPolicy },

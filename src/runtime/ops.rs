@@ -64,6 +64,7 @@ fn serve(session: &Arc<Session>, op: Op) {
         op @ (Op::SaveRole { .. }
         | Op::ShowDiff { .. }
         | Op::ListFiles
+        | Op::ListModels
         | Op::RunCommand { .. }
         | Op::ListCheckpoints
         | Op::Rewind { .. }
@@ -94,6 +95,7 @@ fn answer(session: &Arc<Session>, op: Op) {
         Op::SaveRole { agent_id, name } => super::save_role::serve(session, agent_id, &name),
         Op::ShowDiff { agent_id } => show_diff(session, agent_id),
         Op::ListFiles => list_files(session),
+        Op::ListModels => super::settings::list_models(session),
         Op::RunCommand { command } => super::user_command::serve(session, command),
         Op::MergeWorker { worker } => super::merge_worker::serve(session, worker),
         other => super::rewind::serve(session, other),

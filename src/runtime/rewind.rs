@@ -246,9 +246,20 @@ pub async fn merged_diff(session: &Session, agent: AgentId) -> Option<String> {
     let diff = tokio::task::spawn_blocking(move || {
         let git = crate::isolation::Git::new(&top);
         let texts: Vec<String> = (records.iter())
-            .map(|r| match git.text(&["diff", "--no-color", &r.before, &r.after]) {
-                Ok(text) => text,
-                Err(e) => format!("(could not read its merge {}: {e})", r.after),
+            .map(|r| {
+                let (from, to) = (r.before.as_str(), r.after.as_str());
+                let args = [
+                    "diff",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    from,
+                    to,
+                ];
+                match git.text(&args) {
+                    Ok(text) => text,
+                    Err(e) => format!("(could not read its merge {to}: {e})"),
+                }
             })
             .collect();
         texts.join("\n")

@@ -3,6 +3,21 @@
 
 use super::session::Session;
 use crate::protocol::{ApprovalPolicy, EventKind};
+use std::sync::Arc;
+
+/// `/model` with no name: the models the server lists (`GET /models`, off the ops loop),
+/// for the front end to offer; the front end never asks the server itself.
+pub fn list_models(session: &Arc<Session>) {
+    let session = session.clone();
+    tokio::spawn(async move {
+        let (models, error) = match session.model.list_models().await {
+            Ok(models) => (models, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        let answer = EventKind::Models { models, error };
+        session.team.emit(session.root(), answer);
+    });
+}
 
 /// `/model NAME`: the persona's model from its next call; a name the server does not
 /// know fails that call, with the server's word.

@@ -108,7 +108,11 @@ fn user_lines(said: &UserEntry, w: usize, t: &Theme) -> Vec<Line<'static>> {
     for a in &said.attachments {
         let n = a.lines();
         let twisty = if said.expanded { "▾ " } else { "▸ " };
-        let head = format!("attached {}, {n} line{}", a.path, if n == 1 { "" } else { "s" });
+        let head = format!(
+            "attached {}, {n} line{}",
+            a.path,
+            if n == 1 { "" } else { "s" }
+        );
         lines.push(Line::from(vec![
             Span::raw("  "),
             Span::styled(twisty, t.dim()),

@@ -43,7 +43,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/budget",
         "set the session's cost limit (/budget 5 in US dollars, /budget off)",
     ),
-    ("/model", "the persona's model from now on (/model NAME)"),
+    (
+        "/model",
+        "the persona's model from now on (/model NAME, or pick from the server's list)",
+    ),
     (
         "/approval",
         "approval for the rest of the session (/approval ask|auto|read-only)",
@@ -75,6 +78,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
 pub enum SlashCommand {
     Role(String),
     Model(String),
+    /// `/model` alone: the server's models, to pick one.
+    Models,
     Approval(ApprovalPolicy),
     Agents,
     Tasks,
@@ -136,6 +141,7 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
             Some(r) if !r.contains(char::is_whitespace) => SlashCommand::Role(r),
             _ => return Some(Err("usage: /role NAME".into())),
         },
+        "/model" if arg.is_none() => SlashCommand::Models,
         "/model" => match parse_model(arg.as_deref().unwrap_or("")) {
             Some(m) => SlashCommand::Model(m),
             None => return Some(Err(MODEL_USAGE.into())),
@@ -316,7 +322,7 @@ mod tests {
             parse("/model qwen2.5-coder"),
             Some(Ok(SlashCommand::Model("qwen2.5-coder".into())))
         );
-        assert!(matches!(parse("/model"), Some(Err(e)) if e.contains("usage: /model")));
+        assert_eq!(parse("/model"), Some(Ok(SlashCommand::Models)));
         assert_eq!(
             parse("/approval read-only"),
             Some(Ok(SlashCommand::Approval(ApprovalPolicy::ReadOnly)))

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 mod mention;
 mod overlays;
+mod popup;
 mod rewind;
 
 /// Two Ctrl+C within this window quit.
@@ -253,56 +254,6 @@ impl App {
         }
     }
 
-    /// Tab in the composer while a command is being typed.
-    fn try_complete(&mut self) -> bool {
-        let text = self.composer.text();
-        let roles = self.state.known_roles();
-        match commands::complete(&text, &roles, self.composer.completion_cycle) {
-            Some(done) => {
-                self.composer.set_text(&done);
-                self.composer.completion_cycle += 1;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The `/` popup's candidates while it shows (none when it does not).
-    pub(crate) fn popup_candidates(&self) -> Vec<String> {
-        let text = self.composer.text();
-        let cands = commands::candidates(&text, &self.state.known_roles());
-        if cands.len() == 1 && cands[0] == text.trim_end() {
-            return Vec::new();
-        }
-        cands
-    }
-
-    /// The popup's highlighted row: the first until ↑↓ (or Tab) moves it.
-    pub(crate) fn popup_pick(&self, n: usize) -> usize {
-        self.composer.completion_cycle.saturating_sub(1) % n.max(1)
-    }
-
-    /// ↑↓ in the `/` popup.
-    fn move_pick(&mut self, n: usize, up: bool) {
-        let cur = self.popup_pick(n);
-        let next = if up { (cur + n - 1) % n } else { (cur + 1) % n };
-        self.composer.completion_cycle = next + 1;
-    }
-
-    /// Enter while a command name is being typed: the highlighted command is taken; one
-    /// that wants an argument waits for it (true: nothing to send yet).
-    fn take_pick(&mut self) -> bool {
-        let text = self.composer.text();
-        let cands = self.popup_candidates();
-        if cands.is_empty() || text.contains(char::is_whitespace) {
-            return false;
-        }
-        let picked = commands::with_room(&cands[self.popup_pick(cands.len())]);
-        self.composer.set_text(&picked);
-        self.composer.completion_cycle = 0;
-        picked.ends_with(' ')
-    }
-
     /// A printable key in a pane that does not use it goes to the composer.
     fn type_into_composer(&mut self, key: KeyEvent) -> Vec<Action> {
         let plain = !key
@@ -471,7 +422,10 @@ impl App {
                 return self.after_composer_edit();
             }
             // `?` on an empty composer is a question for squad, not the start of a message.
-            KeyCode::Char('?') if self.composer.is_empty() && !mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
+            KeyCode::Char('?')
+                if self.composer.is_empty()
+                    && !mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
                 self.open(Overlay::Help);
             }
             KeyCode::Enter => {
@@ -572,6 +526,12 @@ impl App {
                 return vec![Action::Send(Op::SwitchPersona { role })];
             }
             SlashCommand::Model(model) => return vec![Action::Send(Op::SetModel { model })],
+            SlashCommand::Models => {
+                self.state.models = None;
+                self.model_pick = 0;
+                self.open(Overlay::Models);
+                return vec![Action::Send(Op::ListModels)];
+            }
             SlashCommand::Approval(approval) => {
                 return vec![Action::Send(Op::SetApproval { approval })];
             }

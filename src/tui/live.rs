@@ -101,16 +101,26 @@ pub fn doing(s: &SessionState, a: &AgentView) -> String {
     if let Some((attempt, max)) = a.correcting {
         return format!("correcting its result ({attempt}/{max})");
     }
-    let running = a.conversation.entries.iter().rev().find_map(|e| match &e.kind {
-        EntryKind::Tool(tool) if tool.output.is_none() => Some(tool),
-        _ => None,
-    });
+    let running = a
+        .conversation
+        .entries
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EntryKind::Tool(tool) if tool.output.is_none() => Some(tool),
+            _ => None,
+        });
     if let Some(tool) = running {
         let arg = key_argument(&tool.arguments);
         return one_line(&format!("{} {arg}", tool.name)).trim().to_string();
     }
     if !a.conversation.streaming.is_empty() {
-        let last = a.conversation.streaming.lines().rev().find(|l| !l.trim().is_empty());
+        let last = a
+            .conversation
+            .streaming
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty());
         return format!("writing: {}", one_line(last.unwrap_or_default()));
     }
     "thinking".into()

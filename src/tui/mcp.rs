@@ -15,7 +15,7 @@ fn lines(s: &SessionState, w: usize, t: &Theme) -> Vec<Line<'static>> {
         return vec![
             Line::raw("No MCP servers configured."),
             Line::styled(
-                "Add [mcp_servers.NAME] to .squad/config.toml (docs/configuration.md).",
+                "Add an [mcp_servers.NAME] table (command = … or url = …) to .squad/config.toml.",
                 t.dim(),
             ),
         ];

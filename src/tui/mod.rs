@@ -23,6 +23,7 @@ mod live;
 mod markdown;
 mod mcp;
 mod mention;
+mod models;
 mod popup;
 mod question;
 mod review;
@@ -50,12 +51,13 @@ pub use theme::Theme;
 /// the terminal on every exit path. `first_prompt` (from the command line) is sent as
 /// the first message to the active persona. `/new` and `/resume` ask `launch` (given the
 /// request and the current session's id) for the next session; the terminal and its input
-/// stream stay the same throughout.
+/// stream stay the same throughout. Returns the id of the session on screen last when it
+/// keeps a log (so it can be resumed).
 pub async fn run<F, Fut>(
     handle: SessionHandle,
     first_prompt: Option<String>,
     mut launch: F,
-) -> anyhow::Result<()>
+) -> anyhow::Result<Option<String>>
 where
     F: FnMut(Exit, String) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<SessionHandle>>,
@@ -70,6 +72,7 @@ where
             mut events,
             info,
         } = handle;
+        let resumable = info.log_path.is_some().then(|| info.session_id.clone());
         let mut app = App::new(&info, Theme::from_env());
         let result = event_loop::run_loop(
             &mut tui,
@@ -81,7 +84,7 @@ where
         )
         .await;
         match result {
-            Ok(Some(Exit::Quit)) => break Ok(()),
+            Ok(Some(Exit::Quit)) => break Ok(resumable),
             Ok(Some(exit)) => match launch(exit, info.session_id.clone()).await {
                 Ok(next) => handle = next,
                 Err(e) => break Err(e),
@@ -89,7 +92,7 @@ where
             other => {
                 // However the loop ended, the runtime is told to stop (and close its log).
                 let _ = ops.send(Op::Shutdown);
-                break other.map(|_| ());
+                break other.map(|_| resumable);
             }
         }
     };

@@ -129,9 +129,7 @@ impl TreeView {
         // A narrow pane has no room for a worker's task beside its role and id: the task
         // goes on a second line, so two workers of one role still read apart.
         let two = w < TWO_LINES_BELOW;
-        let heights: Vec<usize> = (self.rows(s).iter())
-            .map(|r| lines_of(s, r, two))
-            .collect();
+        let heights: Vec<usize> = (self.rows(s).iter()).map(|r| lines_of(s, r, two)).collect();
         let n = heights.len();
         // More than fits: the last line says how many rows are cut and where they all are.
         let cut = list.height >= 2 && heights.iter().sum::<usize>() > list.height as usize;
@@ -155,11 +153,12 @@ impl TreeView {
         self.offset = self.offset.min(n.saturating_sub(1));
         self.line_rows.clear();
         let (mut y, mut drawn) = (list.y, 0);
-        for idx in self.offset..n {
+        let offset = self.offset;
+        for (idx, height) in heights.iter().enumerate().skip(offset) {
             let Some(row) = self.rows(s).get(idx).cloned() else {
                 break;
             };
-            let lines = row::row_lines(s, &row, w, theme, now, two && heights[idx] == 2);
+            let lines = row::row_lines(s, &row, w, theme, now, *height == 2);
             if y as usize + lines.len() > list.bottom() as usize {
                 break;
             }

@@ -8,9 +8,7 @@ use crate::tui::format::elapsed;
 use crate::tui::state::Dialog;
 use crate::tui::theme::status_symbol;
 use crate::tui::tree;
-use crate::tui::{
-    approval, details, help, live, popup, question, save_role, status_bar, timeline,
-};
+use crate::tui::{approval, details, help, live, popup, question, save_role, status_bar, timeline};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -387,6 +385,7 @@ impl App {
             (Some(Overlay::SaveRole(_)), _) => &["Enter save", "Esc cancel"],
             (Some(Overlay::Rewind), _) => &["↑↓ pick", "Enter choose", "Esc back"],
             (Some(Overlay::ConfirmUndo(_)), _) => &["y undo", "n keep"],
+            (Some(Overlay::Models), _) => &["↑↓ pick", "Enter use it", "Esc close"],
             (Some(_), _) => &["Esc close"],
             (None, Focus::Tree) => &[
                 "? help",
@@ -459,7 +458,10 @@ impl App {
         let w = c.width.min(72);
         let rect = Rect::new(c.x, c.y - h, w, h);
         let title = if cands.len() > n as usize {
-            format!(" {} commands · ↑↓ pick · Enter · Tab completes ", cands.len())
+            format!(
+                " {} commands · ↑↓ pick · Enter · Tab completes ",
+                cands.len()
+            )
         } else {
             " ↑↓ pick · Enter · Tab completes ".to_string()
         };
@@ -470,9 +472,7 @@ impl App {
             self.theme.accent(),
         );
         let pick = Some(self.popup_pick(cands.len()));
-        let first = self
-            .popup_pick(cands.len())
-            .saturating_sub(n as usize - 1);
+        let first = self.popup_pick(cands.len()).saturating_sub(n as usize - 1);
         let lines: Vec<Line<'static>> = cands
             .iter()
             .enumerate()
@@ -526,6 +526,9 @@ impl App {
             }
             Some(Overlay::Mcp) => {
                 crate::tui::mcp::render(buf, main, &self.state, &mut self.overlay_scroll, &t);
+            }
+            Some(Overlay::Models) => {
+                crate::tui::models::render(buf, main, &self.state, self.model_pick, &t);
             }
             Some(Overlay::Review) => {
                 crate::tui::review::render(buf, main, &self.state, &mut self.overlay_scroll, &t);

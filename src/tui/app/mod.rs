@@ -89,6 +89,9 @@ pub enum Overlay {
     ConfirmUndo(AgentId),
     /// The last `/review`'s findings; opens by itself when a review finishes.
     Review,
+    /// `/model` alone: the server's models (once the core answers), `App::model_pick`
+    /// highlighted.
+    Models,
 }
 
 /// What the caller must do after an input.
@@ -153,6 +156,8 @@ pub struct App {
     /// The files an undo would overwrite, while the user is asked.
     pub(crate) undo_conflicts: Vec<String>,
     pub(crate) last_esc: Option<Instant>,
+    /// The highlighted row of `/model`'s list.
+    pub(crate) model_pick: usize,
     home: Option<PathBuf>,
     areas: Areas,
     /// Whether the last frame was narrow (switcher instead of tree): ← → then switch.
@@ -184,6 +189,7 @@ impl App {
             rewind: None,
             undo_conflicts: Vec::new(),
             last_esc: None,
+            model_pick: 0,
             home: std::env::var_os("HOME").map(PathBuf::from),
             areas: Areas::default(),
             narrow: false,

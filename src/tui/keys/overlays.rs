@@ -14,6 +14,7 @@ impl App {
             Overlay::SaveRole(id) => return self.save_role_key(id, key, now),
             Overlay::Rewind => return self.rewind_key(key, now),
             Overlay::ConfirmUndo(id) => return self.confirm_undo_key(id, key, now),
+            Overlay::Models => return self.models_key(key),
             _ => {}
         }
         let close = matches!(key.code, KeyCode::Esc | KeyCode::F(1))
@@ -122,5 +123,28 @@ impl App {
                 vec![Action::Send(Op::SaveRole { agent_id: id, name })]
             }
         }
+    }
+
+    /// `/model`'s list: ↑↓ move, Enter picks (the persona's model from its next call).
+    fn models_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let models = match &self.state.models {
+            Some(Ok(models)) => models.clone(),
+            _ => Vec::new(),
+        };
+        let n = models.len().max(1);
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.model_pick = (self.model_pick + n - 1) % n,
+            KeyCode::Down | KeyCode::Char('j') => self.model_pick = (self.model_pick + 1) % n,
+            KeyCode::Enter => {
+                self.overlay = None;
+                if let Some(model) = models.get(self.model_pick) {
+                    let model = model.clone();
+                    return vec![Action::Send(Op::SetModel { model })];
+                }
+            }
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::F(1) => self.overlay = None,
+            _ => {}
+        }
+        Vec::new()
     }
 }

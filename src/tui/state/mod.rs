@@ -87,6 +87,8 @@ pub struct SessionState {
     pub review: Option<ReviewView>,
     /// The user's goal as its events left it (`goal.rs`).
     pub goal: crate::protocol::GoalTrack,
+    /// The server's models as the core last listed them (`/model`), or why it could not.
+    pub models: Option<Result<Vec<String>, String>>,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -127,6 +129,7 @@ impl SessionState {
             conflicts: 0,
             review: None,
             goal: Default::default(),
+            models: None,
         }
     }
 
@@ -543,6 +546,12 @@ impl SessionState {
             EventKind::Diff { text } => self.diff = Some((id, text.clone())),
             // The composer's: `App::apply` hands them to `@` completion.
             EventKind::Files { .. } => {}
+            EventKind::Models { models, error } => {
+                self.models = Some(match error {
+                    Some(e) => Err(e.clone()),
+                    None => Ok(models.clone()),
+                });
+            }
             EventKind::ModelSet { model } => {
                 self.model = model.clone();
                 let line = format!("model: {model} from the next call");
