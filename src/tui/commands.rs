@@ -263,14 +263,7 @@ pub fn complete(input: &str, roles: &[String], cycle: usize) -> Option<String> {
 pub fn takes_arg(command: &str) -> bool {
     matches!(
         command,
-        "/role"
-            | "/resume"
-            | "/budget"
-            | "/model"
-            | "/approval"
-            | "/review"
-            | "/goal"
-            | "/merge"
+        "/role" | "/resume" | "/budget" | "/model" | "/approval" | "/review" | "/goal" | "/merge"
     )
 }
 
