@@ -2105,3 +2105,35 @@ fn a_rewound_message_goes_back_to_the_persona() {
     assert_eq!(s.app.target(), None, "addressed to the persona");
     assert!(s.screen(80, 24).contains("to copilot ★"));
 }
+
+/// A review none of whose reviewers answered says so, as the CLI does, instead of
+/// "No findings".
+#[test]
+fn a_review_nobody_answered_is_not_clean() {
+    let mut s = Script::new();
+    let root = s.root;
+    let target = ReviewTarget::Uncommitted;
+    let reviewers = vec![id(1), id(2), id(3)];
+    s.ev(
+        root,
+        EventKind::ReviewStarted {
+            target: target.clone(),
+            reviewers,
+        },
+    );
+    s.ev(
+        root,
+        EventKind::ReviewFinished {
+            target,
+            findings: Vec::new(),
+            dropped: Vec::new(),
+            unanswered: Some("the model server answered 500: boom".into()),
+        },
+    );
+    assert_eq!(s.app.overlay, Some(Overlay::Review));
+    let screen = s.screen(80, 24);
+    assert!(!screen.contains("No findings"), "{screen}");
+    assert!(screen.contains("did not happen"), "{screen}");
+    assert!(screen.contains("no reviewer could answer"), "{screen}");
+    insta::assert_snapshot!("review_unanswered_80x24", screen);
+}

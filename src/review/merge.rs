@@ -4,7 +4,7 @@
 //! wording kept). Pure.
 
 use super::check::NEAR;
-use crate::protocol::ReviewFinding;
+use crate::protocol::{DroppedFinding, ReviewFinding};
 use std::collections::BTreeSet;
 
 /// One finding per problem, most severe first, then by file and line.
@@ -26,6 +26,25 @@ pub fn merge(findings: Vec<ReviewFinding>) -> Vec<ReviewFinding> {
         }
     }
     out.sort_by(|a, b| (a.severity, &a.file, a.line).cmp(&(b.severity, &b.file, b.line)));
+    out
+}
+
+/// Dropped findings made one list the same way: one per problem, naming every focus
+/// that reported it (the first reason kept), so a finding is not listed once per reviewer.
+pub fn merge_dropped(dropped: Vec<DroppedFinding>) -> Vec<DroppedFinding> {
+    let mut out: Vec<DroppedFinding> = Vec::new();
+    for d in dropped {
+        match (out.iter_mut()).find(|kept| same_problem(&kept.finding, &d.finding)) {
+            Some(kept) => {
+                for focus in d.finding.focus {
+                    if !kept.finding.focus.contains(&focus) {
+                        kept.finding.focus.push(focus);
+                    }
+                }
+            }
+            None => out.push(d),
+        }
+    }
     out
 }
 
@@ -173,5 +192,37 @@ mod tests {
         };
         assert_eq!(focuses(&once), focuses(&all));
         assert!(once.len() <= all.len());
+    }
+
+    #[test]
+    fn dropped_findings_are_merged_like_kept_ones() {
+        use ReviewSeverity::*;
+        let dropped = |focus: &str| DroppedFinding {
+            finding: f(
+                "a.rs",
+                5,
+                High,
+                focus,
+                "Loop reads past the end",
+                "for i in 0..=n",
+            ),
+            reason: "the quote is not at a.rs:5".into(),
+        };
+        let other = DroppedFinding {
+            finding: f("b.rs", 9, Low, "tests", "No test for empty input", "fn sum"),
+            reason: "b.rs has no line 9".into(),
+        };
+        let merged = merge_dropped(vec![
+            dropped("correctness"),
+            dropped("tests"),
+            dropped("security"),
+            other.clone(),
+        ]);
+        assert_eq!(merged.len(), 2, "{merged:?}");
+        assert_eq!(
+            merged[0].finding.focus,
+            ["correctness", "tests", "security"]
+        );
+        assert_eq!(merged[1], other);
     }
 }

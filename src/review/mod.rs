@@ -120,5 +120,5 @@ pub async fn conclude(
             Err(reason) => dropped.push(DroppedFinding { finding, reason }),
         }
     }
-    (merge::merge(kept), dropped)
+    (merge::merge(kept), merge::merge_dropped(dropped))
 }

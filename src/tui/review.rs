@@ -51,6 +51,15 @@ fn lines(s: &SessionState, w: usize, t: &Theme) -> Vec<Line<'static>> {
         );
         return vec![Line::raw(text)];
     };
+    if let Some(why) = &review.unanswered {
+        let text = format!(
+            "The review of {} did not happen: no reviewer could answer. Nothing was checked.",
+            review.target
+        );
+        let mut out = wrap_hard(&text, t.error(), w, &[]);
+        out.extend(wrap_hard(why, t.dim(), w, &[Span::raw("  ")]));
+        return out;
+    }
     let mut out = Vec::new();
     if findings.is_empty() {
         out.push(Line::raw(format!("No findings in {}.", review.target)));
@@ -77,11 +86,13 @@ pub fn render(buf: &mut Buffer, area: Rect, s: &SessionState, scroll: &mut usize
     let w = area.width.saturating_sub(4).clamp(20, 100);
     let lines = lines(s, w.saturating_sub(4) as usize, t);
     let rect = popup::centered(area, w, lines.len() as u16 + 3);
-    let count = s
-        .review
-        .as_ref()
-        .and_then(|r| r.outcome.as_ref())
-        .map_or(String::new(), |(f, _)| format!(" ({})", f.len()));
-    let title = Line::styled(format!(" Review findings{count} "), t.bold(Color::Cyan));
+    let review = s.review.as_ref();
+    let title = if review.is_some_and(|r| r.unanswered.is_some()) {
+        Line::styled(" Review: no answer ", t.bold(Color::Red))
+    } else {
+        let count = (review.and_then(|r| r.outcome.as_ref()))
+            .map_or(String::new(), |(f, _)| format!(" ({})", f.len()));
+        Line::styled(format!(" Review findings{count} "), t.bold(Color::Cyan))
+    };
     popup::scrolled(buf, rect, title, &lines, scroll, t);
 }

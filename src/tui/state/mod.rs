@@ -566,8 +566,11 @@ impl SessionState {
                 target,
                 findings,
                 dropped,
-                ..
-            } => self.review_finished(id, target, findings, dropped, now),
+                unanswered,
+            } => {
+                let unanswered = unanswered.as_deref();
+                self.review_finished(id, target, findings, dropped, unanswered, now)
+            }
             EventKind::ApprovalSet { approval } => {
                 self.approval = *approval;
                 let line = format!("approval: {} for every agent", approval.as_str());

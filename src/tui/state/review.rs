@@ -15,6 +15,8 @@ pub struct ReviewView {
     pub reviewers: usize,
     /// `None` while the reviewers work.
     pub outcome: Option<(Vec<ReviewFinding>, Vec<DroppedFinding>)>,
+    /// No reviewer could answer (the first one's error): the review did not happen.
+    pub unanswered: Option<String>,
 }
 
 impl SessionState {
@@ -29,6 +31,7 @@ impl SessionState {
             target: target.clone(),
             reviewers: reviewers.len(),
             outcome: None,
+            unanswered: None,
         });
         let line = match reviewers.len() {
             0 => format!("review of {target}: nothing changed, nothing to review"),
@@ -45,6 +48,7 @@ impl SessionState {
         target: &ReviewTarget,
         findings: &[ReviewFinding],
         dropped: &[DroppedFinding],
+        unanswered: Option<&str>,
         now: Instant,
     ) {
         let reviewers = self.review.as_ref().map_or(0, |r| r.reviewers);
@@ -52,7 +56,17 @@ impl SessionState {
             target: target.clone(),
             reviewers,
             outcome: Some((findings.to_vec(), dropped.to_vec())),
+            unanswered: unanswered.map(str::to_string),
         });
+        // A review nobody could answer is no clean result: said as the CLI says it.
+        if let Some(why) = unanswered {
+            let text =
+                format!("review of {target} did not happen: no reviewer could answer ({why})");
+            self.agent_entry(id, now)
+                .conversation
+                .push(EntryKind::Error(text));
+            return;
+        }
         let mut text = format!(
             "review of {target}: {} finding{}, {} dropped",
             findings.len(),
