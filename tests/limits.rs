@@ -114,16 +114,122 @@ async fn max_concurrent_requests_bounds_the_model_calls_in_flight_across_the_tea
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_local_servers_slots_bound_the_requests_in_flight_and_one_when_it_does_not_say() {
+async fn a_local_servers_slots_bound_the_requests_in_flight() {
     assert_eq!(
         most_in_flight("", Some(3)).await,
         3,
         "llama.cpp's total_slots"
     );
+}
+
+/// A team of `workers` on a local server that does not say its slots and serves `serves`
+/// requests at once, queueing the rest: each worker reads a file twice, then returns;
+/// every worker reply takes 0.4 s of the server's time. A request that waits more than
+/// 2 s for its answer times out, and is not tried again.
+async fn team_on_a_server_serving(serves: usize, workers: usize) -> (MockServer, Run) {
+    let mock = MockServer::start().await;
+    mock.set_slots(None);
+    mock.serve_at_once(serves);
+    let sb = Sandbox::new();
+    sb.write("a.txt", "a\n");
+    sb.workspace_config(
+        "[provider]\nrequest_timeout_s = 2\nmax_retries = 0\n[limits]\nmax_live_agents = 12\n",
+    );
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            let reply = match tool_count(body) {
+                n @ 0..2 => MockResponse::tool_call(&format!("r{n}"), "read_file", r#"{"path":"a.txt"}"#),
+                _ => MockResponse::tool_call("w", "return_results", &good_result("ok").to_string()),
+            };
+            return reply.with_delay(Duration::from_millis(400));
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(
+                (0..workers)
+                    .map(|i| {
+                        call(
+                            &format!("s{i}"),
+                            "spawn_agent",
+                            json!({"role_name": "agentic_coder", "task_prompt": format!("task {i}")}),
+                        )
+                    })
+                    .collect(),
+            ),
+            n if n == workers => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("all done"),
+        }
+    });
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "fan out"])
+        .await;
+    (mock, run)
+}
+
+/// Every worker returned, and no request failed or was tried again (a timeout would be).
+fn no_request_timed_out(mock: &MockServer, run: &Run, workers: usize) {
+    run.assert_ok();
+    let events = run.events();
     assert_eq!(
-        most_in_flight("", None).await,
-        1,
-        "a server that does not say"
+        of_type(&events, "retrying").len(),
+        0,
+        "{:?}",
+        of_type(&events, "retrying")
+    );
+    assert_eq!(
+        of_type(&events, "result_returned").len(),
+        workers,
+        "{}",
+        run.stdout
+    );
+    let worker_calls = mock
+        .requests()
+        .iter()
+        .filter(|r| is_worker(&r.body))
+        .count();
+    assert_eq!(worker_calls, workers * 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_serves_two_at_once_gets_two_and_no_request_times_out() {
+    let (mock, run) = team_on_a_server_serving(2, 6).await;
+    no_request_timed_out(&mock, &run, 6);
+    let (served, _) = mock.most_at_once();
+    assert_eq!(served, 2, "the server's two places were both used");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_serves_eight_at_once_gets_eight() {
+    // More workers than it serves, so there is always more to send.
+    let (mock, run) = team_on_a_server_serving(8, 10).await;
+    no_request_timed_out(&mock, &run, 10);
+    let (served, _) = mock.most_at_once();
+    assert_eq!(served, 8, "squad grew to what the server serves");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_serves_one_at_a_time_has_few_waiting_once_squad_has_seen_its_queue() {
+    let (mock, run) = team_on_a_server_serving(1, 4).await;
+    no_request_timed_out(&mock, &run, 4);
+    let reqs = mock.requests();
+    let waited = |r: &RecordedRequest| r.served_at.duration_since(r.received_at);
+    // squad starts with several at once, so the first fan-out waits in the server's
+    // queue; once the first reply that waited there has come back, squad soon sends no
+    // request that waits for more than one other to be served (0.4 s). With the 4 it
+    // starts with kept, each would wait for three.
+    let seen = reqs
+        .iter()
+        .find(|r| waited(r) > Duration::from_millis(100))
+        .expect("the first fan-out waits in the server's queue")
+        .finished_at
+        .unwrap();
+    let late_waits = reqs
+        .iter()
+        .filter(|r| r.received_at > seen && waited(r) > Duration::from_millis(600))
+        .count();
+    assert!(
+        late_waits <= 2,
+        "{late_waits} requests kept waiting in the server's queue: {:?}",
+        reqs.iter().map(waited).collect::<Vec<_>>()
     );
 }
 

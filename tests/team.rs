@@ -16,6 +16,53 @@ fn root_id(events: &[Value]) -> String {
     events[0]["agent_id"].as_str().unwrap().to_string()
 }
 
+/// The fan-out on a server that does not say how many it serves (vLLM, Ollama, LM Studio,
+/// a LiteLLM proxy: no llama.cpp `/props`): three workers whose replies take 0.5 s start
+/// together, not one after the other.
+#[tokio::test(flavor = "multi_thread")]
+async fn three_workers_start_together_on_a_server_that_does_not_say_its_slots() {
+    let mock = MockServer::start().await;
+    mock.set_slots(None);
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return MockResponse::tool_call("r", "return_results", &good_result("done").to_string())
+                .with_delay(Duration::from_millis(500));
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(
+                (1..=3)
+                    .map(|i| call(&format!("s{i}"), "spawn_agent", json!({"role_name": "agentic_coder", "task_prompt": format!("task {i}")})))
+                    .collect(),
+            ),
+            3 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("all done"),
+        }
+    });
+    sb.exec(
+        &mock,
+        &["--json", "--approval", "auto", "split the work in three"],
+    )
+    .await
+    .assert_ok();
+    let reqs = mock.requests();
+    let starts: Vec<_> = reqs
+        .iter()
+        .filter(|r| is_worker(&r.body))
+        .map(|r| r.received_at)
+        .collect();
+    assert_eq!(starts.len(), 3);
+    let spread = starts
+        .iter()
+        .max()
+        .unwrap()
+        .duration_since(*starts.iter().min().unwrap());
+    assert!(
+        spread < Duration::from_millis(200),
+        "the three workers' requests arrived {spread:?} apart"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn three_workers_run_in_parallel_with_isolated_histories() {
     let mock = MockServer::start().await;

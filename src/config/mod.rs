@@ -109,8 +109,8 @@ pub struct Limits {
     /// answered as an earlier one of the turn, no worker's outcome) before it is stopped;
     /// 0: never.
     pub max_turn_calls: u32,
-    /// Model requests in flight at once across the session; unset: what the server says
-    /// (see `model::in_flight`).
+    /// Model requests in flight at once across the session, fixed; unset: llama.cpp's
+    /// slots, or a limit that adapts to what the server serves (see `model::in_flight`).
     pub max_concurrent_requests: Option<u32>,
     /// Tokens (prompt + completion, all its calls) one worker may spend; unset: no limit.
     pub max_tokens_per_agent: Option<u64>,

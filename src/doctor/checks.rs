@@ -350,10 +350,7 @@ pub(super) async fn context_windows(
     }
     out.push(Check::pass(
         "in_flight",
-        format!(
-            "model requests in flight at once: {} ({})",
-            in_flight.limit, in_flight.source
-        ),
+        format!("model requests in flight at once: {}", in_flight.describe()),
     ));
 }
 

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod discover;
 mod http;
 pub mod in_flight;
+pub mod limiter;
 mod openai;
 mod overflow;
 mod probe;
@@ -94,6 +95,8 @@ pub enum ModelProgress {
         max_attempts: u32,
         delay: Duration,
         reason: String,
+        /// The server said 429 or 503: it has more than it can serve.
+        overloaded: bool,
     },
 }
 
@@ -105,6 +108,7 @@ impl ModelProgress {
             max_attempts,
             delay,
             reason,
+            ..
         } = self
         else {
             return None;
@@ -148,6 +152,17 @@ pub enum ModelError {
 }
 
 impl ModelError {
+    /// The server has more than it can serve (429, 503): fewer requests at once may help.
+    pub fn is_overload(&self) -> bool {
+        matches!(
+            self,
+            Self::Http {
+                status: 429 | 503,
+                ..
+            }
+        )
+    }
+
     /// Whether another attempt may succeed (429, 5xx, connection trouble, broken stream).
     pub fn is_retryable(&self) -> bool {
         match self {

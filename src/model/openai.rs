@@ -535,6 +535,7 @@ impl ModelClient for OpenAiClient {
                 max_attempts,
                 delay,
                 reason: failed.error.to_string(),
+                overloaded: failed.error.is_overload(),
             });
             tokio::select! {
                 biased;

@@ -75,28 +75,35 @@ pub async fn call_model(cx: &AgentCx, mut setup: RequestSetup) -> Called {
 /// The call itself, in a model slot, watched by the layers.
 async fn stream(cx: &AgentCx, setup: &RequestSetup) -> Result<ChatResponse, ModelError> {
     let (session, team, agent, cancel) = (cx.session(), cx.team(), cx.id(), cx.cancel());
-    let _permit = tokio::select! {
+    let mut permit = tokio::select! {
         p = session.model_slots.acquire() => p,
         _ = cancel.cancelled() => return Err(ModelError::Cancelled),
     };
+    // Everything before this request (the results it carries above all) is on disk
+    // before it goes out: a crash from here on never loses a result a model has seen,
+    // nor runs its call again after `--continue`. One flush per request.
+    team.events().on_disk().await;
+    permit.sending();
     let pulse = Pulse::default();
+    // The request tells the session's limit of its first byte and its retries.
     let progress = |p: ModelProgress| match p {
         ModelProgress::TextDelta(delta) => {
+            permit.first_byte();
             pulse.beat();
             team.emit(agent, EventKind::TextDelta { delta });
         }
-        ModelProgress::Received => pulse.beat(),
-        retry @ ModelProgress::Retrying { .. } => {
+        ModelProgress::Received => {
+            permit.first_byte();
+            pulse.beat();
+        }
+        retry @ ModelProgress::Retrying { overloaded, .. } => {
+            permit.retrying(overloaded);
             pulse.beat();
             if let Some(event) = retry.retry_event() {
                 team.emit(agent, event);
             }
         }
     };
-    // Everything before this request (the results it carries above all) is on disk
-    // before it goes out: a crash from here on never loses a result a model has seen,
-    // nor runs its call again after `--continue`. One flush per request.
-    team.events().on_disk().await;
     let call = session.model.stream_chat(&setup.request, &progress, cancel);
     let after = session.config.guards.stall_after();
     watch(team, agent, after, &Waiting::ModelCall, &pulse, call).await

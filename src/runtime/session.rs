@@ -21,7 +21,6 @@ use crate::roles::{Role, RoleSet};
 use crate::tools::{ToolContext, ToolSettings};
 use crate::workspace::Workspace;
 use std::sync::Arc;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub struct Session {
@@ -34,8 +33,9 @@ pub struct Session {
     /// Questions agents put to the user, waiting for their answers.
     pub questions: super::questions::Questions,
     pub team: Team,
-    /// Bounds model calls in flight across the whole session; workers queue here.
-    pub model_slots: Arc<Semaphore>,
+    /// Bounds model calls in flight across the whole session; workers queue here, before
+    /// their request's timeout starts.
+    pub model_slots: Arc<crate::model::limiter::Limiter>,
     /// What each worker's result is checked against.
     pub checks: Arc<Checks>,
     /// Shortens a conversation that no longer fits (the compaction layer's, and `/compact`).

@@ -23,7 +23,7 @@ use crate::workspace::Workspace;
 use async_trait::async_trait;
 use std::path::Path;
 use std::sync::Arc;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// A model that must not be called: the tests using it never reach one.
@@ -145,7 +145,7 @@ impl TestSession {
         let sandbox = Arc::new(crate::sandbox::Sandbox::new(&config.sandbox, None, support));
         let confinement = Arc::new(Confinement::new(sandbox.clone(), &roles, isolation.clone()));
         let gate = Arc::new(ApprovalGate::new(false));
-        let slots = Arc::new(Semaphore::new(4));
+        let slots = crate::model::limiter::Limiter::fixed(4);
         let hooks = Hooks::new(
             Vec::new(),
             crate::hooks::SessionFacts {

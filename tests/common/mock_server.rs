@@ -325,6 +325,9 @@ pub struct RecordedRequest {
     /// Header names lower-cased, in arrival order.
     pub headers: Vec<(String, String)>,
     pub received_at: Instant,
+    /// When the server began to serve it (at once, unless [`MockServer::serve_at_once`]
+    /// queues it).
+    pub served_at: Instant,
     /// When the response body ended (or the client went away); `None` while in flight.
     pub finished_at: Option<Instant>,
 }
@@ -376,6 +379,9 @@ struct Shared {
     props_n_ctx: Mutex<Option<u64>>,
     /// `total_slots` in `GET /props`.
     props_slots: Mutex<Slots>,
+    /// Serves this many requests at once and queues the rest, as a local server with
+    /// that many slots does; `None`: any number.
+    serving: Mutex<Option<Arc<tokio::sync::Semaphore>>>,
     /// Refuse a Responses request offering a `custom` (freeform) tool with a 400, as
     /// servers without them do.
     refuse_custom: std::sync::atomic::AtomicBool,
@@ -473,6 +479,41 @@ impl MockServer {
         *lock(&self.shared.props_slots) = slots.map_or(Slots::Silent, Slots::Said);
     }
 
+    /// From now on serves `n` chat requests at once and queues the rest (first come, first
+    /// served), as vLLM, Ollama or llama.cpp with `n` slots do: a queued request waits,
+    /// its time to first byte growing, until one being served ends.
+    pub fn serve_at_once(&self, n: usize) {
+        *lock(&self.shared.serving) = Some(Arc::new(tokio::sync::Semaphore::new(n)));
+    }
+
+    /// The most requests served at once so far, and the most waiting in the queue at
+    /// once (at each request's arrival, those that arrived before it and had not been
+    /// served yet).
+    pub fn most_at_once(&self) -> (usize, usize) {
+        let reqs = self.requests();
+        let served = reqs
+            .iter()
+            .map(|r| {
+                reqs.iter()
+                    .filter(|o| {
+                        o.served_at <= r.served_at && o.finished_at.is_none_or(|f| f > r.served_at)
+                    })
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        let queued = reqs
+            .iter()
+            .map(|r| {
+                reqs.iter()
+                    .filter(|o| o.received_at <= r.received_at && o.served_at > r.received_at)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        (served, queued)
+    }
+
     /// The model ids `GET /v1/models` lists from now on.
     pub fn set_models<S: Into<String>>(&self, models: impl IntoIterator<Item = S>) {
         *lock(&self.shared.models) = Some(models.into_iter().map(Into::into).collect());
@@ -511,6 +552,8 @@ impl Drop for MockServer {
 struct FinishGuard {
     shared: Arc<Shared>,
     index: usize,
+    /// The place it was served in, given back when it ends.
+    _slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl Drop for FinishGuard {
@@ -592,14 +635,24 @@ async fn answer(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, wire: Wire
             body: parsed.clone(),
             headers: recorded_headers,
             received_at,
+            served_at: received_at,
             finished_at: None,
         });
         reqs.len() - 1
     };
-    let guard = FinishGuard {
+    // Made first: a client that goes away while queued has finished too.
+    let mut guard = FinishGuard {
         shared: shared.clone(),
         index,
+        _slot: None,
     };
+    let serving = lock(&shared.serving).clone();
+    if let Some(queue) = serving {
+        guard._slot = queue.acquire_owned().await.ok();
+        if let Some(r) = lock(&shared.requests).get_mut(index) {
+            r.served_at = Instant::now();
+        }
+    }
 
     // The tools a Responses request offered as freeform: their calls stream as such.
     let custom: Vec<String> = parsed["tools"]

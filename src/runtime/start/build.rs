@@ -28,7 +28,7 @@ use crate::runtime::team::Team;
 use crate::runtime::toolbox::ToolBox;
 use crate::workspace::Workspace;
 use std::sync::Arc;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 
 /// The session and what start still has to tell or start.
 pub struct Built {
@@ -76,7 +76,7 @@ pub async fn build(
     let services = services(&opts, &roles, &workspace, opened).await?;
     let prompts = prompt_history(&opts);
     let config = Arc::new(opts.config);
-    let model_slots = Arc::new(Semaphore::new(in_flight));
+    let model_slots = crate::model::limiter::Limiter::new(in_flight.limit, in_flight.adapt);
     let compactor = Arc::new(Compactor {
         model: opts.model.clone(),
         slots: model_slots.clone(),
@@ -146,9 +146,12 @@ fn tools(
     (tools, roles, mcp_statuses)
 }
 
-/// Model calls in flight at once: configured, or what the server says it serves; the
-/// server's context window learned on the way.
-async fn in_flight(opts: &SessionOptions, windows: &crate::context::ContextWindows) -> usize {
+/// Model calls in flight at once: configured, what the server says it serves, or where an
+/// adaptive limit starts; the server's context window learned on the way.
+async fn in_flight(
+    opts: &SessionOptions,
+    windows: &crate::context::ContextWindows,
+) -> crate::model::in_flight::InFlight {
     let props = opts.model.server_props().await;
     if let Some(tokens) = props.window {
         windows.set_server_window(tokens);
@@ -158,12 +161,8 @@ async fn in_flight(opts: &SessionOptions, windows: &crate::context::ContextWindo
         crate::config::is_local(&opts.config.provider.base_url),
         props,
     );
-    tracing::info!(
-        limit = in_flight.limit,
-        source = in_flight.source,
-        "model requests in flight"
-    );
-    in_flight.limit as usize
+    tracing::info!(limit = %in_flight.describe(), "model requests in flight");
+    in_flight
 }
 
 /// Isolation, the sandbox, the pause gate and the session's limit, the approval gate and

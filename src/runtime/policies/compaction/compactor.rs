@@ -14,14 +14,13 @@ use crate::runtime::request::RequestSetup;
 use crate::runtime::team::{Compaction, Team};
 use serde_json::Value;
 use std::sync::Arc;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 /// What compacting needs: the model, the session's model slots, and the config (the
 /// thresholds and prices).
 pub struct Compactor {
     pub model: Arc<dyn ModelClient>,
-    pub slots: Arc<Semaphore>,
+    pub slots: Arc<crate::model::limiter::Limiter>,
     pub config: Arc<Config>,
     /// By model: how many times squad's estimate the server counted a refused request
     /// (`fit.rs`).
@@ -256,6 +255,9 @@ async fn summarize(
         _ = cancel.cancelled() => return Err(CompactError::Cancelled),
     };
     let progress = |p: ModelProgress| {
+        if let ModelProgress::Retrying { overloaded, .. } = p {
+            permit.retrying(overloaded);
+        }
         if let Some(retry) = p.retry_event() {
             team.emit(agent, retry);
         }
