@@ -126,7 +126,7 @@ async fn a_local_servers_slots_bound_the_requests_in_flight() {
 /// requests at once, queueing the rest: each worker reads a file twice, then returns;
 /// every worker reply takes 0.4 s of the server's time. A request that waits more than
 /// 2 s for its answer times out, and is not tried again.
-async fn team_on_a_server_serving(serves: usize, workers: usize) -> (MockServer, Run) {
+async fn team_on_a_server_serving(serves: usize, workers: usize) -> (MockServer, Run, String) {
     let mock = MockServer::start().await;
     mock.set_slots(None);
     mock.serve_at_once(serves);
@@ -162,7 +162,23 @@ async fn team_on_a_server_serving(serves: usize, workers: usize) -> (MockServer,
     let run = sb
         .exec(&mock, &["--json", "--approval", "auto", "fan out"])
         .await;
-    (mock, run)
+    (mock, run, limit_log(&sb))
+}
+
+/// What squad's log says of the limit, for a failure's message.
+fn limit_log(sb: &Sandbox) -> String {
+    let logs = std::fs::read_dir(sb.data_dir().join("logs"))
+        .into_iter()
+        .flatten();
+    logs.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .flat_map(|t| {
+            t.lines()
+                .filter(|l| l.contains("model requests in flight"))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Every worker returned, and no request failed or was tried again (a timeout would be).
@@ -191,24 +207,24 @@ fn no_request_timed_out(mock: &MockServer, run: &Run, workers: usize) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_serves_two_at_once_gets_two_and_no_request_times_out() {
-    let (mock, run) = team_on_a_server_serving(2, 6).await;
+    let (mock, run, log) = team_on_a_server_serving(2, 6).await;
     no_request_timed_out(&mock, &run, 6);
     let (served, _) = mock.most_at_once();
-    assert_eq!(served, 2, "the server's two places were both used");
+    assert_eq!(served, 2, "the server's two places were both used\n{log}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_serves_eight_at_once_gets_eight() {
     // More workers than it serves, so there is always more to send.
-    let (mock, run) = team_on_a_server_serving(8, 10).await;
+    let (mock, run, log) = team_on_a_server_serving(8, 10).await;
     no_request_timed_out(&mock, &run, 10);
     let (served, _) = mock.most_at_once();
-    assert_eq!(served, 8, "squad grew to what the server serves");
+    assert_eq!(served, 8, "squad grew to what the server serves\n{log}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_serves_one_at_a_time_has_few_waiting_once_squad_has_seen_its_queue() {
-    let (mock, run) = team_on_a_server_serving(1, 4).await;
+    let (mock, run, log) = team_on_a_server_serving(1, 4).await;
     no_request_timed_out(&mock, &run, 4);
     let reqs = mock.requests();
     let waited = |r: &RecordedRequest| r.served_at.duration_since(r.received_at);
@@ -228,7 +244,7 @@ async fn a_server_that_serves_one_at_a_time_has_few_waiting_once_squad_has_seen_
         .count();
     assert!(
         late_waits <= 2,
-        "{late_waits} requests kept waiting in the server's queue: {:?}",
+        "{late_waits} requests kept waiting in the server's queue: {:?}\n{log}",
         reqs.iter().map(waited).collect::<Vec<_>>()
     );
 }

@@ -4,10 +4,11 @@
 //! additive increase, multiplicative decrease (AIMD).
 //!
 //! - Down: on 429/503 (halved, once for the requests sent under one limit), and on a
-//!   local server when a reply waited in the server's queue (to the number in flight when
-//!   it was sent, less one). A reply waited there when most of its wait for the first
-//!   byte passed before another request of the session ended, its first byte came about
-//!   a typical time to first byte after that end, and it came slower than typical: a
+//!   local server when a reply waited in the server's queue (to what it tells the server
+//!   serves at once: those in flight before it, over the typical requests' time it
+//!   waited). A reply waited there when most of its wait for the first
+//!   byte passed before a request sent before it ended, its first byte came about a
+//!   typical time to first byte after that end, and it came slower than typical: a
 //!   server that serves N at once starts the next only when one ends, so its time to
 //!   first byte grows with the number in flight past N.
 //! - Up: by one for a clean first byte while requests wait for the limit (until the first
@@ -25,12 +26,14 @@ pub const MAX_ADAPTIVE: u32 = 16;
 /// A reply counts as queued when at least this share of its wait for the first byte
 /// passed before another request ended (a queued one waits for an end, then is served),
 const QUEUED_SHARE: f64 = 0.4;
-/// ... the first byte came at least this share of a typical time to first byte after
-/// that end (the server began it then: not an end that merely fell in its wait),
+/// ... the first byte came at least this share of a typical time to first byte, and of
+/// the wait before, after that end (the server began it then: not an end that merely
+/// fell in its wait),
 const SERVED_AFTER: f64 = 0.5;
+const SERVED_AFTER_WAIT: f64 = 0.25;
 /// ... and it took at least this many times a typical time to first byte.
 const SLOWER_THAN_TYPICAL: f64 = 1.5;
-/// Times to first byte kept for "typical" (their median).
+/// Times to first byte kept for "typical" (their median), and ends kept.
 const RECENT: usize = 16;
 /// After the first sign of overload, clean replies (while requests wait) per step up, per
 /// request of the limit.
@@ -66,9 +69,12 @@ struct State {
     clean: u32,
     /// Bumped on each decrease: a 429 of a request sent before it is of an older limit.
     epoch: u64,
-    last_end: Option<Instant>,
-    /// Recent first attempts' times to first byte.
+    /// The latest ends: when, and when that request was sent.
+    ends: VecDeque<(Instant, Instant)>,
+    /// Recent first attempts' times to first byte, of replies served at once.
     recent: VecDeque<Duration>,
+    /// How long those requests took, sent to end.
+    durations: VecDeque<Duration>,
 }
 
 impl Limiter {
@@ -85,8 +91,9 @@ impl Limiter {
                 slow_start: true,
                 clean: 0,
                 epoch: 0,
-                last_end: None,
+                ends: VecDeque::new(),
                 recent: VecDeque::new(),
+                durations: VecDeque::new(),
             }),
         })
     }
@@ -120,6 +127,7 @@ impl Limiter {
             epoch: s.epoch,
             seen: AtomicBool::new(false),
             retried: AtomicBool::new(false),
+            clean: AtomicBool::new(false),
         }
     }
 
@@ -188,6 +196,8 @@ pub struct Permit {
     epoch: u64,
     seen: AtomicBool,
     retried: AtomicBool,
+    /// Its first byte came at once: its length is a typical request's.
+    clean: AtomicBool,
 }
 
 impl Permit {
@@ -210,7 +220,7 @@ impl Permit {
         let mut s = limiter.lock();
         let typical = median(&s.recent);
         if limiter.adapt == Adapt::Queue && self.queued(&s, now, typical) {
-            let to = self.in_flight - 1;
+            let to = self.served_at_once(&s, now);
             limiter.decrease(&mut s, to, "a reply waited in the server's queue");
             return;
         }
@@ -220,6 +230,7 @@ impl Permit {
             s.recent.pop_front();
         }
         s.recent.push_back(ttfb);
+        self.clean.store(true, Ordering::Relaxed);
         if s.waiting == 0 {
             return; // the limit held nobody back: no sign more would help
         }
@@ -230,16 +241,40 @@ impl Permit {
     }
 
     /// Whether this reply waited in the server's queue: most of its wait passed before
-    /// another request ended, the server began it then, and it was slower than typical.
+    /// a request sent before it ended, the server began it then, and it was slower than
+    /// typical.
     fn queued(&self, s: &State, now: Instant, typical: Option<Duration>) -> bool {
-        let (Some(end), Some(typical)) = (s.last_end.filter(|e| *e > self.sent), typical) else {
+        let end = s
+            .ends
+            .iter()
+            .filter(|(end, sent)| *sent <= self.sent && *end > self.sent)
+            .map(|(end, _)| *end)
+            .max();
+        let (Some(end), Some(typical)) = (end, typical) else {
             return false;
         };
         let ttfb = now.duration_since(self.sent);
+        let (wait, after) = (end.duration_since(self.sent), now.duration_since(end));
         self.in_flight > 1
-            && end.duration_since(self.sent) >= ttfb.mul_f64(QUEUED_SHARE)
-            && now.duration_since(end) >= typical.mul_f64(SERVED_AFTER)
+            && wait >= ttfb.mul_f64(QUEUED_SHARE)
+            && after >= typical.mul_f64(SERVED_AFTER)
+            && after >= wait.mul_f64(SERVED_AFTER_WAIT)
             && ttfb >= typical.mul_f64(SLOWER_THAN_TYPICAL)
+    }
+
+    /// How many the server serves at once, as this queued reply tells: it waited about
+    /// `rounds` typical requests' time for those sent before it, so the server served
+    /// at most `(in flight - 1) / rounds` of them at a time.
+    fn served_at_once(&self, s: &State, now: Instant) -> u32 {
+        let ttfb = now.duration_since(self.sent);
+        let typical = median(&s.durations)
+            .or_else(|| median(&s.recent))
+            .unwrap_or(ttfb);
+        let rounds = (ttfb.saturating_sub(typical.min(ttfb)).as_secs_f64()
+            / typical.as_secs_f64().max(1e-3))
+        .round()
+        .max(1.0);
+        (((self.in_flight - 1) as f64 / rounds).floor() as u32).max(1)
     }
 
     /// The attempt failed and the request is tried again; `overloaded`: the server said
@@ -276,7 +311,17 @@ impl Drop for Permit {
     fn drop(&mut self) {
         let mut s = self.limiter.lock();
         s.in_flight = s.in_flight.saturating_sub(1);
-        s.last_end = Some(Instant::now());
+        let now = Instant::now();
+        if s.ends.len() == RECENT {
+            s.ends.pop_front();
+        }
+        s.ends.push_back((now, self.sent));
+        if self.clean.load(Ordering::Relaxed) && !self.retried.load(Ordering::Relaxed) {
+            if s.durations.len() == RECENT {
+                s.durations.pop_front();
+            }
+            s.durations.push_back(now.duration_since(self.sent));
+        }
         if s.debt > 0
             && let Some(slot) = self.slot.take()
         {
