@@ -3,12 +3,20 @@
 //! and loses no result. Many runs of the real binary against the mock server, each killed
 //! at a random request, either at once (before the answer) or a few milliseconds after it
 //! (inside the tool call or the next request); each is then continued to its end.
-//! `SQUAD_CRASH_RUNS=N` runs N (60 by default), `SQUAD_CRASH_SEED=S` replays run S.
+//! `SQUAD_CRASH_RUNS=N` runs N (60 by default), `SQUAD_SEED=S` (or `SQUAD_CRASH_SEED=S`)
+//! replays run S.
+//!
+//! The same for a team (issue 48, `crash/team.rs`): two workers appending a line each in
+//! their worktrees, killed mid-command, mid-verification, mid-merge or between calls, then
+//! continued: each line lands exactly once or the session names the change as not merged.
+//! `SQUAD_CRASH_ROUNDS=N` runs N rounds (40 by default), `SQUAD_SEED=S` replays round S.
 
 // Test harness code: a panic is how it reports a broken setup.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "crash/team.rs"]
+mod team;
 
 use common::agents::*;
 use common::*;
@@ -162,21 +170,26 @@ async fn crash_and_continue(seed: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// The seeds to play: the one `SQUAD_SEED` (or `SQUAD_CRASH_SEED`) names, else `runs_var`
+/// (`default` when unset) consecutive ones from the clock.
+fn seeds(runs_var: &str, default: u64) -> Vec<u64> {
+    let one = std::env::var("SQUAD_SEED").or_else(|_| std::env::var("SQUAD_CRASH_SEED"));
+    if let Ok(s) = one {
+        return vec![s.trim().parse().expect("SQUAD_SEED is a number")];
+    }
+    let runs: u64 = std::env::var(runs_var)
+        .ok()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(default);
+    let first = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_secs() * 1000);
+    (0..runs).map(|n| first + n).collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_session_continues_without_running_a_finished_call_twice_or_losing_a_result() {
-    let seeds: Vec<u64> = match std::env::var("SQUAD_CRASH_SEED") {
-        Ok(s) => vec![s.trim().parse().expect("SQUAD_CRASH_SEED is a number")],
-        Err(_) => {
-            let runs: u64 = std::env::var("SQUAD_CRASH_RUNS")
-                .ok()
-                .and_then(|n| n.trim().parse().ok())
-                .unwrap_or(60);
-            let first = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_secs() * 1000);
-            (0..runs).map(|n| first + n).collect()
-        }
-    };
+    let seeds = seeds("SQUAD_CRASH_RUNS", 60);
     let started = Instant::now();
     let mut failed = Vec::new();
     for batch in seeds.chunks(AT_ONCE) {
@@ -203,4 +216,85 @@ async fn a_killed_session_continues_without_running_a_finished_call_twice_or_los
         failed.len()
     );
     assert!(failed.is_empty(), "runs that failed: {failed:?}");
+}
+
+/// A team killed at random moments and continued: no worker's append runs twice or is
+/// lost without the session saying so (see `crash/team.rs`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_team_continues_without_an_append_twice_or_lost() {
+    let seeds = seeds("SQUAD_CRASH_ROUNDS", 40);
+    let started = Instant::now();
+    let (failed, cuts) = team::play(&seeds, AT_ONCE).await;
+    eprintln!(
+        "{} rounds in {:.1} s, {} failed; the kills cut: {cuts:?}",
+        seeds.len(),
+        started.elapsed().as_secs_f64(),
+        failed.len()
+    );
+    assert!(failed.is_empty(), "rounds that failed: {failed:?}");
+}
+
+/// A call's record is on disk before it starts (issue 48): squad killed the moment its
+/// command has written, before the log's usual write, is continued; the call is named as
+/// cut off, never asked for again as if it had not been made, so its append is there once.
+/// Before, the reply could still be in the log's buffer: the continued model was asked its
+/// first request again and the append ran twice.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_killed_as_it_runs_is_never_asked_for_again() {
+    for round in 0..5 {
+        let mock = MockServer::start().await;
+        let sb = Sandbox::new();
+        sb.workspace_config("[verify]\nenabled = false\n");
+        let told: Arc<Mutex<Vec<String>>> = Arc::default();
+        {
+            let told = told.clone();
+            mock.set_responder(move |body| match tool_messages(body).last() {
+                None => MockResponse::tool_call(
+                    "append",
+                    "run_command",
+                    &json!({"command": "echo RAN >> runs.log; sleep 5"}).to_string(),
+                ),
+                Some((_, out)) => {
+                    told.lock().unwrap().push(out.clone());
+                    MockResponse::text("checked")
+                }
+            });
+        }
+        let mut cmd = sb.command(Some(&mock));
+        cmd.args(["exec", "--approval", "auto", "append once"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let pid = child.id().unwrap() as i32;
+        let log = sb.ws().join("runs.log");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("RAN")) {
+            assert!(Instant::now() < deadline, "the command never ran");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        // SAFETY: a signal to the child this test started and still owns.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        child.wait().await.unwrap();
+        let run = sb
+            .exec(
+                &mock,
+                &["--approval", "auto", "--resume", "last", "--continue"],
+            )
+            .await;
+        let ran = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            ran.lines().count(),
+            1,
+            "round {round}: the append ran again after --continue: {ran:?}\n{}",
+            run.stderr
+        );
+        let told = told.lock().unwrap().clone();
+        assert!(
+            told.iter().any(|t| t.contains("killed (a crash)")
+                && t.contains("may or may not have taken effect")),
+            "round {round}: the model is told its call was cut off: {told:?}\n{}",
+            run.stderr
+        );
+    }
 }

@@ -530,7 +530,11 @@ async fn a_crash_mid_call_loses_nothing_and_the_session_resumes() {
     let results = tool_messages(body);
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].0, "slow");
-    assert!(results[0].1.contains("not finished"), "{}", results[0].1);
+    assert!(
+        results[0].1.contains("killed (a crash)"),
+        "{}",
+        results[0].1
+    );
     assert_eq!(t.last().unwrap().1, "continue");
 }
 

@@ -297,6 +297,18 @@ impl Worktree {
         })
     }
 
+    /// Takes down the worktree `dir/<name>` a crash left half made: git made its folder
+    /// (and maybe its seal) but its base file, written last, is missing. No call ran in
+    /// it (a call runs once its worktree is made), so nothing of the worker's is lost.
+    /// Nothing to do when there is no such folder, or it was made whole.
+    pub fn discard_unmade(repo: &Repo, dir: &Path, name: &str) -> Result<(), IsolationError> {
+        let path = dir.join(name);
+        if !path.is_dir() || base_file(&path).exists() {
+            return Ok(());
+        }
+        remove(&repo.top, &path, Some(&format!("squad/{name}")))
+    }
+
     /// What git writes when the worker commits in its worktree, for its sandbox: the
     /// worktree's own git folder, the shared object store, and the folders of squad's
     /// branch refs and their logs (a ref is replaced by a rename inside its folder, so the

@@ -340,9 +340,16 @@ impl Worktrees {
 
     /// Takes back the worktree an earlier run of this session made for `agent` (resume).
     /// A fill a crash cut short is run again, behind (see [`Worktrees::ready`]): every
-    /// file written anew but those its first call may have written.
+    /// file written anew but those its first call may have written. One whose making a
+    /// crash cut short is taken down, so the worker's next write makes it anew.
     pub fn reopen(&self, agent: AgentId) -> Option<PathBuf> {
-        let wt = Worktree::reopen(&self.repo, &self.session.dir, &agent.short())?;
+        let name = agent.short();
+        let Some(wt) = Worktree::reopen(&self.repo, &self.session.dir, &name) else {
+            if let Err(e) = Worktree::discard_unmade(&self.repo, &self.session.dir, &name) {
+                tracing::warn!("worktree {name}, cut off while being made: {e}");
+            }
+            return None;
+        };
         let root = wt.root.clone();
         match wt.unfinished_fill() {
             Ok(None) => {}

@@ -227,6 +227,9 @@ async fn take_up(cx: &AgentCx, next: Next, rest: &mut AgentStatus) -> Step {
                 return Step::Handled;
             }
             team.release_hold(id);
+            if team.awaits_model(id) {
+                resume_checks(cx).await;
+            }
             if !team.awaits_model(id) {
                 // Its turn had ended: it goes back to resting (or to waiting for the
                 // workers it started, once they are continued too).
@@ -241,6 +244,16 @@ async fn take_up(cx: &AgentCx, next: Next, rest: &mut AgentStatus) -> Step {
         }
     }
     Step::Turn(None)
+}
+
+/// A worker continued after a resume goes on with its task: its result is checked as any
+/// (issue 48), against what its view holds now (see `Checks::resume`).
+async fn resume_checks(cx: &AgentCx) {
+    let checks = &cx.session().checks;
+    if cx.is_worker() && checks.enabled_for(cx.id(), &cx.role()) {
+        let so_far = cx.session().isolation.changed_so_far(cx.id()).await;
+        checks.resume(cx.id(), cx.root().root(), &so_far).await;
+    }
 }
 
 /// A message for a turn: results held back (after a resume or an interrupt) and notices

@@ -76,6 +76,10 @@ async fn turn_loop(cx: &AgentCx) -> TurnOutcome {
             Step::Again => continue,
             Step::End(outcome) => return outcome,
         };
+        // The reply that holds the calls is on disk before any of them starts: after a
+        // crash, `--continue` finds each call that may have run and names it to the model
+        // as cut off, instead of asking it again for a call already made (issue 48).
+        cx.team().events().on_disk().await;
         if let Step::End(outcome) = run_calls(cx, &mut course, &calls).await {
             return outcome;
         }

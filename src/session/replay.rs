@@ -247,6 +247,9 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     // `interrupted` until the user continues it; what a worker had said by then is owed to
     // its supervisor.
     for agent in agents.values_mut() {
+        if agent.id != root {
+            owe_unstarted_task(agent);
+        }
         if !agent.status.is_idle() {
             agent.status = AgentStatus::Interrupted;
         }
@@ -274,12 +277,38 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     })
 }
 
+/// A worker spawned just before the process ended may not have taken up its task, or not
+/// have asked its model about it: still `inactive` as spawned, with no answer of its model
+/// in its history (the log is on disk before each request, its status `running` with it),
+/// it did nothing yet. It comes back interrupted with its task (from its spawn when its
+/// history lacks it, without the context and files its first message had), so
+/// `--continue` starts it rather than leaving it idle and its supervisor waiting.
+fn owe_unstarted_task(agent: &mut ReplayedAgent) {
+    let asked = (agent.history.iter()).any(|i| matches!(i, HistoryItem::Assistant { .. }));
+    let owed = agent.status == AgentStatus::Inactive && !agent.released && !asked;
+    if !owed || agent.result.is_some() || agent.task.is_empty() {
+        return;
+    }
+    if agent.history.is_empty() {
+        agent.history.push(HistoryItem::user(agent.task.clone()));
+    }
+    agent.status = AgentStatus::Interrupted;
+}
+
 fn finished(status: AgentStatus) -> bool {
     matches!(
         status,
         AgentStatus::Completed | AgentStatus::Inactive | AgentStatus::Failed
     )
 }
+
+/// The result of a call the process ended under. Its record was on disk before it
+/// started, so it may have run in part or in full: the model is told so, and never asked
+/// for it as if it had not been made.
+const CUT_OFF: &str = "interrupted: squad was killed (a crash) while this call was \
+    running, so it may or may not have taken effect, in part or in full. Check the files \
+    and state it would change before you run it again; do not assume it ran or that it \
+    did not.";
 
 /// Gives every tool call that has no result (the process ended mid-call) one, so the
 /// history is valid to send again: servers reject a tool call without its result.
@@ -308,7 +337,7 @@ fn close_open_calls(history: &mut Vec<HistoryItem>) {
             .map(|c| HistoryItem::ToolResult {
                 call_id: c.id.clone(),
                 name: c.name.clone(),
-                output: "not finished: squad stopped before this call completed; check its effect before trying again".into(),
+                output: CUT_OFF.into(),
                 is_error: true,
             })
             .collect();
@@ -648,9 +677,71 @@ mod tests {
         };
         assert_eq!(call_id, "b");
         assert!(is_error);
+        // It may have run: the model is told so, not that it did not run.
+        let HistoryItem::ToolResult { output, .. } = &history[3] else {
+            unreachable!()
+        };
+        assert!(output.contains("killed (a crash)"), "{output}");
+        assert!(
+            output.contains("may or may not have taken effect"),
+            "{output}"
+        );
         // Already complete: unchanged.
         let before = history.clone();
         close_open_calls(&mut history);
         assert_eq!(history, before);
+    }
+
+    /// A worker spawned just before a crash, which never asked its model anything, comes
+    /// back interrupted with its task (so `--continue` starts it); one whose model
+    /// answered, or that is gone, stays as the log left it.
+    #[test]
+    fn a_worker_that_never_started_comes_back_owing_its_task() {
+        let (root, fresh, taken, asked, gone) = (
+            AgentId::new(),
+            AgentId::new(),
+            AgentId::new(),
+            AgentId::new(),
+            AgentId::new(),
+        );
+        let item = |item: HistoryItem| EventKind::ItemAdded { item };
+        let answer = HistoryItem::Assistant {
+            text: "done".into(),
+            tool_calls: Vec::new(),
+            reasoning: Vec::new(),
+        };
+        let log = vec![
+            ev(1, root, spawned(None)),
+            ev(2, fresh, spawned(Some(root))),
+            ev(3, taken, spawned(Some(root))),
+            ev(4, taken, item(HistoryItem::user("t, with its context"))),
+            ev(5, asked, spawned(Some(root))),
+            ev(6, asked, item(HistoryItem::user("t"))),
+            ev(7, asked, item(answer)),
+            ev(8, gone, spawned(Some(root))),
+            ev(
+                9,
+                gone,
+                EventKind::Despawned {
+                    parent_id: Some(root),
+                },
+            ),
+        ];
+        let session = replay(&log).unwrap();
+        let by_id = |id| session.agents.iter().find(|a| a.id == id).unwrap();
+        assert_eq!(by_id(fresh).status, AgentStatus::Interrupted);
+        assert_eq!(by_id(fresh).history, [HistoryItem::user("t")]);
+        assert_eq!(by_id(taken).status, AgentStatus::Interrupted);
+        assert_eq!(
+            by_id(taken).history,
+            [HistoryItem::user("t, with its context")]
+        );
+        assert_eq!(by_id(asked).status, AgentStatus::Inactive);
+        assert_eq!(by_id(gone).status, AgentStatus::Cancelled);
+        assert_eq!(
+            by_id(root).status,
+            AgentStatus::Inactive,
+            "the persona is no worker"
+        );
     }
 }

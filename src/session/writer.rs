@@ -1,10 +1,11 @@
 //! Writes the session log on a thread of its own, so no agent waits on the disk: the
 //! async path only numbers an event and encodes it into a shared buffer. The log is on
-//! disk before each model request goes out: the request asks for it ([`LogWriter::on_disk`])
-//! and waits, so a finished tool call's result can never be lost or its call run again
-//! after `--continue`. One write and flush per request, not per event: a wake-up and a
-//! write per event cost more CPU than the rest of a request's bookkeeping together (issue
-//! 28). Between requests the thread gathers lines for up to [`BATCH_WINDOW`] and writes
+//! disk before each model request goes out, and before the tool calls of a reply start:
+//! each asks for it ([`LogWriter::on_disk`]) and waits, so a finished tool call's result
+//! can never be lost, and a call that may have run is never asked for again as if it had
+//! not been made after `--continue` (issue 48). One write and flush per request and per
+//! reply with calls, not per event: a wake-up and a write per event cost more CPU than the
+//! rest of a request's bookkeeping together (issue 28). Between requests the thread gathers lines for up to [`BATCH_WINDOW`] and writes
 //! them then, so the log trails the live events by at most that. A crash can lose those
 //! lines (never a result a model has seen) and at worst leave a torn last line, which
 //! [`super::read_events`] skips.

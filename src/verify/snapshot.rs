@@ -16,6 +16,13 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// A file that was there, as no file now is: what changed or went since is told
+    /// changed, whatever it is now.
+    pub const OTHER: Stamp = Stamp {
+        len: u64::MAX,
+        modified: None,
+    };
+
     /// The stamp of the file at `path`, `None` when there is no file there.
     pub fn of(path: &Path) -> Option<Self> {
         let meta = std::fs::metadata(path).ok()?;
@@ -91,6 +98,20 @@ impl Snapshot {
 
     pub fn get(&self, rel: &str) -> Option<Stamp> {
         self.files.get(rel).copied()
+    }
+
+    /// This snapshot as it was before `before` happened: each path's stamp then (`None`:
+    /// no file). A worker resumed after a crash, whose snapshot went with the process,
+    /// keeps the change it had made (its worktree against its base) as its own.
+    pub fn as_before(&self, before: impl IntoIterator<Item = (String, Option<Stamp>)>) -> Self {
+        let mut files = self.files.clone();
+        for (path, stamp) in before {
+            match stamp {
+                Some(stamp) => files.insert(path, stamp),
+                None => files.remove(&path),
+            };
+        }
+        Self { files }
     }
 
     /// What changed from `self` (earlier) to `now`.

@@ -21,7 +21,7 @@
 //! (`Op::ShowDiff`).
 
 use crate::config::IsolationMode;
-use crate::isolation::{Base, Isolation, Leases, Removed, Worktrees};
+use crate::isolation::{Base, ChangeKind, Isolation, Leases, Removed, Worktrees};
 use crate::protocol::{AgentId, DiffStat, EventKind, MergeState};
 use crate::roles::RoleSet;
 use crate::runtime::team::Team;
@@ -465,6 +465,30 @@ impl WorkerIsolation {
             }
             Err(e) => tracing::warn!("diff of {agent}: {e}"),
         }
+    }
+
+    /// What `agent` has changed in its own worktree (against its base), by path relative
+    /// to its root (the workspace's folder; changes above it are left out); empty without
+    /// one or when it cannot be read.
+    pub async fn changed_so_far(&self, agent: AgentId) -> Vec<(String, ChangeKind)> {
+        let Some(worktrees) = self.worktrees.as_ref().filter(|_| self.has_own(agent)) else {
+            return Vec::new();
+        };
+        let prefix = worktrees.repo().prefix.clone();
+        let diff = match worktrees.diff(agent).await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!("diff of {agent}: {e}");
+                return Vec::new();
+            }
+        };
+        (diff.files.into_iter())
+            .filter_map(|f| {
+                let rel = Path::new(&f.path).strip_prefix(&prefix).ok()?;
+                let parts: Vec<_> = rel.iter().map(|c| c.to_string_lossy()).collect();
+                Some((parts.join("/"), f.kind))
+            })
+            .collect()
     }
 
     /// `Op::ShowDiff`: the worker's change as a unified diff, for a `diff` event.

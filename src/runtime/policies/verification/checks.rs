@@ -3,10 +3,11 @@
 //! attempt it is on. Kept by the verification layer (`layers/verification.rs`) as calls
 //! run; read by `verification::check` when a result is returned.
 
+use crate::isolation::ChangeKind;
 use crate::protocol::{AgentId, Verdict};
 use crate::roles::RoleSet;
 use crate::sync::lock;
-use crate::verify::{Earlier, Snapshot};
+use crate::verify::{Earlier, Snapshot, Stamp};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -140,6 +141,35 @@ impl Checks {
         });
         task.attempts = attempts;
         task.closed = closed;
+    }
+
+    /// A worker continued after a resume goes on with its open task: what its result is
+    /// checked against is taken now (the old process's snapshot went with it), so a result
+    /// it returns is still checked, never let through unchecked. `so_far`: what it had
+    /// changed in its own worktree (against its base), which stays its own; outside one,
+    /// only what changes from now on can be told from others' changes.
+    pub async fn resume(&self, agent: AgentId, root: &Path, so_far: &[(String, ChangeKind)]) {
+        let open = |tasks: &HashMap<AgentId, Task>| {
+            tasks
+                .get(&agent)
+                .is_some_and(|t| !t.closed && t.start.is_none())
+        };
+        if !open(&lock(&self.tasks)) {
+            return;
+        }
+        let before = so_far.iter().map(|(path, kind)| {
+            let stamp = (*kind != ChangeKind::Added).then_some(Stamp::OTHER);
+            (path.clone(), stamp)
+        });
+        let start = Arc::new(self.snapshot(root).await.as_before(before));
+        let mut tasks = lock(&self.tasks);
+        if open(&tasks)
+            && let Some(task) = tasks.get_mut(&agent)
+        {
+            task.start = Some(start);
+            task.touched
+                .extend(so_far.iter().map(|(path, _)| path.clone()));
+        }
     }
 
     pub fn is_tracked(&self, agent: AgentId) -> bool {
