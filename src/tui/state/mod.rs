@@ -547,10 +547,7 @@ impl SessionState {
             // The composer's: `App::apply` hands them to `@` completion.
             EventKind::Files { .. } => {}
             EventKind::Models { models, error } => {
-                self.models = Some(match error {
-                    Some(e) => Err(e.clone()),
-                    None => Ok(models.clone()),
-                });
+                self.models = Some(error.clone().map_or_else(|| Ok(models.clone()), Err));
             }
             EventKind::ModelSet { model } => {
                 self.model = model.clone();
@@ -567,10 +564,7 @@ impl SessionState {
                 findings,
                 dropped,
                 unanswered,
-            } => {
-                let unanswered = unanswered.as_deref();
-                self.review_finished(id, target, findings, dropped, unanswered, now)
-            }
+            } => self.review_finished(id, target, findings, dropped, unanswered, now),
             EventKind::ApprovalSet { approval } => {
                 self.approval = *approval;
                 let line = format!("approval: {} for every agent", approval.as_str());

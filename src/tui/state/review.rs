@@ -48,7 +48,7 @@ impl SessionState {
         target: &ReviewTarget,
         findings: &[ReviewFinding],
         dropped: &[DroppedFinding],
-        unanswered: Option<&str>,
+        unanswered: &Option<String>,
         now: Instant,
     ) {
         let reviewers = self.review.as_ref().map_or(0, |r| r.reviewers);
@@ -56,7 +56,7 @@ impl SessionState {
             target: target.clone(),
             reviewers,
             outcome: Some((findings.to_vec(), dropped.to_vec())),
-            unanswered: unanswered.map(str::to_string),
+            unanswered: unanswered.clone(),
         });
         // A review nobody could answer is no clean result: said as the CLI says it.
         if let Some(why) = unanswered {
