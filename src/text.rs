@@ -179,8 +179,12 @@ pub fn task_lines(t: &TaskMetrics) -> Vec<String> {
         let score = t
             .avg_score()
             .map_or_else(|| "–".to_string(), |s| format!("{s:.0}/100"));
+        let unchecked = match t.unchecked {
+            0 => String::new(),
+            n => format!(" · {n} unchecked (nothing to check)"),
+        };
         out.push(format!(
-            "checks: corrections {} · QC catch rate {} · avg score {} · retry rate {} of checked results, {} of tasks (seed 001)",
+            "checks: corrections {} · QC catch rate {} · avg score {} · retry rate {} of checked results, {} of tasks (seed 001){unchecked}",
             t.corrections,
             pct(t.catch_rate()),
             score,

@@ -127,6 +127,7 @@ impl Translator {
             | EventKind::AgentSpawned { .. }
             | EventKind::AgentStatus { .. }
             | EventKind::ResultReturned { .. }
+            | EventKind::Verification(_)
             | EventKind::TurnFinished { .. }
             | EventKind::TaskUpdated { .. } => {
                 self.event(event);
@@ -156,6 +157,10 @@ impl Translator {
             } => self.spawned(agent, *parent, role, task),
             EventKind::AgentStatus { status, reason, .. } if !root => {
                 self.worker_status(agent, *status, reason.as_deref())
+            }
+            // The verdict in a word (`✓100`, `✗40`, `unchecked`): never a ✓ for nothing.
+            EventKind::Verification(v) if !root => {
+                self.worker_line(agent, &format!("verification: {}", v.mark()), true);
             }
             EventKind::ResultReturned { result, .. } if !root => {
                 let line = format!("result ({:?}): {}", result.status, result.summary);

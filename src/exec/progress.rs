@@ -260,22 +260,26 @@ impl Progress {
     fn verdict(&self, id: AgentId, v: &Verdict) -> String {
         let who = self.who(id);
         let corrections = v.attempt.saturating_sub(1);
-        let mut out = if v.passed {
+        let mut out = if v.unchecked {
+            format!("· [{who}] unchecked: nothing to check (no change, no test command)")
+        } else if v.passed {
             let after = match corrections {
                 0 => String::new(),
                 1 => " after 1 correction".to_string(),
                 n => format!(" after {n} corrections"),
             };
-            format!("✓ [{who}] verified {}/100{after}", v.score)
+            format!("✓ [{who}] verified {}{after}", v.score_text())
         } else if v.attempt <= v.max_corrections {
             format!(
-                "✗ [{who}] verification {}/100, correction {} of {}",
-                v.score, v.attempt, v.max_corrections
+                "✗ [{who}] verification {}, correction {} of {}",
+                v.score_text(),
+                v.attempt,
+                v.max_corrections
             )
         } else {
             format!(
-                "✗ [{who}] verification {}/100 after {corrections} correction(s): goes up as failed",
-                v.score
+                "✗ [{who}] verification {} after {corrections} correction(s): goes up as failed",
+                v.score_text()
             )
         };
         for (label, f) in v

@@ -37,6 +37,9 @@ pub struct TaskMetrics {
     /// Verification scores (0–100), summed over every check (`scored`).
     pub score_sum: u64,
     pub scored: u64,
+    /// Results that went up with nothing checked (no change, no claim of one, no command):
+    /// neither scored nor counted as verified.
+    pub unchecked: u64,
     /// Spawn to release (or despawn), summed over the workers whose life ended
     /// (`lifespans`).
     pub lifespan_ms: u64,
@@ -78,6 +81,7 @@ impl TaskMetrics {
         self.timed += o.timed;
         self.score_sum += o.score_sum;
         self.scored += o.scored;
+        self.unchecked += o.unchecked;
         self.lifespan_ms += o.lifespan_ms;
         self.lifespans += o.lifespans;
     }
@@ -226,9 +230,13 @@ impl TaskTally {
                 t.verdict_passed = None;
                 t.last_end = None;
             }
+            EventKind::Verification(v) if v.unchecked || v.score.is_none() => {
+                t.verdict_passed = Some(v.passed);
+                t.metrics.unchecked += 1;
+            }
             EventKind::Verification(v) => {
                 t.verdict_passed = Some(v.passed);
-                t.metrics.score_sum += u64::from(v.score);
+                t.metrics.score_sum += u64::from(v.score.unwrap_or(0));
                 t.metrics.scored += 1;
                 if !v.passed && v.attempt <= v.max_corrections {
                     t.metrics.corrections += 1;

@@ -554,7 +554,8 @@ mod tests {
         let verdict = Verdict {
             attempt: 2,
             passed: true,
-            score: 100,
+            score: Some(100),
+            unchecked: false,
             failures: vec![],
             warnings: vec![],
             max_corrections: 3,

@@ -351,9 +351,14 @@ fn result_card(r: &AgentResult, w: usize, t: &Theme) -> Vec<Line<'static>> {
 /// A verdict's headline (`✓ verified 100` or `✗ 40 · 2 errors`) and its findings.
 pub fn verdict_lines(v: &Verdict, w: usize, t: &Theme) -> Vec<Line<'static>> {
     let mut head = vec![];
-    if v.passed {
+    if v.unchecked {
         head.push(Span::styled(
-            format!("✓ verified {}", v.score),
+            "unchecked: nothing to check (no change, no test command)".to_string(),
+            t.dim(),
+        ));
+    } else if v.passed {
+        head.push(Span::styled(
+            format!("✓ verified {}", v.score.unwrap_or(0)),
             t.bold(Color::Green),
         ));
         if v.attempt > 1 {
@@ -366,7 +371,11 @@ pub fn verdict_lines(v: &Verdict, w: usize, t: &Theme) -> Vec<Line<'static>> {
     } else {
         let n = v.failures.len();
         head.push(Span::styled(
-            format!("✗ {} · {n} error{}", v.score, if n == 1 { "" } else { "s" }),
+            format!(
+                "✗ {} · {n} error{}",
+                v.score.unwrap_or(0),
+                if n == 1 { "" } else { "s" }
+            ),
             t.bold(Color::Red),
         ));
     }

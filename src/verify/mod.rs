@@ -12,8 +12,8 @@ mod test_outcomes;
 
 pub use commands::{applies, run_rule};
 pub use diff::change_text;
-pub use rules::{Earlier, Evidence, check_result, content_mark};
-pub use snapshot::{Changes, Snapshot, Stamp};
+pub use rules::{Earlier, Evidence, check_result, claims_a_change, content_mark};
+pub use snapshot::{Changes, Snapshot, Stamp, relative};
 pub use test_judge::{BaseRuns, TestRun, judge as judge_tests, run_test, test_not_run};
 
 use crate::protocol::Verdict;
@@ -23,9 +23,9 @@ use crate::protocol::Verdict;
 pub fn correction_message(task: &str, verdict: &Verdict, round: u32, max: u32) -> String {
     let mut out = format!(
         "Your result was checked against the workspace and did not pass \
-         (score {}/100; correction {round} of {max}). Fix only these, then call \
+         (score {}; correction {round} of {max}). Fix only these, then call \
          return_results again with an accurate result:\n",
-        verdict.score,
+        verdict.score_text(),
     );
     for (i, f) in verdict.failures.iter().enumerate() {
         out.push_str(&format!("{}. [{}] {}\n", i + 1, f.rule, f.message));

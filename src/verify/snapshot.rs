@@ -49,6 +49,20 @@ pub struct Changes {
 }
 
 impl Changes {
+    pub fn is_empty(&self) -> bool {
+        self.created.is_empty() && self.modified.is_empty() && self.deleted.is_empty()
+    }
+
+    /// Only the changes of `paths`.
+    pub fn within(&self, paths: &BTreeSet<String>) -> Changes {
+        let keep = |set: &BTreeSet<String>| set.intersection(paths).cloned().collect();
+        Changes {
+            created: keep(&self.created),
+            modified: keep(&self.modified),
+            deleted: keep(&self.deleted),
+        }
+    }
+
     /// Every changed path, sorted.
     pub fn paths(&self) -> BTreeSet<String> {
         self.created

@@ -66,7 +66,7 @@ impl Run {
         let v = Verdict {
             attempt,
             passed,
-            score: if passed { 100 } else { 40 },
+            score: Some(if passed { 100 } else { 40 }),
             max_corrections: 2,
             ..Verdict::default()
         };

@@ -93,6 +93,7 @@ fn entry(a: &ChildInfo, counts: &mut serde_json::Map<String, Value>) -> Value {
         entry["verification"] = json!({
             "passed": v.passed,
             "score": v.score,
+            "unchecked": v.unchecked,
             "attempt": v.attempt,
             "errors": v.failures.len(),
         });

@@ -81,8 +81,8 @@ impl AgentTool for ReturnResults {
             }
             Checked::Correct { verdict, message } => {
                 let output = format!(
-                    "result not accepted yet: the check against the workspace scored {}/100 with {} error(s); the correction follows",
-                    verdict.score,
+                    "result not accepted yet: the check against the workspace scored {} with {} error(s); the correction follows",
+                    verdict.score_text(),
                     verdict.failures.len()
                 );
                 cx.team.emit(cx.caller, EventKind::Verification(verdict));

@@ -58,12 +58,12 @@ pub fn row_lines(
     if let Some((attempt, max)) = a.correcting {
         left.push(Span::styled(format!(" ↻{attempt}/{max}"), theme.warn()));
     } else if let Some(v) = a.result.as_ref().and_then(|r| r.verification.as_ref()) {
-        let (mark, style) = if v.passed {
-            ("✓", theme.ok())
-        } else {
-            ("✗", theme.error())
+        let style = match (v.unchecked, v.passed) {
+            (true, _) => theme.dim(),
+            (false, true) => theme.ok(),
+            (false, false) => theme.error(),
         };
-        left.push(Span::styled(format!(" {mark}{}", v.score), style));
+        left.push(Span::styled(format!(" {}", v.mark()), style));
     }
     if a.stalled.is_some() {
         left.push(Span::styled(" ! stalled", theme.warn()));

@@ -1,5 +1,6 @@
 use super::*;
 use crate::protocol::Artifact;
+use crate::verify::snapshot::Changes;
 
 fn result(status: ResultStatus, artifacts: &[(&str, ChangeType)], issues: &[&str]) -> AgentResult {
     AgentResult {
@@ -27,21 +28,30 @@ fn rules_of(findings: &[Finding]) -> Vec<(&str, Severity)> {
         .collect()
 }
 
+fn set(paths: &[&str]) -> BTreeSet<String> {
+    paths.iter().map(|s| s.to_string()).collect()
+}
+
+fn changes(created: &[&str], modified: &[&str], deleted: &[&str]) -> Changes {
+    Changes {
+        created: set(created),
+        modified: set(modified),
+        deleted: set(deleted),
+    }
+}
+
 #[test]
-fn artifacts_are_checked_against_the_start_and_the_disk() {
+fn artifacts_are_checked_against_the_workers_own_change() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    std::fs::write(root.join("old.md"), "old").unwrap();
+    std::fs::write(root.join("old.md"), "changed text").unwrap();
     std::fs::write(root.join("same.md"), "same").unwrap();
     std::fs::write(root.join("doomed.md"), "x").unwrap();
-    let start = Snapshot::take(root);
-    std::fs::write(root.join("old.md"), "changed text").unwrap();
     std::fs::write(root.join("new.md"), "new").unwrap();
-    let own: BTreeSet<String> = ["old.md", "new.md"].iter().map(|s| s.to_string()).collect();
+    let own = changes(&["new.md"], &["old.md"], &["gone.md"]);
     let ev = Evidence {
         root,
-        start: &start,
-        own_changes: &own,
+        changes: &own,
         earlier: &Earlier::new(),
     };
     use ChangeType::*;
@@ -51,6 +61,7 @@ fn artifacts_are_checked_against_the_start_and_the_disk() {
         &[
             ("./new.md", Created),
             ("old.md", Modified),
+            ("gone.md", Deleted),
             ("same.md", Referenced),
             (".", Referenced),
         ],
@@ -92,7 +103,66 @@ fn artifacts_are_checked_against_the_start_and_the_disk() {
         findings[0].message.contains("notes.md") && findings[0].message.contains("does not exist")
     );
     assert!(findings[2].message.contains("unchanged since you started"));
-    assert!(findings[6].message.contains("new.md") && findings[6].message.contains("old.md"));
+    assert!(
+        findings[6].message.contains("new.md")
+            && findings[6].message.contains("old.md")
+            && findings[6].message.contains("gone.md")
+    );
+}
+
+/// The disk alone proves nothing: a file that differs from the start only because the
+/// worker's view moved (workspace to worktree) is not its change; a deletion of a file that
+/// never was is not one either; a created file is a true `modified` too.
+#[test]
+fn only_the_change_counts_not_the_state_of_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("hello.txt"), "edited").unwrap();
+    std::fs::write(root.join("other.txt"), "untouched").unwrap();
+    std::fs::write(root.join("made.txt"), "new").unwrap();
+    let own = changes(&["made.txt"], &["hello.txt"], &[]);
+    let ev = Evidence {
+        root,
+        changes: &own,
+        earlier: &Earlier::new(),
+    };
+    use ChangeType::*;
+    let claims = result(
+        ResultStatus::Success,
+        &[
+            ("hello.txt", Modified),
+            ("other.txt", Modified),
+            ("made.txt", Modified),
+            ("never.txt", Deleted),
+            ("hello.txt", Created),
+        ],
+        &[],
+    );
+    let findings = check_result(&claims, &ev);
+    assert_eq!(
+        rules_of(&findings),
+        vec![
+            ("artifact_modified", Severity::Error),
+            ("artifact_deleted", Severity::Error),
+            ("artifact_created", Severity::Error),
+        ]
+    );
+    assert!(findings[0].message.contains("other.txt"), "{findings:?}");
+    assert!(findings[1].message.contains("not there when you started"));
+    assert!(findings[2].message.contains("existed before you started"));
+    // Nothing changed at all: every claimed change fails, each naming its file.
+    let none = Changes::default();
+    let ev = Evidence {
+        changes: &none,
+        ..ev
+    };
+    let claims = result(ResultStatus::Success, &[("hello.txt", Modified)], &[]);
+    let findings = check_result(&claims, &ev);
+    assert_eq!(
+        rules_of(&findings),
+        vec![("artifact_modified", Severity::Error)]
+    );
+    assert!(findings[0].message.contains("hello.txt"));
 }
 
 #[test]
@@ -117,12 +187,10 @@ fn a_follow_up_may_report_what_the_worker_changed_earlier_while_it_is_as_it_left
         .into_iter()
         .collect();
     // A follow-up that changed nothing reports it again.
-    let start = Snapshot::take(root);
-    let none = BTreeSet::new();
+    let none = Changes::default();
     let ev = Evidence {
         root,
-        start: &start,
-        own_changes: &none,
+        changes: &none,
         earlier: &earlier,
     };
     use ChangeType::*;
@@ -140,19 +208,9 @@ fn a_follow_up_may_report_what_the_worker_changed_earlier_while_it_is_as_it_left
     );
     // Rewritten with the same content (a worktree moved onto the workspace): still its.
     std::fs::write(root.join("notes.md"), "hi\n").unwrap();
-    let start = Snapshot::take(root);
-    let ev = Evidence {
-        start: &start,
-        ..ev
-    };
     assert_eq!(check_result(&again, &ev), vec![]);
     // Once somebody else changed notes.md, it is no longer as the worker left it.
     std::fs::write(root.join("notes.md"), "changed by another hand\n").unwrap();
-    let start = Snapshot::take(root);
-    let ev = Evidence {
-        start: &start,
-        ..ev
-    };
     assert_eq!(
         rules_of(&check_result(&again, &ev)),
         vec![

@@ -491,6 +491,29 @@ impl WorkerIsolation {
             .collect()
     }
 
+    /// What `agent` changed in its own worktree: git's diff of it against its base
+    /// (untracked files and what its commands did included), with paths relative to its
+    /// root (the workspace's folder; changes above it are left out). `None` when it has no
+    /// worktree of its own, for verification to measure its change on disk instead.
+    pub async fn own_change(
+        &self,
+        agent: AgentId,
+    ) -> Option<Result<crate::isolation::DiffSummary, crate::isolation::IsolationError>> {
+        let worktrees = self.worktrees.as_ref().filter(|_| self.has_own(agent))?;
+        let prefix = worktrees.repo().prefix.clone();
+        Some(worktrees.diff(agent).await.map(|mut d| {
+            d.files
+                .retain_mut(|f| match Path::new(&f.path).strip_prefix(&prefix) {
+                    Ok(rel) => {
+                        f.path = crate::verify::relative(rel);
+                        true
+                    }
+                    Err(_) => false,
+                });
+            d
+        }))
+    }
+
     /// `Op::ShowDiff`: the worker's change as a unified diff, for a `diff` event.
     pub async fn diff_text(&self, team: &Team, agent: AgentId) -> String {
         match self.worktrees.as_ref().filter(|_| self.has_own(agent)) {

@@ -1,8 +1,10 @@
 //! Verification in each agent's life: the evidence a worker's result is later checked against. A
-//! worker's task begins with a snapshot of its root; each call that may change files is
-//! recorded (file tools name their file; anything else, a command, is measured by a
-//! snapshot before and after). Any such call makes cached snapshots stale. The check of a
-//! returned result itself is `mod.rs`.
+//! worker's task begins with a snapshot of its root; each call that may change files and
+//! ran is recorded (file tools name their file, unless they failed; anything else, a
+//! command, is measured by a snapshot before and after). Any such call makes cached
+//! snapshots stale. These are the evidence of a worker without a worktree of its own; one
+//! with a worktree is checked against git's diff of it (`mod.rs`, which checks a returned
+//! result).
 //!
 //! The snapshot before a command is taken when the layers let the call through, as the
 //! last of them: only the user's approval is still to come. A user who edits the workspace
@@ -75,7 +77,7 @@ impl Layer for VerificationLayer {
         ToolGate::Go
     }
 
-    async fn after_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>, _done: &ToolDone<'_>) {
+    async fn after_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
         if !tool.changes_files() {
             return;
         }
@@ -89,6 +91,8 @@ impl Layer for VerificationLayer {
         }
         let root = cx.root();
         match (named(&root, tool), before) {
+            // A file tool that failed wrote nothing (a refused call never gets here).
+            (Some(_), _) if done.is_error => {}
             (Some(paths), _) => self.checks.touch(cx.id(), paths),
             (None, Some(before)) => {
                 let after = take(root.root()).await;

@@ -10,9 +10,10 @@ mod reviewer;
 pub use reviewer::Start;
 
 use crate::config::CommandRule;
+use crate::isolation::{ChangeKind, DiffSummary};
 use crate::protocol::{AgentId, AgentResult, Finding, ResultStatus, Severity, Verdict};
 use crate::runtime::cx::AgentCx;
-use crate::verify::{self, Evidence, Snapshot};
+use crate::verify::{self, Changes, Evidence, Snapshot};
 use checks::{Attempt, Checked, take};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -27,35 +28,24 @@ pub async fn check(
     cancel: &CancellationToken,
 ) -> Checked {
     let session = cx.session();
-    let Some((
-        role_name,
-        Attempt {
-            text,
-            start,
-            touched,
-            number: attempt,
-            earlier,
-        },
-    )) = to_check(cx, agent, result)
-    else {
+    let Some((role_name, attempt)) = to_check(cx, agent, result) else {
         return Checked::Unchecked;
     };
     let role = session.role(&role_name);
     let workspace = session.workspace_for(agent);
     let root = workspace.root();
-    let own = own_changes(root, &start, &touched).await;
-    let mut findings = verify::check_result(
-        result,
-        &Evidence {
-            root,
-            start: &start,
-            own_changes: &own,
-            earlier: &earlier,
-        },
-    );
+    let (own, mut findings) = judge_claims(cx, agent, root, result, &attempt).await;
+    let Attempt {
+        text,
+        number: attempt,
+        ..
+    } = attempt;
     let role_rules = role.map(|r| r.verify_rules.as_slice()).unwrap_or_default();
+    let rules_apply = (session.config.verify.rules.iter().chain(role_rules))
+        .any(|rule| verify::applies(rule, &own));
     findings.extend(run_commands(cx, agent, &role_name, role_rules, &own, cancel).await);
     // The reviewer costs a model run: only a result the rules let through gets one.
+    let mut reviewed = false;
     if let Some(reviewer) = &session.config.verify.reviewer
         && !findings.iter().any(|f| f.severity == Severity::Error)
     {
@@ -67,15 +57,47 @@ pub async fn check(
             changed: &own,
         };
         findings.extend(reviewer::review(cx, start_agent, review, cancel).await);
+        reviewed = true;
     }
     let max = session.config.verify.max_corrections;
-    let verdict = Verdict::of(attempt, max, findings);
+    // Nothing changed, nothing claimed, no command or reviewer ran: no ✓ for it.
+    let checked = !own.is_empty() || verify::claims_a_change(result) || rules_apply || reviewed;
+    let verdict = if checked {
+        Verdict::of(attempt, max, findings)
+    } else {
+        Verdict::unchecked(attempt, max, findings)
+    };
     if verdict.passed || attempt > max {
         close(cx, agent, root, &own);
         return Checked::Deliver(verdict);
     }
     let message = verify::correction_message(&text, &verdict, attempt, max);
     Checked::Correct { verdict, message }
+}
+
+/// The worker's own change (its paths) and what the result's claims come to against it.
+async fn judge_claims(
+    cx: &AgentCx,
+    agent: AgentId,
+    root: &Path,
+    result: &AgentResult,
+    attempt: &Attempt,
+) -> (BTreeSet<String>, Vec<Finding>) {
+    let (own, unreadable) =
+        match own_changes(cx, agent, root, &attempt.start, &attempt.touched).await {
+            Ok(own) => (own, None),
+            Err(why) => (Changes::default(), Some(why)),
+        };
+    let mut findings = verify::check_result(
+        result,
+        &Evidence {
+            root,
+            changes: &own,
+            earlier: &attempt.earlier,
+        },
+    );
+    findings.extend(unreadable);
+    (own.paths(), findings)
 }
 
 /// The worker's role and its attempt to check; `None` when its result is not checked (a
@@ -93,23 +115,46 @@ fn to_check(cx: &AgentCx, agent: AgentId, result: &AgentResult) -> Option<(Strin
     Some((role_name, session.checks.next_attempt(agent)?))
 }
 
-/// The files under `root` the worker's own calls changed since its task started. Only
-/// files its own calls touched can be its changes: a worker that touched none needs no
-/// second walk of the tree.
+/// What the worker changed since its task started: in its own worktree, git's diff of the
+/// worktree against its base (a worktree is made at its first write, after its start
+/// snapshot was taken of the workspace, so the snapshots of the two cannot be compared);
+/// without one, what changed on disk among the files its own calls that ran touched.
+/// `Err`: the finding that says its change could not be read (then nothing it claims
+/// can pass).
 async fn own_changes(
+    cx: &AgentCx,
+    agent: AgentId,
     root: &Path,
     start: &Snapshot,
     touched: &BTreeSet<String>,
-) -> BTreeSet<String> {
-    if touched.is_empty() {
-        return BTreeSet::new();
+) -> Result<Changes, Finding> {
+    if let Some(diff) = cx.session().isolation.own_change(agent).await {
+        return diff.map(|d| changes_of(&d)).map_err(|e| Finding {
+            rule: "own_change".into(),
+            severity: Severity::Error,
+            message: format!("squad could not read your change in your worktree: {e}"),
+            fix: "tell your supervisor in known_issues; your change cannot be checked".into(),
+        });
     }
-    start
-        .changes_to(&take(root).await)
-        .paths()
-        .intersection(touched)
-        .cloned()
-        .collect()
+    if touched.is_empty() {
+        return Ok(Changes::default());
+    }
+    Ok(start.changes_to(&take(root).await).within(touched))
+}
+
+/// A worktree's diff as created, modified and deleted paths (a file turned symlink, or
+/// back, is modified).
+fn changes_of(diff: &DiffSummary) -> Changes {
+    let mut changes = Changes::default();
+    for f in &diff.files {
+        let set = match f.kind {
+            ChangeKind::Added => &mut changes.created,
+            ChangeKind::Deleted => &mut changes.deleted,
+            ChangeKind::Modified | ChangeKind::TypeChanged => &mut changes.modified,
+        };
+        set.insert(f.path.clone());
+    }
+    changes
 }
 
 /// What the commands find: the test command when the worker changed files (judged against
