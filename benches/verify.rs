@@ -1,18 +1,36 @@
 //! `cargo bench --bench verify`: what checking a result costs on a large workspace.
 //!
-//! A workspace of 10,000 files in 100 folders (a mid-sized repository): the snapshot taken
-//! when a worker starts its task, and the comparison when it returns. Target: both under
-//! 100 ms, so verification never dominates a worker's turn.
+//! a. A workspace of 10,000 files in 100 folders (a mid-sized repository): the snapshot
+//!    taken when a worker starts its task, and the comparison when it returns (how a
+//!    worker without a worktree of its own is checked). Target: both under 100 ms, so
+//!    verification never dominates a worker's turn.
+//! b. A worker in its own worktree of a 10,000-file git repository, having changed 5 files,
+//!    made one and deleted one, returns a result claiming them: the check of its claims, as
+//!    before issue 48 (a walk of the worktree compared with the start snapshot) and now
+//!    (git's diff of the worktree against its base, then the claims looked up in it). Wall
+//!    time and CPU per check (this process and the git processes it ran). Target: under
+//!    100 ms wall.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use squad::verify::Snapshot;
+mod support;
+
+use squad::isolation::{ChangeKind, Repo, Worktrees};
+use squad::protocol::{AgentId, AgentResult, Artifact, ChangeType, ResultStatus};
+use squad::verify::{Changes, Earlier, Evidence, Snapshot, check_result};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const FILES: usize = 10_000;
 const RUNS: usize = 7;
 
 fn main() {
+    snapshots();
+    worktree_check();
+}
+
+fn snapshots() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
     for i in 0..FILES {
@@ -67,4 +85,146 @@ fn main() {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+        .env("GIT_COMMITTER_NAME", "bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+        .status()
+        .expect("git runs")
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// CPU (user + system) of this process and of its children that ended (git).
+fn cpu() -> Duration {
+    support::self_cpu() + support::children_cpu()
+}
+
+/// The worker's claims: the 5 files it edited, the one it made, the one it deleted.
+fn claims() -> AgentResult {
+    let mut artifacts: Vec<Artifact> = (0..5)
+        .map(|i| (format!("mod_{:03}/file_{}.rs", i, i), ChangeType::Modified))
+        .chain([
+            ("mod_000/new.rs".to_string(), ChangeType::Created),
+            ("mod_007/file_7.rs".to_string(), ChangeType::Deleted),
+        ])
+        .map(|(file_path, change_type)| Artifact {
+            file_path,
+            description: "the change".into(),
+            change_type,
+        })
+        .collect();
+    artifacts.sort_by(|a, b| a.file_path.cmp(&b.file_path));
+    AgentResult {
+        status: ResultStatus::Success,
+        summary: "done".into(),
+        artifacts,
+        known_issues: vec![],
+        verification: None,
+        merge: None,
+        completed_at: None,
+    }
+}
+
+fn worktree_check() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let ws = tmp.path().join("ws");
+    for i in 0..FILES {
+        let path = ws.join(format!("mod_{:03}/file_{i}.rs", i % 100));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, format!("// file {i}\n")).unwrap();
+    }
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-qm", "start"]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let repo = Repo::discover(&ws).unwrap();
+    let session = Worktrees::open(repo, &tmp.path().join("data"), "bench").unwrap();
+    // The worker's start as it was taken before issue 48: the workspace, at its task.
+    let start = Snapshot::take(&ws);
+    let agent = AgentId::new();
+    let root = rt.block_on(session.create(agent)).unwrap();
+    rt.block_on(session.ready(agent)).unwrap();
+    for i in 0..5 {
+        let f = root.join(format!("mod_{:03}/file_{i}.rs", i));
+        std::fs::write(f, format!("// edited {i}\n")).unwrap();
+    }
+    std::fs::write(root.join("mod_000/new.rs"), "new\n").unwrap();
+    std::fs::remove_file(root.join("mod_007/file_7.rs")).unwrap();
+    let result = claims();
+    let earlier = Earlier::new();
+    let (mut before_wall, mut before_cpu, mut after_wall, mut after_cpu) =
+        (vec![], vec![], vec![], vec![]);
+    for _ in 0..RUNS {
+        // Before: a walk of the worktree against the start.
+        let (t, c) = (Instant::now(), cpu());
+        let changes = start.changes_to(&Snapshot::take(&root));
+        let findings = check_result(
+            &result,
+            &Evidence {
+                root: &root,
+                changes: &changes,
+                earlier: &earlier,
+            },
+        );
+        before_wall.push(t.elapsed());
+        before_cpu.push(cpu() - c);
+        assert!(changes.paths().len() >= 7);
+        std::hint::black_box(findings);
+        // Now: git's diff of the worktree against its base.
+        let (t, c) = (Instant::now(), cpu());
+        let diff = rt.block_on(session.diff(agent)).unwrap();
+        let mut changes = Changes::default();
+        for f in &diff.files {
+            let set = match f.kind {
+                ChangeKind::Added => &mut changes.created,
+                ChangeKind::Deleted => &mut changes.deleted,
+                _ => &mut changes.modified,
+            };
+            set.insert(f.path.clone());
+        }
+        let findings = check_result(
+            &result,
+            &Evidence {
+                root: &root,
+                changes: &changes,
+                earlier: &earlier,
+            },
+        );
+        after_wall.push(t.elapsed());
+        after_cpu.push(cpu() - c);
+        assert_eq!(changes.paths().len(), 7, "{changes:?}");
+        assert!(findings.is_empty(), "every claim is true: {findings:?}");
+    }
+    let median = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    println!(
+        "== checking a worker's claims in its own worktree of {FILES} files ({RUNS} runs, median)"
+    );
+    println!(
+        "   before (walk of the worktree against the start snapshot): wall {:.1} ms, CPU {:.1} ms",
+        ms(median(&mut before_wall)),
+        ms(median(&mut before_cpu))
+    );
+    let wall = ms(median(&mut after_wall));
+    println!(
+        "   now (git diff of the worktree against its base):          wall {wall:.1} ms, CPU {:.1} ms",
+        ms(median(&mut after_cpu))
+    );
+    println!(
+        "  [{}] check of a 10,000-file worktree: {wall:.1} ms (target < 100 ms)",
+        if wall < 100.0 { "PASS" } else { "MISS" }
+    );
+    rt.block_on(session.remove(agent)).unwrap();
 }

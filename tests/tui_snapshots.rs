@@ -2137,3 +2137,36 @@ fn a_review_nobody_answered_is_not_clean() {
     assert!(screen.contains("no reviewer could answer"), "{screen}");
     insta::assert_snapshot!("review_unanswered_80x24", screen);
 }
+
+/// A result with nothing checked (issue 48): the tree and the results card say
+/// `unchecked`, with no score and no ✓.
+#[test]
+fn a_result_with_nothing_checked_shows_unchecked_not_a_check_mark() {
+    let (mut s, [coder, ..]) = team();
+    let verdict = Verdict::unchecked(1, 3, vec![]);
+    s.ev(coder, EventKind::Verification(verdict.clone()));
+    s.ev(
+        coder,
+        EventKind::ResultReturned {
+            parent_id: Some(s.root),
+            result: AgentResult {
+                completed_at: None,
+                status: ResultStatus::Success,
+                summary: "Looked at the CLI; nothing to change.".into(),
+                artifacts: vec![],
+                known_issues: vec![],
+                verification: Some(verdict),
+                merge: None,
+            },
+        },
+    );
+    s.status(coder, AgentStatus::Completed);
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    let screen = s.screen(80, 24);
+    assert!(screen.contains("unchecked"), "{screen}");
+    assert!(
+        !screen.contains("verified") && !screen.contains("✓100"),
+        "{screen}"
+    );
+}

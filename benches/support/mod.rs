@@ -253,6 +253,14 @@ pub fn self_cpu() -> Duration {
     timeval(usage.ru_utime) + timeval(usage.ru_stime)
 }
 
+/// CPU time (user + system) of this process's children that have ended and been waited for.
+pub fn children_cpu() -> Duration {
+    // SAFETY: getrusage with a valid out-pointer.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    timeval(usage.ru_utime) + timeval(usage.ru_stime)
+}
+
 /// Raises the soft open-files limit to at least `want` (up to the hard limit), since
 /// every in-flight model request holds a socket. Returns the soft limit in force.
 pub fn raise_nofile(want: u64) -> u64 {
