@@ -289,8 +289,13 @@ async fn interactive(cli: Cli, workspace: PathBuf, dirs: Dirs) -> Result<ExitCod
             if common.resume.is_some() {
                 common.role = None;
             }
-            let opts = session_options(&common, workspace.clone(), &dirs, true)?;
-            match start_session(opts).await {
+            // The session named may not exist (or be of another folder): resolving it is
+            // part of starting, and either failure is said in a fresh session.
+            let started = match session_options(&common, workspace.clone(), &dirs, true) {
+                Ok(opts) => start_session(opts).await.map_err(anyhow::Error::from),
+                Err(e) => Err(e),
+            };
+            match started {
                 Ok(handle) => Ok(handle),
                 Err(e) => {
                     // Say why on the screen, in a fresh session, rather than leave the user.
