@@ -46,10 +46,19 @@ fn use_skill_description(body: &Value) -> String {
         .as_array()
         .into_iter()
         .flatten()
-        .find(|t| t["function"]["name"] == "use_skill")
-        .and_then(|t| t["function"]["description"].as_str())
+        // Chat nests the function; Responses has its fields at the top.
+        .map(|t| t.get("function").unwrap_or(t))
+        .find(|t| t["name"] == "use_skill")
+        .and_then(|t| t["description"].as_str())
         .unwrap_or_default()
         .to_string()
+}
+
+/// The bytes of `use_skill`'s description that are the user's skills (the names and
+/// descriptions after its first line): the 8 KB goal counts squad's own text only.
+fn skills_text(body: &Value) -> usize {
+    let listed = use_skill_description(body);
+    listed.find('\n').map_or(0, |i| listed.len() - i)
 }
 
 /// One skill in the workspace, one in the user's `~/.claude/skills` (with a script).
@@ -135,12 +144,9 @@ async fn a_skill_is_listed_loaded_on_use_and_its_script_runs_sandboxed() {
         "the body waits until it is used"
     );
     assert!(offered(first).contains(&"use_skill".to_string()));
-    let size = serde_json::to_string(first).unwrap().len();
-    println!("copilot's first request with two skills: {size} B");
-    assert!(
-        size <= 8 * 1024,
-        "the first request with two skills: {size} B"
-    );
+    let size = serde_json::to_string(first).unwrap().len() - skills_text(first);
+    println!("copilot's first request with two skills, less their text: {size} B");
+    assert!(size <= 8 * 1024, "squad's own text: {size} B");
 
     let loaded = tool_messages(&reqs[1].body)
         .into_iter()
@@ -176,14 +182,19 @@ async fn without_skills_no_tool_and_no_section_is_added() {
     let first = &mock.requests()[0].body;
     assert!(!offered(first).contains(&"use_skill".to_string()));
     assert!(!system(first).contains("# Skills"));
+    let size = serde_json::to_string(first).unwrap().len();
+    println!("copilot's first request without skills: {size} B");
 }
 
-/// However many skills, with however long descriptions, every persona's first request
-/// stays within 8 KB on both wires: a few are listed, clipped, the rest counted.
+/// However many skills, with however long descriptions, squad's own text in every
+/// persona's first request stays within 8 KB on both wires; the skills' text stays within
+/// its share of the context window (2 % of 32,768 tokens here): the descriptions of the
+/// first found (none used yet) whole, the rest by name alone, on a line that says so.
 #[tokio::test(flavor = "multi_thread")]
-async fn many_long_skills_keep_every_personas_first_request_within_8_kb() {
+async fn many_long_skills_keep_squads_own_first_request_within_8_kb_and_theirs_within_budget() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
+    sb.workspace_config("[context_windows]\n\"gpt-4.1\" = 32768\n\"gpt-5-codex\" = 32768\n");
     for i in 0..12 {
         let long = "Does a great many careful things for this project, ".repeat(6);
         sb.write(
@@ -213,14 +224,44 @@ async fn many_long_skills_keep_every_personas_first_request_within_8_kb() {
     let reqs = mock.requests();
     assert_eq!(reqs.len(), runs.len());
     for (run, req) in runs.iter().zip(&reqs) {
-        let size = serde_json::to_string(&req.body).unwrap().len();
-        println!("{run}: {size} B");
+        let listed = use_skill_description(&req.body);
+        let theirs = listed.find('\n').map_or(0, |i| listed.len() - i);
+        let size = serde_json::to_string(&req.body).unwrap().len() - theirs;
+        println!("{run}: {size} B of squad's, {theirs} B of the skills'");
         assert!(size <= 8 * 1024, "{run}: {size} B");
+        // 2 % of 32,768 tokens at 3.5 bytes a token, and room for the names.
+        assert!(theirs <= 2_293 + 400, "{run}: {theirs} B");
     }
-    let chat = &reqs[0].body;
-    let listed = use_skill_description(chat);
+    let listed = use_skill_description(&reqs[0].body);
+    let whole = "Does a great many careful things for this project, ".repeat(6);
     assert!(
-        listed.contains("more: call with no name to list all"),
+        listed.contains(&format!("\n- skill-with-a-long-name-00: {}", whole.trim())),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("more, by name alone (the least recently used"),
+        "{listed}"
+    );
+    assert!(listed.contains("skill-with-a-long-name-11"), "{listed}");
+}
+
+/// A skill's description is how a model decides to load it: a 71-character one reaches
+/// the model whole (it was cut to 60 and an ellipsis).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_skills_description_reaches_the_model_whole() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let description = "Formats release notes the way this project's maintainers want them, too";
+    assert_eq!(description.chars().count(), 71);
+    sb.write(
+        ".agents/skills/notes/SKILL.md",
+        &format!("---\nname: notes\ndescription: {description}\n---\nbody\n"),
+    );
+    mock.push(MockResponse::text("hi"));
+    sb.exec(&mock, &["hi"]).await.assert_ok();
+    let listed = use_skill_description(&mock.requests()[0].body);
+    assert!(
+        listed.ends_with(&format!("\n- notes: {description}")),
         "{listed}"
     );
 }

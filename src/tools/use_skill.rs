@@ -107,6 +107,7 @@ impl ToolHandler for UseSkill {
             return read(&skill.dir.join(rel));
         }
         let body = read(&skill.dir.join("SKILL.md"))?;
+        self.0.note_use(&skill.name);
         let body = crate::front_matter::parse(&body).map_or(body.clone(), |fm| fm.body.to_string());
         let mut out = format!(
             "Skill `{}` (folder {}; run its scripts with run_command by that path):\n\n{}",

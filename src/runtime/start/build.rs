@@ -70,9 +70,9 @@ pub async fn build(
     opened: &Opened,
     sink: EventSink,
 ) -> Result<Built, RuntimeError> {
-    let (tools, roles, mcp_statuses) = tools(&mut opts, &workspace);
     let windows = crate::context::ContextWindows::new(&opts.config);
     let in_flight = in_flight(&opts, &windows).await;
+    let (tools, roles, mcp_statuses) = tools(&mut opts, &workspace, &windows);
     let services = services(&opts, &roles, &workspace, opened).await?;
     let prompts = prompt_history(&opts);
     let config = Arc::new(opts.config);
@@ -128,15 +128,11 @@ pub async fn build(
 fn tools(
     opts: &mut SessionOptions,
     workspace: &Workspace,
+    windows: &crate::context::ContextWindows,
 ) -> (ToolBox, RoleSet, mpsc::UnboundedReceiver<ServerStatus>) {
     let (mcp_status, mcp_statuses) = mpsc::unbounded_channel();
     let mcp = McpHub::new(&opts.config.mcp_servers, workspace.root(), Some(mcp_status));
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let skills = Arc::new(crate::skills::discover(&crate::skills::skill_dirs(
-        workspace.root(),
-        crate::config::user_config_dir().as_deref(),
-        home.as_deref(),
-    )));
+    let skills = Arc::new(skills(opts, workspace, windows));
     if !skills.skills.is_empty() {
         (opts.tools).register(Arc::new(crate::tools::UseSkill(skills.clone())));
     }
@@ -144,6 +140,33 @@ fn tools(
     let mut roles = std::mem::take(&mut opts.roles);
     roles.check_tools(&tools.names(), &tools.mcp().server_names());
     (tools, roles, mcp_statuses)
+}
+
+/// The skills found, listed within their share of the smallest window of the models in
+/// use, the ones used last (as the data dir remembers) first.
+fn skills(
+    opts: &SessionOptions,
+    workspace: &Workspace,
+    windows: &crate::context::ContextWindows,
+) -> crate::skills::SkillSet {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut set = crate::skills::discover(&crate::skills::skill_dirs(
+        workspace.root(),
+        crate::config::user_config_dir().as_deref(),
+        home.as_deref(),
+    ));
+    let config = &opts.config;
+    let window = (config.models.keys())
+        .map(|level| windows.window(&config.model_for_level(level)))
+        .min()
+        .unwrap_or(config.context.default_window);
+    set.budget = Some(crate::skills::budget(window));
+    if let Some(data_dir) = opts.store.as_ref().and_then(|s| s.data_dir()) {
+        let file = crate::skills::usage::file(data_dir);
+        set.last_used = crate::skills::usage::load(&file);
+        set.usage_file = Some(file);
+    }
+    set
 }
 
 /// Model calls in flight at once: configured, what the server says it serves, or where an
