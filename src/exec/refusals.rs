@@ -5,10 +5,6 @@
 
 use crate::protocol::{EventKind, HistoryItem, Unanswered};
 
-/// The built-in tools whose successful result means the files may have changed (a command
-/// run in the sandbox may write too).
-const CHANGING_TOOLS: &[&str] = &["write_file", "edit_file", "apply_patch", "run_command"];
-
 /// Why, in the order the lines are told.
 const ORDER: [Unanswered; 3] = [Unanswered::Policy, Unanswered::Escalation, Unanswered::Hook];
 
@@ -18,6 +14,12 @@ pub struct Refusals {
     refused: Vec<(Unanswered, usize, Vec<String>)>,
     /// A changing tool's call succeeded: something may have changed.
     changed: bool,
+}
+
+/// Whether a successful call of `tool` may have changed files, as its handler says (a
+/// command may write; a tool squad does not know, an MCP server's, may too).
+fn may_change_files(tool: &str) -> bool {
+    crate::runtime::tool_facts(tool, &serde_json::Value::Null).changes_files()
 }
 
 impl Refusals {
@@ -44,7 +46,7 @@ impl Refusals {
                         is_error: false,
                         ..
                     },
-            } if CHANGING_TOOLS.contains(&name.as_str()) => self.changed = true,
+            } if may_change_files(name) => self.changed = true,
             EventKind::Merged { .. } => self.changed = true,
             _ => {}
         }
