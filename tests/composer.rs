@@ -41,6 +41,9 @@ async fn up_recalls_a_prompt_typed_in_an_earlier_session_but_not_an_exec_prompt(
     tui.send(b"\x1b[A");
     let screen = tui.wait_text("remember the milk").await;
     assert!(!screen.contains("an exec prompt"), "{screen}");
+    // The recalled prompt is a draft: the first Ctrl+C clears it, then two quit.
+    tui.send(b"\x03");
+    tokio::time::sleep(Duration::from_millis(100)).await;
     quit(tui).await;
 }
 
