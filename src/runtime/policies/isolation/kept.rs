@@ -6,7 +6,7 @@
 //! Only the user merges it as it is (`Op::MergeWorker`: `/merge`, `squad merge`, ACP's
 //! `/merge`), or the worker, spoken to again, returns a result that passes.
 
-use super::merge::{describe, merge, merged_paths, tell_supervisor};
+use super::merge::{describe, merge, merged, merged_paths, tell_supervisor};
 use super::worker::{WorkerIsolation, branch_of};
 use crate::isolation::MergeOutcome;
 use crate::protocol::{AgentId, EventKind, MergeReport, MergeState, Verdict};
@@ -154,21 +154,7 @@ fn kept_report(agent: AgentId, why: &str, place: &str) -> MergeReport {
 fn from_branch(team: &Team, agent: AgentId, outcome: MergeOutcome) -> Option<MergeReport> {
     match outcome {
         MergeOutcome::Unchanged => None,
-        MergeOutcome::Merged { files, record } => {
-            team.emit(
-                agent,
-                EventKind::Merged {
-                    files: files.clone(),
-                    record: Some(record),
-                },
-            );
-            Some(MergeReport {
-                state: MergeState::Merged,
-                files,
-                conflicts: Vec::new(),
-                note: String::new(),
-            })
-        }
+        MergeOutcome::Merged { files, record } => Some(merged(team, agent, files, record)),
         MergeOutcome::Conflict { conflicts } => {
             let files = super::unmerge::conflict_files(&conflicts);
             let listed = files.iter().map(ToString::to_string).collect();

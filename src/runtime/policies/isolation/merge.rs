@@ -148,21 +148,32 @@ pub(super) async fn merge(
         }
         MergeOutcome::Merged { files, record } => {
             iso.set_state(agent, Some(MergeState::Merged));
-            team.emit(
-                agent,
-                EventKind::Merged {
-                    files: files.clone(),
-                    record: Some(record),
-                },
-            );
-            Some(MergeReport {
-                state: MergeState::Merged,
-                files,
-                conflicts: Vec::new(),
-                note: String::new(),
-            })
+            Some(merged(team, agent, files, record))
         }
         MergeOutcome::Conflict { conflicts } => Some(conflicted(team, iso, agent, &conflicts)),
+    }
+}
+
+/// A merge that went through (from a worktree or a kept branch): told to the front ends,
+/// and its report.
+pub(super) fn merged(
+    team: &Team,
+    agent: AgentId,
+    files: Vec<String>,
+    record: crate::isolation::MergeRecord,
+) -> MergeReport {
+    team.emit(
+        agent,
+        EventKind::Merged {
+            files: files.clone(),
+            record: Some(record),
+        },
+    );
+    MergeReport {
+        state: MergeState::Merged,
+        files,
+        conflicts: Vec::new(),
+        note: String::new(),
     }
 }
 
