@@ -471,24 +471,14 @@ impl WorkerIsolation {
     /// to its root (the workspace's folder; changes above it are left out); empty without
     /// one or when it cannot be read.
     pub async fn changed_so_far(&self, agent: AgentId) -> Vec<(String, ChangeKind)> {
-        let Some(worktrees) = self.worktrees.as_ref().filter(|_| self.has_own(agent)) else {
-            return Vec::new();
-        };
-        let prefix = worktrees.repo().prefix.clone();
-        let diff = match worktrees.diff(agent).await {
-            Ok(d) => d,
-            Err(e) => {
+        match self.own_change(agent).await {
+            Some(Ok(diff)) => diff.files.into_iter().map(|f| (f.path, f.kind)).collect(),
+            Some(Err(e)) => {
                 tracing::warn!("diff of {agent}: {e}");
-                return Vec::new();
+                Vec::new()
             }
-        };
-        (diff.files.into_iter())
-            .filter_map(|f| {
-                let rel = Path::new(&f.path).strip_prefix(&prefix).ok()?;
-                let parts: Vec<_> = rel.iter().map(|c| c.to_string_lossy()).collect();
-                Some((parts.join("/"), f.kind))
-            })
-            .collect()
+            None => Vec::new(),
+        }
     }
 
     /// What `agent` changed in its own worktree: git's diff of it against its base
