@@ -427,7 +427,12 @@ async fn a_command_dir_left_by_a_killed_squad_is_removed_by_the_next_squad() {
     cmd.args(["exec", "--approval", "auto", "the slow thing"]);
     let mut child = cmd.spawn().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while command_dirs(&sb).is_empty() {
+    // Its lock in place, not only the dir: a dir killed before its lock is renamed in has
+    // no lock file, and the sweep rightly leaves such a dir alone.
+    while !command_dirs(&sb)
+        .iter()
+        .any(|d| d.join(".squad-lock").exists())
+    {
         assert!(
             std::time::Instant::now() < deadline,
             "the command never started"
