@@ -437,3 +437,69 @@ async fn slash_model_alone_lists_the_servers_models_to_pick() {
     tui.wait_text("Beta here.").await;
     assert_eq!(mock.requests()[0].body["model"], "beta-coder-32b");
 }
+
+/// A worker its supervisor named (`spawn_agent`'s `name`) goes by that name on the real
+/// binary: in the spawn's approval, in its row of the tree and in its own approvals.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_named_worker_goes_by_its_name_in_the_tree_and_its_approvals() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            if tool_messages(body).is_empty() {
+                let args = json!({"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"});
+                return MockResponse::tool_call("w", "write_file", &args.to_string());
+            }
+            let result = json!({"result": {"status": "success", "summary": "add fixed",
+                "artifacts": [{"file_path": "calc.py", "description": "add", "change_type": "created"}],
+                "known_issues": []}});
+            return MockResponse::tool_call("r", "return_results", &result.to_string());
+        }
+        match tool_messages(body).len() {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "agentic_coder", "name": "calc fix",
+                        "task_prompt": "Fix add() in calc.py so that it adds"})
+                .to_string(),
+            ),
+            1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("Calculator fixed."),
+        }
+    });
+    let tui = Tui::spawn(&sb, &mock.base_url(), &[], 40, 120);
+    tui.wait_text("copilot").await;
+    tui.type_text("fix the calculator").await;
+    tui.enter().await;
+    // The spawn's approval says the name the worker will go by.
+    let dialog = tui.wait_text("Fix add() in calc.py").await;
+    assert!(
+        dialog
+            .lines()
+            .any(|l| l.contains("name") && l.contains("calc fix")),
+        "{dialog}"
+    );
+    tokio::time::sleep(::squad::tui::APPROVAL_GUARD + Duration::from_millis(100)).await;
+    tui.send(b"y");
+    // Its own approval is titled with its role, short id and name; its row shows the name.
+    let screen = tui
+        .wait_for("the worker's approval", |s| {
+            s.contains("approval · agentic_coder") && s.contains("calc.py")
+        })
+        .await;
+    let title = screen
+        .lines()
+        .find(|l| l.contains("approval · agentic_coder"))
+        .unwrap();
+    assert!(title.contains("calc fix"), "{screen}");
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("─ ") && l.contains("agentic_coder") && l.contains("calc fix")),
+        "no tree row with the name: {screen}"
+    );
+    tokio::time::sleep(::squad::tui::APPROVAL_GUARD + Duration::from_millis(100)).await;
+    tui.send(b"y");
+    tui.wait_text("Calculator fixed.").await;
+    assert!(sb.read("calc.py").contains("return a + b"));
+}

@@ -735,6 +735,7 @@ fn approval_dialogs() {
             },
             instructions: None,
             keep: false,
+            name: None,
         },
     );
     insta::assert_snapshot!("approval_diff_80x24", s.screen(80, 24));
@@ -1458,6 +1459,7 @@ fn spawn_dialog_with_instructions_narrowed_tools_and_keep() {
                     .into(),
             ),
             keep: true,
+            name: None,
         },
     );
     let screen = s.screen(80, 24);
@@ -1481,6 +1483,7 @@ fn released_worker_in_the_tree_and_the_details() {
             keep: false,
             instructions: Some("Run only the CLI tests.".into()),
             tools: Some(vec!["run_tests".into(), "return_results".into()]),
+            name: None,
         }),
     );
     s.ev(tester, EventKind::ResultDelivered { parent_id: s.root });
@@ -1901,6 +1904,77 @@ fn two_workers_of_one_role_are_told_apart() {
         "{screen}"
     );
     insta::assert_snapshot!("same_role_workers_120x40", screen);
+}
+
+/// Workers their supervisor named (`spawn_agent`'s `name`): the tree's rows, the live
+/// lines, an approval and the details name each by it, where the task's first words
+/// would be.
+#[test]
+fn named_workers_go_by_their_names() {
+    let mut s = Script::new();
+    let root = s.root;
+    let (calc, parser) = (id(1), id(2));
+    s.user(root, "Fix the calculator and the parser.");
+    s.status(root, AgentStatus::Running);
+    s.at(1);
+    for (w, task, name) in [
+        (calc, "Fix add() in calc.py", "calc fix"),
+        (parser, "Parse negative numbers", "negatives"),
+    ] {
+        s.spawn(w, Some(root), "implementer", task);
+        let options = SpawnOptions {
+            name: Some(name.into()),
+            ..SpawnOptions::default()
+        };
+        s.ev(w, EventKind::AgentOptions(options));
+        s.status(w, AgentStatus::Running);
+        s.usage(w, 9_000, 400, 0.01);
+    }
+    s.status(root, AgentStatus::Waiting);
+    s.delta(parser, "Reading the tokenizer first");
+    s.at(20);
+    let screen = s.screen(120, 40);
+    for needle in [
+        "implementer 1a2b3c4e calc fix",
+        "implementer 1a2b3c4f negatives",
+        "implementer 1a2b3c4f negatives · writing: Reading",
+    ] {
+        assert!(screen.contains(needle), "{needle}: {screen}");
+    }
+    assert!(
+        !screen.contains("Fix add"),
+        "the name stands for the task: {screen}"
+    );
+    insta::assert_snapshot!("named_workers_120x40", screen);
+    request(
+        &mut s,
+        parser,
+        7,
+        "implementer",
+        "run_command",
+        ApprovalAction::Command {
+            command: "pytest -q".into(),
+        },
+    );
+    let screen = s.screen(120, 40);
+    assert!(
+        screen.contains("approval · implementer 1a2b3c4f negatives"),
+        "{screen}"
+    );
+    s.at(25);
+    s.key(KeyCode::Esc);
+    s.app.focus = Focus::Tree;
+    s.key(KeyCode::Down);
+    s.key(KeyCode::Char('i'));
+    let screen = s.screen(120, 40);
+    for needle in [
+        "implementer 1a2b3c4e calc fix",
+        "name",
+        "Fix add() in calc.py",
+    ] {
+        assert!(screen.contains(needle), "{needle}: {screen}");
+    }
+    insta::assert_snapshot!("named_worker_details_120x40", screen);
 }
 
 /// More workers than rows: the tree's last line says how many are cut and points to

@@ -71,17 +71,18 @@ fn persona(asked: &str, results: usize) -> Reply {
     if asked.contains("team") {
         return match results {
             0 => Reply::Calls(
-                ["survey the top-level files", "survey the docs"]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, task)| {
-                        call(
-                            &format!("s{i}"),
-                            "spawn_agent",
-                            json!({"role_name": "code_reviewer", "task_prompt": task}),
-                        )
-                    })
-                    .collect(),
+                [
+                    ("top level", "survey the top-level files"),
+                    ("docs", "survey the docs"),
+                ]
+                .iter()
+                .enumerate()
+                .map(|(i, (name, task))| {
+                    let args = json!({"role_name": "code_reviewer", "name": name,
+                                      "task_prompt": task});
+                    call(&format!("s{i}"), "spawn_agent", args)
+                })
+                .collect(),
             ),
             2 => Reply::Calls(vec![call("w", "wait_for_agents", json!({}))]),
             _ => Reply::Text(

@@ -115,6 +115,9 @@ pub enum ApprovalAction {
         /// Kept for follow-ups rather than released once its result is delivered.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         keep: bool,
+        /// The name its supervisor gave it (`spawn_agent`'s `name`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
     },
     /// A workspace hook (`[[hooks]]` of the workspace's config, or a file its command runs)
     /// new or changed since the user approved it: it would run with the user's rights,

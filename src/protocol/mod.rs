@@ -36,6 +36,6 @@ pub use op::Op;
 pub use question::Declined;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
 pub use review::{DroppedFinding, ReviewFinding, ReviewSeverity, ReviewTarget};
-pub use spawn::SpawnOptions;
+pub use spawn::{SpawnOptions, worker_name};
 pub use task::{StuckTask, Task, TaskList, TaskStatus, deadlocked};
 pub use verdict::{Finding, Severity, Verdict};

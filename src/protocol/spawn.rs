@@ -1,5 +1,5 @@
-//! What a spawn may ask beyond the worker's role: to keep the worker for follow-ups, extra
-//! instructions, a narrower tool list. Told once (`agent_options`, right after the
+//! What a spawn may ask beyond the worker's role: a name the user knows it by, to keep the
+//! worker for follow-ups, extra instructions, a narrower tool list. Told once (`agent_options`, right after the
 //! worker's `agent_spawned`) so a resume rebuilds the same worker.
 
 use serde::{Deserialize, Serialize};
@@ -17,6 +17,10 @@ pub struct SpawnOptions {
     /// its supervisor's). `None`: its role's, as usual.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
+    /// A few words its supervisor named it by (`parser fix`): the tree, approvals and
+    /// `/agents` show it where they would show the task's first words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 impl SpawnOptions {
@@ -26,6 +30,44 @@ impl SpawnOptions {
     }
 }
 
+/// Most characters of a worker's name: a label, not a task.
+pub const MAX_NAME_CHARS: usize = 32;
+
+/// The name a spawn asked for as it is shown: one line, trimmed, at most
+/// [`MAX_NAME_CHARS`]; none when nothing is left.
+pub fn worker_name(asked: Option<&str>) -> Option<String> {
+    let one: String = asked?.split_whitespace().collect::<Vec<_>>().join(" ");
+    let name: String = one.chars().take(MAX_NAME_CHARS).collect();
+    let name = name.trim_end().to_string();
+    (!name.is_empty()).then_some(name)
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_is_one_short_line_or_none() {
+        assert_eq!(
+            worker_name(Some("  parser\n fix ")).as_deref(),
+            Some("parser fix")
+        );
+        assert_eq!(worker_name(Some(" \n\t")), None);
+        assert_eq!(worker_name(None), None);
+        let long = "a".repeat(40);
+        assert_eq!(
+            worker_name(Some(&long)).map(|n| n.chars().count()),
+            Some(32)
+        );
+        // Cut on a char, never inside one.
+        let wide = "é".repeat(40);
+        assert_eq!(
+            worker_name(Some(&wide)).map(|n| n.chars().count()),
+            Some(32)
+        );
+    }
 }

@@ -607,6 +607,7 @@ mod tests {
             keep: false,
             instructions: Some("only src/".into()),
             tools: Some(vec!["read_file".into(), "return_results".into()]),
+            name: Some("only src".into()),
         };
         let mut log = vec![
             ev(

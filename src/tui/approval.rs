@@ -84,6 +84,7 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             budget,
             instructions,
             keep,
+            name,
         } => {
             let field = |name: &str, value: String, style: Style| {
                 wrap(
@@ -94,6 +95,9 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
                 )
             };
             let mut lines = field("role", role.clone(), t.bold(Color::Cyan));
+            if let Some(name) = name {
+                lines.extend(field("name", name.clone(), Style::default()));
+            }
             lines.extend(field("model", model.clone(), Style::default()));
             let tools = if tools.is_empty() {
                 "(role defaults)".to_string()
@@ -203,7 +207,10 @@ pub fn render(
     let title = Line::from(vec![
         Span::styled(" approval · ", t.bold(Color::Yellow)),
         Span::styled(
-            format!("{} {} ", p.role, p.agent_id.short()),
+            match &p.name {
+                Some(name) => format!("{} {} {name} ", p.role, p.agent_id.short()),
+                None => format!("{} {} ", p.role, p.agent_id.short()),
+            },
             t.bold(Color::Yellow),
         ),
     ]);

@@ -100,6 +100,11 @@ pub fn agent_lines(
     let mut out = vec![
         field("role", vec![Span::styled(a.role.clone(), bold)], theme),
         field("id", vec![Span::raw(a.id.to_string())], theme),
+    ];
+    if let Some(name) = &a.options.name {
+        out.push(field("name", vec![Span::raw(name.clone())], theme));
+    }
+    out.extend([
         field("model", vec![Span::raw(a.model.clone())], theme),
         status.pop().unwrap_or_default(),
         field("parent", vec![Span::raw(parent)], theme),
@@ -139,7 +144,7 @@ pub fn agent_lines(
             vec![Span::raw(elapsed(a.wall_time(now)))],
             theme,
         ),
-    ];
+    ]);
     if let Some(sandbox) = &a.sandbox {
         let style = match sandbox.as_str() {
             "off" | "unavailable" => theme.warn(),
@@ -325,10 +330,7 @@ pub fn render_agent(
     let w = area.width.saturating_sub(4).min(90);
     let lines = agent_lines(s, a, w.saturating_sub(4) as usize, theme, now);
     let rect = popup::centered(area, w, lines.len() as u16 + 3);
-    let title = Line::styled(
-        format!(" {} {} ", a.role, a.id.short()),
-        theme.bold(Color::Cyan),
-    );
+    let title = Line::styled(format!(" {} ", a.who()), theme.bold(Color::Cyan));
     popup::scrolled(buf, rect, title, &lines, scroll, theme);
 }
 

@@ -52,6 +52,9 @@ fn line(s: &SessionState, a: &AgentView, w: usize, t: &Theme, now: Instant) -> L
         ),
         Span::styled(format!(" {} ", a.id.short()), t.dim()),
     ];
+    if let Some(name) = &a.options.name {
+        spans.push(Span::raw(format!("{name} · ")));
+    }
     let took = a.busy_for(now).map(elapsed).unwrap_or_default();
     let tail = if took.is_empty() {
         String::new()

@@ -195,7 +195,7 @@ const TWO_LINES_BELOW: usize = 40;
 
 /// Lines a row takes: two for a worker with a task in a narrow pane.
 fn lines_of(s: &SessionState, row: &Row, two: bool) -> usize {
-    let has_task = s.agent(row.id).is_some_and(|a| !a.task.trim().is_empty());
+    let has_task = s.agent(row.id).is_some_and(|a| !a.label().is_empty());
     if two && row.id != s.root_agent && has_task {
         2
     } else {

@@ -41,7 +41,8 @@ impl Tui {
                 pixel_height: 0,
             })
             .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_squad"));
+        // `SQUAD_TEST_BIN` runs the tests against another build (an older one, to see a test fail).
+        let mut cmd = CommandBuilder::new(super::squad::squad_bin());
         cmd.args(args);
         cmd.cwd(sb.ws());
         cmd.env_clear();

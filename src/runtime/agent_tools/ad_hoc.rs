@@ -31,6 +31,7 @@ pub fn options(
             keep,
             instructions,
             tools: narrowed,
+            name: None,
         },
         worker_tools,
     ))

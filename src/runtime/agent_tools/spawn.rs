@@ -46,6 +46,9 @@ struct Args {
     /// Overrides the role's and the config's `isolation` for this worker.
     #[serde(default)]
     isolation: Option<crate::config::IsolationMode>,
+    /// A few words the user tells it apart by (the tree shows them for its task's).
+    #[serde(default)]
+    name: Option<String>,
 }
 
 /// Most of one file given to a worker in its first message.
@@ -65,6 +68,7 @@ impl AgentTool for SpawnAgent {
                 "type": "object",
                 "properties": {
                     "role_name": {"type": "string"},
+                    "name": {"type": "string", "description": "2-4 word label for the user."},
                     "task_prompt": {"type": "string", "description": "Self-contained task and the expected outcome."},
                     "context": {"type": "string", "description": "Facts and constraints it needs."},
                     "files": {"type": "array", "items": {"type": "string"}, "description": "Files given to it."},
@@ -101,7 +105,7 @@ impl AgentTool for SpawnAgent {
         let (budget, waived) = worker_budget(cx, &limits, args.budget.unwrap_or_default())?;
         let model = role.model(cx.host.config());
         let asked_none = args.tools.as_ref().is_some_and(Vec::is_empty);
-        let (options, tools) = worker_tools(
+        let (mut options, tools) = worker_tools(
             cx,
             &me,
             role,
@@ -110,6 +114,7 @@ impl AgentTool for SpawnAgent {
             args.instructions,
             args.tools,
         )?;
+        options.name = crate::protocol::worker_name(args.name.as_deref());
         // Small models write `[]` for "no value": say what it does, the call stands.
         let only_reporting = asked_none.then(|| tools.join(", "));
         let task = args.task_prompt;
@@ -359,6 +364,7 @@ async fn approve(cx: &Call<'_>, me: &AgentCard, worker: &Worker<'_>) -> Result<(
         budget: worker.budget,
         instructions: worker.options.instructions.clone(),
         keep: worker.options.keep,
+        name: worker.options.name.clone(),
     };
     let req = ApprovalRequest {
         agent_id: cx.caller,

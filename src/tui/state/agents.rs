@@ -117,6 +117,24 @@ impl AgentView {
             .map(|(t, w)| (t.saturating_mul(100) / w).min(999))
     }
 
+    /// What tells it apart from workers of its role: the name its supervisor gave it, else
+    /// its task on one line.
+    pub fn label(&self) -> String {
+        match &self.options.name {
+            Some(name) => name.clone(),
+            None => crate::text::one_line(&self.task),
+        }
+    }
+
+    /// `implementer 3941221a`, and its name when its supervisor gave one
+    /// (`implementer 3941221a parser fix`): how approvals and titles name it.
+    pub fn who(&self) -> String {
+        match &self.options.name {
+            Some(name) => format!("{} {} {name}", self.role, self.id.short()),
+            None => format!("{} {}", self.role, self.id.short()),
+        }
+    }
+
     /// How long the current stretch of work has been going on, if any.
     pub fn busy_for(&self, now: Instant) -> Option<Duration> {
         self.busy_since

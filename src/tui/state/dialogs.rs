@@ -10,6 +10,8 @@ pub struct PendingApproval {
     pub request_id: u64,
     pub agent_id: AgentId,
     pub role: String,
+    /// The name its supervisor gave the asking worker, if any.
+    pub name: Option<String>,
     pub tool: String,
     pub action: ApprovalAction,
     /// When it arrived, to take turns with questions.

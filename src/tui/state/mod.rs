@@ -259,7 +259,7 @@ impl SessionState {
                 tool,
                 action,
             } => {
-                self.agent_entry(id, now);
+                let name = self.agent_entry(id, now).options.name.clone();
                 // Like a question: one read back from an earlier run's log has nobody
                 // waiting on it (a resumed agent asks again, live).
                 if live && !self.approvals.iter().any(|p| p.request_id == *request_id) {
@@ -267,6 +267,7 @@ impl SessionState {
                         request_id: *request_id,
                         agent_id: id,
                         role: role.clone(),
+                        name,
                         tool: tool.clone(),
                         action: action.clone(),
                         seq: ev.seq,

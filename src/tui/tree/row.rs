@@ -3,7 +3,6 @@
 
 use super::Row;
 use crate::protocol::{AgentStatus, Budget, MergeState};
-use crate::text::one_line;
 use crate::tui::format::{cost, elapsed, tokens, truncate, width};
 use crate::tui::state::{AgentView, Figures, SessionState};
 use crate::tui::theme::{Theme, status_symbol};
@@ -111,7 +110,8 @@ pub fn row_lines(
         left[role_at].content = truncate(&a.role, room).into();
     }
     let parts = figures_of(a, row, &figures, now);
-    let task = one_line(&a.task);
+    // Its name when its supervisor gave one, else its task's first words.
+    let task = a.label();
     if !two {
         return vec![fit(left, &task, parts, w, theme)];
     }
