@@ -318,3 +318,53 @@ async fn a_review_no_reviewer_could_answer_fails() {
         run.stderr
     );
 }
+
+/// A reviewer is told to end its task the way its tools let it: it is offered no
+/// `return_results` (its answer is the JSON it writes), so neither its system prompt nor
+/// its task asks for that call, or names any tool it is not given; it is told its last
+/// message is its answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reviewers_prompt_names_no_tool_it_is_not_given() {
+    let mock = MockServer::start().await;
+    let sb = repo();
+    reviewers(&mock);
+    let run = sb.run(Some(&mock), &["review", "--json"]).await;
+    run.assert_ok();
+    let requests = mock.requests();
+    assert!(!requests.is_empty());
+    for r in &requests {
+        let body = r.as_chat();
+        let offered: Vec<String> = body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+            .collect();
+        let prompt = system(&body);
+        let said: String = transcript(&body)
+            .into_iter()
+            .filter(|(role, _)| role != "assistant")
+            .map(|(_, text)| text)
+            .collect::<Vec<_>>()
+            .join("\n");
+        for tool in [
+            "return_results",
+            "message_supervisor",
+            "spawn_agent",
+            "wait_for_agents",
+            "write_file",
+            "edit_file",
+            "apply_patch",
+            "run_command",
+        ] {
+            assert!(
+                offered.iter().any(|t| t == tool) || !said.contains(tool),
+                "a reviewer not given {tool} is told of it ({offered:?}):\n{said}"
+            );
+        }
+        assert!(
+            prompt.contains("your last message is your answer"),
+            "{prompt}"
+        );
+    }
+}

@@ -80,8 +80,8 @@ pub fn task(focus: &Focus, reviewed: &Reviewed) -> String {
          Findings are about {place}. Read files for context when you need it; you only \
          read, you change nothing.\n\n\
          The change:\n```diff\n{diff}\n```\n\n\
-         Answer with only this JSON object as your final message (no return_results; an \
-         empty list when you find nothing):\n{shape}\n\
+         Answer with only this JSON object as your final message (an empty list when you \
+         find nothing):\n{shape}\n\
          `line`/`end_line` are 1-based lines of the file after the change; `quote` is the \
          code at those lines, copied exactly. Findings whose quote is not at its lines are \
          dropped.",

@@ -3,6 +3,7 @@
 //! `start`, then read-only but for the team, which owns all that changes. An agent reaches
 //! it through its [`super::cx::AgentCx`].
 
+use super::agent_tools::return_results::RETURN_RESULTS;
 use super::approval::ApprovalGate;
 use super::policies::budget::SessionLimits;
 use super::policies::compaction::compactor::Compactor;
@@ -110,24 +111,7 @@ impl Session {
             system_prompt.push_str("\n\n# Instructions for this task, from your supervisor\n");
             system_prompt.push_str(extra.trim());
         }
-        // The same bytes in every request of the agent, of its siblings and of every
-        // session's persona, so a local server's prompt cache serves them (the tool list
-        // comes after this text in chat templates): no path, no id. Tool paths are relative
-        // and commands run in the agent's root, so none is needed.
-        match &view.parent_role {
-            None => system_prompt.push_str(
-                "\n\n# Environment\nYou work in the user's workspace: every path you pass to a \
-                 tool is relative to its root, where your commands run.",
-            ),
-            Some(parent_role) => system_prompt.push_str(&format!(
-                "\n\n# Environment\nEvery path you pass to a tool is relative to your \
-                 workspace root, where your commands run.\nYou are a worker (role `{}`, depth \
-                 {}), started by `{parent_role}` for one task. When the task is done, call \
-                 `return_results` with status, summary, artifacts and known_issues; your \
-                 supervisor reads only that.",
-                view.role, view.depth,
-            )),
-        }
+        system_prompt.push_str(&environment(&view));
         if let Some(instructions) = &self.instructions {
             system_prompt.push_str("\n\n# Project instructions (AGENTS.md)\n");
             system_prompt.push_str(&instructions.text);
@@ -203,4 +187,34 @@ impl Session {
     pub fn sandbox_level(&self, agent: AgentId) -> crate::sandbox::Level {
         self.confinement.level(&self.team, agent)
     }
+}
+
+/// The prompt's `# Environment` part. The same bytes in every request of the agent, of its
+/// siblings and of every session's persona, so a local server's prompt cache serves them
+/// (the tool list comes after this text in chat templates): no path, no id. Tool paths are
+/// relative and commands run in the agent's root, so none is needed. A worker is told how
+/// its task ends with the tools it has: `return_results`, or (a `/review` reviewer, which
+/// has no such tool) its last message.
+fn environment(view: &super::team::RequestView) -> String {
+    let Some(parent_role) = &view.parent_role else {
+        return "\n\n# Environment\nYou work in the user's workspace: every path you pass to \
+                a tool is relative to its root, where your commands run."
+            .into();
+    };
+    let (role, depth) = (&view.role, view.depth);
+    let ends = if view.tools.iter().any(|t| t == RETURN_RESULTS) {
+        format!(
+            "When the task is done, call `{RETURN_RESULTS}` with status, summary, artifacts \
+             and known_issues; your supervisor reads only that."
+        )
+    } else {
+        "When the task is done, your last message is your answer, in the form your task \
+         asks for."
+            .into()
+    };
+    format!(
+        "\n\n# Environment\nEvery path you pass to a tool is relative to your workspace \
+         root, where your commands run.\nYou are a worker (role `{role}`, depth {depth}), \
+         started by `{parent_role}` for one task. {ends}"
+    )
 }
