@@ -153,8 +153,9 @@ pub fn describe_result(result: &AgentResult) -> String {
 }
 
 /// The task figures in words, one line each for the tasks, their checks and the workers'
-/// lives; a line with nothing to tell is left out. Seed 001's retry rate (per task) stands
-/// beside squad's own (per checked result): the two answer different questions.
+/// lives; a line with nothing to tell is left out. Plain words, not the metrics' names (a
+/// correction is a result sent back to be fixed): the results sent back of those checked
+/// and the fixes per task answer different questions, so both are said.
 pub fn task_lines(t: &TaskMetrics) -> Vec<String> {
     let pct = TaskMetrics::percent;
     let secs = |ms: Option<u64>| {
@@ -183,13 +184,18 @@ pub fn task_lines(t: &TaskMetrics) -> Vec<String> {
             0 => String::new(),
             n => format!(" · {n} unchecked (nothing to check)"),
         };
+        let per_task = t
+            .seed_retry_rate()
+            .map_or_else(|| "–".to_string(), |r| format!("{r:.1}"));
         out.push(format!(
-            "checks: corrections {} · QC catch rate {} · avg score {} · retry rate {} of checked results, {} of tasks (seed 001){unchecked}",
+            "checks: {} results checked, {} sent back to be fixed ({}) · {} of {} checked \
+             tasks needed a fix ({}) · {per_task} fixes per task · avg score {score}{unchecked}",
+            t.corrections + t.verified,
             t.corrections,
-            pct(t.catch_rate()),
-            score,
             pct(t.retry_rate()),
-            pct(t.seed_retry_rate()),
+            t.caught,
+            t.verified,
+            pct(t.catch_rate()),
         ));
     }
     if t.lifespans > 0 {

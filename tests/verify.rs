@@ -416,7 +416,8 @@ async fn exec_shows_each_verdict_and_its_findings() {
         run.stderr.contains(
             "tasks: 1 started, 1 completed, 0 failed · success rate 100% · first-pass 0%"
         ) && run.stderr.contains(
-            "checks: corrections 1 · QC catch rate 100% · avg score 90/100 · retry rate 50%"
+            "checks: 2 results checked, 1 sent back to be fixed (50%) · 1 of 1 checked tasks \
+             needed a fix (100%) · 1.0 fixes per task · avg score 90/100"
         ),
         "{}",
         run.stderr
