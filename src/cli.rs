@@ -56,7 +56,8 @@ pub enum Command {
     },
     /// Check the setup: config files, roles, the server and its models, the key, dirs.
     Doctor(DoctorArgs),
-    /// Print a shell completion script (docs/usage.md has the line to add to your rc file).
+    /// Print a shell completion script; load it from your shell's rc file, e.g.
+    /// `source <(squad completions bash)` in ~/.bashrc.
     Completions(CompletionsArgs),
     /// Run one command in the sandbox an agent at the workspace root gets (try your build).
     Sandbox(SandboxArgs),

@@ -120,6 +120,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 tool_names: squad::runtime::tool_names(&coding_registry()),
                 probe: args.probe,
                 oss: cli.common.oss,
+                demo: cli.common.demo,
             };
             let report = runtime()?.block_on(squad::doctor::run(&input));
             if args.json {

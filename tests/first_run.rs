@@ -159,6 +159,104 @@ async fn doctor_against_a_dead_port_fails_naming_it() {
     assert_eq!(report["ok"], false);
 }
 
+/// The Markdown files `text` names that an installed binary does not have (its docs):
+/// every `*.md` but the project files squad reads (AGENTS.md, SKILL.md, CLAUDE.md).
+fn docs_named(text: &str) -> Vec<String> {
+    text.split(|c: char| c.is_whitespace() || "()[]`'\",;:".contains(c))
+        .filter(|w| w.ends_with(".md") || w.contains("docs/"))
+        .filter(|w| !["AGENTS.md", "SKILL.md", "CLAUDE.md"].contains(w))
+        .map(str::to_string)
+        .collect()
+}
+
+/// An installed binary has no repository beside it: the empty states of its listings and
+/// the help of every command point to a config table, a command or a flag, never to a
+/// docs/*.md file.
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_states_and_help_point_to_nothing_an_installed_binary_lacks() {
+    let sb = Sandbox::new();
+    let mut said = Vec::new();
+    for (args, hint) in [
+        (&["hooks", "list"][..], "[[hooks]] table"),
+        (&["mcp", "list"][..], "[mcp_servers.NAME] table"),
+        (&["skills"][..], "SKILL.md"),
+    ] {
+        let run = sb.run(None, args).await;
+        run.assert_ok();
+        assert!(run.stdout.contains(hint), "{args:?}: {}", run.stdout);
+        said.push((args.join(" "), format!("{}{}", run.stdout, run.stderr)));
+    }
+    let help = sb.run(None, &["--help"]).await;
+    help.assert_ok();
+    let commands: Vec<String> = help
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() > 10, "{}", help.stdout);
+    said.push(("--help".into(), help.stdout.clone()));
+    for c in &commands {
+        let run = sb.run(None, &[c, "--help"]).await;
+        run.assert_ok();
+        said.push((format!("{c} --help"), run.stdout));
+    }
+    for (what, text) in said {
+        let named = docs_named(&text);
+        assert!(named.is_empty(), "`squad {what}` names {named:?}:\n{text}");
+    }
+}
+
+/// `squad doctor --demo` checks the session `squad --demo` would run: the demo model, in
+/// the process; no key is wanted and no server asked, not even one OPENAI_BASE_URL names.
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_demo_reports_the_demo_model_and_asks_no_server() {
+    let sb = Sandbox::new();
+    // No key, no base URL: a session would want OpenAI's key, the demo does not.
+    let run = sb.run(None, &["doctor", "--demo"]).await;
+    run.assert_ok();
+    let out = &run.stdout;
+    assert!(
+        out.contains("✓ model squad-demo: squad's built-in demo model"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("API key") && !out.contains("api.openai.com"),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("all checks passed"), "{out}");
+
+    // A dead server in the environment is not asked: nothing leaves the machine.
+    let url = dead_url();
+    let mut cmd = sb.command(None);
+    cmd.env("OPENAI_BASE_URL", &url)
+        .args(["doctor", "--demo", "--json"]);
+    let run = Run::from(cmd.output().await.unwrap());
+    run.assert_ok();
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(report["base_url"], Value::Null, "{report}");
+    assert!(!run.stdout.contains(&url), "{report}");
+    let checks = report["checks"].as_array().unwrap();
+    assert!(
+        !checks
+            .iter()
+            .any(|c| c["check"] == "server" || c["check"] == "key"),
+        "{report}"
+    );
+    let models: Vec<&Value> = checks.iter().filter(|c| c["check"] == "model").collect();
+    assert_eq!(models.len(), 1, "{report}");
+    assert!(
+        models[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("squad-demo")
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn doctor_names_a_broken_role_file_and_a_model_the_server_lacks() {
     let mock = MockServer::start().await;

@@ -1,7 +1,8 @@
 //! `squad doctor`: checks the setup a session needs and says, one line per check, what is
 //! fine and how to fix what is not. It reads config and roles the way a session does and
 //! asks the server for its models (`GET /models`); it starts no session, and sends a
-//! model request only with `--probe` (one tiny request per wire in use).
+//! model request only with `--probe` (one tiny request per wire in use). With `--demo` it
+//! checks the demo session instead: no key, no server, nothing leaves the machine.
 
 mod checks;
 mod wire;
@@ -26,6 +27,9 @@ pub struct DoctorInput {
     pub probe: bool,
     /// `--oss`: a local server is wanted even with a key.
     pub oss: bool,
+    /// `--demo`: the session would run squad's built-in demo model, so no server, key or
+    /// wire is checked, and nothing leaves the machine.
+    pub demo: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -100,14 +104,23 @@ pub async fn run(input: &DoctorInput) -> Report {
     let mut checks = Vec::new();
     let mut config = checks::config(input, &mut checks);
     if let Some(config) = config.as_mut() {
-        checks::local_server(config, input.oss, &mut checks);
+        match input.demo {
+            true => config.force_model(crate::model::demo::DEMO_MODEL),
+            false => checks::local_server(config, input.oss, &mut checks),
+        }
     }
     let roles = checks::roles(input, config.as_ref(), &mut checks);
     if let Some(config) = &config {
-        let reached = checks::provider(config, roles.as_ref(), &mut checks).await;
-        wire::wires(config, roles.as_ref(), input.probe && reached, &mut checks).await;
+        if input.demo {
+            checks.push(demo_model());
+        } else {
+            let reached = checks::provider(config, roles.as_ref(), &mut checks).await;
+            wire::wires(config, roles.as_ref(), input.probe && reached, &mut checks).await;
+        }
         checks::assist(config, roles.as_ref(), &mut checks);
-        checks::context_windows(config, roles.as_ref(), &mut checks).await;
+        if !input.demo {
+            checks::context_windows(config, roles.as_ref(), &mut checks).await;
+        }
         checks::mcp_servers(config, &input.sources.workspace, &mut checks).await;
         hooks(config, &input.tool_names, &mut checks);
     } else {
@@ -130,9 +143,23 @@ pub async fn run(input: &DoctorInput) -> Report {
         ok: checks.iter().all(|c| c.status != Status::Fail),
         workspace: input.sources.workspace.clone(),
         profile: config.as_ref().and_then(|c| c.profile.clone()),
-        base_url: config.map(|c| c.provider.base_url),
+        // The demo model is in the process: no server is called.
+        base_url: config.filter(|_| !input.demo).map(|c| c.provider.base_url),
         checks,
     }
+}
+
+/// What `--demo` runs instead of a server's model.
+fn demo_model() -> Check {
+    Check::pass(
+        "model",
+        format!(
+            "model {}: squad's built-in demo model, in the process: no server, no key, \
+             nothing leaves the machine (say `team` or `write` to it; for a first look, not \
+             for work)",
+            crate::model::demo::DEMO_MODEL
+        ),
+    )
 }
 
 /// The hooks' problems and matchers that match no tool (by squad's name or Claude Code's):

@@ -43,7 +43,11 @@ pub fn matcher_warnings(hooks: &Hooks, names: &[String]) -> Vec<String> {
 pub fn list(hooks: &Hooks, store: &TrustStore, project: &Path, names: &[String]) -> String {
     let mut out = String::new();
     if hooks.list.is_empty() {
-        out.push_str("no hooks: add [[hooks]] to a config file (see docs/configuration.md)\n");
+        // An installed binary has no docs folder: the hint is the table itself.
+        out.push_str(
+            "no hooks: add a [[hooks]] table to .squad/config.toml (or your user config), \
+             e.g. event = \"stop\" and command = \"cargo test -q\"\n",
+        );
     }
     for h in &hooks.list {
         let state = if !h.source.workspace {

@@ -14,8 +14,8 @@ pub async fn list_servers(
 ) -> (String, bool) {
     if servers.is_empty() {
         return (
-            "no MCP servers configured: add [mcp_servers.NAME] to .squad/config.toml \
-             (see docs/configuration.md)\n"
+            "no MCP servers configured: add an [mcp_servers.NAME] table (command = … or \
+             url = …) to .squad/config.toml\n"
                 .to_string(),
             true,
         );
