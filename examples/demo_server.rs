@@ -46,7 +46,8 @@ fn respond(body: &Value) -> MockResponse {
     let system = text_of(&body["messages"][0]["content"]);
     let (user, after) = since_last_user(body);
     let tools_done = after.iter().filter(|m| m["role"] == "tool").count();
-    if system.contains("You are worker agent") {
+    // The environment part of every worker's system prompt says so (`runtime/session.rs`).
+    if system.contains("You are a worker (role") {
         // "Write FILE: CONTENT" (the `merge` script): write it, then report it.
         if let Some((file, content)) = user
             .strip_prefix("Write ")
