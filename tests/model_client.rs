@@ -189,6 +189,7 @@ fn settings(base_url: &str) -> ClientSettings {
         retry_base: Duration::from_millis(10),
         wire_api: WireApi::Chat,
         wires: Vec::new(),
+        protocols: Default::default(),
     }
 }
 

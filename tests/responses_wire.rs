@@ -123,6 +123,7 @@ fn settings(base_url: &str, wire_api: WireApi) -> ClientSettings {
         retry_base: Duration::from_millis(10),
         wire_api,
         wires: Vec::new(),
+        protocols: Default::default(),
     }
 }
 

@@ -13,7 +13,7 @@ pub use load::{
     load_config, load_config_from, user_config_dir,
 };
 pub use mcp::{MAX_SERVER_NAME, McpServerConfig};
-pub use models::{Assist, LevelModel, WireApi};
+pub use models::{Assist, LevelModel, ToolProtocol, WireApi};
 pub use parse::TomlProblem;
 pub(crate) use provider::check_base_url;
 pub use provider::{is_local, missing_key_message, needs_key};
@@ -84,6 +84,8 @@ pub struct ProviderConfig {
     pub retry_base_ms: u64,
     /// The API every model is spoken to with, unless its level says otherwise.
     pub wire_api: WireApi,
+    /// How every model is told its tools, unless its level says otherwise.
+    pub tool_protocol: ToolProtocol,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -348,6 +350,7 @@ impl Default for ProviderConfig {
             max_retries: 4,
             retry_base_ms: 500,
             wire_api: WireApi::Chat,
+            tool_protocol: ToolProtocol::Auto,
         }
     }
 }
@@ -435,14 +438,15 @@ impl Config {
         // What the levels said of their own models does not hold for this one; what the
         // config says of this model itself still does.
         let assist = self.assist_for_model(model);
+        let protocol = self.level_tool_protocol(model);
         for value in self.models.values_mut() {
             value.model = model.to_string();
             value.assist = None;
+            value.tool_protocol = None;
         }
-        if assist != Assist::Auto
-            && let Some(level) = self.models.values_mut().next()
-        {
-            level.assist = Some(assist);
+        if let Some(level) = self.models.values_mut().next() {
+            level.assist = (assist != Assist::Auto).then_some(assist);
+            level.tool_protocol = protocol;
         }
         self.models
             .entry(self.default_level.clone())

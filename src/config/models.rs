@@ -1,5 +1,6 @@
-//! Which API a model is spoken to with, and what a model level names: a model, or a model
-//! with the wire it needs (`smart = { model = "gpt-5-codex", wire_api = "responses" }`).
+//! Which API a model is spoken to with, how it is told its tools, and what a model level
+//! names: a model, or a model with the wire it needs (`smart = { model = "gpt-5-codex",
+//! wire_api = "responses" }`).
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -70,6 +71,59 @@ impl Assist {
     }
 }
 
+/// How a model is told its tools and how its calls come back. `native`: the API's `tools`
+/// parameter and `tool_calls`. `text`: no `tools` parameter; squad writes the tool list and
+/// the call format into the system message and reads calls from the reply's text, for a
+/// model whose server-side chat template fails at tools (`model::families`). `auto`: `text`
+/// only for a model family in the table measured to need it, served locally; else native.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolProtocol {
+    #[default]
+    Auto,
+    Native,
+    Text,
+}
+
+impl ToolProtocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Native => "native",
+            Self::Text => "text",
+        }
+    }
+}
+
+impl fmt::Display for ToolProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl super::Config {
+    /// How `model` is told its tools, as declared: that of a level named after it, else of
+    /// the first level naming it that sets one, else `provider.tool_protocol`. `auto` is
+    /// resolved against the family table by `model::families`.
+    pub fn tool_protocol_for_model(&self, model: &str) -> ToolProtocol {
+        self.level_tool_protocol(model)
+            .unwrap_or(self.provider.tool_protocol)
+    }
+
+    /// What the levels say of `model`'s tool protocol, if any does.
+    pub(super) fn level_tool_protocol(&self, model: &str) -> Option<ToolProtocol> {
+        self.models
+            .get(model)
+            .and_then(|l| l.tool_protocol)
+            .or_else(|| {
+                self.models
+                    .values()
+                    .filter(|l| l.model == model)
+                    .find_map(|l| l.tool_protocol)
+            })
+    }
+}
+
 /// What a level of `[models]` names. Written as a plain model name unless the level
 /// needs a wire of its own, so the common case stays one string.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,6 +133,8 @@ pub struct LevelModel {
     pub wire_api: Option<WireApi>,
     /// `None`: `auto`.
     pub assist: Option<Assist>,
+    /// `None`: `provider.tool_protocol`.
+    pub tool_protocol: Option<ToolProtocol>,
     /// A table without `model`: the level's own name is the model; the loader fills it in.
     pub unnamed: bool,
 }
@@ -89,6 +145,7 @@ impl LevelModel {
             model: model.into(),
             wire_api: None,
             assist: None,
+            tool_protocol: None,
             unnamed: false,
         }
     }
@@ -132,12 +189,13 @@ impl fmt::Display for LevelModel {
 
 impl Serialize for LevelModel {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match (self.wire_api, self.assist) {
-            (None, None) => s.serialize_str(&self.model),
-            (wire_api, assist) => Full {
+        match (self.wire_api, self.assist, self.tool_protocol) {
+            (None, None, None) => s.serialize_str(&self.model),
+            (wire_api, assist, tool_protocol) => Full {
                 model: Some(self.model.clone()),
                 wire_api,
                 assist,
+                tool_protocol,
             }
             .serialize(s),
         }
@@ -155,6 +213,8 @@ struct Full {
     wire_api: Option<WireApi>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     assist: Option<Assist>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tool_protocol: Option<ToolProtocol>,
 }
 
 impl<'de> Deserialize<'de> for LevelModel {
@@ -163,7 +223,7 @@ impl<'de> Deserialize<'de> for LevelModel {
         impl<'de> Visitor<'de> for V {
             type Value = LevelModel;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a model name or a table { model = \"…\", wire_api = \"chat\" | \"responses\", assist = \"auto\" | \"off\" }")
+                f.write_str("a model name or a table { model = \"…\", wire_api = \"chat\" | \"responses\", assist = \"auto\" | \"off\", tool_protocol = \"auto\" | \"native\" | \"text\" }")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<LevelModel, E> {
                 Ok(LevelModel::new(v))
@@ -175,6 +235,7 @@ impl<'de> Deserialize<'de> for LevelModel {
                     model: full.model.unwrap_or_default(),
                     wire_api: full.wire_api,
                     assist: full.assist,
+                    tool_protocol: full.tool_protocol,
                 })
             }
         }
@@ -203,6 +264,7 @@ mod tests {
                 model: "gpt-5-codex".into(),
                 wire_api: Some(WireApi::Responses),
                 assist: None,
+                tool_protocol: None,
                 unnamed: false,
             }
         );

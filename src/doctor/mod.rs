@@ -5,6 +5,7 @@
 //! checks the demo session instead: no key, no server, nothing leaves the machine.
 
 mod checks;
+mod protocol;
 mod wire;
 
 use crate::config::{ConfigOverrides, ConfigSources};
@@ -47,7 +48,7 @@ pub enum Status {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Check {
     /// What kind of check: `config`, `profile`, `roles`, `local`, `key`, `server`, `model`,
-    /// `wire`, `assist`, `context_window`, `mcp`, `dirs`, `sandbox`, `agents_md`.
+    /// `wire`, `assist`, `tool_protocol`, `context_window`, `mcp`, `dirs`, `sandbox`, `agents_md`.
     pub check: &'static str,
     pub status: Status,
     pub message: String,
@@ -119,6 +120,7 @@ pub async fn run(input: &DoctorInput) -> Report {
         }
         checks::assist(config, roles.as_ref(), &mut checks);
         if !input.demo {
+            protocol::protocols(config, roles.as_ref(), &mut checks);
             checks::context_windows(config, roles.as_ref(), &mut checks).await;
         }
         checks::mcp_servers(config, &input.sources.workspace, &mut checks).await;

@@ -3,6 +3,7 @@
 
 pub mod demo;
 pub mod discover;
+pub mod families;
 mod http;
 pub mod in_flight;
 pub mod limiter;
@@ -14,6 +15,7 @@ mod responses_stream;
 mod retry;
 mod stream;
 pub mod text_calls;
+mod text_protocol;
 mod wire;
 
 pub use crate::config::WireApi;

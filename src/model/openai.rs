@@ -2,11 +2,13 @@
 //! (per model, see [`ClientSettings::wires`]), over async-openai in "bring your own
 //! types" mode.
 
+use super::families::{Choice, Protocol, Protocols, choose};
 use super::http::{HttpFailure, StatusService, root_cause, truncate};
 use super::responses::{ResponsesRequest, freeform_tools, function_tools_cache, tools_cache};
 use super::responses_stream::{ResponsesAssembler, ResponsesEvent};
 use super::retry::{AttemptError, RetryPolicy};
 use super::stream::{Assemble, StreamAssembler};
+use super::text_protocol::read_reply;
 use super::wire::{ChatChunk, ToolsJson, WireRequest};
 use super::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress, ServerProps};
 use crate::config::{Config, ProviderConfig, WireApi, missing_key_message, needs_key};
@@ -66,6 +68,8 @@ pub struct ClientSettings {
     pub wire_api: WireApi,
     /// Models spoken to on a wire of their own (a level's `wire_api`).
     pub wires: Vec<(String, WireApi)>,
+    /// How each model is told its tools (`tool_protocol`), chosen per request.
+    pub protocols: Protocols,
 }
 
 impl ClientSettings {
@@ -85,6 +89,10 @@ impl ClientSettings {
             retry_base: Duration::from_millis(provider.retry_base_ms),
             wire_api: provider.wire_api,
             wires: Vec::new(),
+            protocols: Protocols {
+                default: provider.tool_protocol,
+                declared: Vec::new(),
+            },
         }
     }
 
@@ -97,6 +105,7 @@ impl ClientSettings {
                 settings.wires.push((level.model.clone(), wire));
             }
         }
+        settings.protocols = Protocols::from_config(config);
         settings
     }
 
@@ -106,6 +115,12 @@ impl ClientSettings {
             .iter()
             .find(|(m, _)| m == model)
             .map_or(self.wire_api, |(_, w)| *w)
+    }
+
+    /// The tool protocol `model` is spoken to with, and why.
+    pub fn protocol_for(&self, model: &str) -> Choice {
+        let declared = self.protocols.declared_for(model);
+        choose(declared, model, &self.base_url, self.wire_for(model))
     }
 }
 
@@ -122,6 +137,7 @@ impl std::fmt::Debug for ClientSettings {
             .field("retry_base", &self.retry_base)
             .field("wire_api", &self.wire_api)
             .field("wires", &self.wires)
+            .field("protocols", &self.protocols)
             .finish()
     }
 }
@@ -149,6 +165,7 @@ pub struct OpenAiClient {
     freeform_refused: AtomicBool,
     wire_api: WireApi,
     wires: Vec<(String, WireApi)>,
+    protocols: Protocols,
     /// For the one plain GET squad makes besides chat (`/props`).
     http: reqwest::Client,
     api_key: Option<String>,
@@ -177,6 +194,7 @@ impl OpenAiClient {
                 message: format!("cannot set up the HTTP client: {}", error_chain(&e)),
             })?;
         let has_key = settings.api_key.is_some();
+        let protocols = settings.protocols.clone();
         let api_key = settings.api_key.clone();
         let refusal = (!has_key && needs_key(&base_url))
             .then(|| missing_key_message(&base_url, &settings.api_key_env));
@@ -208,6 +226,7 @@ impl OpenAiClient {
             freeform_refused: AtomicBool::new(false),
             wire_api: settings.wire_api,
             wires: settings.wires,
+            protocols,
             http,
             api_key,
         })
@@ -307,6 +326,12 @@ impl OpenAiClient {
             .iter()
             .find(|(m, _)| m == model)
             .map_or(self.wire_api, |(_, w)| *w)
+    }
+
+    /// Whether `model`'s requests go out in the text tool protocol.
+    fn speaks_text(&self, model: &str) -> bool {
+        let declared = self.protocols.declared_for(model);
+        choose(declared, model, &self.base_url, self.wire_for(model)).protocol == Protocol::Text
     }
 
     fn map_error(&self, e: OpenAIError) -> AttemptError {
@@ -482,7 +507,9 @@ impl ModelClient for OpenAiClient {
             true => None,
             false => self.function_tools.get(&request.tools),
         };
+        let text = wire == WireApi::Chat && self.speaks_text(&request.model);
         let mut body = match wire {
+            WireApi::Chat if text => Body::Chat(WireRequest::text_protocol(request)),
             WireApi::Chat => Body::Chat(WireRequest::from_chat(request, tools.as_deref())),
             WireApi::Responses => Body::Responses(ResponsesRequest::from_chat(
                 request,
@@ -503,6 +530,7 @@ impl ModelClient for OpenAiClient {
                 r = self.attempt(&body, progress) => r,
             };
             let failed = match result {
+                Ok(response) if text => return Ok(read_reply(response, &request.tools)),
                 Ok(response) => return Ok(response),
                 Err(failed) => failed,
             };

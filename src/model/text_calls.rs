@@ -30,6 +30,86 @@ pub fn parse(text: &str, offered: &[&str], result_tool: Option<&str>) -> Option<
     calls(text, &|name| offered.contains(&name)).or_else(|| result_object(text, result_tool?))
 }
 
+/// The calls of a reply in the text protocol (`model::text_protocol`), where the model was
+/// told to call tools by writing them so: the whole reply as [`parse`] reads it, or words and
+/// then one or more call blocks (```` ```json ```` or `<tool_call>`, each a well-formed call
+/// of an offered tool), as the server's parser reads a fenced template's reply. Returns the
+/// words before the calls and the calls; what follows the last call block is not returned.
+pub fn parse_declared(text: &str, offered: &[&str]) -> Option<(String, Vec<ToolCall>)> {
+    let is_offered = |name: &str| offered.contains(&name);
+    if let Some(calls) = calls(text, &is_offered) {
+        return Some((String::new(), calls));
+    }
+    let mut at = 0;
+    while let Some(start) = next_block(text, at) {
+        let calls = leading_blocks(&text[start..], &is_offered);
+        if !calls.is_empty() {
+            return Some((text[..start].trim_end().to_string(), calls));
+        }
+        at = start + 1;
+    }
+    None
+}
+
+/// Where the next block opens at the start of a line, from byte `from` on.
+fn next_block(text: &str, from: usize) -> Option<usize> {
+    let mut at = from;
+    loop {
+        let rest = text.get(at..)?;
+        let found = ["```", "<tool_call>"]
+            .iter()
+            .filter_map(|open| rest.find(open))
+            .min()?;
+        let start = at + found;
+        if start == 0 || text[..start].ends_with('\n') {
+            return Some(start);
+        }
+        at = start + 1;
+    }
+}
+
+/// The calls of the blocks `text` starts with, one after the other, up to the first block
+/// that is no call (or anything else).
+fn leading_blocks(text: &str, offered: &dyn Fn(&str) -> bool) -> Vec<ToolCall> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        let (json, after) = if let Some(inner) = rest.strip_prefix("<tool_call>") {
+            match inner.split_once("</tool_call>") {
+                Some((json, after)) => (unfence(json.trim()), after),
+                None => break,
+            }
+        } else if let Some(inner) = rest.strip_prefix("```") {
+            let Some((lang, inner)) = inner.split_once('\n') else {
+                break;
+            };
+            if !matches!(lang.trim(), "" | "json" | "tool_call" | "tool_code") {
+                break;
+            }
+            let Some(end) = inner.find("```") else {
+                break;
+            };
+            (inner[..end].trim(), &inner[end + 3..])
+        } else {
+            break;
+        };
+        let calls: Option<Vec<ToolCall>> = json_calls(json).and_then(|values| {
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| call_of(v, offered, out.len() + i))
+                .collect()
+        });
+        match calls {
+            Some(calls) if !calls.is_empty() => out.extend(calls),
+            _ => break,
+        }
+        rest = after;
+    }
+    out
+}
+
 /// What a result object holds: `status` and `summary` at the least.
 const RESULT_FIELDS: [&str; 4] = ["status", "summary", "artifacts", "known_issues"];
 

@@ -40,7 +40,7 @@ pub(crate) enum WireMessage<'a> {
     },
     Assistant {
         /// `null` when the turn was only tool calls, as OpenAI sends it.
-        content: Option<&'a str>,
+        content: Option<Cow<'a, str>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<WireToolCall<'a>>,
     },
@@ -186,7 +186,7 @@ pub(crate) fn messages<'a>(
                 content: if text.is_empty() && !tool_calls.is_empty() {
                     None
                 } else {
-                    Some(text)
+                    Some(Cow::Borrowed(text))
                 },
                 tool_calls: tool_calls
                     .iter()

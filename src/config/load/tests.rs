@@ -587,3 +587,60 @@ fn assist_is_set_per_model_per_level_and_per_profile() {
         .to_string();
     assert!(err.contains("assist") || err.contains("sometimes"), "{err}");
 }
+
+#[test]
+fn tool_protocol_per_provider_profile_and_level_and_a_typo_is_named() {
+    use crate::config::ToolProtocol;
+    let f = Fixture::new();
+    f.ws_file(
+        "[models]\nfast = { model = \"tiny\", tool_protocol = \"text\" }\n\
+         [models.\"big\"]\ntool_protocol = \"native\"\n\
+         [profiles.local]\nprovider.tool_protocol = \"text\"\n",
+    );
+    let c = f.load(&[], &ConfigOverrides::default()).unwrap();
+    assert_eq!(
+        c.provider.tool_protocol,
+        ToolProtocol::Auto,
+        "auto by default"
+    );
+    assert_eq!(c.tool_protocol_for_model("tiny"), ToolProtocol::Text);
+    assert_eq!(c.tool_protocol_for_model("big"), ToolProtocol::Native);
+    assert_eq!(c.tool_protocol_for_model("gpt-4.1"), ToolProtocol::Auto);
+    let local = ConfigOverrides {
+        profile: Some("local".into()),
+        ..Default::default()
+    };
+    let c = f.load(&[], &local).unwrap();
+    assert_eq!(c.tool_protocol_for_model("gpt-4.1"), ToolProtocol::Text);
+    assert_eq!(c.tool_protocol_for_model("big"), ToolProtocol::Native);
+    // `--model` keeps what the config says of that model itself.
+    let forced = ConfigOverrides {
+        model: Some("tiny".into()),
+        ..Default::default()
+    };
+    let c = f.load(&[], &forced).unwrap();
+    assert_eq!(c.tool_protocol_for_model("tiny"), ToolProtocol::Text);
+    let forced = ConfigOverrides {
+        model: Some("other".into()),
+        ..Default::default()
+    };
+    let c = f.load(&[], &forced).unwrap();
+    assert_eq!(c.tool_protocol_for_model("other"), ToolProtocol::Auto);
+
+    f.ws_file("[provider]\ntool_protocol = \"txt\"\n");
+    let e = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("provider.tool_protocol")
+            && e.contains("expected one of auto, native, text, found \"txt\""),
+        "{e}"
+    );
+    f.ws_file("[models]\nfast = { model = \"m\", tool_protocol = \"fenced\" }\n");
+    let e = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("models.fast") && e.contains("text"), "{e}");
+}
