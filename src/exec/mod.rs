@@ -254,7 +254,72 @@ pub async fn run(
                 shown.end(failure.as_deref(), || summary_table(agents, totals));
                 break;
             }
-            _ => {}
+            // Ignored here: nothing else ends the run or is its answer.
+            EventKind::SessionStarted { .. }
+            | EventKind::AgentSpawned { .. }
+            | EventKind::AgentBudget { .. }
+            | EventKind::AgentSandbox { .. }
+            | EventKind::AgentOptions(_)
+            | EventKind::AgentStatus { .. }
+            | EventKind::TurnStarted
+            | EventKind::TurnFinished { .. }
+            | EventKind::ItemAdded { .. }
+            | EventKind::TextDelta { .. }
+            | EventKind::ToolCallBegin { .. }
+            | EventKind::ToolCallEnd { .. }
+            | EventKind::ApprovalRequested { .. }
+            | EventKind::ApprovalResolved { .. }
+            | EventKind::ApprovalUnanswered { .. }
+            | EventKind::QuestionAsked { .. }
+            | EventKind::QuestionAnswered { .. }
+            | EventKind::Usage { .. }
+            | EventKind::Compacted { .. }
+            | EventKind::InstructionsLoaded { .. }
+            | EventKind::Retrying { .. }
+            | EventKind::Stalled { .. }
+            | EventKind::Unstalled
+            | EventKind::Error { .. }
+            | EventKind::Notice { .. }
+            | EventKind::HookRan { .. }
+            | EventKind::ResultReturned { .. }
+            | EventKind::MergeReport(_)
+            | EventKind::Verification(_)
+            | EventKind::ResultDelivered { .. }
+            | EventKind::Despawned { .. }
+            | EventKind::Released
+            | EventKind::RoleSaved { .. }
+            | EventKind::SupervisorMessage { .. }
+            | EventKind::InboxDelivered { .. }
+            | EventKind::McpServer { .. }
+            | EventKind::TaskUpdated { .. }
+            | EventKind::MessageQueued { .. }
+            | EventKind::Paused
+            | EventKind::Resumed
+            | EventKind::Stopped { .. }
+            | EventKind::DeadlockDetected { .. }
+            | EventKind::BudgetReached { .. }
+            | EventKind::SessionBudgetSet { .. }
+            | EventKind::StaleWorktreesRemoved { .. }
+            | EventKind::WorktreeCreated { .. }
+            | EventKind::DiffStat(_)
+            | EventKind::Merged { .. }
+            | EventKind::MergeUndone { .. }
+            | EventKind::UndoRefused { .. }
+            | EventKind::MergeConflict { .. }
+            | EventKind::WorktreeRemoved { .. }
+            | EventKind::Diff { .. }
+            | EventKind::Idle
+            | EventKind::CheckpointStarted { .. }
+            | EventKind::CheckpointTaken { .. }
+            | EventKind::Rewound { .. }
+            | EventKind::Checkpoints { .. }
+            | EventKind::RewindRefused { .. }
+            | EventKind::Files { .. }
+            | EventKind::Models { .. }
+            | EventKind::ModelSet { .. }
+            | EventKind::ApprovalSet { .. }
+            | EventKind::ReviewStarted { .. }
+            | EventKind::ReviewFinished { .. } => {}
         }
     }
     write_out(&stdout, &mut json_lines);
@@ -379,12 +444,15 @@ impl Shown {
     }
 
     fn event(&mut self, event: &Event) {
-        match &event.kind {
+        // A predicate, not a fold: the events that mean the model answered.
+        if matches!(
+            &event.kind,
             EventKind::Usage { .. }
-            | EventKind::ItemAdded {
-                item: HistoryItem::Assistant { .. },
-            } => self.answered = true,
-            _ => {}
+                | EventKind::ItemAdded {
+                    item: HistoryItem::Assistant { .. },
+                }
+        ) {
+            self.answered = true;
         }
         // Read first: the event may name an agent the board's block mentions (a task is
         // assigned just before its worker's `agent_spawned`).
@@ -400,11 +468,13 @@ impl Shown {
             return;
         };
         self.release();
-        match &event.kind {
-            EventKind::Error { message } if event.agent_id == self.root => {
-                self.held = Some((line, message.clone()));
-            }
-            _ => self.line(&line),
+        // The root's error is held: it may be the run's failure, said once at the end.
+        if let EventKind::Error { message } = &event.kind
+            && event.agent_id == self.root
+        {
+            self.held = Some((line, message.clone()));
+        } else {
+            self.line(&line);
         }
     }
 

@@ -251,7 +251,51 @@ impl Progress {
                 worktrees.len(),
                 kept_branches,
             )),
-            _ => None,
+            // Ignored here: no progress line (the table at the end counts the rest).
+            EventKind::SessionStarted { .. }
+            | EventKind::AgentBudget { .. }
+            | EventKind::AgentSandbox { .. }
+            | EventKind::AgentOptions(_)
+            | EventKind::AgentStatus { .. }
+            | EventKind::TurnStarted
+            | EventKind::TurnFinished { .. }
+            | EventKind::TextDelta { .. }
+            | EventKind::ToolCallEnd { .. }
+            | EventKind::ApprovalResolved { .. }
+            | EventKind::ApprovalUnanswered { .. }
+            | EventKind::Usage { .. }
+            | EventKind::MergeReport(_)
+            | EventKind::ResultDelivered { .. }
+            | EventKind::Despawned { .. }
+            | EventKind::Released
+            | EventKind::RoleSaved { .. }
+            | EventKind::InboxDelivered { .. }
+            | EventKind::McpServer { .. }
+            | EventKind::MessageQueued { .. }
+            | EventKind::Paused
+            | EventKind::Resumed
+            | EventKind::Stopped { .. }
+            | EventKind::DeadlockDetected { .. }
+            | EventKind::SessionBudgetSet { .. }
+            | EventKind::WorktreeCreated { .. }
+            | EventKind::DiffStat(_)
+            | EventKind::MergeUndone { .. }
+            | EventKind::UndoRefused { .. }
+            | EventKind::WorktreeRemoved { .. }
+            | EventKind::Diff { .. }
+            | EventKind::Idle
+            | EventKind::Summary { .. }
+            | EventKind::CheckpointStarted { .. }
+            | EventKind::CheckpointTaken { .. }
+            | EventKind::Rewound { .. }
+            | EventKind::Checkpoints { .. }
+            | EventKind::RewindRefused { .. }
+            | EventKind::Files { .. }
+            | EventKind::Models { .. }
+            | EventKind::ModelSet { .. }
+            | EventKind::ApprovalSet { .. }
+            | EventKind::ReviewStarted { .. }
+            | EventKind::ReviewFinished { .. } => None,
         }
     }
 

@@ -65,7 +65,73 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
                 eprintln!("squad: {message}");
             }
             EventKind::Error { message } => eprintln!("squad: {message}"),
-            _ => {}
+            // Ignored here: nothing else ends or tells of the review.
+            EventKind::SessionStarted { .. }
+            | EventKind::AgentSpawned { .. }
+            | EventKind::AgentBudget { .. }
+            | EventKind::AgentSandbox { .. }
+            | EventKind::AgentOptions(_)
+            | EventKind::AgentStatus { .. }
+            | EventKind::TurnStarted
+            | EventKind::TurnFinished { .. }
+            | EventKind::ItemAdded { .. }
+            | EventKind::TextDelta { .. }
+            | EventKind::ToolCallBegin { .. }
+            | EventKind::ToolCallEnd { .. }
+            | EventKind::ApprovalRequested { .. }
+            | EventKind::ApprovalResolved { .. }
+            | EventKind::ApprovalUnanswered { .. }
+            | EventKind::QuestionAsked { .. }
+            | EventKind::QuestionAnswered { .. }
+            | EventKind::Usage { .. }
+            | EventKind::Compacted { .. }
+            | EventKind::InstructionsLoaded { .. }
+            | EventKind::Retrying { .. }
+            | EventKind::Stalled { .. }
+            | EventKind::Unstalled
+            | EventKind::Notice { .. }
+            | EventKind::HookRan { .. }
+            | EventKind::ResultReturned { .. }
+            | EventKind::MergeReport(_)
+            | EventKind::Verification(_)
+            | EventKind::ResultDelivered { .. }
+            | EventKind::Despawned { .. }
+            | EventKind::Released
+            | EventKind::RoleSaved { .. }
+            | EventKind::SupervisorMessage { .. }
+            | EventKind::InboxDelivered { .. }
+            | EventKind::McpServer { .. }
+            | EventKind::TaskUpdated { .. }
+            | EventKind::MessageQueued { .. }
+            | EventKind::Paused
+            | EventKind::Resumed
+            | EventKind::Stopped { .. }
+            | EventKind::DeadlockDetected { .. }
+            | EventKind::BudgetReached { .. }
+            | EventKind::SessionBudgetSet { .. }
+            | EventKind::StaleWorktreesRemoved { .. }
+            | EventKind::WorktreeCreated { .. }
+            | EventKind::DiffStat(_)
+            | EventKind::Merged { .. }
+            | EventKind::MergeUndone { .. }
+            | EventKind::UndoRefused { .. }
+            | EventKind::MergeConflict { .. }
+            | EventKind::WorktreeRemoved { .. }
+            | EventKind::Diff { .. }
+            | EventKind::Idle
+            | EventKind::Summary { .. }
+            | EventKind::CheckpointStarted { .. }
+            | EventKind::CheckpointTaken { .. }
+            | EventKind::Rewound { .. }
+            | EventKind::Checkpoints { .. }
+            | EventKind::RewindRefused { .. }
+            | EventKind::Files { .. }
+            | EventKind::Models { .. }
+            | EventKind::ModelSet { .. }
+            | EventKind::ApprovalSet { .. }
+            | EventKind::GoalSet { .. }
+            | EventKind::GoalChecked(_)
+            | EventKind::GoalEnded { .. } => {}
         }
     }
     shut_down(&mut handle, !json).await;

@@ -4,7 +4,7 @@
 //! so the live runtime, a resumed session and the TUI count and time the same way from
 //! the same facts.
 
-use super::{AgentId, Event, EventKind, HistoryItem, ResultStatus, TurnEnd};
+use super::{AgentId, AgentStatus, Event, EventKind, HistoryItem, ResultStatus, TurnEnd, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -190,103 +190,114 @@ fn clock(ev: &Event) -> Option<u64> {
 }
 
 impl TaskTally {
-    /// Folds one event in, timed by its `ts`.
+    /// Folds one event in, timed by its `ts`. Only the events that count below make an
+    /// agent's entry.
     pub fn observe(&mut self, ev: &Event) {
-        use super::AgentStatus as S;
-        let relevant = matches!(
-            ev.kind,
-            EventKind::AgentSpawned { .. }
-                | EventKind::ItemAdded {
-                    item: HistoryItem::User { .. }
-                }
-                | EventKind::Verification(_)
-                | EventKind::ResultReturned { .. }
-                | EventKind::TurnFinished { .. }
-                | EventKind::AgentStatus { .. }
-                | EventKind::Despawned { .. }
-                | EventKind::Released
-                | EventKind::MergeReport(_)
-        );
-        if !relevant {
-            return;
-        }
         let now = clock(ev);
-        let t = self.agents.entry(ev.agent_id).or_default();
+        let id = ev.agent_id;
         match &ev.kind {
             EventKind::AgentSpawned {
                 parent_id, role, ..
             } => {
+                let t = self.entry(id);
                 t.worker = parent_id.is_some();
                 t.role = role.clone();
                 t.spawned = now;
             }
-            EventKind::ItemAdded { .. } if t.worker && t.open.is_none() => {
-                t.open = Some(Open {
-                    since: now,
-                    corrections: 0,
-                });
-                t.metrics.started += 1;
-                t.result_ok = None;
-                t.verdict_passed = None;
-                t.last_end = None;
-            }
-            EventKind::Verification(v) if v.unchecked || v.score.is_none() => {
-                t.verdict_passed = Some(v.passed);
-                t.metrics.unchecked += 1;
-            }
-            EventKind::Verification(v) => {
-                t.verdict_passed = Some(v.passed);
-                t.metrics.score_sum += u64::from(v.score.unwrap_or(0));
-                t.metrics.scored += 1;
-                if !v.passed && v.attempt <= v.max_corrections {
-                    t.metrics.corrections += 1;
-                    if let Some(open) = &mut t.open {
-                        open.corrections += 1;
-                    }
-                } else {
-                    t.metrics.verified += 1;
-                    if v.attempt > 1 || !v.passed {
-                        t.metrics.caught += 1;
-                    }
-                }
-            }
+            EventKind::ItemAdded {
+                item: HistoryItem::User { .. },
+            } => self.entry(id).message(now),
+            EventKind::Verification(v) => self.entry(id).verdict(v),
             EventKind::ResultReturned { result, .. } => {
+                let t = self.entry(id);
                 let passed = t
                     .verdict_passed
                     .take()
                     .or(result.verification.as_ref().map(|v| v.passed));
                 t.result_ok = Some(result.status == ResultStatus::Success && passed != Some(false));
             }
-            // A change kept unmerged did not pass its checks: the task failed.
-            EventKind::MergeReport(r) if r.state == super::MergeState::FailedChecks => {
-                t.result_ok = Some(false);
+            EventKind::MergeReport(r) => {
+                let t = self.entry(id);
+                // A change kept unmerged did not pass its checks: the task failed.
+                if r.state == super::MergeState::FailedChecks {
+                    t.result_ok = Some(false);
+                }
             }
-            EventKind::TurnFinished { end } => t.last_end = Some(*end),
-            EventKind::AgentStatus { status, .. } => match status {
-                S::Completed => t.finish(t.result_ok.unwrap_or(true), now),
-                S::Failed => t.finish(false, now),
-                S::Inactive => match t.last_end {
-                    // Interrupted: the task goes on with the next message.
-                    Some(TurnEnd::Interrupted) => {}
-                    Some(TurnEnd::MaxIterations | TurnEnd::Error) => t.finish(false, now),
-                    // An answer after a failed check (no result passed), or a change kept
-                    // unmerged, is no success.
-                    _ => {
-                        let ok = t.result_ok.unwrap_or(true) && t.verdict_passed != Some(false);
-                        t.finish(ok, now);
-                    }
-                },
-                S::Cancelled => t.open = None,
-                // Paused or cut off by the end of the process: the task goes on.
-                S::Running | S::Waiting | S::Paused | S::Interrupted => {}
-            },
+            EventKind::TurnFinished { end } => self.entry(id).last_end = Some(*end),
+            EventKind::AgentStatus { status, .. } => self.entry(id).status(*status, now),
             EventKind::Despawned { .. } => {
+                let t = self.entry(id);
                 t.open = None;
                 t.end_life(now);
             }
-            EventKind::Released => t.end_life(now),
-            _ => {}
+            EventKind::Released => self.entry(id).end_life(now),
+            // Nothing a task's count or time depends on.
+            EventKind::SessionStarted { .. }
+            | EventKind::AgentBudget { .. }
+            | EventKind::AgentSandbox { .. }
+            | EventKind::AgentOptions(_)
+            | EventKind::TurnStarted
+            | EventKind::ItemAdded { .. }
+            | EventKind::TextDelta { .. }
+            | EventKind::ToolCallBegin { .. }
+            | EventKind::ToolCallEnd { .. }
+            | EventKind::ApprovalRequested { .. }
+            | EventKind::ApprovalResolved { .. }
+            | EventKind::ApprovalUnanswered { .. }
+            | EventKind::QuestionAsked { .. }
+            | EventKind::QuestionAnswered { .. }
+            | EventKind::Usage { .. }
+            | EventKind::Compacted { .. }
+            | EventKind::InstructionsLoaded { .. }
+            | EventKind::Retrying { .. }
+            | EventKind::Stalled { .. }
+            | EventKind::Unstalled
+            | EventKind::Error { .. }
+            | EventKind::Notice { .. }
+            | EventKind::HookRan { .. }
+            | EventKind::ResultDelivered { .. }
+            | EventKind::RoleSaved { .. }
+            | EventKind::SupervisorMessage { .. }
+            | EventKind::InboxDelivered { .. }
+            | EventKind::McpServer { .. }
+            | EventKind::TaskUpdated { .. }
+            | EventKind::MessageQueued { .. }
+            | EventKind::Paused
+            | EventKind::Resumed
+            | EventKind::Stopped { .. }
+            | EventKind::DeadlockDetected { .. }
+            | EventKind::BudgetReached { .. }
+            | EventKind::SessionBudgetSet { .. }
+            | EventKind::StaleWorktreesRemoved { .. }
+            | EventKind::WorktreeCreated { .. }
+            | EventKind::DiffStat(_)
+            | EventKind::Merged { .. }
+            | EventKind::MergeUndone { .. }
+            | EventKind::UndoRefused { .. }
+            | EventKind::MergeConflict { .. }
+            | EventKind::WorktreeRemoved { .. }
+            | EventKind::Diff { .. }
+            | EventKind::Idle
+            | EventKind::Summary { .. }
+            | EventKind::CheckpointStarted { .. }
+            | EventKind::CheckpointTaken { .. }
+            | EventKind::Rewound { .. }
+            | EventKind::Checkpoints { .. }
+            | EventKind::RewindRefused { .. }
+            | EventKind::Files { .. }
+            | EventKind::Models { .. }
+            | EventKind::ModelSet { .. }
+            | EventKind::ApprovalSet { .. }
+            | EventKind::ReviewStarted { .. }
+            | EventKind::ReviewFinished { .. }
+            | EventKind::GoalSet { .. }
+            | EventKind::GoalChecked(_)
+            | EventKind::GoalEnded { .. } => {}
         }
+    }
+
+    fn entry(&mut self, id: AgentId) -> &mut Tasks {
+        self.agents.entry(id).or_default()
     }
 
     /// One agent's counts.
@@ -314,6 +325,64 @@ impl TaskTally {
 }
 
 impl Tasks {
+    /// A user message: a worker with no open task starts one.
+    fn message(&mut self, now: Option<u64>) {
+        if !self.worker || self.open.is_some() {
+            return;
+        }
+        self.open = Some(Open {
+            since: now,
+            corrections: 0,
+        });
+        self.metrics.started += 1;
+        self.result_ok = None;
+        self.verdict_passed = None;
+        self.last_end = None;
+    }
+
+    fn verdict(&mut self, v: &Verdict) {
+        self.verdict_passed = Some(v.passed);
+        if v.unchecked || v.score.is_none() {
+            self.metrics.unchecked += 1;
+            return;
+        }
+        self.metrics.score_sum += u64::from(v.score.unwrap_or(0));
+        self.metrics.scored += 1;
+        if !v.passed && v.attempt <= v.max_corrections {
+            self.metrics.corrections += 1;
+            if let Some(open) = &mut self.open {
+                open.corrections += 1;
+            }
+        } else {
+            self.metrics.verified += 1;
+            if v.attempt > 1 || !v.passed {
+                self.metrics.caught += 1;
+            }
+        }
+    }
+
+    fn status(&mut self, status: AgentStatus, now: Option<u64>) {
+        use AgentStatus as S;
+        match status {
+            S::Completed => self.finish(self.result_ok.unwrap_or(true), now),
+            S::Failed => self.finish(false, now),
+            S::Inactive => match self.last_end {
+                // Interrupted: the task goes on with the next message.
+                Some(TurnEnd::Interrupted) => {}
+                Some(TurnEnd::MaxIterations | TurnEnd::Error) => self.finish(false, now),
+                // An answer after a failed check (no result passed), or a change kept
+                // unmerged, is no success.
+                _ => {
+                    let ok = self.result_ok.unwrap_or(true) && self.verdict_passed != Some(false);
+                    self.finish(ok, now);
+                }
+            },
+            S::Cancelled => self.open = None,
+            // Paused or cut off by the end of the process: the task goes on.
+            S::Running | S::Waiting | S::Paused | S::Interrupted => {}
+        }
+    }
+
     fn finish(&mut self, ok: bool, now: Option<u64>) {
         let Some(open) = self.open.take() else {
             return;

@@ -271,12 +271,14 @@ pub async fn merged_diff(session: &Session, agent: AgentId) -> Option<String> {
 fn merges(events: &[Event], agent: AgentId) -> Vec<MergeRecord> {
     let mut list = Vec::new();
     for e in events.iter().filter(|e| e.agent_id == agent) {
-        match &e.kind {
-            EventKind::Merged {
-                record: Some(r), ..
-            } => list.push(r.clone()),
-            EventKind::MergeUndone { .. } => list.clear(),
-            _ => {}
+        // Only merges and undos change the list.
+        if let EventKind::Merged {
+            record: Some(r), ..
+        } = &e.kind
+        {
+            list.push(r.clone());
+        } else if matches!(e.kind, EventKind::MergeUndone { .. }) {
+            list.clear();
         }
     }
     list

@@ -174,71 +174,68 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                 Some(slot) => *slot = task.clone(),
                 None => tasks.push(task.clone()),
             },
-            other => {
-                let Some(agent) = agents.get_mut(&ev.agent_id) else {
-                    continue;
-                };
-                let is_root = Some(ev.agent_id) == root;
-                match other {
-                    EventKind::AgentStatus { status, .. } => {
-                        agent.status = *status;
-                        if finished(*status) && !is_root {
-                            agent.delivered = false;
-                        }
-                    }
-                    EventKind::ResultDelivered { .. } => agent.delivered = true,
-                    EventKind::AgentBudget { budget } => agent.budget = *budget,
-                    EventKind::AgentOptions(options) => agent.options = options.clone(),
-                    EventKind::Released => agent.released = true,
-                    EventKind::InboxDelivered { .. } => agent.messages.clear(),
-                    EventKind::Verification(v) => {
-                        agent.attempts = v.attempt;
-                        agent.task_closed = false;
-                        agent.verdict = Some(v.clone());
-                    }
-                    EventKind::MergeReport(report) => {
-                        if let Some(r) = &mut agent.result {
-                            r.merge = Some(report.clone());
-                        }
-                    }
-                    EventKind::ItemAdded { item } => {
-                        // The handoff item is the one record of a persona switch.
-                        if let (true, HistoryItem::Handoff { to, .. }) = (is_root, item) {
-                            agent.role = to.clone();
-                            active_role = Some(to.clone());
-                        }
-                        agent.history.push(item.clone());
-                    }
-                    // The compacted conversation replaces the items before it.
-                    EventKind::Compacted { history, .. } => agent.history = history.clone(),
-                    EventKind::Rewound {
-                        history: Some(history),
-                        ..
-                    } => agent.history = history.clone(),
-                    EventKind::ResultReturned { result, .. } => {
-                        let mut result = result.clone();
-                        // The verdict told just before belongs to this result.
-                        result.verification = agent.verdict.take().or(result.verification);
-                        agent.result = Some(result);
-                        agent.task_closed = true;
-                    }
-                    EventKind::Usage {
-                        prompt_tokens,
-                        completion_tokens,
-                        cost_usd,
-                        ..
-                    } => {
-                        agent.prompt_tokens += prompt_tokens;
-                        agent.completion_tokens += completion_tokens;
-                        agent.cost_usd += cost_usd;
-                    }
-                    EventKind::Despawned { .. } => {
-                        agent.status = AgentStatus::Cancelled;
-                        agent.delivered = true;
-                    }
-                    _ => {}
-                }
-            }
+            // An agent's own record (folded by `ReplayedAgent::fold` below), or nothing a
+            // resumed session needs.
+            EventKind::AgentBudget { .. }
+            | EventKind::AgentSandbox { .. }
+            | EventKind::AgentOptions(_)
+            | EventKind::AgentStatus { .. }
+            | EventKind::TurnStarted
+            | EventKind::TurnFinished { .. }
+            | EventKind::ItemAdded { .. }
+            | EventKind::TextDelta { .. }
+            | EventKind::ToolCallBegin { .. }
+            | EventKind::ToolCallEnd { .. }
+            | EventKind::ApprovalRequested { .. }
+            | EventKind::ApprovalResolved { .. }
+            | EventKind::ApprovalUnanswered { .. }
+            | EventKind::QuestionAsked { .. }
+            | EventKind::QuestionAnswered { .. }
+            | EventKind::Usage { .. }
+            | EventKind::Compacted { .. }
+            | EventKind::InstructionsLoaded { .. }
+            | EventKind::Retrying { .. }
+            | EventKind::Stalled { .. }
+            | EventKind::Unstalled
+            | EventKind::Error { .. }
+            | EventKind::Notice { .. }
+            | EventKind::HookRan { .. }
+            | EventKind::ResultReturned { .. }
+            | EventKind::MergeReport(_)
+            | EventKind::Verification(_)
+            | EventKind::ResultDelivered { .. }
+            | EventKind::Despawned { .. }
+            | EventKind::Released
+            | EventKind::RoleSaved { .. }
+            | EventKind::InboxDelivered { .. }
+            | EventKind::McpServer { .. }
+            | EventKind::MessageQueued { .. }
+            | EventKind::DeadlockDetected { .. }
+            | EventKind::BudgetReached { .. }
+            | EventKind::StaleWorktreesRemoved { .. }
+            | EventKind::WorktreeCreated { .. }
+            | EventKind::DiffStat(_)
+            | EventKind::Merged { .. }
+            | EventKind::MergeUndone { .. }
+            | EventKind::UndoRefused { .. }
+            | EventKind::MergeConflict { .. }
+            | EventKind::WorktreeRemoved { .. }
+            | EventKind::Diff { .. }
+            | EventKind::Idle
+            | EventKind::Summary { .. }
+            | EventKind::CheckpointStarted { .. }
+            | EventKind::CheckpointTaken { .. }
+            | EventKind::Rewound { .. }
+            | EventKind::Checkpoints { .. }
+            | EventKind::RewindRefused { .. }
+            | EventKind::Files { .. }
+            | EventKind::Models { .. }
+            | EventKind::ReviewFinished { .. } => {}
+        }
+        if let Some(agent) = agents.get_mut(&ev.agent_id)
+            && let Some(role) = agent.fold(&ev.kind, Some(ev.agent_id) == root)
+        {
+            active_role = Some(role);
         }
     }
 
@@ -275,6 +272,130 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         approval,
         goal,
     })
+}
+
+impl ReplayedAgent {
+    /// Folds one event of its own into the agent. Returns the persona's new role when it
+    /// is the root's handoff.
+    fn fold(&mut self, kind: &EventKind, is_root: bool) -> Option<String> {
+        let mut role = None;
+        match kind {
+            EventKind::AgentStatus { status, .. } => {
+                self.status = *status;
+                if finished(*status) && !is_root {
+                    self.delivered = false;
+                }
+            }
+            EventKind::ResultDelivered { .. } => self.delivered = true,
+            EventKind::AgentBudget { budget } => self.budget = *budget,
+            EventKind::AgentOptions(options) => self.options = options.clone(),
+            EventKind::Released => self.released = true,
+            EventKind::InboxDelivered { .. } => self.messages.clear(),
+            EventKind::Verification(v) => {
+                self.attempts = v.attempt;
+                self.task_closed = false;
+                self.verdict = Some(v.clone());
+            }
+            EventKind::MergeReport(report) => {
+                if let Some(r) = &mut self.result {
+                    r.merge = Some(report.clone());
+                }
+            }
+            EventKind::ItemAdded { item } => {
+                // The handoff item is the one record of a persona switch.
+                if let (true, HistoryItem::Handoff { to, .. }) = (is_root, item) {
+                    self.role = to.clone();
+                    role = Some(to.clone());
+                }
+                self.history.push(item.clone());
+            }
+            // The compacted conversation replaces the items before it.
+            EventKind::Compacted { history, .. } => self.history = history.clone(),
+            EventKind::Rewound {
+                history: Some(history),
+                ..
+            } => self.history = history.clone(),
+            EventKind::ResultReturned { result, .. } => {
+                let mut result = result.clone();
+                // The verdict told just before belongs to this result.
+                result.verification = self.verdict.take().or(result.verification);
+                self.result = Some(result);
+                self.task_closed = true;
+            }
+            EventKind::Usage {
+                prompt_tokens,
+                completion_tokens,
+                cost_usd,
+                ..
+            } => {
+                self.prompt_tokens += prompt_tokens;
+                self.completion_tokens += completion_tokens;
+                self.cost_usd += cost_usd;
+            }
+            EventKind::Despawned { .. } => {
+                self.status = AgentStatus::Cancelled;
+                self.delivered = true;
+            }
+            // The session's (folded by `replay`), or nothing a resumed agent needs.
+            EventKind::SessionStarted { .. }
+            | EventKind::AgentSpawned { .. }
+            | EventKind::AgentSandbox { .. }
+            | EventKind::TurnStarted
+            | EventKind::TurnFinished { .. }
+            | EventKind::TextDelta { .. }
+            | EventKind::ToolCallBegin { .. }
+            | EventKind::ToolCallEnd { .. }
+            | EventKind::ApprovalRequested { .. }
+            | EventKind::ApprovalResolved { .. }
+            | EventKind::ApprovalUnanswered { .. }
+            | EventKind::QuestionAsked { .. }
+            | EventKind::QuestionAnswered { .. }
+            | EventKind::InstructionsLoaded { .. }
+            | EventKind::Retrying { .. }
+            | EventKind::Stalled { .. }
+            | EventKind::Unstalled
+            | EventKind::Error { .. }
+            | EventKind::Notice { .. }
+            | EventKind::HookRan { .. }
+            | EventKind::RoleSaved { .. }
+            | EventKind::SupervisorMessage { .. }
+            | EventKind::McpServer { .. }
+            | EventKind::TaskUpdated { .. }
+            | EventKind::MessageQueued { .. }
+            | EventKind::Paused
+            | EventKind::Resumed
+            | EventKind::Stopped { .. }
+            | EventKind::DeadlockDetected { .. }
+            | EventKind::BudgetReached { .. }
+            | EventKind::SessionBudgetSet { .. }
+            | EventKind::StaleWorktreesRemoved { .. }
+            | EventKind::WorktreeCreated { .. }
+            | EventKind::DiffStat(_)
+            | EventKind::Merged { .. }
+            | EventKind::MergeUndone { .. }
+            | EventKind::UndoRefused { .. }
+            | EventKind::MergeConflict { .. }
+            | EventKind::WorktreeRemoved { .. }
+            | EventKind::Diff { .. }
+            | EventKind::Idle
+            | EventKind::Summary { .. }
+            | EventKind::CheckpointStarted { .. }
+            | EventKind::CheckpointTaken { .. }
+            | EventKind::Rewound { .. }
+            | EventKind::Checkpoints { .. }
+            | EventKind::RewindRefused { .. }
+            | EventKind::Files { .. }
+            | EventKind::Models { .. }
+            | EventKind::ModelSet { .. }
+            | EventKind::ApprovalSet { .. }
+            | EventKind::ReviewStarted { .. }
+            | EventKind::ReviewFinished { .. }
+            | EventKind::GoalSet { .. }
+            | EventKind::GoalChecked(_)
+            | EventKind::GoalEnded { .. } => {}
+        }
+        role
+    }
 }
 
 /// A worker spawned just before the process ended may not have taken up its task, or not

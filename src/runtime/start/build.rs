@@ -294,9 +294,11 @@ fn checkpoints(
 ) -> Option<Arc<Checkpoints>> {
     let data = opts.store.as_ref()?.data_dir()?;
     let last = opened.resumed.as_ref().map_or(0, |r| {
-        let numbers = r.events.iter().filter_map(|e| match e.kind {
-            EventKind::CheckpointStarted { message, .. } => Some(message),
-            _ => None,
+        let numbers = r.events.iter().filter_map(|e| {
+            let EventKind::CheckpointStarted { message, .. } = e.kind else {
+                return None;
+            };
+            Some(message)
         });
         numbers.max().unwrap_or(0)
     });

@@ -4,6 +4,7 @@
 
 use super::SessionState;
 use crate::protocol::{AgentId, ApprovalAction};
+use std::time::Instant;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct PendingApproval {
@@ -73,5 +74,61 @@ impl SessionState {
         let before = self.approvals.len();
         self.approvals.retain(|p| p.request_id != request_id);
         before != self.approvals.len()
+    }
+}
+
+impl SessionState {
+    /// Like a question: one read back from an earlier run's log has nobody waiting on it
+    /// (a resumed agent asks again, live).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn approval_requested(
+        &mut self,
+        seq: u64,
+        id: AgentId,
+        request_id: u64,
+        role: &str,
+        tool: &str,
+        action: &ApprovalAction,
+        live: bool,
+        now: Instant,
+    ) {
+        let name = self.agent_entry(id, now).options.name.clone();
+        if live && !self.approvals.iter().any(|p| p.request_id == request_id) {
+            self.approvals.push_back(PendingApproval {
+                request_id,
+                agent_id: id,
+                role: role.to_string(),
+                name,
+                tool: tool.to_string(),
+                action: action.clone(),
+                seq,
+            });
+        }
+    }
+
+    /// A question read back from an earlier run's log has nobody waiting on it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn question_asked(
+        &mut self,
+        seq: u64,
+        id: AgentId,
+        request_id: u64,
+        role: &str,
+        question: &str,
+        options: &[String],
+        live: bool,
+        now: Instant,
+    ) {
+        self.agent_entry(id, now);
+        if live {
+            self.ask(PendingQuestion {
+                request_id,
+                agent_id: id,
+                role: role.to_string(),
+                question: question.to_string(),
+                options: options.to_vec(),
+                seq,
+            });
+        }
     }
 }

@@ -2,51 +2,51 @@
 //! events is a line in the persona's conversation.
 
 use super::{EntryKind, SessionState};
-use crate::protocol::{AgentId, EventKind, GoalEnd, dollars};
+use crate::protocol::{AgentId, Goal, GoalCheck, GoalEnd, dollars};
 use std::time::Instant;
 
 /// Lines of a failing check's output its conversation line quotes.
 const QUOTED_LINES: usize = 3;
 
 impl SessionState {
-    /// Folds `goal_set`, `goal_checked` and `goal_ended` in; `apply` sends them here.
-    pub(super) fn goal_event(&mut self, id: AgentId, kind: &EventKind, now: Instant) {
-        let entry = match kind {
-            EventKind::GoalSet { goal, spent_usd } => {
-                self.goal.set(goal, *spent_usd);
-                let cost = goal
-                    .max_cost_usd
-                    .map_or(String::new(), |d| format!(", {}", dollars(d)));
-                EntryKind::Notice(format!(
-                    "◎ goal: {} — met when {} (at most {} turns{cost})",
-                    goal.text.trim(),
-                    goal.end(),
-                    goal.max_turns
-                ))
-            }
-            EventKind::GoalChecked(check) => {
-                self.goal.checked(check);
-                if check.passed {
-                    EntryKind::Notice(check.line())
-                } else {
-                    let lines: Vec<&str> = check.output_tail.lines().collect();
-                    let quoted = lines[lines.len().saturating_sub(QUOTED_LINES)..].join("\n");
-                    EntryKind::Warning(format!("{}\n{quoted}", check.line()).trim().into())
-                }
-            }
-            EventKind::GoalEnded { reason } => {
-                self.goal.end(*reason);
-                let turns = self.goal.turns();
-                EntryKind::Notice(match reason {
-                    GoalEnd::Met => format!("◎ goal met after {turns} turn(s)"),
-                    GoalEnd::Budget => {
-                        format!("◎ goal not met: its budget is spent ({turns} turn(s))")
-                    }
-                    GoalEnd::Stopped => "◎ goal stopped".to_string(),
-                })
-            }
-            _ => return,
+    pub(super) fn goal_set(&mut self, id: AgentId, goal: &Goal, spent_usd: f64, now: Instant) {
+        self.goal.set(goal, spent_usd);
+        let cost = goal
+            .max_cost_usd
+            .map_or(String::new(), |d| format!(", {}", dollars(d)));
+        let line = format!(
+            "◎ goal: {} — met when {} (at most {} turns{cost})",
+            goal.text.trim(),
+            goal.end(),
+            goal.max_turns
+        );
+        self.goal_line(id, EntryKind::Notice(line), now);
+    }
+
+    pub(super) fn goal_checked(&mut self, id: AgentId, check: &GoalCheck, now: Instant) {
+        self.goal.checked(check);
+        let entry = if check.passed {
+            EntryKind::Notice(check.line())
+        } else {
+            let lines: Vec<&str> = check.output_tail.lines().collect();
+            let quoted = lines[lines.len().saturating_sub(QUOTED_LINES)..].join("\n");
+            EntryKind::Warning(format!("{}\n{quoted}", check.line()).trim().into())
         };
+        self.goal_line(id, entry, now);
+    }
+
+    pub(super) fn goal_ended(&mut self, id: AgentId, reason: GoalEnd, now: Instant) {
+        self.goal.end(reason);
+        let turns = self.goal.turns();
+        let line = match reason {
+            GoalEnd::Met => format!("◎ goal met after {turns} turn(s)"),
+            GoalEnd::Budget => format!("◎ goal not met: its budget is spent ({turns} turn(s))"),
+            GoalEnd::Stopped => "◎ goal stopped".to_string(),
+        };
+        self.goal_line(id, EntryKind::Notice(line), now);
+    }
+
+    fn goal_line(&mut self, id: AgentId, entry: EntryKind, now: Instant) {
         self.agent_entry(id, now).conversation.push(entry);
     }
 

@@ -2,67 +2,79 @@
 //! persona's, an undo on the worker's whose change it was.
 
 use super::{EntryKind, SessionState};
-use crate::protocol::{AgentId, EventKind};
+use crate::protocol::{AgentId, ConflictFile, MergeState};
 use std::time::Instant;
 
 impl SessionState {
-    pub(super) fn taken_back(&mut self, id: AgentId, kind: &EventKind, now: Instant) {
-        let line = match kind {
-            EventKind::Rewound {
-                message,
-                files,
-                removed,
-                history,
-            } => {
-                let mut parts = Vec::new();
-                if !files.is_empty() || !removed.is_empty() {
-                    parts.push(format!(
-                        "files: {} put back, {} removed",
-                        files.len(),
-                        removed.len()
-                    ));
-                }
-                if let Some(h) = history {
-                    parts.push(format!(
-                        "conversation: back to {} items (what came after is forgotten by the model)",
-                        h.len()
-                    ));
-                }
-                if parts.is_empty() {
-                    parts.push("no file had changed".into());
-                }
-                format!(
-                    "↶ rewound to before message {message}: {}",
-                    parts.join("; ")
-                )
-            }
-            EventKind::RewindRefused { message, conflicts } => format!(
-                "rewind to before message {message} not done: you changed {} since ({})",
-                conflicts.len(),
-                conflicts.join(", ")
-            ),
-            EventKind::MergeUndone { files } => format!(
-                "↶ this worker's merged change was taken back out of the workspace: {}",
-                if files.is_empty() {
-                    "nothing of it was left".to_string()
-                } else {
-                    files.join(", ")
-                }
-            ),
-            EventKind::UndoRefused { conflicts } => format!(
-                "undo not done: lines of this change were changed since in {}",
-                conflicts
-                    .iter()
-                    .map(|c| c.path.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            _ => return,
-        };
-        let a = self.agent_entry(id, now);
-        if matches!(kind, EventKind::MergeUndone { .. }) {
-            a.merge = Some(crate::protocol::MergeState::Undone);
+    /// `history`: the conversation's items after the rewind, when it was rewound too.
+    pub(super) fn rewound(
+        &mut self,
+        id: AgentId,
+        message: u32,
+        files: usize,
+        removed: usize,
+        history: Option<usize>,
+        now: Instant,
+    ) {
+        let mut parts = Vec::new();
+        if files > 0 || removed > 0 {
+            parts.push(format!("files: {files} put back, {removed} removed"));
         }
-        a.conversation.push(EntryKind::Notice(line));
+        if let Some(h) = history {
+            parts.push(format!(
+                "conversation: back to {h} items (what came after is forgotten by the model)"
+            ));
+        }
+        if parts.is_empty() {
+            parts.push("no file had changed".into());
+        }
+        let line = format!(
+            "↶ rewound to before message {message}: {}",
+            parts.join("; ")
+        );
+        self.taken_back_line(id, line, now);
+    }
+
+    pub(super) fn rewind_refused(
+        &mut self,
+        id: AgentId,
+        message: u32,
+        conflicts: &[String],
+        now: Instant,
+    ) {
+        let line = format!(
+            "rewind to before message {message} not done: you changed {} since ({})",
+            conflicts.len(),
+            conflicts.join(", ")
+        );
+        self.taken_back_line(id, line, now);
+    }
+
+    pub(super) fn merge_undone(&mut self, id: AgentId, files: &[String], now: Instant) {
+        let line = format!(
+            "↶ this worker's merged change was taken back out of the workspace: {}",
+            if files.is_empty() {
+                "nothing of it was left".to_string()
+            } else {
+                files.join(", ")
+            }
+        );
+        self.taken_back_line(id, line, now);
+        self.agent_entry(id, now).merge = Some(MergeState::Undone);
+    }
+
+    pub(super) fn undo_refused(&mut self, id: AgentId, conflicts: &[ConflictFile], now: Instant) {
+        let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
+        let line = format!(
+            "undo not done: lines of this change were changed since in {}",
+            paths.join(", ")
+        );
+        self.taken_back_line(id, line, now);
+    }
+
+    fn taken_back_line(&mut self, id: AgentId, line: String, now: Instant) {
+        self.agent_entry(id, now)
+            .conversation
+            .push(EntryKind::Notice(line));
     }
 }

@@ -1,6 +1,6 @@
 use super::*;
-use crate::protocol::ApprovalAction;
 use crate::protocol::{AgentResult, ResultStatus, ToolCall};
+use crate::protocol::{AgentStatus, ApprovalAction, Event, EventKind, TurnEnd};
 use std::time::Duration;
 
 fn info(root: AgentId) -> SessionInfo {

@@ -181,7 +181,70 @@ impl Timeline {
             EventKind::ApprovalResolved { request_id, .. } => {
                 track.approvals.remove(request_id);
             }
-            _ => {}
+            // Ignored here: nothing in flight starts or ends.
+            EventKind::SessionStarted { .. }
+            | EventKind::AgentSpawned { .. }
+            | EventKind::AgentBudget { .. }
+            | EventKind::AgentSandbox { .. }
+            | EventKind::AgentOptions(_)
+            | EventKind::TurnStarted
+            | EventKind::TurnFinished { .. }
+            | EventKind::ItemAdded { .. }
+            | EventKind::TextDelta { .. }
+            | EventKind::ApprovalUnanswered { .. }
+            | EventKind::QuestionAsked { .. }
+            | EventKind::QuestionAnswered { .. }
+            | EventKind::Usage { .. }
+            | EventKind::Compacted { .. }
+            | EventKind::InstructionsLoaded { .. }
+            | EventKind::Retrying { .. }
+            | EventKind::Stalled { .. }
+            | EventKind::Unstalled
+            | EventKind::Error { .. }
+            | EventKind::Notice { .. }
+            | EventKind::HookRan { .. }
+            | EventKind::ResultReturned { .. }
+            | EventKind::MergeReport(_)
+            | EventKind::Verification(_)
+            | EventKind::ResultDelivered { .. }
+            | EventKind::Released
+            | EventKind::RoleSaved { .. }
+            | EventKind::SupervisorMessage { .. }
+            | EventKind::InboxDelivered { .. }
+            | EventKind::McpServer { .. }
+            | EventKind::TaskUpdated { .. }
+            | EventKind::MessageQueued { .. }
+            | EventKind::Paused
+            | EventKind::Resumed
+            | EventKind::Stopped { .. }
+            | EventKind::DeadlockDetected { .. }
+            | EventKind::BudgetReached { .. }
+            | EventKind::SessionBudgetSet { .. }
+            | EventKind::StaleWorktreesRemoved { .. }
+            | EventKind::WorktreeCreated { .. }
+            | EventKind::DiffStat(_)
+            | EventKind::Merged { .. }
+            | EventKind::MergeUndone { .. }
+            | EventKind::UndoRefused { .. }
+            | EventKind::MergeConflict { .. }
+            | EventKind::WorktreeRemoved { .. }
+            | EventKind::Diff { .. }
+            | EventKind::Idle
+            | EventKind::Summary { .. }
+            | EventKind::CheckpointStarted { .. }
+            | EventKind::CheckpointTaken { .. }
+            | EventKind::Rewound { .. }
+            | EventKind::Checkpoints { .. }
+            | EventKind::RewindRefused { .. }
+            | EventKind::Files { .. }
+            | EventKind::Models { .. }
+            | EventKind::ModelSet { .. }
+            | EventKind::ApprovalSet { .. }
+            | EventKind::ReviewStarted { .. }
+            | EventKind::ReviewFinished { .. }
+            | EventKind::GoalSet { .. }
+            | EventKind::GoalChecked(_)
+            | EventKind::GoalEnded { .. } => {}
         }
         if ev.ts == 0 {
             self.unclocked = true;

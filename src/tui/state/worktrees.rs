@@ -3,7 +3,7 @@
 //! and the last diff the user asked for.
 
 use super::{EntryKind, SessionState};
-use crate::protocol::{AgentId, ConflictFile, DiffStat, MergeState};
+use crate::protocol::{AgentId, ConflictFile, DiffStat, MergeReport, MergeState};
 use std::path::Path;
 use std::time::Instant;
 
@@ -100,5 +100,17 @@ impl SessionState {
             None if discarded => "worktree removed; its unmerged change was discarded".into(),
             None => "worktree removed".into(),
         }));
+    }
+
+    /// A change kept unmerged for failed checks marks the worker; the report joins its
+    /// result's card.
+    pub(super) fn merge_report(&mut self, id: AgentId, report: &MergeReport, now: Instant) {
+        let a = self.agent_entry(id, now);
+        if report.state == MergeState::FailedChecks {
+            a.merge = Some(report.state);
+        }
+        if let Some(r) = &mut a.result {
+            r.merge = Some(report.clone());
+        }
     }
 }
