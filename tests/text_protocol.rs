@@ -386,6 +386,43 @@ async fn the_text_prompt_is_the_fenced_templates_bytes_on_llama_cpp() {
     let want = rendered(fenced, &body_of(&first, ToolProtocol::Native).await).await;
     let got = rendered(fenced, &body_of(&first, ToolProtocol::Text).await).await;
     assert_eq!(got, want);
+    // squad's own prompt and tools, from a real `squad exec` (copilot's persona, its
+    // seventeen tools): the request after a call, in either protocol.
+    let mut bodies = Vec::new();
+    for (config, reply) in [
+        (
+            "[provider]\ntool_protocol = \"native\"\n",
+            MockResponse::tool_call("c1", "write_file", ARGS),
+        ),
+        (
+            "[provider]\ntool_protocol = \"text\"\n",
+            MockResponse::text(&format!(
+                "```json\n{{\"name\": \"write_file\", \"arguments\": {ARGS}}}\n```"
+            )),
+        ),
+    ] {
+        let mock = MockServer::start().await;
+        let sb = Sandbox::new();
+        sb.workspace_config(config);
+        mock.push(reply);
+        mock.push(MockResponse::text("Wrote out.txt."));
+        let args = [
+            "--model",
+            "qwen2.5-coder-1.5b-instruct",
+            "--approval",
+            "auto",
+            "write out.txt",
+        ];
+        sb.exec(&mock, &args).await.assert_ok();
+        bodies.push(mock.requests()[1].body.clone());
+    }
+    assert!(bodies[0].get("tools").is_some() && bodies[1].get("tools").is_none());
+    let want = rendered(fenced, &bodies[0]).await;
+    assert_eq!(
+        rendered(fenced, &bodies[1]).await,
+        want,
+        "squad's own prompt"
+    );
     // The stock template, given the text request, renders the same bytes: what the model
     // reads does not depend on the server's template.
     if let Some(stock) = std::env::var("SQUAD_TEST_STOCK_URL")
