@@ -26,6 +26,8 @@ mod memory;
 mod merge_worker;
 mod model_call;
 mod ops;
+#[cfg(test)]
+mod order_tests;
 mod persona;
 mod points;
 mod policies;

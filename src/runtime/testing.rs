@@ -181,10 +181,7 @@ impl TestSession {
                 .unwrap_or_else(|| Arc::new(Checks::new(false, &roles))),
             config,
             model: parts.model,
-            tools: ToolBox::new(
-                &crate::tools::ToolRegistry::new(),
-                Arc::new(crate::mcp::McpHub::empty()),
-            ),
+            tools: ToolBox::new(&coding(), Arc::new(crate::mcp::McpHub::empty())),
             workspace,
             gate,
             questions: super::questions::Questions::new(false),
@@ -248,6 +245,15 @@ impl TestSession {
         }
         out
     }
+}
+
+/// The coding tools a session gets.
+fn coding() -> crate::tools::ToolRegistry {
+    let mut tools = crate::tools::ToolRegistry::new();
+    for tool in crate::tools::coding_tools() {
+        tools.register(tool);
+    }
+    tools
 }
 
 pub fn agent(id: AgentId, parent: Option<AgentId>, budget: Budget) -> NewAgent {
