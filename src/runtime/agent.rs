@@ -4,11 +4,12 @@
 
 use super::agent_tools::Host;
 use super::approval::{ApprovalRequest, Denied};
-use super::ask::approve;
 use super::cx::{AgentCx, Policies};
 use super::persona::switch_persona;
-use super::points::{Admit, AfterTurn};
+use super::points::{Admit, AfterTurn, Moment};
+use super::policies::ask::approve;
 use super::policies::compaction::compactor::{CompactError, Trigger};
+use super::policies::compaction::fit::{ViaStack, compact};
 use super::policies::hooks::layer::caller;
 use super::policies::verification::{self, checks::Checked};
 use super::report::notice_batch;
@@ -296,15 +297,9 @@ async fn compact_now(cx: &AgentCx) -> Step {
         return Step::Stop;
     };
     let cx = cx.with_cancel(token);
-    session.hooks.before_compact(&caller(&cx), true).await;
+    // The summary request goes down the agent's whole stack, as its model calls do.
     let result = match session.request_for(id) {
-        Some(setup) => {
-            let done = (session.compactor)
-                .compact(team, id, setup, Trigger::User, 1.0, cx.cancel())
-                .await;
-            super::policies::budget::after_usage(team, &session.session_limits);
-            done
-        }
+        Some(mut setup) => compact(&cx, &mut setup, (Trigger::User, 1.0), &ViaStack(&cx)).await,
         None => Err(CompactError::Gone),
     };
     team.take_input(id);
@@ -339,7 +334,7 @@ async fn after_turns(cx: &AgentCx, outcome: &TurnOutcome) -> AgentStatus {
         _ => AgentStatus::Inactive,
     };
     // Its change is merged (or not) before its supervisor hears of the result.
-    cx.settle(outcome.end).await;
+    cx.hear(Moment::Settled(outcome.end)).await;
     let finished = matches!(status, AgentStatus::Failed | AgentStatus::Completed);
     if finished {
         // A worker that failed or returned its result is done: its own workers have

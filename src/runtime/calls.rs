@@ -1,23 +1,21 @@
-//! The tool calls of one model response: checked against the agent's tools, run through
-//! their handlers (neighbours that may run together do), and answered with exactly one
-//! result each, in order, even when interrupted.
+//! The tool calls of one model response: checked against the agent's tools, passed down
+//! the agent's layers to their handlers (neighbours that may run together do), and
+//! answered with exactly one result each, in order, even when interrupted. What holds a
+//! call, refuses it, asks the user about it or watches it is a layer's (`cx.rs`); this
+//! file names none of them.
 
 use super::agent_tools::{Effect, Handoff};
-use super::approval::ApprovalRequest;
-use super::ask::approve;
-use super::cx::AgentCx;
-use super::points::{Reviewed, ToolDone, ToolGate, ToolUse, Waiting};
-use super::policies::isolation::layer::prepare;
-use super::policies::loop_guard::guard::{CallKind, Verdict};
-use super::policies::stall::{Pulse, watch};
-use super::toolbox::{CallHandler, Invocation, Ran};
+use super::cx::{AgentCx, ToolCore};
+use super::points::{CallKind, Reviewed, Verdict};
+use super::tool_call::{Reached, STOPPED, ToolOut, ToolReq};
+use super::toolbox::CallHandler;
 use crate::context::{ClipHint, clip_tool_output};
-use crate::protocol::{ApprovalPolicy, EventKind, HistoryItem, ToolCall};
+use crate::protocol::{ApprovalPolicy, HistoryItem, ToolCall};
 use crate::text::clip;
-use crate::tools::{Reports, ToolFacts};
+use crate::tools::Reports;
+use async_trait::async_trait;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// How a batch of calls ended, for the turn.
 pub enum BatchEnd {
@@ -36,51 +34,6 @@ pub struct BatchOutcome {
     pub handoff: Option<Handoff>,
     /// Corrections of results that did not pass, told after every result.
     pub corrections: Vec<String>,
-}
-
-/// The result of one call, with what it means for the turn.
-struct CallResult {
-    output: String,
-    is_error: bool,
-    effect: Effect,
-    fatal: bool,
-    /// What its handler says of the call as it ran (`None`: it never reached one).
-    facts: Option<ToolFacts>,
-}
-
-impl From<Ran> for CallResult {
-    fn from(ran: Ran) -> Self {
-        match ran {
-            Ran::Ok(output, effect) => Self::ok(output, effect),
-            Ran::Error(message) => Self::error(message),
-            Ran::Fatal(message) => Self {
-                fatal: true,
-                ..Self::error(message)
-            },
-        }
-    }
-}
-
-impl CallResult {
-    fn ok(output: String, effect: Effect) -> Self {
-        Self {
-            output,
-            is_error: false,
-            effect,
-            fatal: false,
-            facts: None,
-        }
-    }
-
-    fn error(output: String) -> Self {
-        Self {
-            output,
-            is_error: true,
-            effect: Effect::None,
-            fatal: false,
-            facts: None,
-        }
-    }
 }
 
 /// Runs one response's calls: neighbours that may run together do (reads, and spawns
@@ -102,19 +55,17 @@ pub async fn run_tool_calls(cx: &AgentCx, calls: &[ToolCall]) -> BatchOutcome {
             }
         }
         let batch = &calls[i..j];
-        let stopped = stopped_before(cx, &out.end).await;
-        let ran = stopped.is_none();
-        let results: Vec<CallResult> = match stopped {
+        let results: Vec<ToolOut> = match stopped_before(cx, &out.end) {
             Some(why) => batch
                 .iter()
-                .map(|_| CallResult::error(why.clone()))
+                .map(|_| ToolOut::stopped(why.clone()))
                 .collect(),
             None => run_batch(cx, batch).await,
         };
         for (call, result) in batch.iter().zip(results) {
             let result = take_effect(&mut out, result);
             cx.team().count_tool_result(cx.id(), result.is_error);
-            let output = answer_for(cx, call, &result, ran, output_cap, &mut out.end);
+            let output = answer_for(cx, call, &result, output_cap, &mut out.end);
             cx.team().push_item(
                 cx.id(),
                 HistoryItem::ToolResult {
@@ -142,58 +93,36 @@ fn runs_together(cx: &AgentCx) -> impl Fn(&str) -> bool + '_ {
 }
 
 /// Why the next batch does not run: a fatal call or the loop guard ended the turn, or the
-/// turn was stopped (also while the team was paused: held here, after the calls before it
-/// ran).
-async fn stopped_before(cx: &AgentCx, end: &BatchEnd) -> Option<String> {
+/// turn was stopped.
+fn stopped_before(cx: &AgentCx, end: &BatchEnd) -> Option<String> {
     if let BatchEnd::Fatal(why) | BatchEnd::Looping(why) = end {
         return Some(format!("not run: {why}"));
     }
-    let (team, agent, cancel) = (cx.team(), cx.id(), cx.cancel());
-    let went_on = cancel.is_cancelled() || cx.session().pause.pass(team, agent, cancel).await;
-    (cancel.is_cancelled() || !went_on)
-        .then(|| "not run: the turn was stopped before this call".to_string())
+    (cx.cancel().is_cancelled()).then(|| STOPPED.to_string())
 }
 
-/// Runs a batch's calls together, each told begun and ended to the front ends.
-async fn run_batch(cx: &AgentCx, batch: &[ToolCall]) -> Vec<CallResult> {
-    let (team, agent) = (cx.team(), cx.id());
-    for call in batch {
-        let call_id = call.id.clone();
-        team.emit(agent, EventKind::ToolCallBegin { call_id });
-    }
-    let timed = futures::future::join_all(batch.iter().map(|call| async move {
-        let started = Instant::now();
-        let r = execute(cx, call).await;
-        (r, started.elapsed())
-    }))
-    .await;
-    let mut results = Vec::with_capacity(timed.len());
-    for (call, (result, elapsed)) in batch.iter().zip(timed) {
-        team.emit(
-            agent,
-            EventKind::ToolCallEnd {
-                call_id: call.id.clone(),
-                duration_ms: elapsed.as_millis() as u64,
-            },
-        );
-        results.push(result);
-    }
-    results
+/// Runs a batch's calls together.
+async fn run_batch(cx: &AgentCx, batch: &[ToolCall]) -> Vec<ToolOut> {
+    futures::future::join_all(batch.iter().map(|call| execute(cx, call))).await
 }
 
 /// What a result means for the turn, taken out of it: the turn's end, a handoff (the first
 /// of a response wins; a second is an error), a correction.
-fn take_effect(out: &mut BatchOutcome, mut result: CallResult) -> CallResult {
+fn take_effect(out: &mut BatchOutcome, mut result: ToolOut) -> ToolOut {
     match std::mem::replace(&mut result.effect, Effect::None) {
         Effect::None => {}
         Effect::Returned => out.end = BatchEnd::Returned,
         Effect::Correct(message) => out.corrections.push(message),
         Effect::Handoff(h) => match &out.handoff {
             Some(first) => {
-                result = CallResult::error(format!(
+                let why = format!(
                     "only one handoff per response: the session is already being handed to `{}`",
                     first.to
-                ));
+                );
+                result = ToolOut {
+                    reached: result.reached,
+                    ..ToolOut::refused(why)
+                };
             }
             None => out.handoff = Some(h),
         },
@@ -209,12 +138,12 @@ fn take_effect(out: &mut BatchOutcome, mut result: CallResult) -> CallResult {
 fn answer_for(
     cx: &AgentCx,
     call: &ToolCall,
-    result: &CallResult,
-    ran: bool,
+    result: &ToolOut,
     cap: usize,
     end: &mut BatchEnd,
 ) -> String {
-    let verdict = if ran {
+    // Only calls that were not stopped before they started count as the model's repeats.
+    let verdict = if result.reached != Reached::Stopped {
         let reviewed = Reviewed {
             name: &call.name,
             arguments: &call.arguments,
@@ -267,197 +196,38 @@ fn output_cap(cx: &AgentCx) -> usize {
         .max(512)
 }
 
-async fn execute(cx: &AgentCx, call: &ToolCall) -> CallResult {
+/// One call: its context built once, then passed down the agent's layers; a call that
+/// never gets a context (an unknown tool, bad arguments) is answered at once.
+async fn execute(cx: &AgentCx, call: &ToolCall) -> ToolOut {
     let (role, policy, handler) = match resolve(cx, call).await {
         Ok(found) => found,
-        Err(result) => return result,
+        Err(result) => return cx.team().told(cx.id(), &call.id, async { result }).await,
     };
-    let mut args = match parse_arguments(call) {
+    let args = match parse_arguments(call) {
         Ok(args) => args,
-        Err(message) => return CallResult::error(message),
-    };
-    let inv = Invocation {
-        agent: cx.id(),
-        team: cx.team(),
-        host: cx,
-        cancel: cx.cancel(),
-    };
-    let passed = match gate(cx, call, &handler, &inv, &mut args).await {
-        Ok(passed) => passed,
-        Err(result) => return result,
-    };
-    if let Err(denied) = ask_approval(cx, call, &role, policy, &passed).await {
-        return denied;
-    }
-    let tool = ToolUse {
-        call_id: &call.id,
-        name: &call.name,
-        args: &passed.args,
-        reach: passed.facts.reach,
-        reports: passed.facts.reports,
-        writes: passed.writes.as_deref(),
-        action: passed.action.as_ref(),
-    };
-    let mut result = run_watched(cx, &handler, &inv, &tool).await;
-    if passed.hook.amended {
-        // The model learns its call ran as the user's hook changed it.
-        let note = format!(
-            "[a pre_tool_use hook changed this call's arguments to {}]\n",
-            clip(&passed.args.to_string(), 400)
-        );
-        result.output.insert_str(0, &note);
-    }
-    let done = ToolDone {
-        output: &result.output,
-        is_error: result.is_error,
-    };
-    cx.after_tool(&tool, &done).await;
-    result.facts = Some(passed.facts);
-    result
-}
-
-/// Puts a call whose action needs approval to the gate; `Err`: its result, refused.
-async fn ask_approval(
-    cx: &AgentCx,
-    call: &ToolCall,
-    role: &str,
-    policy: ApprovalPolicy,
-    passed: &Passed,
-) -> Result<(), CallResult> {
-    let Some(action) = &passed.action else {
-        return Ok(());
-    };
-    let req = ApprovalRequest {
-        agent_id: cx.id(),
-        role,
-        policy,
-        tool: &call.name,
-        action,
-        hook: passed.hook.approval,
-    };
-    approve(cx, req)
-        .await
-        .map_err(|denied| CallResult::error(denied.0))
-}
-
-/// Runs the call with the stall watch beside it.
-async fn run_watched(
-    cx: &AgentCx,
-    handler: &Arc<dyn CallHandler>,
-    inv: &Invocation<'_>,
-    tool: &ToolUse<'_>,
-) -> CallResult {
-    let run = handler.run(inv, tool.args.clone());
-    let after = cx.session().config.guards.stall_after();
-    let waiting = Waiting::Tool(tool);
-    let ran = watch(cx.team(), cx.id(), after, &waiting, &Pulse::default(), run).await;
-    CallResult::from(ran)
-}
-
-/// What the user's hooks said of a call that goes on.
-#[derive(Default)]
-struct HookSaid {
-    approval: Option<crate::runtime::approval::HookApproval>,
-    /// A hook changed its arguments.
-    amended: bool,
-}
-
-/// A call described and passed by the layers.
-struct Passed {
-    /// Its arguments (as a hook may have changed them).
-    args: Value,
-    /// The paths it writes, when that is all it does.
-    writes: Option<Vec<String>>,
-    /// What the user approves.
-    action: Option<crate::protocol::ApprovalAction>,
-    /// What its handler says of it, from those arguments.
-    facts: ToolFacts,
-    hook: HookSaid,
-}
-
-fn passed(
-    args: &Value,
-    writes: Option<Vec<String>>,
-    action: Option<crate::protocol::ApprovalAction>,
-    facts: ToolFacts,
-    hook: HookSaid,
-) -> Passed {
-    Passed {
-        args: args.clone(),
-        writes,
-        action,
-        facts,
-        hook,
-    }
-}
-
-/// Describes the call and asks the layers, again from the layer after one that changed
-/// it (a hook's `updatedInput`).
-async fn gate(
-    cx: &AgentCx,
-    call: &ToolCall,
-    handler: &Arc<dyn CallHandler>,
-    inv: &Invocation<'_>,
-    args: &mut Value,
-) -> Result<Passed, CallResult> {
-    let mut from = 0;
-    let mut said = HookSaid::default();
-    loop {
-        let writes = handler.writes_only(args);
-        let facts = handler.facts(args);
-        let tool = ToolUse {
-            call_id: &call.id,
-            name: &call.name,
-            args,
-            reach: facts.reach,
-            reports: facts.reports,
-            writes: writes.as_deref(),
-            action: None,
-        };
-        // Before the call is described: a worker's first change gets its worktree here, so
-        // the user approves a diff against it; a call in a worktree still being filled waits.
-        prepare(cx, &tool).await;
-        let action = match handler.describe(inv, args).await {
-            Ok(action) => action,
-            Err(message) if said.amended => {
-                return Err(CallResult::error(amend_failed(call, &message)));
-            }
-            Err(message) => return Err(CallResult::error(message)),
-        };
-        let tool = ToolUse {
-            action: action.as_ref(),
-            ..tool
-        };
-        match cx.before_tool(&tool, from).await {
-            (ToolGate::Block(why), _) => return Err(CallResult::error(why)),
-            (ToolGate::Go, _) => return Ok(passed(args, writes, action, facts, said)),
-            (ToolGate::Approval(a), _) => {
-                said.approval = said.approval.or(Some(a));
-                return Ok(passed(args, writes, action, facts, said));
-            }
-            (ToolGate::Amend(changed, a), next) => {
-                said.approval = said.approval.or(a);
-                if let Some(spec) = cx.session().tools.spec(&call.name)
-                    && let Err(e) = crate::tools::check_args(&spec.parameters, &changed)
-                {
-                    return Err(CallResult::error(amend_failed(call, &e)));
-                }
-                *args = changed;
-                said.amended = true;
-                from = next;
-            }
+        Err(message) => {
+            let result = ToolOut::refused(message);
+            return cx.team().told(cx.id(), &call.id, async { result }).await;
         }
-    }
+    };
+    let mut req = ToolReq::new(call, (role, policy), handler, args);
+    cx.tool_call(&mut req, &Core).await
 }
 
-/// The error of a call a hook changed into one its tool refuses.
-fn amend_failed(call: &ToolCall, why: &str) -> String {
-    format!(
-        "not run: a pre_tool_use hook changed this call's arguments (`updatedInput`) into \
-         ones `{}` refuses: {why}. This is the user's hook, not your call: tell the user, \
-         or do the work another way.",
-        call.name
-    )
+/// Runs a call once every layer passed it on: the innermost of every agent's stack.
+pub struct Core;
+
+#[async_trait]
+impl ToolCore for Core {
+    async fn run(&self, cx: &AgentCx, req: &mut ToolReq<'_>) -> ToolOut {
+        let inv = cx.invocation();
+        if let Err(why) = req.action(&inv).await {
+            return ToolOut::refused(why);
+        }
+        let mut out = ToolOut::ran(req.handler.run(&inv, req.args.clone()).await);
+        out.facts = Some(req.facts.clone());
+        out
+    }
 }
 
 /// The handler of a call the agent may make now (an MCP server's tools may only now be
@@ -466,21 +236,21 @@ fn amend_failed(call: &ToolCall, why: &str) -> String {
 async fn resolve(
     cx: &AgentCx,
     call: &ToolCall,
-) -> Result<(String, ApprovalPolicy, Arc<dyn CallHandler>), CallResult> {
+) -> Result<(String, ApprovalPolicy, Arc<dyn CallHandler>), ToolOut> {
     let (session, cancel) = (cx.session(), cx.cancel());
     let Some(me) = cx.team().card(cx.id()) else {
-        return Err(CallResult {
+        return Err(ToolOut {
             fatal: true,
-            ..CallResult::error("agent no longer exists".to_string())
+            ..ToolOut::refused("agent no longer exists")
         });
     };
     let mcp = session.tools.mcp();
     if mcp.server_of(&call.name).is_some() {
         let up = tokio::select! {
             up = mcp.prepare(&call.name) => up,
-            _ = cancel.cancelled() => Err("not run: the turn was stopped before this call".to_string()),
+            _ = cancel.cancelled() => Err(STOPPED.to_string()),
         };
-        up.map_err(CallResult::error)?;
+        up.map_err(ToolOut::refused)?;
     }
     let handler = session.tools.handler(&call.name);
     let available = session.agent_tools(cx.id(), &me.tools);
@@ -492,14 +262,14 @@ async fn resolve(
             ),
             None => format!("unknown tool `{}`", call.name),
         };
-        return Err(CallResult::error(format!(
+        return Err(ToolOut::refused(format!(
             "{known}. Available tools: {}.",
             available.join(", ")
         )));
     }
     match handler {
         Some(h) => Ok((me.role, me.policy, h)),
-        None => Err(CallResult::error(format!("unknown tool `{}`", call.name))),
+        None => Err(ToolOut::refused(format!("unknown tool `{}`", call.name))),
     }
 }
 

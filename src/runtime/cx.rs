@@ -3,31 +3,28 @@
 //! inner service (each policy gives the agent a layer of its own, or none). Every loop of
 //! the runtime takes `&AgentCx`, and every layer is handed it.
 //!
-//! The points of an agent's life where layers are asked, in the order they come (a step
-//! only one policy cares about is that policy's own call, not a point):
+//! The points of an agent's life where layers come in, in the order they come:
 //! - `before_task`: a message starts a task (a worker's first or a follow-up, the user's
 //!   message to the persona): a layer may add to it, or withhold the user's.
-//! - `turn_start`: a turn begins (per-turn state starts afresh).
-//! - `before_model_call`: go, hold (pass the gates again), or stop the turn.
-//! - `shape_request`: the request is built; a layer may shorten it or take tools away.
-//! - `before_tool`: a call was checked and described, before the user is asked: go, or
-//!   block it with a reason the model gets as its result, or change its arguments.
-//! - `after_tool`: the call ran.
+//! - `model_call`: one model call (the agent's next step, or a summary of its conversation)
+//!   passes down the layers to the core, which sends it.
+//! - `tool_call`: one tool call passes down the layers to the core, which runs it.
 //! - `review`: a result the model is about to read: pass, a note, or a stop of the turn.
 //! - `turn_end`: the turn ended; a layer may ask the agent to go on with a message.
-//! - `settle`: a worker's turns for one message are over (not cancelled).
+//! - `hear`: a turn starts, or a worker's turns for one message are over ([`Moment`]).
 //!
-//! One rule combines their answers: layers are asked in order until one answers something
-//! other than "go on" ([`Decision`]); that answer is what the loop hears, and the layers
-//! after it are not asked. Points without an answer are heard by every layer.
+//! Two rules combine them. The calls nest, as tower's services do: a layer gets the call
+//! and the rest of the stack (`next`), and may act before, after, around or instead of it;
+//! what it does after the call runs once the layers below it are done, innermost first.
+//! The other points are asked in order until one answer decides ([`Decision`]); that
+//! answer is what the loop hears, and the layers after it are not asked (a point without
+//! an answer, `hear`, is heard by every layer).
 
-use super::points::{
-    Admit, AfterTurn, Decision, Gate, Reviewed, Shape, ToolDone, ToolGate, ToolUse,
-};
-use super::policies::loop_guard::guard::Verdict;
-use super::request::RequestSetup;
+use super::points::{Admit, AfterTurn, Called, Decision, ModelCall, Moment, Reviewed, Verdict};
 use super::session::Session;
 use super::team::Team;
+use super::tool_call::{ToolOut, ToolReq};
+use super::toolbox::Invocation;
 use crate::protocol::{AgentId, TurnEnd};
 use crate::tools::ToolContext;
 use crate::workspace::Workspace;
@@ -36,7 +33,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// One policy's part in an agent's life. Made per agent by its [`Policy`], so what it keeps
-/// of that agent is plain fields.
+/// of that agent is plain fields (and what it keeps from before a call to after it, a
+/// local of its `model_call` or `tool_call`).
 #[async_trait]
 pub trait Layer: Send + Sync {
     /// `from_user`: the user's message to the persona (a layer may withhold it).
@@ -44,21 +42,13 @@ pub trait Layer: Send + Sync {
         Admit::Go
     }
 
-    fn turn_start(&self, _cx: &AgentCx) {}
-
-    async fn before_model_call(&self, _cx: &AgentCx) -> Gate {
-        Gate::Go
+    async fn model_call(&self, cx: &AgentCx, call: &mut ModelCall, next: ModelNext<'_>) -> Called {
+        next.run(cx, call).await
     }
 
-    async fn shape_request(&self, _cx: &AgentCx, _req: &mut RequestSetup) -> Shape {
-        Shape::Kept
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
+        next.run(cx, req).await
     }
-
-    async fn before_tool(&self, _cx: &AgentCx, _tool: &ToolUse<'_>) -> ToolGate {
-        ToolGate::Go
-    }
-
-    async fn after_tool(&self, _cx: &AgentCx, _tool: &ToolUse<'_>, _done: &ToolDone<'_>) {}
 
     fn review(&self, _cx: &AgentCx, _call: &Reviewed<'_>) -> Verdict {
         Verdict::Pass
@@ -68,7 +58,70 @@ pub trait Layer: Send + Sync {
         AfterTurn::Rest
     }
 
-    async fn settle(&self, _cx: &AgentCx, _end: TurnEnd) {}
+    async fn hear(&self, _cx: &AgentCx, _moment: Moment) {}
+}
+
+/// What sends a model call once every layer passed it on (`model_call.rs`).
+#[async_trait]
+pub trait ModelCore: Send + Sync {
+    async fn send(&self, cx: &AgentCx, call: &mut ModelCall) -> Called;
+}
+
+/// What runs a tool call once every layer passed it on (`calls.rs`).
+#[async_trait]
+pub trait ToolCore: Send + Sync {
+    async fn run(&self, cx: &AgentCx, req: &mut ToolReq<'_>) -> ToolOut;
+}
+
+/// The rest of the stack below a layer, for a model call.
+#[derive(Clone, Copy)]
+pub struct ModelNext<'a> {
+    layers: &'a [Box<dyn Layer>],
+    core: &'a dyn ModelCore,
+}
+
+impl<'a> ModelNext<'a> {
+    /// The core alone, below every layer (a test of one layer's own step).
+    #[cfg(test)]
+    pub fn bare(core: &'a dyn ModelCore) -> Self {
+        Self { layers: &[], core }
+    }
+
+    /// Passes `call` on; a layer may call it more than once (a retry, a summary of its own).
+    pub async fn run(&self, cx: &AgentCx, call: &mut ModelCall) -> Called {
+        match self.layers.split_first() {
+            Some((layer, rest)) => {
+                let next = ModelNext {
+                    layers: rest,
+                    core: self.core,
+                };
+                layer.model_call(cx, call, next).await
+            }
+            None => self.core.send(cx, call).await,
+        }
+    }
+}
+
+/// The rest of the stack below a layer, for a tool call.
+#[derive(Clone, Copy)]
+pub struct ToolNext<'a> {
+    layers: &'a [Box<dyn Layer>],
+    core: &'a dyn ToolCore,
+}
+
+impl ToolNext<'_> {
+    pub async fn run(&self, cx: &AgentCx, req: &mut ToolReq<'_>) -> ToolOut {
+        match self.layers.split_first() {
+            Some((layer, rest)) => {
+                let next = ToolNext {
+                    layers: rest,
+                    core: self.core,
+                };
+                layer.tool_call(cx, req, next).await
+            }
+            None => self.core.run(cx, req).await,
+        }
+    }
 }
 
 /// Who is starting, as a policy decides whether it gives the agent a layer.
@@ -189,6 +242,16 @@ impl AgentCx {
             .tool_context(self.id, &self.role(), &self.cancel)
     }
 
+    /// How the agent's tools are called by the core: who calls, on what team.
+    pub fn invocation(&self) -> Invocation<'_> {
+        Invocation {
+            agent: self.id,
+            team: self.team(),
+            host: self,
+            cancel: &self.cancel,
+        }
+    }
+
     pub async fn before_task(&self, text: &mut String, from_user: bool) -> Admit {
         for layer in self.layers.0.iter() {
             let said = layer.before_task(self, text, from_user).await;
@@ -199,54 +262,22 @@ impl AgentCx {
         Admit::Go
     }
 
-    pub fn turn_start(&self) {
-        for layer in self.layers.0.iter() {
-            layer.turn_start(self);
-        }
+    /// Passes `call` down the agent's layers to `core`.
+    pub async fn model_call(&self, call: &mut ModelCall, core: &dyn ModelCore) -> Called {
+        let stack = ModelNext {
+            layers: &self.layers.0,
+            core,
+        };
+        stack.run(self, call).await
     }
 
-    pub async fn before_model_call(&self) -> Gate {
-        for layer in self.layers.0.iter() {
-            let said = layer.before_model_call(self).await;
-            if !said.goes_on() {
-                return said;
-            }
-        }
-        Gate::Go
-    }
-
-    /// Later layers see the request as the earlier ones left it.
-    pub async fn shape_request(&self, req: &mut RequestSetup) -> Shape {
-        for layer in self.layers.0.iter() {
-            let said = layer.shape_request(self, req).await;
-            if !said.goes_on() {
-                return said;
-            }
-        }
-        Shape::Kept
-    }
-
-    /// Asks the layers from the `from`th on. The first approval said stands; a layer that
-    /// amends the call ends the walk, with where to go on once the caller checked the
-    /// changed call.
-    pub async fn before_tool(&self, tool: &ToolUse<'_>, from: usize) -> (ToolGate, usize) {
-        let mut approval = None;
-        for (i, layer) in self.layers.0.iter().enumerate().skip(from) {
-            match layer.before_tool(self, tool).await {
-                ToolGate::Go => {}
-                ToolGate::Approval(a) => approval = approval.or(Some(a)),
-                ToolGate::Block(why) => return (ToolGate::Block(why), i + 1),
-                ToolGate::Amend(args, a) => return (ToolGate::Amend(args, approval.or(a)), i + 1),
-            }
-        }
-        let gate = approval.map_or(ToolGate::Go, ToolGate::Approval);
-        (gate, self.layers.0.len())
-    }
-
-    pub async fn after_tool(&self, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        for layer in self.layers.0.iter() {
-            layer.after_tool(self, tool, done).await;
-        }
+    /// Passes `req` down the agent's layers to `core`.
+    pub async fn tool_call(&self, req: &mut ToolReq<'_>, core: &dyn ToolCore) -> ToolOut {
+        let stack = ToolNext {
+            layers: &self.layers.0,
+            core,
+        };
+        stack.run(self, req).await
     }
 
     pub fn review(&self, call: &Reviewed<'_>) -> Verdict {
@@ -260,7 +291,7 @@ impl AgentCx {
     }
 
     /// With `may_continue` false (the turns in a row the layers may add are spent) a layer's
-    /// `Continue` is passed over, and the layers after it still decide: a `stop` hook that
+    /// `Continue` does not decide, and the layers after it still do: a `stop` hook that
     /// kept the turn going must not keep the goal's check from running.
     pub async fn turn_end(&self, end: TurnEnd, final_text: &str, may_continue: bool) -> AfterTurn {
         for layer in self.layers.0.iter() {
@@ -275,9 +306,9 @@ impl AgentCx {
         AfterTurn::Rest
     }
 
-    pub async fn settle(&self, end: TurnEnd) {
+    pub async fn hear(&self, moment: Moment) {
         for layer in self.layers.0.iter() {
-            layer.settle(self, end).await;
+            layer.hear(self, moment).await;
         }
     }
 }

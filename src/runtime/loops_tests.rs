@@ -4,9 +4,10 @@
 
 use super::agent::start_agent;
 use super::calls::{BatchEnd, run_tool_calls};
-use super::cx::{AgentCx, Layer, Policies, Policy, Starting};
-use super::model_call::{Called, call_model};
-use super::points::Gate;
+use super::cx::{AgentCx, Layer, ModelNext, Policies, Policy, Starting};
+use super::model_call;
+use super::points::{Called, ModelCall, Purpose};
+use super::request::RequestSetup;
 use super::team::{AgentInput, NewAgent};
 use super::testing::{FnPolicy, Parts, Script, TestSession, agent, calls, said};
 use super::turn::run_turn;
@@ -111,8 +112,13 @@ struct NotNow;
 
 #[async_trait]
 impl Layer for NotNow {
-    async fn before_model_call(&self, _cx: &AgentCx) -> Gate {
-        Gate::Stop("not now (a toy policy)".into())
+    async fn model_call(
+        &self,
+        _cx: &AgentCx,
+        _call: &mut ModelCall,
+        _next: ModelNext<'_>,
+    ) -> Called {
+        Called::Stopped("not now (a toy policy)".into())
     }
 }
 
@@ -208,6 +214,12 @@ async fn calls_of_a_stopped_turn_are_answered_not_run() {
 }
 
 // model_call.rs
+
+/// `setup` sent by `cx`'s stack.
+async fn call_model(cx: &AgentCx, setup: RequestSetup) -> Called {
+    let mut call = ModelCall::new(setup, Purpose::Turn);
+    cx.model_call(&mut call, &model_call::Core).await
+}
 
 #[tokio::test]
 async fn a_model_calls_usage_is_counted_on_its_agent_and_told() {

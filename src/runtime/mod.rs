@@ -12,7 +12,6 @@
 mod agent;
 mod agent_tools;
 mod approval;
-mod ask;
 mod board;
 mod calls;
 mod confinement;
@@ -45,6 +44,7 @@ mod tasks;
 mod team;
 #[cfg(test)]
 mod testing;
+mod tool_call;
 mod toolbox;
 mod turn;
 mod user_command;

@@ -1,96 +1,73 @@
-//! One model call of a turn: a model slot, the stream (its text to the front ends, its
-//! progress to the layers watching it), the usage counted, and an overflow the layers
-//! make fit sent again once.
+//! The core of a model call, below every layer: a model slot, the stream (a turn's text to
+//! the front ends, every chunk a beat of the call's pulse), the call counted and its usage
+//! recorded. What holds a call, shapes it, watches it or makes an overflow fit is a layer's
+//! (`cx.rs`); this file names none of them.
 
-use super::cx::AgentCx;
-use super::points::Waiting;
-use super::policies::compaction::fit::{Recovery, after_overflow};
-use super::policies::stall::{Pulse, watch};
-use super::request::RequestSetup;
+use super::cx::{AgentCx, ModelCore};
+use super::points::{Called, ModelCall, Purpose};
 use crate::model::{ChatResponse, ModelError, ModelProgress, TokenUsage};
 use crate::protocol::EventKind;
+use async_trait::async_trait;
 
-/// Most times one call is made to fit after the server refused it as too long (each time
-/// harder: a summary, the latest turn only, big outputs cut).
-const MAX_RECOVERIES: u32 = 3;
+/// Sends a model call: the innermost of every agent's stack.
+pub struct Core;
 
-/// How a model call ended.
-pub enum Called {
-    Answer(ChatResponse),
-    Interrupted,
-    /// The call failed for good, with the reason the user reads.
-    Failed(String),
-}
-
-/// Sends `setup` for `cx`'s agent. The request shares the agent's history: it is let go of
-/// before the answer is appended, so appending does not copy it.
-pub async fn call_model(cx: &AgentCx, mut setup: RequestSetup) -> Called {
-    let (session, agent) = (cx.session(), cx.id());
-    // Times this call overflowed the window and was made to fit: each round is a model
-    // call of its own, so they are bounded.
-    let mut recoveries = 0;
-    loop {
-        let model = setup.request.model.clone();
+#[async_trait]
+impl ModelCore for Core {
+    async fn send(&self, cx: &AgentCx, call: &mut ModelCall) -> Called {
+        let (session, agent) = (cx.session(), cx.id());
+        let model = call.setup.request.model.clone();
         let began = std::time::Instant::now();
-        let response = stream(cx, &setup).await;
+        let response = stream(cx, call).await;
         session.team.count_model_call(agent);
-        let (message, said) = match response {
+        match response {
             Ok(r) => {
-                session.team.note_call_time(began.elapsed());
+                if call.purpose == Purpose::Turn {
+                    session.team.note_call_time(began.elapsed());
+                }
                 if let Some(usage) = r.usage {
-                    record_usage(cx, model, setup.window, usage);
+                    record_usage(cx, call, model, usage);
                 }
-                return Called::Answer(r);
+                Called::Answer(r)
             }
-            Err(ModelError::Cancelled) => return Called::Interrupted,
-            Err(ModelError::ContextOverflow { message, said }) => (message, said),
-            Err(e) => return Called::Failed(e.to_string()),
-        };
-        if let Some(tokens) = said.window {
-            session.windows.learn(&model, tokens);
-            setup.window = session.windows.window(&model);
+            Err(ModelError::Cancelled) => Called::Interrupted,
+            Err(ModelError::ContextOverflow { message, said }) => {
+                if let Some(tokens) = said.window {
+                    session.windows.learn(&model, tokens);
+                    call.setup.window = session.windows.window(&model);
+                }
+                Called::Overflow { message, said }
+            }
+            Err(e) => Called::Failed(e.to_string()),
         }
-        let why = if recoveries == MAX_RECOVERIES {
-            "even after compacting it".to_string()
-        } else {
-            match after_overflow(cx, &mut setup, &said).await {
-                Recovery::Retry => {
-                    recoveries += 1;
-                    super::policies::budget::after_usage(&session.team, &session.session_limits);
-                    continue;
-                }
-                Recovery::Interrupted => return Called::Interrupted,
-                Recovery::GiveUp(why) => why,
-            }
-        };
-        let window = session.windows.window(&model);
-        return Called::Failed(format!(
-            "the conversation does not fit the context window of {model} ({window} tokens) \
-             {why}. The server said: {message}. Send a shorter message, /compact, or start \
-             over with /new"
-        ));
     }
 }
 
-/// The call itself, in a model slot, watched by the layers.
-async fn stream(cx: &AgentCx, setup: &RequestSetup) -> Result<ChatResponse, ModelError> {
+/// The call itself, in a model slot.
+async fn stream(cx: &AgentCx, call: &ModelCall) -> Result<ChatResponse, ModelError> {
     let (session, team, agent, cancel) = (cx.session(), cx.team(), cx.id(), cx.cancel());
+    let turn = call.purpose == Purpose::Turn;
     let mut permit = tokio::select! {
         p = session.model_slots.acquire() => p,
         _ = cancel.cancelled() => return Err(ModelError::Cancelled),
     };
-    // Everything before this request (the results it carries above all) is on disk
-    // before it goes out: a crash from here on never loses a result a model has seen,
-    // nor runs its call again after `--continue`. One flush per request.
-    team.events().on_disk().await;
-    permit.sending();
-    let pulse = Pulse::default();
+    if turn {
+        // Everything before this request (the results it carries above all) is on disk
+        // before it goes out: a crash from here on never loses a result a model has seen,
+        // nor runs its call again after `--continue`. One flush per request.
+        team.events().on_disk().await;
+        permit.sending();
+    }
+    let pulse = &call.pulse;
+    pulse.arm();
     // The request tells the session's limit of its first byte and its retries.
     let progress = |p: ModelProgress| match p {
         ModelProgress::TextDelta(delta) => {
             permit.first_byte();
             pulse.beat();
-            team.emit(agent, EventKind::TextDelta { delta });
+            if turn {
+                team.emit(agent, EventKind::TextDelta { delta });
+            }
         }
         ModelProgress::Received => {
             permit.first_byte();
@@ -104,21 +81,29 @@ async fn stream(cx: &AgentCx, setup: &RequestSetup) -> Result<ChatResponse, Mode
             }
         }
     };
-    let call = session.model.stream_chat(&setup.request, &progress, cancel);
-    let after = session.config.guards.stall_after();
-    watch(team, agent, after, &Waiting::ModelCall, &pulse, call).await
+    session
+        .model
+        .stream_chat(&call.setup.request, &progress, cancel)
+        .await
 }
 
-/// Counts the call's usage on the agent and tells the front ends and the layers.
-fn record_usage(cx: &AgentCx, model: String, window: u64, usage: TokenUsage) {
+/// Counts the call's usage on the agent and tells the front ends; a summary's is no
+/// measure of the agent's context.
+fn record_usage(cx: &AgentCx, call: &ModelCall, model: String, usage: TokenUsage) {
     let (session, team, agent) = (cx.session(), cx.team(), cx.id());
     let cost = session
         .config
         .cost(&model, usage.prompt_tokens, usage.completion_tokens);
     team.add_usage(agent, usage.prompt_tokens, usage.completion_tokens, cost);
-    let context_tokens = usage.prompt_tokens + usage.completion_tokens;
+    let (context_tokens, context_window) = match call.purpose {
+        Purpose::Turn => (
+            usage.prompt_tokens + usage.completion_tokens,
+            call.setup.window,
+        ),
+        Purpose::Summary => (0, 0),
+    };
     // A server that reports no prompt tokens has not counted: keep estimating.
-    if usage.prompt_tokens > 0 {
+    if call.purpose == Purpose::Turn && usage.prompt_tokens > 0 {
         team.record_context(agent, context_tokens);
     }
     team.emit(
@@ -129,9 +114,8 @@ fn record_usage(cx: &AgentCx, model: String, window: u64, usage: TokenUsage) {
             completion_tokens: usage.completion_tokens,
             cost_usd: cost,
             context_tokens,
-            context_window: window,
+            context_window,
             cached_tokens: usage.cached_tokens,
         },
     );
-    super::policies::budget::after_usage(team, &session.session_limits);
 }

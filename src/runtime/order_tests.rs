@@ -1,14 +1,18 @@
 //! The order the layers are asked in around one model call and one tool call, pinned on
 //! the loops themselves (a test session, a model script at the trait): who is asked
 //! first, who is not asked once one decided, what a layer that changes a call does to the
-//! layers after it, and where the approval comes.
+//! layers after it, and where the approval comes. What a layer does after a call runs
+//! once the layers after it are done: innermost first (decided when the layers became a
+//! stack; the walk before asked every layer's `after_tool` in the policies' order).
 
 use super::calls::run_tool_calls;
-use super::cx::{AgentCx, Layer, Policy};
-use super::points::{Gate, Shape, ToolDone, ToolGate, ToolUse};
-use super::request::RequestSetup;
+use super::cx::{AgentCx, Layer, ModelNext, Policy, ToolNext};
+use super::points::{Called, ModelCall, ToolUse};
+use super::policies::ask::layer::AskPolicy;
 use super::team::NewAgent;
+use super::testing::{Gate, ToolGate};
 use super::testing::{Parts, Script, TestSession, agent, every};
+use super::tool_call::{ToolOut, ToolReq};
 use super::turn::run_turn;
 use crate::protocol::{AgentId, ApprovalPolicy, Budget, HistoryItem, ToolCall, TurnEnd};
 use async_trait::async_trait;
@@ -35,26 +39,33 @@ impl Toy {
 
 #[async_trait]
 impl Layer for Toy {
-    async fn before_model_call(&self, _cx: &AgentCx) -> Gate {
+    async fn model_call(&self, cx: &AgentCx, call: &mut ModelCall, next: ModelNext<'_>) -> Called {
         self.note("before model".into());
-        match &self.gate {
-            Gate::Stop(why) => Gate::Stop(why.clone()),
-            _ => Gate::Go,
+        if let Gate::Stop(why) = &self.gate {
+            return Called::Stopped(why.clone());
         }
+        let called = next.run(cx, call).await;
+        self.note("after model".into());
+        called
     }
 
-    async fn shape_request(&self, _cx: &AgentCx, _req: &mut RequestSetup) -> Shape {
-        self.note("shape".into());
-        Shape::Kept
-    }
-
-    async fn before_tool(&self, _cx: &AgentCx, tool: &ToolUse<'_>) -> ToolGate {
-        self.note(format!("before {} {}", tool.name, tool.args));
-        (self.tool)(tool)
-    }
-
-    async fn after_tool(&self, _cx: &AgentCx, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        self.note(format!("after {} error={}", tool.name, done.is_error));
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
+        self.note(format!("before {} {}", req.call.name, req.args));
+        match (self.tool)(&req.view()) {
+            ToolGate::Block(why) => return ToolOut::refused(why),
+            ToolGate::Amend(args, _) => {
+                let spec = cx.session().tools.spec(&req.call.name);
+                if let Err(why) = req.amend(spec.as_ref().map(|s| &s.parameters), args) {
+                    return ToolOut::refused(why);
+                }
+            }
+            ToolGate::Go | ToolGate::Approval(_) => {}
+        }
+        let out = next.run(cx, req).await;
+        if out.did_run() {
+            self.note(format!("after {} error={}", req.call.name, out.is_error));
+        }
+        out
     }
 }
 
@@ -131,7 +142,12 @@ async fn around_a_model_call_the_layers_are_asked_in_the_order_of_the_policies()
     assert_eq!(run_turn(&cx).await.end, TurnEnd::Completed);
     assert_eq!(
         log(&l),
-        ["a before model", "b before model", "a shape", "b shape"]
+        [
+            "a before model",
+            "b before model",
+            "b after model",
+            "a after model"
+        ]
     );
     assert_eq!(script.sent(), 1);
 }
@@ -159,8 +175,8 @@ async fn a_layer_that_stops_a_model_call_ends_the_turn_and_the_layers_after_it_a
     assert_eq!(script.sent(), 0, "the model was never called");
 }
 
-/// Decided order: every layer is asked before the call in the policies' order; the
-/// parts after it run once it ran, innermost first (a layer wraps the ones after it).
+/// Every layer is asked before the call in the policies' order; the parts after it run
+/// once it ran, innermost first (a layer wraps the ones after it).
 #[tokio::test]
 async fn around_a_tool_call_the_layers_are_asked_in_order_and_hear_it_ran() {
     let dir = tempfile::tempdir().unwrap();
@@ -174,8 +190,8 @@ async fn around_a_tool_call_the_layers_are_asked_in_order_and_hear_it_ran() {
         [
             "a before get_agents {}",
             "b before get_agents {}",
-            "a after get_agents error=false",
             "b after get_agents error=false",
+            "a after get_agents error=false",
         ]
     );
     assert!(!result_of(&ts, me, "c1").1);
@@ -234,8 +250,8 @@ async fn a_changed_call_is_what_the_later_layers_see_and_what_runs() {
                 json!({"path": "asked.txt", "content": "x\n"})
             ),
             format!("b before write_file {changed}"),
-            "a after write_file error=false".to_string(),
             "b after write_file error=false".to_string(),
+            "a after write_file error=false".to_string(),
         ]
     );
     assert!(dir.path().join("changed.txt").exists());
@@ -256,19 +272,19 @@ async fn a_changed_call_is_what_the_later_layers_see_and_what_runs() {
     );
 }
 
-/// The user is asked only about a call every layer let through: a blocked call is never
-/// put to the approval, and a refused one is heard by no layer after it.
+/// The user is asked only about a call every layer before the approval ask let through: a
+/// blocked call is never put to the approval, and a refused one is heard by no layer.
 #[tokio::test]
 async fn the_approval_comes_after_the_layers() {
     let dir = tempfile::tempdir().unwrap();
     let ts = session(dir.path(), &Script::new(Vec::new()));
     let me = worker(&ts, &["write_file"], ApprovalPolicy::ReadOnly);
     let l = Log::default();
-    let blocking = ts.cx(vec![toy("a", &l, block)], me);
+    let blocking = ts.cx(vec![toy("a", &l, block), Box::new(AskPolicy)], me);
     let write = json!({"path": "f.txt", "content": "x\n"});
     run_tool_calls(&blocking, &[call("c1", "write_file", write.clone())]).await;
     assert_eq!(result_of(&ts, me, "c1"), ("not this one".to_string(), true));
-    let going = ts.cx(vec![toy("b", &l, go)], me);
+    let going = ts.cx(vec![toy("b", &l, go), Box::new(AskPolicy)], me);
     run_tool_calls(&going, &[call("c2", "write_file", write)]).await;
     let (output, is_error) = result_of(&ts, me, "c2");
     assert!(is_error && output.contains("read-only"), "{output}");

@@ -13,6 +13,7 @@ mod roster;
 mod settings;
 mod stats;
 mod steer;
+mod told;
 
 pub use steer::Steer;
 

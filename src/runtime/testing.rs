@@ -169,10 +169,8 @@ impl TestSession {
             hooks: Arc::new(hooks),
             goals: Default::default(),
             agent_tasks: Default::default(),
-            model_slots: slots.clone(),
+            model_slots: slots,
             compactor: Arc::new(Compactor {
-                model: parts.model.clone(),
-                slots,
                 config: config.clone(),
                 scales: Default::default(),
             }),
@@ -311,5 +309,264 @@ pub fn tool<'a>(
         reports: crate::tools::Reports::Nothing,
         writes: None,
         action,
+    }
+}
+
+/// What a point of the old walk answered, read off the stack: tests of one layer ask the
+/// stack as the loops do, with a core that sends nothing of the turn's own (a summary is
+/// sent) and runs no tool, and read what came back.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// The call reached the core.
+    Go,
+    /// A layer held it: the request is built again and passes the layers again.
+    Hold,
+    Stop(String),
+    Interrupted,
+}
+
+/// What became of a request the layers may shape.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Shape {
+    Kept,
+    /// Its history was shortened by a model call of its own.
+    Changed,
+    Stop(String),
+    Interrupted,
+}
+
+/// What the layers said of a tool call before it would run.
+#[derive(Debug, PartialEq)]
+pub enum ToolGate {
+    Go,
+    Block(String),
+    Approval(super::approval::HookApproval),
+    Amend(serde_json::Value, Option<super::approval::HookApproval>),
+}
+
+/// A core that lets a turn's model call through unsent (a summary is sent).
+struct ModelProbe;
+
+#[async_trait]
+impl super::cx::ModelCore for ModelProbe {
+    async fn send(
+        &self,
+        cx: &AgentCx,
+        call: &mut super::points::ModelCall,
+    ) -> super::points::Called {
+        match call.purpose {
+            super::points::Purpose::Summary => super::model_call::Core.send(cx, call).await,
+            super::points::Purpose::Turn => super::points::Called::Answer(ChatResponse::default()),
+        }
+    }
+}
+
+/// A request of `model` with an empty history and room to spare.
+pub fn roomy_request() -> super::request::RequestSetup {
+    super::request::RequestSetup {
+        request: ChatRequest {
+            model: "m".into(),
+            system_prompt: String::new(),
+            history: Arc::new(Vec::new()),
+            tools: Arc::from(Vec::new()),
+        },
+        max_iterations: 1,
+        fixed_tokens: 0,
+        window: 1_000_000,
+    }
+}
+
+/// A tool call as a test describes it: its facts and action as given.
+struct FakeHandler {
+    reach: crate::tools::Reach,
+    reports: crate::tools::Reports,
+    writes: Option<Vec<String>>,
+    action: Option<crate::protocol::ApprovalAction>,
+}
+
+#[async_trait]
+impl super::toolbox::CallHandler for FakeHandler {
+    fn reach(&self) -> crate::tools::Reach {
+        self.reach
+    }
+
+    fn facts(&self, _args: &serde_json::Value) -> crate::tools::ToolFacts {
+        let mut facts = crate::tools::ToolFacts::new(crate::tools::ToolKind::Other, self.reach);
+        facts.reports = self.reports;
+        facts
+    }
+
+    fn concurrent(&self) -> bool {
+        false
+    }
+
+    fn writes_only(&self, _args: &serde_json::Value) -> Option<Vec<String>> {
+        self.writes.clone()
+    }
+
+    async fn describe(
+        &self,
+        _call: &super::toolbox::Invocation<'_>,
+        _args: &serde_json::Value,
+    ) -> Result<Option<crate::protocol::ApprovalAction>, String> {
+        Ok(self.action.clone())
+    }
+
+    async fn run(
+        &self,
+        _call: &super::toolbox::Invocation<'_>,
+        _args: serde_json::Value,
+    ) -> super::toolbox::Ran {
+        super::toolbox::Ran::Error("a fake handler never runs".into())
+    }
+}
+
+type Effect = Box<dyn FnOnce() + Send>;
+
+/// A core that does `effect` as the call, and answers `output`.
+struct ToolProbe {
+    effect: std::sync::Mutex<Option<Effect>>,
+    output: String,
+    is_error: bool,
+}
+
+#[async_trait]
+impl super::cx::ToolCore for ToolProbe {
+    async fn run(
+        &self,
+        _cx: &AgentCx,
+        req: &mut super::tool_call::ToolReq<'_>,
+    ) -> super::tool_call::ToolOut {
+        if let Some(effect) = crate::sync::lock(&self.effect).take() {
+            effect();
+        }
+        let ran = match self.is_error {
+            false => super::toolbox::Ran::Ok(self.output.clone(), super::agent_tools::Effect::None),
+            true => super::toolbox::Ran::Error(self.output.clone()),
+        };
+        let mut out = super::tool_call::ToolOut::ran(ran);
+        out.facts = Some(req.facts.clone());
+        out
+    }
+}
+
+/// Passes `tool` down `cx`'s layers to a core that does `effect` and answers `done`; what
+/// the layers said before it, and what came back.
+pub async fn call_tool(
+    cx: &AgentCx,
+    tool: &super::points::ToolUse<'_>,
+    done: &super::points::ToolDone<'_>,
+    effect: impl FnOnce() + Send + 'static,
+) -> (ToolGate, super::tool_call::ToolOut) {
+    let call = crate::protocol::ToolCall {
+        id: tool.call_id.into(),
+        name: tool.name.into(),
+        arguments: tool.args.to_string(),
+    };
+    let handler = Arc::new(FakeHandler {
+        reach: tool.reach,
+        reports: tool.reports,
+        writes: tool.writes.map(<[String]>::to_vec),
+        action: tool.action.cloned(),
+    });
+    let policy = (String::from("r"), ApprovalPolicy::Auto);
+    let mut req = super::tool_call::ToolReq::new(&call, policy, handler, tool.args.clone());
+    let core = ToolProbe {
+        effect: std::sync::Mutex::new(Some(Box::new(effect))),
+        output: done.output.into(),
+        is_error: done.is_error,
+    };
+    let out = cx.tool_call(&mut req, &core).await;
+    let gate = match (out.reached, req.amended, req.hook_approval) {
+        (super::tool_call::Reached::Ran, true, a) => ToolGate::Amend(req.args.clone(), a),
+        (super::tool_call::Reached::Ran, false, Some(a)) => ToolGate::Approval(a),
+        (super::tool_call::Reached::Ran, false, None) => ToolGate::Go,
+        _ => ToolGate::Block(out.output.clone()),
+    };
+    (gate, out)
+}
+
+/// The points of an agent's life as tests of one layer ask them.
+#[async_trait]
+pub trait Points {
+    async fn turn_start(&self);
+    async fn settle(&self, end: crate::protocol::TurnEnd);
+    async fn before_model_call(&self) -> Gate;
+    async fn shape_request(&self, req: &mut super::request::RequestSetup) -> Shape;
+    /// What the layers said of `tool` (it runs nothing; `from` is not used).
+    async fn before_tool(
+        &self,
+        tool: &super::points::ToolUse<'_>,
+        from: usize,
+    ) -> (ToolGate, usize);
+    /// `tool` passed down the layers, answered `done`.
+    async fn after_tool(
+        &self,
+        tool: &super::points::ToolUse<'_>,
+        done: &super::points::ToolDone<'_>,
+    );
+}
+
+#[async_trait]
+impl Points for AgentCx {
+    async fn turn_start(&self) {
+        self.hear(super::points::Moment::TurnStart).await;
+    }
+
+    async fn settle(&self, end: crate::protocol::TurnEnd) {
+        self.hear(super::points::Moment::Settled(end)).await;
+    }
+
+    async fn before_model_call(&self) -> Gate {
+        let mut call = super::points::ModelCall::new(roomy_request(), super::points::Purpose::Turn);
+        match self.model_call(&mut call, &ModelProbe).await {
+            super::points::Called::Answer(_) => Gate::Go,
+            super::points::Called::Again => Gate::Hold,
+            super::points::Called::Interrupted => Gate::Interrupted,
+            super::points::Called::Stopped(why) | super::points::Called::Failed(why) => {
+                Gate::Stop(why)
+            }
+            super::points::Called::Overflow { message, .. } => Gate::Stop(message),
+        }
+    }
+
+    async fn shape_request(&self, req: &mut super::request::RequestSetup) -> Shape {
+        let setup = std::mem::replace(req, roomy_request());
+        let before = setup.request.history.clone();
+        let mut call = super::points::ModelCall::new(setup, super::points::Purpose::Turn);
+        let called = self.model_call(&mut call, &ModelProbe).await;
+        *req = call.setup;
+        match called {
+            super::points::Called::Answer(_) if Arc::ptr_eq(&before, &req.request.history) => {
+                Shape::Kept
+            }
+            super::points::Called::Answer(_) => Shape::Changed,
+            super::points::Called::Interrupted => Shape::Interrupted,
+            super::points::Called::Again => Shape::Stop("held".into()),
+            super::points::Called::Stopped(why) | super::points::Called::Failed(why) => {
+                Shape::Stop(why)
+            }
+            super::points::Called::Overflow { message, .. } => Shape::Stop(message),
+        }
+    }
+
+    async fn before_tool(
+        &self,
+        tool: &super::points::ToolUse<'_>,
+        _from: usize,
+    ) -> (ToolGate, usize) {
+        let done = super::points::ToolDone {
+            output: "",
+            is_error: false,
+        };
+        (call_tool(self, tool, &done, || {}).await.0, 0)
+    }
+
+    async fn after_tool(
+        &self,
+        tool: &super::points::ToolUse<'_>,
+        done: &super::points::ToolDone<'_>,
+    ) {
+        call_tool(self, tool, done, || {}).await;
     }
 }

@@ -6,9 +6,9 @@ use super::agent_tools::return_results::RETURN_RESULTS;
 use super::calls::{BatchEnd, run_tool_calls};
 use super::cx::AgentCx;
 use super::inbox;
-use super::model_call::{Called, call_model};
+use super::model_call;
 use super::persona::switch_persona;
-use super::points::{Gate, Shape};
+use super::points::{Called, ModelCall, Moment, Purpose};
 use super::request::RequestSetup;
 use super::team::Team;
 use crate::model::text_calls;
@@ -56,21 +56,19 @@ enum Step<T> {
 
 async fn turn_loop(cx: &AgentCx) -> TurnOutcome {
     let mut course = Course::default();
-    cx.turn_start();
+    cx.hear(Moment::TurnStart).await;
     loop {
-        let setup = match next_request(cx, &mut course).await {
+        let setup = match next_request(cx, &mut course) {
             Step::Go(setup) => setup,
             Step::Again => continue,
             Step::End(outcome) => return outcome,
         };
         let offered = setup.request.tools.clone();
-        let final_text = std::mem::take(&mut course.final_text);
-        let response = match call_model(cx, setup).await {
-            Called::Answer(r) => r,
-            Called::Interrupted => return interrupted(final_text),
-            Called::Failed(why) => return failed(cx.team(), cx.id(), final_text, why),
+        let response = match ask_model(cx, &mut course, setup).await {
+            Step::Go(r) => r,
+            Step::Again => continue,
+            Step::End(outcome) => return outcome,
         };
-        course.final_text = final_text;
         let calls = match record_reply(cx, &mut course, response, &offered) {
             Step::Go(calls) => calls,
             Step::Again => continue,
@@ -86,38 +84,55 @@ async fn turn_loop(cx: &AgentCx) -> TurnOutcome {
     }
 }
 
-/// The next request, once the layers let it go: held while the team is paused, stopped by
-/// a spent budget or the iteration cap; shaped (compaction) when it no longer fits
-/// comfortably. Urgent notices and steering are handed over first.
-async fn next_request(cx: &AgentCx, course: &mut Course) -> Step<RequestSetup> {
+/// The next request, built from the agent's history once urgent notices and steering are
+/// handed over; the iteration cap ends the turn.
+fn next_request(cx: &AgentCx, course: &mut Course) -> Step<RequestSetup> {
     let (session, team, agent) = (cx.session(), cx.team(), cx.id());
     let mut text = || std::mem::take(&mut course.final_text);
-    match cx.before_model_call().await {
-        Gate::Go => {}
-        Gate::Hold => return Step::Again,
-        Gate::Interrupted => return Step::End(interrupted(text())),
-        Gate::Stop(reason) => return Step::End(outcome(TurnEnd::Error, text(), Some(reason))),
-    }
     hand_over_inbox(team, agent);
-    let Some(mut setup) = session.request_for(agent) else {
+    let Some(setup) = session.request_for(agent) else {
         return Step::End(outcome(TurnEnd::Cancelled, text(), None));
     };
     if course.iteration >= setup.max_iterations {
         return Step::End(too_many_calls(team, agent, setup.max_iterations, text()));
     }
-    course.iteration += 1;
     if cx.cancel().is_cancelled() {
         return Step::End(interrupted(text()));
     }
-    match cx.shape_request(&mut setup).await {
-        Shape::Kept => Step::Go(setup),
-        // Its own model call was counted: the session's limit is checked at once.
-        Shape::Changed => {
-            super::policies::budget::after_usage(team, &session.session_limits);
-            Step::Go(setup)
+    Step::Go(setup)
+}
+
+/// The request passed down the agent's layers to the model; a layer that held it has it
+/// built again.
+async fn ask_model(
+    cx: &AgentCx,
+    course: &mut Course,
+    setup: RequestSetup,
+) -> Step<crate::model::ChatResponse> {
+    let mut call = ModelCall::new(setup, Purpose::Turn);
+    let final_text = std::mem::take(&mut course.final_text);
+    let called = cx.model_call(&mut call, &model_call::Core).await;
+    // The request shares the agent's history: let go of it before the answer is appended,
+    // so appending does not copy it.
+    drop(call);
+    let (team, agent) = (cx.team(), cx.id());
+    match called {
+        Called::Answer(r) => {
+            course.iteration += 1;
+            course.final_text = final_text;
+            Step::Go(r)
         }
-        Shape::Interrupted => Step::End(interrupted(text())),
-        Shape::Stop(why) => Step::End(failed(team, agent, text(), why)),
+        Called::Again => {
+            course.final_text = final_text;
+            Step::Again
+        }
+        Called::Interrupted => Step::End(interrupted(final_text)),
+        Called::Stopped(why) => Step::End(outcome(TurnEnd::Error, final_text, Some(why))),
+        Called::Failed(why) => Step::End(failed(team, agent, final_text, why)),
+        Called::Overflow { message, .. } => {
+            let why = format!("the conversation does not fit the model's window: {message}");
+            Step::End(failed(team, agent, final_text, why))
+        }
     }
 }
 

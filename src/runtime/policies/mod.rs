@@ -3,6 +3,7 @@
 //! A new policy is one folder and one line in [`in_order`] (docs/adding-a-policy.md).
 
 pub mod answer;
+pub mod ask;
 pub mod budget;
 pub mod checkpoint;
 pub mod compaction;
@@ -13,6 +14,7 @@ pub mod loop_guard;
 pub mod pause;
 pub mod progress;
 pub mod result_due;
+pub mod shown;
 pub mod stall;
 pub mod verification;
 
@@ -41,19 +43,26 @@ pub struct Parts {
     pub goals: Arc<goal::Goals>,
 }
 
-/// The session's policies, in the order their layers run at every point: the pause gate
-/// first (a paused team holds before anything is decided), then the budgets, the team's
-/// progress, the persona's answer once it repeats itself with all done, a worker's result
-/// when its turn ended in words, compaction (a
-/// request is made to fit once it may be sent), the loop guard, the user's hooks (a hook
-/// sees only calls squad itself would let through), then isolation (the worktree and the
-/// leases, once no hook blocked the call; the merge once a worker's turns are over) and
-/// verification (it measures the call in the root isolation gave it, and begins a
-/// task on the worktree as isolation left it), and the user's goal last: a turn the answer
-/// layer or a `stop` hook keeps going is not over, so its check waits until they rest.
+/// The session's policies, in the order their layers run: a model call and a tool call
+/// pass down them in this order (and what a layer does after the call comes back up in
+/// the reverse), and the other points ask them in this order. The pause gate first (a
+/// paused team holds before anything is decided), then what the front ends see of a tool
+/// call (a held call has not begun), the budgets, the team's progress, the persona's
+/// answer once it repeats itself with all done, a worker's result when its turn ended in
+/// words, compaction (a request is made to fit once it may be sent, and again when the
+/// server refused it), the loop guard, the checkpoint (a call waits for its turn's
+/// checkpoint before any hook runs), the user's hooks (a hook sees only calls squad itself
+/// would let through), then isolation (the worktree and the leases, once no hook refused
+/// or changed the call; the merge once a worker's turns are over) and verification (it
+/// measures the call in the root isolation gave it, and begins a task on the worktree as
+/// isolation left it), the approval ask (the user is asked only about what would run), the
+/// stall watch (around the send or the run itself), and the user's goal last: a turn the
+/// answer layer or a `stop` hook keeps going is not over, so its check waits until they
+/// rest.
 pub fn in_order(p: Parts) -> Policies {
     let mut list: Vec<Box<dyn Policy>> = vec![
         Box::new(pause::layer::PausePolicy(p.pause)),
+        Box::new(shown::ShownPolicy),
         Box::new(budget::layer::BudgetPolicy(p.session)),
         Box::new(progress::ProgressPolicy::new(p.max_turn_calls)),
         Box::new(answer::AnswerPolicy::new(p.board, p.assist.clone())),
@@ -61,19 +70,19 @@ pub fn in_order(p: Parts) -> Policies {
         Box::new(compaction::layer::CompactionPolicy(p.compactor)),
         Box::new(loop_guard::layer::LoopGuardPolicy::new(p.guards)),
     ];
-    // Before the hooks: a tool call waits for its turn's checkpoint before any hook runs.
     if let Some(c) = p.checkpoints {
         list.push(Box::new(checkpoint::layer::CheckpointPolicy(c)));
     }
-    list.extend::<[Box<dyn Policy>; 4]>([
+    list.extend::<[Box<dyn Policy>; 6]>([
         Box::new(hooks::layer::HooksPolicy(p.hooks)),
         Box::new(isolation::layer::IsolationPolicy(p.isolation)),
         Box::new(verification::layer::VerificationPolicy(p.checks)),
+        Box::new(ask::layer::AskPolicy),
+        Box::new(stall::layer::StallPolicy(p.guards.stall_after())),
         Box::new(goal::layer::GoalPolicy(p.goals)),
     ]);
     Policies::new(list)
 }
-
 #[cfg(test)]
 mod policy_tests;
 #[cfg(test)]

@@ -7,11 +7,12 @@ use crate::config::{Config, IsolationMode};
 use crate::model::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress, Overflow};
 use crate::protocol::{AgentId, ApprovalAction, Budget, EventKind, HistoryItem, ToolCall, TurnEnd};
 use crate::roles::RoleSet;
-use crate::runtime::cx::{Policies, Policy};
-use crate::runtime::points::{Admit, Gate, Shape, ToolDone, ToolGate, ToolUse, Waiting};
-use crate::runtime::policies::compaction::fit::{Recovery, after_overflow};
+use crate::runtime::cx::{AgentCx, Layer, ModelNext, Policies, Policy};
+use crate::runtime::points::{Admit, Called, ModelCall, Purpose, ToolDone, ToolUse, Waiting};
+use crate::runtime::policies::compaction::compactor::Trigger;
+use crate::runtime::policies::compaction::fit::{Recovery, ViaStack, after_overflow, compact};
 use crate::runtime::policies::compaction::layer::CompactionPolicy;
-use crate::runtime::policies::isolation::layer::{IsolationPolicy, prepare};
+use crate::runtime::policies::isolation::layer::IsolationPolicy;
 use crate::runtime::policies::isolation::worker::WorkerIsolation;
 use crate::runtime::policies::loop_guard::layer::LoopGuardPolicy;
 use crate::runtime::policies::progress::ProgressPolicy;
@@ -20,7 +21,8 @@ use crate::runtime::policies::verification::checks::Checks;
 use crate::runtime::policies::verification::layer::VerificationPolicy;
 use crate::runtime::request::RequestSetup;
 use crate::runtime::team::Team;
-use crate::runtime::testing::{Parts, TestSession, agent, tool};
+use crate::runtime::testing::{Gate, Parts, Points, Shape, TestSession, ToolGate, agent};
+use crate::runtime::testing::{call_tool, every, tool};
 use crate::runtime::toolbox::Reach;
 use async_trait::async_trait;
 use std::process::Command;
@@ -203,18 +205,65 @@ async fn the_compaction_layer_shortens_a_request_past_its_threshold_and_leaves_o
     assert_eq!(*team.request_view(worker).unwrap().history, **after);
 }
 
+/// A layer below compaction that notes what each model call it passes on is for.
+struct Purposes(Arc<std::sync::Mutex<Vec<Purpose>>>);
+
+#[async_trait]
+impl Layer for Purposes {
+    async fn model_call(&self, cx: &AgentCx, call: &mut ModelCall, next: ModelNext<'_>) -> Called {
+        crate::sync::lock(&self.0).push(call.purpose);
+        next.run(cx, call).await
+    }
+}
+
+/// The summary request is a model call of the agent's own, down the rest of its stack
+/// (the layers below compaction, the model slots, the stall watch), and `/compact`'s goes
+/// down the whole stack: before, both went to the model beside it.
+#[tokio::test]
+async fn a_summary_request_goes_down_the_agents_own_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ts, model, _) = compaction(dir.path(), false);
+    let team = &ts.session.team;
+    let worker = long_talker(team, ts.root);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let below = {
+        let seen = seen.clone();
+        every(move || Purposes(seen.clone()))
+    };
+    let compacting: Box<dyn Policy> = Box::new(CompactionPolicy(ts.session.compactor.clone()));
+    let cx = ts.cx(vec![compacting, below], worker);
+    let mut tight = setup(team, worker, 4_000);
+    assert_eq!(cx.shape_request(&mut tight).await, Shape::Changed);
+    assert_eq!(*crate::sync::lock(&seen), [Purpose::Summary, Purpose::Turn]);
+    assert_eq!(model.calls.load(Ordering::Relaxed), 1);
+
+    // `/compact`, between turns: down the whole stack.
+    let other = long_talker(team, ts.root);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let only = {
+        let seen = seen.clone();
+        every(move || Purposes(seen.clone()))
+    };
+    let cx = ts.cx(vec![only], other);
+    let mut req = setup(team, other, 4_000);
+    let done = compact(&cx, &mut req, (Trigger::User, 1.0), &ViaStack(&cx)).await;
+    assert!(done.is_ok(), "{done:?}");
+    assert_eq!(*crate::sync::lock(&seen), [Purpose::Summary]);
+    assert_eq!(model.calls.load(Ordering::Relaxed), 2);
+}
+
 #[tokio::test]
 async fn a_failed_compaction_is_told_once_and_not_tried_again_until_the_next_turn() {
     let dir = tempfile::tempdir().unwrap();
     let (mut ts, model, policies) = compaction(dir.path(), true);
     let worker = long_talker(&ts.session.team, ts.root);
     let cx = ts.cx_with(&policies, worker);
-    cx.turn_start();
+    cx.turn_start().await;
     let mut tight = setup(&ts.session.team, worker, 4_000);
     // A cancelled summary call ends the turn as interrupted.
     assert_eq!(cx.shape_request(&mut tight).await, Shape::Interrupted);
     assert_eq!(
-        after_overflow(&cx, &mut tight, &Overflow::default()).await,
+        after_overflow(&cx, &mut tight, &Overflow::default(), bare()).await,
         Recovery::Interrupted
     );
     assert_eq!(model.calls.load(Ordering::Relaxed), 2);
@@ -226,10 +275,15 @@ async fn a_failed_compaction_is_told_once_and_not_tried_again_until_the_next_tur
     let mut req = setup(&ts.session.team, short, 8_000);
     // Nothing to compact or cut: an overflow cannot be helped, and says what does not fit.
     assert!(matches!(
-        after_overflow(&cx, &mut req, &Overflow::default()).await,
+        after_overflow(&cx, &mut req, &Overflow::default(), bare()).await,
         Recovery::GiveUp(why) if why.contains("nothing is left to compact")
     ));
     assert_eq!(model.calls.load(Ordering::Relaxed), 0);
+}
+
+/// The stack below the compaction layer: the core alone.
+fn bare() -> ModelNext<'static> {
+    ModelNext::bare(&crate::runtime::model_call::Core)
 }
 
 fn git(dir: &std::path::Path, args: &[&str]) {
@@ -275,12 +329,14 @@ async fn the_isolation_layer_gives_a_worker_its_worktree_at_its_first_change_not
     );
     let iso = ts.session.isolation.clone();
     let worker = ts.add(ts.root, Budget::default());
-    let cx = ts.cx(Vec::new(), worker);
+    let policies = Arc::new(Policies::new(vec![Box::new(IsolationPolicy(iso.clone()))]));
+    let cx = ts.cx_with(&policies, worker);
     let args = serde_json::json!({});
 
-    prepare(&cx, &tool(Reach::Reads, &args, None)).await;
+    cx.before_tool(&tool(Reach::Reads, &args, None), 0).await;
     assert!(!iso.has_own(worker), "a read costs no worktree");
-    prepare(&cx, &tool(Reach::ChangesFiles, &args, None)).await;
+    cx.before_tool(&tool(Reach::ChangesFiles, &args, None), 0)
+        .await;
     assert!(iso.has_own(worker));
     assert!(
         ts.kinds()
@@ -288,8 +344,9 @@ async fn the_isolation_layer_gives_a_worker_its_worktree_at_its_first_change_not
             .any(|k| matches!(k, EventKind::WorktreeCreated { .. }))
     );
     // The persona writes in the workspace itself.
-    let cx = ts.cx(Vec::new(), ts.root);
-    prepare(&cx, &tool(Reach::ChangesFiles, &args, None)).await;
+    let cx = ts.cx_with(&policies, ts.root);
+    cx.before_tool(&tool(Reach::ChangesFiles, &args, None), 0)
+        .await;
     assert!(!iso.has_own(ts.root));
     iso.close(&ts.session.team).await;
 }
@@ -345,26 +402,26 @@ async fn the_verification_layer_records_what_a_workers_calls_changed() {
     // A command is measured by a snapshot before and after.
     let args = serde_json::json!({"command": "touch new.txt"});
     let command = tool(Reach::ChangesFiles, &args, None);
-    cx.before_tool(&command, 0).await;
-    std::fs::write(dir.path().join("new.txt"), "new\n").unwrap();
     let done = ToolDone {
         output: "",
         is_error: false,
     };
-    cx.after_tool(&command, &done).await;
+    let new = dir.path().join("new.txt");
+    call_tool(&cx, &command, &done, move || {
+        std::fs::write(new, "new\n").unwrap()
+    })
+    .await;
     // A file tool names its file.
     let change = ApprovalAction::FileChange {
         path: "./sub/../old.txt".into(),
         diff: String::new(),
     };
     let edit = tool(Reach::ChangesFiles, &args, Some(&change));
-    cx.before_tool(&edit, 0).await;
-    cx.after_tool(&edit, &done).await;
+    call_tool(&cx, &edit, &done, || {}).await;
     // A read records nothing.
     std::fs::write(dir.path().join("other.txt"), "x").unwrap();
     let read = tool(Reach::Reads, &args, None);
-    cx.before_tool(&read, 0).await;
-    cx.after_tool(&read, &done).await;
+    call_tool(&cx, &read, &done, || {}).await;
 
     let attempt = checks.next_attempt(worker).unwrap();
     assert_eq!(attempt.text, "write new.txt");
@@ -395,7 +452,7 @@ async fn the_progress_layer_stops_a_persona_turn_whose_calls_bring_nothing_new()
     };
     let read = |path: &'static str| serde_json::json!({"path": path});
     let (a, b) = (read("a.rs"), read("b.rs"));
-    me.turn_start();
+    me.turn_start().await;
     // Distinct reads are progress, however many: 50 calls, each new.
     for i in 0..50 {
         assert_eq!(me.before_model_call().await, Gate::Go, "call {i}");
@@ -440,14 +497,14 @@ async fn the_progress_layer_stops_a_persona_turn_whose_calls_bring_nothing_new()
         assert_eq!(me.before_model_call().await, Gate::Go);
     }
     // A new turn starts afresh.
-    me.turn_start();
+    me.turn_start().await;
     me.after_tool(&tool(Reach::Reads, &a, None), &done("x"))
         .await;
     for _ in 0..3 {
         assert_eq!(me.before_model_call().await, Gate::Go);
     }
     let never = ts.cx(vec![Box::new(ProgressPolicy::new(0))], ts.root);
-    never.turn_start();
+    never.turn_start().await;
     for _ in 0..10 {
         assert_eq!(never.before_model_call().await, Gate::Go, "0: never");
     }
@@ -472,7 +529,7 @@ async fn the_same_message_to_the_same_worker_with_nothing_changed_since_is_not_s
     };
     assert_eq!(me.before_tool(&speak, 0).await.0, ToolGate::Go);
     // Across turns too.
-    me.turn_start();
+    me.turn_start().await;
     assert!(matches!(
         me.before_tool(&speak, 0).await.0,
         ToolGate::Block(why) if why.contains("not sent")

@@ -2,14 +2,16 @@
 //! session with no model and no agent tasks.
 
 use crate::protocol::{AgentStatus, Budget, EventKind, TurnEnd as End};
-use crate::runtime::cx::{AgentCx, Layer};
-use crate::runtime::points::{AfterTurn, Gate, Reviewed, ToolGate, ToolUse};
+use crate::runtime::cx::{AgentCx, Layer, ModelNext, ToolNext};
+use crate::runtime::points::{AfterTurn, Called, ModelCall, Reviewed, ToolUse};
 use crate::runtime::policies::budget::layer::BudgetPolicy;
 use crate::runtime::policies::budget::{SessionBudget, SessionLimits};
 use crate::runtime::policies::loop_guard::layer::LoopGuardPolicy;
 use crate::runtime::policies::pause::gate::PauseGate;
 use crate::runtime::policies::pause::layer::PausePolicy;
+use crate::runtime::testing::{Gate, Points, ToolGate};
 use crate::runtime::testing::{Parts, TestSession, every};
+use crate::runtime::tool_call::{ToolOut, ToolReq};
 use crate::runtime::toolbox::Reach;
 use async_trait::async_trait;
 use std::sync::{Arc, Mutex};
@@ -32,21 +34,21 @@ struct Say {
 
 #[async_trait]
 impl Layer for Say {
-    async fn before_model_call(&self, _cx: &AgentCx) -> Gate {
+    async fn model_call(&self, cx: &AgentCx, call: &mut ModelCall, next: ModelNext<'_>) -> Called {
         self.asked.lock().unwrap().push(self.name);
         match &self.gate {
-            Gate::Go => Gate::Go,
-            Gate::Hold => Gate::Hold,
-            Gate::Stop(s) => Gate::Stop(s.clone()),
-            Gate::Interrupted => Gate::Interrupted,
+            Gate::Go => next.run(cx, call).await,
+            Gate::Hold => Called::Again,
+            Gate::Stop(s) => Called::Stopped(s.clone()),
+            Gate::Interrupted => Called::Interrupted,
         }
     }
 
-    async fn before_tool(&self, _cx: &AgentCx, _tool: &ToolUse<'_>) -> ToolGate {
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
         self.asked.lock().unwrap().push(self.name);
         match self.block {
-            Some(why) => ToolGate::Block(why.to_string()),
-            None => ToolGate::Go,
+            Some(why) => ToolOut::refused(why),
+            None => next.run(cx, req).await,
         }
     }
 
@@ -184,8 +186,11 @@ async fn the_pause_layer_holds_a_call_until_the_team_goes_on_and_gives_up_on_can
             gate.set(false);
         })
     };
-    assert_eq!(cx.before_model_call().await, Gate::Go);
+    // Held until the team goes on; the request is then built again (with what came
+    // meanwhile), and passes.
+    assert_eq!(cx.before_model_call().await, Gate::Hold);
     opener.await.unwrap();
+    assert_eq!(cx.before_model_call().await, Gate::Go);
     let statuses: Vec<AgentStatus> = ts
         .kinds()
         .into_iter()
@@ -244,7 +249,7 @@ async fn the_budget_layer_stops_a_worker_over_its_own_and_holds_the_team_over_th
 
 #[tokio::test]
 async fn the_loop_guard_layer_counts_repeats_per_agent_and_turn() {
-    use crate::runtime::policies::loop_guard::guard::{CallKind, Verdict};
+    use crate::runtime::points::{CallKind, Verdict};
     let (_dir, ts) = session();
     let worker = ts.add(ts.root, Budget::default());
     let policies = Arc::new(crate::runtime::cx::Policies::new(vec![Box::new(
@@ -262,13 +267,13 @@ async fn the_loop_guard_layer_counts_repeats_per_agent_and_turn() {
         ts.cx_with(&policies, ts.root),
         ts.cx_with(&policies, worker),
     );
-    me.turn_start();
-    other.turn_start();
+    me.turn_start().await;
+    other.turn_start().await;
     let verdicts: Vec<Verdict> = (0..5).map(|_| me.review(&ask)).collect();
     assert!(matches!(verdicts[2], Verdict::Note(_)), "{verdicts:?}");
     assert!(matches!(verdicts[4], Verdict::Stop(_)), "{verdicts:?}");
     // Another agent's count is its own, and a new turn starts afresh.
     assert_eq!(other.review(&ask), Verdict::Pass);
-    me.turn_start();
+    me.turn_start().await;
     assert_eq!(me.review(&ask), Verdict::Pass);
 }

@@ -78,8 +78,6 @@ pub async fn build(
     let config = Arc::new(opts.config);
     let model_slots = crate::model::limiter::Limiter::new(in_flight.limit, in_flight.adapt);
     let compactor = Arc::new(Compactor {
-        model: opts.model.clone(),
-        slots: model_slots.clone(),
         config: config.clone(),
         scales: Default::default(),
     });

@@ -493,7 +493,7 @@ fn a_reading_command_reads_and_any_other_changes_files() {
     let tb = toolbox();
     let run = tb.handler("run_command").unwrap();
     let facts = |command: &str| run.facts(&serde_json::json!({"command": command}));
-    use crate::runtime::policies::loop_guard::guard::CallKind;
+    use crate::runtime::points::CallKind;
     let reads = [
         "ls -la",
         "git status",

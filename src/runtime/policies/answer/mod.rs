@@ -26,13 +26,15 @@
 //! All of it is help for weak models: with `assist = "off"` for the persona's model the
 //! layer does nothing.
 
-use crate::protocol::{AgentResult, HistoryItem, TurnEnd};
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
-use crate::runtime::points::{AfterTurn, Reviewed, Shape, ToolDone, ToolGate, ToolUse};
-use crate::runtime::policies::loop_guard::guard::{CallKind, Verdict, hash_json};
+use crate::protocol::{HistoryItem, TurnEnd};
+use crate::runtime::cx::{AgentCx, Layer, ModelNext, Policy, Starting, ToolNext};
+use crate::runtime::points::{AfterTurn, CallKind, Called, ModelCall, Moment, Purpose};
+use crate::runtime::points::{Reviewed, ToolUse, Verdict};
+use crate::runtime::policies::loop_guard::guard::hash_json;
 use crate::runtime::request::RequestSetup;
 use crate::runtime::tasks::TaskBoard;
-use crate::text::{clip, describe_result};
+use crate::runtime::tool_call::{ToolOut, ToolReq};
+use crate::text::clip;
 use crate::tools::{Reports, TESTS_FAILED, TESTS_PASSED};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -63,11 +65,6 @@ const REPORT_PROMPT: &str = "You report to the user of a coding assistant. The w
                              finished. Answer the user's message below in two to five plain \
                              sentences, using only the facts given. Write no JSON, no code \
                              fence and no tool call: no tool can run.";
-
-/// How much of what the turn's tools reported the short request carries.
-const FACTS_BUDGET: usize = 3_000;
-/// Of one tool's output.
-const FACT_CHARS: usize = 600;
 
 /// Whether an agent on this model gets squad's help for weak models (`Config::assists`).
 pub type AssistFor = Arc<dyn Fn(Option<&str>) -> bool + Send + Sync>;
@@ -112,8 +109,10 @@ struct ResultsIn(Arc<AtomicBool>);
 
 #[async_trait]
 impl Layer for ResultsIn {
-    async fn settle(&self, _cx: &AgentCx, _end: TurnEnd) {
-        self.0.store(true, Ordering::Relaxed);
+    async fn hear(&self, _cx: &AgentCx, moment: Moment) {
+        if let Moment::Settled(_) = moment {
+            self.0.store(true, Ordering::Relaxed);
+        }
     }
 }
 
@@ -411,9 +410,60 @@ impl Turn {
     }
 }
 
+impl AnswerLayer {
+    /// The persona's request once its answer is due (no tools, the report prompt), or once
+    /// it is stuck (no tools, told why once).
+    fn shape(&self, cx: &AgentCx, req: &mut RequestSetup) {
+        let mut turn = self.turn();
+        if turn.answer_due {
+            // The request was just built from the persona's history: it is the whole turn.
+            req.request.history = Arc::new(report_request(&req.request.history, &turn.reporting));
+            req.request.system_prompt = REPORT_PROMPT.to_string();
+            req.request.tools = Arc::from(Vec::new());
+            return;
+        }
+        if !turn.stuck {
+            return;
+        }
+        // Said once, in the history (the log and the screen show why the tools went).
+        if !std::mem::replace(&mut turn.told, true) {
+            cx.team().push_item(cx.id(), HistoryItem::notice(turn.why));
+            if let Some(view) = cx.team().request_view(cx.id()) {
+                req.request.history = view.history;
+            }
+        }
+        req.request.tools = Arc::from(Vec::new());
+    }
+
+    /// A call that ran and did not fail: what it changed and what it reported.
+    fn after_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>, output: &str) {
+        let root = cx.root();
+        let mut turn = self.turn();
+        if tool.changes_files() && turn.restate(root.root(), tool.writes) {
+            // Something changed: whatever it repeats next may answer otherwise.
+            turn.stuck = false;
+            turn.told = false;
+        }
+        if tool.reports != Reports::Nothing {
+            turn.reporting.insert(tool.call_id.to_string());
+        }
+        if tool.reports == Reports::TestRun {
+            let passed = output.starts_with(TESTS_PASSED);
+            turn.tests_ran(root.root(), passed);
+            turn.last_run_passed = passed;
+            if passed {
+                turn.since_green.clear();
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl Layer for AnswerLayer {
-    fn turn_start(&self, _cx: &AgentCx) {
+    async fn hear(&self, _cx: &AgentCx, moment: Moment) {
+        if moment != Moment::TurnStart {
+            return;
+        }
         let mut turn = self.turn();
         if !turn.answer_due {
             self.results_in.store(false, Ordering::Relaxed);
@@ -425,11 +475,15 @@ impl Layer for AnswerLayer {
         }
     }
 
-    async fn before_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>) -> ToolGate {
-        if self.helps(cx) && tool.changes_files() {
-            self.turn().before_change(cx.root().root(), tool);
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
+        if self.helps(cx) && req.view().changes_files() {
+            self.turn().before_change(cx.root().root(), &req.view());
         }
-        ToolGate::Go
+        let out = next.run(cx, req).await;
+        if out.did_run() && !out.is_error && self.helps(cx) {
+            self.after_tool(cx, &req.view(), &out.output);
+        }
+        out
     }
 
     /// A repeat once all is done makes the answer due; a run that fails after the tests
@@ -451,54 +505,11 @@ impl Layer for AnswerLayer {
         turn.regression_note().map_or(Verdict::Pass, Verdict::Note)
     }
 
-    async fn shape_request(&self, cx: &AgentCx, req: &mut RequestSetup) -> Shape {
-        if !self.helps(cx) {
-            return Shape::Kept;
+    async fn model_call(&self, cx: &AgentCx, call: &mut ModelCall, next: ModelNext<'_>) -> Called {
+        if call.purpose == Purpose::Turn && self.helps(cx) {
+            self.shape(cx, &mut call.setup);
         }
-        let mut turn = self.turn();
-        if turn.answer_due {
-            // The request was just built from the persona's history: it is the whole turn.
-            req.request.history = Arc::new(report_request(&req.request.history, &turn.reporting));
-            req.request.system_prompt = REPORT_PROMPT.to_string();
-            req.request.tools = Arc::from(Vec::new());
-            return Shape::Kept;
-        }
-        if !turn.stuck {
-            return Shape::Kept;
-        }
-        // Said once, in the history (the log and the screen show why the tools went).
-        if !std::mem::replace(&mut turn.told, true) {
-            cx.team().push_item(cx.id(), HistoryItem::notice(turn.why));
-            if let Some(view) = cx.team().request_view(cx.id()) {
-                req.request.history = view.history;
-            }
-        }
-        req.request.tools = Arc::from(Vec::new());
-        Shape::Kept
-    }
-
-    async fn after_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        if done.is_error || !self.helps(cx) {
-            return;
-        }
-        let root = cx.root();
-        let mut turn = self.turn();
-        if tool.changes_files() && turn.restate(root.root(), tool.writes) {
-            // Something changed: whatever it repeats next may answer otherwise.
-            turn.stuck = false;
-            turn.told = false;
-        }
-        if tool.reports != Reports::Nothing {
-            turn.reporting.insert(tool.call_id.to_string());
-        }
-        if tool.reports == Reports::TestRun {
-            let passed = done.output.starts_with(TESTS_PASSED);
-            turn.tests_ran(root.root(), passed);
-            turn.last_run_passed = passed;
-            if passed {
-                turn.since_green.clear();
-            }
-        }
+        next.run(cx, call).await
     }
 
     async fn turn_end(&self, cx: &AgentCx, end: TurnEnd, final_text: &str) -> AfterTurn {
@@ -518,82 +529,8 @@ impl Layer for AnswerLayer {
     }
 }
 
-/// The short request for an answer: the user's last message, then what the turn's
-/// reporting calls (`reporting`: their ids) and notices said (the latest first to be kept
-/// when they are long).
-fn report_request(history: &[HistoryItem], reporting: &HashSet<String>) -> Vec<HistoryItem> {
-    let start = history
-        .iter()
-        .rposition(|i| matches!(i, HistoryItem::User { text } if !text.starts_with("[squad]")));
-    let asked = match start.map(|i| &history[i]) {
-        Some(HistoryItem::User { text }) => text.clone(),
-        _ => String::from("(the user's message is no longer in the history)"),
-    };
-    let after = start.map_or(history, |i| &history[i + 1..]);
-    let mut facts: Vec<String> = Vec::new();
-    let mut used = 0;
-    for item in after.iter().rev() {
-        let fact = match item {
-            HistoryItem::ToolResult {
-                call_id,
-                name,
-                output,
-                is_error: false,
-            } if reporting.contains(call_id) => reported(name, output),
-            HistoryItem::Notice { text } if text != ANSWER_NOW && text != BACK_TO_GREEN => {
-                clip(text, FACT_CHARS)
-            }
-            _ => continue,
-        };
-        used += fact.len();
-        if used > FACTS_BUDGET {
-            break;
-        }
-        facts.push(fact);
-    }
-    facts.reverse();
-    let facts = if facts.is_empty() {
-        String::from("(nothing was reported)")
-    } else {
-        facts.join("\n\n")
-    };
-    vec![
-        HistoryItem::user(asked),
-        HistoryItem::user(format!(
-            "[squad] What was done and reported:\n\n{facts}\n\nNow write your answer to the \
-             message above, for the user, in plain sentences."
-        )),
-    ]
-}
-
-/// What a tool reported: workers' results in words, one entry each (their pretty-printed
-/// JSON would fill the budget with braces), other output clipped.
-fn reported(name: &str, output: &str) -> String {
-    let results = output
-        .find('{')
-        .and_then(|at| serde_json::from_str::<serde_json::Value>(&output[at..]).ok())
-        .and_then(|v| v.get("results").and_then(|r| r.as_array()).cloned());
-    let Some(results) = results else {
-        return format!("{name}: {}", clip(output, FACT_CHARS));
-    };
-    let lines: Vec<String> = results
-        .iter()
-        .map(|r| {
-            let field = |key: &str| r[key].as_str().unwrap_or("").to_string();
-            let what = match serde_json::from_value::<AgentResult>(r["result"].clone()) {
-                Ok(result) => describe_result(&result),
-                Err(_) => field("error"),
-            };
-            format!(
-                "- {} worker ({}): {}",
-                field("role"),
-                field("status"),
-                clip(&what, FACT_CHARS)
-            )
-        })
-        .collect();
-    format!("{name}:\n{}", lines.join("\n"))
-}
+mod report;
+use report::report_request;
 
 #[cfg(test)]
 mod tests;

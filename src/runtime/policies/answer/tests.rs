@@ -5,11 +5,11 @@ use super::{AnswerPolicy, without_times};
 use crate::model::ChatRequest;
 use crate::protocol::{AgentId, Budget, HistoryItem, TurnEnd};
 use crate::runtime::cx::{AgentCx, Policies, Policy};
+use crate::runtime::points::Verdict;
 use crate::runtime::points::{Reviewed, ToolDone, ToolUse};
-use crate::runtime::policies::loop_guard::guard::Verdict;
 use crate::runtime::request::RequestSetup;
 use crate::runtime::team::Team;
-use crate::runtime::testing::{Parts, TestSession, tool};
+use crate::runtime::testing::{Parts, Points, TestSession, call_tool, tool};
 use crate::runtime::toolbox::Reach;
 use std::sync::Arc;
 
@@ -28,7 +28,7 @@ fn ask(output: &str) -> Reviewed<'_> {
     Reviewed {
         name: "ask_user",
         arguments: r#"{"question": "What is in notes.md?"}"#,
-        kind: crate::runtime::policies::loop_guard::guard::CallKind::Other,
+        kind: crate::runtime::points::CallKind::Other,
         reports: crate::tools::Reports::Nothing,
         output,
         is_error: false,
@@ -51,7 +51,7 @@ async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_its
         me.shape_request(&mut req).await;
         offered(&req)
     };
-    me.turn_start();
+    me.turn_start().await;
     // A worker still at work: a repeat is no evidence of a finished persona.
     it.settle(TurnEnd::Returned).await;
     assert_eq!(me.review(&ask("nobody")), Verdict::Pass);
@@ -66,7 +66,7 @@ async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_its
         let read = Reviewed {
             name: "read_file",
             arguments: &args,
-            kind: crate::runtime::policies::loop_guard::guard::CallKind::Read,
+            kind: crate::runtime::points::CallKind::Read,
             reports: crate::tools::Reports::Nothing,
             output: "x",
             is_error: false,
@@ -91,7 +91,7 @@ async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_its
         .await;
     assert!(shaped().await);
     // A new turn starts afresh: no results in yet.
-    me.turn_start();
+    me.turn_start().await;
     assert_eq!(me.review(&ask("nobody")), Verdict::Pass);
     assert_eq!(me.review(&ask("nobody")), Verdict::Pass);
     assert!(shaped().await);
@@ -101,7 +101,7 @@ async fn the_answer_layer_takes_the_tools_away_only_when_the_persona_repeats_its
     // With `assist = "off"` the same repeat leaves the tools.
     let off = answer_layer(crate::config::Assist::Off);
     let (me, it) = (ts.cx_with(&off, root), ts.cx_with(&off, worker));
-    me.turn_start();
+    me.turn_start().await;
     it.settle(TurnEnd::Returned).await;
     me.review(&ask("nobody"));
     me.review(&ask("nobody"));
@@ -162,18 +162,20 @@ impl Alone {
             writes: Some(&writes),
             action: None,
         };
-        self.cx.before_tool(&use_, 0).await;
-        std::fs::write(self.cx.root().root().join("f.py"), content).unwrap();
         let done = ToolDone {
             output: "overwrote 'f.py'",
             is_error: false,
         };
-        self.cx.after_tool(&use_, &done).await;
+        let (path, content) = (self.cx.root().root().join("f.py"), content.to_string());
+        call_tool(&self.cx, &use_, &done, move || {
+            std::fs::write(path, content).unwrap()
+        })
+        .await;
         let text = args.to_string();
         let reviewed = Reviewed {
             name: "write_file",
             arguments: &text,
-            kind: crate::runtime::policies::loop_guard::guard::CallKind::Change,
+            kind: crate::runtime::points::CallKind::Change,
             reports: crate::tools::Reports::Nothing,
             output: "overwrote 'f.py'",
             is_error: false,
@@ -187,7 +189,7 @@ impl Alone {
         let reviewed = Reviewed {
             name: "read_file",
             arguments: r#"{"path": "f.py"}"#,
-            kind: crate::runtime::policies::loop_guard::guard::CallKind::Read,
+            kind: crate::runtime::points::CallKind::Read,
             reports: crate::tools::Reports::Nothing,
             output: &now,
             is_error: false,
@@ -203,8 +205,7 @@ impl Alone {
             is_error: false,
         };
         let use_ = tool(Reach::ChangesFiles, &args, None);
-        self.cx.before_tool(&use_, 0).await;
-        self.cx.after_tool(&use_, &ok).await;
+        call_tool(&self.cx, &use_, &ok, || {}).await;
     }
 
     /// A `run_tests` that passes or fails.
@@ -220,12 +221,11 @@ impl Alone {
             reports: crate::tools::Reports::TestRun,
             ..tool(Reach::ChangesFiles, &args, None)
         };
-        self.cx.before_tool(&use_, 0).await;
         let done = ToolDone {
             output,
             is_error: false,
         };
-        self.cx.after_tool(&use_, &done).await;
+        call_tool(&self.cx, &use_, &done, || {}).await;
     }
 
     async fn tools_offered(&self) -> bool {
@@ -238,7 +238,7 @@ impl Alone {
 #[tokio::test]
 async fn writing_what_a_file_already_holds_a_third_time_is_a_repeat() {
     let alone = Alone::new();
-    alone.cx.turn_start();
+    alone.cx.turn_start().await;
     alone.write("def f():\n    return 2\n").await;
     alone.write("def f():\n    return 2\n").await;
     assert!(alone.tools_offered().await);
@@ -249,14 +249,14 @@ async fn writing_what_a_file_already_holds_a_third_time_is_a_repeat() {
 #[tokio::test]
 async fn a_file_put_back_as_it_was_is_where_it_was() {
     let alone = Alone::new();
-    alone.cx.turn_start();
+    alone.cx.turn_start().await;
     // List, change, put back (blank lines and trailing blanks aside), list: one call in
     // one state.
     let asked = || {
         let listed = Reviewed {
             name: "list_files",
             arguments: "{}",
-            kind: crate::runtime::policies::loop_guard::guard::CallKind::Read,
+            kind: crate::runtime::points::CallKind::Read,
             reports: crate::tools::Reports::Nothing,
             output: "f.py",
             is_error: false,
@@ -278,7 +278,7 @@ async fn a_file_put_back_as_it_was_is_where_it_was() {
 #[tokio::test]
 async fn a_capable_models_debug_print_and_checks_between_commands_stay_quiet() {
     let alone = Alone::new();
-    alone.cx.turn_start();
+    alone.cx.turn_start().await;
     // Add a print, run, take it out, run, read, run the tests again, read again: every
     // repeat has a command (whose changes squad cannot see) before it.
     alone.read();
@@ -311,7 +311,7 @@ fn durations_are_no_part_of_an_answer() {
 #[tokio::test]
 async fn passing_again_on_files_put_back_after_a_failure_is_a_round_trip() {
     let alone = Alone::new();
-    alone.cx.turn_start();
+    alone.cx.turn_start().await;
     alone.tests(false).await;
     alone.write("def f():\n    return 2\n").await;
     alone.tests(true).await;
@@ -332,7 +332,7 @@ async fn passing_again_on_files_put_back_after_a_failure_is_a_round_trip() {
 #[tokio::test]
 async fn a_capable_model_fixing_forward_after_a_failure_keeps_its_tools() {
     let alone = Alone::new();
-    alone.cx.turn_start();
+    alone.cx.turn_start().await;
     // Green, a new step breaks the tests, a fix on top passes: no file went back.
     alone.write("def f():\n    return 2\n").await;
     alone.tests(true).await;
@@ -348,14 +348,14 @@ async fn a_capable_model_fixing_forward_after_a_failure_keeps_its_tools() {
 #[tokio::test]
 async fn the_same_handoff_a_third_time_is_a_repeat_whatever_was_written_between() {
     let alone = Alone::new();
-    alone.cx.turn_start();
+    alone.cx.turn_start().await;
     let handoff = |to: &str, why: &str| {
         let args = format!(r#"{{"target_agent": "{to}", "reason": "{why}"}}"#);
         let output = format!("handing off to {to}; it continues from here with your context");
         let reviewed = Reviewed {
             name: "handoff_to",
             arguments: &args,
-            kind: crate::runtime::policies::loop_guard::guard::CallKind::Other,
+            kind: crate::runtime::points::CallKind::Other,
             reports: crate::tools::Reports::Nothing,
             output: &output,
             is_error: false,
@@ -389,12 +389,12 @@ async fn the_same_handoff_a_third_time_is_a_repeat_whatever_was_written_between(
 #[tokio::test]
 async fn the_same_read_answered_the_same_a_fourth_time_is_a_repeat_whatever_was_written() {
     let alone = Alone::new();
-    alone.cx.turn_start();
+    alone.cx.turn_start().await;
     let listed = || {
         let listed = Reviewed {
             name: "search_files",
             arguments: r#"{"pattern": "add"}"#,
-            kind: crate::runtime::policies::loop_guard::guard::CallKind::Read,
+            kind: crate::runtime::points::CallKind::Read,
             reports: crate::tools::Reports::Nothing,
             output: "calc.py:1: def add(a, b):",
             is_error: false,

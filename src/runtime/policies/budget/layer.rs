@@ -1,11 +1,11 @@
-//! Budgets in each agent's life: before each model call a worker over its own budget stops,
-//! and the session over its limit pauses the team (hold: the pause layer then waits). After
-//! each call's usage the session's limit is checked at once (`super::after_usage`, the
-//! model call's own step).
+//! Budgets in each agent's life, around each model call: before it, a worker over its own
+//! budget stops, and the session over its limit pauses the team (the call is held, and the
+//! pause layer then waits); after it (its summaries and retries included), the session's
+//! limit is checked at once.
 
 use super::SessionLimits;
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
-use crate::runtime::points::Gate;
+use crate::runtime::cx::{AgentCx, Layer, ModelNext, Policy, Starting};
+use crate::runtime::points::{Called, ModelCall};
 use async_trait::async_trait;
 
 pub struct BudgetPolicy(pub SessionLimits);
@@ -20,11 +20,14 @@ struct BudgetLayer(SessionLimits);
 
 #[async_trait]
 impl Layer for BudgetLayer {
-    async fn before_model_call(&self, cx: &AgentCx) -> Gate {
+    async fn model_call(&self, cx: &AgentCx, call: &mut ModelCall, next: ModelNext<'_>) -> Called {
         match super::before_call(cx.team(), cx.id(), &self.0) {
-            super::Gate::Go => Gate::Go,
-            super::Gate::Hold => Gate::Hold,
-            super::Gate::Stop(why) => Gate::Stop(why),
+            super::Gate::Go => {}
+            super::Gate::Hold => return Called::Again,
+            super::Gate::Stop(why) => return Called::Stopped(why),
         }
+        let called = next.run(cx, call).await;
+        super::after_usage(cx.team(), &self.0);
+        called
     }
 }

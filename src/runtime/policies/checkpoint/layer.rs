@@ -2,8 +2,9 @@
 //! its tool calls; every agent's writes in the workspace noted as squad's.
 
 use super::Checkpoints;
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
-use crate::runtime::points::{Admit, ToolDone, ToolGate, ToolUse};
+use crate::runtime::cx::{AgentCx, Layer, Policy, Starting, ToolNext};
+use crate::runtime::points::Admit;
+use crate::runtime::tool_call::{ToolOut, ToolReq};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -39,21 +40,23 @@ impl Layer for CheckpointLayer {
         Admit::Go
     }
 
-    /// The persona's calls of a turn run only once its checkpoint is taken.
-    async fn before_tool(&self, _cx: &AgentCx, _tool: &ToolUse<'_>) -> ToolGate {
+    /// The persona's calls of a turn run only once its checkpoint is taken; what a call
+    /// that ran wrote in the workspace is squad's.
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
         if self.persona {
             self.checkpoints.ready().await;
         }
-        ToolGate::Go
-    }
-
-    async fn after_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        let Some(paths) = tool.writes.filter(|_| !done.is_error) else {
-            return;
-        };
-        let root = cx.root();
-        if root.root() == cx.session().workspace.root() {
-            self.checkpoints.note_written(root.root(), paths).await;
+        let out = next.run(cx, req).await;
+        if let Some(paths) = req
+            .writes
+            .as_deref()
+            .filter(|_| out.did_run() && !out.is_error)
+        {
+            let root = cx.root();
+            if root.root() == cx.session().workspace.root() {
+                self.checkpoints.note_written(root.root(), paths).await;
+            }
         }
+        out
     }
 }

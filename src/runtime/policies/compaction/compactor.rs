@@ -4,23 +4,21 @@
 //! turns stay word for word, and a tool call never loses its result: the kept part never
 //! starts on a tool result. Runs in the agent's own task (before a model call and after an
 //! overflow, as the compaction layer asks, or for `/compact` between turns), so nothing
-//! else changes the history meanwhile.
+//! else changes the history meanwhile. The summary request is the agent's own model call,
+//! sent through its layers ([`Summarize`]).
 
 use crate::config::{Config, ContextConfig};
 use crate::context::{estimate_item, estimate_request};
-use crate::model::{ChatRequest, ChatResponse, ModelClient, ModelError, ModelProgress, TokenUsage};
-use crate::protocol::{AgentId, EventKind, HistoryItem};
+use crate::model::{ChatRequest, ChatResponse};
+use crate::protocol::{AgentId, HistoryItem};
 use crate::runtime::request::RequestSetup;
 use crate::runtime::team::{Compaction, Team};
+use async_trait::async_trait;
 use serde_json::Value;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
-/// What compacting needs: the model, the session's model slots, and the config (the
-/// thresholds and prices).
+/// What compacting needs: the config (the thresholds).
 pub struct Compactor {
-    pub model: Arc<dyn ModelClient>,
-    pub slots: Arc<crate::model::limiter::Limiter>,
     pub config: Arc<Config>,
     /// By model: how many times squad's estimate the server counted a refused request
     /// (`fit.rs`).
@@ -56,13 +54,20 @@ pub enum CompactError {
     #[error("nothing to compact: the conversation is only the task and the most recent turns")]
     NothingToCompact,
     #[error("the summary request failed: {0}")]
-    Model(ModelError),
+    Failed(String),
     #[error("the model answered the summary request with no text")]
     EmptySummary,
     #[error("cancelled")]
     Cancelled,
     #[error("the agent no longer exists")]
     Gone,
+}
+
+/// Sends a summary request as the agent's own model call and brings its answer (its
+/// usage counted on the agent).
+#[async_trait]
+pub trait Summarize: Send + Sync {
+    async fn summarize(&self, request: ChatRequest) -> Result<ChatResponse, CompactError>;
 }
 
 /// Where to cut: keep `history[..head]` and `history[tail..]`, summarize the rest.
@@ -91,8 +96,8 @@ impl Compactor {
     }
 
     /// Compacts `agent`'s conversation now (`setup` is its next request, let go of before
-    /// the history is replaced); returns the estimated tokens of its next request. The
-    /// summary's usage is counted on the agent; the caller tells the layers.
+    /// the history is replaced), the summary asked through `ask`; returns the estimated
+    /// tokens of its next request.
     ///
     /// `scale`: how many times squad's own estimate the server counted the model's
     /// requests (1 until a refusal said otherwise); every budget is planned in squad's
@@ -104,9 +109,9 @@ impl Compactor {
         setup: RequestSetup,
         trigger: Trigger,
         scale: f64,
-        cancel: &CancellationToken,
+        ask: &dyn Summarize,
     ) -> Result<u64, CompactError> {
-        compact(self, team, agent, setup, trigger, scale, cancel).await
+        compact(self, team, agent, setup, (trigger, scale), ask).await
     }
 
     /// The last resort when nothing is left to summarize: every tool output and long
@@ -170,9 +175,8 @@ async fn compact(
     team: &Team,
     agent: AgentId,
     setup: RequestSetup,
-    trigger: Trigger,
-    scale: f64,
-    cancel: &CancellationToken,
+    (trigger, scale): (Trigger, f64),
+    ask: &dyn Summarize,
 ) -> Result<u64, CompactError> {
     let tokens_before = team.context_tokens(agent, setup.fixed_tokens);
     let sizes = sizes(&me.config.context, setup.window, setup.fixed_tokens, scale);
@@ -183,19 +187,12 @@ async fn compact(
     };
     let plan = plan(&history, keep).ok_or(CompactError::NothingToCompact)?;
     let request = summary_request(&setup, &history[..plan.tail], sizes.request);
-    let (model, window, fixed_tokens) = (
-        setup.request.model.clone(),
-        setup.window,
-        setup.fixed_tokens,
-    );
+    let (window, fixed_tokens) = (setup.window, setup.fixed_tokens);
     // The request shares the history; let go of it before the history is replaced.
     drop(setup);
     drop(history);
 
-    let response = summarize(me, team, agent, &request, cancel).await?;
-    if let Some(usage) = response.usage {
-        count_usage(me, team, agent, model, usage);
-    }
+    let response = ask.summarize(request).await?;
     let summary = response.text.trim();
     if summary.is_empty() {
         return Err(CompactError::EmptySummary);
@@ -239,57 +236,6 @@ fn sizes(context: &ContextConfig, window: u64, fixed_tokens: u64, scale: f64) ->
         keep,
         request: est((window - window / 8) as f64),
     }
-}
-
-/// The model's summary, in one of the session's model slots; the call counts on the
-/// agent, and its text is not streamed to the front ends (it is not the agent's answer).
-async fn summarize(
-    me: &Compactor,
-    team: &Team,
-    agent: AgentId,
-    request: &ChatRequest,
-    cancel: &CancellationToken,
-) -> Result<ChatResponse, CompactError> {
-    let permit = tokio::select! {
-        p = me.slots.acquire() => p,
-        _ = cancel.cancelled() => return Err(CompactError::Cancelled),
-    };
-    let progress = |p: ModelProgress| {
-        if let ModelProgress::Retrying { overloaded, .. } = p {
-            permit.retrying(overloaded);
-        }
-        if let Some(retry) = p.retry_event() {
-            team.emit(agent, retry);
-        }
-    };
-    let result = me.model.stream_chat(request, &progress, cancel).await;
-    drop(permit);
-    team.count_model_call(agent);
-    match result {
-        Ok(r) => Ok(r),
-        Err(ModelError::Cancelled) => Err(CompactError::Cancelled),
-        Err(e) => Err(CompactError::Model(e)),
-    }
-}
-
-/// The summary's tokens and cost, counted on the agent and told as its usage.
-fn count_usage(me: &Compactor, team: &Team, agent: AgentId, model: String, usage: TokenUsage) {
-    let cost = me
-        .config
-        .cost(&model, usage.prompt_tokens, usage.completion_tokens);
-    team.add_usage(agent, usage.prompt_tokens, usage.completion_tokens, cost);
-    team.emit(
-        agent,
-        EventKind::Usage {
-            model,
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            cost_usd: cost,
-            context_tokens: 0,
-            context_window: 0,
-            cached_tokens: usage.cached_tokens,
-        },
-    );
 }
 
 /// Keeps everything up to the first user message (the task) and the newest items within

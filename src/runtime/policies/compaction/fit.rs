@@ -1,6 +1,8 @@
-//! Making a request fit: before it is sent (the layer, when its estimate passes `[context]
-//! compact_at` of the window), and after the server refused it as too long (the model
-//! call's own step, [`after_overflow`]).
+//! Making a request fit: before it is sent (when its estimate passes `[context]
+//! compact_at` of the window), and after the server refused it as too long
+//! ([`after_overflow`]); the compaction layer does both, and sends the summaries down the
+//! rest of the agent's stack ([`ViaNext`]); `/compact` sends its own down the whole
+//! stack ([`ViaStack`]).
 //!
 //! After a refusal the server's count is the truth: where it counted the request as more
 //! than squad's estimate, every budget is scaled by that (and stays scaled for the model,
@@ -8,12 +10,67 @@
 //! summary of the older part, then of all but the latest turn, then every big tool output
 //! cut. Only when nothing is left to cut does it give up, naming what alone does not fit.
 
-use super::compactor::{CompactError, Compactor, Trigger, largest_part};
+use super::compactor::{CompactError, Compactor, Summarize, Trigger, largest_part};
 use crate::context::estimate_item;
-use crate::model::Overflow;
-use crate::runtime::cx::AgentCx;
+use crate::model::{ChatRequest, ChatResponse, Overflow};
+use crate::runtime::cx::{AgentCx, ModelNext};
+use crate::runtime::model_call;
+use crate::runtime::points::{Called, ModelCall, Purpose};
 use crate::runtime::policies::hooks::layer::caller;
 use crate::runtime::request::RequestSetup;
+use async_trait::async_trait;
+
+/// A summary request sent down the layers below the one asking (the compaction layer's).
+pub struct ViaNext<'a> {
+    pub cx: &'a AgentCx,
+    pub next: ModelNext<'a>,
+}
+
+/// A summary request sent down the agent's whole stack (`/compact`, between turns); a
+/// call held (the team paused) is sent again once it goes on.
+pub struct ViaStack<'a>(pub &'a AgentCx);
+
+#[async_trait]
+impl Summarize for ViaNext<'_> {
+    async fn summarize(&self, request: ChatRequest) -> Result<ChatResponse, CompactError> {
+        let mut call = summary(request);
+        answer(self.next.run(self.cx, &mut call).await)
+    }
+}
+
+#[async_trait]
+impl Summarize for ViaStack<'_> {
+    async fn summarize(&self, request: ChatRequest) -> Result<ChatResponse, CompactError> {
+        let mut call = summary(request);
+        loop {
+            match self.0.model_call(&mut call, &model_call::Core).await {
+                Called::Again => continue,
+                called => return answer(called),
+            }
+        }
+    }
+}
+
+fn summary(request: ChatRequest) -> ModelCall {
+    let setup = RequestSetup {
+        request,
+        max_iterations: 1,
+        fixed_tokens: 0,
+        window: 0,
+    };
+    ModelCall::new(setup, Purpose::Summary)
+}
+
+fn answer(called: Called) -> Result<ChatResponse, CompactError> {
+    match called {
+        Called::Answer(r) => Ok(r),
+        Called::Interrupted | Called::Again => Err(CompactError::Cancelled),
+        Called::Failed(why) | Called::Stopped(why) => Err(CompactError::Failed(why)),
+        Called::Overflow { message, .. } => Err(CompactError::Failed(format!(
+            "the conversation is too long for the model's context window: {message}"
+        ))),
+    }
+}
 
 /// The most squad's estimate is scaled by after a server's count.
 const MAX_SCALE: f64 = 4.0;
@@ -53,13 +110,13 @@ fn learn_scale(compactor: &Compactor, req: &RequestSetup, said: &Overflow) -> f6
     scale
 }
 
-/// Compacts the history `req` was built from, then points `req` at the new one. The user's
-/// `pre_compact` hooks hear of it first.
+/// Compacts the history `req` was built from, the summary asked through `ask`, then points
+/// `req` at the new one. The user's `pre_compact` hooks hear of it first.
 pub async fn compact(
     cx: &AgentCx,
     req: &mut RequestSetup,
-    trigger: Trigger,
-    scale: f64,
+    (trigger, scale): (Trigger, f64),
+    ask: &dyn Summarize,
 ) -> Result<u64, CompactError> {
     let session = cx.session();
     session
@@ -79,7 +136,7 @@ pub async fn compact(
     };
     let done = session
         .compactor
-        .compact(cx.team(), cx.id(), setup, trigger, scale, cx.cancel())
+        .compact(cx.team(), cx.id(), setup, trigger, scale, ask)
         .await;
     refresh(cx, req)?;
     done
@@ -94,8 +151,14 @@ fn refresh(cx: &AgentCx, req: &mut RequestSetup) -> Result<(), CompactError> {
 
 /// The server refused `req` as too long (`said`: what it said of the window and the
 /// request's size): made to fit, harder each time.
-pub async fn after_overflow(cx: &AgentCx, req: &mut RequestSetup, said: &Overflow) -> Recovery {
+pub async fn after_overflow(
+    cx: &AgentCx,
+    req: &mut RequestSetup,
+    said: &Overflow,
+    next: ModelNext<'_>,
+) -> Recovery {
     let compactor = &cx.session().compactor;
+    let ask = ViaNext { cx, next };
     let scale = learn_scale(compactor, req, said);
     // A summary of the older part as squad estimates it, then as the server counts, then
     // of all but the latest turn.
@@ -105,7 +168,7 @@ pub async fn after_overflow(cx: &AgentCx, req: &mut RequestSetup, said: &Overflo
         (Trigger::User, scale),
     ];
     for (trigger, scale) in rounds {
-        match compact(cx, req, trigger, scale).await {
+        match compact(cx, req, (trigger, scale), &ask).await {
             Ok(_) => return Recovery::Retry,
             Err(CompactError::NothingToCompact) => {}
             Err(CompactError::Cancelled) => return Recovery::Interrupted,

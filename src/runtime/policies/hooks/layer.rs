@@ -8,8 +8,10 @@ use super::service::{Caller, Hooks};
 use crate::hooks::HookEvent;
 use crate::protocol::{Priority, TurnEnd};
 use crate::runtime::approval::HookApproval;
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
-use crate::runtime::points::{Admit, AfterTurn, ToolDone, ToolGate, ToolUse};
+use crate::runtime::cx::{AgentCx, Layer, Policy, Starting, ToolNext};
+use crate::runtime::points::{Admit, AfterTurn, ToolDone};
+use crate::runtime::tool_call::{ToolOut, ToolReq};
+use crate::text::clip;
 use async_trait::async_trait;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -50,6 +52,64 @@ pub fn caller(cx: &AgentCx) -> Caller<'_> {
     }
 }
 
+impl HookLayer {
+    /// `pre_tool_use`: `Err` is why the call does not run.
+    async fn before_tool(&self, cx: &AgentCx, req: &mut ToolReq<'_>) -> Result<(), String> {
+        let (d, amended) = (self.hooks)
+            .for_tool(&caller(cx), HookEvent::PreToolUse, &req.view(), None)
+            .await;
+        match (d.block, d.stop) {
+            (Some(why), _) => {
+                return Err(format!(
+                    "blocked by a pre_tool_use hook: {why}. Do not try the same call again; \
+                     find another way or tell the user."
+                ));
+            }
+            (None, Some(why)) => {
+                return Err(format!(
+                    "stopped by a pre_tool_use hook: {why}. Stop here and tell the user."
+                ));
+            }
+            (None, None) => {}
+        }
+        let approval = match d.permission.as_deref() {
+            Some("allow") => Some(HookApproval::Allow),
+            Some("ask") => Some(HookApproval::Ask),
+            _ => None,
+        };
+        req.hook_approval = req.hook_approval.or(approval);
+        match amended {
+            Some(Err(why)) => Err(format!(
+                "not run: a pre_tool_use hook answered an `updatedInput` squad cannot apply to \
+                 `{}`: {why}. This is the user's hook, not your call: tell the user, or do \
+                 the work another way.",
+                req.call.name
+            )),
+            Some(Ok(args)) if args != req.args => {
+                let spec = cx.session().tools.spec(&req.call.name);
+                req.amend(spec.as_ref().map(|s| &s.parameters), args)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `post_tool_use`: what the hook has to say about the call (`additionalContext`, a
+    /// `block`'s reason) reaches the model at its next call, as Claude Code feeds it back.
+    async fn after_tool(&self, cx: &AgentCx, req: &ToolReq<'_>, done: &ToolDone<'_>) {
+        let (d, _) = (self.hooks)
+            .for_tool(&caller(cx), HookEvent::PostToolUse, &req.view(), Some(done))
+            .await;
+        if let Some(text) = d.context {
+            let text = format!(
+                "A post_tool_use hook about your `{}` call: {text}",
+                req.call.name
+            );
+            let notice = crate::runtime::inbox::Notice::new(Priority::High, text);
+            cx.team().post_notice(cx.id(), notice, None);
+        }
+    }
+}
+
 #[async_trait]
 impl Layer for HookLayer {
     async fn before_task(&self, cx: &AgentCx, text: &mut String, from_user: bool) -> Admit {
@@ -66,57 +126,30 @@ impl Layer for HookLayer {
         }
     }
 
-    async fn before_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>) -> ToolGate {
-        let (d, amended) = self
-            .hooks
-            .for_tool(&caller(cx), HookEvent::PreToolUse, tool, None)
-            .await;
-        match (d.block, d.stop) {
-            (Some(why), _) => {
-                return ToolGate::Block(format!(
-                    "blocked by a pre_tool_use hook: {why}. Do not try the same call again; \
-                     find another way or tell the user."
-                ));
-            }
-            (None, Some(why)) => {
-                return ToolGate::Block(format!(
-                    "stopped by a pre_tool_use hook: {why}. Stop here and tell the user."
-                ));
-            }
-            (None, None) => {}
+    /// `pre_tool_use` before the call (it may refuse it, change it or say how it is
+    /// approved), `post_tool_use` once it ran; the model learns its call ran as a hook
+    /// changed it.
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
+        if let Err(why) = self.before_tool(cx, req).await {
+            return ToolOut::refused(why);
         }
-        let approval = match d.permission.as_deref() {
-            Some("allow") => Some(HookApproval::Allow),
-            Some("ask") => Some(HookApproval::Ask),
-            _ => None,
-        };
-        match amended {
-            Some(Err(why)) => ToolGate::Block(format!(
-                "not run: a pre_tool_use hook answered an `updatedInput` squad cannot apply to \
-                 `{}`: {why}. This is the user's hook, not your call: tell the user, or do \
-                 the work another way.",
-                tool.name
-            )),
-            Some(Ok(args)) if args != *tool.args => ToolGate::Amend(args, approval),
-            _ => approval.map_or(ToolGate::Go, ToolGate::Approval),
+        let mut out = next.run(cx, req).await;
+        if !out.did_run() {
+            return out;
         }
-    }
-
-    async fn after_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        let (d, _) = self
-            .hooks
-            .for_tool(&caller(cx), HookEvent::PostToolUse, tool, Some(done))
-            .await;
-        // What the hook has to say about the call (`additionalContext`, a `block`'s
-        // reason) reaches the model at its next call, as Claude Code feeds it back.
-        if let Some(text) = d.context {
-            let text = format!(
-                "A post_tool_use hook about your `{}` call: {text}",
-                tool.name
+        if req.amended {
+            let note = format!(
+                "[a pre_tool_use hook changed this call's arguments to {}]\n",
+                clip(&req.args.to_string(), 400)
             );
-            let notice = crate::runtime::inbox::Notice::new(Priority::High, text);
-            cx.team().post_notice(cx.id(), notice, None);
+            out.output.insert_str(0, &note);
         }
+        let done = ToolDone {
+            output: &out.output,
+            is_error: out.is_error,
+        };
+        self.after_tool(cx, req, &done).await;
+        out
     }
 
     async fn turn_end(&self, cx: &AgentCx, end: TurnEnd, final_text: &str) -> AfterTurn {

@@ -7,14 +7,15 @@
 //! the shared workspace a worker's file change takes the file's lease; after a change the
 //! worktree's diff is measured for the tree; a worker taking up a follow-up is moved onto
 //! the workspace's current state; when its turns are over its change is merged; when it
-//! is gone its worktree goes. `worker.rs` knows how. Getting a worktree before a call is
-//! described ([`prepare`]) and letting it go ([`gone`]) are isolation's own steps, which
-//! the runtime calls.
+//! is gone its worktree goes. `worker.rs` knows how. Letting a worktree go ([`gone`]) is
+//! isolation's own step, which the runtime calls. The layer comes after the user's hooks:
+//! a call a hook refuses gets no worktree, and a call a hook changed is prepared as changed.
 
 use super::worker::WorkerIsolation;
 use crate::protocol::TurnEnd;
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
-use crate::runtime::points::{Admit, ToolDone, ToolGate, ToolUse};
+use crate::runtime::cx::{AgentCx, Layer, Policy, Starting, ToolNext};
+use crate::runtime::points::{Admit, Moment, ToolUse};
+use crate::runtime::tool_call::{ToolOut, ToolReq};
 use crate::runtime::toolbox::Reach;
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -36,8 +37,7 @@ struct IsolationLayer {
 /// Before a call is described: a worker reads its base (once the workspace moved on, from
 /// a worktree made of it); its first call that may change files gets its worktree, so the
 /// user approves a diff against it; any other call in a worktree still being filled waits.
-pub async fn prepare(cx: &AgentCx, tool: &ToolUse<'_>) {
-    let iso = &cx.session().isolation;
+async fn prepare(iso: &WorkerIsolation, cx: &AgentCx, tool: &ToolUse<'_>) {
     let (team, agent) = (cx.team(), cx.id());
     if tool.reach == Reach::Reads && cx.is_worker() {
         iso.before_read(team, agent).await;
@@ -73,30 +73,47 @@ impl Layer for IsolationLayer {
         Admit::Go
     }
 
-    async fn before_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>) -> ToolGate {
-        // Team calls (`return_results` among them) touch no file and stay open.
-        if tool.reach != Reach::Team
-            && let Some(why) = self.iso.unwritten(cx.team(), cx.id())
-        {
-            return ToolGate::Block(why);
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
+        prepare(&self.iso, cx, &req.view()).await;
+        let inv = cx.invocation();
+        if let Err(why) = self.check(cx, req, &inv).await {
+            return ToolOut::refused(why);
         }
-        if !tool.changes_files() {
-            return ToolGate::Go;
-        }
-        // A file another worker holds in the shared workspace is refused.
-        match self
-            .iso
-            .claim_write(cx.team(), cx.id(), &cx.root(), tool.action)
-        {
-            Ok(()) => ToolGate::Go,
-            Err(held) => ToolGate::Block(held),
-        }
-    }
-
-    async fn after_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>, _done: &ToolDone<'_>) {
-        if tool.changes_files() {
+        let out = next.run(cx, req).await;
+        if out.did_run() && req.view().changes_files() {
             self.iso.after_mutation(cx.team(), cx.id()).await;
         }
+        out
+    }
+
+    async fn hear(&self, cx: &AgentCx, moment: Moment) {
+        if let Moment::Settled(end) = moment {
+            self.settle(cx, end).await;
+        }
+    }
+}
+
+impl IsolationLayer {
+    /// The call described in the root it will run in; `Err`: why it may not run (a worktree
+    /// left incomplete, a file another worker holds in the shared workspace).
+    async fn check(
+        &self,
+        cx: &AgentCx,
+        req: &mut ToolReq<'_>,
+        inv: &crate::runtime::toolbox::Invocation<'_>,
+    ) -> Result<(), String> {
+        let (reach, changes) = (req.facts.reach, req.view().changes_files());
+        let action = req.action(inv).await?;
+        // Team calls (`return_results` among them) touch no file and stay open.
+        if reach != Reach::Team
+            && let Some(why) = self.iso.unwritten(cx.team(), cx.id())
+        {
+            return Err(why);
+        }
+        if !changes {
+            return Ok(());
+        }
+        self.iso.claim_write(cx.team(), cx.id(), &cx.root(), action)
     }
 
     async fn settle(&self, cx: &AgentCx, end: TurnEnd) {

@@ -10,45 +10,10 @@
 //! did not. Pure: `calls.rs` feeds it each result.
 
 use crate::config::GuardsConfig;
-use crate::tools::{Reach, ToolFacts};
+use crate::runtime::points::{CallKind, Verdict};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-
-/// What a call can do to the world, as far as repeats go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CallKind {
-    /// Reads only (coding tools that read, MCP tools marked read-only): the same call
-    /// with nothing changed gives the same answer.
-    Read,
-    /// May change files or run things (writes, edits, commands, other MCP tools).
-    Change,
-    /// Acts on the team or the user (spawn, wait, speak, ask…), or is unknown: it changes
-    /// no file; the same call answered the same with nothing changed since is a repeat
-    /// like a read (a wait that brought news, or a spawn, answers differently each time).
-    Other,
-}
-
-impl CallKind {
-    /// What one call can do, as its handler says (a `run_command` that only lists reads).
-    pub fn of(facts: &ToolFacts) -> Self {
-        match facts.reach {
-            Reach::Reads => Self::Read,
-            Reach::ChangesFiles => Self::Change,
-            Reach::Team => Self::Other,
-        }
-    }
-}
-
-/// What the guard makes of one result.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Pass,
-    /// Append this to the result: the model is repeating itself.
-    Note(String),
-    /// Stop the turn: the agent fails with this reason (`loop: …`).
-    Stop(String),
-}
 
 /// One agent's repeats in one turn. Keys are hashes of (name, arguments, error or
 /// output), so a long read costs nothing to remember.

@@ -1,18 +1,20 @@
-//! The loop guard in each agent's life: its repeats are counted per turn (`turn_start`
+//! The loop guard in each agent's life: its repeats are counted per turn (a turn's start
 //! gives it a fresh [`LoopGuard`]), and every result of a call that ran is shown to it
 //! (`review`): a note for the model, or a stop of the turn.
 //!
 //! One rule spans turns and agents: a supervisor that sends a worker the very message it
-//! already sent, with no file changed by anyone since, is not heard again (`before_tool`
-//! blocks it with the way out). Small models acknowledged a finished worker over and over,
+//! already sent, with no file changed by anyone since, is not heard again (its
+//! `tool_call` refuses it with the way out). Small models acknowledged a finished worker over and over,
 //! each time in a new turn, which no per-turn count sees.
 
-use super::guard::{LoopGuard, Verdict};
+use super::guard::LoopGuard;
 use crate::config::GuardsConfig;
 use crate::runtime::agent_tools::SPEAK_TO_AGENT;
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
-use crate::runtime::points::{Reviewed, ToolDone, ToolGate, ToolUse};
+use crate::runtime::cx::{AgentCx, Layer, Policy, Starting, ToolNext};
+use crate::runtime::points::{Moment, Reviewed, Verdict};
+use crate::runtime::tool_call::{ToolOut, ToolReq};
 use async_trait::async_trait;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -52,10 +54,30 @@ struct LoopGuardLayer {
     sent: Mutex<HashMap<(String, String), u64>>,
 }
 
+impl LoopGuardLayer {
+    /// Why a message to a worker is not sent: the very one it has, nothing changed since.
+    fn heard_already(&self, args: &Value) -> Option<String> {
+        let text = |k: &str| args[k].as_str().unwrap_or_default().trim().to_string();
+        let (worker, message) = (text("agent_id"), text("message"));
+        let now = self.changes.load(Ordering::Relaxed);
+        let mut sent = crate::sync::lock(&self.sent);
+        match sent.insert((worker.clone(), message), now) {
+            Some(then) if then == now => Some(format!(
+                "not sent: worker {worker} already has this very message and no file has \
+                 changed since, so its reply stands. If all work is done, your next step is \
+                 your final answer to the user; otherwise give it new work"
+            )),
+            _ => None,
+        }
+    }
+}
+
 #[async_trait]
 impl Layer for LoopGuardLayer {
-    fn turn_start(&self, _cx: &AgentCx) {
-        *crate::sync::lock(&self.guard) = LoopGuard::new(self.limits);
+    async fn hear(&self, _cx: &AgentCx, moment: Moment) {
+        if moment == Moment::TurnStart {
+            *crate::sync::lock(&self.guard) = LoopGuard::new(self.limits);
+        }
     }
 
     fn review(&self, _cx: &AgentCx, call: &Reviewed<'_>) -> Verdict {
@@ -68,27 +90,16 @@ impl Layer for LoopGuardLayer {
         )
     }
 
-    async fn before_tool(&self, _cx: &AgentCx, tool: &ToolUse<'_>) -> ToolGate {
-        if tool.name != SPEAK_TO_AGENT {
-            return ToolGate::Go;
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
+        if req.call.name == SPEAK_TO_AGENT
+            && let Some(why) = self.heard_already(&req.args)
+        {
+            return ToolOut::refused(why);
         }
-        let text = |k: &str| tool.args[k].as_str().unwrap_or_default().trim().to_string();
-        let (worker, message) = (text("agent_id"), text("message"));
-        let now = self.changes.load(Ordering::Relaxed);
-        let mut sent = crate::sync::lock(&self.sent);
-        match sent.insert((worker.clone(), message), now) {
-            Some(then) if then == now => ToolGate::Block(format!(
-                "not sent: worker {worker} already has this very message and no file has \
-                 changed since, so its reply stands. If all work is done, your next step is \
-                 your final answer to the user; otherwise give it new work"
-            )),
-            _ => ToolGate::Go,
-        }
-    }
-
-    async fn after_tool(&self, _cx: &AgentCx, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        if tool.changes_files() && !done.is_error {
+        let out = next.run(cx, req).await;
+        if out.did_run() && req.view().changes_files() && !out.is_error {
             self.changes.fetch_add(1, Ordering::Relaxed);
         }
+        out
     }
 }

@@ -25,14 +25,21 @@ impl PauseGate {
             .send_if_modified(|p| std::mem::replace(p, paused) != paused)
     }
 
+    pub fn is_paused(&self) -> bool {
+        *self.paused.borrow()
+    }
+
     /// Returns at once unless paused; otherwise marks `agent` paused, waits until the team
-    /// goes on, and marks it running again. False when `cancel` fired first.
+    /// goes on, and marks it as it was again (calls of one batch may wait together: the
+    /// status before the first of them is what comes back). False when `cancel` fired first.
     pub async fn pass(&self, team: &Team, agent: AgentId, cancel: &CancellationToken) -> bool {
         let mut rx = self.paused.subscribe();
         if !*rx.borrow_and_update() {
             return true;
         }
-        let before = team.status(agent).unwrap_or(AgentStatus::Running);
+        let before = (team.status(agent))
+            .filter(|s| *s != AgentStatus::Paused)
+            .unwrap_or(AgentStatus::Running);
         team.set_status(agent, AgentStatus::Paused, None);
         let went_on = loop {
             if !*rx.borrow_and_update() {

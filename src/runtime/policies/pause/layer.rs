@@ -1,9 +1,11 @@
-//! The pause gate in each agent's life: while the team is paused no model call starts (the
-//! agent shows `paused` until the team goes on).
+//! The pause gate in each agent's life: while the team is paused no model call and no
+//! tool call starts (the agent shows `paused` until the team goes on). A model call held
+//! here is built again once the team goes on, with what came meanwhile.
 
 use super::gate::PauseGate;
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
-use crate::runtime::points::Gate;
+use crate::runtime::cx::{AgentCx, Layer, ModelNext, Policy, Starting, ToolNext};
+use crate::runtime::points::{Called, ModelCall};
+use crate::runtime::tool_call::{STOPPED, ToolOut, ToolReq};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -17,13 +19,30 @@ impl Policy for PausePolicy {
 
 struct PauseLayer(Arc<PauseGate>);
 
+impl PauseLayer {
+    /// Waits while the team is paused: false when the turn was stopped first.
+    async fn pass(&self, cx: &AgentCx) -> bool {
+        !cx.cancel().is_cancelled() && self.0.pass(cx.team(), cx.id(), cx.cancel()).await
+    }
+}
+
 #[async_trait]
 impl Layer for PauseLayer {
-    async fn before_model_call(&self, cx: &AgentCx) -> Gate {
-        if cx.cancel().is_cancelled() || !self.0.pass(cx.team(), cx.id(), cx.cancel()).await {
-            Gate::Interrupted
-        } else {
-            Gate::Go
+    async fn model_call(&self, cx: &AgentCx, call: &mut ModelCall, next: ModelNext<'_>) -> Called {
+        let held = self.0.is_paused();
+        if !self.pass(cx).await {
+            return Called::Interrupted;
         }
+        if held {
+            return Called::Again;
+        }
+        next.run(cx, call).await
+    }
+
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
+        if !self.pass(cx).await {
+            return ToolOut::stopped(STOPPED);
+        }
+        next.run(cx, req).await
     }
 }

@@ -6,19 +6,20 @@
 //! with a worktree is checked against git's diff of it (`mod.rs`, which checks a returned
 //! result).
 //!
-//! The snapshot before a command is taken when the layers let the call through, as the
-//! last of them: only the user's approval is still to come. A user who edits the workspace
+//! The snapshot before a command is taken when the layers before it let the call through:
+//! only the user's approval is still to come. A user who edits the workspace
 //! while asked could see the edit counted as the command's; a worker in its own worktree
 //! (the default) cannot meet that.
 
 use super::checks::{Checks, take};
 use crate::protocol::ApprovalAction;
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
-use crate::runtime::points::{Admit, ToolDone, ToolGate, ToolUse};
+use crate::runtime::cx::{AgentCx, Layer, Policy, Starting, ToolNext};
+use crate::runtime::points::{Admit, ToolUse};
+use crate::runtime::tool_call::{ToolOut, ToolReq};
 use crate::verify::Snapshot;
 use crate::workspace::Workspace;
 use async_trait::async_trait;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 pub struct VerificationPolicy(pub Arc<Checks>);
 
@@ -26,16 +27,12 @@ impl Policy for VerificationPolicy {
     fn layer_for(&self, _agent: &Starting) -> Option<Box<dyn Layer>> {
         Some(Box::new(VerificationLayer {
             checks: self.0.clone(),
-            before: Mutex::new(None),
         }))
     }
 }
 
 struct VerificationLayer {
     checks: Arc<Checks>,
-    /// The tree before a command about to run, with its call's id. Calls that may change
-    /// files run one at a time, so one is enough.
-    before: Mutex<Option<(String, Snapshot)>>,
 }
 
 /// The paths a file tool's call names, relative to the agent's root (`None`: a command,
@@ -64,35 +61,51 @@ impl Layer for VerificationLayer {
         Admit::Go
     }
 
-    async fn before_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>) -> ToolGate {
-        if !tool.changes_files() {
-            return ToolGate::Go;
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
+        if !req.view().changes_files() {
+            return next.run(cx, req).await;
         }
+        let inv = cx.invocation();
+        if let Err(why) = req.action(&inv).await {
+            return ToolOut::refused(why);
+        }
+        let before = self.before(cx, &req.view()).await;
+        let out = next.run(cx, req).await;
+        if out.did_run() {
+            self.checks.files_may_change();
+            if self.checks.is_tracked(cx.id()) {
+                self.after(cx, &req.view(), before, out.is_error).await;
+            }
+        }
+        out
+    }
+}
+
+impl VerificationLayer {
+    /// The tree before a command (a file tool names its files instead).
+    async fn before(&self, cx: &AgentCx, tool: &ToolUse<'_>) -> Option<Snapshot> {
         let root = cx.root();
-        if self.checks.is_tracked(cx.id()) && named(&root, tool).is_none() {
-            let snapshot = take(root.root()).await;
-            *crate::sync::lock(&self.before) = Some((tool.call_id.to_string(), snapshot));
-        }
+        let snapshot = if self.checks.is_tracked(cx.id()) && named(&root, tool).is_none() {
+            Some(take(root.root()).await)
+        } else {
+            None
+        };
         self.checks.files_may_change();
-        ToolGate::Go
+        snapshot
     }
 
-    async fn after_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        if !tool.changes_files() {
-            return;
-        }
-        self.checks.files_may_change();
-        let before = crate::sync::lock(&self.before)
-            .take()
-            .filter(|(call, _)| call == tool.call_id)
-            .map(|(_, s)| s);
-        if !self.checks.is_tracked(cx.id()) {
-            return;
-        }
+    /// What the call changed, recorded.
+    async fn after(
+        &self,
+        cx: &AgentCx,
+        tool: &ToolUse<'_>,
+        before: Option<Snapshot>,
+        failed: bool,
+    ) {
         let root = cx.root();
         match (named(&root, tool), before) {
             // A file tool that failed wrote nothing (a refused call never gets here).
-            (Some(_), _) if done.is_error => {}
+            (Some(_), _) if failed => {}
             (Some(paths), _) => self.checks.touch(cx.id(), paths),
             (None, Some(before)) => {
                 let after = take(root.root()).await;

@@ -1,11 +1,14 @@
 //! Asking the user to approve an agent's action: through the session's gate, with the
 //! agent shown `waiting` while the user is asked and the user's `notification` hooks run
-//! meanwhile.
+//! meanwhile. Its layer asks about each tool call the layers before it let through; a
+//! spawn's approval is asked by the spawn itself ([`approve`]).
 
-use super::approval::{ApprovalRequest, Denied};
-use super::cx::AgentCx;
-use super::policies::hooks::layer::caller;
+pub mod layer;
+
 use crate::protocol::AgentStatus;
+use crate::runtime::approval::{ApprovalRequest, Denied};
+use crate::runtime::cx::AgentCx;
+use crate::runtime::policies::hooks::layer::caller;
 
 /// Passes a mutating action of `cx`'s agent through the gate.
 pub async fn approve(cx: &AgentCx, req: ApprovalRequest<'_>) -> Result<(), Denied> {

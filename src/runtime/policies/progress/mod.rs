@@ -12,10 +12,11 @@
 //! and is never stopped here (`tests/capable_models.rs`). `[limits] max_iterations` is the
 //! hard cap against spend.
 
-use crate::protocol::{EventKind, TurnEnd};
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
-use crate::runtime::points::{Gate, ToolDone, ToolUse};
+use crate::protocol::EventKind;
+use crate::runtime::cx::{AgentCx, Layer, ModelNext, Policy, Starting, ToolNext};
+use crate::runtime::points::{Called, ModelCall, Moment, Purpose};
 use crate::runtime::policies::loop_guard::guard::hash_json;
+use crate::runtime::tool_call::{ToolOut, ToolReq};
 use async_trait::async_trait;
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -69,34 +70,27 @@ struct ProgressLayer {
 }
 
 /// One call and its answer, by value: JSON arguments in any key order are the same call.
-fn mark(cx: &AgentCx, tool: &ToolUse<'_>, done: &ToolDone<'_>) -> u64 {
+fn mark(cx: &AgentCx, req: &ToolReq<'_>, out: &ToolOut) -> u64 {
     let mut h = DefaultHasher::new();
     cx.id().hash(&mut h);
-    tool.name.hash(&mut h);
-    hash_json(tool.args, &mut h);
-    done.output.hash(&mut h);
-    done.is_error.hash(&mut h);
+    req.call.name.hash(&mut h);
+    hash_json(&req.args, &mut h);
+    out.output.hash(&mut h);
+    out.is_error.hash(&mut h);
     h.finish()
 }
 
-#[async_trait]
-impl Layer for ProgressLayer {
-    fn turn_start(&self, cx: &AgentCx) {
-        if !cx.is_worker() {
-            self.team.progressed();
-            // A new message is a new start: what was seen does not grow with the session.
-            crate::sync::lock(&self.team.seen).clear();
-        }
-    }
-
-    async fn before_model_call(&self, cx: &AgentCx) -> Gate {
+impl ProgressLayer {
+    /// Whether the persona's next call may go: false once the last `max` brought nothing
+    /// new (the user is told why).
+    fn may_call(&self, cx: &AgentCx) -> Result<(), String> {
         if self.max == 0 {
-            return Gate::Go;
+            return Ok(());
         }
         // The calls made since the last news, all answered by now.
         let stale = self.team.stale.fetch_add(1, Ordering::Relaxed);
         if stale < self.max {
-            return Gate::Go;
+            return Ok(());
         }
         let message = format!(
             "no progress: the last {} model calls in this turn brought nothing new (every \
@@ -111,19 +105,40 @@ impl Layer for ProgressLayer {
                 message: message.clone(),
             },
         );
-        Gate::Stop(message)
+        Err(message)
     }
+}
 
-    async fn after_tool(&self, cx: &AgentCx, tool: &ToolUse<'_>, done: &ToolDone<'_>) {
-        if crate::sync::lock(&self.team.seen).insert(mark(cx, tool, done)) {
-            self.team.progressed();
+#[async_trait]
+impl Layer for ProgressLayer {
+    async fn hear(&self, cx: &AgentCx, moment: Moment) {
+        match moment {
+            Moment::TurnStart if !cx.is_worker() => {
+                self.team.progressed();
+                // A new message is a new start: what was seen does not grow with the session.
+                crate::sync::lock(&self.team.seen).clear();
+            }
+            // A worker's turns ended: its result (or its failure, or its answer) is news.
+            Moment::Settled(_) if cx.is_worker() => self.team.progressed(),
+            _ => {}
         }
     }
 
-    /// A worker's turns ended: its result (or its failure, or its answer) is news.
-    async fn settle(&self, cx: &AgentCx, _end: TurnEnd) {
-        if cx.is_worker() {
+    /// The persona's own summaries are not its steps.
+    async fn model_call(&self, cx: &AgentCx, call: &mut ModelCall, next: ModelNext<'_>) -> Called {
+        if call.purpose == Purpose::Turn
+            && let Err(why) = self.may_call(cx)
+        {
+            return Called::Stopped(why);
+        }
+        next.run(cx, call).await
+    }
+
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
+        let out = next.run(cx, req).await;
+        if out.did_run() && crate::sync::lock(&self.team.seen).insert(mark(cx, req, &out)) {
             self.team.progressed();
         }
+        out
     }
 }

@@ -17,7 +17,7 @@ use super::answer::AssistFor;
 use crate::protocol::TurnEnd;
 use crate::runtime::agent_tools::return_results::RETURN_RESULTS;
 use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
-use crate::runtime::points::AfterTurn;
+use crate::runtime::points::{AfterTurn, Moment};
 use crate::runtime::team::FanIn;
 use async_trait::async_trait;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,8 +72,10 @@ impl Layer for ResultDueLayer {
     }
 
     /// The task's turns are over: the next message (a follow-up) is a new ask.
-    async fn settle(&self, _cx: &AgentCx, _end: TurnEnd) {
-        self.asked.store(false, Ordering::Relaxed);
+    async fn hear(&self, _cx: &AgentCx, moment: Moment) {
+        if let Moment::Settled(_) = moment {
+            self.asked.store(false, Ordering::Relaxed);
+        }
     }
 }
 
@@ -115,7 +117,7 @@ mod tests {
             AfterTurn::Rest
         );
         // Its supervisor's next message is a new ask.
-        cx.settle(TurnEnd::Completed).await;
+        cx.hear(Moment::Settled(TurnEnd::Completed)).await;
         assert_eq!(
             cx.turn_end(TurnEnd::Completed, "still words", true).await,
             AfterTurn::Continue(RESULT_DUE.into())
@@ -143,7 +145,7 @@ mod tests {
         ts.session
             .team
             .set_result(worker, serde_json::from_value(result).unwrap());
-        cx.settle(TurnEnd::Returned).await;
+        cx.hear(Moment::Settled(TurnEnd::Returned)).await;
         assert_eq!(
             cx.turn_end(TurnEnd::Completed, "yes, it handles empty input", true)
                 .await,

@@ -6,50 +6,20 @@
 //!
 //! The hot path (every streamed chunk) only stores a timestamp in a [`Pulse`]; the watch
 //! beside the call looks at it when the call could first be stalled, then every so often
-//! while it is. Only the model call and the tool call are watched, each by [`watch`].
+//! while it is. Only the model call and the tool call are watched, each by [`watch`], which
+//! the stall layer puts around the rest of the agent's stack (the last layer: it watches
+//! the send or the run itself, a summary request's too).
+
+pub mod layer;
 
 use crate::protocol::{AgentId, EventKind};
+pub use crate::runtime::points::Pulse;
 use crate::runtime::points::Waiting;
 use crate::runtime::team::Team;
 use crate::runtime::toolbox::Reach;
 use crate::text::{clip, key_argument};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-
-/// When a call last made progress: milliseconds since it started, one relaxed store a beat.
-pub struct Pulse {
-    start: Instant,
-    last_ms: AtomicU64,
-}
-
-impl Default for Pulse {
-    fn default() -> Self {
-        Self {
-            start: Instant::now(),
-            last_ms: AtomicU64::new(0),
-        }
-    }
-}
-
-impl Pulse {
-    /// The call made progress (bytes arrived, a retry began).
-    pub fn beat(&self) {
-        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_ms.store(ms, Ordering::Relaxed);
-    }
-
-    fn last(&self) -> u64 {
-        self.last_ms.load(Ordering::Relaxed)
-    }
-
-    /// Time since the last beat (or the start).
-    fn quiet_for(&self) -> Duration {
-        self.start
-            .elapsed()
-            .saturating_sub(Duration::from_millis(self.last()))
-    }
-}
 
 /// What a stalled agent is stuck on, for the tree.
 fn label(what: &Waiting<'_>) -> String {
