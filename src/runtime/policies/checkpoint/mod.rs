@@ -6,7 +6,7 @@
 //! Off the message's path: the files' checkpoint runs on a blocking thread while the
 //! persona's model call goes ahead; the message is not held by it. Ordering is kept at the
 //! tools: every tool call of the persona waits for the checkpoint of its own turn before
-//! it runs (`before_tool`), so no write of squad's can reach the workspace before the
+//! it runs (its layer's `tool_call`), so no write of squad's can reach the workspace before the
 //! files were recorded as they stood when the user spoke. The model's first reply takes
 //! seconds; a checkpoint of 10,000 files a fraction of that (benches/checkpoint.rs), so the
 //! wait is rarely felt. Workers write only after a persona's tool call (their spawn).
