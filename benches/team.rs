@@ -111,7 +111,7 @@ const LATENCY: Duration = Duration::from_millis(200);
 /// waiting for the (200 ms) answer, and the request it just sent is gone from its buffers.
 const SAMPLE_AFTER: Duration = Duration::from_millis(120);
 const FINAL_TEXT: &str = "All workers reported success.";
-const WORKER_MARK: &str = "You are worker agent";
+const WORKER_MARK: &str = "You are a worker (role";
 
 fn main() {
     support::launcher_main_if_asked();

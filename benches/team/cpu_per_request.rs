@@ -36,7 +36,7 @@ const TARGET_MS: f64 = 0.3;
 /// The figure before the work of issue 28 part 8 (commit 7e47bc7, measured in turn with
 /// this build through `SQUAD_BENCH_BEFORE`), printed when that build is not measured.
 const BEFORE: &str = "7e47bc7: median 0.334 ms and 0.303 ms per request in two runs";
-const WORKER_MARK: &[u8] = b"You are worker agent";
+const WORKER_MARK: &[u8] = b"You are a worker (role";
 const FINAL_TEXT: &str = "All workers reported success.";
 
 /// The answers, rendered once. Indexes into `reads` are rounds.
