@@ -64,9 +64,7 @@ fn main() {
     for serves in [1usize, 2, 8] {
         // The floor: every request served back to back in the server's N places.
         let requests = WORKERS * 3 + 3;
-        println!(
-            "\n== a server serving {serves} at once (no /props); {requests} requests",
-        );
+        println!("\n== a server serving {serves} at once (no /props); {requests} requests",);
         println!(
             "| squad's limit | median wall s | runs ok | requests failed | most served at once | most queued |"
         );
@@ -74,9 +72,8 @@ fn main() {
         let mut adaptive: Option<(Duration, bool)> = None;
         let mut best_fixed: Option<(usize, Duration)> = None;
         for limit in LIMITS {
-            let outcomes: Vec<Outcome> = (0..RUNS)
-                .map(|_| run(&rt, &squad, serves, limit))
-                .collect();
+            let outcomes: Vec<Outcome> =
+                (0..RUNS).map(|_| run(&rt, &squad, serves, limit)).collect();
             let mut walls: Vec<Duration> = outcomes.iter().map(|o| o.wall).collect();
             walls.sort();
             let median = walls[walls.len() / 2];
@@ -113,14 +110,15 @@ fn main() {
             own.as_secs_f64(),
             best_wall.as_secs_f64(),
             (ratio - 1.0) * 100.0,
-            if own_ok { "no failed request" } else { "FAILED REQUESTS" },
+            if own_ok {
+                "no failed request"
+            } else {
+                "FAILED REQUESTS"
+            },
             if met { "met" } else { "MISSED" }
         );
     }
-    println!(
-        "\nall targets {}",
-        if all_met { "met" } else { "NOT met" }
-    );
+    println!("\nall targets {}", if all_met { "met" } else { "NOT met" });
 }
 
 fn run(rt: &tokio::runtime::Runtime, squad: &str, serves: usize, limit: Option<usize>) -> Outcome {
@@ -132,7 +130,9 @@ fn run(rt: &tokio::runtime::Runtime, squad: &str, serves: usize, limit: Option<u
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("a.txt"), "a\n").unwrap();
     std::fs::create_dir_all(ws.path().join(".squad")).unwrap();
-    let fixed = limit.map_or(String::new(), |l| format!("max_concurrent_requests = {l}\n"));
+    let fixed = limit.map_or(String::new(), |l| {
+        format!("max_concurrent_requests = {l}\n")
+    });
     std::fs::write(
         ws.path().join(".squad/config.toml"),
         format!(
@@ -184,7 +184,9 @@ fn respond(body: &Value) -> MockResponse {
     let calls = messages.iter().filter(|m| m["role"] == "tool").count();
     let reply = if system.contains(WORKER_MARK) {
         match calls {
-            n @ 0..2 => MockResponse::tool_call(&format!("r{n}"), "read_file", r#"{"path":"a.txt"}"#),
+            n @ 0..2 => {
+                MockResponse::tool_call(&format!("r{n}"), "read_file", r#"{"path":"a.txt"}"#)
+            }
             _ => {
                 let args = json!({"result": {
                     "status": "success", "summary": "read a.txt twice",
@@ -197,7 +199,8 @@ fn respond(body: &Value) -> MockResponse {
         MockResponse::tool_calls(
             (0..WORKERS)
                 .map(|i| {
-                    let args = json!({"role_name": "agentic_coder", "task_prompt": format!("task {i}")});
+                    let args =
+                        json!({"role_name": "agentic_coder", "task_prompt": format!("task {i}")});
                     MockToolCall::new(format!("s{i}"), "spawn_agent", args.to_string())
                 })
                 .collect(),
