@@ -176,7 +176,14 @@ pub fn task_lines(t: &TaskMetrics) -> Vec<String> {
             secs(t.avg_task_ms())
         ));
     }
-    if t.started > 0 || t.scored > 0 {
+    let checked = t.corrections + t.verified;
+    if checked == 0 && t.unchecked > 0 {
+        // Rates of nothing are dashes: say what happened instead.
+        out.push(format!(
+            "checks: no result had anything to check ({} unchecked)",
+            t.unchecked
+        ));
+    } else if t.started > 0 || t.scored > 0 {
         let score = t
             .avg_score()
             .map_or_else(|| "–".to_string(), |s| format!("{s:.0}/100"));
@@ -190,7 +197,7 @@ pub fn task_lines(t: &TaskMetrics) -> Vec<String> {
         out.push(format!(
             "checks: {} results checked, {} sent back to be fixed ({}) · {} of {} checked \
              tasks needed a fix ({}) · {per_task} fixes per task · avg score {score}{unchecked}",
-            t.corrections + t.verified,
+            checked,
             t.corrections,
             pct(t.retry_rate()),
             t.caught,
@@ -317,6 +324,43 @@ fn fuzzy_score_ascii(q: &[char], item: &[u8]) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn task_figures_are_in_plain_words() {
+        let corrected = TaskMetrics {
+            started: 2,
+            completed: 2,
+            corrections: 2,
+            verified: 2,
+            caught: 1,
+            score_sum: 170,
+            scored: 2,
+            ..Default::default()
+        };
+        let lines = task_lines(&corrected);
+        assert_eq!(
+            lines[1],
+            "checks: 4 results checked, 2 sent back to be fixed (50%) · 1 of 2 checked tasks \
+             needed a fix (50%) · 1.0 fixes per task · avg score 85/100"
+        );
+        let nothing = TaskMetrics {
+            started: 2,
+            completed: 2,
+            unchecked: 2,
+            ..Default::default()
+        };
+        assert_eq!(
+            task_lines(&nothing)[1],
+            "checks: no result had anything to check (2 unchecked)"
+        );
+        for line in lines.iter().chain(&task_lines(&nothing)) {
+            for jargon in ["QC", "catch rate", "retry rate", "seed"] {
+                assert!(!line.contains(jargon), "{line}");
+            }
+        }
+    }
+
     #[test]
     fn an_error_chain_says_each_cause_once() {
         let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
@@ -330,8 +374,6 @@ mod tests {
         let context = anyhow::Error::new(io()).context("reading config.toml");
         assert_eq!(error_chain(&context), "reading config.toml: no such file");
     }
-
-    use super::*;
 
     #[test]
     fn clip_keeps_char_boundaries_and_says_the_size() {

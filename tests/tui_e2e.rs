@@ -503,3 +503,29 @@ async fn a_named_worker_goes_by_its_name_in_the_tree_and_its_approvals() {
     tui.wait_text("Calculator fixed.").await;
     assert!(sb.read("calc.py").contains("return a + b"));
 }
+
+/// `squad --demo`, as the README's first screen has a newcomer try it: the empty screen
+/// says the two words the demo model answers, and `team`'s two workers go by the names
+/// their supervisor gave them.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_says_what_to_type_and_its_workers_go_by_their_names() {
+    let sb = Sandbox::new();
+    let tui = Tui::spawn(&sb, "", &["--demo"], 40, 120);
+    tui.wait_text("Demo model: type write or team").await;
+    tui.type_text("team").await;
+    tui.enter().await;
+    for _ in 0..2 {
+        tui.wait_text("wants to spawn a worker").await;
+        tokio::time::sleep(::squad::tui::APPROVAL_GUARD + Duration::from_millis(100)).await;
+        tui.send(b"y");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let screen = tui.wait_text("Both workers are done").await;
+    let rows: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.contains("─ ") && l.contains("code_reviewer"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{screen}");
+    assert!(rows[1].contains("docs"), "{screen}");
+    assert!(rows[0].contains(" top"), "{screen}");
+}

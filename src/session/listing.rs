@@ -37,10 +37,11 @@ pub fn listing(sessions: &[SessionMeta], workspace: &Path, shown: Shown) -> (Str
     }
     let mut left = Vec::new();
     if listed.is_empty() {
-        left.push(format!(
-            "no saved session of this folder ({})",
-            workspace.display()
-        ));
+        // With --all no folder has one: naming this folder would say less than is true.
+        left.push(match shown.all {
+            true => "no saved session in any folder".to_string(),
+            false => format!("no saved session of this folder ({})", workspace.display()),
+        });
     }
     if !shown.all && !elsewhere.is_empty() {
         left.push(format!(
@@ -154,6 +155,15 @@ mod tests {
             note,
             "no saved session of this folder (/new); 3 sessions of other folders (--all); \
              1 review left out (--reviews)\n"
+        );
+        let all = Shown {
+            all: true,
+            ..Shown::default()
+        };
+        let (out, note) = listing(&[], Path::new("/new"), all);
+        assert_eq!(
+            (out.as_str(), note.as_str()),
+            ("", "no saved session in any folder\n")
         );
     }
 }

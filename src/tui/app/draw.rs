@@ -310,13 +310,16 @@ impl App {
             a.conversation.entries.is_empty() && a.conversation.streaming.is_empty()
         });
         if empty && indicator.is_empty() {
-            let hint = if id == self.state.root_agent {
+            let hint = if id != self.state.root_agent {
+                "No messages yet.".to_string()
+            } else if self.state.model == crate::model::demo::DEMO_MODEL {
+                // The demo model answers two words; the screen says them, not only the README.
+                "Demo model: type write or team, then Enter · ? help".to_string()
+            } else {
                 format!(
                     "Ask {} anything. Enter sends · ? help",
                     self.state.active_role
                 )
-            } else {
-                "No messages yet.".to_string()
             };
             if inner.height > 0 {
                 let y = inner.y + inner.height / 3;
