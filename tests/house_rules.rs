@@ -1,5 +1,5 @@
-//! `.ci/house-rules` checked on small trees made for each rule, so a rule that stopped
-//! finding what it names would fail here, not pass CI in silence. Needs `python3`, as CI
+//! `.ci/house-rules` checked on small trees made to break its rules on events and docs,
+//! so a rule that stopped finding what it names would fail here, not pass CI in silence. Needs `python3`, as CI
 //! does (`.ci/run` runs the rules first); without it each test says so and skips.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -110,12 +110,104 @@ mod tests {
 }
 
 /// The crate itself: every fold over events names each kind, so adding one does not
-/// compile until each front end, the replay and the metrics say what it means.
+/// compile until each front end, the replay and the metrics say what it means; and its
+/// docs name files that are there.
 #[test]
-fn the_crate_has_no_catch_all_arm_over_events() {
+fn the_crate_has_no_catch_all_arm_over_events_and_its_docs_name_real_files() {
     let Some((_, out)) = house_rules(Path::new(env!("CARGO_MANIFEST_DIR"))) else {
         return;
     };
     assert!(!out.contains("catch-all arm over events:"), "{out}");
     assert!(out.contains("0 catch-all arm(s) over events"), "{out}");
+    assert!(!out.contains("doc names what is not there:"), "{out}");
+    assert!(out.contains("0 doc path(s) not there"), "{out}");
+}
+
+const LIB: (&str, &str) = ("src/lib.rs", "pub mod run;\npub mod tools;\n");
+const RUN: (&str, &str) = ("src/run/mod.rs", "pub mod turn;\n");
+const TURN: (&str, &str) = ("src/run/turn.rs", "pub fn turn() {}\n");
+const TOOLS: (&str, &str) = ("src/tools.rs", "pub fn tools() {}\n");
+
+#[test]
+fn a_doc_naming_a_missing_source_path_fails_and_one_naming_real_ones_passes() {
+    let readme = "The turn is `src/run/turn.rs`; tools in src/tools.rs, tests in `tests/`.\n";
+    let doc = "See `run/turn.rs` and `turn.rs`.\n";
+    let good = tree(&[
+        LIB,
+        RUN,
+        TURN,
+        TOOLS,
+        ("tests/a.rs", ""),
+        ("README.md", readme),
+        ("docs/a.md", doc),
+    ]);
+    let Some((passed, out)) = house_rules(good.path()) else {
+        return;
+    };
+    assert!(passed, "{out}");
+    assert!(out.contains("0 doc path(s) not there"), "{out}");
+
+    // The turn moved; both docs still name it where it was.
+    let bad = tree(&[
+        LIB,
+        ("src/run/mod.rs", "pub mod loops;\n"),
+        ("src/run/loops.rs", ""),
+        TOOLS,
+        ("tests/a.rs", ""),
+        ("README.md", readme),
+        ("docs/a.md", doc),
+    ]);
+    let (passed, out) = house_rules(bad.path()).unwrap();
+    assert!(!passed, "{out}");
+    for line in [
+        "doc names what is not there: README.md:1: `src/run/turn.rs` does not exist",
+        "doc names what is not there: docs/a.md:1: `run/turn.rs` is not a file of the crate",
+        "doc names what is not there: docs/a.md:1: `turn.rs` is no file under src/",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    assert!(out.contains("3 doc path(s) not there"), "{out}");
+}
+
+#[test]
+fn a_table_of_a_folder_has_one_true_row_per_file_and_a_layout_names_every_folder() {
+    let doc = "<!-- paths under src/run -->\n| file | owns |\n|---|---|\n| `turn.rs` | the turn (`turn/helper.rs`) |\n| `turn.rs` | again |\n| `gone.rs` | moved away |\n\n<!-- layout of src/ -->\n```\nsrc/run/   the runtime\n```\n";
+    let dir = tree(&[
+        LIB,
+        ("src/run/mod.rs", "pub mod turn;\npub mod calls;\n"),
+        TURN,
+        ("src/run/calls.rs", ""),
+        ("src/run/turn/helper.rs", ""),
+        ("src/util/mod.rs", ""),
+        ("docs/architecture.md", doc),
+    ]);
+    let Some((passed, out)) = house_rules(dir.path()) else {
+        return;
+    };
+    assert!(!passed, "{out}");
+    for line in [
+        "docs/architecture.md:5: `turn.rs` has a row already (line 4)",
+        "docs/architecture.md:6: `gone.rs` is not in src/run/",
+        "docs/architecture.md:4: the table of src/run/ has no row for `calls.rs`",
+        "docs/architecture.md:9: the layout leaves out `src/util/`",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    // The row's own folder holds `turn/helper.rs`; `mod.rs` needs no row.
+    assert!(out.contains("4 doc path(s) not there"), "{out}");
+}
+
+#[test]
+fn an_example_and_a_placeholder_are_not_checked() {
+    let doc = "A new policy is a folder `src/run/policies/NAME/`.\n\n<!-- example -->\n```\nsrc/sum.rs:3  high  off by one\n```\n\nFiles changed: `src/main.rs` <!-- example -->\nbut `src/nowhere.rs` is checked.\n";
+    let dir = tree(&[LIB, RUN, TURN, TOOLS, ("docs/usage.md", doc)]);
+    let Some((passed, out)) = house_rules(dir.path()) else {
+        return;
+    };
+    assert!(!passed, "{out}");
+    assert!(
+        out.contains("docs/usage.md:9: `src/nowhere.rs` does not exist"),
+        "{out}"
+    );
+    assert!(out.contains("1 doc path(s) not there"), "{out}");
 }
