@@ -85,6 +85,11 @@ pub struct SessionsArgs {
     /// Also the `squad review` runs.
     #[arg(long)]
     pub reviews: bool,
+
+    /// Remove the files' checkpoints of workspaces no session used for
+    /// `checkpoints.keep_days` (never those a running session uses), and say what went.
+    #[arg(long)]
+    pub prune: bool,
 }
 
 #[derive(Debug, Args)]

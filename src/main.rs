@@ -108,6 +108,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Sessions(args)) if args.prune => {
+            let config = load_config(&workspace, &config_overrides(&cli.common)?)?;
+            let pruned = squad::checkpoint::prune(
+                &dirs.data,
+                squad::checkpoint::Keep::from_config(&config.checkpoints),
+                true,
+            );
+            print!("{}", squad::checkpoint::pruned_text(&pruned));
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Sessions(args)) => {
             print_sessions(&SessionStore::new(dirs.sessions()), &workspace, &args)?;
             Ok(ExitCode::SUCCESS)

@@ -19,3 +19,11 @@ pub fn try_lock(file: &std::fs::File) -> bool {
     // SAFETY: flock(2) on a file descriptor we own and keep open; no memory involved.
     unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
+
+/// Takes a shared lock on `file` without waiting: any number of holders at once, none
+/// while another holds [`try_lock`]'s exclusive one. Says "in use" to whoever wants it alone.
+pub fn try_lock_shared(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: as in `try_lock`.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) == 0 }
+}

@@ -422,3 +422,95 @@ async fn a_rewind_while_the_persona_works_stops_the_team_first() {
     );
     assert_eq!(s.sb.read("a.txt"), lines(&[]));
 }
+
+/// How to run squad so that a file with mode 000 is unreadable to it: directly when the
+/// tests do not run as root; as root, with the capabilities that read anything dropped
+/// (`setpriv`). `None` when neither works here.
+fn unreadable_to_squad(secret: &std::path::Path) -> Option<Vec<&'static str>> {
+    if std::fs::read(secret).is_err() {
+        return Some(Vec::new());
+    }
+    let wrapper = vec![
+        "setpriv",
+        "--bounding-set=-dac_override,-dac_read_search",
+        "--inh-caps=-all",
+        "--",
+    ];
+    let cat = std::process::Command::new(wrapper[0])
+        .args(&wrapper[1..])
+        .arg("cat")
+        .arg(secret)
+        .output();
+    match cat {
+        Ok(out) if !out.status.success() => Some(wrapper),
+        _ => None,
+    }
+}
+
+/// One unreadable file no longer turns checkpoints off: the checkpoint is taken without
+/// it, the run says so once, and a rewind puts back the rest (issue 50).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreadable_file_is_skipped_and_told_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("a.txt", "one\n");
+    sb.write("secret.txt", "do not read\n");
+    let secret = sb.ws().join("secret.txt");
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let Some(wrapper) = unreadable_to_squad(&secret) else {
+        eprintln!("skipped: no way here to make a file unreadable to squad (root, no setpriv)");
+        return;
+    };
+    mock.push_all([
+        write_call("w1", "a.txt", "two\n"),
+        MockResponse::text("done"),
+    ]);
+    let mut cmd = sb.command_under(&wrapper, Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "--json", "make it two"]);
+    let run = Run::from(run_with_timeout(cmd).await);
+    run.assert_ok();
+    let events = run.events();
+    let taken = of_type(&events, "checkpoint_taken");
+    assert!(taken[0]["checkpoint"].is_string(), "{:?}", taken[0]);
+    let told: Vec<&Value> = events
+        .iter()
+        .filter(|e| e.to_string().contains("secret.txt"))
+        .collect();
+    assert_eq!(told.len(), 1, "said once: {told:?}");
+    assert_eq!(told[0]["type"], "notice");
+    assert_eq!(
+        told[0]["message"],
+        "rewind will not restore secret.txt: it cannot be read"
+    );
+    assert_eq!(sb.read("a.txt"), "two\n");
+
+    // Without --json, the run says it on its standard error.
+    mock.push(MockResponse::text("nothing"));
+    let mut cmd = sb.command_under(&wrapper, Some(&mock));
+    cmd.args(["exec", "--resume", "last", "look"]);
+    let run = Run::from(run_with_timeout(cmd).await);
+    run.assert_ok();
+    assert!(
+        run.stderr
+            .contains("rewind will not restore secret.txt: it cannot be read"),
+        "{}",
+        run.stderr
+    );
+
+    let mut cmd = sb.command_under(&wrapper, Some(&mock));
+    cmd.args([
+        "exec",
+        "--resume",
+        "last",
+        "--rewind",
+        "1",
+        "--rewind-what",
+        "files",
+    ]);
+    let run = Run::from(run_with_timeout(cmd).await);
+    run.assert_ok();
+    assert_eq!(sb.read("a.txt"), "one\n");
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(sb.read("secret.txt"), "do not read\n", "left as it was");
+}

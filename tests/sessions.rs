@@ -206,3 +206,61 @@ async fn sessions_lists_this_folders_first_and_leaves_reviews_out() {
     let t = transcript(&mock.requests().last().unwrap().body);
     assert!(t.iter().any(|(_, text)| text == "mine"), "{t:?}");
 }
+
+/// Sets the last use of the checkpoint store of `ws` to `days` ago.
+fn age_store(data: &Path, ws: &Path, days: u64) -> std::path::PathBuf {
+    let dir = ::squad::checkpoint::CheckpointStore::dir_for(data, &ws.canonicalize().unwrap());
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400);
+    for name in ["squad-live", "index"] {
+        let f = std::fs::File::options()
+            .append(true)
+            .open(dir.join(name))
+            .unwrap();
+        f.set_modified(then).unwrap();
+    }
+    dir
+}
+
+/// `squad sessions --prune` removes the checkpoints of workspaces unused for
+/// `checkpoints.keep_days`, but never those a running session holds (issue 49).
+#[tokio::test(flavor = "multi_thread")]
+async fn prune_removes_old_checkpoints_but_not_a_live_sessions() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[checkpoints]\nkeep_days = 7\n");
+    let (old, held, young) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    mock.set_responder(|_| MockResponse::text("ok"));
+    for ws in [old.path(), held.path(), young.path()] {
+        std::fs::write(ws.join("f.txt"), "x").unwrap();
+        run_in(&sb, ws, Some(&mock), &["exec", "hello"])
+            .await
+            .assert_ok();
+    }
+    let data = sb.data_dir();
+    // A session still running in `held` (started ten days ago).
+    let _live = ::squad::checkpoint::Live::claim(&data, held.path()).unwrap();
+    let old_store = age_store(&data, old.path(), 10);
+    let held_store = age_store(&data, held.path(), 10);
+    let young_store = age_store(&data, young.path(), 3);
+
+    let run = run_in(&sb, sb.ws(), None, &["sessions", "--prune"]).await;
+    run.assert_ok();
+    let gone = old.path().canonicalize().unwrap();
+    assert!(
+        run.stdout
+            .contains(&format!("removed the checkpoints of {}", gone.display())),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("kept 1"), "{}", run.stdout);
+    assert!(!old_store.exists());
+    assert!(held_store.exists(), "a live session's store stays");
+    assert!(young_store.exists());
+    // The sessions themselves are still listed.
+    let run = run_in(&sb, old.path(), None, &["sessions"]).await;
+    assert!(run.stdout.contains("hello"), "{}", run.stdout);
+}

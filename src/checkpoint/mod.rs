@@ -5,19 +5,33 @@
 //! `.gitignore` files apply, but the user's `.git` (index, refs, stash) is never touched,
 //! and a workspace outside any repository is checkpointed the same way.
 //!
+//! In a git workspace a new store borrows the user's objects and index (`borrow`), so a
+//! checkpoint costs what changed, not a copy of the repository; outside git each
+//! checkpoint stores only the files that differ from the last one (git's own index and
+//! objects). A file a checkpoint cannot read is left out and told once (`unreadable`).
+//! Stores no session used for a while go (`prune`), never one a session holds (`live`).
+//!
 //! A restore never silently overwrites the user's work: a file that differs from the
 //! checkpoint and is not what squad last wrote there (`written`) is a conflict, returned
 //! to the caller to ask about; nothing is written unless the caller forces it. Every
 //! restore first checkpoints the present, so a rewind can itself be taken back.
 
+mod borrow;
+mod live;
+mod prune;
 mod restore;
 mod rewind;
 mod store;
+mod unreadable;
 mod written;
 
 #[cfg(test)]
+mod cost_tests;
+#[cfg(test)]
 mod tests;
 
+pub use live::Live;
+pub use prune::{Keep, Pruned, PrunedStore, prune, pruned_text};
 pub use restore::Restored;
 pub use rewind::{
     Point, RewindError, RewindWhat, Rewound, history_before, points, rewind, rewind_events,

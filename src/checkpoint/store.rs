@@ -1,5 +1,7 @@
 //! The shadow repository: taking a checkpoint, and what changed since one.
 
+use super::live::Live;
+use super::unreadable::{Unreadable, unreadable};
 use super::{CheckpointError, CheckpointId, io};
 use crate::isolation::{Git, fields, path_of};
 use sha2::{Digest, Sha256};
@@ -16,6 +18,10 @@ pub struct CheckpointStore {
     work_tree: PathBuf,
     /// One git run of the store at a time in this process: they share its index.
     lock: Mutex<()>,
+    /// Says the store is in use, so no prune removes it (see `live`).
+    live: Live,
+    /// The files a checkpoint could not read, not yet told (each is told once).
+    unreadable: Mutex<Unreadable>,
 }
 
 pub use crate::protocol::{ChangedFile as Change, FileChangeKind as ChangeKind};
@@ -41,15 +47,17 @@ impl CheckpointStore {
             .canonicalize()
             .map_err(io(format!("reading {}", workspace.display())))?;
         let git_dir = Self::dir_for(data, &work_tree);
+        let live = Live::claim_dir(&git_dir, &work_tree)?;
         if !git_dir.join("HEAD").is_file() {
-            std::fs::create_dir_all(&git_dir)
-                .map_err(io(format!("creating {}", git_dir.display())))?;
-            Git::new(&git_dir).run(&["init", "--quiet", "--bare", &git_dir.to_string_lossy()])?;
+            let dir = git_dir.to_string_lossy();
+            Git::new(&git_dir).run(&["init", "--quiet", "--bare", "--template=", &dir])?;
         }
         let store = Self {
             git_dir,
             work_tree,
             lock: Mutex::new(()),
+            live,
+            unreadable: Mutex::default(),
         };
         store.exclude_own_folders(data)?;
         Ok(store)
@@ -99,7 +107,11 @@ impl CheckpointStore {
     /// [`CheckpointStore::checkpoint`] with the store's lock already held.
     pub(super) fn commit_now(&self, label: &str) -> Result<CheckpointId, CheckpointError> {
         let git = self.git();
-        git.run(&["add", "--all", "--", "."])?;
+        if !self.git_dir.join("index").exists() {
+            self.borrow();
+        }
+        self.add_all()?;
+        self.live.touch();
         let tree = git.text(&["write-tree"])?;
         let last = git.output(&["rev-parse", "--verify", "--quiet", LAST], None)?;
         let parent = String::from_utf8_lossy(&last.stdout).trim().to_string();
@@ -110,6 +122,25 @@ impl CheckpointStore {
         let commit = git.text(&args)?;
         git.run(&["update-ref", LAST, &commit])?;
         Ok(CheckpointId(commit))
+    }
+
+    /// Records every file it can read; one it cannot is left as the last checkpoint had it
+    /// (or out) and kept to be told, rather than failing the checkpoint.
+    fn add_all(&self) -> Result<(), CheckpointError> {
+        let args = ["add", "--all", "--ignore-errors", "--", "."];
+        let ran = self.git().output(&args, None)?;
+        let skipped = unreadable(&ran.stderr);
+        if ran.code != 0 && skipped.is_empty() {
+            return Err(self.git().failed(&args, &ran).into());
+        }
+        crate::sync::lock(&self.unreadable).found(skipped);
+        Ok(())
+    }
+
+    /// The files checkpoints could not read since this was last asked (each path once
+    /// for the life of the store): rewind will not restore them.
+    pub fn unreadable(&self) -> Vec<String> {
+        crate::sync::lock(&self.unreadable).untold()
     }
 
     /// The checkpoint `id` names, if this store has it.

@@ -1,6 +1,7 @@
 //! Settings, layered: built-in defaults, the user's config file, the workspace's
 //! `.squad/config.toml`, `--config FILE`, environment variables, then flags.
 
+mod checkpoints;
 mod load;
 mod mcp;
 mod models;
@@ -8,6 +9,7 @@ pub(crate) mod parse;
 mod provider;
 mod sandbox;
 
+pub use checkpoints::CheckpointsConfig;
 pub use load::{
     ConfigError, ConfigOverrides, ConfigSources, FileCheck, PROFILE_ENV, check_files, check_rule,
     load_config, load_config_from, user_config_dir,
@@ -51,6 +53,8 @@ pub struct Config {
     /// Context window in tokens per model name; models not listed use
     /// `context.default_window` (or what their server says).
     pub context_windows: BTreeMap<String, u64>,
+    /// How long the files' checkpoints are kept.
+    pub checkpoints: CheckpointsConfig,
     /// Named sets of the keys above (`[profiles.local]`), applied over the config files by
     /// `--profile NAME` / `SQUAD_PROFILE`. A profile holds no profiles of its own.
     pub profiles: BTreeMap<String, Config>,
@@ -331,6 +335,7 @@ impl Default for Config {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
+            checkpoints: CheckpointsConfig::default(),
             profiles: BTreeMap::new(),
             profile: None,
             model_override: None,

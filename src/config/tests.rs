@@ -25,6 +25,7 @@ fn documented_default_file_equals_built_in_defaults() {
         "mcp_servers",
         "context",
         "context_windows",
+        "checkpoints",
         "profiles",
     ] {
         assert!(keys.contains(&key), "config/config.toml lacks {key}");

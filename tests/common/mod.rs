@@ -7,7 +7,8 @@ pub use mock_server::{MockResponse, MockServer, MockToolCall, RecordedRequest};
 pub mod squad;
 
 pub use squad::{
-    Run, Sandbox, content_text, git, git_output, items_of_kind, of_type, tool_messages, transcript,
+    Run, Sandbox, content_text, git, git_output, items_of_kind, of_type, run_with_timeout,
+    tool_messages, transcript,
 };
 pub mod acp;
 pub mod agents;

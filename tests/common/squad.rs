@@ -57,7 +57,23 @@ impl Sandbox {
     }
 
     pub fn command(&self, mock: Option<&MockServer>) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(squad_bin());
+        self.command_under(&[], mock)
+    }
+
+    /// [`Sandbox::command`] run through `wrapper` (`setpriv …`, which then runs squad).
+    pub fn command_under(
+        &self,
+        wrapper: &[&str],
+        mock: Option<&MockServer>,
+    ) -> tokio::process::Command {
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut cmd = tokio::process::Command::new(program);
+                cmd.args(args).arg(squad_bin());
+                cmd
+            }
+            None => tokio::process::Command::new(squad_bin()),
+        };
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.home.path())
@@ -97,7 +113,7 @@ pub fn squad_bin() -> PathBuf {
         .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_squad")), PathBuf::from)
 }
 
-async fn run_with_timeout(mut cmd: tokio::process::Command) -> Output {
+pub async fn run_with_timeout(mut cmd: tokio::process::Command) -> Output {
     cmd.stdin(std::process::Stdio::null());
     match tokio::time::timeout(Duration::from_secs(60), cmd.output()).await {
         Ok(out) => out.unwrap(),

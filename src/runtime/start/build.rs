@@ -300,7 +300,8 @@ fn checkpoints(
         });
         numbers.max().unwrap_or(0)
     });
-    let made = Checkpoints::new(data, workspace.root(), last);
+    let keep = crate::checkpoint::Keep::from_config(&opts.config.checkpoints);
+    let made = Checkpoints::new(data, workspace.root(), last, keep);
     Some(Arc::new(made.with_log(opened.log_path.clone())))
 }
 

@@ -34,6 +34,9 @@ impl Layer for CheckpointLayer {
             cx.session().agent_tasks.spawn(async move {
                 let taken = checkpoints.taken(message).await;
                 session.team.emit(persona, taken);
+                if let Some(told) = checkpoints.unreadable().await {
+                    session.team.emit(persona, told);
+                }
                 let _ = done.send(true);
             });
         }

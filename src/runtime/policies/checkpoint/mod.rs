@@ -13,7 +13,7 @@
 
 pub mod layer;
 
-use crate::checkpoint::CheckpointStore;
+use crate::checkpoint::{CheckpointStore, Keep, Live, prune};
 use crate::protocol::{AgentId, EventKind};
 use crate::runtime::team::Team;
 use std::path::{Path, PathBuf};
@@ -34,12 +34,29 @@ pub struct Checkpoints {
     pending: Mutex<Option<watch::Receiver<bool>>>,
     /// The session's log, which a rewind reads the conversation back from.
     log: Option<PathBuf>,
+    /// Keeps a prune from removing the store while the session runs (none if it failed).
+    _live: Option<Live>,
 }
 
 impl Checkpoints {
-    /// `last`: the number of the user's last message before this run (a resume).
-    pub fn new(data: &Path, workspace: &Path, last: u32) -> Self {
+    /// `last`: the number of the user's last message before this run (a resume). Claims
+    /// the store, then prunes the stores of all workspaces in the background if they pass
+    /// the size cap of `keep`.
+    pub fn new(data: &Path, workspace: &Path, last: u32, keep: Keep) -> Self {
+        let live = Live::claim(data, workspace)
+            .inspect_err(|e| tracing::warn!("checkpoints: {e}"))
+            .ok();
+        let dir = data.to_path_buf();
+        let _ = std::thread::Builder::new()
+            .name("checkpoint-prune".into())
+            .spawn(move || {
+                let pruned = prune(&dir, keep, false);
+                for p in pruned.removed {
+                    tracing::info!(workspace = ?p.workspace, bytes = p.bytes, "checkpoints pruned");
+                }
+            });
         Self {
+            _live: live,
             data: data.to_path_buf(),
             workspace: workspace.to_path_buf(),
             store: OnceCell::new(),
@@ -122,6 +139,20 @@ impl Checkpoints {
             .map_err(|e| e.to_string())?
             .map(|id| id.0)
             .map_err(|e| e.to_string())
+    }
+
+    /// What a checkpoint could not read and rewind will not restore, each file told once.
+    pub async fn unreadable(&self) -> Option<EventKind> {
+        let paths = self.store().await.ok()?.unreadable();
+        let mut names = paths.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+        match paths.len() {
+            0 => return None,
+            n @ 4.. => names.push_str(&format!(" and {} more", n - 3)),
+            _ => {}
+        }
+        let they = if paths.len() == 1 { "it" } else { "they" };
+        let message = format!("rewind will not restore {names}: {they} cannot be read");
+        Some(EventKind::Notice { message })
     }
 
     /// Waits until the checkpoint of the latest message is taken (at once when it is).
