@@ -3,8 +3,8 @@
 
 use super::RuntimeError;
 use crate::protocol::{AgentId, Event};
-use crate::runtime::SessionOptions;
 use crate::runtime::events::EventSink;
+use crate::runtime::handle::SessionOptions;
 use crate::session::{LogWriter, ReplayedSession, SessionLog, read_events, replay};
 use std::path::PathBuf;
 use tokio::sync::mpsc;

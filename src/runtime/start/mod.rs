@@ -7,12 +7,12 @@ mod restore;
 
 use super::agent::start_agent;
 use super::cx::Policies;
+use super::handle::{SessionHandle, SessionInfo, SessionOptions};
 use super::mcp::start_servers;
 use super::ops::serve_ops;
 use super::persona::switch_persona;
 use super::session::Session;
 use super::team::{AgentStats, NewAgent};
-use super::{SessionHandle, SessionInfo, SessionOptions};
 use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, Budget, EventKind};
 use crate::roles::Role;
 use crate::workspace::Workspace;
