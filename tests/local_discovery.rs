@@ -66,6 +66,13 @@ async fn with_no_key_and_no_base_url_the_local_server_that_answers_is_used() {
         "{}",
         doctor.stdout
     );
+    // The found server's model is every agent's, and not said to come from --model.
+    assert!(
+        doctor.stdout.contains("✓ model (every agent) = ")
+            && !doctor.stdout.contains("--model / SQUAD_MODEL"),
+        "{}",
+        doctor.stdout
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

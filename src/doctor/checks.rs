@@ -207,11 +207,13 @@ pub(super) async fn provider(
     true
 }
 
-/// Each model a session could call and who calls it: `--model` alone when given, else
-/// every level of `[models]`, then models roles name outside those levels.
+/// Each model a session could call and who calls it: one model for every agent when one
+/// is forced (`--model`, `SQUAD_MODEL`, the local server found, `--demo`), else every level
+/// of `[models]`, then models roles name outside those levels.
 pub(super) fn models_in_use(config: &Config, roles: Option<&RoleSet>) -> Vec<(String, String)> {
     if let Some(model) = &config.model_override {
-        return vec![("(--model / SQUAD_MODEL)".to_string(), model.clone())];
+        // Not "(--model)": the local server found forces its model the same way.
+        return vec![("(every agent)".to_string(), model.clone())];
     }
     let mut out: Vec<(String, String)> = config
         .models

@@ -76,7 +76,7 @@ const RIGHT: &[Section] = &[
             ("/ ↑↓ Enter", "pick a command"),
             ("Tab", "complete /command"),
             ("Ctrl+U", "delete to line start"),
-            ("@path", "attach a file (Tab picks)"),
+            ("@path", "attach file, Tab picks"),
             ("!cmd", "run it, output joins"),
         ],
     ),
@@ -95,7 +95,7 @@ const RIGHT: &[Section] = &[
             ("/mcp", "MCP servers"),
             ("/review", "read-only code review"),
             ("/budget USD", "session cost limit"),
-            ("/goal TEXT", "work until --check passes"),
+            ("/goal TEXT", "until --check passes"),
             ("/new /clear", "new session"),
             ("/resume", "resume a session"),
             ("/help", "this help"),
@@ -166,4 +166,25 @@ pub fn render(buf: &mut Buffer, area: Rect, scroll: &mut usize, theme: &Theme) {
     let rect = popup::centered(area, w, lines.len() as u16 + 3);
     let title = Line::styled(" help ", theme.bold(Color::Cyan));
     popup::scrolled(buf, rect, title, &lines, scroll, theme);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use unicode_width::UnicodeWidthStr;
+
+    /// Side by side, the right column has `COL_W` columns and nothing more (120 columns
+    /// cut 'attach a file (Tab picks)' to 'attach a file (Tab pick'); the left one has
+    /// `COL_W + 2` with at least a space before the right: every entry fits.
+    #[test]
+    fn every_entry_fits_its_column() {
+        for (sections, room) in [(LEFT, COL_W + 1), (RIGHT, COL_W)] {
+            for (_, keys) in sections {
+                for (k, what) in *keys {
+                    let w = 1 + KEY_W.max(k.width()) + 1 + what.width();
+                    assert!(w <= room, "{k} {what}: {w} columns, more than {room}");
+                }
+            }
+        }
+    }
 }
