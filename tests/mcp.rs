@@ -596,3 +596,91 @@ async fn a_streamable_http_server_is_reached_by_url() {
     assert_eq!(out, Ok("Echo: over http".to_string()));
     hub.shutdown().await;
 }
+
+/// A persona's second request with the user's AGENTS.md and MCP server, if any, less its
+/// tool-call round: the model's first reply calls `everything__echo` (which waits for the
+/// server to list its tools; without the server it is an unknown tool), and the call and
+/// its result are left out of the body measured, so every setup is measured alike.
+async fn second_request(agents_md: Option<&str>, index: Option<&std::path::Path>) -> Value {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("a.txt", "a\n");
+    if let Some(text) = agents_md {
+        sb.write("AGENTS.md", text);
+    }
+    if let Some(index) = index {
+        sb.workspace_config(&everything_toml(index, ""));
+    }
+    mock.push_all([
+        MockResponse::tool_call("e", "everything__echo", r#"{"message":"hi"}"#),
+        MockResponse::text("done"),
+    ]);
+    sb.exec(&mock, &["--json", "echo hi"]).await.assert_ok();
+    let mut body = mock.requests()[1].body.clone();
+    let messages = body["messages"].as_array_mut().unwrap();
+    messages.retain(|m| m["role"] == "system" || m["role"] == "user");
+    body
+}
+
+fn size(body: &Value) -> usize {
+    serde_json::to_string(body).unwrap().len()
+}
+
+/// The user's own text grows a request by its size and not more: an AGENTS.md by its
+/// bytes (as JSON) and a heading, an MCP server by its tools' specs. The figures are in
+/// docs/benchmarks.md ("The first request and the user's text").
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agents_md_and_mcp_tools_add_their_own_size_to_a_request_and_little_more() {
+    let Some((_, index)) = everything("an_agents_md_and_mcp_tools_add_their_own_size") else {
+        return;
+    };
+    // A typical project's AGENTS.md: how to build, test and what to keep to (2 KB).
+    let md = "# Project notes\n\n## Build and test\n- `cargo build`, then `cargo test --all`.\n\
+              - Run `cargo fmt` and `cargo clippy -- -D warnings` before a commit.\n\n\
+              ## Style\n"
+        .to_string()
+        + &"- Keep functions short and name them for what they do; errors carry context.\n"
+            .repeat(24);
+    let plain = second_request(None, None).await;
+    let with_md = second_request(Some(&md), None).await;
+    let with_mcp = second_request(None, Some(&index)).await;
+    let with_both = second_request(Some(&md), Some(&index)).await;
+    let md_bytes = serde_json::to_string(md.trim_end()).unwrap().len() - 2;
+    let mcp_bytes: usize = with_mcp["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| {
+            t["function"]["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("everything__")
+        })
+        .map(|t| serde_json::to_string(t).unwrap().len() + 1)
+        .sum();
+    assert!(mcp_bytes > 0, "the server's tools were offered");
+    println!(
+        "second request less its tool-call round: plain {} B; AGENTS.md ({md_bytes} B as JSON) {} B; \
+         MCP server-everything ({mcp_bytes} B of tool specs) {} B; both {} B",
+        size(&plain),
+        size(&with_md),
+        size(&with_mcp),
+        size(&with_both)
+    );
+    let md_more = size(&with_md) - size(&plain) - md_bytes;
+    let mcp_more = size(&with_mcp) - size(&plain) - mcp_bytes;
+    println!("squad's own text added: {md_more} B with AGENTS.md, {mcp_more} B with MCP");
+    assert!(
+        md_more <= 300,
+        "{md_more} B of squad's own text came with AGENTS.md"
+    );
+    assert!(
+        mcp_more <= 300,
+        "{mcp_more} B of squad's own text came with MCP"
+    );
+    assert_eq!(
+        size(&with_both),
+        size(&with_md) + size(&with_mcp) - size(&plain),
+        "the two add up"
+    );
+}
