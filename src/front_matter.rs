@@ -6,6 +6,19 @@
 
 use serde_json::{Map, Value};
 
+/// What is wrong with a file's front matter; the caller names the file.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum FrontMatterError {
+    #[error("it does not start with a `---` front matter block")]
+    NoOpening,
+    #[error("its front matter has no closing `---` line")]
+    NoClosing,
+    #[error("unexpected indented line `{0}`")]
+    Indented(String),
+    #[error("`{0}` is not `key: value`")]
+    NotKeyValue(String),
+}
+
 /// The front matter's keys (strings, lists of strings, or one level of nested keys) and
 /// the body after it.
 #[derive(Debug, PartialEq)]
@@ -53,13 +66,13 @@ impl FrontMatter<'_> {
 }
 
 /// Splits `text` into its front matter and body; an error says what is wrong.
-pub fn parse(text: &str) -> Result<FrontMatter<'_>, String> {
+pub fn parse(text: &str) -> Result<FrontMatter<'_>, FrontMatterError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some(rest) = text
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))
     else {
-        return Err("it does not start with a `---` front matter block".to_string());
+        return Err(FrontMatterError::NoOpening);
     };
     let mut end = None;
     let mut offset = 0;
@@ -71,7 +84,7 @@ pub fn parse(text: &str) -> Result<FrontMatter<'_>, String> {
         offset += line.len();
     }
     let Some((head_end, body_start)) = end else {
-        return Err("its front matter has no closing `---` line".to_string());
+        return Err(FrontMatterError::NoClosing);
     };
     let fields = fields(&rest[..head_end])?;
     Ok(FrontMatter {
@@ -80,7 +93,7 @@ pub fn parse(text: &str) -> Result<FrontMatter<'_>, String> {
     })
 }
 
-fn fields(head: &str) -> Result<Map<String, Value>, String> {
+fn fields(head: &str) -> Result<Map<String, Value>, FrontMatterError> {
     let lines: Vec<&str> = head.lines().collect();
     let mut out = Map::new();
     let mut i = 0;
@@ -91,10 +104,10 @@ fn fields(head: &str) -> Result<Map<String, Value>, String> {
             continue;
         }
         if line.starts_with([' ', '\t']) {
-            return Err(format!("unexpected indented line `{}`", line.trim()));
+            return Err(FrontMatterError::Indented(line.trim().to_string()));
         }
         let Some((key, value)) = line.split_once(':') else {
-            return Err(format!("`{line}` is not `key: value`"));
+            return Err(FrontMatterError::NotKeyValue(line.to_string()));
         };
         let value = value.trim();
         // The indented lines that belong to this key.
@@ -108,7 +121,7 @@ fn fields(head: &str) -> Result<Map<String, Value>, String> {
     Ok(out)
 }
 
-fn value_of(value: &str, nested: &[&str]) -> Result<Value, String> {
+fn value_of(value: &str, nested: &[&str]) -> Result<Value, FrontMatterError> {
     let items = || nested.iter().map(|l| l.trim()).filter(|l| !l.is_empty());
     if let Some(style) = value.chars().next().filter(|c| *c == '|' || *c == '>') {
         let lines: Vec<&str> = nested.iter().map(|l| l.trim()).collect();
@@ -132,7 +145,7 @@ fn value_of(value: &str, nested: &[&str]) -> Result<Value, String> {
     let mut map = Map::new();
     for l in items() {
         let Some((k, v)) = l.split_once(':') else {
-            return Err(format!("`{l}` is not `key: value`"));
+            return Err(FrontMatterError::NotKeyValue(l.to_string()));
         };
         map.insert(k.trim().to_string(), scalar_or_list(v.trim()));
     }
@@ -203,7 +216,17 @@ mod tests {
 
     #[test]
     fn a_file_without_front_matter_says_so() {
-        assert!(parse("# Title\n").unwrap_err().contains("front matter"));
-        assert!(parse("---\nname: x\n").unwrap_err().contains("closing"));
+        assert!(
+            parse("# Title\n")
+                .unwrap_err()
+                .to_string()
+                .contains("front matter")
+        );
+        assert!(
+            parse("---\nname: x\n")
+                .unwrap_err()
+                .to_string()
+                .contains("closing")
+        );
     }
 }

@@ -275,6 +275,17 @@ impl McpHub {
     }
 }
 
+/// Why a server did not start; told in its `failed` state and to the calls that needed it.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error("it did not start within {0} s (startup_timeout_s)")]
+    Timeout(u64),
+    #[error("the session is ending")]
+    Ending,
+}
+
 impl Inner {
     /// The server's live connection, starting it (again) when it has none.
     async fn connection(self: &Arc<Self>, i: usize) -> Result<Arc<Connection>, String> {
@@ -318,6 +329,7 @@ impl Inner {
                 Ok(conn)
             }
             Err(why) => {
+                let why = why.to_string();
                 *slot = None;
                 let first = !server.reported.swap(true, Ordering::SeqCst);
                 let report =
@@ -329,7 +341,10 @@ impl Inner {
     }
 
     /// Connects and lists the tools within `startup_timeout_s`; the session's end stops it.
-    async fn open(self: &Arc<Self>, server: &Server) -> Result<(Connection, Vec<Tool>), String> {
+    async fn open(
+        self: &Arc<Self>,
+        server: &Server,
+    ) -> Result<(Connection, Vec<Tool>), StartError> {
         let weak = Arc::downgrade(self);
         let name = server.name.clone();
         let on_change: super::connection::OnToolsChanged =
@@ -342,13 +357,10 @@ impl Inner {
         let limit = Duration::from_secs(server.config.startup_timeout_s);
         let (conn, tools) = tokio::select! {
             r = tokio::time::timeout(limit, work) => match r {
-                Ok(r) => r.map_err(|e| e.to_string())?,
-                Err(_) => return Err(format!(
-                    "it did not start within {} s (startup_timeout_s)",
-                    server.config.startup_timeout_s
-                )),
+                Ok(r) => r?,
+                Err(_) => return Err(StartError::Timeout(server.config.startup_timeout_s)),
             },
-            _ = self.stop.cancelled() => return Err("the session is ending".to_string()),
+            _ = self.stop.cancelled() => return Err(StartError::Ending),
         };
         let tools = tools
             .into_iter()

@@ -6,6 +6,7 @@
 //! never dropped silently.
 
 use super::Role;
+use crate::front_matter::FrontMatterError;
 use crate::tools::claude::squad_names;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -46,10 +47,10 @@ pub fn load_dir(dir: &Path, warnings: &mut Vec<String>) -> Vec<Role> {
     for path in files {
         let parsed = match path.extension().and_then(|e| e.to_str()) {
             Some("md") => std::fs::read_to_string(&path)
-                .map_err(|e| e.to_string())
+                .map_err(AgentFileError::from)
                 .and_then(|t| claude_agent(&t)),
             Some("toml") => std::fs::read_to_string(&path)
-                .map_err(|e| e.to_string())
+                .map_err(AgentFileError::from)
                 .and_then(|t| codex_agent(&t)),
             _ => continue,
         };
@@ -67,10 +68,28 @@ pub fn load_dir(dir: &Path, warnings: &mut Vec<String>) -> Vec<Role> {
     roles
 }
 
+/// Why an agent file is skipped; the loader names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentFileError {
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+    #[error(transparent)]
+    FrontMatter(#[from] FrontMatterError),
+    #[error("{0}")]
+    Toml(#[from] toml::de::Error),
+    /// A key the file must have: `its front matter has no `name`` (Claude's), `it has no
+    /// `name`` (Codex's).
+    #[error("{0} has no `{1}`")]
+    Missing(&'static str, &'static str),
+    /// The role it makes is not one squad can run.
+    #[error("{0}")]
+    Role(String),
+}
+
 /// A Claude Code subagent file as a role, with notes on what did not carry over.
-pub fn claude_agent(text: &str) -> Result<(Role, Vec<String>), String> {
+pub fn claude_agent(text: &str) -> Result<(Role, Vec<String>), AgentFileError> {
     let fm = crate::front_matter::parse(text)?;
-    let name = fm.text("name").ok_or("its front matter has no `name`")?;
+    let name = (fm.text("name")).ok_or(AgentFileError::Missing("its front matter", "name"))?;
     let mut notes = Vec::new();
     let tools = fm.list("tools").map(|list| squad_tools(&list, &mut notes));
     let role = build(
@@ -84,16 +103,18 @@ pub fn claude_agent(text: &str) -> Result<(Role, Vec<String>), String> {
 }
 
 /// A Codex custom agent file as a role.
-pub fn codex_agent(text: &str) -> Result<(Role, Vec<String>), String> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
-    let s = |k: &str| table.get(k).and_then(toml::Value::as_str);
-    let name = s("name").ok_or("it has no `name`")?;
-    let prompt = s("developer_instructions").ok_or("it has no `developer_instructions`")?;
+pub fn codex_agent(text: &str) -> Result<(Role, Vec<String>), AgentFileError> {
+    let table: toml::Table = text.parse()?;
+    let s = |k: &'static str| {
+        (table.get(k).and_then(toml::Value::as_str)).ok_or(AgentFileError::Missing("it", k))
+    };
+    let name = s("name")?;
+    let prompt = s("developer_instructions")?;
     let role = build(
         name,
         s("description").unwrap_or_default(),
         prompt,
-        s("model"),
+        s("model").ok(),
         None,
     )?;
     Ok((role, Vec::new()))
@@ -144,7 +165,7 @@ fn build(
     prompt: &str,
     model: Option<&str>,
     tools: Option<Vec<String>>,
-) -> Result<Role, String> {
+) -> Result<Role, AgentFileError> {
     let (level, model) = model_fields(model);
     let role: Role = serde_json::from_value(json!({
         "name": name.trim(),
@@ -154,8 +175,8 @@ fn build(
         "model": model,
         "tools": tools,
     }))
-    .map_err(|e| e.to_string())?;
-    super::check_fields(&role).map_err(|p| p.to_string())?;
+    .map_err(|e| AgentFileError::Role(e.to_string()))?;
+    super::check_fields(&role).map_err(|p| AgentFileError::Role(p.to_string()))?;
     Ok(role)
 }
 

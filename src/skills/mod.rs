@@ -98,13 +98,22 @@ pub fn discover(dirs: &[PathBuf]) -> SkillSet {
     set
 }
 
-fn read_skill(dir: &Path, from: &Path) -> Result<Skill, String> {
-    let text = std::fs::read_to_string(dir.join("SKILL.md")).map_err(|e| e.to_string())?;
+/// Why a skill's folder is skipped; the loader names its `SKILL.md`.
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+    #[error(transparent)]
+    FrontMatter(#[from] crate::front_matter::FrontMatterError),
+    #[error("its front matter has no `{0}`")]
+    Missing(&'static str),
+}
+
+fn read_skill(dir: &Path, from: &Path) -> Result<Skill, SkillError> {
+    let text = std::fs::read_to_string(dir.join("SKILL.md"))?;
     let fm = crate::front_matter::parse(&text)?;
-    let name = fm.text("name").ok_or("its front matter has no `name`")?;
-    let description = fm
-        .text("description")
-        .ok_or("its front matter has no `description`")?;
+    let name = fm.text("name").ok_or(SkillError::Missing("name"))?;
+    let description = (fm.text("description")).ok_or(SkillError::Missing("description"))?;
     Ok(Skill {
         name: name.trim().to_string(),
         description: description.trim().to_string(),
