@@ -123,6 +123,18 @@ fn round(seed: u64) {
         git(top, &["init", "-q"]);
         git(top, &["add", "-A"]);
         git(top, &["commit", "-qm", "user", "--allow-empty"]);
+        // The store borrows the user's index: some of it staged since the commit, some
+        // of the files changed since it was written.
+        if rng.below(2) == 0 {
+            for _ in 0..rng.below(3) + 1 {
+                act(&mut rng, &mut squad, false);
+            }
+            git(top, &["add", "-A"]);
+        }
+        for _ in 0..rng.below(3) {
+            let by_squad = rng.below(2) == 0;
+            act(&mut rng, &mut squad, by_squad);
+        }
     }
     let id = store.checkpoint("message 1").unwrap();
     let at_checkpoint = tracked(&files(top));
