@@ -88,11 +88,16 @@ fn built_ins_match_their_briefs() {
     );
     assert_eq!(copilot.enabled_agents.len(), 7);
     // workers are told to finish with return_results
-    for name in ["agentic_coder", "test_writer", "code_reviewer"] {
+    for name in ["agentic_coder", "test_writer"] {
         let role = set.require(name).unwrap();
         assert!(role.system_prompt.contains("return_results"), "{name}");
         assert!(role.handoffs.is_empty(), "{name}");
     }
+    // A reviewer also runs for /review, where it has no return_results: its prompt names
+    // no tool, and the runtime tells a reviewer worker how to finish (41b5abf).
+    let reviewer = set.require("code_reviewer").unwrap();
+    assert!(!reviewer.system_prompt.contains("return_results"));
+    assert!(reviewer.handoffs.is_empty());
     assert_eq!(
         set.require("agentic_coder").unwrap().enabled_agents,
         ["test_writer", "code_reviewer", "documentation"]
