@@ -13,6 +13,7 @@ use super::request::RequestSetup;
 use super::team::Team;
 use crate::model::text_calls;
 use crate::protocol::{AgentId, EventKind, HistoryItem, ToolCall, TurnEnd};
+use std::sync::Arc;
 
 /// How a turn ended, and what the agent said last.
 pub struct TurnOutcome {
@@ -63,9 +64,10 @@ async fn turn_loop(cx: &AgentCx) -> TurnOutcome {
             Step::Again => continue,
             Step::End(outcome) => return outcome,
         };
-        let offered = setup.request.tools.clone();
-        let response = match ask_model(cx, &mut course, setup).await {
-            Step::Go(r) => r,
+        // The tools the request went with, as the layers left them (the answer layer's
+        // request without tools offers none, so no call written as text is run).
+        let (response, offered) = match ask_model(cx, &mut course, setup).await {
+            Step::Go(sent) => sent,
             Step::Again => continue,
             Step::End(outcome) => return outcome,
         };
@@ -108,10 +110,11 @@ async fn ask_model(
     cx: &AgentCx,
     course: &mut Course,
     setup: RequestSetup,
-) -> Step<crate::model::ChatResponse> {
+) -> Step<(crate::model::ChatResponse, Arc<[crate::model::ToolSpec]>)> {
     let mut call = ModelCall::new(setup, Purpose::Turn);
     let final_text = std::mem::take(&mut course.final_text);
     let called = cx.model_call(&mut call, &model_call::Core).await;
+    let offered = call.setup.request.tools.clone();
     // The request shares the agent's history: let go of it before the answer is appended,
     // so appending does not copy it.
     drop(call);
@@ -120,7 +123,7 @@ async fn ask_model(
         Called::Answer(r) => {
             course.iteration += 1;
             course.final_text = final_text;
-            Step::Go(r)
+            Step::Go((r, offered))
         }
         Called::Again => {
             course.final_text = final_text;
