@@ -97,6 +97,8 @@ pub enum ConfigError {
          `url` (streamable HTTP), found neither (or set `enabled = false`)"
     )]
     McpServer { name: String, files: String },
+    #[error("config error: environments.{name}: {message}")]
+    Environment { name: String, message: String },
     #[error("unknown profile '{name}' (from {from}); {}", known_profiles(.known))]
     UnknownProfile {
         name: String,
@@ -287,6 +289,9 @@ pub fn load_config_from(
             name,
             files: files.join(", "),
         });
+    }
+    if let Some((name, message)) = super::environments::incomplete(&config.environments) {
+        return Err(ConfigError::Environment { name, message });
     }
     for rule in &config.verify.rules {
         check_rule(rule).map_err(|message| ConfigError::VerifyRule {

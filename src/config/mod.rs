@@ -2,6 +2,7 @@
 //! `.squad/config.toml`, `--config FILE`, environment variables, then flags.
 
 mod checkpoints;
+mod environments;
 mod load;
 mod mcp;
 mod models;
@@ -10,6 +11,7 @@ mod provider;
 mod sandbox;
 
 pub use checkpoints::CheckpointsConfig;
+pub use environments::{EnvKind, EnvironmentConfig, parse_memory};
 pub use load::{
     ConfigError, ConfigOverrides, ConfigSources, FileCheck, PROFILE_ENV, check_files, check_rule,
     load_config, load_config_from, user_config_dir,
@@ -48,6 +50,8 @@ pub struct Config {
     pub sandbox: SandboxConfig,
     /// MCP servers whose tools the agents may use, by name (`[mcp_servers.NAME]`).
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// Where workers may run besides this machine (`[environments.NAME]`).
+    pub environments: BTreeMap<String, EnvironmentConfig>,
     /// Keeping long conversations inside the model's context window.
     pub context: ContextConfig,
     /// Context window in tokens per model name; models not listed use
@@ -324,6 +328,7 @@ impl Default for Config {
             verify: VerifyConfig::default(),
             sandbox: SandboxConfig::default(),
             mcp_servers: BTreeMap::new(),
+            environments: BTreeMap::new(),
             context: ContextConfig::default(),
             context_windows: [
                 ("gpt-4.1", 1_047_576),
@@ -560,6 +565,7 @@ impl Config {
             ));
         }
         out.extend(mcp::problems(&self.mcp_servers));
+        out.extend(environments::problems(&self.environments));
         for (level, model) in &self.models {
             if model.model.trim().is_empty() && !model.unnamed {
                 out.push((

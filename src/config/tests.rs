@@ -23,6 +23,7 @@ fn documented_default_file_equals_built_in_defaults() {
         "verify",
         "sandbox",
         "mcp_servers",
+        "environments",
         "context",
         "context_windows",
         "checkpoints",

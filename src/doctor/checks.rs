@@ -90,6 +90,10 @@ pub(super) fn roles(
         .map(|c| c.mcp_servers.keys().cloned().collect())
         .unwrap_or_default();
     roles.check_tools(&input.tool_names, &servers);
+    let environments: Vec<String> = config
+        .map(|c| c.environments.keys().cloned().collect())
+        .unwrap_or_default();
+    roles.check_environments(&environments);
     let names = roles.names();
     out.push(Check::pass(
         "roles",

@@ -60,6 +60,29 @@ impl RoleSet {
         }
         self.warnings.extend(found);
     }
+
+    /// Warns about role files whose `environment` the config does not define: their
+    /// workers cannot be placed (never run here instead, which the role did not ask for).
+    pub fn check_environments(&mut self, known: &[String]) {
+        let mut found = Vec::new();
+        for role in self.iter() {
+            let (RoleSource::File(path), Some(env)) = (&role.source, &role.environment) else {
+                continue;
+            };
+            if !known.contains(env) {
+                let known = if known.is_empty() {
+                    "none configured: add an [environments.NAME] table to a config file".into()
+                } else {
+                    format!("known environments: {}", known.join(", "))
+                };
+                found.push(format!(
+                    "role file {}: environment: unknown environment '{env}', its workers cannot be spawned ({known})",
+                    path.display(),
+                ));
+            }
+        }
+        self.warnings.extend(found);
+    }
 }
 
 use crate::config::Config;
@@ -129,6 +152,10 @@ pub struct Role {
     /// widens it.
     #[serde(default, skip_serializing_if = "crate::config::RoleSandbox::is_unset")]
     pub sandbox: crate::config::RoleSandbox,
+    /// The environment (`[environments.NAME]`) this role's workers run in; absent: this
+    /// machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
     /// Where the role came from; filled by the loader, never read from the file.
     #[serde(skip)]
     pub source: RoleSource,
@@ -236,6 +263,12 @@ fn check_fields(role: &Role) -> Result<(), TomlProblem> {
         return Err(problem(
             "system_prompt",
             "expected the role's instructions, found an empty string".to_string(),
+        ));
+    }
+    if role.environment.as_deref().is_some_and(|e| e.trim().is_empty()) {
+        return Err(problem(
+            "environment",
+            "expected the name of an [environments.NAME] table, found an empty string".into(),
         ));
     }
     if role.max_iterations == Some(0) {

@@ -13,5 +13,8 @@ pub use squad::{
 pub mod acp;
 pub mod agents;
 pub mod engine;
+pub mod engines;
 pub mod mcp;
+pub mod podman;
 pub mod pty;
+pub mod sshd;

@@ -362,3 +362,36 @@ fn role_model_precedence() {
     config.force_model("forced");
     assert_eq!(role.model(&config), "forced"); // --model wins over everything
 }
+
+#[test]
+fn a_role_names_its_environment_and_an_unknown_one_is_named_with_the_known_ones() {
+    let d = Dirs::new();
+    let path = d.user_role(
+        "remote.toml",
+        "name = \"remote\"\nsystem_prompt = \"x\"\nenvironment = \"box\"\n",
+    );
+    d.user_role(
+        "empty.toml",
+        "name = \"empty\"\nsystem_prompt = \"x\"\nenvironment = \" \"\n",
+    );
+    let mut set = d.load();
+    assert_eq!(set.get("remote").unwrap().environment.as_deref(), Some("box"));
+    assert!(set.get("empty").is_none(), "an empty environment is refused");
+    assert!(
+        set.warnings.iter().any(|w| w.contains("environment: expected the name")),
+        "{:?}",
+        set.warnings
+    );
+    let before = set.warnings.len();
+    set.check_environments(&["box".to_string()]);
+    assert_eq!(set.warnings.len(), before, "a known environment passes");
+    set.check_environments(&["far".to_string(), "lab".to_string()]);
+    let last = set.warnings.last().unwrap();
+    assert_eq!(
+        last,
+        &format!(
+            "role file {}: environment: unknown environment 'box', its workers cannot be spawned (known environments: far, lab)",
+            path.display()
+        )
+    );
+}
