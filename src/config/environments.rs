@@ -123,7 +123,10 @@ fn keys_set(env: &EnvironmentConfig) -> Vec<&'static str> {
         ("memory", env.memory.is_some()),
         ("mounts", !env.mounts.is_empty()),
     ];
-    set.into_iter().filter(|(_, s)| *s).map(|(k, _)| k).collect()
+    set.into_iter()
+        .filter(|(_, s)| *s)
+        .map(|(k, _)| k)
+        .collect()
 }
 
 /// Problems one file can show on its own, as `(key, what is expected)`.
@@ -159,7 +162,10 @@ pub(crate) fn problems(envs: &BTreeMap<String, EnvironmentConfig>) -> Vec<(Strin
             (".network", &env.network),
         ] {
             if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-                out.push((key(k), "expected a value, found an empty string".to_string()));
+                out.push((
+                    key(k),
+                    "expected a value, found an empty string".to_string(),
+                ));
             }
         }
         if let Some(cpus) = env.cpus.filter(|c| !(c.is_finite() && *c > 0.0)) {
@@ -177,7 +183,9 @@ pub(crate) fn problems(envs: &BTreeMap<String, EnvironmentConfig>) -> Vec<(Strin
         {
             out.push((
                 key(".socket"),
-                format!("expected a unix socket (unix:///run/podman/podman.sock), found {socket:?}"),
+                format!(
+                    "expected a unix socket (unix:///run/podman/podman.sock), found {socket:?}"
+                ),
             ));
         }
         if let Some(bad) = env.mounts.iter().find(|m| m.split(':').count() < 2) {
@@ -229,14 +237,20 @@ pub fn parse_memory(text: &str) -> Result<i64, String> {
         "k" => 10,
         "m" => 20,
         "g" => 30,
-        _ => return Err(format!("expected bytes or a size like \"512m\" or \"2g\", found {text:?}")),
+        _ => {
+            return Err(format!(
+                "expected bytes or a size like \"512m\" or \"2g\", found {text:?}"
+            ));
+        }
     };
     digits
         .parse::<i64>()
         .ok()
         .and_then(|n| n.checked_mul(1 << shift))
         .filter(|n| *n >= 4 << 20)
-        .ok_or_else(|| format!("expected a size of at least 4m, like \"512m\" or \"2g\", found {text:?}"))
+        .ok_or_else(|| {
+            format!("expected a size of at least 4m, like \"512m\" or \"2g\", found {text:?}")
+        })
 }
 
 #[cfg(test)]

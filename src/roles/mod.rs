@@ -265,7 +265,11 @@ fn check_fields(role: &Role) -> Result<(), TomlProblem> {
             "expected the role's instructions, found an empty string".to_string(),
         ));
     }
-    if role.environment.as_deref().is_some_and(|e| e.trim().is_empty()) {
+    if role
+        .environment
+        .as_deref()
+        .is_some_and(|e| e.trim().is_empty())
+    {
         return Err(problem(
             "environment",
             "expected the name of an [environments.NAME] table, found an empty string".into(),

@@ -82,7 +82,11 @@ impl Podman {
     /// image at `/usr/local/bin/squad`: the binary and the host's C libraries.
     pub fn squad_mounts(squad: &Path) -> Vec<String> {
         let mut mounts = vec![format!("{}:/usr/local/bin/squad:ro", squad.display())];
-        for lib in ["/lib/x86_64-linux-gnu", "/lib64", "/usr/lib/x86_64-linux-gnu"] {
+        for lib in [
+            "/lib/x86_64-linux-gnu",
+            "/lib64",
+            "/usr/lib/x86_64-linux-gnu",
+        ] {
             if Path::new(lib).exists() {
                 mounts.push(format!("{lib}:{lib}:ro"));
             }

@@ -659,7 +659,10 @@ fn environments_parse_per_kind_and_merge_across_files() {
     assert_eq!(b.kind, Some(crate::config::EnvKind::Container));
     assert_eq!((b.image.as_deref(), b.cpus), (Some("debian:12"), Some(1.5)));
     assert_eq!(b.memory_bytes(), Some(2 << 30));
-    assert_eq!((b.network_mode(), b.workdir_or_default()), ("none", "/work"));
+    assert_eq!(
+        (b.network_mode(), b.workdir_or_default()),
+        ("none", "/work")
+    );
     let far = &c.environments["far"];
     assert_eq!(far.host.as_deref(), Some("me@far"));
     assert_eq!(far.squad_or_default(), "squad");
@@ -669,7 +672,10 @@ fn environments_parse_per_kind_and_merge_across_files() {
 fn a_typo_an_unknown_kind_or_a_missing_key_in_an_environment_is_named() {
     let f = Fixture::new();
     let path = f.user_file("[environments.box]\nkind = \"container\"\nimgae = \"x\"\n");
-    let msg = f.load(&[], &ConfigOverrides::default()).unwrap_err().to_string();
+    let msg = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         msg.starts_with(&format!(
             "config error in {}: environments.box: unknown key 'imgae' (known keys: kind, host,",
@@ -678,25 +684,46 @@ fn a_typo_an_unknown_kind_or_a_missing_key_in_an_environment_is_named() {
         "{msg}"
     );
     f.user_file("[environments.box]\nkind = \"vm\"\n");
-    let msg = f.load(&[], &ConfigOverrides::default()).unwrap_err().to_string();
+    let msg = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
     assert!(msg.contains("environments.box.kind"), "{msg}");
-    assert!(msg.contains("expected one of local, ssh, container, found \"vm\""), "{msg}");
+    assert!(
+        msg.contains("expected one of local, ssh, container, found \"vm\""),
+        "{msg}"
+    );
     f.user_file("[environments.box]\nkind = \"ssh\"\nhost = \"h\"\nimage = \"x\"\n");
-    let msg = f.load(&[], &ConfigOverrides::default()).unwrap_err().to_string();
+    let msg = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         msg.contains("environments.box.image: not a key of a `ssh` environment"),
         "{msg}"
     );
     f.user_file("[environments.box]\nkind = \"container\"\nimage = \"x\"\nmemory = \"lots\"\n");
-    let msg = f.load(&[], &ConfigOverrides::default()).unwrap_err().to_string();
-    assert!(msg.contains("environments.box.memory: expected bytes or a size"), "{msg}");
+    let msg = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("environments.box.memory: expected bytes or a size"),
+        "{msg}"
+    );
     f.user_file("[environments.box]\nkind = \"ssh\"\nhost = \"h\"\n");
-    let msg = f.load(&[], &ConfigOverrides::default()).unwrap_err().to_string();
+    let msg = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         msg,
         "config error: environments.box: an ssh environment needs `workdir` (the folder workers work in there)"
     );
     f.user_file("[environments.box]\nimage = \"x\"\n");
-    let msg = f.load(&[], &ConfigOverrides::default()).unwrap_err().to_string();
+    let msg = f
+        .load(&[], &ConfigOverrides::default())
+        .unwrap_err()
+        .to_string();
     assert!(msg.contains("environments.box: expected `kind"), "{msg}");
 }

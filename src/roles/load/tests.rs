@@ -375,10 +375,18 @@ fn a_role_names_its_environment_and_an_unknown_one_is_named_with_the_known_ones(
         "name = \"empty\"\nsystem_prompt = \"x\"\nenvironment = \" \"\n",
     );
     let mut set = d.load();
-    assert_eq!(set.get("remote").unwrap().environment.as_deref(), Some("box"));
-    assert!(set.get("empty").is_none(), "an empty environment is refused");
+    assert_eq!(
+        set.get("remote").unwrap().environment.as_deref(),
+        Some("box")
+    );
     assert!(
-        set.warnings.iter().any(|w| w.contains("environment: expected the name")),
+        set.get("empty").is_none(),
+        "an empty environment is refused"
+    );
+    assert!(
+        set.warnings
+            .iter()
+            .any(|w| w.contains("environment: expected the name")),
         "{:?}",
         set.warnings
     );
