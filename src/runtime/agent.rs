@@ -2,16 +2,21 @@
 //! (workers' results, their messages, board news) when its workers finish or something
 //! urgent comes. One tokio task per agent.
 
+use super::agent_tools::Checked;
 use super::agent_tools::Host;
 use super::approval::{ApprovalRequest, Denied};
 use super::cx::{AgentCx, Policies};
 use super::persona::switch_persona;
 use super::points::{Admit, AfterTurn, Moment};
 use super::policies::ask::approve;
+use super::policies::compaction::CompactionPolicy;
 use super::policies::compaction::compactor::{CompactError, Trigger};
 use super::policies::compaction::fit::{ViaStack, compact};
-use super::policies::hooks::layer::caller;
-use super::policies::verification::{self, checks::Checked};
+use super::policies::hooks::layer::{HooksPolicy, caller};
+use super::policies::hooks::service::Hooks;
+use super::policies::isolation::IsolationPolicy;
+use super::policies::isolation::worker::WorkerIsolation;
+use super::policies::verification::{self, layer::VerificationPolicy};
 use super::report::notice_batch;
 use super::session::Session;
 use super::team::{AgentInput, FanIn, NewAgent};
@@ -70,8 +75,9 @@ impl Host for AgentCx {
     }
 
     async fn notify(&self, kind: &'static str, message: &str) {
-        let hooks = &self.session().hooks;
-        hooks.notification(&caller(self), kind, message).await;
+        if let Some(hooks) = hooks(self) {
+            hooks.notification(&caller(self), kind, message).await;
+        }
     }
 
     async fn read_for_prompt(&self, path: &str) -> Result<String, ToolError> {
@@ -79,7 +85,9 @@ impl Host for AgentCx {
     }
 
     fn choose_isolation(&self, agent: AgentId, mode: crate::config::IsolationMode) {
-        self.session().isolation.choose(agent, mode);
+        if let Some(iso) = isolation(self) {
+            iso.choose(agent, mode);
+        }
     }
 
     async fn base_for_spawn(
@@ -87,14 +95,14 @@ impl Host for AgentCx {
         role: &str,
         mode: Option<crate::config::IsolationMode>,
     ) -> Option<Arc<crate::isolation::Base>> {
-        let session = self.session();
-        (session.isolation)
-            .base_for_spawn(&session.team, self.id(), role, mode)
-            .await
+        let iso = isolation(self)?;
+        iso.base_for_spawn(self.team(), self.id(), role, mode).await
     }
 
     fn give_base(&self, agent: AgentId, base: Arc<crate::isolation::Base>) {
-        self.session().isolation.give_base(agent, base);
+        if let Some(iso) = isolation(self) {
+            iso.give_base(agent, base);
+        }
     }
 
     fn start_agent(&self, new: NewAgent) -> AgentId {
@@ -106,12 +114,27 @@ impl Host for AgentCx {
     }
 
     async fn check_result(&self, result: &AgentResult) -> Checked {
+        let Some(v) = self.policies().get::<VerificationPolicy>() else {
+            return Checked::Unchecked;
+        };
         let start = |new: NewAgent| start_agent(self.session(), self.policies(), new);
-        let checked = verification::check(self, &start, self.id(), result, self.cancel()).await;
+        let checked = verification::check(v, self, &start, self.id(), result, self.cancel()).await;
         // Its change merges at the end of its turn only after a verdict that passed.
-        self.session().isolation.note_checked(self.id(), &checked);
+        v.isolation.note_checked(self.id(), &checked);
         checked
     }
+}
+
+/// The user's hooks (`policies/hooks`), where the session has the policy.
+fn hooks(cx: &AgentCx) -> Option<&Hooks> {
+    cx.policies().get::<HooksPolicy>().map(|p| &*p.0)
+}
+
+/// The workers' worktrees (`policies/isolation`), where the session has the policy.
+fn isolation(cx: &AgentCx) -> Option<&WorkerIsolation> {
+    cx.policies()
+        .get::<IsolationPolicy>()
+        .map(|p| &*p.isolation)
 }
 
 enum Next {
@@ -171,7 +194,9 @@ async fn agent_main(cx: AgentCx, mut inbox: mpsc::UnboundedReceiver<AgentInput>)
         }
     }
     // Despawned or cancelled (not the session ending): its worktree and leases go.
-    super::policies::isolation::layer::gone(&cx).await;
+    if let Some(iso) = cx.policies().get::<IsolationPolicy>() {
+        iso.gone(&cx).await;
+    }
 }
 
 /// What the agent does next: its workers' results when all are in, else the next input
@@ -250,10 +275,12 @@ async fn take_up(cx: &AgentCx, next: Next, rest: &mut AgentStatus) -> Step {
 /// A worker continued after a resume goes on with its task: its result is checked as any
 /// (issue 48), against what its view holds now (see `Checks::resume`).
 async fn resume_checks(cx: &AgentCx) {
-    let checks = &cx.session().checks;
-    if cx.is_worker() && checks.enabled_for(cx.id(), &cx.role()) {
-        let so_far = cx.session().isolation.changed_so_far(cx.id()).await;
-        checks.resume(cx.id(), cx.root().root(), &so_far).await;
+    let Some(v) = cx.policies().get::<VerificationPolicy>() else {
+        return;
+    };
+    if cx.is_worker() && v.checks.enabled_for(cx.id(), &cx.role()) {
+        let so_far = v.isolation.changed_so_far(cx.id()).await;
+        v.checks.resume(cx.id(), cx.root().root(), &so_far).await;
     }
 }
 
@@ -298,9 +325,13 @@ async fn compact_now(cx: &AgentCx) -> Step {
     };
     let cx = cx.with_cancel(token);
     // The summary request goes down the agent's whole stack, as its model calls do.
-    let result = match session.request_for(id) {
-        Some(mut setup) => compact(&cx, &mut setup, (Trigger::User, 1.0), &ViaStack(&cx)).await,
-        None => Err(CompactError::Gone),
+    let policy = cx.policies().get::<CompactionPolicy>();
+    let result = match (session.request_for(id), policy) {
+        (Some(mut setup), Some(p)) => {
+            compact(p, &cx, &mut setup, (Trigger::User, 1.0), &ViaStack(&cx)).await
+        }
+        (None, _) => Err(CompactError::Gone),
+        (_, None) => Err(CompactError::Off),
     };
     team.take_input(id);
     team.announce_if_idle();
@@ -384,12 +415,14 @@ async fn worker_finished(cx: &AgentCx, status: AgentStatus, outcome: &TurnOutcom
         .or_else(|| outcome.error.clone());
     let finished = session.tasks.worker_finished(team, id, ok, summary);
     let returned = result.filter(|_| status == AgentStatus::Completed);
-    let at = caller(cx);
+    let (at, Some(hooks)) = (caller(cx), hooks(cx)) else {
+        return;
+    };
     if let Some(result) = &returned {
-        session.hooks.result_returned(&at, result).await;
+        hooks.result_returned(&at, result).await;
     }
     for task in &finished {
-        session.hooks.task_completed(&at, task).await;
+        hooks.task_completed(&at, task).await;
     }
 }
 

@@ -25,10 +25,11 @@ use super::session::Session;
 use super::team::Team;
 use super::tool_call::{ToolOut, ToolReq};
 use super::toolbox::Invocation;
-use crate::protocol::{AgentId, TurnEnd};
+use crate::protocol::{AgentId, Op, TurnEnd};
 use crate::tools::ToolContext;
 use crate::workspace::Workspace;
 use async_trait::async_trait;
+use std::any::Any;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -138,9 +139,19 @@ impl Starting {
     }
 }
 
-/// A policy of the session: makes each starting agent's layer (or none).
-pub trait Policy: Send + Sync {
+/// A policy of the session: makes each starting agent's layer (or none), and serves the
+/// front end's ops it owns. Its state (a gate, a store, a service) is its own: the session
+/// does not carry it, and what the rest of the runtime needs of it, it asks the policy
+/// for ([`Policies::get`]).
+pub trait Policy: Any + Send + Sync {
     fn layer_for(&self, agent: &Starting) -> Option<Box<dyn Layer>>;
+
+    /// Every op the ops loop does not serve itself is heard by every policy, in order;
+    /// the one that owns it serves it. `Err`: what it refused, told the user as an error
+    /// on the persona.
+    fn on_op(&self, _session: &Arc<Session>, _op: &Op) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The session's policies in the order their layers run (see `policies::in_order`).
@@ -149,6 +160,22 @@ pub struct Policies(Vec<Box<dyn Policy>>);
 impl Policies {
     pub fn new(list: Vec<Box<dyn Policy>>) -> Self {
         Self(list)
+    }
+
+    /// The policy of type `P`, for what the loops and the ops need of its state; `None`
+    /// where the session (or a test) runs without it.
+    pub fn get<P: Policy>(&self) -> Option<&P> {
+        self.0
+            .iter()
+            .find_map(|p| (p.as_ref() as &dyn Any).downcast_ref::<P>())
+    }
+
+    /// Every policy hears `op`; the errors of those that refused it.
+    pub fn on_op(&self, session: &Arc<Session>, op: &Op) -> Vec<String> {
+        self.0
+            .iter()
+            .filter_map(|p| p.on_op(session, op).err())
+            .collect()
     }
 
     fn layers_for(&self, agent: &Starting) -> Layers {

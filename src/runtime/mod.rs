@@ -14,7 +14,6 @@ mod agent_tools;
 mod approval;
 mod board;
 mod calls;
-mod confinement;
 mod cx;
 mod events;
 mod handle;
@@ -23,7 +22,6 @@ mod inbox;
 mod loops_tests;
 mod mcp;
 mod memory;
-mod merge_worker;
 mod model_call;
 mod ops;
 #[cfg(test)]
@@ -35,12 +33,10 @@ mod questions;
 mod report;
 mod request;
 mod review;
-mod rewind;
 mod save_role;
 mod session;
 mod settings;
 mod start;
-mod stop;
 mod tasks;
 mod team;
 #[cfg(test)]

@@ -1,6 +1,11 @@
-//! Serving the front end's requests (`Op`s) for the life of the session.
+//! Serving the front end's requests (`Op`s) for the life of the session: the session's
+//! own here (messages, the persona, the model, files, commands, the user's control of the
+//! team's agents); every other is heard by the policies, and the one that owns it serves
+//! it (`Policy::on_op`: pause, budget, goal, isolation, checkpoint).
 
 use super::cx::Policies;
+use super::policies::hooks::layer::HooksPolicy;
+use super::policies::isolation::IsolationPolicy;
 use super::session::Session;
 use super::team::{AgentInput, Steer};
 use crate::protocol::{AgentId, AgentStatus, EventKind, Op};
@@ -19,12 +24,12 @@ pub async fn serve_ops(
     while let Some(op) = ops.recv().await {
         match op {
             Op::Shutdown => {
-                shut_down(&session).await;
+                shut_down(&session, &policies).await;
                 break;
             }
             // The one op that starts agents: it needs the policies they run with.
             Op::Review { target } => super::review::serve(&session, &policies, target),
-            op => serve(&session, op),
+            op => serve(&session, &policies, op),
         }
     }
     // Also when the front end just went away.
@@ -32,8 +37,7 @@ pub async fn serve_ops(
 }
 
 /// One request; what it cannot do is said as an error on the agent it named.
-fn serve(session: &Arc<Session>, op: Op) {
-    let team = &session.team;
+fn serve(session: &Arc<Session>, policies: &Arc<Policies>, op: Op) {
     let root = session.root();
     let refused = match op {
         Op::UserMessage { to, text } => {
@@ -56,20 +60,7 @@ fn serve(session: &Arc<Session>, op: Op) {
             None
         }
         Op::SwitchPersona { role } => switch(session, role).err().map(|e| (root, e)),
-        Op::SetSessionBudget { limit_usd } => {
-            super::policies::budget::set_session_limit(team, &session.session_limits, limit_usd)
-                .err()
-                .map(|e| (root, e))
-        }
-        op @ (Op::SaveRole { .. }
-        | Op::ShowDiff { .. }
-        | Op::ListFiles
-        | Op::ListModels
-        | Op::RunCommand { .. }
-        | Op::ListCheckpoints
-        | Op::Rewind { .. }
-        | Op::UndoMerge { .. }
-        | Op::MergeWorker { .. }) => {
+        op @ (Op::SaveRole { .. } | Op::ListFiles | Op::ListModels | Op::RunCommand { .. }) => {
             answer(session, op);
             None
         }
@@ -79,12 +70,13 @@ fn serve(session: &Arc<Session>, op: Op) {
         Op::SetApproval { approval } => super::settings::set_approval(session, approval)
             .err()
             .map(|e| (root, e)),
-        Op::SetGoal { goal } => (set_goal(session, goal).err())
-            .map(|e| (root, format!("{}{e}", crate::protocol::GOAL_REFUSED))),
-        other => control(session, other),
+        other => control(session, &other).or_else(|| {
+            let refused = policies.on_op(session, &other);
+            refused.into_iter().next().map(|e| (root, e))
+        }),
     };
     if let Some((agent, message)) = refused {
-        team.emit(agent, EventKind::Error { message });
+        session.team.emit(agent, EventKind::Error { message });
     }
 }
 
@@ -93,21 +85,19 @@ fn serve(session: &Arc<Session>, op: Op) {
 fn answer(session: &Arc<Session>, op: Op) {
     match op {
         Op::SaveRole { agent_id, name } => super::save_role::serve(session, agent_id, &name),
-        Op::ShowDiff { agent_id } => show_diff(session, agent_id),
         Op::ListFiles => list_files(session),
         Op::ListModels => super::settings::list_models(session),
         Op::RunCommand { command } => super::user_command::serve(session, command),
-        Op::MergeWorker { worker } => super::merge_worker::serve(session, worker),
-        other => super::rewind::serve(session, other),
+        _ => {}
     }
 }
 
-/// The user's control of the team: interrupt, cancel, compact, pause, stop, continue.
+/// The user's control of the team's agents: interrupt, cancel, compact, continue.
 /// Returns what it cannot do, and on which agent.
-fn control(session: &Session, op: Op) -> Option<(AgentId, String)> {
+fn control(session: &Session, op: &Op) -> Option<(AgentId, String)> {
     let team = &session.team;
     let root = session.root();
-    match op {
+    match *op {
         Op::Interrupt { agent_id } => {
             team.interrupt(agent_id);
             None
@@ -124,40 +114,12 @@ fn control(session: &Session, op: Op) -> Option<(AgentId, String)> {
             let why = "this agent has stopped; there is nothing to compact";
             (agent_id, why.to_string())
         }),
-        Op::Pause | Op::Resume => {
-            pause(session, matches!(op, Op::Pause));
-            None
-        }
-        Op::Stop => {
-            super::stop::stop(session);
-            // The user's stop ends the goal too (a rewind's stop keeps it).
-            (session.goals).end_active(team, crate::protocol::GoalEnd::Stopped);
-            None
-        }
         Op::Continue { agent_id } => {
             continue_agents(session, agent_id);
             None
         }
         _ => None,
     }
-}
-
-/// `/goal`: a goal whose only check is the project's rules needs rules to check.
-fn set_goal(session: &Session, goal: Option<crate::protocol::Goal>) -> Result<(), String> {
-    let nothing_to_run = |g: &crate::protocol::Goal| {
-        g.rules
-            && g.check.trim().is_empty()
-            && session.config.verify.rules.is_empty()
-            && (session.config.tools.test_command.as_deref()).is_none_or(|c| c.trim().is_empty())
-    };
-    if goal.as_ref().is_some_and(nothing_to_run) {
-        return Err(
-            "the goal's check is the project's rules, and none are configured: no \
-             [tools] test_command, no [[verify.rules]]; give it --check CMD"
-                .into(),
-        );
-    }
-    session.goals.set(&session.team, goal)
 }
 
 /// The user's switch of persona, to a role the session knows.
@@ -179,34 +141,6 @@ fn remember_prompt(session: &Session, text: &str) {
     if let Some(history) = &session.prompts {
         history.append(text);
     }
-}
-
-/// Pauses the team or lets it go on; said once per change.
-fn pause(session: &Session, paused: bool) {
-    if session.pause.set(paused) {
-        let kind = if paused {
-            EventKind::Paused
-        } else {
-            EventKind::Resumed
-        };
-        session.team.emit(session.root(), kind);
-    }
-}
-
-/// Off the ops loop: reading a large change must not hold other requests.
-fn show_diff(session: &Arc<Session>, agent_id: AgentId) {
-    let session = session.clone();
-    tokio::spawn(async move {
-        let mut text = session.isolation.diff_text(&session.team, agent_id).await;
-        // No change in a worktree (a placeholder, never a diff, starts with `(`): once
-        // merged, its change is what the merge brought into the workspace.
-        if text.starts_with('(')
-            && let Some(merged) = super::rewind::merged_diff(&session, agent_id).await
-        {
-            text = merged;
-        }
-        session.team.emit(agent_id, EventKind::Diff { text });
-    });
 }
 
 /// Off the ops loop: a large tree takes a while to walk.
@@ -259,12 +193,15 @@ fn continue_agents(session: &Session, only: Option<AgentId>) {
 /// gets its result, agents that had work under way are marked `interrupted` (the log
 /// says so, and `--resume` offers to continue them), MCP servers stop, and the summary
 /// is the last event. A pause is kept: the session comes back paused.
-async fn shut_down(session: &Session) {
+async fn shut_down(session: &Session, policies: &Policies) {
     let team = &session.team;
     let root = session.root();
     let busy = team.with_status_where(|s| !s.is_idle());
+    let isolation = policies.get::<IsolationPolicy>().map(|p| &p.isolation);
     // Workers stopping now are not despawned: their worktrees stay for a resume.
-    session.isolation.begin_closing();
+    if let Some(iso) = isolation {
+        iso.begin_closing();
+    }
     team.cancel_all();
     session.agent_tasks.close();
     if tokio::time::timeout(SHUTDOWN_GRACE, session.agent_tasks.wait())
@@ -280,17 +217,21 @@ async fn shut_down(session: &Session) {
             Some(INTERRUPTED_REASON.into()),
         );
     }
-    session.isolation.close(&session.team).await;
+    if let Some(iso) = isolation {
+        iso.close(&session.team).await;
+    }
     // The user's `session_end` hooks, after every agent stopped.
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let at = super::policies::hooks::service::Caller {
-        team,
-        agent: root,
-        role: team.role(root).unwrap_or_default(),
-        root: session.workspace_for(root),
-        cancel: &cancel,
-    };
-    session.hooks.session_end(&at).await;
+    if let Some(hooks) = policies.get::<HooksPolicy>() {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let at = super::policies::hooks::service::Caller {
+            team,
+            agent: root,
+            role: team.role(root).unwrap_or_default(),
+            root: session.workspace_for(root),
+            cancel: &cancel,
+        };
+        hooks.0.session_end(&at).await;
+    }
     // Servers stop before the last event: a front end may exit on it.
     session.tools.mcp().shutdown().await;
     let (agents, totals) = team.summary();

@@ -6,6 +6,7 @@
 
 use super::agent::start_agent;
 use super::cx::Policies;
+use super::policies::verification::layer::VerificationPolicy;
 use super::session::Session;
 use super::team::{AgentInput, NewAgent};
 use crate::protocol::{
@@ -85,7 +86,9 @@ fn start_reviewer(
         .filter(|t| session.tools.is_read_only(t))
         .collect();
     // Its answer is a list of findings, not a result the checks would judge.
-    session.checks.add_reviewer(id);
+    if let Some(v) = policies.get::<VerificationPolicy>() {
+        v.checks.add_reviewer(id);
+    }
     start_agent(
         session,
         policies,
@@ -101,7 +104,7 @@ fn start_reviewer(
             history: Vec::new(),
             status: AgentStatus::Inactive,
             stats: Default::default(),
-            budget: super::policies::budget::from_limits(&session.config.limits),
+            budget: super::team::from_limits(&session.config.limits),
             result: None,
             first_message: None,
             announce: true,

@@ -1,16 +1,12 @@
 //! What the agents of one session share: config, roles, the model, the tools, the
-//! workspace, the approval gate, the team and the policies' services. Built once by
-//! `start`, then read-only but for the team, which owns all that changes. An agent reaches
-//! it through its [`super::cx::AgentCx`].
+//! workspace, the team, the board, the questions and approvals waiting on the user. Built
+//! once by `start`, then read-only but for the team, which owns all that changes. An agent
+//! reaches it through its [`super::cx::AgentCx`]. The policies keep their own state (each
+//! in its folder under `policies/`); the one question the session asks of one, where an
+//! agent works and in which sandbox, it asks through [`Places`].
 
 use super::agent_tools::return_results::RETURN_RESULTS;
 use super::approval::ApprovalGate;
-use super::policies::budget::SessionLimits;
-use super::policies::compaction::compactor::Compactor;
-use super::policies::hooks::service::Hooks;
-use super::policies::isolation::worker::WorkerIsolation;
-use super::policies::pause::gate::PauseGate;
-use super::policies::verification::checks::Checks;
 use super::request::RequestSetup;
 use super::team::Team;
 use super::toolbox::ToolBox;
@@ -19,10 +15,24 @@ use crate::context::{ContextWindows, Instructions, estimate_text};
 use crate::model::{ChatRequest, ModelClient};
 use crate::protocol::AgentId;
 use crate::roles::{Role, RoleSet};
+use crate::sandbox::{Confined, Level};
 use crate::tools::{ToolContext, ToolSettings};
 use crate::workspace::Workspace;
+use std::path::Path;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+
+/// Where each agent works and in which sandbox its commands run: the isolation policy
+/// answers (its worktrees, the sandbox narrowed by roles), every tool context asks.
+pub trait Places: Send + Sync {
+    /// Where `agent`'s tools work: its worktree (or its supervisor's), else `shared`.
+    fn workspace_for(&self, team: &Team, agent: AgentId, shared: &Arc<Workspace>)
+    -> Arc<Workspace>;
+    /// The sandbox level of `agent`'s commands.
+    fn level(&self, team: &Team, agent: AgentId) -> Level;
+    /// The confinement of a command `agent` runs in `root`; `None`: unconfined.
+    fn confined(&self, team: &Team, agent: AgentId, root: &Path) -> Option<Arc<Confined>>;
+}
 
 pub struct Session {
     pub config: Arc<Config>,
@@ -37,41 +47,23 @@ pub struct Session {
     /// Bounds model calls in flight across the whole session; workers queue here, before
     /// their request's timeout starts.
     pub model_slots: Arc<crate::model::limiter::Limiter>,
-    /// What each worker's result is checked against.
-    pub checks: Arc<Checks>,
-    /// Shortens a conversation that no longer fits (the compaction layer's, and `/compact`).
-    pub compactor: Arc<Compactor>,
     /// The session's task board.
     pub tasks: Arc<super::tasks::TaskBoard>,
     /// Each model's context window, as configured or learned from the server.
     pub windows: ContextWindows,
     /// The project's `AGENTS.md`, given to every agent in its system message.
     pub instructions: Option<Instructions>,
-    /// Holds every next model and tool call while the user has the team paused.
-    pub pause: Arc<PauseGate>,
-    /// The session's cost limit (`limits.max_session_cost_usd`, or the user's `/budget`)
-    /// and the pause gate reaching it closes.
-    pub session_limits: SessionLimits,
-    /// The user's hooks, for the points of a session only they hear (a notification, a
-    /// compaction, a result, the end).
-    pub hooks: Arc<Hooks>,
-    /// The user's goal, shared by `Op::SetGoal`, `/stop` and the persona's goal layer.
-    pub goals: Arc<super::policies::goal::Goals>,
     /// Every agent's task, so shutdown can let them write their last results.
     pub agent_tasks: tokio_util::task::TaskTracker,
-    /// Which workers write in worktrees of their own, and the leases on the workspace.
-    pub isolation: Arc<WorkerIsolation>,
+    /// Where each agent works and in which sandbox (the isolation policy's answer).
+    pub places: Arc<dyn Places>,
     /// The OS sandbox commands run in.
     pub sandbox: Arc<crate::sandbox::Sandbox>,
-    /// Which sandbox each agent's commands get.
-    pub confinement: Arc<super::confinement::Confinement>,
     /// The user's editor, for the file tools of agents in the session's own workspace.
     pub editor: Option<Arc<dyn crate::tools::EditorFiles>>,
     /// Where the prompts a person types are kept for recall in later sessions: none
     /// without a data dir, or when nobody types (exec).
     pub prompts: Option<crate::session::PromptHistory>,
-    /// The workspace's checkpoints, for `/rewind`; none without a data dir.
-    pub checkpoints: Option<Arc<super::policies::checkpoint::Checkpoints>>,
 }
 
 impl Session {
@@ -138,7 +130,7 @@ impl Session {
 
     /// Where `agent`'s tools work: its worktree (or its supervisor's), else the workspace.
     pub fn workspace_for(&self, agent: AgentId) -> Arc<Workspace> {
-        self.isolation
+        self.places
             .workspace_for(&self.team, agent, &self.workspace)
     }
 
@@ -151,9 +143,7 @@ impl Session {
     ) -> ToolContext {
         let test_command = self.role(role).and_then(|r| r.test_command.as_deref());
         let workspace = self.workspace_for(agent);
-        let sandbox = self
-            .confinement
-            .for_agent(&self.team, agent, workspace.root());
+        let sandbox = self.places.confined(&self.team, agent, workspace.root());
         // A worker in a worktree of its own edits files the editor does not have open.
         let editor = self
             .editor
@@ -184,8 +174,8 @@ impl Session {
     /// The sandbox of `agent`'s commands: the session's, narrowed by the role of every
     /// agent from the persona down to it, so a worker never gets a wider one than its
     /// supervisor.
-    pub fn sandbox_level(&self, agent: AgentId) -> crate::sandbox::Level {
-        self.confinement.level(&self.team, agent)
+    pub fn sandbox_level(&self, agent: AgentId) -> Level {
+        self.places.level(&self.team, agent)
     }
 }
 

@@ -17,7 +17,7 @@ mod told;
 
 pub use steer::Steer;
 
-pub use budget::Spend;
+pub use budget::{Spend, for_worker, from_limits};
 pub use context::Compaction;
 use context::ContextState;
 pub use fan_in::{FanIn, Outcome};

@@ -1,18 +1,19 @@
-//! A session for unit tests of the runtime: a real team, tools, gate and policies' services
+//! A session for unit tests of the runtime: a real team, tools, gate and the policies' state
 //! on a temp workspace, a model fake at the trait (tests that speak HTTP live in `tests/`),
 //! no agent tasks unless a test starts them. Contexts for its agents are made with the
 //! policies a test names, so one policy can be tested alone.
 
 use super::approval::ApprovalGate;
-use super::confinement::Confinement;
 use super::cx::{AgentCx, Layer, Policies, Policy, Starting};
 use super::events::EventSink;
-use super::policies::budget::{SessionBudget, SessionLimits};
+use super::policies::compaction::CompactionPolicy;
 use super::policies::compaction::compactor::Compactor;
 use super::policies::hooks::service::Hooks;
+use super::policies::isolation::IsolationPolicy;
+use super::policies::isolation::confinement::Confinement;
 use super::policies::isolation::worker::WorkerIsolation;
-use super::policies::pause::gate::PauseGate;
 use super::policies::verification::checks::Checks;
+use super::policies::verification::layer::VerificationPolicy;
 use super::session::Session;
 use super::team::{AgentStats, NewAgent, Team};
 use super::toolbox::ToolBox;
@@ -103,8 +104,6 @@ pub struct Parts {
     pub config: Config,
     pub model: Arc<dyn ModelClient>,
     pub isolation: Option<WorkerIsolation>,
-    pub pause: Arc<PauseGate>,
-    pub session_limit: Option<f64>,
     pub checks: Option<Arc<Checks>>,
 }
 
@@ -114,18 +113,21 @@ impl Default for Parts {
             config: Config::default(),
             model: Arc::new(NoModel),
             isolation: None,
-            pause: Arc::new(PauseGate::new(false)),
-            session_limit: None,
             checks: None,
         }
     }
 }
 
-/// A test's session, its persona's id and the events it emits.
+/// A test's session, its persona's id and the events it emits, and the policies' state a
+/// test makes its policies from (a session's own policies get theirs in `start/build.rs`).
 pub struct TestSession {
     pub session: Arc<Session>,
     pub root: AgentId,
     pub events: mpsc::UnboundedReceiver<Event>,
+    pub hooks: Arc<Hooks>,
+    pub compactor: Arc<Compactor>,
+    pub checks: Arc<Checks>,
+    pub isolation: Arc<WorkerIsolation>,
 }
 
 impl TestSession {
@@ -158,25 +160,16 @@ impl TestSession {
             confinement.clone(),
             gate.clone(),
         );
+        let compactor = Arc::new(Compactor {
+            config: config.clone(),
+            scales: Default::default(),
+        });
+        let checks = (parts.checks).unwrap_or_else(|| Arc::new(Checks::new(false, &roles)));
         let session = Session {
             windows: crate::context::ContextWindows::new(&config),
             instructions: None,
-            session_limits: SessionLimits {
-                budget: Arc::new(SessionBudget::new(parts.session_limit)),
-                pause: parts.pause.clone(),
-            },
-            pause: parts.pause,
-            hooks: Arc::new(hooks),
-            goals: Default::default(),
             agent_tasks: Default::default(),
             model_slots: slots,
-            compactor: Arc::new(Compactor {
-                config: config.clone(),
-                scales: Default::default(),
-            }),
-            checks: parts
-                .checks
-                .unwrap_or_else(|| Arc::new(Checks::new(false, &roles))),
             config,
             model: parts.model,
             tools: ToolBox::new(&coding(), Arc::new(crate::mcp::McpHub::empty())),
@@ -185,12 +178,10 @@ impl TestSession {
             questions: super::questions::Questions::new(false),
             team,
             tasks: Default::default(),
-            isolation,
+            places: confinement.clone(),
             sandbox,
-            confinement,
             editor: None,
             prompts: None,
-            checkpoints: None,
             roles,
         };
         let persona = NewAgent {
@@ -202,6 +193,35 @@ impl TestSession {
             session: Arc::new(session),
             root,
             events,
+            hooks: Arc::new(hooks),
+            compactor,
+            checks,
+            isolation,
+        }
+    }
+
+    /// The isolation policy on this session's worktrees and checks (no checkpoints).
+    pub fn isolation_policy(&self) -> IsolationPolicy {
+        IsolationPolicy {
+            isolation: self.isolation.clone(),
+            checks: self.checks.clone(),
+            checkpoints: None,
+        }
+    }
+
+    /// The verification policy on this session's checks and worktrees.
+    pub fn verification_policy(&self) -> VerificationPolicy {
+        VerificationPolicy {
+            checks: self.checks.clone(),
+            isolation: self.isolation.clone(),
+        }
+    }
+
+    /// The compaction policy on this session's compactor and hooks.
+    pub fn compaction_policy(&self) -> CompactionPolicy {
+        CompactionPolicy {
+            compactor: self.compactor.clone(),
+            hooks: self.hooks.clone(),
         }
     }
 
@@ -281,7 +301,7 @@ pub struct FnPolicy<F>(pub F);
 
 impl<F> Policy for FnPolicy<F>
 where
-    F: Fn(&Starting) -> Option<Box<dyn Layer>> + Send + Sync,
+    F: Fn(&Starting) -> Option<Box<dyn Layer>> + Send + Sync + 'static,
 {
     fn layer_for(&self, agent: &Starting) -> Option<Box<dyn Layer>> {
         (self.0)(agent)

@@ -23,11 +23,10 @@ pub use spawn::SPAWN_AGENT;
 pub use speak::SPEAK_TO_AGENT;
 
 use super::approval::{ApprovalRequest, Denied};
-pub use super::policies::verification::checks::Checked;
 use super::team::{NewAgent, Team};
 use crate::config::Config;
 use crate::model::ToolSpec;
-use crate::protocol::{AgentId, AgentResult};
+use crate::protocol::{AgentId, AgentResult, Verdict};
 use crate::roles::{Audience, Role, RoleSet};
 use crate::tools::{Reach, ToolError, ToolFacts, ToolKind};
 use async_trait::async_trait;
@@ -99,6 +98,16 @@ pub trait Host: Send + Sync {
     fn tool_context(&self) -> crate::tools::ToolContext;
     /// Checks the caller's result against the workspace (`policies/verification`).
     async fn check_result(&self, result: &AgentResult) -> Checked;
+}
+
+/// What became of a returned result, as `policies/verification` checked it.
+pub enum Checked {
+    /// Not checked (verification off, an honest failure, or no task on record).
+    Unchecked,
+    /// Passed, or out of corrections: deliver with this verdict attached.
+    Deliver(Verdict),
+    /// Not passed: the worker gets this correction and the result waits.
+    Correct { verdict: Verdict, message: String },
 }
 
 /// One agent-tool call: who calls, and what it may act on.

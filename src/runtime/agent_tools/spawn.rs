@@ -221,8 +221,8 @@ fn worker_budget(
         .assists(cx.team.model(cx.caller).as_deref());
     let floor = cx.team.slowest_call() * MIN_WORKER_CALLS;
     let (asked, waived) = waive(asked, helps, floor);
-    let budget = crate::runtime::policies::budget::for_worker(limits, parent, asked)
-        .map_err(Failure::Fixable)?;
+    let budget =
+        crate::runtime::team::for_worker(limits, parent, asked).map_err(Failure::Fixable)?;
     Ok((budget, waived))
 }
 

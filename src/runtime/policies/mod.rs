@@ -1,6 +1,7 @@
-//! The session's policies, one folder (or file) each holding all of it: its layer (what it
-//! does at the points of each agent's life, `runtime/cx.rs`), its state, its pure logic.
-//! A new policy is one folder and one line in [`in_order`] (docs/adding-a-policy.md).
+//! The session's policies, one folder each holding all of it: its layer (what it does at
+//! the points of each agent's life, `runtime/cx.rs`), its state, its pure logic, and the
+//! front end's ops it owns (`Policy::on_op`). A new policy is one folder and one line in
+//! [`in_order`] (docs/adding-a-policy.md).
 
 pub mod answer;
 pub mod ask;
@@ -60,27 +61,36 @@ pub struct Parts {
 /// answer layer or a `stop` hook keeps going is not over, so its check waits until they
 /// rest.
 pub fn in_order(p: Parts) -> Policies {
-    let mut list: Vec<Box<dyn Policy>> = vec![
-        Box::new(pause::layer::PausePolicy(p.pause)),
+    let list: Vec<Box<dyn Policy>> = vec![
+        Box::new(pause::layer::PausePolicy(p.pause.clone())),
         Box::new(shown::ShownPolicy),
         Box::new(budget::layer::BudgetPolicy(p.session)),
         Box::new(progress::ProgressPolicy::new(p.max_turn_calls)),
         Box::new(answer::AnswerPolicy::new(p.board, p.assist.clone())),
         Box::new(result_due::ResultDuePolicy(p.assist)),
-        Box::new(compaction::layer::CompactionPolicy(p.compactor)),
+        Box::new(compaction::CompactionPolicy {
+            compactor: p.compactor,
+            hooks: p.hooks.clone(),
+        }),
         Box::new(loop_guard::layer::LoopGuardPolicy::new(p.guards)),
-    ];
-    if let Some(c) = p.checkpoints {
-        list.push(Box::new(checkpoint::layer::CheckpointPolicy(c)));
-    }
-    list.extend::<[Box<dyn Policy>; 6]>([
+        Box::new(checkpoint::CheckpointPolicy {
+            checkpoints: p.checkpoints.clone(),
+            pause: p.pause,
+        }),
         Box::new(hooks::layer::HooksPolicy(p.hooks)),
-        Box::new(isolation::layer::IsolationPolicy(p.isolation)),
-        Box::new(verification::layer::VerificationPolicy(p.checks)),
+        Box::new(isolation::IsolationPolicy {
+            isolation: p.isolation.clone(),
+            checks: p.checks.clone(),
+            checkpoints: p.checkpoints,
+        }),
+        Box::new(verification::layer::VerificationPolicy {
+            checks: p.checks,
+            isolation: p.isolation,
+        }),
         Box::new(ask::layer::AskPolicy),
         Box::new(stall::layer::StallPolicy(p.guards.stall_after())),
         Box::new(goal::layer::GoalPolicy(p.goals)),
-    ]);
+    ];
     Policies::new(list)
 }
 #[cfg(test)]

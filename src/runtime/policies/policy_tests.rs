@@ -9,16 +9,14 @@ use crate::protocol::{AgentId, ApprovalAction, Budget, EventKind, HistoryItem, T
 use crate::roles::RoleSet;
 use crate::runtime::cx::{AgentCx, Layer, ModelNext, Policies, Policy};
 use crate::runtime::points::{Admit, Called, ModelCall, Purpose, ToolDone, ToolUse, Waiting};
+use crate::runtime::policies::compaction::CompactionPolicy;
 use crate::runtime::policies::compaction::compactor::Trigger;
 use crate::runtime::policies::compaction::fit::{Recovery, ViaStack, after_overflow, compact};
-use crate::runtime::policies::compaction::layer::CompactionPolicy;
-use crate::runtime::policies::isolation::layer::IsolationPolicy;
 use crate::runtime::policies::isolation::worker::WorkerIsolation;
 use crate::runtime::policies::loop_guard::layer::LoopGuardPolicy;
 use crate::runtime::policies::progress::ProgressPolicy;
 use crate::runtime::policies::stall::{Pulse, watch};
 use crate::runtime::policies::verification::checks::Checks;
-use crate::runtime::policies::verification::layer::VerificationPolicy;
 use crate::runtime::request::RequestSetup;
 use crate::runtime::team::Team;
 use crate::runtime::testing::{Gate, Parts, Points, Shape, TestSession, ToolGate, agent};
@@ -131,7 +129,10 @@ fn compaction(dir: &std::path::Path, fail: bool) -> (TestSession, Arc<Summarizer
             ..Parts::default()
         },
     );
-    let policy: Box<dyn Policy> = Box::new(CompactionPolicy(ts.session.compactor.clone()));
+    let policy: Box<dyn Policy> = Box::new(CompactionPolicy {
+        compactor: ts.compactor.clone(),
+        hooks: ts.hooks.clone(),
+    });
     let policies = Arc::new(Policies::new(vec![policy]));
     (ts, model, policies)
 }
@@ -230,7 +231,10 @@ async fn a_summary_request_goes_down_the_agents_own_stack() {
         let seen = seen.clone();
         every(move || Purposes(seen.clone()))
     };
-    let compacting: Box<dyn Policy> = Box::new(CompactionPolicy(ts.session.compactor.clone()));
+    let compacting: Box<dyn Policy> = Box::new(CompactionPolicy {
+        compactor: ts.compactor.clone(),
+        hooks: ts.hooks.clone(),
+    });
     let cx = ts.cx(vec![compacting, below], worker);
     let mut tight = setup(team, worker, 4_000);
     assert_eq!(cx.shape_request(&mut tight).await, Shape::Changed);
@@ -246,7 +250,14 @@ async fn a_summary_request_goes_down_the_agents_own_stack() {
     };
     let cx = ts.cx(vec![only], other);
     let mut req = setup(team, other, 4_000);
-    let done = compact(&cx, &mut req, (Trigger::User, 1.0), &ViaStack(&cx)).await;
+    let done = compact(
+        &ts.compaction_policy(),
+        &cx,
+        &mut req,
+        (Trigger::User, 1.0),
+        &ViaStack(&cx),
+    )
+    .await;
     assert!(done.is_ok(), "{done:?}");
     assert_eq!(*crate::sync::lock(&seen), [Purpose::Summary]);
     assert_eq!(model.calls.load(Ordering::Relaxed), 2);
@@ -263,7 +274,14 @@ async fn a_failed_compaction_is_told_once_and_not_tried_again_until_the_next_tur
     // A cancelled summary call ends the turn as interrupted.
     assert_eq!(cx.shape_request(&mut tight).await, Shape::Interrupted);
     assert_eq!(
-        after_overflow(&cx, &mut tight, &Overflow::default(), bare()).await,
+        after_overflow(
+            &ts.compaction_policy(),
+            &cx,
+            &mut tight,
+            &Overflow::default(),
+            bare()
+        )
+        .await,
         Recovery::Interrupted
     );
     assert_eq!(model.calls.load(Ordering::Relaxed), 2);
@@ -275,7 +293,7 @@ async fn a_failed_compaction_is_told_once_and_not_tried_again_until_the_next_tur
     let mut req = setup(&ts.session.team, short, 8_000);
     // Nothing to compact or cut: an overflow cannot be helped, and says what does not fit.
     assert!(matches!(
-        after_overflow(&cx, &mut req, &Overflow::default(), bare()).await,
+        after_overflow(&ts.compaction_policy(), &cx, &mut req, &Overflow::default(), bare()).await,
         Recovery::GiveUp(why) if why.contains("nothing is left to compact")
     ));
     assert_eq!(model.calls.load(Ordering::Relaxed), 0);
@@ -327,9 +345,9 @@ async fn the_isolation_layer_gives_a_worker_its_worktree_at_its_first_change_not
             ..Parts::default()
         },
     );
-    let iso = ts.session.isolation.clone();
+    let iso = ts.isolation.clone();
     let worker = ts.add(ts.root, Budget::default());
-    let policies = Arc::new(Policies::new(vec![Box::new(IsolationPolicy(iso.clone()))]));
+    let policies = Arc::new(Policies::new(vec![Box::new(ts.isolation_policy())]));
     let cx = ts.cx_with(&policies, worker);
     let args = serde_json::json!({});
 
@@ -355,8 +373,7 @@ async fn the_isolation_layer_gives_a_worker_its_worktree_at_its_first_change_not
 async fn in_a_shared_workspace_a_file_one_worker_writes_is_refused_to_another() {
     let dir = tempfile::tempdir().unwrap();
     let ts = session(dir.path());
-    let iso = ts.session.isolation.clone();
-    let policies = Arc::new(Policies::new(vec![Box::new(IsolationPolicy(iso))]));
+    let policies = Arc::new(Policies::new(vec![Box::new(ts.isolation_policy())]));
     let (first, second) = (
         ts.add(ts.root, Budget::default()),
         ts.add(ts.root, Budget::default()),
@@ -390,9 +407,7 @@ async fn the_verification_layer_records_what_a_workers_calls_changed() {
             ..Parts::default()
         },
     );
-    let policies = Arc::new(Policies::new(vec![Box::new(VerificationPolicy(
-        checks.clone(),
-    ))]));
+    let policies = Arc::new(Policies::new(vec![Box::new(ts.verification_policy())]));
     let worker = ts.add(ts.root, Budget::default());
     let cx = ts.cx_with(&policies, worker);
 

@@ -1,5 +1,6 @@
 //! Building the session: the tools (coding, skills, MCP, the agent tools), what the model
-//! server allows, the policies' services, and the policies in their order.
+//! server allows, the policies' state (each handed to the policy that owns it, not to the
+//! session), and the policies in their order.
 
 use super::RuntimeError;
 use super::log::Opened;
@@ -10,7 +11,6 @@ use crate::mcp::{McpHub, ServerStatus};
 use crate::protocol::{ApprovalPolicy, EventKind};
 use crate::roles::RoleSet;
 use crate::runtime::approval::ApprovalGate;
-use crate::runtime::confinement::Confinement;
 use crate::runtime::cx::Policies;
 use crate::runtime::events::EventSink;
 use crate::runtime::handle::SessionOptions;
@@ -19,6 +19,7 @@ use crate::runtime::policies::checkpoint::Checkpoints;
 use crate::runtime::policies::compaction::compactor::Compactor;
 use crate::runtime::policies::goal::Goals;
 use crate::runtime::policies::hooks::service::Hooks;
+use crate::runtime::policies::isolation::confinement::Confinement;
 use crate::runtime::policies::isolation::worker::WorkerIsolation;
 use crate::runtime::policies::pause::gate::PauseGate;
 use crate::runtime::policies::verification::checks::Checks;
@@ -88,13 +89,8 @@ pub async fn build(
     let session = Arc::new(Session {
         windows,
         instructions: load_instructions(workspace.root(), config.context.max_instructions_bytes),
-        pause: services.pause,
-        session_limits: services.limits,
-        hooks: services.hooks,
-        goals: services.goals,
         agent_tasks: Default::default(),
         model_slots,
-        compactor,
         team: Team::new(sink, opened.root).release_after(config.team.release_after()),
         config,
         roles,
@@ -103,14 +99,11 @@ pub async fn build(
         workspace: Arc::new(workspace),
         gate: services.gate,
         questions: crate::runtime::questions::Questions::new(opts.can_ask),
-        checks,
         tasks: board,
-        isolation: services.isolation,
+        places: services.confinement,
         sandbox: services.sandbox,
-        confinement: services.confinement,
         editor: opts.editor,
         prompts,
-        checkpoints: services.checkpoints,
     });
     Ok(Built {
         session,

@@ -6,6 +6,8 @@ use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, EventKind};
 use crate::runtime::agent::start_agent;
 use crate::runtime::cx::Policies;
 use crate::runtime::inbox::Notice;
+use crate::runtime::policies::isolation::IsolationPolicy;
+use crate::runtime::policies::verification::layer::VerificationPolicy;
 use crate::runtime::session::Session;
 use crate::runtime::team::{AgentStats, NewAgent};
 use crate::session::{ReplayedAgent, ReplayedSession};
@@ -92,9 +94,7 @@ fn revive(
         tools.retain(|t| only.contains(t));
     }
     if !is_root {
-        // Its snapshot is gone with the old process; its next message takes a new one.
-        (session.checks).restore_attempts(agent.id, agent.attempts, agent.task_closed);
-        session.isolation.reopen(agent.id);
+        reopen(policies, &agent);
     }
     let new = NewAgent {
         id: agent.id,
@@ -127,4 +127,15 @@ fn revive(
     };
     start_agent(session, policies, new);
     true
+}
+
+/// A worker's checks and worktree as the log left them: its snapshot is gone with the old
+/// process, and its next message takes a new one.
+fn reopen(policies: &Policies, agent: &ReplayedAgent) {
+    if let Some(v) = policies.get::<VerificationPolicy>() {
+        (v.checks).restore_attempts(agent.id, agent.attempts, agent.task_closed);
+    }
+    if let Some(iso) = policies.get::<IsolationPolicy>() {
+        iso.isolation.reopen(agent.id);
+    }
 }

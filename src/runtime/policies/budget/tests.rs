@@ -1,4 +1,6 @@
 use super::*;
+use crate::config::Limits;
+use crate::runtime::team::for_worker;
 use std::time::Duration;
 
 fn limits(tokens: Option<u64>, cost: Option<f64>, wall: Option<u64>) -> Limits {

@@ -1,27 +1,17 @@
 //! The checkpoints in each agent's life: the persona's before each user message and before
-//! its tool calls; every agent's writes in the workspace noted as squad's.
+//! its tool calls; every agent's writes in the workspace noted as squad's. The user's
+//! `/rewind` and its list (`Op::Rewind`, `Op::ListCheckpoints`) are its ops (`rewind.rs`).
 
 use super::Checkpoints;
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting, ToolNext};
+use crate::runtime::cx::{AgentCx, Layer, ToolNext};
 use crate::runtime::points::Admit;
 use crate::runtime::tool_call::{ToolOut, ToolReq};
 use async_trait::async_trait;
 use std::sync::Arc;
 
-pub struct CheckpointPolicy(pub Arc<Checkpoints>);
-
-impl Policy for CheckpointPolicy {
-    fn layer_for(&self, agent: &Starting) -> Option<Box<dyn Layer>> {
-        Some(Box::new(CheckpointLayer {
-            checkpoints: self.0.clone(),
-            persona: !agent.is_worker(),
-        }))
-    }
-}
-
-struct CheckpointLayer {
-    checkpoints: Arc<Checkpoints>,
-    persona: bool,
+pub(super) struct CheckpointLayer {
+    pub(super) checkpoints: Arc<Checkpoints>,
+    pub(super) persona: bool,
 }
 
 #[async_trait]

@@ -12,9 +12,13 @@
 //! wait is rarely felt. Workers write only after a persona's tool call (their spawn).
 
 pub mod layer;
+pub mod rewind;
 
 use crate::checkpoint::{CheckpointStore, Keep, Live, prune};
-use crate::protocol::{AgentId, EventKind};
+use crate::protocol::{AgentId, EventKind, Op};
+use crate::runtime::cx::{Layer, Policy, Starting};
+use crate::runtime::policies::pause::gate::PauseGate;
+use crate::runtime::session::Session;
 use crate::runtime::team::Team;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -185,5 +189,28 @@ impl Checkpoints {
         if let Ok(Err(e)) = noted {
             tracing::warn!("checkpoints: cannot note squad's write: {e}");
         }
+    }
+}
+
+/// The workspace's checkpoints (none without a data dir: no layer then, and a rewind says
+/// why it cannot), and the pause gate a rewind's stop lifts.
+#[derive(Clone)]
+pub struct CheckpointPolicy {
+    pub checkpoints: Option<Arc<Checkpoints>>,
+    pub pause: Arc<PauseGate>,
+}
+
+impl Policy for CheckpointPolicy {
+    fn layer_for(&self, agent: &Starting) -> Option<Box<dyn Layer>> {
+        let checkpoints = self.checkpoints.clone()?;
+        Some(Box::new(layer::CheckpointLayer {
+            checkpoints,
+            persona: !agent.is_worker(),
+        }))
+    }
+
+    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), String> {
+        rewind::serve(session, self, op);
+        Ok(())
     }
 }

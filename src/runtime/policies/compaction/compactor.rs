@@ -61,6 +61,8 @@ pub enum CompactError {
     Cancelled,
     #[error("the agent no longer exists")]
     Gone,
+    #[error("this session runs without compaction")]
+    Off,
 }
 
 /// Sends a summary request as the agent's own model call and brings its answer (its

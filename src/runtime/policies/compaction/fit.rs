@@ -10,6 +10,7 @@
 //! summary of the older part, then of all but the latest turn, then every big tool output
 //! cut. Only when nothing is left to cut does it give up, naming what alone does not fit.
 
+use super::CompactionPolicy;
 use super::compactor::{CompactError, Compactor, Summarize, Trigger, largest_part};
 use crate::context::estimate_item;
 use crate::model::{ChatRequest, ChatResponse, Overflow};
@@ -113,14 +114,13 @@ fn learn_scale(compactor: &Compactor, req: &RequestSetup, said: &Overflow) -> f6
 /// Compacts the history `req` was built from, the summary asked through `ask`, then points
 /// `req` at the new one. The user's `pre_compact` hooks hear of it first.
 pub async fn compact(
+    p: &CompactionPolicy,
     cx: &AgentCx,
     req: &mut RequestSetup,
     (trigger, scale): (Trigger, f64),
     ask: &dyn Summarize,
 ) -> Result<u64, CompactError> {
-    let session = cx.session();
-    session
-        .hooks
+    p.hooks
         .before_compact(&caller(cx), trigger == Trigger::User)
         .await;
     // The compaction gets the request's own copy of the history's handle, so the history is
@@ -134,7 +134,7 @@ pub async fn compact(
         },
         ..*req
     };
-    let done = session
+    let done = p
         .compactor
         .compact(cx.team(), cx.id(), setup, trigger, scale, ask)
         .await;
@@ -152,12 +152,13 @@ fn refresh(cx: &AgentCx, req: &mut RequestSetup) -> Result<(), CompactError> {
 /// The server refused `req` as too long (`said`: what it said of the window and the
 /// request's size): made to fit, harder each time.
 pub async fn after_overflow(
+    p: &CompactionPolicy,
     cx: &AgentCx,
     req: &mut RequestSetup,
     said: &Overflow,
     next: ModelNext<'_>,
 ) -> Recovery {
-    let compactor = &cx.session().compactor;
+    let compactor = &p.compactor;
     let ask = ViaNext { cx, next };
     let scale = learn_scale(compactor, req, said);
     // A summary of the older part as squad estimates it, then as the server counts, then
@@ -168,7 +169,7 @@ pub async fn after_overflow(
         (Trigger::User, scale),
     ];
     for (trigger, scale) in rounds {
-        match compact(cx, req, (trigger, scale), &ask).await {
+        match compact(p, cx, req, (trigger, scale), &ask).await {
             Ok(_) => return Recovery::Retry,
             Err(CompactError::NothingToCompact) => {}
             Err(CompactError::Cancelled) => return Recovery::Interrupted,

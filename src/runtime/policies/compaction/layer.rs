@@ -5,35 +5,24 @@
 //! stack like any model call. A compaction that failed before a call (not one with nothing
 //! to do) is not tried again in the same turn: each try is a model call.
 
-use super::compactor::{CompactError, Compactor, Trigger};
+use super::CompactionPolicy;
+use super::compactor::{CompactError, Trigger};
 use super::fit::{Recovery, ViaNext, after_overflow, compact, scale_for};
 use crate::protocol::EventKind;
-use crate::runtime::cx::{AgentCx, Layer, ModelNext, Policy, Starting};
+use crate::runtime::cx::{AgentCx, Layer, ModelNext};
 use crate::runtime::points::{Called, ModelCall, Moment, Purpose};
 use crate::runtime::request::RequestSetup;
 use async_trait::async_trait;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Most times one call is made to fit after the server refused it as too long (each time
 /// harder: a summary, the latest turn only, big outputs cut).
 const MAX_RECOVERIES: u32 = 3;
 
-pub struct CompactionPolicy(pub Arc<Compactor>);
-
-impl Policy for CompactionPolicy {
-    fn layer_for(&self, _agent: &Starting) -> Option<Box<dyn Layer>> {
-        Some(Box::new(CompactionLayer {
-            compactor: self.0.clone(),
-            failed: AtomicBool::new(false),
-        }))
-    }
-}
-
-struct CompactionLayer {
-    compactor: Arc<Compactor>,
+pub(super) struct CompactionLayer {
+    pub(super) p: CompactionPolicy,
     /// Its compaction failed this turn.
-    failed: AtomicBool,
+    pub(super) failed: AtomicBool,
 }
 
 impl CompactionLayer {
@@ -46,13 +35,13 @@ impl CompactionLayer {
         next: ModelNext<'_>,
     ) -> Option<Called> {
         if self.failed.load(Ordering::Relaxed)
-            || self.compactor.due(cx.team(), cx.id(), req).is_none()
+            || self.p.compactor.due(cx.team(), cx.id(), req).is_none()
         {
             return None;
         }
-        let scale = scale_for(&self.compactor, &req.request.model);
+        let scale = scale_for(&self.p.compactor, &req.request.model);
         let ask = ViaNext { cx, next };
-        match compact(cx, req, (Trigger::Window, scale), &ask).await {
+        match compact(&self.p, cx, req, (Trigger::Window, scale), &ask).await {
             Ok(_) | Err(CompactError::NothingToCompact) => None,
             Err(CompactError::Cancelled) => Some(Called::Interrupted),
             Err(CompactError::Gone) => {
@@ -92,7 +81,7 @@ impl Layer for CompactionLayer {
             let why = if recoveries == MAX_RECOVERIES {
                 "even after compacting it".to_string()
             } else {
-                match after_overflow(cx, &mut call.setup, &said, next).await {
+                match after_overflow(&self.p, cx, &mut call.setup, &said, next).await {
                     Recovery::Retry => {
                         recoveries += 1;
                         continue;

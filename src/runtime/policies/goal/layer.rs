@@ -2,9 +2,10 @@
 //! active, the check runs and either ends the goal or sends the persona on.
 
 use super::{Goals, Next};
-use crate::protocol::{Goal, GoalCheck, TurnEnd};
+use crate::protocol::{GOAL_REFUSED, Goal, GoalCheck, GoalEnd, Op, TurnEnd};
 use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
 use crate::runtime::points::AfterTurn;
+use crate::runtime::session::Session;
 use crate::runtime::team::FanIn;
 use crate::tools::{RunStatus, ToolContext, ToolError, run_shell};
 use async_trait::async_trait;
@@ -22,6 +23,40 @@ impl Policy for GoalPolicy {
     fn layer_for(&self, agent: &Starting) -> Option<Box<dyn Layer>> {
         (!agent.is_worker()).then(|| Box::new(GoalLayer(self.0.clone())) as Box<dyn Layer>)
     }
+
+    /// `/goal` sets or clears the goal; the user's `/stop` ends it too (a rewind's stop
+    /// keeps it).
+    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), String> {
+        let team = &session.team;
+        match op {
+            Op::SetGoal { goal } => {
+                (set_goal(session, &self.0, goal.clone())).map_err(|e| format!("{GOAL_REFUSED}{e}"))
+            }
+            Op::Stop => {
+                self.0.end_active(team, GoalEnd::Stopped);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `/goal`: a goal whose only check is the project's rules needs rules to check.
+fn set_goal(session: &Session, goals: &Goals, goal: Option<Goal>) -> Result<(), String> {
+    let nothing_to_run = |g: &Goal| {
+        g.rules
+            && g.check.trim().is_empty()
+            && session.config.verify.rules.is_empty()
+            && (session.config.tools.test_command.as_deref()).is_none_or(|c| c.trim().is_empty())
+    };
+    if goal.as_ref().is_some_and(nothing_to_run) {
+        return Err(
+            "the goal's check is the project's rules, and none are configured: no \
+             [tools] test_command, no [[verify.rules]]; give it --check CMD"
+                .into(),
+        );
+    }
+    goals.set(&session.team, goal)
 }
 
 pub struct GoalLayer(Arc<Goals>);

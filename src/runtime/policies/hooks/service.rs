@@ -12,8 +12,8 @@ use crate::hooks::{Decision, HookEvent, HookRun, HookSpec, Payload, SessionFacts
 use crate::hooks::{decide, run_hook};
 use crate::protocol::{AgentId, AgentResult, EventKind, Task};
 use crate::runtime::approval::ApprovalGate;
-use crate::runtime::confinement::Confinement;
 use crate::runtime::points::{ToolDone, ToolUse};
+use crate::runtime::policies::isolation::confinement::Confinement;
 use crate::runtime::team::Team;
 use crate::tools::claude::{ClaudeCall, claude_calls, claude_name, claude_response};
 use crate::tools::claude_input::squad_args;

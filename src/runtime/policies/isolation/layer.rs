@@ -7,31 +7,24 @@
 //! the shared workspace a worker's file change takes the file's lease; after a change the
 //! worktree's diff is measured for the tree; a worker taking up a follow-up is moved onto
 //! the workspace's current state; when its turns are over its change is merged; when it
-//! is gone its worktree goes. `worker.rs` knows how. Letting a worktree go ([`gone`]) is
-//! isolation's own step, which the runtime calls. The layer comes after the user's hooks:
+//! is gone its worktree goes. `worker.rs` knows how. Letting a worktree go
+//! ([`IsolationPolicy::gone`]) is isolation's own step, which the runtime calls. The layer
+//! comes after the user's hooks:
 //! a call a hook refuses gets no worktree, and a call a hook changed is prepared as changed.
 
+use super::IsolationPolicy;
 use super::worker::WorkerIsolation;
 use crate::protocol::TurnEnd;
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting, ToolNext};
+use crate::runtime::cx::{AgentCx, Layer, ToolNext};
 use crate::runtime::points::{Admit, Moment, ToolUse};
 use crate::runtime::tool_call::{ToolOut, ToolReq};
 use crate::runtime::toolbox::Reach;
 use async_trait::async_trait;
 use std::sync::Arc;
 
-pub struct IsolationPolicy(pub Arc<WorkerIsolation>);
-
-impl Policy for IsolationPolicy {
-    fn layer_for(&self, _agent: &Starting) -> Option<Box<dyn Layer>> {
-        Some(Box::new(IsolationLayer {
-            iso: self.0.clone(),
-        }))
-    }
-}
-
-struct IsolationLayer {
-    iso: Arc<WorkerIsolation>,
+pub(super) struct IsolationLayer {
+    pub(super) iso: Arc<WorkerIsolation>,
+    pub(super) p: IsolationPolicy,
 }
 
 /// Before a call is described: a worker reads its base (once the workspace moved on, from
@@ -47,14 +40,6 @@ async fn prepare(iso: &WorkerIsolation, cx: &AgentCx, tool: &ToolUse<'_>) {
     let early = tool.changes_files() && iso.before_change(team, agent, tool.writes).await;
     if !early {
         iso.wait_for_files(team, agent).await;
-    }
-}
-
-/// A worker is gone for good (despawned, cancelled, released): its worktree goes.
-pub async fn gone(cx: &AgentCx) {
-    let iso = &cx.session().isolation;
-    if cx.is_worker() && !iso.is_closing() {
-        iso.clean_up(cx.team(), cx.id()).await;
     }
 }
 
@@ -119,11 +104,11 @@ impl IsolationLayer {
     async fn settle(&self, cx: &AgentCx, end: TurnEnd) {
         if cx.is_worker() && end != TurnEnd::Cancelled {
             // Where its results are checked, only one that passed merges.
-            let checks = &cx.session().checks;
+            let checks = &self.p.checks;
             let checked = !checks.is_reviewer(cx.id()) && checks.enabled_for(cx.id(), &cx.role());
             let merged = self.iso.settle(cx.team(), cx.id(), end, checked).await;
             // Merged files are squad's writes: a rewind takes them back without asking.
-            if let Some(checkpoints) = cx.session().checkpoints.as_ref() {
+            if let Some(checkpoints) = self.p.checkpoints.as_ref() {
                 let root = cx.session().workspace.root();
                 checkpoints.note_written(root, &merged).await;
             }

@@ -3,8 +3,10 @@
 //! here is built again once the team goes on, with what came meanwhile.
 
 use super::gate::PauseGate;
+use crate::protocol::{EventKind, Op};
 use crate::runtime::cx::{AgentCx, Layer, ModelNext, Policy, Starting, ToolNext};
 use crate::runtime::points::{Called, ModelCall};
+use crate::runtime::session::Session;
 use crate::runtime::tool_call::{STOPPED, ToolOut, ToolReq};
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -14,6 +16,22 @@ pub struct PausePolicy(pub Arc<PauseGate>);
 impl Policy for PausePolicy {
     fn layer_for(&self, _agent: &Starting) -> Option<Box<dyn Layer>> {
         Some(Box::new(PauseLayer(self.0.clone())))
+    }
+
+    /// `/pause`, `/resume` (said once per change), and `/stop`.
+    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), String> {
+        match op {
+            Op::Pause | Op::Resume if self.0.set(matches!(op, Op::Pause)) => {
+                let kind = match op {
+                    Op::Pause => EventKind::Paused,
+                    _ => EventKind::Resumed,
+                };
+                session.team.emit(session.root(), kind);
+            }
+            Op::Stop => super::stop::stop(session, &self.0),
+            _ => {}
+        }
+        Ok(())
     }
 }
 

@@ -9,6 +9,7 @@
 //! so the workspace as its task began is gone, and every worker's writes are in it. Its
 //! test failures are judged alone, as before.
 
+use super::layer::VerificationPolicy;
 use crate::protocol::{AgentId, Finding};
 use crate::runtime::cx::AgentCx;
 use crate::tools::{ToolContext, ToolError};
@@ -20,6 +21,7 @@ use std::time::Duration;
 /// The test command's finding for `agent`, whose tool context is `ctx`: `None` when it
 /// passes in its view; else judged against its run at the worker's base.
 pub async fn judged(
+    v: &VerificationPolicy,
     cx: &AgentCx,
     agent: AgentId,
     ctx: &ToolContext,
@@ -34,12 +36,13 @@ pub async fn judged(
     if now.passed() {
         return None;
     }
-    let base = at_base(cx, agent, ctx, command, timeout).await;
+    let base = at_base(v, cx, agent, ctx, command, timeout).await;
     verify::judge_tests(command, base.as_ref(), &now)
 }
 
 /// The test command's run at `agent`'s base: the one kept, or a new one.
 async fn at_base(
+    v: &VerificationPolicy,
     cx: &AgentCx,
     agent: AgentId,
     ctx: &ToolContext,
@@ -47,8 +50,8 @@ async fn at_base(
     timeout: Duration,
 ) -> Option<TestRun> {
     let session = cx.session();
-    let (worktrees, commit) = session.isolation.tests_base(&session.team, agent)?;
-    let cell = session.checks.base_tests.run_of(&commit, command);
+    let (worktrees, commit) = v.isolation.tests_base(&session.team, agent)?;
+    let cell = v.checks.base_tests.run_of(&commit, command);
     let run = cell.get_or_try_init(|| async {
         let checkout = worktrees
             .check_out_base(&commit)
@@ -58,9 +61,7 @@ async fn at_base(
             Ok(workspace) => {
                 let ctx = ToolContext {
                     workspace: Arc::new(workspace),
-                    sandbox: session
-                        .confinement
-                        .for_agent(&session.team, agent, &checkout.root),
+                    sandbox: (session.places).confined(&session.team, agent, &checkout.root),
                     editor: None,
                     ..ctx.clone()
                 };

@@ -4,8 +4,9 @@
 //! run; read by `verification::check` when a result is returned.
 
 use crate::isolation::ChangeKind;
-use crate::protocol::{AgentId, Verdict};
+use crate::protocol::AgentId;
 use crate::roles::RoleSet;
+pub use crate::runtime::agent_tools::Checked;
 use crate::sync::lock;
 use crate::verify::{Earlier, Snapshot, Stamp};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -249,14 +250,4 @@ pub async fn take(root: &Path) -> Snapshot {
     tokio::task::spawn_blocking(move || Snapshot::take(&root))
         .await
         .unwrap_or_default()
-}
-
-/// What became of a returned result.
-pub enum Checked {
-    /// Not checked (verification off, an honest failure, or no task on record).
-    Unchecked,
-    /// Passed, or out of corrections: deliver with this verdict attached.
-    Deliver(Verdict),
-    /// Not passed: the worker gets this correction and the result waits.
-    Correct { verdict: Verdict, message: String },
 }

@@ -15,18 +15,25 @@ use super::checks::{Checks, take};
 use crate::protocol::ApprovalAction;
 use crate::runtime::cx::{AgentCx, Layer, Policy, Starting, ToolNext};
 use crate::runtime::points::{Admit, ToolUse};
+use crate::runtime::policies::isolation::worker::WorkerIsolation;
 use crate::runtime::tool_call::{ToolOut, ToolReq};
 use crate::verify::Snapshot;
 use crate::workspace::Workspace;
 use async_trait::async_trait;
 use std::sync::Arc;
 
-pub struct VerificationPolicy(pub Arc<Checks>);
+/// The evidence results are checked against, and the worktrees a worker's own change is
+/// read from.
+#[derive(Clone)]
+pub struct VerificationPolicy {
+    pub checks: Arc<Checks>,
+    pub isolation: Arc<WorkerIsolation>,
+}
 
 impl Policy for VerificationPolicy {
     fn layer_for(&self, _agent: &Starting) -> Option<Box<dyn Layer>> {
         Some(Box::new(VerificationLayer {
-            checks: self.0.clone(),
+            checks: self.checks.clone(),
         }))
     }
 }

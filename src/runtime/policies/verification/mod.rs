@@ -15,12 +15,14 @@ use crate::protocol::{AgentId, AgentResult, Finding, ResultStatus, Severity, Ver
 use crate::runtime::cx::AgentCx;
 use crate::verify::{self, Changes, Evidence, Snapshot};
 use checks::{Attempt, Checked, take};
+use layer::VerificationPolicy;
 use std::collections::BTreeSet;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
 /// Checks `result` of `agent` against the workspace and decides what happens to it.
 pub async fn check(
+    v: &VerificationPolicy,
     cx: &AgentCx,
     start_agent: Start<'_>,
     agent: AgentId,
@@ -28,13 +30,13 @@ pub async fn check(
     cancel: &CancellationToken,
 ) -> Checked {
     let session = cx.session();
-    let Some((role_name, attempt)) = to_check(cx, agent, result) else {
+    let Some((role_name, attempt)) = to_check(v, cx, agent, result) else {
         return Checked::Unchecked;
     };
     let role = session.role(&role_name);
     let workspace = session.workspace_for(agent);
     let root = workspace.root();
-    let (own, mut findings) = judge_claims(cx, agent, root, result, &attempt).await;
+    let (own, mut findings) = judge_claims(v, agent, root, result, &attempt).await;
     let Attempt {
         text,
         number: attempt,
@@ -43,7 +45,7 @@ pub async fn check(
     let role_rules = role.map(|r| r.verify_rules.as_slice()).unwrap_or_default();
     let rules_apply = (session.config.verify.rules.iter().chain(role_rules))
         .any(|rule| verify::applies(rule, &own));
-    findings.extend(run_commands(cx, agent, &role_name, role_rules, &own, cancel).await);
+    findings.extend(run_commands(v, cx, agent, &role_name, role_rules, &own, cancel).await);
     // The reviewer costs a model run: only a result the rules let through gets one.
     let mut reviewed = false;
     if let Some(reviewer) = &session.config.verify.reviewer
@@ -56,7 +58,7 @@ pub async fn check(
             result,
             changed: &own,
         };
-        findings.extend(reviewer::review(cx, start_agent, review, cancel).await);
+        findings.extend(reviewer::review(v, cx, start_agent, review, cancel).await);
         reviewed = true;
     }
     let max = session.config.verify.max_corrections;
@@ -68,7 +70,7 @@ pub async fn check(
         Verdict::unchecked(attempt, max, findings)
     };
     if verdict.passed || attempt > max {
-        close(cx, agent, root, &own);
+        close(v, agent, root, &own);
         return Checked::Deliver(verdict);
     }
     let message = verify::correction_message(&text, &verdict, attempt, max);
@@ -77,14 +79,14 @@ pub async fn check(
 
 /// The worker's own change (its paths) and what the result's claims come to against it.
 async fn judge_claims(
-    cx: &AgentCx,
+    v: &VerificationPolicy,
     agent: AgentId,
     root: &Path,
     result: &AgentResult,
     attempt: &Attempt,
 ) -> (BTreeSet<String>, Vec<Finding>) {
     let (own, unreadable) =
-        match own_changes(cx, agent, root, &attempt.start, &attempt.touched).await {
+        match own_changes(v, agent, root, &attempt.start, &attempt.touched).await {
             Ok(own) => (own, None),
             Err(why) => (Changes::default(), Some(why)),
         };
@@ -102,17 +104,21 @@ async fn judge_claims(
 
 /// The worker's role and its attempt to check; `None` when its result is not checked (a
 /// reviewer's own, checks off for its role, or a result that says it failed).
-fn to_check(cx: &AgentCx, agent: AgentId, result: &AgentResult) -> Option<(String, Attempt)> {
-    let session = cx.session();
-    let role_name = session.team.role(agent)?;
-    if session.checks.is_reviewer(agent) {
+fn to_check(
+    v: &VerificationPolicy,
+    cx: &AgentCx,
+    agent: AgentId,
+    result: &AgentResult,
+) -> Option<(String, Attempt)> {
+    let role_name = cx.team().role(agent)?;
+    if v.checks.is_reviewer(agent) {
         return None;
     }
-    if !session.checks.enabled_for(agent, &role_name) || result.status == ResultStatus::Failure {
-        session.checks.close(agent);
+    if !v.checks.enabled_for(agent, &role_name) || result.status == ResultStatus::Failure {
+        v.checks.close(agent);
         return None;
     }
-    Some((role_name, session.checks.next_attempt(agent)?))
+    Some((role_name, v.checks.next_attempt(agent)?))
 }
 
 /// What the worker changed since its task started: in its own worktree, git's diff of the
@@ -122,13 +128,13 @@ fn to_check(cx: &AgentCx, agent: AgentId, result: &AgentResult) -> Option<(Strin
 /// `Err`: the finding that says its change could not be read (then nothing it claims
 /// can pass).
 async fn own_changes(
-    cx: &AgentCx,
+    v: &VerificationPolicy,
     agent: AgentId,
     root: &Path,
     start: &Snapshot,
     touched: &BTreeSet<String>,
 ) -> Result<Changes, Finding> {
-    if let Some(diff) = cx.session().isolation.own_change(agent).await {
+    if let Some(diff) = v.isolation.own_change(agent).await {
         return diff.map(|d| changes_of(&d)).map_err(|e| Finding {
             rule: "own_change".into(),
             severity: Severity::Error,
@@ -161,6 +167,7 @@ fn changes_of(diff: &DiffSummary) -> Changes {
 /// its run at the worker's base, `base_tests.rs`), and each configured and role rule that
 /// applies to its changes.
 async fn run_commands(
+    v: &VerificationPolicy,
     cx: &AgentCx,
     agent: AgentId,
     role_name: &str,
@@ -174,7 +181,7 @@ async fn run_commands(
     let timeout = ctx.settings.command_timeout;
     if !own.is_empty()
         && let Some(test) = ctx.settings.test_command.clone()
-        && let Some(f) = base_tests::judged(cx, agent, &ctx, &test, timeout).await
+        && let Some(f) = base_tests::judged(v, cx, agent, &ctx, &test, timeout).await
     {
         findings.push(f);
     }
@@ -191,12 +198,11 @@ async fn run_commands(
 
 /// Ends the checks of a delivered result, keeping what its files hold now (the marks
 /// later results are checked against).
-fn close(cx: &AgentCx, agent: AgentId, root: &Path, own: &BTreeSet<String>) {
-    let session = cx.session();
+fn close(v: &VerificationPolicy, agent: AgentId, root: &Path, own: &BTreeSet<String>) {
     let left = own
         .iter()
         .map(|rel| (rel.clone(), verify::content_mark(&root.join(rel))))
         .collect();
-    session.checks.left(agent, left);
-    session.checks.close(agent);
+    v.checks.left(agent, left);
+    v.checks.close(agent);
 }

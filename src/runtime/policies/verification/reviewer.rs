@@ -5,6 +5,7 @@
 //! issues of a `success` are warnings. A reviewer that cannot finish costs a warning, never
 //! the worker's result.
 
+use super::layer::VerificationPolicy;
 use crate::protocol::{
     AgentId, AgentResult, AgentStatus, ApprovalPolicy, Finding, ResultStatus, Severity,
 };
@@ -32,6 +33,7 @@ pub struct Review<'a> {
 }
 
 pub async fn review(
+    v: &VerificationPolicy,
     cx: &AgentCx,
     start: Start<'_>,
     r: Review<'_>,
@@ -45,10 +47,10 @@ pub async fn review(
         ))];
     };
     // In the worker's own worktree when it has one: its change is not merged yet.
-    let seal = session.isolation.seal(&session.team, r.worker);
+    let seal = v.isolation.seal(&session.team, r.worker);
     let root = session.workspace_for(r.worker);
     let diff = crate::verify::change_text(root.root(), r.changed, seal.as_ref()).await;
-    let id = start_reviewer(cx, start, role, &worker, r.worker);
+    let id = start_reviewer(v, cx, start, role, &worker, r.worker);
     let (tx, rx) = oneshot::channel();
     let asked = session.team.deliver(
         id,
@@ -73,6 +75,7 @@ pub async fn review(
 
 /// Starts the reviewer of `worker_id` (`worker`'s card) under it, read-only.
 fn start_reviewer(
+    v: &VerificationPolicy,
     cx: &AgentCx,
     start: Start<'_>,
     role: &Role,
@@ -81,7 +84,7 @@ fn start_reviewer(
 ) -> AgentId {
     let session = cx.session();
     let id = AgentId::new();
-    session.checks.add_reviewer(id);
+    v.checks.add_reviewer(id);
     start(NewAgent {
         id,
         parent: Some(worker_id),
@@ -96,7 +99,7 @@ fn start_reviewer(
         status: AgentStatus::Inactive,
         stats: Default::default(),
         // The review is the checks' work, not the worker's: only the config's limits.
-        budget: crate::runtime::policies::budget::from_limits(&session.config.limits),
+        budget: crate::runtime::team::from_limits(&session.config.limits),
         result: None,
         first_message: None,
         announce: true,

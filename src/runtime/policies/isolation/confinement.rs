@@ -4,12 +4,14 @@
 //! a worktree the git metadata of that worktree writable too, so `git commit` works there
 //! while the user's checkout stays closed.
 
-use super::policies::isolation::worker::WorkerIsolation;
-use super::team::Team;
+use super::worker::WorkerIsolation;
 use crate::config::RoleSandbox;
 use crate::protocol::AgentId;
 use crate::roles::RoleSet;
+use crate::runtime::session::Places;
+use crate::runtime::team::Team;
 use crate::sandbox::{Confined, Level, Sandbox};
+use crate::workspace::Workspace;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -53,5 +55,24 @@ impl Confinement {
         }
         let git = self.isolation.git_writable(team, agent);
         self.sandbox.for_agent_with(level, root, git)
+    }
+}
+
+impl Places for Confinement {
+    fn workspace_for(
+        &self,
+        team: &Team,
+        agent: AgentId,
+        shared: &Arc<Workspace>,
+    ) -> Arc<Workspace> {
+        self.isolation.workspace_for(team, agent, shared)
+    }
+
+    fn level(&self, team: &Team, agent: AgentId) -> Level {
+        Confinement::level(self, team, agent)
+    }
+
+    fn confined(&self, team: &Team, agent: AgentId, root: &Path) -> Option<Arc<Confined>> {
+        self.for_agent(team, agent, root)
     }
 }

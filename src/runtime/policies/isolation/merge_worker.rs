@@ -5,16 +5,17 @@
 //! worker alone has it. What comes of it is told as any merge is (`merged`,
 //! `merge_conflict`); a refusal is an `error` on the persona starting `merge:`.
 
-use super::session::Session;
-use super::team::Team;
+use super::IsolationPolicy;
 use crate::protocol::{AgentId, EventKind, MERGE_REFUSED};
+use crate::runtime::session::Session;
+use crate::runtime::team::Team;
 use std::sync::Arc;
 
 /// Merges the change of the worker `name` names, off the ops loop.
-pub fn serve(session: &Arc<Session>, name: String) {
-    let session = session.clone();
+pub fn serve(session: &Arc<Session>, p: &IsolationPolicy, name: &str) {
+    let (session, p, name) = (session.clone(), p.clone(), name.to_string());
     tokio::spawn(async move {
-        if let Err(e) = merge(&session, &name).await {
+        if let Err(e) = merge(&session, &p, &name).await {
             let message = format!("{MERGE_REFUSED} {e}");
             session
                 .team
@@ -23,18 +24,18 @@ pub fn serve(session: &Arc<Session>, name: String) {
     });
 }
 
-async fn merge(session: &Session, name: &str) -> Result<(), String> {
+async fn merge(session: &Session, p: &IsolationPolicy, name: &str) -> Result<(), String> {
     let team = &session.team;
-    let agent = resolve(session, name).await?;
+    let agent = resolve(session, p, name).await?;
     if !team.status(agent).is_some_and(|s| s.is_idle()) {
         return Err(format!(
             "worker {} is at work: wait until its turn ends (or stop it), then merge",
             agent.short()
         ));
     }
-    let merged = session.isolation.merge_on_purpose(team, agent).await?;
+    let merged = p.isolation.merge_on_purpose(team, agent).await?;
     // Merged files are squad's writes: a rewind takes them back without asking.
-    if let Some(checkpoints) = session.checkpoints.as_ref() {
+    if let Some(checkpoints) = p.checkpoints.as_ref() {
         checkpoints
             .note_written(session.workspace.root(), &merged)
             .await;
@@ -43,13 +44,13 @@ async fn merge(session: &Session, name: &str) -> Result<(), String> {
 }
 
 /// The worker `name` names.
-async fn resolve(session: &Session, name: &str) -> Result<AgentId, String> {
+async fn resolve(session: &Session, p: &IsolationPolicy, name: &str) -> Result<AgentId, String> {
     let team = &session.team;
     let name = name.trim();
     let name = name.strip_prefix("squad/").unwrap_or(name);
     let workers: Vec<AgentId> = team.subtree(session.root()).into_iter().skip(1).collect();
     if name.is_empty() {
-        let list = unmerged(session, &workers).await;
+        let list = unmerged(session, p, &workers).await;
         return Err(format!("name the worker to merge. {list}"));
     }
     let full = AgentId::parse(name);
@@ -65,7 +66,7 @@ async fn resolve(session: &Session, name: &str) -> Result<AgentId, String> {
     match found.as_slice() {
         [one] => Ok(*one),
         [] => {
-            let list = unmerged(session, &workers).await;
+            let list = unmerged(session, p, &workers).await;
             Err(format!("no worker `{name}` in this session. {list}"))
         }
         many => Err(format!(
@@ -77,10 +78,10 @@ async fn resolve(session: &Session, name: &str) -> Result<AgentId, String> {
 }
 
 /// The workers whose change is not in the workspace, as a sentence.
-async fn unmerged(session: &Session, workers: &[AgentId]) -> String {
+async fn unmerged(session: &Session, p: &IsolationPolicy, workers: &[AgentId]) -> String {
     let mut list = Vec::new();
     for id in workers {
-        if session.isolation.holds_unmerged(*id).await {
+        if p.isolation.holds_unmerged(*id).await {
             list.push(*id);
         }
     }

@@ -1,11 +1,12 @@
 //! The user's `/stop`: the team's work ends, the session stays open.
 
-use super::session::Session;
+use super::gate::PauseGate;
 use crate::protocol::EventKind;
+use crate::runtime::session::Session;
 
 /// Every worker cancelled (descendants included), the persona's turn ended; the session
 /// stays open. A stop also lifts a pause: the next message starts afresh.
-pub fn stop(session: &Session) {
+pub fn stop(session: &Session, pause: &PauseGate) {
     let team = &session.team;
     let root = session.root();
     let cancelled: usize = team
@@ -15,7 +16,7 @@ pub fn stop(session: &Session) {
         .map(|c| team.cancel_subtree(c, "stopped by the user"))
         .sum();
     team.interrupt(root);
-    if session.pause.set(false) {
+    if pause.set(false) {
         team.emit(root, EventKind::Resumed);
     }
     team.emit(root, EventKind::Stopped { cancelled });
