@@ -63,6 +63,22 @@ pub enum Command {
     Sandbox(SandboxArgs),
     /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, …).
     Acp,
+    /// Serve one worker's coding tools as JSON lines on stdin/stdout: the far side of an
+    /// environment (`[environments.NAME]`), started by squad over ssh or in a container.
+    ToolServer(ToolServerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ToolServerArgs {
+    /// The worker's root, whatever the near side asks for (to pin it, e.g. in an
+    /// authorized_keys `command=`); default: the root the near side names.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// Serve nothing; wait until stopped: a container's first process, beside which each
+    /// worker's tool server runs as an exec.
+    #[arg(long)]
+    pub hold: bool,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod context;
 pub mod doctor;
+pub mod environments;
 pub mod exec;
 pub mod front_matter;
 pub mod hooks;

@@ -33,6 +33,14 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
+    // The far side of an environment: no config, no logs, stdout is the protocol.
+    if let Some(Command::ToolServer(args)) = &cli.command {
+        runtime()?.block_on(squad::environments::server::run(
+            args.root.clone(),
+            args.hold,
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     // Said before anything else: without a terminal the TUI has nothing to draw on.
     let has_tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     if cli.command.is_none() && !has_tty {
@@ -253,6 +261,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(outcome.exit_code()))
             })
         }
+        Some(Command::ToolServer(_)) => Ok(ExitCode::SUCCESS),
         Some(Command::Acp) => {
             let common = cli.common.clone();
             let launcher: squad::acp::Launcher = Arc::new(move |cwd, resume| {

@@ -1,0 +1,185 @@
+//! The container transport: the engine's Docker API (Docker, or Podman's
+//! `podman system service`, which serves the same API) through `bollard`. One container per
+//! worker, started from the environment's image with its network (default none) and limits,
+//! its first process `squad tool-server --hold`; the worker's tool server is an exec beside
+//! it, speaking over the exec's attached stdin and stdout. The container is removed when
+//! the connection is dropped. Every container squad starts carries the label
+//! [`LABEL`], so a later start can find the ones a kill left behind.
+
+use super::EnvError;
+use super::client::{Remote, StderrTail};
+use super::protocol::Init;
+use crate::config::EnvironmentConfig;
+use bollard::Docker;
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecResults};
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{CreateContainerOptions, RemoveContainerOptions};
+use futures::StreamExt;
+use std::collections::HashMap;
+use tokio::io::AsyncWriteExt;
+
+/// The label on every container squad starts (its value: the environment's name).
+pub const LABEL: &str = "squad.environment";
+
+/// The engine at the environment's socket, checked to answer.
+pub async fn engine(env: &str, config: &EnvironmentConfig) -> Result<Docker, EnvError> {
+    let socket = socket(config);
+    let docker = Docker::connect_with_unix(&socket, 120, bollard::API_DEFAULT_VERSION)
+        .map_err(|e| EnvError::new(env, format!("cannot reach the engine at {socket}: {e}")))?;
+    docker
+        .version()
+        .await
+        .map_err(|e| EnvError::new(env, format!("the engine at {socket} does not answer: {e}")))?;
+    Ok(docker)
+}
+
+/// The socket: the config's, else `DOCKER_HOST`, else Docker's, else Podman's (root's, or
+/// the user's under `XDG_RUNTIME_DIR`).
+pub fn socket(config: &EnvironmentConfig) -> String {
+    if let Some(s) = &config.socket {
+        return s.clone();
+    }
+    if let Ok(host) = std::env::var("DOCKER_HOST")
+        && host.starts_with("unix://")
+    {
+        return host;
+    }
+    let docker = "/var/run/docker.sock";
+    if std::path::Path::new(docker).exists() {
+        return format!("unix://{docker}");
+    }
+    match std::env::var("XDG_RUNTIME_DIR") {
+        Ok(dir) if !is_root() => format!("unix://{dir}/podman/podman.sock"),
+        _ => "unix:///run/podman/podman.sock".to_string(),
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() == 0 }
+}
+
+/// Starts a worker's container and connects to the tool server exec'd in it.
+pub async fn connect(
+    env: &str,
+    config: &EnvironmentConfig,
+    init: &Init,
+) -> Result<Remote, EnvError> {
+    let docker = engine(env, config).await?;
+    let id = start(&docker, env, config).await?;
+    let guard = ContainerGuard {
+        docker: docker.clone(),
+        id: id.clone(),
+    };
+    // From here on, a failure removes the container (the guard drops).
+    let squad = config.squad_or_default().to_string();
+    let exec = docker
+        .create_exec(
+            &id,
+            CreateExecOptions {
+                attach_stdin: Some(true),
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                cmd: Some(vec![squad, "tool-server".to_string()]),
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(|e| EnvError::new(env, format!("cannot exec the tool server in {id}: {e}")))?;
+    let started = docker
+        .start_exec(&exec.id, None)
+        .await
+        .map_err(|e| EnvError::new(env, format!("cannot start the tool server in {id}: {e}")))?;
+    let StartExecResults::Attached { mut output, input } = started else {
+        return Err(EnvError::new(
+            env,
+            "the engine detached the tool server's exec",
+        ));
+    };
+    let tail = StderrTail::default();
+    let keep = tail.clone();
+    let (reader, mut writer) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        while let Some(Ok(frame)) = output.next().await {
+            match frame {
+                LogOutput::StdOut { message } | LogOutput::Console { message } => {
+                    if writer.write_all(&message).await.is_err() {
+                        break;
+                    }
+                }
+                LogOutput::StdErr { message } => keep.push(&String::from_utf8_lossy(&message)),
+                LogOutput::StdIn { .. } => {}
+            }
+        }
+    });
+    Remote::connect(env, reader, input, init, tail, Box::new(guard)).await
+}
+
+/// Creates and starts the container; removes it again when starting fails.
+async fn start(docker: &Docker, env: &str, config: &EnvironmentConfig) -> Result<String, EnvError> {
+    let image = config
+        .image
+        .clone()
+        .ok_or_else(|| EnvError::new(env, "a container environment needs `image`"))?;
+    let name = format!(
+        "squad-{env}-{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    );
+    let squad = config.squad_or_default().to_string();
+    let body = ContainerCreateBody {
+        image: Some(image.clone()),
+        cmd: Some(vec![squad, "tool-server".into(), "--hold".into()]),
+        labels: Some(HashMap::from([(LABEL.to_string(), env.to_string())])),
+        host_config: Some(HostConfig {
+            network_mode: Some(config.network_mode().to_string()),
+            nano_cpus: config.cpus.map(|c| (c * 1e9) as i64),
+            memory: config.memory_bytes(),
+            binds: (!config.mounts.is_empty()).then(|| config.mounts.clone()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let options = CreateContainerOptions {
+        name: Some(name.clone()),
+        ..Default::default()
+    };
+    let created = docker
+        .create_container(Some(options), body)
+        .await
+        .map_err(|e| EnvError::new(env, format!("cannot create a container from {image}: {e}")))?;
+    if let Err(e) = docker.start_container(&created.id, None).await {
+        remove(docker, &created.id).await;
+        return Err(EnvError::new(
+            env,
+            format!("cannot start the container {name}: {e}"),
+        ));
+    }
+    Ok(created.id)
+}
+
+/// Removes the container, running or not.
+pub async fn remove(docker: &Docker, id: &str) {
+    let options = RemoveContainerOptions {
+        force: true,
+        ..Default::default()
+    };
+    if let Err(e) = docker.remove_container(id, Some(options)).await {
+        tracing::warn!("cannot remove container {id}: {e}");
+    }
+}
+
+/// The worker's container, removed when its connection is dropped.
+struct ContainerGuard {
+    docker: Docker,
+    id: String,
+}
+
+impl Drop for ContainerGuard {
+    fn drop(&mut self) {
+        let (docker, id) = (self.docker.clone(), std::mem::take(&mut self.id));
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move { remove(&docker, &id).await });
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! The ssh transport: the user's own `ssh`, so their `~/.ssh/config`, agent, keys and
+//! ProxyJump apply as in their shell. Every connection to one host shares one TCP and SSH
+//! session (`ControlMaster=auto`), through a socket in a folder private to this squad
+//! process; the master lingers a minute after the last worker left (`ControlPersist`).
+
+use super::EnvError;
+use super::client::Remote;
+use super::protocol::Init;
+use crate::config::EnvironmentConfig;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use tokio::process::Command;
+
+/// Connects to `squad tool-server` on the environment's host.
+pub async fn connect(
+    env: &str,
+    config: &EnvironmentConfig,
+    init: &Init,
+) -> Result<Remote, EnvError> {
+    let command = command(env, config, &["tool-server"])?;
+    super::child::connect(env, command, init).await
+}
+
+/// `ssh … HOST -- SQUAD ARGS…` with the shared connection's options; `squad_args` are
+/// passed to the far side's squad, quoted for its shell.
+pub fn command(
+    env: &str,
+    config: &EnvironmentConfig,
+    squad_args: &[&str],
+) -> Result<Command, EnvError> {
+    let host = config
+        .host
+        .as_deref()
+        .ok_or_else(|| EnvError::new(env, "an ssh environment needs `host`"))?;
+    let dir = control_dir().map_err(|e| EnvError::new(env, e))?;
+    let mut cmd = Command::new("ssh");
+    if let Some(file) = &config.ssh_config {
+        cmd.arg("-F").arg(expand_home(file));
+    }
+    cmd.args(["-T", "-o", "BatchMode=yes", "-o", "ControlMaster=auto"])
+        .arg("-o")
+        .arg(format!("ControlPath={}/%C", dir.display()))
+        .args(["-o", "ControlPersist=60", host, "--"]);
+    let mut remote = vec![quote(config.squad_or_default())];
+    remote.extend(squad_args.iter().map(|a| quote(a)));
+    cmd.arg(format!("exec {}", remote.join(" ")));
+    Ok(cmd)
+}
+
+/// This process's folder for ssh's control sockets, made once, readable by the user only.
+fn control_dir() -> Result<&'static Path, String> {
+    static DIR: OnceLock<Result<tempfile::TempDir, String>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        // Short: a unix socket's path must fit in about 100 bytes (`%C` adds 40).
+        tempfile::Builder::new()
+            .prefix("squad-ssh-")
+            .tempdir_in("/tmp")
+            .map_err(|e| format!("cannot make a folder for ssh's shared connection: {e}"))
+    })
+    .as_ref()
+    .map(|d| d.path())
+    .map_err(Clone::clone)
+}
+
+/// `'text'` for a POSIX shell.
+fn quote(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@".contains(c))
+    {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn far_side_words_are_quoted_for_its_shell() {
+        assert_eq!(quote("/usr/bin/squad"), "/usr/bin/squad");
+        assert_eq!(quote("my squad"), "'my squad'");
+        assert_eq!(quote("it's"), "'it'\\''s'");
+        assert_eq!(quote(""), "''");
+    }
+}
