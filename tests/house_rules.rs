@@ -119,6 +119,7 @@ fn the_crate_has_no_catch_all_arm_over_events_and_its_docs_name_real_files() {
     };
     assert!(!out.contains("catch-all arm over events:"), "{out}");
     assert!(out.contains("0 catch-all arm(s) over events"), "{out}");
+    assert!(out.contains("0 fold(s) not exhaustive"), "{out}");
     assert!(!out.contains("doc names what is not there:"), "{out}");
     assert!(out.contains("0 doc path(s) not there"), "{out}");
 }
@@ -210,4 +211,104 @@ fn an_example_and_a_placeholder_are_not_checked() {
         "{out}"
     );
     assert!(out.contains("1 doc path(s) not there"), "{out}");
+}
+
+#[test]
+fn a_catch_all_in_a_tuple_over_events_fails_and_a_wildcard_beside_a_kind_passes() {
+    // `(_, 2)` and `_` catch every kind; the `_` beside a named kind, and a guarded arm,
+    // do not.
+    let fold = r#"pub fn ended(k: &EventKind, n: u8) -> u8 {
+    match (k, n) {
+        (EventKind::Started, _) => 1,
+        (EventKind::Said { .. }, m) if m > 2 => 2,
+        (_, 2) => 3,
+        _ => 0,
+    }
+}"#;
+    let dir = tree(&[("src/lib.rs", &lib_with(fold))]);
+    let Some((passed, out)) = house_rules(dir.path()) else {
+        return;
+    };
+    assert!(!passed, "{out}");
+    assert!(out.contains("src/lib.rs:7: `(_, 2) =>`"), "{out}");
+    assert!(out.contains("src/lib.rs:8: `_ =>`"), "{out}");
+    assert!(out.contains("2 catch-all arm(s) over events"), "{out}");
+}
+
+/// The five folds, each a match naming every kind of a three-kind `EventKind`.
+fn folds(except: &str) -> Vec<(&'static str, String)> {
+    let full = "use crate::protocol::event::EventKind as K;\npub fn fold(k: &K) -> u8 {\n    match k {\n        K::Started => 1,\n        K::Said { .. } | K::Idle => 0,\n    }\n}\n";
+    [
+        "src/tui/state/fold.rs",
+        "src/exec/progress.rs",
+        "src/session/replay.rs",
+        "src/acp/updates/fold.rs",
+        "src/protocol/metrics.rs",
+    ]
+    .into_iter()
+    .filter(|p| *p != except)
+    .map(|p| (p, full.to_string()))
+    .collect()
+}
+
+#[test]
+fn each_fold_keeps_a_match_that_names_every_kind() {
+    let events = (
+        "src/protocol/event.rs",
+        "#[derive(Debug)]\npub enum EventKind {\n    /// begun\n    Started,\n    #[serde(rename = \"said\")]\n    Said { text: String },\n    Idle,\n}\n".to_string(),
+    );
+    let write = |files: Vec<(&str, String)>| {
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        tree(&files)
+    };
+    let mut good = folds("");
+    good.push(events.clone());
+    let dir = write(good);
+    let Some((passed, out)) = house_rules(dir.path()) else {
+        return;
+    };
+    assert!(passed, "{out}");
+    assert!(out.contains("0 fold(s) not exhaustive"), "{out}");
+
+    // exec's progress turned into a selector, the replay moved away, ACP's match leaves
+    // `Idle` to an `if let`; the metrics keep a full match after an `if let`.
+    let mut bad = folds("src/session/replay.rs");
+    bad.retain(|(p, _)| {
+        ![
+            "src/exec/progress.rs",
+            "src/protocol/metrics.rs",
+            "src/acp/updates/fold.rs",
+        ]
+        .contains(p)
+    });
+    bad.push(events);
+    bad.push((
+        "src/exec/progress.rs",
+        "use crate::protocol::event::EventKind;\npub fn show(k: &EventKind) -> bool {\n    matches!(k, EventKind::Said { .. })\n}\n".into(),
+    ));
+    bad.push((
+        "src/protocol/metrics.rs",
+        "use super::event::EventKind as K;\npub fn count(k: &K) -> u8 {\n    if let K::Idle = k { return 0; }\n    match k {\n        K::Started => 1,\n        K::Said { .. } => 2,\n        K::Idle => 0,\n    }\n}\npub fn said(k: &K) -> u8 {\n    match k {\n        K::Said { .. } => 1,\n        K::Started => 0,\n        K::Idle => 0,\n    }\n}\n".into(),
+    ));
+    bad.push((
+        "src/acp/updates/fold.rs",
+        "use crate::protocol::event::EventKind as K;\npub fn fold(k: &K) -> u8 {\n    if let K::Idle = k {\n        return 0;\n    }\n    match k {\n        K::Started => 1,\n        K::Said { .. } => 2,\n    }\n}\n".into(),
+    ));
+    bad.push((
+        "src/session/replay2.rs",
+        "pub fn fold(k: &crate::protocol::event::EventKind) -> u8 {\n    match k {\n        crate::protocol::event::EventKind::Idle => 0,\n    }\n}\n".into(),
+    ));
+    let dir = write(bad);
+    let (passed, out) = house_rules(dir.path()).unwrap();
+    assert!(!passed, "{out}");
+    for line in [
+        "fold over events not exhaustive: src/exec/progress.rs has no match over events",
+        "fold over events not exhaustive: src/session/replay.rs is gone",
+        "fold over events not exhaustive: src/acp/updates/fold.rs has no match naming every kind (missing: Idle)",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    // The metrics still have a match naming all three: an `if let` before it is fine.
+    assert!(!out.contains("src/protocol/metrics.rs"), "{out}");
+    assert!(out.contains("3 fold(s) not exhaustive"), "{out}");
 }

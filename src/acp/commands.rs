@@ -166,61 +166,85 @@ pub fn parse(text: &str, root: AgentId) -> Option<Command> {
 /// command refused.
 pub fn ended(ack: Ack, event: &Event, root: AgentId) -> Option<String> {
     let on_root = event.agent_id == root;
-    let line = match (&event.kind, ack) {
-        (
-            EventKind::ReviewFinished {
+    if let EventKind::Error { message } = &event.kind
+        && on_root
+    {
+        return Some(format!("squad: {message}"));
+    }
+    // Each command waits for the one kind that says it was done; any other is not its end.
+    let kind = &event.kind;
+    match ack {
+        Ack::Review => {
+            let EventKind::ReviewFinished {
                 findings,
                 unanswered,
                 ..
-            },
-            Ack::Review,
-        ) => match unanswered {
-            Some(why) => format!("Review: no reviewer could answer ({why})."),
-            None => review(findings),
-        },
-        (
-            EventKind::Compacted {
+            } = kind
+            else {
+                return None;
+            };
+            Some(match unanswered {
+                Some(why) => format!("Review: no reviewer could answer ({why})."),
+                None => review(findings),
+            })
+        }
+        Ack::Compact => {
+            if let EventKind::Compacted {
                 tokens_before,
                 tokens_after,
                 replaced,
                 ..
-            },
-            Ack::Compact,
-        ) if on_root => {
-            format!(
-                "Compacted: {replaced} older items summarized, the next request ~{tokens_before} → ~{tokens_after} tokens."
-            )
+            } = kind
+                && on_root
+            {
+                Some(format!(
+                    "Compacted: {replaced} older items summarized, the next request ~{tokens_before} → ~{tokens_after} tokens."
+                ))
+            } else if let EventKind::Notice { message } = kind
+                && on_root
+                && message.starts_with("/compact")
+            {
+                Some(message.clone())
+            } else {
+                None
+            }
         }
-        (EventKind::Notice { message }, Ack::Compact)
-            if on_root && message.starts_with("/compact") =>
-        {
-            message.clone()
+        Ack::Budget => {
+            let EventKind::SessionBudgetSet { limit_usd } = kind else {
+                return None;
+            };
+            Some(match limit_usd {
+                Some(usd) => format!("The session's cost limit is now ${usd:.2}."),
+                None => "The session has no cost limit now.".to_string(),
+            })
         }
-        (EventKind::SessionBudgetSet { limit_usd }, Ack::Budget) => match limit_usd {
-            Some(usd) => format!("The session's cost limit is now ${usd:.2}."),
-            None => "The session has no cost limit now.".to_string(),
-        },
-        (EventKind::ModelSet { model }, Ack::Model) => {
-            format!("The persona uses {model} from now on.")
+        Ack::Model => {
+            let EventKind::ModelSet { model } = kind else {
+                return None;
+            };
+            Some(format!("The persona uses {model} from now on."))
         }
-        (EventKind::GoalEnded { .. }, Ack::GoalCleared) => "The goal is stopped.".to_string(),
-        (EventKind::Merged { files, .. }, Ack::Merge) => format!(
-            "Merged the change of worker {} into the workspace: {}.",
-            event.agent_id.short(),
-            files.join(", ")
-        ),
-        (EventKind::MergeConflict { conflicts }, Ack::Merge) => {
-            let each: Vec<String> = conflicts.iter().map(ToString::to_string).collect();
-            format!(
-                "The change of worker {} conflicts with the workspace; nothing was merged:\n- {}",
-                event.agent_id.short(),
-                each.join("\n- ")
-            )
+        Ack::GoalCleared => {
+            matches!(kind, EventKind::GoalEnded { .. }).then(|| "The goal is stopped.".to_string())
         }
-        (EventKind::Error { message }, _) if on_root => format!("squad: {message}"),
-        _ => return None,
-    };
-    Some(line)
+        Ack::Merge => {
+            let who = event.agent_id.short();
+            if let EventKind::Merged { files, .. } = kind {
+                Some(format!(
+                    "Merged the change of worker {who} into the workspace: {}.",
+                    files.join(", ")
+                ))
+            } else if let EventKind::MergeConflict { conflicts } = kind {
+                let each: Vec<String> = conflicts.iter().map(ToString::to_string).collect();
+                Some(format!(
+                    "The change of worker {who} conflicts with the workspace; nothing was merged:\n- {}",
+                    each.join("\n- ")
+                ))
+            } else {
+                None
+            }
+        }
+    }
 }
 
 /// The findings as Markdown, most severe first (as the review ordered them).

@@ -62,104 +62,36 @@ pub struct Point {
 pub fn points(events: &[Event], root: AgentId) -> Vec<Point> {
     let mut list: Vec<Point> = Vec::new();
     for (i, e) in events.iter().enumerate() {
-        match &e.kind {
-            EventKind::CheckpointStarted { message, label, .. } if e.agent_id == root => {
-                list.push(Point {
-                    message: *message,
-                    started: i,
-                    text: label.clone().unwrap_or_default(),
-                    files: Err("the session stopped before it was taken".into()),
-                });
+        // Only checkpoints and the persona's messages make the list.
+        if let EventKind::CheckpointStarted { message, label, .. } = &e.kind
+            && e.agent_id == root
+        {
+            list.push(Point {
+                message: *message,
+                started: i,
+                text: label.clone().unwrap_or_default(),
+                files: Err("the session stopped before it was taken".into()),
+            });
+        } else if let EventKind::CheckpointTaken {
+            message,
+            checkpoint,
+            error,
+            ..
+        } = &e.kind
+        {
+            if let Some(p) = list.iter_mut().rev().find(|p| p.message == *message) {
+                p.files = match (checkpoint, error) {
+                    (Some(id), _) => Ok(CheckpointId(id.clone())),
+                    (None, why) => Err(why.clone().unwrap_or_else(|| "it failed".into())),
+                };
             }
-            EventKind::CheckpointTaken {
-                message,
-                checkpoint,
-                error,
-                ..
-            } => {
-                if let Some(p) = list.iter_mut().rev().find(|p| p.message == *message) {
-                    p.files = match (checkpoint, error) {
-                        (Some(id), _) => Ok(CheckpointId(id.clone())),
-                        (None, why) => Err(why.clone().unwrap_or_else(|| "it failed".into())),
-                    };
-                }
-            }
-            EventKind::ItemAdded {
-                item: HistoryItem::User { text },
-            } if e.agent_id == root => {
-                if let Some(p) = list.last_mut().filter(|p| p.text.is_empty()) {
-                    p.text = text.clone();
-                }
-            }
-            // Ignored here: no checkpoint and no message of the persona.
-            EventKind::SessionStarted { .. }
-            | EventKind::AgentSpawned { .. }
-            | EventKind::AgentBudget { .. }
-            | EventKind::AgentSandbox { .. }
-            | EventKind::AgentOptions(_)
-            | EventKind::AgentStatus { .. }
-            | EventKind::TurnStarted
-            | EventKind::TurnFinished { .. }
-            | EventKind::ItemAdded { .. }
-            | EventKind::TextDelta { .. }
-            | EventKind::ToolCallBegin { .. }
-            | EventKind::ToolCallEnd { .. }
-            | EventKind::ApprovalRequested { .. }
-            | EventKind::ApprovalResolved { .. }
-            | EventKind::ApprovalUnanswered { .. }
-            | EventKind::QuestionAsked { .. }
-            | EventKind::QuestionAnswered { .. }
-            | EventKind::Usage { .. }
-            | EventKind::Compacted { .. }
-            | EventKind::InstructionsLoaded { .. }
-            | EventKind::Retrying { .. }
-            | EventKind::Stalled { .. }
-            | EventKind::Unstalled
-            | EventKind::Error { .. }
-            | EventKind::Notice { .. }
-            | EventKind::HookRan { .. }
-            | EventKind::ResultReturned { .. }
-            | EventKind::MergeReport(_)
-            | EventKind::Verification(_)
-            | EventKind::ResultDelivered { .. }
-            | EventKind::Despawned { .. }
-            | EventKind::Released
-            | EventKind::RoleSaved { .. }
-            | EventKind::SupervisorMessage { .. }
-            | EventKind::InboxDelivered { .. }
-            | EventKind::McpServer { .. }
-            | EventKind::TaskUpdated { .. }
-            | EventKind::MessageQueued { .. }
-            | EventKind::Paused
-            | EventKind::Resumed
-            | EventKind::Stopped { .. }
-            | EventKind::DeadlockDetected { .. }
-            | EventKind::BudgetReached { .. }
-            | EventKind::SessionBudgetSet { .. }
-            | EventKind::StaleWorktreesRemoved { .. }
-            | EventKind::WorktreeCreated { .. }
-            | EventKind::DiffStat(_)
-            | EventKind::Merged { .. }
-            | EventKind::MergeUndone { .. }
-            | EventKind::UndoRefused { .. }
-            | EventKind::MergeConflict { .. }
-            | EventKind::WorktreeRemoved { .. }
-            | EventKind::Diff { .. }
-            | EventKind::Idle
-            | EventKind::Summary { .. }
-            | EventKind::CheckpointStarted { .. }
-            | EventKind::Rewound { .. }
-            | EventKind::Checkpoints { .. }
-            | EventKind::RewindRefused { .. }
-            | EventKind::Files { .. }
-            | EventKind::Models { .. }
-            | EventKind::ModelSet { .. }
-            | EventKind::ApprovalSet { .. }
-            | EventKind::ReviewStarted { .. }
-            | EventKind::ReviewFinished { .. }
-            | EventKind::GoalSet { .. }
-            | EventKind::GoalChecked(_)
-            | EventKind::GoalEnded { .. } => {}
+        } else if let EventKind::ItemAdded {
+            item: HistoryItem::User { text },
+        } = &e.kind
+            && e.agent_id == root
+            && let Some(p) = list.last_mut().filter(|p| p.text.is_empty())
+        {
+            p.text = text.clone();
         }
     }
     list

@@ -22,99 +22,28 @@ pub async fn run(mut handle: SessionHandle, worker: String) -> ExecOutcome {
     };
     while let Some(event) = handle.events.recv().await {
         let who = event.agent_id.short();
-        match event.kind {
-            EventKind::Merged { files, .. } => {
-                outcome.final_answer = format!(
-                    "merged the change of worker {who} into the workspace: {}",
-                    files.join(", ")
-                );
-                println!("{}", outcome.final_answer);
+        // Nothing else ends or tells of the merge.
+        if let EventKind::Merged { files, .. } = event.kind {
+            outcome.final_answer = format!(
+                "merged the change of worker {who} into the workspace: {}",
+                files.join(", ")
+            );
+            println!("{}", outcome.final_answer);
+            break;
+        } else if let EventKind::MergeConflict { conflicts } = event.kind {
+            for c in &conflicts {
+                eprintln!("  {c}");
+            }
+            outcome.failure = Some(format!(
+                "the change of worker {who} conflicts with the workspace; nothing was merged"
+            ));
+            break;
+        } else if let EventKind::Error { message } = event.kind {
+            if event.agent_id == root && message.starts_with(crate::protocol::MERGE_REFUSED) {
+                outcome.failure = Some(message);
                 break;
             }
-            EventKind::MergeConflict { conflicts } => {
-                for c in &conflicts {
-                    eprintln!("  {c}");
-                }
-                outcome.failure = Some(format!(
-                    "the change of worker {who} conflicts with the workspace; nothing was merged"
-                ));
-                break;
-            }
-            EventKind::Error { message } if event.agent_id == root => {
-                if message.starts_with(crate::protocol::MERGE_REFUSED) {
-                    outcome.failure = Some(message);
-                    break;
-                }
-                eprintln!("squad: {message}");
-            }
-            EventKind::Error { message } => eprintln!("squad: {message}"),
-            // Ignored here: nothing else ends or tells of the merge.
-            EventKind::SessionStarted { .. }
-            | EventKind::AgentSpawned { .. }
-            | EventKind::AgentBudget { .. }
-            | EventKind::AgentSandbox { .. }
-            | EventKind::AgentOptions(_)
-            | EventKind::AgentStatus { .. }
-            | EventKind::TurnStarted
-            | EventKind::TurnFinished { .. }
-            | EventKind::ItemAdded { .. }
-            | EventKind::TextDelta { .. }
-            | EventKind::ToolCallBegin { .. }
-            | EventKind::ToolCallEnd { .. }
-            | EventKind::ApprovalRequested { .. }
-            | EventKind::ApprovalResolved { .. }
-            | EventKind::ApprovalUnanswered { .. }
-            | EventKind::QuestionAsked { .. }
-            | EventKind::QuestionAnswered { .. }
-            | EventKind::Usage { .. }
-            | EventKind::Compacted { .. }
-            | EventKind::InstructionsLoaded { .. }
-            | EventKind::Retrying { .. }
-            | EventKind::Stalled { .. }
-            | EventKind::Unstalled
-            | EventKind::Notice { .. }
-            | EventKind::HookRan { .. }
-            | EventKind::ResultReturned { .. }
-            | EventKind::MergeReport(_)
-            | EventKind::Verification(_)
-            | EventKind::ResultDelivered { .. }
-            | EventKind::Despawned { .. }
-            | EventKind::Released
-            | EventKind::RoleSaved { .. }
-            | EventKind::SupervisorMessage { .. }
-            | EventKind::InboxDelivered { .. }
-            | EventKind::McpServer { .. }
-            | EventKind::TaskUpdated { .. }
-            | EventKind::MessageQueued { .. }
-            | EventKind::Paused
-            | EventKind::Resumed
-            | EventKind::Stopped { .. }
-            | EventKind::DeadlockDetected { .. }
-            | EventKind::BudgetReached { .. }
-            | EventKind::SessionBudgetSet { .. }
-            | EventKind::StaleWorktreesRemoved { .. }
-            | EventKind::WorktreeCreated { .. }
-            | EventKind::DiffStat(_)
-            | EventKind::MergeUndone { .. }
-            | EventKind::UndoRefused { .. }
-            | EventKind::WorktreeRemoved { .. }
-            | EventKind::Diff { .. }
-            | EventKind::Idle
-            | EventKind::Summary { .. }
-            | EventKind::CheckpointStarted { .. }
-            | EventKind::CheckpointTaken { .. }
-            | EventKind::Rewound { .. }
-            | EventKind::Checkpoints { .. }
-            | EventKind::RewindRefused { .. }
-            | EventKind::Files { .. }
-            | EventKind::Models { .. }
-            | EventKind::ModelSet { .. }
-            | EventKind::ApprovalSet { .. }
-            | EventKind::ReviewStarted { .. }
-            | EventKind::ReviewFinished { .. }
-            | EventKind::GoalSet { .. }
-            | EventKind::GoalChecked(_)
-            | EventKind::GoalEnded { .. } => {}
+            eprintln!("squad: {message}");
         }
     }
     if outcome.final_answer.is_empty() && outcome.failure.is_none() {

@@ -179,147 +179,90 @@ pub async fn run(
             shown.flush();
         }
         refusals.observe(&event.kind);
-        match &event.kind {
-            EventKind::TurnStarted if event.agent_id == root => started = true,
-            // Continuing: any agent that goes on starts the run.
-            EventKind::AgentStatus {
-                status: AgentStatus::Running,
-                ..
-            }
-            | EventKind::TurnStarted
-                if continuing =>
-            {
-                started = true
-            }
-            // Nothing to continue: the run ends with that error.
-            EventKind::Error { message } if continuing && !started && event.agent_id == root => {
+        // What starts the run, ends it, or is its answer; nothing else is.
+        let on_root = event.agent_id == root;
+        let kind = &event.kind;
+        // The persona's turn starts the run; continuing, any agent that goes on does.
+        let starts = matches!(kind, EventKind::TurnStarted) && (on_root || continuing)
+            || continuing
+                && matches!(
+                    kind,
+                    EventKind::AgentStatus {
+                        status: AgentStatus::Running,
+                        ..
+                    }
+                );
+        if starts {
+            started = true;
+        } else if let EventKind::Error { message } = kind {
+            if continuing && !started && on_root {
+                // Nothing to continue: the run ends with that error.
                 last_error = Some(message.clone());
                 if !shutdown_sent {
                     shutdown_sent = true;
                     let _ = handle.ops.send(Op::Shutdown);
                 }
-            }
-            EventKind::TurnFinished { end } if event.agent_id == root => last_end = Some(*end),
-            EventKind::GoalSet { .. } => {
-                if let Some(op) = held.take() {
-                    let _ = handle.ops.send(op);
-                }
-            }
-            EventKind::Error { message } if held.is_some() && message.starts_with(GOAL_REFUSED) => {
+            } else if held.is_some() && message.starts_with(GOAL_REFUSED) {
                 held = None;
                 last_error = Some(message.clone());
                 shutdown_sent = true;
                 let _ = handle.ops.send(Op::Shutdown);
-            }
-            EventKind::GoalChecked(check) => goal_turns = check.turn,
-            EventKind::GoalEnded { reason } => goal_end = Some(*reason),
-            EventKind::ItemAdded {
-                item: HistoryItem::Assistant { text, .. },
-            } if event.agent_id == root && !text.trim().is_empty() => {
-                final_answer = text.clone();
-            }
-            EventKind::Error { message } if event.agent_id == root => {
+            } else if on_root {
                 last_error = Some(message.clone());
             }
-            EventKind::BudgetReached {
-                scope: BudgetScope::Session,
-                spent,
-                limit,
-                ..
-            } => {
-                budget_stop = Some(format!(
-                    "session budget reached: {} of {} spent (limits.max_session_cost_usd); \
-                     the run was stopped",
-                    dollars(*spent),
-                    dollars(*limit)
-                ));
-                if !shutdown_sent {
-                    shutdown_sent = true;
-                    let _ = handle.ops.send(Op::Shutdown);
-                }
+        } else if let EventKind::TurnFinished { end } = kind
+            && on_root
+        {
+            last_end = Some(*end);
+        } else if matches!(kind, EventKind::GoalSet { .. }) {
+            if let Some(op) = held.take() {
+                let _ = handle.ops.send(op);
             }
-            // An error before any turn (a hook withheld the message) and nothing left to
-            // run: the run ends with it.
-            EventKind::Idle if (started || last_error.is_some()) && !shutdown_sent => {
+        } else if let EventKind::GoalChecked(check) = kind {
+            goal_turns = check.turn;
+        } else if let EventKind::GoalEnded { reason } = kind {
+            goal_end = Some(*reason);
+        } else if let EventKind::ItemAdded {
+            item: HistoryItem::Assistant { text, .. },
+        } = kind
+            && on_root
+            && !text.trim().is_empty()
+        {
+            final_answer = text.clone();
+        } else if let EventKind::BudgetReached {
+            scope: BudgetScope::Session,
+            spent,
+            limit,
+            ..
+        } = kind
+        {
+            budget_stop = Some(format!(
+                "session budget reached: {} of {} spent (limits.max_session_cost_usd); \
+                 the run was stopped",
+                dollars(*spent),
+                dollars(*limit)
+            ));
+            if !shutdown_sent {
                 shutdown_sent = true;
                 let _ = handle.ops.send(Op::Shutdown);
             }
-            EventKind::Summary { agents, totals } => {
-                write_out(&stdout, &mut json_lines);
-                let failure = goal_failure(goal_end, goal_turns).unwrap_or_else(|| {
-                    budget_stop
-                        .clone()
-                        .or_else(|| failure(last_end, interrupted, last_error.clone()))
-                });
-                shown.end(failure.as_deref(), || summary_table(agents, totals));
-                break;
-            }
-            // Ignored here: nothing else ends the run or is its answer.
-            EventKind::SessionStarted { .. }
-            | EventKind::AgentSpawned { .. }
-            | EventKind::AgentBudget { .. }
-            | EventKind::AgentSandbox { .. }
-            | EventKind::AgentOptions(_)
-            | EventKind::AgentStatus { .. }
-            | EventKind::TurnStarted
-            | EventKind::TurnFinished { .. }
-            | EventKind::ItemAdded { .. }
-            | EventKind::TextDelta { .. }
-            | EventKind::ToolCallBegin { .. }
-            | EventKind::ToolCallEnd { .. }
-            | EventKind::ApprovalRequested { .. }
-            | EventKind::ApprovalResolved { .. }
-            | EventKind::ApprovalUnanswered { .. }
-            | EventKind::QuestionAsked { .. }
-            | EventKind::QuestionAnswered { .. }
-            | EventKind::Usage { .. }
-            | EventKind::Compacted { .. }
-            | EventKind::InstructionsLoaded { .. }
-            | EventKind::Retrying { .. }
-            | EventKind::Stalled { .. }
-            | EventKind::Unstalled
-            | EventKind::Error { .. }
-            | EventKind::Notice { .. }
-            | EventKind::HookRan { .. }
-            | EventKind::ResultReturned { .. }
-            | EventKind::MergeReport(_)
-            | EventKind::Verification(_)
-            | EventKind::ResultDelivered { .. }
-            | EventKind::Despawned { .. }
-            | EventKind::Released
-            | EventKind::RoleSaved { .. }
-            | EventKind::SupervisorMessage { .. }
-            | EventKind::InboxDelivered { .. }
-            | EventKind::McpServer { .. }
-            | EventKind::TaskUpdated { .. }
-            | EventKind::MessageQueued { .. }
-            | EventKind::Paused
-            | EventKind::Resumed
-            | EventKind::Stopped { .. }
-            | EventKind::DeadlockDetected { .. }
-            | EventKind::BudgetReached { .. }
-            | EventKind::SessionBudgetSet { .. }
-            | EventKind::StaleWorktreesRemoved { .. }
-            | EventKind::WorktreeCreated { .. }
-            | EventKind::DiffStat(_)
-            | EventKind::Merged { .. }
-            | EventKind::MergeUndone { .. }
-            | EventKind::UndoRefused { .. }
-            | EventKind::MergeConflict { .. }
-            | EventKind::WorktreeRemoved { .. }
-            | EventKind::Diff { .. }
-            | EventKind::Idle
-            | EventKind::CheckpointStarted { .. }
-            | EventKind::CheckpointTaken { .. }
-            | EventKind::Rewound { .. }
-            | EventKind::Checkpoints { .. }
-            | EventKind::RewindRefused { .. }
-            | EventKind::Files { .. }
-            | EventKind::Models { .. }
-            | EventKind::ModelSet { .. }
-            | EventKind::ApprovalSet { .. }
-            | EventKind::ReviewStarted { .. }
-            | EventKind::ReviewFinished { .. } => {}
+        } else if matches!(kind, EventKind::Idle)
+            && (started || last_error.is_some())
+            && !shutdown_sent
+        {
+            // An error before any turn (a hook withheld the message) and nothing left to
+            // run: the run ends with it.
+            shutdown_sent = true;
+            let _ = handle.ops.send(Op::Shutdown);
+        } else if let EventKind::Summary { agents, totals } = kind {
+            write_out(&stdout, &mut json_lines);
+            let failure = goal_failure(goal_end, goal_turns).unwrap_or_else(|| {
+                budget_stop
+                    .clone()
+                    .or_else(|| failure(last_end, interrupted, last_error.clone()))
+            });
+            shown.end(failure.as_deref(), || summary_table(agents, totals));
+            break;
         }
     }
     write_out(&stdout, &mut json_lines);

@@ -22,100 +22,35 @@ fn may_change_files(tool: &str) -> bool {
     crate::runtime::tool_facts(tool, &serde_json::Value::Null).changes_files()
 }
 
+/// Whether the event says files may have changed: a changing tool's successful call, or
+/// a worker's change merged. Every other kind is neither a refusal nor a change.
+fn changes_files(kind: &EventKind) -> bool {
+    matches!(kind, EventKind::Merged { .. })
+        || matches!(
+            kind,
+            EventKind::ItemAdded {
+                item: HistoryItem::ToolResult { name, is_error: false, .. },
+            } if may_change_files(name)
+        )
+}
+
 impl Refusals {
     pub fn observe(&mut self, kind: &EventKind) {
-        match kind {
-            EventKind::ApprovalUnanswered { tool, why } => {
-                let i = match self.refused.iter().position(|(w, ..)| w == why) {
-                    Some(i) => i,
-                    None => {
-                        self.refused.push((*why, 0, Vec::new()));
-                        self.refused.len() - 1
-                    }
-                };
-                let (_, n, tools) = &mut self.refused[i];
-                *n += 1;
-                if !tools.contains(tool) {
-                    tools.push(tool.clone());
+        if let EventKind::ApprovalUnanswered { tool, why } = kind {
+            let i = match self.refused.iter().position(|(w, ..)| w == why) {
+                Some(i) => i,
+                None => {
+                    self.refused.push((*why, 0, Vec::new()));
+                    self.refused.len() - 1
                 }
+            };
+            let (_, n, tools) = &mut self.refused[i];
+            *n += 1;
+            if !tools.contains(tool) {
+                tools.push(tool.clone());
             }
-            EventKind::ItemAdded {
-                item:
-                    HistoryItem::ToolResult {
-                        name,
-                        is_error: false,
-                        ..
-                    },
-            } if may_change_files(name) => self.changed = true,
-            EventKind::Merged { .. } => self.changed = true,
-            // Ignored here: neither a refusal nor a change to files.
-            EventKind::SessionStarted { .. }
-            | EventKind::AgentSpawned { .. }
-            | EventKind::AgentBudget { .. }
-            | EventKind::AgentSandbox { .. }
-            | EventKind::AgentOptions(_)
-            | EventKind::AgentStatus { .. }
-            | EventKind::TurnStarted
-            | EventKind::TurnFinished { .. }
-            | EventKind::ItemAdded { .. }
-            | EventKind::TextDelta { .. }
-            | EventKind::ToolCallBegin { .. }
-            | EventKind::ToolCallEnd { .. }
-            | EventKind::ApprovalRequested { .. }
-            | EventKind::ApprovalResolved { .. }
-            | EventKind::QuestionAsked { .. }
-            | EventKind::QuestionAnswered { .. }
-            | EventKind::Usage { .. }
-            | EventKind::Compacted { .. }
-            | EventKind::InstructionsLoaded { .. }
-            | EventKind::Retrying { .. }
-            | EventKind::Stalled { .. }
-            | EventKind::Unstalled
-            | EventKind::Error { .. }
-            | EventKind::Notice { .. }
-            | EventKind::HookRan { .. }
-            | EventKind::ResultReturned { .. }
-            | EventKind::MergeReport(_)
-            | EventKind::Verification(_)
-            | EventKind::ResultDelivered { .. }
-            | EventKind::Despawned { .. }
-            | EventKind::Released
-            | EventKind::RoleSaved { .. }
-            | EventKind::SupervisorMessage { .. }
-            | EventKind::InboxDelivered { .. }
-            | EventKind::McpServer { .. }
-            | EventKind::TaskUpdated { .. }
-            | EventKind::MessageQueued { .. }
-            | EventKind::Paused
-            | EventKind::Resumed
-            | EventKind::Stopped { .. }
-            | EventKind::DeadlockDetected { .. }
-            | EventKind::BudgetReached { .. }
-            | EventKind::SessionBudgetSet { .. }
-            | EventKind::StaleWorktreesRemoved { .. }
-            | EventKind::WorktreeCreated { .. }
-            | EventKind::DiffStat(_)
-            | EventKind::MergeUndone { .. }
-            | EventKind::UndoRefused { .. }
-            | EventKind::MergeConflict { .. }
-            | EventKind::WorktreeRemoved { .. }
-            | EventKind::Diff { .. }
-            | EventKind::Idle
-            | EventKind::Summary { .. }
-            | EventKind::CheckpointStarted { .. }
-            | EventKind::CheckpointTaken { .. }
-            | EventKind::Rewound { .. }
-            | EventKind::Checkpoints { .. }
-            | EventKind::RewindRefused { .. }
-            | EventKind::Files { .. }
-            | EventKind::Models { .. }
-            | EventKind::ModelSet { .. }
-            | EventKind::ApprovalSet { .. }
-            | EventKind::ReviewStarted { .. }
-            | EventKind::ReviewFinished { .. }
-            | EventKind::GoalSet { .. }
-            | EventKind::GoalChecked(_)
-            | EventKind::GoalEnded { .. } => {}
+        } else if changes_files(kind) {
+            self.changed = true;
         }
     }
 

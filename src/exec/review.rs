@@ -35,103 +35,33 @@ pub async fn run(mut handle: SessionHandle, target: ReviewTarget, json: bool) ->
                 break;
             }
         };
-        match event.kind {
-            EventKind::ReviewStarted { reviewers, .. } => {
-                started = true;
-                if !json {
-                    eprintln!("squad: {} reviewers at work (read-only)", reviewers.len());
-                }
+        // Nothing else ends or tells of the review.
+        if let EventKind::ReviewStarted { reviewers, .. } = &event.kind {
+            started = true;
+            if !json {
+                eprintln!("squad: {} reviewers at work (read-only)", reviewers.len());
             }
+        } else if let EventKind::ReviewFinished {
+            target,
+            findings,
+            dropped,
+            unanswered,
+        } = event.kind
+        {
             // A review none could answer did not happen, and says so with exit 1.
-            EventKind::ReviewFinished {
-                target,
-                findings,
-                dropped,
-                unanswered,
-            } => {
-                outcome.final_answer = print(&target, &findings, &dropped, json);
-                if unanswered.is_some() {
-                    outcome.failure = Some("no reviewer could answer; see the errors above".into());
-                }
-                break;
+            outcome.final_answer = print(&target, &findings, &dropped, json);
+            if unanswered.is_some() {
+                outcome.failure = Some("no reviewer could answer; see the errors above".into());
             }
+            break;
+        } else if let EventKind::Error { message } = event.kind {
             // Before the review starts, the root's `review:` error is its refusal (no git,
             // no such commit); after, a reviewer's error only costs its findings.
-            EventKind::Error { message } if event.agent_id == root && !started => {
-                if message.starts_with("review:") {
-                    outcome.failure = Some(message);
-                    break;
-                }
-                eprintln!("squad: {message}");
+            if event.agent_id == root && !started && message.starts_with("review:") {
+                outcome.failure = Some(message);
+                break;
             }
-            EventKind::Error { message } => eprintln!("squad: {message}"),
-            // Ignored here: nothing else ends or tells of the review.
-            EventKind::SessionStarted { .. }
-            | EventKind::AgentSpawned { .. }
-            | EventKind::AgentBudget { .. }
-            | EventKind::AgentSandbox { .. }
-            | EventKind::AgentOptions(_)
-            | EventKind::AgentStatus { .. }
-            | EventKind::TurnStarted
-            | EventKind::TurnFinished { .. }
-            | EventKind::ItemAdded { .. }
-            | EventKind::TextDelta { .. }
-            | EventKind::ToolCallBegin { .. }
-            | EventKind::ToolCallEnd { .. }
-            | EventKind::ApprovalRequested { .. }
-            | EventKind::ApprovalResolved { .. }
-            | EventKind::ApprovalUnanswered { .. }
-            | EventKind::QuestionAsked { .. }
-            | EventKind::QuestionAnswered { .. }
-            | EventKind::Usage { .. }
-            | EventKind::Compacted { .. }
-            | EventKind::InstructionsLoaded { .. }
-            | EventKind::Retrying { .. }
-            | EventKind::Stalled { .. }
-            | EventKind::Unstalled
-            | EventKind::Notice { .. }
-            | EventKind::HookRan { .. }
-            | EventKind::ResultReturned { .. }
-            | EventKind::MergeReport(_)
-            | EventKind::Verification(_)
-            | EventKind::ResultDelivered { .. }
-            | EventKind::Despawned { .. }
-            | EventKind::Released
-            | EventKind::RoleSaved { .. }
-            | EventKind::SupervisorMessage { .. }
-            | EventKind::InboxDelivered { .. }
-            | EventKind::McpServer { .. }
-            | EventKind::TaskUpdated { .. }
-            | EventKind::MessageQueued { .. }
-            | EventKind::Paused
-            | EventKind::Resumed
-            | EventKind::Stopped { .. }
-            | EventKind::DeadlockDetected { .. }
-            | EventKind::BudgetReached { .. }
-            | EventKind::SessionBudgetSet { .. }
-            | EventKind::StaleWorktreesRemoved { .. }
-            | EventKind::WorktreeCreated { .. }
-            | EventKind::DiffStat(_)
-            | EventKind::Merged { .. }
-            | EventKind::MergeUndone { .. }
-            | EventKind::UndoRefused { .. }
-            | EventKind::MergeConflict { .. }
-            | EventKind::WorktreeRemoved { .. }
-            | EventKind::Diff { .. }
-            | EventKind::Idle
-            | EventKind::Summary { .. }
-            | EventKind::CheckpointStarted { .. }
-            | EventKind::CheckpointTaken { .. }
-            | EventKind::Rewound { .. }
-            | EventKind::Checkpoints { .. }
-            | EventKind::RewindRefused { .. }
-            | EventKind::Files { .. }
-            | EventKind::Models { .. }
-            | EventKind::ModelSet { .. }
-            | EventKind::ApprovalSet { .. }
-            | EventKind::GoalSet { .. }
-            | EventKind::GoalChecked(_)
-            | EventKind::GoalEnded { .. } => {}
+            eprintln!("squad: {message}");
         }
     }
     shut_down(&mut handle, !json).await;

@@ -219,79 +219,13 @@ impl App {
             self.overlay_scroll = 0;
         }
         if self.saving_role == Some(ev.agent_id) {
-            let answer = match &ev.kind {
-                EventKind::RoleSaved { name, .. } => {
-                    Some(format!("saved role {name}: it loads with the next session"))
-                }
-                EventKind::Error { message } => Some(message.clone()),
-                // Ignored here: not the answer to saving the role.
-                EventKind::SessionStarted { .. }
-                | EventKind::AgentSpawned { .. }
-                | EventKind::AgentBudget { .. }
-                | EventKind::AgentSandbox { .. }
-                | EventKind::AgentOptions(_)
-                | EventKind::AgentStatus { .. }
-                | EventKind::TurnStarted
-                | EventKind::TurnFinished { .. }
-                | EventKind::ItemAdded { .. }
-                | EventKind::TextDelta { .. }
-                | EventKind::ToolCallBegin { .. }
-                | EventKind::ToolCallEnd { .. }
-                | EventKind::ApprovalRequested { .. }
-                | EventKind::ApprovalResolved { .. }
-                | EventKind::ApprovalUnanswered { .. }
-                | EventKind::QuestionAsked { .. }
-                | EventKind::QuestionAnswered { .. }
-                | EventKind::Usage { .. }
-                | EventKind::Compacted { .. }
-                | EventKind::InstructionsLoaded { .. }
-                | EventKind::Retrying { .. }
-                | EventKind::Stalled { .. }
-                | EventKind::Unstalled
-                | EventKind::Notice { .. }
-                | EventKind::HookRan { .. }
-                | EventKind::ResultReturned { .. }
-                | EventKind::MergeReport(_)
-                | EventKind::Verification(_)
-                | EventKind::ResultDelivered { .. }
-                | EventKind::Despawned { .. }
-                | EventKind::Released
-                | EventKind::SupervisorMessage { .. }
-                | EventKind::InboxDelivered { .. }
-                | EventKind::McpServer { .. }
-                | EventKind::TaskUpdated { .. }
-                | EventKind::MessageQueued { .. }
-                | EventKind::Paused
-                | EventKind::Resumed
-                | EventKind::Stopped { .. }
-                | EventKind::DeadlockDetected { .. }
-                | EventKind::BudgetReached { .. }
-                | EventKind::SessionBudgetSet { .. }
-                | EventKind::StaleWorktreesRemoved { .. }
-                | EventKind::WorktreeCreated { .. }
-                | EventKind::DiffStat(_)
-                | EventKind::Merged { .. }
-                | EventKind::MergeUndone { .. }
-                | EventKind::UndoRefused { .. }
-                | EventKind::MergeConflict { .. }
-                | EventKind::WorktreeRemoved { .. }
-                | EventKind::Diff { .. }
-                | EventKind::Idle
-                | EventKind::Summary { .. }
-                | EventKind::CheckpointStarted { .. }
-                | EventKind::CheckpointTaken { .. }
-                | EventKind::Rewound { .. }
-                | EventKind::Checkpoints { .. }
-                | EventKind::RewindRefused { .. }
-                | EventKind::Files { .. }
-                | EventKind::Models { .. }
-                | EventKind::ModelSet { .. }
-                | EventKind::ApprovalSet { .. }
-                | EventKind::ReviewStarted { .. }
-                | EventKind::ReviewFinished { .. }
-                | EventKind::GoalSet { .. }
-                | EventKind::GoalChecked(_)
-                | EventKind::GoalEnded { .. } => None,
+            // The answer to saving the role: saved, or the error that says why not.
+            let answer = if let EventKind::RoleSaved { name, .. } = &ev.kind {
+                Some(format!("saved role {name}: it loads with the next session"))
+            } else if let EventKind::Error { message } = &ev.kind {
+                Some(message.clone())
+            } else {
+                None
             };
             if let Some(text) = answer {
                 self.saving_role = None;

@@ -123,104 +123,35 @@ impl App {
         if ev.seq <= self.state.replayed_seq() {
             return;
         }
-        match &ev.kind {
-            EventKind::Checkpoints { list } => {
-                if let Some(view) = self.rewind.as_mut() {
-                    view.set_list(list.clone());
-                }
+        // Nothing else answers a rewind or an undo.
+        if let EventKind::Checkpoints { list } = &ev.kind {
+            if let Some(view) = self.rewind.as_mut() {
+                view.set_list(list.clone());
             }
-            EventKind::RewindRefused { conflicts, .. } => {
-                let view = self.rewind.get_or_insert_with(RewindView::opening);
-                view.refused(conflicts.clone());
-                self.open(Overlay::Rewind);
+        } else if let EventKind::RewindRefused { conflicts, .. } = &ev.kind {
+            let view = self.rewind.get_or_insert_with(RewindView::opening);
+            view.refused(conflicts.clone());
+            self.open(Overlay::Rewind);
+        } else if let EventKind::Rewound {
+            message, history, ..
+        } = &ev.kind
+        {
+            // A rewound conversation gives the user's message back, to edit and send.
+            let view = self.rewind.take();
+            let text = view.as_ref().and_then(|v| v.text_of(*message));
+            if let (Some(text), Some(_), true) = (text, history, self.composer.is_empty()) {
+                self.composer.set_text(text);
+                // Back to whom it was said: checkpoints are of messages to the persona.
+                self.tree.selected = None;
+                self.focus = Focus::Composer;
             }
-            EventKind::Rewound {
-                message, history, ..
-            } => {
-                // A rewound conversation gives the user's message back, to edit and send.
-                let view = self.rewind.take();
-                let text = view.as_ref().and_then(|v| v.text_of(*message));
-                if let (Some(text), Some(_), true) = (text, history, self.composer.is_empty()) {
-                    self.composer.set_text(text);
-                    // Back to whom it was said: checkpoints are of messages to the persona.
-                    self.tree.selected = None;
-                    self.focus = Focus::Composer;
-                }
-                self.set_notice("rewound", now);
-            }
-            EventKind::UndoRefused { conflicts } => {
-                self.undo_conflicts = conflicts.iter().map(ToString::to_string).collect();
-                self.open(Overlay::ConfirmUndo(ev.agent_id));
-            }
-            EventKind::MergeUndone { files } => {
-                let n = files.len();
-                self.set_notice(format!("undone: {n} file(s) back as before the merge"), now);
-            }
-            // Ignored here: not an answer to a rewind or an undo.
-            EventKind::SessionStarted { .. }
-            | EventKind::AgentSpawned { .. }
-            | EventKind::AgentBudget { .. }
-            | EventKind::AgentSandbox { .. }
-            | EventKind::AgentOptions(_)
-            | EventKind::AgentStatus { .. }
-            | EventKind::TurnStarted
-            | EventKind::TurnFinished { .. }
-            | EventKind::ItemAdded { .. }
-            | EventKind::TextDelta { .. }
-            | EventKind::ToolCallBegin { .. }
-            | EventKind::ToolCallEnd { .. }
-            | EventKind::ApprovalRequested { .. }
-            | EventKind::ApprovalResolved { .. }
-            | EventKind::ApprovalUnanswered { .. }
-            | EventKind::QuestionAsked { .. }
-            | EventKind::QuestionAnswered { .. }
-            | EventKind::Usage { .. }
-            | EventKind::Compacted { .. }
-            | EventKind::InstructionsLoaded { .. }
-            | EventKind::Retrying { .. }
-            | EventKind::Stalled { .. }
-            | EventKind::Unstalled
-            | EventKind::Error { .. }
-            | EventKind::Notice { .. }
-            | EventKind::HookRan { .. }
-            | EventKind::ResultReturned { .. }
-            | EventKind::MergeReport(_)
-            | EventKind::Verification(_)
-            | EventKind::ResultDelivered { .. }
-            | EventKind::Despawned { .. }
-            | EventKind::Released
-            | EventKind::RoleSaved { .. }
-            | EventKind::SupervisorMessage { .. }
-            | EventKind::InboxDelivered { .. }
-            | EventKind::McpServer { .. }
-            | EventKind::TaskUpdated { .. }
-            | EventKind::MessageQueued { .. }
-            | EventKind::Paused
-            | EventKind::Resumed
-            | EventKind::Stopped { .. }
-            | EventKind::DeadlockDetected { .. }
-            | EventKind::BudgetReached { .. }
-            | EventKind::SessionBudgetSet { .. }
-            | EventKind::StaleWorktreesRemoved { .. }
-            | EventKind::WorktreeCreated { .. }
-            | EventKind::DiffStat(_)
-            | EventKind::Merged { .. }
-            | EventKind::MergeConflict { .. }
-            | EventKind::WorktreeRemoved { .. }
-            | EventKind::Diff { .. }
-            | EventKind::Idle
-            | EventKind::Summary { .. }
-            | EventKind::CheckpointStarted { .. }
-            | EventKind::CheckpointTaken { .. }
-            | EventKind::Files { .. }
-            | EventKind::Models { .. }
-            | EventKind::ModelSet { .. }
-            | EventKind::ApprovalSet { .. }
-            | EventKind::ReviewStarted { .. }
-            | EventKind::ReviewFinished { .. }
-            | EventKind::GoalSet { .. }
-            | EventKind::GoalChecked(_)
-            | EventKind::GoalEnded { .. } => {}
+            self.set_notice("rewound", now);
+        } else if let EventKind::UndoRefused { conflicts } = &ev.kind {
+            self.undo_conflicts = conflicts.iter().map(ToString::to_string).collect();
+            self.open(Overlay::ConfirmUndo(ev.agent_id));
+        } else if let EventKind::MergeUndone { files } = &ev.kind {
+            let n = files.len();
+            self.set_notice(format!("undone: {n} file(s) back as before the merge"), now);
         }
     }
 }

@@ -155,96 +155,26 @@ impl Timeline {
             self.gap_ms += ev.ts.saturating_sub(last);
         }
         let track = self.tracks.entry(ev.agent_id).or_default();
-        match &ev.kind {
-            EventKind::AgentStatus { status, .. } => {
-                track.status = Some(*status);
-                if status.is_idle() {
-                    // Nothing is in flight for an agent at rest, whatever was missed.
-                    track.tools.clear();
-                    track.approvals.clear();
-                }
-            }
-            EventKind::Despawned { .. } => {
-                track.status = Some(AgentStatus::Cancelled);
+        // Only these start or end something in flight.
+        if let EventKind::AgentStatus { status, .. } = &ev.kind {
+            track.status = Some(*status);
+            if status.is_idle() {
+                // Nothing is in flight for an agent at rest, whatever was missed.
                 track.tools.clear();
                 track.approvals.clear();
             }
-            EventKind::ToolCallBegin { call_id } => {
-                track.tools.insert(call_id.clone());
-            }
-            EventKind::ToolCallEnd { call_id, .. } => {
-                track.tools.remove(call_id);
-            }
-            EventKind::ApprovalRequested { request_id, .. } => {
-                track.approvals.insert(*request_id);
-            }
-            EventKind::ApprovalResolved { request_id, .. } => {
-                track.approvals.remove(request_id);
-            }
-            // Ignored here: nothing in flight starts or ends.
-            EventKind::SessionStarted { .. }
-            | EventKind::AgentSpawned { .. }
-            | EventKind::AgentBudget { .. }
-            | EventKind::AgentSandbox { .. }
-            | EventKind::AgentOptions(_)
-            | EventKind::TurnStarted
-            | EventKind::TurnFinished { .. }
-            | EventKind::ItemAdded { .. }
-            | EventKind::TextDelta { .. }
-            | EventKind::ApprovalUnanswered { .. }
-            | EventKind::QuestionAsked { .. }
-            | EventKind::QuestionAnswered { .. }
-            | EventKind::Usage { .. }
-            | EventKind::Compacted { .. }
-            | EventKind::InstructionsLoaded { .. }
-            | EventKind::Retrying { .. }
-            | EventKind::Stalled { .. }
-            | EventKind::Unstalled
-            | EventKind::Error { .. }
-            | EventKind::Notice { .. }
-            | EventKind::HookRan { .. }
-            | EventKind::ResultReturned { .. }
-            | EventKind::MergeReport(_)
-            | EventKind::Verification(_)
-            | EventKind::ResultDelivered { .. }
-            | EventKind::Released
-            | EventKind::RoleSaved { .. }
-            | EventKind::SupervisorMessage { .. }
-            | EventKind::InboxDelivered { .. }
-            | EventKind::McpServer { .. }
-            | EventKind::TaskUpdated { .. }
-            | EventKind::MessageQueued { .. }
-            | EventKind::Paused
-            | EventKind::Resumed
-            | EventKind::Stopped { .. }
-            | EventKind::DeadlockDetected { .. }
-            | EventKind::BudgetReached { .. }
-            | EventKind::SessionBudgetSet { .. }
-            | EventKind::StaleWorktreesRemoved { .. }
-            | EventKind::WorktreeCreated { .. }
-            | EventKind::DiffStat(_)
-            | EventKind::Merged { .. }
-            | EventKind::MergeUndone { .. }
-            | EventKind::UndoRefused { .. }
-            | EventKind::MergeConflict { .. }
-            | EventKind::WorktreeRemoved { .. }
-            | EventKind::Diff { .. }
-            | EventKind::Idle
-            | EventKind::Summary { .. }
-            | EventKind::CheckpointStarted { .. }
-            | EventKind::CheckpointTaken { .. }
-            | EventKind::Rewound { .. }
-            | EventKind::Checkpoints { .. }
-            | EventKind::RewindRefused { .. }
-            | EventKind::Files { .. }
-            | EventKind::Models { .. }
-            | EventKind::ModelSet { .. }
-            | EventKind::ApprovalSet { .. }
-            | EventKind::ReviewStarted { .. }
-            | EventKind::ReviewFinished { .. }
-            | EventKind::GoalSet { .. }
-            | EventKind::GoalChecked(_)
-            | EventKind::GoalEnded { .. } => {}
+        } else if matches!(ev.kind, EventKind::Despawned { .. }) {
+            track.status = Some(AgentStatus::Cancelled);
+            track.tools.clear();
+            track.approvals.clear();
+        } else if let EventKind::ToolCallBegin { call_id } = &ev.kind {
+            track.tools.insert(call_id.clone());
+        } else if let EventKind::ToolCallEnd { call_id, .. } = &ev.kind {
+            track.tools.remove(call_id);
+        } else if let EventKind::ApprovalRequested { request_id, .. } = &ev.kind {
+            track.approvals.insert(*request_id);
+        } else if let EventKind::ApprovalResolved { request_id, .. } = &ev.kind {
+            track.approvals.remove(request_id);
         }
         if ev.ts == 0 {
             self.unclocked = true;
