@@ -21,10 +21,8 @@ use super::report::notice_batch;
 use super::session::Session;
 use super::team::{AgentInput, FanIn, NewAgent};
 use super::turn::{TurnOutcome, run_turn};
-use crate::config::Config;
 use crate::protocol::{AgentId, AgentResult, AgentStatus, EventKind, HistoryItem, TurnEnd};
-use crate::roles::{Role, RoleSet};
-use crate::tools::ToolError;
+use crate::roles::Role;
 use async_trait::async_trait;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
@@ -44,22 +42,6 @@ pub fn start_agent(session: &Arc<Session>, policies: &Arc<Policies>, new: NewAge
 /// the one recursion of the runtime (agent → turn → spawn_agent → agent).
 #[async_trait]
 impl Host for AgentCx {
-    fn config(&self) -> &Config {
-        &self.session().config
-    }
-
-    fn roles(&self) -> &RoleSet {
-        &self.session().roles
-    }
-
-    fn tasks(&self) -> &super::tasks::TaskBoard {
-        &self.session().tasks
-    }
-
-    fn questions(&self) -> &super::questions::Questions {
-        &self.session().questions
-    }
-
     fn tools_for(
         &self,
         role: &Role,
@@ -80,16 +62,6 @@ impl Host for AgentCx {
         }
     }
 
-    async fn read_for_prompt(&self, path: &str) -> Result<String, ToolError> {
-        crate::tools::read_for_prompt(&self.tool_context(), path).await
-    }
-
-    fn choose_isolation(&self, agent: AgentId, mode: crate::config::IsolationMode) {
-        if let Some(iso) = isolation(self) {
-            iso.choose(agent, mode);
-        }
-    }
-
     async fn base_for_spawn(
         &self,
         role: &str,
@@ -99,8 +71,19 @@ impl Host for AgentCx {
         iso.base_for_spawn(self.team(), self.id(), role, mode).await
     }
 
-    fn give_base(&self, agent: AgentId, base: Arc<crate::isolation::Base>) {
-        if let Some(iso) = isolation(self) {
+    fn isolate(
+        &self,
+        agent: AgentId,
+        mode: Option<crate::config::IsolationMode>,
+        base: Option<Arc<crate::isolation::Base>>,
+    ) {
+        let Some(iso) = isolation(self) else {
+            return;
+        };
+        if let Some(mode) = mode {
+            iso.choose(agent, mode);
+        }
+        if let Some(base) = base {
             iso.give_base(agent, base);
         }
     }

@@ -20,6 +20,7 @@
 //! answer is what the loop hears, and the layers after it are not asked (a point without
 //! an answer, `hear`, is heard by every layer).
 
+use super::agent_tools::Shared;
 use super::points::{Admit, AfterTurn, Called, Decision, ModelCall, Moment, Reviewed, Verdict};
 use super::session::Session;
 use super::team::Team;
@@ -147,12 +148,15 @@ pub trait Policy: Any + Send + Sync {
     fn layer_for(&self, agent: &Starting) -> Option<Box<dyn Layer>>;
 
     /// Every op the ops loop does not serve itself is heard by every policy, in order;
-    /// the one that owns it serves it. `Err`: what it refused, told the user as an error
-    /// on the persona.
-    fn on_op(&self, _session: &Arc<Session>, _op: &Op) -> Result<(), String> {
+    /// the one that owns it serves it. `Err`: why it refused (the policy's own error),
+    /// told the user as an error on the persona.
+    fn on_op(&self, _session: &Arc<Session>, _op: &Op) -> Result<(), OpRefused> {
         Ok(())
     }
 }
+
+/// Why a policy refused an op: its own error type, whose text the user reads.
+pub type OpRefused = Box<dyn std::error::Error + Send + Sync>;
 
 /// The session's policies in the order their layers run (see `policies::in_order`).
 pub struct Policies(Vec<Box<dyn Policy>>);
@@ -171,7 +175,7 @@ impl Policies {
     }
 
     /// Every policy hears `op`; the errors of those that refused it.
-    pub fn on_op(&self, session: &Arc<Session>, op: &Op) -> Vec<String> {
+    pub fn on_op(&self, session: &Arc<Session>, op: &Op) -> Vec<OpRefused> {
         self.0
             .iter()
             .filter_map(|p| p.on_op(session, op).err())
@@ -271,9 +275,16 @@ impl AgentCx {
 
     /// How the agent's tools are called by the core: who calls, on what team.
     pub fn invocation(&self) -> Invocation<'_> {
+        let session = &self.session;
         Invocation {
             agent: self.id,
             team: self.team(),
+            shared: Shared {
+                config: &session.config,
+                roles: &session.roles,
+                tasks: &session.tasks,
+                questions: &session.questions,
+            },
             host: self,
             cancel: &self.cancel,
         }

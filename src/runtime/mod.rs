@@ -30,6 +30,7 @@ mod persona;
 mod points;
 mod policies;
 mod questions;
+mod refused;
 mod report;
 mod request;
 mod review;

@@ -6,6 +6,7 @@
 use super::cx::Policies;
 use super::policies::hooks::layer::HooksPolicy;
 use super::policies::isolation::IsolationPolicy;
+use super::refused::Refused;
 use super::session::Session;
 use super::team::{AgentInput, Steer};
 use crate::protocol::{AgentId, AgentStatus, EventKind, Op};
@@ -46,7 +47,7 @@ fn serve(session: &Arc<Session>, policies: &Arc<Policies>, op: Op) {
             let target = to.unwrap_or(root);
             deliver_user_message(session, target, text)
                 .err()
-                .map(|e| (target, e))
+                .map(|e| (target, e.to_string()))
         }
         Op::Approval {
             request_id,
@@ -59,20 +60,20 @@ fn serve(session: &Arc<Session>, policies: &Arc<Policies>, op: Op) {
             session.questions.answer(request_id, answer);
             None
         }
-        Op::SwitchPersona { role } => switch(session, role).err().map(|e| (root, e)),
+        Op::SwitchPersona { role } => switch(session, role).err().map(|e| (root, e.to_string())),
         op @ (Op::SaveRole { .. } | Op::ListFiles | Op::ListModels | Op::RunCommand { .. }) => {
             answer(session, op);
             None
         }
         Op::SetModel { model } => super::settings::set_model(session, model)
             .err()
-            .map(|e| (root, e)),
+            .map(|e| (root, e.to_string())),
         Op::SetApproval { approval } => super::settings::set_approval(session, approval)
             .err()
-            .map(|e| (root, e)),
+            .map(|e| (root, e.to_string())),
         other => control(session, &other).or_else(|| {
             let refused = policies.on_op(session, &other);
-            refused.into_iter().next().map(|e| (root, e))
+            refused.into_iter().next().map(|e| (root, e.to_string()))
         }),
     };
     if let Some((agent, message)) = refused {
@@ -123,12 +124,10 @@ fn control(session: &Session, op: &Op) -> Option<(AgentId, String)> {
 }
 
 /// The user's switch of persona, to a role the session knows.
-fn switch(session: &Session, role: String) -> Result<(), String> {
+fn switch(session: &Session, role: String) -> Result<(), Refused> {
     if session.role(&role).is_none() {
-        return Err(format!(
-            "unknown role `{role}`; known roles: {}",
-            session.roles.names().join(", ")
-        ));
+        let known = session.roles.names().join(", ");
+        return Err(Refused::UnknownRole { role, known });
     }
     session
         .team
@@ -241,22 +240,16 @@ async fn shut_down(session: &Session, policies: &Policies) {
 
 /// The user's message to an agent: the root any time (queued if busy); a worker the way
 /// `speak_to_agent` does, but not when it failed or was cancelled.
-fn deliver_user_message(session: &Session, target: AgentId, text: String) -> Result<(), String> {
+fn deliver_user_message(session: &Session, target: AgentId, text: String) -> Result<(), Refused> {
     let team = &session.team;
     let status = team
         .status(target)
-        .ok_or_else(|| format!("no agent {target} in this session"))?;
+        .ok_or_else(|| Refused::NoAgent(target.to_string()))?;
     if target != session.root() && team.release_if_due(target, std::time::Instant::now()) {
-        return Err(
-            "this worker was released (its result was delivered and it was not kept) and takes \
-             no more messages; its history stays here for reading. Ask its supervisor for a new worker"
-                .to_string(),
-        );
+        return Err(Refused::Released);
     }
     if target != session.root() && matches!(status, AgentStatus::Failed | AgentStatus::Cancelled) {
-        return Err(format!(
-            "this worker is {status} and cannot take messages; talk to the supervisor or spawn a new worker"
-        ));
+        return Err(Refused::Settled(status));
     }
     // Mid-turn, it is taken up at the turn's next model call; otherwise it starts a turn.
     let Err(steer) = team.steer(target, Steer { text, taken: None }) else {
@@ -269,7 +262,7 @@ fn deliver_user_message(session: &Session, target: AgentId, text: String) -> Res
             reply: None,
         },
     ) {
-        return Err("this agent has stopped and cannot take messages".to_string());
+        return Err(Refused::Stopped);
     }
     Ok(())
 }

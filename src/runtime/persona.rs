@@ -1,6 +1,7 @@
 //! Switching the session's persona: a `handoff_to` from the model, `/role` from the user,
 //! or `--role` on resume.
 
+use super::refused::Refused;
 use super::session::Session;
 use crate::protocol::{EventKind, HistoryItem};
 
@@ -11,20 +12,16 @@ pub fn switch_persona(
     to: &str,
     reason: &str,
     context: &str,
-) -> Result<String, String> {
+) -> Result<String, Refused> {
     let root = session.root();
     let Some(role) = session.role(to) else {
-        let message = format!(
-            "unknown role `{to}`; known roles: {}",
-            session.roles.names().join(", ")
-        );
-        session.team.emit(
-            root,
-            EventKind::Error {
-                message: message.clone(),
-            },
-        );
-        return Err(message);
+        let refused = Refused::UnknownRole {
+            role: to.to_string(),
+            known: session.roles.names().join(", "),
+        };
+        let message = refused.to_string();
+        session.team.emit(root, EventKind::Error { message });
+        return Err(refused);
     };
     let model = (session.team.model_choice()).unwrap_or_else(|| role.model(&session.config));
     let tools = session.tools.tools_for_model(role, false, None, &model);

@@ -2,6 +2,7 @@
 //! tools its spawn gave it) saved as a permanent role. Role files are the permanent
 //! agents; a good ad-hoc worker becomes one this way.
 
+use super::refused::Refused;
 use super::session::Session;
 use crate::protocol::{AgentId, EventKind};
 use crate::roles::Role;
@@ -13,24 +14,22 @@ pub fn serve(session: &Session, agent: AgentId, name: &str) {
             name: name.trim().to_string(),
             path,
         },
-        Err(message) => EventKind::Error { message },
+        Err(e) => EventKind::Error {
+            message: e.to_string(),
+        },
     };
     session.team.emit(agent, kind);
 }
 
-fn save(session: &Session, agent: AgentId, name: &str) -> Result<std::path::PathBuf, String> {
+fn save(session: &Session, agent: AgentId, name: &str) -> Result<std::path::PathBuf, Refused> {
     let team = &session.team;
     if agent == session.root() {
-        return Err(
-            "the persona's role is a role file already; select a worker to save its role".into(),
-        );
+        return Err(Refused::PersonaRole);
     }
     let from = team
         .role(agent)
-        .ok_or_else(|| format!("no agent {} in this session", agent.short()))?;
-    let role = session.role(&from).ok_or_else(|| {
-        format!("role `{from}` is no longer loaded; there is nothing to save it from")
-    })?;
+        .ok_or_else(|| Refused::NoAgent(agent.short()))?;
+    let role = (session.role(&from)).ok_or_else(|| Refused::RoleGone(from.clone()))?;
     let role = as_ran(
         role,
         name,
@@ -44,8 +43,12 @@ fn save(session: &Session, agent: AgentId, name: &str) -> Result<std::path::Path
         "Saved by squad from worker {} (role `{from}`, with what its spawn gave it).",
         agent.short()
     );
-    crate::roles::save_role(&session.roles, session.workspace.root(), &role, &header)
-        .map_err(|e| e.to_string())
+    Ok(crate::roles::save_role(
+        &session.roles,
+        session.workspace.root(),
+        &role,
+        &header,
+    )?)
 }
 
 /// `role` renamed `name`, with the spawn's `instructions` under its prompt and, when the

@@ -1,6 +1,7 @@
 //! `Op::SetModel` and `Op::SetApproval`: the user's switches for the rest of the session,
 //! each told as a durable event so the front ends show it and a resume keeps it.
 
+use super::refused::Refused;
 use super::session::Session;
 use crate::protocol::{ApprovalPolicy, EventKind};
 use std::sync::Arc;
@@ -21,10 +22,10 @@ pub fn list_models(session: &Arc<Session>) {
 
 /// `/model NAME`: the persona's model from its next call; a name the server does not
 /// know fails that call, with the server's word.
-pub fn set_model(session: &Session, model: String) -> Result<(), String> {
+pub fn set_model(session: &Session, model: String) -> Result<(), Refused> {
     let model = model.trim().to_string();
     if model.is_empty() || model.contains(char::is_whitespace) {
-        return Err("usage: /model NAME (one word, as the server names it)".to_string());
+        return Err(Refused::ModelUsage);
     }
     session.team.choose_model(model.clone());
     session
@@ -36,16 +37,13 @@ pub fn set_model(session: &Session, model: String) -> Result<(), String> {
 /// `/approval ask|auto|read-only`: every agent's policy, and new workers' after them.
 /// `auto` needs the sandbox, as `--approval auto` does: without one, every command would
 /// run with all of the user's rights, unasked.
-pub fn set_approval(session: &Session, approval: ApprovalPolicy) -> Result<(), String> {
+pub fn set_approval(session: &Session, approval: ApprovalPolicy) -> Result<(), Refused> {
     let wanted = session.config.sandbox.mode != crate::config::SandboxMode::Off;
     if let Some(why) = &session.sandbox.support().unavailable
         && wanted
         && approval == ApprovalPolicy::Auto
     {
-        return Err(format!(
-            "/approval auto runs every command in the sandbox, and there is none here: {why}; \
-             the approval policy stays as it was"
-        ));
+        return Err(Refused::NoSandbox(why.clone()));
     }
     session.team.set_policy_all(approval);
     session

@@ -66,7 +66,7 @@ impl AgentTool for AskUser {
             )));
         }
         let me = card(cx)?;
-        let questions = cx.host.questions();
+        let questions = cx.shared.questions;
         let question = Question {
             agent_id: cx.caller,
             role: &me.role,

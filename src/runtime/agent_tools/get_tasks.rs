@@ -34,6 +34,6 @@ impl AgentTool for GetTasks {
     }
 
     async fn call(&self, cx: &Call<'_>, _args: Value) -> Result<Done, Failure> {
-        Ok(Done::output(cx.host.tasks().board().to_string()))
+        Ok(Done::output(cx.shared.tasks.board().to_string()))
     }
 }

@@ -54,7 +54,7 @@ impl AgentTool for HandoffTo {
         non_empty("target_agent", &args.target_agent)?;
         non_empty("reason", &args.reason)?;
         let role = cx.team.role(cx.caller).unwrap_or_default();
-        let roles = cx.host.roles();
+        let roles = cx.shared.roles;
         let allowed = roles
             .get(&role)
             .map(|r| r.handoffs.clone())

@@ -1,8 +1,9 @@
 //! The tools that make a session a team: spawning workers, talking to them, collecting
 //! their results, and handing the session to another persona. Each is a handler like the
-//! coding tools, registered in the same [`super::toolbox::ToolBox`]; what they need of the
-//! runtime reaches them through [`Host`], so this module does not depend on the agent
-//! loop that runs them.
+//! coding tools, registered in the same [`super::toolbox::ToolBox`]; what the session shares
+//! comes with each call ([`Shared`]), and what they cannot reach from here (the loop that
+//! runs them, the policies' steps) through [`Host`], so this module does not depend on the
+//! agent loop that runs them.
 
 mod ad_hoc;
 mod ask_user;
@@ -53,16 +54,23 @@ pub fn all() -> Vec<Arc<dyn AgentTool>> {
     ]
 }
 
-/// What the agent tools need of the runtime beyond the team itself, as the calling agent
-/// sees it (the runtime implements it for the agent's context).
+/// What the session shares with every agent-tool call, as it is.
+#[derive(Clone, Copy)]
+pub struct Shared<'a> {
+    pub config: &'a Config,
+    pub roles: &'a RoleSet,
+    /// The session's task board.
+    pub tasks: &'a super::tasks::TaskBoard,
+    /// Questions put to the user (`ask_user`).
+    pub questions: &'a super::questions::Questions,
+}
+
+/// What the agent tools need of the runtime that they cannot reach from here, as the
+/// calling agent sees it (the runtime implements it for the agent's context): the loop
+/// that starts an agent, the tools an agent may get, and the policies' steps a tool takes
+/// part in (the approval ask, the user's hooks, a worker's worktree, a result's check).
 #[async_trait]
 pub trait Host: Send + Sync {
-    fn config(&self) -> &Config;
-    fn roles(&self) -> &RoleSet;
-    /// The session's task board.
-    fn tasks(&self) -> &super::tasks::TaskBoard;
-    /// Questions put to the user (`ask_user`).
-    fn questions(&self) -> &super::questions::Questions;
     /// The tools an agent of `role` running `model` gets, never more than `ceiling` (its
     /// parent's).
     fn tools_for(
@@ -77,10 +85,6 @@ pub trait Host: Send + Sync {
     /// The user is waited on (`kind`: `permission_prompt`, `elicitation_dialog`): the
     /// user's `notification` hooks run.
     async fn notify(&self, kind: &'static str, message: &str);
-    /// A workspace file's text for a worker's first message (same checks as `read_file`).
-    async fn read_for_prompt(&self, path: &str) -> Result<String, ToolError>;
-    /// `spawn_agent`'s `isolation` for a worker about to start.
-    fn choose_isolation(&self, agent: AgentId, mode: crate::config::IsolationMode);
     /// The base of a worker of `role` the caller spawns now: its view of the workspace,
     /// which the worker reads until it writes and merges from
     /// (`policies/isolation/base.rs`).
@@ -89,8 +93,14 @@ pub trait Host: Send + Sync {
         role: &str,
         mode: Option<crate::config::IsolationMode>,
     ) -> Option<std::sync::Arc<crate::isolation::Base>>;
-    /// `agent` starts from `base`.
-    fn give_base(&self, agent: AgentId, base: std::sync::Arc<crate::isolation::Base>);
+    /// A worker about to start: `spawn_agent`'s `isolation` for it, and the base it starts
+    /// from.
+    fn isolate(
+        &self,
+        agent: AgentId,
+        mode: Option<crate::config::IsolationMode>,
+        base: Option<std::sync::Arc<crate::isolation::Base>>,
+    );
     /// Registers a new agent and starts its task.
     fn start_agent(&self, new: NewAgent) -> AgentId;
     /// What a coding tool the caller calls may use: its root (worktree or workspace) and
@@ -114,6 +124,7 @@ pub enum Checked {
 pub struct Call<'a> {
     pub caller: AgentId,
     pub team: &'a Team,
+    pub shared: Shared<'a>,
     pub host: &'a dyn Host,
     pub cancel: &'a CancellationToken,
 }

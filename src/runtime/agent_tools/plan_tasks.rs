@@ -66,8 +66,8 @@ impl AgentTool for PlanTasks {
             ));
         }
         let board = cx
-            .host
-            .tasks()
+            .shared
+            .tasks
             .plan(cx.team, cx.caller, args.tasks)
             .map_err(|e| Failure::Fixable(e.to_string()))?;
         Ok(Done::output(board.to_string()))

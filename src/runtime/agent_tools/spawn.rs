@@ -99,11 +99,11 @@ impl AgentTool for SpawnAgent {
         non_empty("task_prompt", &args.task_prompt)?;
         let me = card(cx)?;
         let role = spawnable(cx, &me, args.role_name.trim())?;
-        let limits = cx.host.config().limits;
+        let limits = cx.shared.config.limits;
         below_max_depth(&me, &limits)?;
         room(cx, &limits)?;
         let (budget, waived) = worker_budget(cx, &limits, args.budget.unwrap_or_default())?;
-        let model = role.model(cx.host.config());
+        let model = role.model(cx.shared.config);
         let asked_none = args.tools.as_ref().is_some_and(Vec::is_empty);
         let (mut options, tools) = worker_tools(
             cx,
@@ -164,7 +164,7 @@ fn room(cx: &Call<'_>, limits: &crate::config::Limits) -> Result<(), Failure> {
 
 /// The role `name` if the caller's role may spawn it (its `enabled_agents`).
 fn spawnable<'a>(cx: &Call<'a>, me: &AgentCard, name: &str) -> Result<&'a Role, Failure> {
-    let roles = cx.host.roles();
+    let roles = cx.shared.roles;
     let enabled = roles
         .get(&me.role)
         .map(|r| r.enabled_agents.clone())
@@ -216,13 +216,13 @@ fn worker_budget(
     // Help for weak models, on evidence (a budget that can only fail the worker,
     // measured against this session's own requests and calls); off with `assist`.
     let helps = cx
-        .host
-        .config()
+        .shared
+        .config
         .assists(cx.team.model(cx.caller).as_deref());
     let floor = cx.team.slowest_call() * MIN_WORKER_CALLS;
     let (asked, waived) = waive(asked, helps, floor);
-    let budget =
-        crate::runtime::team::for_worker(limits, parent, asked).map_err(Failure::Fixable)?;
+    let budget = crate::runtime::team::for_worker(limits, parent, asked)
+        .map_err(|e| Failure::Fixable(e.to_string()))?;
     Ok((budget, waived))
 }
 
@@ -294,7 +294,7 @@ async fn first_message(
     for f in files {
         // A file the task is to create does not exist yet: small models list it
         // anyway (Qwen2.5-Coder-1.5B spawned with `files: ["notes.md"]` five times).
-        match cx.host.read_for_prompt(f).await {
+        match crate::tools::read_for_prompt(&cx.host.tool_context(), f).await {
             Ok(text) => first.push_str(&format!(
                 "\n\n# File: {f}\n```\n{}\n```",
                 clip(&text, MAX_FILE_BYTES)
@@ -325,17 +325,17 @@ fn board_task<'a>(
     // get_tasks and wait until the loop guard stopped it): the worker starts
     // without one, and the reply says so.
     let mut ignored = None;
-    if task_id.is_some() && cx.host.tasks().is_empty() {
+    if task_id.is_some() && cx.shared.tasks.is_empty() {
         ignored = task_id.take();
     }
     if let Some(t) = task_id {
-        cx.host
-            .tasks()
+        cx.shared
+            .tasks
             .check_assignable(t)
             .map_err(|e| Failure::Fixable(e.to_string()))?;
         // The worker knows its task from the board, not only from the prompt written
         // for it: the title, what done means, and the results it builds on.
-        if let Some(brief) = cx.host.tasks().brief(t) {
+        if let Some(brief) = cx.shared.tasks.brief(t) {
             first.push_str("\n\n");
             first.push_str(&brief);
         }
@@ -393,17 +393,12 @@ fn launch(
     // The task is the worker's before it can finish it.
     let id = AgentId::new();
     if let Some(t) = task_id {
-        cx.host
-            .tasks()
+        cx.shared
+            .tasks
             .assign(cx.team, cx.caller, t, id)
             .map_err(|e| Failure::Fixable(e.to_string()))?;
     }
-    if let Some(mode) = isolation {
-        cx.host.choose_isolation(id, mode);
-    }
-    if let Some(base) = base {
-        cx.host.give_base(id, base);
-    }
+    cx.host.isolate(id, isolation, base);
     cx.host.start_agent(NewAgent {
         id,
         parent: Some(cx.caller),

@@ -52,8 +52,8 @@ impl AgentTool for UpdateTask {
         let args: Args = parse(&self.spec(), args)?;
         non_empty("id", &args.id)?;
         let out = cx
-            .host
-            .tasks()
+            .shared
+            .tasks
             .update(cx.team, cx.caller, args.id.trim(), args.status, args.notes)
             .map_err(|e| Failure::Fixable(e.to_string()))?;
         Ok(Done::output(out.to_string()))

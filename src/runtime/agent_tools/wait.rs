@@ -68,7 +68,7 @@ impl AgentTool for WaitForAgents {
         let (mut done, running) = team.partition_busy(&ids);
         failures.retain(|f| !done.contains(f));
         done.extend(failures);
-        let news = cx.host.tasks().take_news();
+        let news = cx.shared.tasks.take_news();
         let batch = notice_batch(team, cx.caller, &done, &running, news).unwrap_or_default();
         Ok(Done::output(match unknown_ids {
             Some(note) => format!("[squad] {note}.\n{batch}"),

@@ -39,6 +39,28 @@ impl Team {
     }
 }
 
+/// Why a spawn's budget was refused; the spawning model reads it and may ask again.
+#[derive(Debug, thiserror::Error)]
+pub enum BudgetRefused {
+    #[error(
+        "your own {field} budget is spent ({limit} limit): you cannot give a worker any; \
+         return your results"
+    )]
+    Spent { field: &'static str, limit: String },
+    #[error("budget.{field} must be above 0, found {found}")]
+    NotPositive { field: &'static str, found: f64 },
+    #[error(
+        "budget.{field} = {asked} is looser than its ceiling of {ceiling} ({from}): ask for \
+         at most that, or leave budget.{field} out"
+    )]
+    Looser {
+        field: &'static str,
+        asked: String,
+        ceiling: String,
+        from: &'static str,
+    },
+}
+
 /// The budget of a new worker whose parent has `parent` (its budget and spend). Each measure `asked` must be positive and no
 /// looser than the config's per-agent limit or what the parent has left of its own
 /// budget; a measure not asked gets the tightest of those (or none).
@@ -46,7 +68,7 @@ pub fn for_worker(
     limits: &Limits,
     parent: (Budget, Spend),
     asked: Budget,
-) -> Result<Budget, String> {
+) -> Result<Budget, BudgetRefused> {
     let (own, spent) = parent;
     let left = |limit: Option<f64>, used: f64| limit.map(|l| l - used);
     let measures = [
@@ -100,14 +122,11 @@ type Measure = (
 fn worker_measure(
     (measure, asked, config, key, parent_left): Measure,
     own: &Budget,
-) -> Result<Option<f64>, String> {
+) -> Result<Option<f64>, BudgetRefused> {
     let field = measure.field();
     if parent_left.is_some_and(|l| l <= 0.0) {
-        return Err(format!(
-            "your own {field} budget is spent ({} limit): you cannot give a worker any; \
-             return your results",
-            measure.amount(own_limit(own, measure))
-        ));
+        let limit = measure.amount(own_limit(own, measure));
+        return Err(BudgetRefused::Spent { field, limit });
     }
     let ceiling = match (config, parent_left) {
         (Some(c), Some(p)) if p < c => Some((p, "what your own budget has left")),
@@ -117,15 +136,15 @@ fn worker_measure(
     };
     if let Some(a) = asked {
         if !(a.is_finite() && a > 0.0) {
-            return Err(format!("budget.{field} must be above 0, found {a}"));
+            return Err(BudgetRefused::NotPositive { field, found: a });
         }
         if let Some((c, from)) = ceiling.filter(|(c, _)| a > *c) {
-            return Err(format!(
-                "budget.{field} = {} is looser than its ceiling of {} ({from}): ask for at \
-                 most that, or leave budget.{field} out",
-                measure.amount(a),
-                measure.amount(c)
-            ));
+            return Err(BudgetRefused::Looser {
+                field,
+                asked: measure.amount(a),
+                ceiling: measure.amount(c),
+                from,
+            });
         }
     }
     Ok(asked.or(ceiling.map(|(c, _)| c)))

@@ -5,7 +5,7 @@
 //! list of tool names, and the runtime treats every call that changes files the same way:
 //! a worktree first, the approval gate, its changes recorded.
 
-use super::super::agent_tools::{AgentTool, Call, Effect, Failure, Host};
+use super::super::agent_tools::{AgentTool, Call, Effect, Failure, Host, Shared};
 use super::super::team::Team;
 use crate::mcp::{McpHub, McpTool};
 use crate::protocol::{AgentId, ApprovalAction};
@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 pub struct Invocation<'a> {
     pub agent: AgentId,
     pub team: &'a Team,
+    pub shared: Shared<'a>,
     pub host: &'a dyn Host,
     pub cancel: &'a CancellationToken,
 }
@@ -159,6 +160,7 @@ impl CallHandler for Agent {
         let cx = Call {
             caller: call.agent,
             team: call.team,
+            shared: call.shared,
             host: call.host,
             cancel: call.cancel,
         };
@@ -216,7 +218,7 @@ impl CallHandler for Mcp {
     }
 
     async fn run(&self, call: &Invocation<'_>, args: Value) -> Ran {
-        let max_bytes = call.host.config().tools.max_output_bytes;
+        let max_bytes = call.shared.config.tools.max_output_bytes;
         match self
             .hub
             .call(&self.tool.name, args, max_bytes, call.cancel)

@@ -5,7 +5,7 @@
 
 use super::SessionLimits;
 use crate::protocol::Op;
-use crate::runtime::cx::{AgentCx, Layer, ModelNext, Policy, Starting};
+use crate::runtime::cx::{AgentCx, Layer, ModelNext, OpRefused, Policy, Starting};
 use crate::runtime::points::{Called, ModelCall};
 use crate::runtime::session::Session;
 use async_trait::async_trait;
@@ -19,11 +19,13 @@ impl Policy for BudgetPolicy {
     }
 
     /// `/budget`: the user sets the session's cost limit.
-    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), String> {
+    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), OpRefused> {
         match op {
-            Op::SetSessionBudget { limit_usd } => {
-                super::set_session_limit(&session.team, &self.0, *limit_usd)
-            }
+            Op::SetSessionBudget { limit_usd } => Ok(super::set_session_limit(
+                &session.team,
+                &self.0,
+                *limit_usd,
+            )?),
             _ => Ok(()),
         }
     }

@@ -132,25 +132,29 @@ fn session_reached(team: &Team, session: &SessionLimits) -> bool {
     true
 }
 
+/// Why the user's new session limit was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LimitRefused {
+    #[error("a session budget is a positive amount of US dollars, not {0}")]
+    NotPositive(f64),
+    #[error("the session has spent {0} already: a new budget must be above that (or /budget off)")]
+    BelowSpent(String),
+}
+
 /// The user's new session limit (`None`: none). It must be above what was spent; a team
 /// the budget paused goes on.
 pub fn set_session_limit(
     team: &Team,
     session: &SessionLimits,
     limit_usd: Option<f64>,
-) -> Result<(), String> {
+) -> Result<(), LimitRefused> {
     if let Some(limit) = limit_usd {
         if !(limit.is_finite() && limit > 0.0) {
-            return Err(format!(
-                "a session budget is a positive amount of US dollars, not {limit}"
-            ));
+            return Err(LimitRefused::NotPositive(limit));
         }
         let spent = team.session_cost();
         if limit <= spent {
-            return Err(format!(
-                "the session has spent {} already: a new budget must be above that (or /budget off)",
-                dollars(spent)
-            ));
+            return Err(LimitRefused::BelowSpent(dollars(spent)));
         }
     }
     let was_holding = session.budget.set(limit_usd);

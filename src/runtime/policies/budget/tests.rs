@@ -47,7 +47,9 @@ fn a_tighter_budget_is_honoured_and_a_looser_one_refused_naming_field_and_ceilin
         tokens: Some(80_000),
         ..Budget::default()
     };
-    let e = for_worker(&l, unlimited_parent(), looser).unwrap_err();
+    let e = for_worker(&l, unlimited_parent(), looser)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("budget.tokens = 80,000 tokens"), "{e}");
     assert!(
         e.contains("50,000 tokens (limits.max_tokens_per_agent)"),
@@ -69,7 +71,9 @@ fn a_tighter_budget_is_honoured_and_a_looser_one_refused_naming_field_and_ceilin
         wall_s: Some(0),
         ..Budget::default()
     };
-    let e = for_worker(&Limits::default(), unlimited_parent(), zero).unwrap_err();
+    let e = for_worker(&Limits::default(), unlimited_parent(), zero)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("budget.wall_s must be above 0"), "{e}");
 }
 
@@ -101,7 +105,7 @@ fn a_worker_never_gets_more_than_its_parent_has_left() {
         tokens: Some(20_000),
         ..Budget::default()
     };
-    let e = for_worker(&l, parent, asked).unwrap_err();
+    let e = for_worker(&l, parent, asked).unwrap_err().to_string();
     assert!(
         e.contains("ceiling of 10,000 tokens (what your own budget has left)"),
         "{e}"
@@ -114,7 +118,9 @@ fn a_worker_never_gets_more_than_its_parent_has_left() {
             ..parent.1
         },
     );
-    let e = for_worker(&l, spent, Budget::default()).unwrap_err();
+    let e = for_worker(&l, spent, Budget::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("your own tokens budget is spent"), "{e}");
 }
 

@@ -11,15 +11,17 @@
 //! seconds; a checkpoint of 10,000 files a fraction of that (benches/checkpoint.rs), so the
 //! wait is rarely felt. Workers write only after a persona's tool call (their spawn).
 
+pub mod error;
 pub mod layer;
 pub mod rewind;
 
 use crate::checkpoint::{CheckpointStore, Keep, Live, prune};
 use crate::protocol::{AgentId, EventKind, Op};
-use crate::runtime::cx::{Layer, Policy, Starting};
+use crate::runtime::cx::{Layer, OpRefused, Policy, Starting};
 use crate::runtime::policies::pause::gate::PauseGate;
 use crate::runtime::session::Session;
 use crate::runtime::team::Team;
+use error::CheckpointFailed;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,7 +33,7 @@ pub struct Checkpoints {
     data: PathBuf,
     workspace: PathBuf,
     /// Opened at the first checkpoint (a `git init` the first time), on a blocking thread.
-    store: OnceCell<Result<Arc<CheckpointStore>, String>>,
+    store: OnceCell<Result<Arc<CheckpointStore>, CheckpointFailed>>,
     /// The number of the user's last message to the persona, over the whole session.
     last: AtomicU32,
     /// Turns true once the checkpoint of the latest message is taken (or failed).
@@ -85,7 +87,7 @@ impl Checkpoints {
     }
 
     /// The workspace's store, opened (made the first time) on a blocking thread.
-    pub async fn store(&self) -> Result<Arc<CheckpointStore>, String> {
+    pub async fn store(&self) -> Result<Arc<CheckpointStore>, CheckpointFailed> {
         let (data, workspace) = (self.data.clone(), self.workspace.clone());
         self.store
             .get_or_init(|| async move {
@@ -93,11 +95,7 @@ impl Checkpoints {
                     CheckpointStore::open(&data, &workspace).map(Arc::new)
                 })
                 .await;
-                match opened {
-                    Ok(Ok(store)) => Ok(store),
-                    Ok(Err(e)) => Err(e.to_string()),
-                    Err(e) => Err(e.to_string()),
-                }
+                Ok(opened??)
             })
             .await
             .clone()
@@ -124,7 +122,7 @@ impl Checkpoints {
         let start = Instant::now();
         let (checkpoint, error) = match self.take(message).await {
             Ok(id) => (Some(id), None),
-            Err(e) => (None, Some(e)),
+            Err(e) => (None, Some(e.to_string())),
         };
         let millis = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
         EventKind::CheckpointTaken {
@@ -135,14 +133,11 @@ impl Checkpoints {
         }
     }
 
-    async fn take(&self, message: u32) -> Result<String, String> {
+    async fn take(&self, message: u32) -> Result<String, CheckpointFailed> {
         let store = self.store().await?;
         let label = format!("before the user's message {message}");
-        tokio::task::spawn_blocking(move || store.checkpoint(&label))
-            .await
-            .map_err(|e| e.to_string())?
-            .map(|id| id.0)
-            .map_err(|e| e.to_string())
+        let id = tokio::task::spawn_blocking(move || store.checkpoint(&label)).await??;
+        Ok(id.0)
     }
 
     /// What a checkpoint could not read and rewind will not restore, each file told once.
@@ -209,7 +204,7 @@ impl Policy for CheckpointPolicy {
         }))
     }
 
-    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), String> {
+    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), OpRefused> {
         rewind::serve(session, self, op);
         Ok(())
     }

@@ -5,6 +5,7 @@
 //! (`rewind_refused`). `/undo` of a worker's merge is isolation's (`isolation/undo.rs`).
 
 use super::CheckpointPolicy;
+use super::error::{LogUnread, RewindFailed};
 use crate::checkpoint::{CheckpointStore, RewindWhat, points, rewind_events};
 use crate::protocol::{CheckpointSummary, Event, EventKind, Op};
 use crate::runtime::policies::pause::stop::stop;
@@ -44,25 +45,31 @@ fn list(session: &Arc<Session>, p: &CheckpointPolicy) {
         let listed = match parts(&session, &p).await {
             Ok((events, store)) => tokio::task::spawn_blocking(move || summaries(&events, &store))
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(RewindFailed::from)
                 .and_then(|listed| listed),
             Err(e) => Err(e),
         };
         match listed {
             Ok(list) => session.team.emit(root, EventKind::Checkpoints { list }),
-            Err(message) => session.team.emit(root, EventKind::Error { message }),
+            Err(e) => {
+                let message = e.to_string();
+                session.team.emit(root, EventKind::Error { message });
+            }
         }
     });
 }
 
-fn summaries(events: &[Event], store: &CheckpointStore) -> Result<Vec<CheckpointSummary>, String> {
+fn summaries(
+    events: &[Event],
+    store: &CheckpointStore,
+) -> Result<Vec<CheckpointSummary>, RewindFailed> {
     let Some(root) = events.first().map(|e| e.agent_id) else {
         return Ok(Vec::new());
     };
     let points = points(events, root);
     let ids: Vec<_> = points.iter().filter_map(|p| p.files.clone().ok()).collect();
     let mut since = (store.changes_since_each(&ids))
-        .map_err(|e| format!("cannot compare the workspace with its checkpoints: {e}"))?
+        .map_err(RewindFailed::Compare)?
         .into_iter();
     let mut list: Vec<CheckpointSummary> = points
         .into_iter()
@@ -83,23 +90,20 @@ fn summaries(events: &[Event], store: &CheckpointStore) -> Result<Vec<Checkpoint
 async fn parts(
     session: &Session,
     p: &CheckpointPolicy,
-) -> Result<(Vec<Event>, Arc<CheckpointStore>), String> {
-    let checkpoints = (p.checkpoints.as_ref()).ok_or(
-        "this session keeps no checkpoints (it has no data dir), so there is nothing to rewind",
-    )?;
-    let log = checkpoints
-        .log()
-        .ok_or("this session keeps no log to rewind")?;
+) -> Result<(Vec<Event>, Arc<CheckpointStore>), RewindFailed> {
+    let checkpoints = (p.checkpoints.as_ref()).ok_or(RewindFailed::NoCheckpoints)?;
+    let log = checkpoints.log().ok_or(RewindFailed::NoLog)?;
     let store = checkpoints.store().await?;
     // What was said last (a merge, an undo) must be in the log read back.
     session.team.events().on_disk().await;
     Ok((read(log)?, store))
 }
 
-pub fn read(log: PathBuf) -> Result<Vec<Event>, String> {
-    crate::session::read_events(&log)
-        .map(|(events, _)| events)
-        .map_err(|e| format!("cannot read the session log {}: {e}", log.display()))
+pub fn read(log: PathBuf) -> Result<Vec<Event>, LogUnread> {
+    match crate::session::read_events(&log) {
+        Ok((events, _)) => Ok(events),
+        Err(source) => Err(LogUnread { path: log, source }),
+    }
 }
 
 /// `Op::Rewind`: stops the team, then puts back what was asked.
@@ -113,7 +117,8 @@ fn rewind(
     let (session, p) = (session.clone(), p.clone());
     tokio::spawn(async move {
         let root = session.root();
-        if let Err(message) = rewind_now(&session, &p, message, what, force).await {
+        if let Err(e) = rewind_now(&session, &p, message, what, force).await {
+            let message = e.to_string();
             session.team.emit(root, EventKind::Error { message });
         }
         session.team.announce_if_idle();
@@ -126,16 +131,14 @@ async fn rewind_now(
     message: u32,
     what: RewindWhat,
     force: bool,
-) -> Result<(), String> {
+) -> Result<(), RewindFailed> {
     let (events, store) = parts(session, p).await?;
     quiet(session, p).await?;
     let root = session.root();
     let (done, kinds) = tokio::task::spawn_blocking(move || {
         rewind_events(&events, root, Some(&store), message, what, force)
     })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())?;
+    .await??;
     if kinds.is_empty() {
         let conflicts = done.files.map(|f| f.conflicts).unwrap_or_default();
         let refused = EventKind::RewindRefused { message, conflicts };
@@ -160,7 +163,7 @@ async fn rewind_now(
 
 /// Stops whatever runs and waits for the team to rest: files are put back only when no
 /// tool of squad's can write them any more.
-async fn quiet(session: &Session, p: &CheckpointPolicy) -> Result<(), String> {
+async fn quiet(session: &Session, p: &CheckpointPolicy) -> Result<(), RewindFailed> {
     let busy = |s: &Session| !s.team.with_status_where(|st| !st.is_idle()).is_empty();
     if !busy(session) {
         return Ok(());
@@ -175,10 +178,6 @@ async fn quiet(session: &Session, p: &CheckpointPolicy) -> Result<(), String> {
             }
         }
     };
-    tokio::time::timeout(SETTLE, rested).await.map_err(|_| {
-        format!(
-            "the team did not stop within {}s; nothing was rewound, try again",
-            SETTLE.as_secs()
-        )
-    })
+    (tokio::time::timeout(SETTLE, rested).await)
+        .map_err(|_| RewindFailed::NotStopped(SETTLE.as_secs()))
 }

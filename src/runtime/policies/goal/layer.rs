@@ -1,9 +1,9 @@
 //! The goal's layer, on the persona only: at the end of each of its turns, while a goal is
 //! active, the check runs and either ends the goal or sends the persona on.
 
-use super::{Goals, Next};
+use super::{GoalRefused, Goals, Next};
 use crate::protocol::{GOAL_REFUSED, Goal, GoalCheck, GoalEnd, Op, TurnEnd};
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
+use crate::runtime::cx::{AgentCx, Layer, OpRefused, Policy, Starting};
 use crate::runtime::points::AfterTurn;
 use crate::runtime::session::Session;
 use crate::runtime::team::FanIn;
@@ -26,11 +26,12 @@ impl Policy for GoalPolicy {
 
     /// `/goal` sets or clears the goal; the user's `/stop` ends it too (a rewind's stop
     /// keeps it).
-    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), String> {
+    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), OpRefused> {
         let team = &session.team;
         match op {
             Op::SetGoal { goal } => {
-                (set_goal(session, &self.0, goal.clone())).map_err(|e| format!("{GOAL_REFUSED}{e}"))
+                let set = set_goal(session, &self.0, goal.clone());
+                set.map_err(|e| format!("{GOAL_REFUSED}{e}").into())
             }
             Op::Stop => {
                 self.0.end_active(team, GoalEnd::Stopped);
@@ -42,7 +43,7 @@ impl Policy for GoalPolicy {
 }
 
 /// `/goal`: a goal whose only check is the project's rules needs rules to check.
-fn set_goal(session: &Session, goals: &Goals, goal: Option<Goal>) -> Result<(), String> {
+fn set_goal(session: &Session, goals: &Goals, goal: Option<Goal>) -> Result<(), GoalRefused> {
     let nothing_to_run = |g: &Goal| {
         g.rules
             && g.check.trim().is_empty()
@@ -50,11 +51,7 @@ fn set_goal(session: &Session, goals: &Goals, goal: Option<Goal>) -> Result<(), 
             && (session.config.tools.test_command.as_deref()).is_none_or(|c| c.trim().is_empty())
     };
     if goal.as_ref().is_some_and(nothing_to_run) {
-        return Err(
-            "the goal's check is the project's rules, and none are configured: no \
-             [tools] test_command, no [[verify.rules]]; give it --check CMD"
-                .into(),
-        );
+        return Err(GoalRefused::NoRules);
     }
     goals.set(&session.team, goal)
 }

@@ -18,6 +18,20 @@ use crate::protocol::{Goal, GoalCheck, GoalEnd, GoalTrack};
 use crate::runtime::team::Team;
 use std::sync::Mutex;
 
+/// Why the user's `/goal` was refused (after `goal: `, `protocol::GOAL_REFUSED`).
+#[derive(Debug, thiserror::Error)]
+pub enum GoalRefused {
+    #[error("no goal is set")]
+    NoGoal,
+    /// What `Goal::validate` said of it.
+    #[error("{0}")]
+    Invalid(String),
+    #[error(
+        "the goal's check is the project's rules, and none are configured: no \
+         [tools] test_command, no [[verify.rules]]; give it --check CMD"
+    )]
+    NoRules,
+}
 /// The session's goal, if one was set.
 #[derive(Default)]
 pub struct Goals {
@@ -55,14 +69,14 @@ impl Goals {
     }
 
     /// `Op::SetGoal`: a new goal replaces the active one; `None` stops it.
-    pub fn set(&self, team: &Team, goal: Option<Goal>) -> Result<(), String> {
+    pub fn set(&self, team: &Team, goal: Option<Goal>) -> Result<(), GoalRefused> {
         let Some(goal) = goal else {
             return match self.end_active(team, GoalEnd::Stopped) {
                 true => Ok(()),
-                false => Err("no goal is set".into()),
+                false => Err(GoalRefused::NoGoal),
             };
         };
-        goal.validate()?;
+        goal.validate().map_err(GoalRefused::Invalid)?;
         let spent_usd = team.session_cost();
         self.lock().set(&goal, spent_usd);
         let kind = crate::protocol::EventKind::GoalSet { goal, spent_usd };

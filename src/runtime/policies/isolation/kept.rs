@@ -6,6 +6,7 @@
 //! Only the user merges it as it is (`Op::MergeWorker`: `/merge`, `squad merge`, ACP's
 //! `/merge`), or the worker, spoken to again, returns a result that passes.
 
+use super::error::MergeRefused;
 use super::merge::{describe, merge, merged, merged_paths, tell_supervisor};
 use super::worker::{WorkerIsolation, branch_of};
 use crate::isolation::MergeOutcome;
@@ -104,26 +105,24 @@ impl WorkerIsolation {
         &self,
         team: &Team,
         agent: AgentId,
-    ) -> Result<Vec<String>, String> {
-        let worktrees = self.worktrees.as_ref().ok_or(
-            "this session's workers write in the workspace itself: there is no change to merge",
-        )?;
+    ) -> Result<Vec<String>, MergeRefused> {
+        let worktrees = self.worktrees.as_ref().ok_or(MergeRefused::Shared)?;
         let (short, branch) = (agent.short(), branch_of(agent));
         let report = if self.has_own(agent) {
             merge(team, self, worktrees, agent).await
         } else {
             let outcome = (worktrees.merge_kept(branch.clone()).await)
-                .map_err(|e| format!("could not merge {branch}: {e}"))?
-                .ok_or_else(|| {
-                    format!(
-                        "worker {short} has no unmerged change (no worktree, no branch {branch})"
-                    )
+                .map_err(|source| MergeRefused::Git {
+                    branch: branch.clone(),
+                    source,
+                })?
+                .ok_or_else(|| MergeRefused::NoChange {
+                    short: short.clone(),
+                    branch: branch.clone(),
                 })?;
             from_branch(team, agent, outcome)
         };
-        let report = report.ok_or_else(|| {
-            format!("worker {short}'s change is already in the workspace: nothing to merge")
-        })?;
+        let report = report.ok_or(MergeRefused::AlreadyIn(short))?;
         team.emit(agent, EventKind::MergeReport(report.clone()));
         tell_supervisor(
             team,

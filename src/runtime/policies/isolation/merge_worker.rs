@@ -6,6 +6,7 @@
 //! `merge_conflict`); a refusal is an `error` on the persona starting `merge:`.
 
 use super::IsolationPolicy;
+use super::error::MergeRefused;
 use crate::protocol::{AgentId, EventKind, MERGE_REFUSED};
 use crate::runtime::session::Session;
 use crate::runtime::team::Team;
@@ -24,14 +25,11 @@ pub fn serve(session: &Arc<Session>, p: &IsolationPolicy, name: &str) {
     });
 }
 
-async fn merge(session: &Session, p: &IsolationPolicy, name: &str) -> Result<(), String> {
+async fn merge(session: &Session, p: &IsolationPolicy, name: &str) -> Result<(), MergeRefused> {
     let team = &session.team;
     let agent = resolve(session, p, name).await?;
     if !team.status(agent).is_some_and(|s| s.is_idle()) {
-        return Err(format!(
-            "worker {} is at work: wait until its turn ends (or stop it), then merge",
-            agent.short()
-        ));
+        return Err(MergeRefused::AtWork(agent.short()));
     }
     let merged = p.isolation.merge_on_purpose(team, agent).await?;
     // Merged files are squad's writes: a rewind takes them back without asking.
@@ -44,14 +42,18 @@ async fn merge(session: &Session, p: &IsolationPolicy, name: &str) -> Result<(),
 }
 
 /// The worker `name` names.
-async fn resolve(session: &Session, p: &IsolationPolicy, name: &str) -> Result<AgentId, String> {
+async fn resolve(
+    session: &Session,
+    p: &IsolationPolicy,
+    name: &str,
+) -> Result<AgentId, MergeRefused> {
     let team = &session.team;
     let name = name.trim();
     let name = name.strip_prefix("squad/").unwrap_or(name);
     let workers: Vec<AgentId> = team.subtree(session.root()).into_iter().skip(1).collect();
     if name.is_empty() {
-        let list = unmerged(session, p, &workers).await;
-        return Err(format!("name the worker to merge. {list}"));
+        let unmerged = unmerged(session, p, &workers).await;
+        return Err(MergeRefused::Unnamed { unmerged });
     }
     let full = AgentId::parse(name);
     let by_id: Vec<AgentId> = (workers.iter().copied())
@@ -66,14 +68,15 @@ async fn resolve(session: &Session, p: &IsolationPolicy, name: &str) -> Result<A
     match found.as_slice() {
         [one] => Ok(*one),
         [] => {
-            let list = unmerged(session, p, &workers).await;
-            Err(format!("no worker `{name}` in this session. {list}"))
+            let unmerged = unmerged(session, p, &workers).await;
+            let name = name.to_string();
+            Err(MergeRefused::NoSuch { name, unmerged })
         }
-        many => Err(format!(
-            "`{name}` names {} workers ({}): give its id",
-            many.len(),
-            listed(team, many)
-        )),
+        many => Err(MergeRefused::Ambiguous {
+            name: name.to_string(),
+            count: many.len(),
+            listed: listed(team, many),
+        }),
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod base;
 pub mod confinement;
+pub mod error;
 mod kept;
 pub mod layer;
 mod leases;
@@ -17,7 +18,7 @@ pub mod unmerge;
 pub mod worker;
 
 use crate::protocol::Op;
-use crate::runtime::cx::{AgentCx, Layer, Policy, Starting};
+use crate::runtime::cx::{AgentCx, Layer, OpRefused, Policy, Starting};
 use crate::runtime::policies::checkpoint::Checkpoints;
 use crate::runtime::policies::verification::checks::Checks;
 use crate::runtime::session::Session;
@@ -42,7 +43,7 @@ impl Policy for IsolationPolicy {
     }
 
     /// The user's look at a worker's change, its merge on purpose, and its undo.
-    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), String> {
+    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), OpRefused> {
         match op {
             Op::ShowDiff { agent_id } => undo::show_diff(session, self, *agent_id),
             Op::MergeWorker { worker } => merge_worker::serve(session, self, worker),

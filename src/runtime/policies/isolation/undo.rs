@@ -4,6 +4,7 @@
 //! edits unless told to (`force`): they are named first (`undo_refused`).
 
 use super::IsolationPolicy;
+use super::error::UndoFailed;
 use crate::protocol::{AgentId, Event, EventKind, MergeRecord};
 use crate::runtime::policies::checkpoint::rewind::read;
 use crate::runtime::session::Session;
@@ -29,7 +30,8 @@ pub fn show_diff(session: &Arc<Session>, p: &IsolationPolicy, agent_id: AgentId)
 pub fn undo_merge(session: &Arc<Session>, p: &IsolationPolicy, agent: AgentId, force: bool) {
     let (session, p) = (session.clone(), p.clone());
     tokio::spawn(async move {
-        if let Err(message) = undo_now(&session, &p, agent, force).await {
+        if let Err(e) = undo_now(&session, &p, agent, force).await {
+            let message = e.to_string();
             session.team.emit(agent, EventKind::Error { message });
         }
     });
@@ -40,17 +42,14 @@ async fn undo_now(
     p: &IsolationPolicy,
     agent: AgentId,
     force: bool,
-) -> Result<(), String> {
+) -> Result<(), UndoFailed> {
     let log = (p.checkpoints.as_ref())
         .and_then(|c| c.log())
-        .ok_or("this session keeps no log, so it knows no merge to undo")?;
+        .ok_or(UndoFailed::NoLog)?;
     session.team.events().on_disk().await;
     let records = merges(&read(log)?, agent);
     if records.is_empty() {
-        return Err(format!(
-            "worker {} has no merged change to undo (none, or it was undone)",
-            agent.short()
-        ));
+        return Err(UndoFailed::NoMerge(agent.short()));
     }
     let (mut files, mut undone) = (Vec::new(), false);
     for record in records.into_iter().rev() {
@@ -70,10 +69,7 @@ async fn undo_now(
         }
     }
     if !undone {
-        return Err(format!(
-            "nothing of worker {}'s merged change is left in the workspace: nothing to undo",
-            agent.short()
-        ));
+        return Err(UndoFailed::NothingLeft(agent.short()));
     }
     files.sort();
     files.dedup();

@@ -1,6 +1,7 @@
 //! `/undo` of a worker's merged change, for the runtime: through the merge queue, so it
 //! never runs beside a merge, and told in the protocol's words.
 
+use super::error::UnmergeFailed;
 use super::merge::conflict_file;
 use super::worker::WorkerIsolation;
 use crate::isolation::{Conflict, UnmergeOutcome};
@@ -13,12 +14,9 @@ impl WorkerIsolation {
         &self,
         record: MergeRecord,
         force: bool,
-    ) -> Result<UnmergeOutcome, String> {
-        let worktrees = (self.worktrees.as_ref()).ok_or(
-            "this session's workers write in the workspace itself: there is no merge to undo",
-        )?;
-        (worktrees.unmerge(record, force).await)
-            .map_err(|e| format!("could not undo the merge: {e}"))
+    ) -> Result<UnmergeOutcome, UnmergeFailed> {
+        let worktrees = (self.worktrees.as_ref()).ok_or(UnmergeFailed::Shared)?;
+        Ok(worktrees.unmerge(record, force).await?)
     }
 
     /// The top of the repository merges write in (the workspace's folder or above it).

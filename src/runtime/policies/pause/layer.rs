@@ -4,7 +4,7 @@
 
 use super::gate::PauseGate;
 use crate::protocol::{EventKind, Op};
-use crate::runtime::cx::{AgentCx, Layer, ModelNext, Policy, Starting, ToolNext};
+use crate::runtime::cx::{AgentCx, Layer, ModelNext, OpRefused, Policy, Starting, ToolNext};
 use crate::runtime::points::{Called, ModelCall};
 use crate::runtime::session::Session;
 use crate::runtime::tool_call::{STOPPED, ToolOut, ToolReq};
@@ -19,7 +19,7 @@ impl Policy for PausePolicy {
     }
 
     /// `/pause`, `/resume` (said once per change), and `/stop`.
-    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), String> {
+    fn on_op(&self, session: &Arc<Session>, op: &Op) -> Result<(), OpRefused> {
         match op {
             Op::Pause | Op::Resume if self.0.set(matches!(op, Op::Pause)) => {
                 let kind = match op {
