@@ -110,6 +110,11 @@ pub struct SessionsArgs {
 
 #[derive(Debug, Args)]
 pub struct SandboxArgs {
+    /// Run it in this environment (`[environments.NAME]`) instead, through its tool server,
+    /// in its work folder with that side's sandbox.
+    #[arg(long, value_name = "NAME")]
+    pub env: Option<String>,
+
     /// The program and its arguments (`squad sandbox -- cargo build`; for shell syntax,
     /// `squad sandbox -- bash -c '…'`).
     #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]

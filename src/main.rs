@@ -163,6 +163,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 squad::sandbox::support(),
             );
             let level = sandbox.level().narrowed(&role.sandbox);
+            if let Some(name) = &args.env {
+                let run = squad::environments::check::sandbox_command(
+                    &config,
+                    name,
+                    level,
+                    &args.command,
+                );
+                let (code, out) = runtime()?.block_on(run)?;
+                print!("{out}");
+                return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+            }
             eprintln!(
                 "squad: {} (root {})",
                 sandbox.describe(level),

@@ -309,3 +309,109 @@ async fn a_missing_image_fails_naming_the_environment_and_leaves_no_container() 
     );
     assert!(podman.containers_named("squad-nobox-").is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_each_environment_and_sandbox_env_runs_a_command_there() {
+    let test = "doctor_checks_each_environment";
+    let (Some(sshd), Some(podman)) = (Sshd::start(test), Podman::start(test)) else {
+        return;
+    };
+    let far = far_root();
+    let mounts: Vec<String> = Podman::squad_mounts(Path::new(SQUAD));
+    let sb = common::Sandbox::new();
+    sb.workspace_config(&format!(
+        "[environments.far]\nkind = \"ssh\"\nhost = \"{host}\"\nworkdir = \"{far}\"\n\
+         squad = \"{SQUAD}\"\nssh_config = \"{cfg}\"\n\
+         [environments.box]\nkind = \"container\"\nimage = \"{IMAGE}\"\nsocket = \"{sock}\"\n\
+         squad = \"/usr/local/bin/squad\"\nmounts = {mounts:?}\n\
+         [environments.nobox]\nkind = \"container\"\nimage = \"localhost/squad-no-such:1\"\n\
+         socket = \"{sock}\"\n",
+        host = Sshd::HOST,
+        far = far.path().display(),
+        cfg = sshd.ssh_config.display(),
+        sock = podman.socket,
+    ));
+    let run = sb.run(None, &["doctor", "--demo"]).await;
+    let line = |name: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.contains(&format!("environment {name} (")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{}", run.stdout))
+            .to_string()
+    };
+    let far_line = line("far");
+    assert!(
+        far_line.starts_with("✓ environment far (ssh squad-test-sshd:"),
+        "{far_line}"
+    );
+    assert!(
+        far_line.contains("squad 0.1.0 runs there") && far_line.contains("git version"),
+        "{far_line}"
+    );
+    // The busybox image has no git: the line says so, with the fix.
+    let box_line = line("box");
+    assert!(
+        box_line.starts_with("✗ environment box (container"),
+        "{box_line}"
+    );
+    assert!(
+        box_line.contains("git does not run there — install git in the image"),
+        "{box_line}"
+    );
+    let nobox = line("nobox");
+    assert!(
+        nobox.contains("cannot create a container from localhost/squad-no-such:1"),
+        "{nobox}"
+    );
+    assert!(
+        nobox.contains("— pull or build the image (`podman pull localhost/squad-no-such:1`)"),
+        "{nobox}"
+    );
+    assert_eq!(run.code, 1, "a failed check fails the doctor");
+    assert!(
+        podman.containers_named("squad-box-").is_empty(),
+        "doctor leaves no container"
+    );
+
+    let run = sb
+        .run(
+            None,
+            &[
+                "sandbox",
+                "--env",
+                "far",
+                "--",
+                "sh",
+                "-c",
+                "echo $SQUAD_FAR_SIDE; cat far-only.txt; exit 3",
+            ],
+        )
+        .await;
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("ssh\nfar side"), "{}", run.stdout);
+    let run = sb
+        .run(
+            None,
+            &[
+                "sandbox",
+                "--env",
+                "box",
+                "--",
+                "cat",
+                "/etc/squad-far-side",
+            ],
+        )
+        .await;
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("container"), "{}", run.stdout);
+    let run = sb
+        .run(None, &["sandbox", "--env", "nope", "--", "true"])
+        .await;
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr
+            .contains("environment 'nope': not in the config (known: box, far, nobox)"),
+        "{}",
+        run.stderr
+    );
+}

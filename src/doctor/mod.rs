@@ -48,7 +48,8 @@ pub enum Status {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Check {
     /// What kind of check: `config`, `profile`, `roles`, `local`, `key`, `server`, `model`,
-    /// `wire`, `assist`, `tool_protocol`, `context_window`, `mcp`, `dirs`, `sandbox`, `agents_md`.
+    /// `wire`, `assist`, `tool_protocol`, `context_window`, `mcp`, `environment`, `dirs`, `sandbox`,
+    /// `agents_md`.
     pub check: &'static str,
     pub status: Status,
     pub message: String,
@@ -124,6 +125,7 @@ pub async fn run(input: &DoctorInput) -> Report {
             checks::context_windows(config, roles.as_ref(), &mut checks).await;
         }
         checks::mcp_servers(config, &input.sources.workspace, &mut checks).await;
+        environments(config, &mut checks).await;
         hooks(config, &input.tool_names, &mut checks);
     } else {
         checks.push(Check::skip(
@@ -148,6 +150,19 @@ pub async fn run(input: &DoctorInput) -> Report {
         // The demo model is in the process: no server is called.
         base_url: config.filter(|_| !input.demo).map(|c| c.provider.base_url),
         checks,
+    }
+}
+
+/// One line per configured environment: its tool server reached the way a worker's would
+/// be (so squad runs there), and git there.
+async fn environments(config: &crate::config::Config, out: &mut Vec<Check>) {
+    let level = crate::sandbox::Level::of_session(&config.sandbox);
+    for (name, env) in &config.environments {
+        let probe = crate::environments::check::probe(name, env, level).await;
+        out.push(match probe.ok {
+            true => Check::pass("environment", probe.message),
+            false => Check::fail("environment", probe.message, probe.fix.unwrap_or_default()),
+        });
     }
 }
 

@@ -6,6 +6,7 @@
 //! seam where a worker's tool calls go to it. The model calls, keys, approvals, hooks,
 //! budgets, verification and merges stay on this side.
 
+pub mod check;
 pub mod child;
 pub mod client;
 pub mod container;

@@ -37,7 +37,8 @@ pub fn command(
     if let Some(file) = &config.ssh_config {
         cmd.arg("-F").arg(expand_home(file));
     }
-    cmd.args(["-T", "-o", "BatchMode=yes", "-o", "ControlMaster=auto"])
+    cmd.args(["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=15"])
+        .args(["-o", "ControlMaster=auto"])
         .arg("-o")
         .arg(format!("ControlPath={}/%C", dir.display()))
         .args(["-o", "ControlPersist=60", host, "--"]);
@@ -63,7 +64,7 @@ fn control_dir() -> Result<&'static Path, String> {
 }
 
 /// `'text'` for a POSIX shell.
-fn quote(text: &str) -> String {
+pub fn quote(text: &str) -> String {
     if !text.is_empty()
         && text
             .chars()
