@@ -251,7 +251,7 @@ async fn every_tool_runs_in_a_podman_container_without_network_and_it_is_removed
     let env = container_env(&podman);
     // Sandbox off: the container alone keeps the network out.
     let init = init(Path::new("/work"), SandboxMode::Off, true);
-    let remote = ::squad::environments::connect("box", &env, &init)
+    let remote = ::squad::environments::connect("tools-box", &env, &init)
         .await
         .unwrap();
     assert_eq!(remote.hello().root, "/work");
@@ -273,11 +273,11 @@ async fn every_tool_runs_in_a_podman_container_without_network_and_it_is_removed
     let ran = ok(&remote, "run_command", json!({ "command": cmd })).await;
     assert!(ran.contains("rc=1"), "a connect must fail: {ran}");
     assert!(!ran.contains("eth0"), "only a loopback: {ran}");
-    let names = podman.containers_named("squad-box-");
+    let names = podman.containers_named("squad-tools-box-");
     assert_eq!(names.len(), 1, "{names:?}");
     drop(remote);
     let start = std::time::Instant::now();
-    while !podman.containers_named("squad-box-").is_empty() {
+    while !podman.containers_named("squad-tools-box-").is_empty() {
         assert!(
             start.elapsed().as_secs() < 20,
             "the worker's container is left"

@@ -61,6 +61,7 @@ pub async fn probe(name: &str, config: &EnvironmentConfig, level: Level) -> Prob
     };
     let hello = remote.hello().clone();
     let git = run(&remote, "git --version").await;
+    remote.close().await;
     let found = format!(
         "{head}: squad {} runs there, root {}; {}",
         hello.squad, hello.root, hello.sandbox
@@ -91,9 +92,9 @@ pub async fn run_there(
     command: &str,
 ) -> Result<(i32, String), EnvError> {
     let remote = connect(name, config, level).await?;
-    run(&remote, command)
-        .await
-        .map_err(|e| EnvError::new(name, e.to_string()))
+    let ran = run(&remote, command).await;
+    remote.close().await;
+    ran.map_err(|e| EnvError::new(name, e.to_string()))
 }
 
 /// `squad sandbox --env NAME -- CMD`: the command run there as a worker's `run_command`

@@ -44,7 +44,14 @@ pub async fn connect(env: &str, mut command: Command, init: &Init) -> Result<Rem
 }
 
 /// The child process, killed with its connection (`kill_on_drop`).
-struct ChildGuard(#[allow(dead_code)] tokio::process::Child);
+struct ChildGuard(tokio::process::Child);
+
+#[async_trait::async_trait]
+impl super::client::Transport for ChildGuard {
+    async fn close(&mut self) {
+        let _ = self.0.kill().await;
+    }
+}
 
 /// `squad tool-server` of `exe` (this very binary, by default) as a child: the transport
 /// with no network and no engine, for tests and benches of the protocol itself.

@@ -56,7 +56,14 @@ pub struct Remote {
     /// Why the stream ended, once it has.
     ended: Arc<Mutex<Option<String>>>,
     /// Keeps the transport alive (the child process, the container) as long as this.
-    _transport: Box<dyn Send + Sync>,
+    transport: Box<dyn Transport>,
+}
+
+/// What carries a connection: ended by [`Remote::close`], or when dropped (then as far as
+/// a drop can: a container's removal is spawned on the runtime, if one still runs).
+#[async_trait::async_trait]
+pub trait Transport: Send + Sync {
+    async fn close(&mut self);
 }
 
 impl Remote {
@@ -67,7 +74,7 @@ impl Remote {
         writer: W,
         init: &Init,
         stderr: StderrTail,
-        transport: Box<dyn Send + Sync>,
+        transport: Box<dyn Transport>,
     ) -> Result<Self, EnvError>
     where
         R: AsyncRead + Unpin + Send + 'static,
@@ -122,8 +129,13 @@ impl Remote {
             pending,
             next_id: AtomicU64::new(1),
             ended,
-            _transport: transport,
+            transport,
         })
+    }
+
+    /// Ends the connection and what carries it (the child, the container), waiting for it.
+    pub async fn close(mut self) {
+        self.transport.close().await;
     }
 
     /// What the far side said of itself.

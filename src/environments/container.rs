@@ -175,9 +175,22 @@ struct ContainerGuard {
     id: String,
 }
 
+#[async_trait::async_trait]
+impl super::client::Transport for ContainerGuard {
+    async fn close(&mut self) {
+        let id = std::mem::take(&mut self.id);
+        if !id.is_empty() {
+            remove(&self.docker, &id).await;
+        }
+    }
+}
+
 impl Drop for ContainerGuard {
     fn drop(&mut self) {
         let (docker, id) = (self.docker.clone(), std::mem::take(&mut self.id));
+        if id.is_empty() {
+            return;
+        }
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move { remove(&docker, &id).await });
         }
