@@ -122,6 +122,7 @@ fn the_crate_has_no_catch_all_arm_over_events_and_its_docs_name_real_files() {
     assert!(out.contains("0 fold(s) not exhaustive"), "{out}");
     assert!(!out.contains("doc names what is not there:"), "{out}");
     assert!(out.contains("0 doc path(s) not there"), "{out}");
+    assert!(out.contains("0 layer point name(s) not true"), "{out}");
 }
 
 const LIB: (&str, &str) = ("src/lib.rs", "pub mod run;\npub mod tools;\n");
@@ -311,4 +312,47 @@ fn each_fold_keeps_a_match_that_names_every_kind() {
     // The metrics still have a match naming all three: an `if let` before it is fine.
     assert!(!out.contains("src/protocol/metrics.rs"), "{out}");
     assert!(out.contains("3 fold(s) not exhaustive"), "{out}");
+}
+
+/// A runtime with a three-point layer trait and one policy whose layer overrides one.
+const CX: (&str, &str) = (
+    "src/runtime/cx.rs",
+    "pub trait Layer {\n    fn before_task(&self) {\n        fn helper() {}\n    }\n    async fn tool_call(&self) {}\n    fn hear(&self) {}\n}\n",
+);
+const PAUSE: (&str, &str) = (
+    "src/runtime/policies/pause/mod.rs",
+    "pub struct Gate;\nimpl super::super::cx::Layer for Gate {\n    async fn tool_call(&self) {}\n}\n",
+);
+
+#[test]
+fn docs_name_the_layer_points_there_are_and_a_policy_row_its_own() {
+    let good_doc = "The `Layer` trait has three points.\n\n| point | may |\n|---|---|\n| `before_task` | add a note |\n| `tool_call` | refuse |\n| `hear` | listen |\n\n<!-- paths under src/runtime/policies -->\n| order | policy | points |\n|---|---|---|\n| 1 | `pause/`: the gate | tool_call |\n\n<!-- every layer point -->\n```\nmessage ─► before_task ─► tool_call ─► hear(TurnStart)\n```\n";
+    let dir = tree(&[CX, PAUSE, ("docs/architecture.md", good_doc)]);
+    let Some((passed, out)) = house_rules(dir.path()) else {
+        return;
+    };
+    assert!(passed, "{out}");
+    assert!(out.contains("0 layer point name(s) not true"), "{out}");
+
+    // The trait's `hear` became `settle`'s old name in one place, the docs kept the old
+    // names: a point that is gone, a row missing, the count, the policy's row, the block.
+    let stale = good_doc
+        .replace("| `hear` | listen |", "| `settle` | listen |")
+        .replace("three points", "four points")
+        .replace("| tool_call |", "| tool_call, before_tool |")
+        .replace("─► hear(TurnStart)", "─► settle");
+    let dir = tree(&[CX, PAUSE, ("docs/architecture.md", &stale)]);
+    let (passed, out) = house_rules(dir.path()).unwrap();
+    assert!(!passed, "{out}");
+    for line in [
+        "docs/architecture.md:1: `four points`: the Layer trait has 3",
+        "docs/architecture.md:7: `settle` is no point of the Layer trait",
+        "docs/architecture.md:3: the table of points has no row for `hear`",
+        "docs/architecture.md:12: `before_tool` is no point of the Layer trait",
+        "docs/architecture.md:12: `pause/`'s layer has tool_call, the row names tool_call, before_tool",
+        "docs/architecture.md:14: the block after it names no `hear`",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    assert!(out.contains("6 layer point name(s) not true"), "{out}");
 }
