@@ -71,10 +71,15 @@ fn serve(session: &Arc<Session>, policies: &Arc<Policies>, op: Op) {
         Op::SetApproval { approval } => super::settings::set_approval(session, approval)
             .err()
             .map(|e| (root, e.to_string())),
-        other => control(session, &other).or_else(|| {
+        op @ (Op::Interrupt { .. }
+        | Op::Despawn { .. }
+        | Op::Compact { .. }
+        | Op::Continue { .. }) => control(session, &op),
+        // Pause, resume, stop, /budget, /goal, diff, merge, undo, rewind: the policies'.
+        other => {
             let refused = policies.on_op(session, &other);
             refused.into_iter().next().map(|e| (root, e.to_string()))
-        }),
+        }
     };
     if let Some((agent, message)) = refused {
         session.team.emit(agent, EventKind::Error { message });

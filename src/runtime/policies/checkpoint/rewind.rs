@@ -170,7 +170,7 @@ async fn quiet(session: &Session, p: &CheckpointPolicy) -> Result<(), RewindFail
     }
     // Every status change bumps the team's version: wait on it, not on a clock.
     let mut changes = session.team.subscribe();
-    stop(session, &p.pause);
+    stop(&session.team, &p.pause);
     let rested = async {
         while busy(session) {
             if changes.changed().await.is_err() {

@@ -28,7 +28,7 @@ impl Policy for PausePolicy {
                 };
                 session.team.emit(session.root(), kind);
             }
-            Op::Stop => super::stop::stop(session, &self.0),
+            Op::Stop => super::stop::stop(&session.team, &self.0),
             _ => {}
         }
         Ok(())

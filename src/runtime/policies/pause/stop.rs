@@ -2,13 +2,12 @@
 
 use super::gate::PauseGate;
 use crate::protocol::EventKind;
-use crate::runtime::session::Session;
+use crate::runtime::team::Team;
 
 /// Every worker cancelled (descendants included), the persona's turn ended; the session
 /// stays open. A stop also lifts a pause: the next message starts afresh.
-pub fn stop(session: &Session, pause: &PauseGate) {
-    let team = &session.team;
-    let root = session.root();
+pub fn stop(team: &Team, pause: &PauseGate) {
+    let root = team.root();
     let cancelled: usize = team
         .children(root)
         .into_iter()
