@@ -356,3 +356,48 @@ fn docs_name_the_layer_points_there_are_and_a_policy_row_its_own() {
     }
     assert!(out.contains("6 layer point name(s) not true"), "{out}");
 }
+
+#[test]
+fn a_row_of_a_folder_table_names_what_its_file_imports_from_the_folder() {
+    // turn.rs imports its sibling calls.rs; calls.rs imports nothing of run/.
+    let files = |doc: &str| {
+        tree(&[
+            LIB,
+            (
+                "src/run/mod.rs",
+                "pub mod turn;\npub mod calls;\npub mod start;\n",
+            ),
+            (
+                "src/run/turn.rs",
+                "use super::calls::call;\npub fn turn() { call(); }\n",
+            ),
+            ("src/run/calls.rs", "pub fn call() {}\n"),
+            (
+                "src/run/start.rs",
+                "pub fn start() { super::turn::turn(); }\n",
+            ),
+            TOOLS,
+            ("docs/architecture.md", doc),
+        ])
+    };
+    let good = "<!-- paths under src/run -->\n| file | owns | imports |\n|---|---|---|\n| `turn.rs` | the turn | calls (`call`) |\n| `calls.rs` | the calls | nothing |\n| `start.rs` | the start | everything below |\n";
+    let dir = files(good);
+    let Some((passed, out)) = house_rules(dir.path()) else {
+        return;
+    };
+    assert!(passed, "{out}");
+
+    let stale = good
+        .replace("| calls (`call`) |", "| nothing |")
+        .replace("| the calls | nothing |", "| the calls | turn |");
+    let dir = files(&stale);
+    let (passed, out) = house_rules(dir.path()).unwrap();
+    assert!(!passed, "{out}");
+    for line in [
+        "docs/architecture.md:4: `turn.rs` imports `calls`, its row does not say so",
+        "docs/architecture.md:5: `calls.rs` imports no `turn`, its row says it does",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    assert!(out.contains("2 doc path(s) not there"), "{out}");
+}
