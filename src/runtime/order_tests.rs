@@ -303,3 +303,57 @@ async fn the_approval_comes_after_the_layers() {
     );
     assert!(!dir.path().join("f.txt").exists());
 }
+
+/// A policy that gives no layer and writes down each op it hears; `refuses` says no to it.
+struct Hears {
+    name: &'static str,
+    log: Log,
+    refuses: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0} refused it")]
+struct Said(&'static str);
+
+impl Policy for Hears {
+    fn layer_for(&self, _agent: &super::cx::Starting) -> Option<Box<dyn Layer>> {
+        None
+    }
+
+    fn on_op(
+        &self,
+        _session: &Arc<super::session::Session>,
+        op: &crate::protocol::Op,
+    ) -> Result<(), super::cx::OpRefused> {
+        crate::sync::lock(&self.log).push(format!("{} {op:?}", self.name));
+        match self.refuses {
+            true => Err(Box::new(Said(self.name))),
+            false => Ok(()),
+        }
+    }
+}
+
+#[test]
+fn an_op_is_heard_by_every_policy_in_order_and_a_policy_is_found_by_its_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let ts = TestSession::new(dir.path(), Parts::default());
+    let l: Log = Default::default();
+    let hears = |name, refuses| -> Box<dyn Policy> {
+        Box::new(Hears {
+            name,
+            log: l.clone(),
+            refuses,
+        })
+    };
+    let policies = Arc::new(super::cx::Policies::new(vec![
+        hears("a", false),
+        hears("b", true),
+        hears("c", false),
+    ]));
+    let refused = policies.on_op(&ts.session, &crate::protocol::Op::Pause);
+    let said: Vec<String> = refused.iter().map(|e| e.to_string()).collect();
+    assert_eq!(said, ["b refused it"]);
+    assert_eq!(*crate::sync::lock(&l), ["a Pause", "b Pause", "c Pause"]);
+    assert_eq!(policies.get::<Hears>().map(|h| h.name), Some("a"));
+    assert!(policies.get::<AskPolicy>().is_none());
+}
