@@ -5,7 +5,11 @@
 //! the checkpoint's id:
 //!
 //! a. nothing changed since the commit (target: ≤ 0.5 s and ≤ 5 MB added for 20,000);
-//! b. 10 committed files edited and 10 new ones, which are all a checkpoint must store.
+//! b. 10 committed files edited and 10 new ones, which are all a checkpoint must store;
+//! c. the workspace a subfolder of a monorepo (`packages/app` of that many files, beside a
+//!    `packages/lib` of a tenth as many), nothing changed;
+//! d. the workspace at the top with `* text=auto` in `.gitattributes` and
+//!    `core.autocrlf=input`, nothing changed (each entry's blob length is checked).
 //!
 //! "Bytes added" is what the data dir takes on disk afterwards (allocated blocks, as `du`
 //! counts them), and in brackets the files' lengths. `SQUAD_BENCH_RUNS` runs (3 by default);
@@ -50,12 +54,38 @@ fn body(i: usize) -> String {
 
 fn workspace(top: &Path, files: usize) {
     std::fs::write(top.join(".gitignore"), "target/\n*.log\n").unwrap();
+    fill(top, files);
+    git(top, &["init", "-q"]);
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-qm", "the user's files"]);
+}
+
+fn fill(top: &Path, files: usize) {
     for i in 0..files {
         let dir = top.join(format!("d{:04}", i / PER_FOLDER));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(format!("f{i}.rs")), body(i)).unwrap();
     }
+}
+
+/// A monorepo whose `packages/app` has `files` files: the workspace it returns.
+fn monorepo(top: &Path, files: usize) -> std::path::PathBuf {
+    std::fs::write(top.join(".gitignore"), "node_modules/\n*.log\n").unwrap();
+    let app = top.join("packages/app");
+    fill(&app, files);
+    fill(&top.join("packages/lib"), files / 10);
     git(top, &["init", "-q"]);
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-qm", "the user's files"]);
+    app
+}
+
+/// A repository that normalises line endings (all its files are LF already).
+fn normalising(top: &Path, files: usize) {
+    std::fs::write(top.join(".gitattributes"), "* text=auto\n").unwrap();
+    fill(top, files);
+    git(top, &["init", "-q"]);
+    git(top, &["config", "core.autocrlf", "input"]);
     git(top, &["add", "-A"]);
     git(top, &["commit", "-qm", "the user's files"]);
 }
@@ -155,5 +185,17 @@ fn main() {
         }
         let (t, s) = first(ws.path(), runs);
         print("b. first checkpoint, 10 edited and 10 new", &t, &s);
+        drop(ws);
+
+        let repo = tempfile::tempdir().unwrap();
+        let app = monorepo(repo.path(), files);
+        let (t, s) = first(&app, runs);
+        print("c. subfolder of a monorepo, nothing changed", &t, &s);
+        drop(repo);
+
+        let repo = tempfile::tempdir().unwrap();
+        normalising(repo.path(), files);
+        let (t, s) = first(repo.path(), runs);
+        print("d. text=auto and autocrlf, nothing changed", &t, &s);
     }
 }

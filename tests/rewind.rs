@@ -514,3 +514,36 @@ async fn an_unreadable_file_is_skipped_and_told_once() {
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
     assert_eq!(sb.read("secret.txt"), "do not read\n", "left as it was");
 }
+
+/// A checkpoint that fails (here: squad's data dir has a file where the checkpoints' folder
+/// goes) no longer passes in silence: the run says so once and goes on with the turn.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_checkpoint_is_told_and_the_turn_goes_on() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write("a.txt", "one\n");
+    std::fs::create_dir_all(sb.data_dir()).unwrap();
+    std::fs::write(sb.data_dir().join("checkpoints"), "not a folder").unwrap();
+    mock.push_all([
+        write_call("w1", "a.txt", "two\n"),
+        MockResponse::text("done"),
+    ]);
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "--json", "make it two"]);
+    let run = Run::from(run_with_timeout(cmd).await);
+    run.assert_ok();
+    let events = run.events();
+    let taken = of_type(&events, "checkpoint_taken");
+    assert!(taken[0]["error"].is_string(), "{:?}", taken[0]);
+    let told: Vec<&Value> = of_type(&events, "notice")
+        .into_iter()
+        .filter(|e| {
+            e["message"]
+                .as_str()
+                .unwrap()
+                .contains("checkpoints failed")
+        })
+        .collect();
+    assert_eq!(told.len(), 1, "said once: {told:?}");
+    assert_eq!(sb.read("a.txt"), "two\n");
+}

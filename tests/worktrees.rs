@@ -968,10 +968,10 @@ async fn workers_that_only_read_and_report_start_no_git_process() {
     let commits = checkpoint.iter().filter(|c| c.contains(" commit-tree "));
     assert_eq!(commits.count(), 1, "one checkpoint: {checkpoint:#?}");
     // A new store's first checkpoint reads the user's repository once to borrow its
-    // objects and index (issue 49 part 3): its layout and object format, and whether a
-    // filter or autocrlf applies. Once per session, none per worker.
+    // objects and index (issue 49 part 3): its layout and object format, and whether
+    // autocrlf or an attributes file may convert files. Once per session, none per worker.
     let (borrow, calls): (Vec<&str>, Vec<&str>) = calls.into_iter().partition(|c| {
-        c.contains(" --show-object-format") || c.contains(" config --get-regexp ^filter")
+        c.contains(" --show-object-format") || c.contains(" config --get-regexp ^core")
     });
     assert!(borrow.len() <= 2, "the store's borrow, once: {borrow:#?}");
     // The session's own, and the workers' one shared base (a snapshot of the workspace

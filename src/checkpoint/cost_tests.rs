@@ -7,7 +7,7 @@ use super::*;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-fn git(top: &Path, args: &[&str]) -> String {
+pub(super) fn git(top: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@localhost"])
         .args(args)
@@ -28,7 +28,7 @@ fn files(top: &Path, n: usize) {
 }
 
 /// The blobs stored in the store's own object folder (not its alternate's).
-fn own_blobs(store: &CheckpointStore) -> Vec<String> {
+pub(super) fn own_blobs(store: &CheckpointStore) -> Vec<String> {
     let objects = store.git_dir().join("objects");
     let mut ids = Vec::new();
     for dir in std::fs::read_dir(&objects).unwrap().flatten() {

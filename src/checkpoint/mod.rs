@@ -5,8 +5,10 @@
 //! `.gitignore` files apply, but the user's `.git` (index, refs, stash) is never touched,
 //! and a workspace outside any repository is checkpointed the same way.
 //!
-//! In a git workspace a new store borrows the user's objects and index (`borrow`), so a
-//! checkpoint costs what changed, not a copy of the repository; outside git each
+//! In a git workspace (its top or a subfolder) a new store borrows the user's objects and
+//! index entries (`borrow`, `index_file`, `trust`, `ignores`), so a checkpoint costs what
+//! changed, not a copy of the repository; files are kept as their bytes are, whatever the
+//! user's git converts (line endings, LFS), so a rewind is exact; outside git each
 //! checkpoint stores only the files that differ from the last one (git's own index and
 //! objects). A file a checkpoint cannot read is left out and told once (`unreadable`).
 //! Stores no session used for a while go (`prune`), never one a session holds (`live`).
@@ -17,14 +19,20 @@
 //! restore first checkpoints the present, so a rewind can itself be taken back.
 
 mod borrow;
+mod ignores;
+mod index_file;
 mod live;
 mod prune;
 mod restore;
 mod rewind;
 mod store;
+mod trust;
 mod unreadable;
+mod user_repo;
 mod written;
 
+#[cfg(test)]
+mod borrow_tests;
 #[cfg(test)]
 mod cost_tests;
 #[cfg(test)]

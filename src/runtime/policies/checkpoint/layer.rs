@@ -23,7 +23,11 @@ impl Layer for CheckpointLayer {
             let checkpoints = self.checkpoints.clone();
             cx.session().agent_tasks.spawn(async move {
                 let taken = checkpoints.taken(message).await;
+                let failed = checkpoints.failed(&taken);
                 session.team.emit(persona, taken);
+                if let Some(told) = failed {
+                    session.team.emit(persona, told);
+                }
                 if let Some(told) = checkpoints.unreadable().await {
                     session.team.emit(persona, told);
                 }

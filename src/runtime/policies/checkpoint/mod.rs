@@ -23,7 +23,7 @@ use crate::runtime::session::Session;
 use crate::runtime::team::Team;
 use error::CheckpointFailed;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::{OnceCell, watch};
@@ -42,6 +42,8 @@ pub struct Checkpoints {
     log: Option<PathBuf>,
     /// Keeps a prune from removing the store while the session runs (none if it failed).
     _live: Option<Live>,
+    /// A failed checkpoint was told: the session says it once, not at every message.
+    failure_told: AtomicBool,
 }
 
 impl Checkpoints {
@@ -69,6 +71,7 @@ impl Checkpoints {
             last: AtomicU32::new(last),
             pending: Mutex::new(None),
             log: None,
+            failure_told: AtomicBool::new(false),
         }
     }
 
@@ -138,6 +141,24 @@ impl Checkpoints {
         let label = format!("before the user's message {message}");
         let id = tokio::task::spawn_blocking(move || store.checkpoint(&label)).await??;
         Ok(id.0)
+    }
+
+    /// A checkpoint that failed (for another reason than an unreadable file, which is left
+    /// out instead), told the first time only: the turn goes on without it.
+    pub fn failed(&self, taken: &EventKind) -> Option<EventKind> {
+        let EventKind::CheckpointTaken {
+            error: Some(error), ..
+        } = taken
+        else {
+            return None;
+        };
+        if self.failure_told.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        let message = format!(
+            "checkpoints failed, so /rewind cannot go back to before this message: {error}"
+        );
+        Some(EventKind::Notice { message })
     }
 
     /// What a checkpoint could not read and rewind will not restore, each file told once.
