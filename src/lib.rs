@@ -5,6 +5,7 @@
 //! that call the `model` and `tools`, confined to the `workspace`.
 
 pub mod acp;
+pub mod acp_client;
 pub mod checkpoint;
 pub mod config;
 pub mod context;
