@@ -129,7 +129,7 @@ async fn connect(name: &str, config: &EnvironmentConfig, level: Level) -> Result
 async fn run(remote: &Remote, command: &str) -> Result<(i32, String), crate::tools::ToolError> {
     let out = remote
         .call(
-            "run_command",
+            crate::tools::RUN_COMMAND,
             json!({ "command": command }),
             &CancellationToken::new(),
         )

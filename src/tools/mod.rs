@@ -14,7 +14,7 @@ mod read_only;
 mod search;
 mod settings;
 mod shell;
-pub use shell::{TESTS_FAILED, TESTS_PASSED};
+pub use shell::{RUN_COMMAND, TESTS_FAILED, TESTS_PASSED};
 #[cfg(test)]
 mod names_check;
 mod test_command;

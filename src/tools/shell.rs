@@ -14,6 +14,8 @@ use std::time::Duration;
 
 /// How a `run_tests` result starts: the model reads it, and the answer layer tells a pass
 /// from a failure by it.
+/// The command tool's name, for the far side's checks that run a command as a worker would.
+pub const RUN_COMMAND: &str = "run_command";
 pub const TESTS_PASSED: &str = "tests passed";
 pub const TESTS_FAILED: &str = "tests FAILED";
 
@@ -65,7 +67,7 @@ impl ToolHandler for RunCommand {
 
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "run_command".to_string(),
+            name: RUN_COMMAND.to_string(),
             description: "Run a shell command (bash -c) in the workspace root, sandboxed; stdin \
                 is closed (pass --yes). Returns the exit code and output (long output keeps \
                 both ends). Read files with read_file."
