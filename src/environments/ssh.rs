@@ -1,7 +1,7 @@
 //! The ssh transport: the user's own `ssh`, so their `~/.ssh/config`, agent, keys and
 //! ProxyJump apply as in their shell. Every connection to one host shares one TCP and SSH
-//! session (`ControlMaster=auto`), through a socket in a folder private to this squad
-//! process; the master lingers a minute after the last worker left (`ControlPersist`).
+//! session (`ControlMaster=auto`), through a socket in a folder only the user can use; the
+//! master lingers a minute after the last worker left (`ControlPersist`).
 
 use super::EnvError;
 use super::client::Remote;
@@ -48,18 +48,34 @@ pub fn command(
     Ok(cmd)
 }
 
-/// This process's folder for ssh's control sockets, made once, readable by the user only.
+/// The user's folder for ssh's control sockets, `/tmp/squad-ssh-UID`, made once with mode
+/// 0700 and refused unless it is the user's own and no one else's: one fixed folder, so no
+/// process leaves one behind, and squad processes of one user share a host's connection.
 fn control_dir() -> Result<&'static Path, String> {
-    static DIR: OnceLock<Result<tempfile::TempDir, String>> = OnceLock::new();
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     DIR.get_or_init(|| {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        // SAFETY: getuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::getuid() };
         // Short: a unix socket's path must fit in about 100 bytes (`%C` adds 40).
-        tempfile::Builder::new()
-            .prefix("squad-ssh-")
-            .tempdir_in("/tmp")
-            .map_err(|e| format!("cannot make a folder for ssh's shared connection: {e}"))
+        let dir = PathBuf::from(format!("/tmp/squad-ssh-{uid}"));
+        let made = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+        if let Err(e) = made
+            && !dir.is_dir()
+        {
+            return Err(format!("cannot make {} for ssh's shared connection: {e}", dir.display()));
+        }
+        let meta = std::fs::symlink_metadata(&dir).map_err(|e| e.to_string())?;
+        if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+            return Err(format!(
+                "{} is not a folder only you can use; remove it (ssh's shared connection lives there)",
+                dir.display()
+            ));
+        }
+        Ok(dir)
     })
     .as_ref()
-    .map(|d| d.path())
+    .map(PathBuf::as_path)
     .map_err(Clone::clone)
 }
 
