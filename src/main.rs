@@ -512,16 +512,7 @@ fn print_roles(roles: &RoleSet) {
     for warning in &roles.warnings {
         eprintln!("warning: {warning}");
     }
-    let width = roles.iter().map(|r| r.name.len()).max().unwrap_or(4);
-    for role in roles.iter() {
-        println!(
-            "{:<width$}  {}  [{}]",
-            role.name,
-            role.description,
-            role.source,
-            width = width
-        );
-    }
+    print!("{}", squad::roles::listing(roles));
 }
 
 fn print_sessions(

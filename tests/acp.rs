@@ -564,6 +564,8 @@ async fn the_modes_are_the_roles_and_set_mode_hands_the_session_over() {
         ids.contains(&"copilot") && ids.contains(&"architect"),
         "{ids:?}"
     );
+    // An agent role (another agent over ACP) is no persona to become.
+    assert!(!ids.contains(&"opencode"), "{ids:?}");
 
     c.request(
         2,

@@ -196,14 +196,14 @@ impl Server {
         opts.replay_to_frontend = true;
         opts.editor = editor.clone().map(|e| e as _);
         mcp::join(&mut opts.config.mcp_servers, open.mcp_servers);
-        let modes: Vec<SessionMode> = opts
-            .roles
-            .iter()
+        // An agent role (another ACP agent) is not a persona this session can become.
+        let personas = || opts.roles.iter().filter(|r| r.agent.is_none());
+        let modes: Vec<SessionMode> = personas()
             .map(|r| {
                 SessionMode::new(r.name.clone(), r.name.clone()).description(r.description.clone())
             })
             .collect();
-        let mode_names = opts.roles.iter().map(|r| r.name.clone()).collect();
+        let mode_names = personas().map(|r| r.name.clone()).collect();
         let mut handle = crate::runtime::start_session(opts)
             .await
             .map_err(|e| error(code, e.to_string()))?;

@@ -47,7 +47,7 @@ pub enum Status {
 /// One line of the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Check {
-    /// What kind of check: `config`, `profile`, `roles`, `local`, `key`, `server`, `model`,
+    /// What kind of check: `config`, `profile`, `roles`, `agent`, `local`, `key`, `server`, `model`,
     /// `wire`, `assist`, `tool_protocol`, `context_window`, `mcp`, `environment`, `dirs`, `sandbox`,
     /// `agents_md`.
     pub check: &'static str,
@@ -112,6 +112,7 @@ pub async fn run(input: &DoctorInput) -> Report {
         }
     }
     let roles = checks::roles(input, config.as_ref(), &mut checks);
+    agents(roles.as_ref(), &mut checks);
     if let Some(config) = &config {
         if input.demo {
             checks.push(demo_model());
@@ -163,6 +164,35 @@ async fn environments(config: &crate::config::Config, out: &mut Vec<Check>) {
             true => Check::pass("environment", probe.message),
             false => Check::fail("environment", probe.message, probe.fix.unwrap_or_default()),
         });
+    }
+}
+
+/// One line per agent role (another agent over ACP): `✓` when its command is found, `·`
+/// with how to install it when not (not a failure: a role not used needs nothing).
+fn agents(roles: Option<&crate::roles::RoleSet>, out: &mut Vec<Check>) {
+    for role in roles.iter().flat_map(|r| r.iter()) {
+        let Some(agent) = &role.agent else {
+            continue;
+        };
+        let line = crate::roles::command_line(agent);
+        let check = match crate::roles::find_command(&agent.command) {
+            Some(path) => Check::pass(
+                "agent",
+                format!(
+                    "agent role {}: `{line}` installed ({})",
+                    role.name,
+                    path.display()
+                ),
+            ),
+            None => Check {
+                fix: Some(crate::roles::install_hint(&agent.command)),
+                ..Check::skip(
+                    "agent",
+                    format!("agent role {}: `{line}` not installed", role.name),
+                )
+            },
+        };
+        out.push(check);
     }
 }
 

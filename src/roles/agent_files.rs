@@ -92,11 +92,12 @@ pub fn claude_agent(text: &str) -> Result<(Role, Vec<String>), AgentFileError> {
     let name = (fm.text("name")).ok_or(AgentFileError::Missing("its front matter", "name"))?;
     let mut notes = Vec::new();
     let tools = fm.list("tools").map(|list| squad_tools(&list, &mut notes));
+    let agent = fm.fields.get("agent").cloned();
     let role = build(
         &name,
         &fm.text("description").unwrap_or_default(),
         fm.body,
-        fm.text("model").as_deref(),
+        (fm.text("model").as_deref(), agent),
         tools,
     )?;
     Ok((role, notes))
@@ -109,12 +110,18 @@ pub fn codex_agent(text: &str) -> Result<(Role, Vec<String>), AgentFileError> {
         (table.get(k).and_then(toml::Value::as_str)).ok_or(AgentFileError::Missing("it", k))
     };
     let name = s("name")?;
-    let prompt = s("developer_instructions")?;
+    let agent = table.get("agent").map(serde_json::to_value).transpose();
+    let agent = agent.map_err(|e| AgentFileError::Role(format!("agent: {e}")))?;
+    // An agent's own instructions are its own: an agent role needs none.
+    let prompt = match agent {
+        Some(_) => s("developer_instructions").unwrap_or_default(),
+        None => s("developer_instructions")?,
+    };
     let role = build(
         name,
         s("description").unwrap_or_default(),
         prompt,
-        s("model").ok(),
+        (s("model").ok(), agent),
         None,
     )?;
     Ok((role, Vec::new()))
@@ -163,10 +170,15 @@ fn build(
     name: &str,
     description: &str,
     prompt: &str,
-    model: Option<&str>,
+    (model, agent): (Option<&str>, Option<serde_json::Value>),
     tools: Option<Vec<String>>,
 ) -> Result<Role, AgentFileError> {
     let (level, model) = model_fields(model);
+    // Checked on its own so a typo is named under `agent`.
+    if let Some(agent) = &agent {
+        serde_json::from_value::<crate::acp_client::AgentCommand>(agent.clone())
+            .map_err(|e| AgentFileError::Role(format!("agent: {e}")))?;
+    }
     let role: Role = serde_json::from_value(json!({
         "name": name.trim(),
         "description": description.trim(),
@@ -174,6 +186,7 @@ fn build(
         "level": level,
         "model": model,
         "tools": tools,
+        "agent": agent,
     }))
     .map_err(|e| AgentFileError::Role(e.to_string()))?;
     super::check_fields(&role).map_err(|p| AgentFileError::Role(p.to_string()))?;

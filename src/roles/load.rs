@@ -114,6 +114,9 @@ pub fn load_roles_with(
         check_fields(&role).map_err(|p| built_in(p.to_string()))?;
         layers.entry(role.name.clone()).or_default().push(role);
     }
+    for role in super::agents::built_in_agents() {
+        layers.entry(role.name.clone()).or_default().push(role);
+    }
 
     let layers_of = [
         (home, user_dir.map(|d| d.join("roles"))),
@@ -160,7 +163,8 @@ pub fn load_roles_with(
     let mut from_agent_files = Vec::new();
     for (_, mut stack) in layers {
         if let Some(role) = stack.pop() {
-            if super::agent_files::is_agent_file(&role.source) {
+            // An agent role is not a native worker; spawning one is not wired yet.
+            if super::agent_files::is_agent_file(&role.source) && role.agent.is_none() {
                 from_agent_files.push(role.name.clone());
             }
             set.insert(role);

@@ -3,9 +3,11 @@
 //! `.squad/roles/` override them by name.
 
 mod agent_files;
+mod agents;
 mod load;
 mod save;
 
+pub use agents::{availability, command_line, find_command, install_hint, listing};
 pub use load::{DEFAULT_ROLE, RoleError, RoleSet, load_roles, load_roles_from, load_roles_with};
 pub use save::{SaveRoleError, save_role};
 
@@ -117,6 +119,8 @@ pub struct Role {
     pub level: Option<String>,
     #[serde(default)]
     pub model: Option<String>,
+    /// Required, except for an agent role (`agent`), whose agent has its own.
+    #[serde(default)]
     pub system_prompt: String,
     /// Allow-list; absent means every tool except `excluded_tools`.
     #[serde(default)]
@@ -156,6 +160,10 @@ pub struct Role {
     /// machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<String>,
+    /// Another agent speaking ACP over stdio that this role's workers are, instead of a
+    /// squad model loop: `agent = { command = "opencode", args = ["acp"] }` (issue 53).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<crate::acp_client::AgentCommand>,
     /// Where the role came from; filled by the loader, never read from the file.
     #[serde(skip)]
     pub source: RoleSource,
@@ -259,10 +267,20 @@ fn check_fields(role: &Role) -> Result<(), TomlProblem> {
             ),
         ));
     }
-    if role.system_prompt.trim().is_empty() {
+    if role.system_prompt.trim().is_empty() && role.agent.is_none() {
         return Err(problem(
             "system_prompt",
-            "expected the role's instructions, found an empty string".to_string(),
+            "expected the role's instructions (needed unless it has an `agent`), found an empty string or none".into(),
+        ));
+    }
+    if role
+        .agent
+        .as_ref()
+        .is_some_and(|a| a.command.trim().is_empty())
+    {
+        return Err(problem(
+            "agent.command",
+            "expected the agent's program (`opencode`, a path), found an empty string".into(),
         ));
     }
     if role

@@ -1,6 +1,6 @@
 use super::*;
 use crate::config::Config;
-use crate::roles::Audience;
+use crate::roles::{Audience, command_line, install_hint};
 use std::fs;
 use tempfile::TempDir;
 
@@ -38,13 +38,18 @@ impl Dirs {
     }
 }
 
-const BUILT_IN_NAMES: [&str; 8] = [
+const BUILT_IN_NAMES: [&str; 13] = [
     "agentic_coder",
     "architect",
+    "claude_code",
     "code_reviewer",
+    "codex",
     "copilot",
     "documentation",
+    "gemini",
     "implementer",
+    "opencode",
+    "squad_acp",
     "test_writer",
     "tester",
 ];
@@ -55,7 +60,8 @@ fn built_ins_load_without_warnings_and_reference_only_known_roles() {
     let set = load_roles_from(None, tmp.path()).unwrap();
     assert!(set.warnings.is_empty(), "{:?}", set.warnings);
     assert_eq!(set.names(), BUILT_IN_NAMES);
-    for role in set.iter() {
+    // The agent roles are checked in `built_in_agent_roles_name_the_agents_users_have`.
+    for role in set.iter().filter(|r| r.agent.is_none()) {
         assert_eq!(role.source, RoleSource::BuiltIn);
         assert!(
             role.system_prompt.len() > 200,
@@ -161,7 +167,7 @@ fn broken_files_are_skipped_with_warnings_naming_file_and_key() {
         (
             "noprompt.toml",
             "name = \"c\"\n",
-            "missing key 'system_prompt'",
+            "system_prompt: expected the role's instructions",
         ),
         (
             "type.toml",
@@ -402,4 +408,125 @@ fn a_role_names_its_environment_and_an_unknown_one_is_named_with_the_known_ones(
             path.display()
         )
     );
+}
+
+#[test]
+fn built_in_agent_roles_name_the_agents_users_have() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = load_roles_from(None, tmp.path()).unwrap();
+    let lines: Vec<String> = set
+        .iter()
+        .filter_map(|r| Some(format!("{}: {}", r.name, command_line(r.agent.as_ref()?))))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "claude_code: claude-code-acp",
+            "codex: codex-acp",
+            "gemini: gemini --acp",
+            "opencode: opencode acp",
+            "squad_acp: squad acp",
+        ]
+    );
+    assert_eq!(
+        install_hint("codex-acp"),
+        "npm install -g @zed-industries/codex-acp"
+    );
+    // No native worker's tools or prompt, and the persona does not spawn them yet.
+    let copilot = set.require(DEFAULT_ROLE).unwrap();
+    assert!(!copilot.enabled_agents.iter().any(|a| a == "opencode"));
+}
+
+#[test]
+fn an_agent_role_file_and_agent_files_parse_into_an_agent_command() {
+    let d = Dirs::new();
+    d.ws_role(
+        "oc.toml",
+        "name = \"oc\"\ndescription = \"OpenCode, pinned\"\n\
+         agent = { command = \"opencode\", args = [\"acp\"], env = { OPENCODE_CONFIG = \"oc.json\" }, cwd = \"/srv\" }\n",
+    );
+    let agents = d.workspace.join(".claude/agents");
+    fs::create_dir_all(&agents).unwrap();
+    fs::write(
+        agents.join("gem.md"),
+        "---\nname: gem\nagent:\n  command: gemini\n  args: [--acp, --yolo]\n---\n",
+    )
+    .unwrap();
+    let codex = d.workspace.join(".codex/agents");
+    fs::create_dir_all(&codex).unwrap();
+    fs::write(
+        codex.join("cx.toml"),
+        "name = \"cx\"\nagent = { command = \"/opt/codex-acp\" }\n",
+    )
+    .unwrap();
+    let set = d.load();
+    assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+    let oc = set.require("oc").unwrap().agent.clone().unwrap();
+    assert_eq!(
+        oc,
+        crate::acp_client::AgentCommand {
+            command: "opencode".into(),
+            args: vec!["acp".into()],
+            env: [("OPENCODE_CONFIG".to_string(), "oc.json".to_string())].into(),
+            cwd: Some("/srv".into()),
+        }
+    );
+    let gem = set.require("gem").unwrap().agent.clone().unwrap();
+    assert_eq!(command_line(&gem), "gemini --acp --yolo");
+    let cx = set.require("cx").unwrap().agent.clone().unwrap();
+    assert_eq!(cx.command, "/opt/codex-acp");
+    // A role without an agent still needs its instructions.
+    d.ws_role("bare.toml", "name = \"bare\"\n");
+    let set = d.load();
+    assert!(
+        set.warnings
+            .iter()
+            .any(|w| w.contains("bare.toml") && w.contains("system_prompt: expected")),
+        "{:?}",
+        set.warnings
+    );
+}
+
+#[test]
+fn an_agent_with_a_typo_or_a_bad_type_is_skipped_with_its_key_named() {
+    let d = Dirs::new();
+    d.ws_role(
+        "typo.toml",
+        "name = \"t\"\nagent = { comand = \"opencode\" }\n",
+    );
+    d.ws_role(
+        "args.toml",
+        "name = \"a\"\nagent = { command = \"opencode\", args = \"acp\" }\n",
+    );
+    d.ws_role("empty.toml", "name = \"e\"\nagent = { command = \" \" }\n");
+    let agents = d.workspace.join(".claude/agents");
+    fs::create_dir_all(&agents).unwrap();
+    fs::write(
+        agents.join("md.md"),
+        "---\nname: md\nagent:\n  command: gemini\n  argz: [--acp]\n---\n",
+    )
+    .unwrap();
+    let set = d.load();
+    let warning = |file: &str| {
+        set.warnings
+            .iter()
+            .find(|w| w.contains(file))
+            .unwrap_or_else(|| panic!("no warning for {file}: {:?}", set.warnings))
+            .clone()
+    };
+    let typo = warning("typo.toml");
+    assert!(typo.contains("agent") && typo.contains("comand"), "{typo}");
+    let args = warning("args.toml");
+    assert!(args.contains("agent.args"), "{args}");
+    assert!(args.contains("expected"), "{args}");
+    let empty = warning("empty.toml");
+    assert!(
+        empty.contains("agent.command: expected the agent's program"),
+        "{empty}"
+    );
+    let md = warning("md.md");
+    assert!(md.contains("agent: unknown field `argz`"), "{md}");
+    for name in ["t", "a", "e", "md"] {
+        assert!(set.get(name).is_none(), "{name} loaded");
+    }
 }

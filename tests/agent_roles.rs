@@ -1,0 +1,83 @@
+//! Agent roles (issue 53, part 1's config side): the built-in roles for other agents over
+//! ACP are listed by `squad roles` and `squad doctor` with whether their command is on
+//! `PATH`, and how to install it when not. Run through the real binary with a `PATH`
+//! holding a fake `opencode`, and with one that holds nothing.
+
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+/// `squad ARGS…` in `sb` with `PATH` set to `path` only.
+async fn run_with_path(sb: &Sandbox, path: &Path, args: &[&str]) -> Run {
+    let mut cmd = sb.command(None);
+    cmd.env("PATH", path).args(args);
+    Run::from(run_with_timeout(cmd).await)
+}
+
+fn line<'a>(out: &'a str, start: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.starts_with(start))
+        .unwrap_or_else(|| panic!("no line starting {start:?} in:\n{out}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn roles_and_doctor_say_which_agents_are_installed() {
+    let sb = Sandbox::new();
+    let with = sb.tmp.path().join("bin-with");
+    let without = sb.tmp.path().join("bin-without");
+    std::fs::create_dir_all(&with).unwrap();
+    std::fs::create_dir_all(&without).unwrap();
+    let opencode = with.join("opencode");
+    std::fs::write(&opencode, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&opencode, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let roles = run_with_path(&sb, &with, &["roles"]).await;
+    roles.assert_ok();
+    let oc = line(&roles.stdout, "opencode ");
+    assert!(
+        oc.contains(&format!(
+            "agent: `opencode acp`, installed ({})",
+            opencode.display()
+        )),
+        "{oc}"
+    );
+    let codex = line(&roles.stdout, "codex ");
+    assert!(
+        codex.contains(
+            "agent: `codex-acp`, not installed — npm install -g @zed-industries/codex-acp"
+        ),
+        "{codex}"
+    );
+    // A native role says nothing of an agent.
+    assert!(!line(&roles.stdout, "implementer ").contains("agent:"));
+
+    let roles = run_with_path(&sb, &without, &["roles"]).await;
+    roles.assert_ok();
+    let oc = line(&roles.stdout, "opencode ");
+    assert!(
+        oc.contains("agent: `opencode acp`, not installed — npm install -g opencode-ai"),
+        "{oc}"
+    );
+
+    let doctor = run_with_path(&sb, &with, &["doctor", "--demo"]).await;
+    let oc = line(&doctor.stdout, "✓ agent role opencode:");
+    assert!(oc.contains(&opencode.display().to_string()), "{oc}");
+    let gemini = line(&doctor.stdout, "· agent role gemini:");
+    assert!(
+        gemini.ends_with("`gemini --acp` not installed — npm install -g @google/gemini-cli"),
+        "{gemini}"
+    );
+
+    let doctor = run_with_path(&sb, &without, &["doctor", "--demo"]).await;
+    let oc = line(&doctor.stdout, "· agent role opencode:");
+    assert!(
+        oc.ends_with("not installed — npm install -g opencode-ai"),
+        "{oc}"
+    );
+    assert!(!doctor.stdout.contains("✓ agent role"), "{}", doctor.stdout);
+}
