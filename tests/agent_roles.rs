@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::agents::*;
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -80,4 +81,42 @@ async fn roles_and_doctor_say_which_agents_are_installed() {
         "{oc}"
     );
     assert!(!doctor.stdout.contains("✓ agent role"), "{}", doctor.stdout);
+}
+
+/// Until squad can start agent workers, an agent role is never run as a native agent with
+/// no instructions: not as the persona (`--role`), and not as a worker a persona spawns
+/// (even one whose role lists it); the model reads why and the session goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_role_is_not_run_as_a_native_agent() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    let run = sb.exec(&mock, &["--role", "opencode", "go"]).await;
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("role `opencode` is another agent (`opencode`)"),
+        "{}",
+        run.stderr
+    );
+    assert!(mock.requests().is_empty(), "no model call was made");
+
+    sb.write(
+        ".squad/roles/lead.toml",
+        "name = \"lead\"\nsystem_prompt = \"You lead.\"\nenabled_agents = [\"opencode\"]\n",
+    );
+    mock.set_responder(|body| match tool_count(body) {
+        0 => spawn("opencode", "write x.txt"),
+        _ => MockResponse::text("done"),
+    });
+    sb.exec(&mock, &["--role", "lead", "--approval", "auto", "go"])
+        .await
+        .assert_ok();
+    let reqs = mock.requests();
+    assert!(!reqs.iter().any(|r| is_worker(&r.body)), "no worker ran");
+    let last = &reqs.last().unwrap().body;
+    let told = &tool_messages(last)[0].1;
+    assert!(
+        told.contains("is another agent") && told.contains("cannot run them"),
+        "{told}"
+    );
 }

@@ -186,6 +186,18 @@ impl std::fmt::Display for RoleSource {
 }
 
 impl Role {
+    /// Why this role cannot run as a worker or a persona yet: it is another agent, and
+    /// squad does not start agent workers (issue 53's spawn) — its empty prompt would
+    /// otherwise make a native agent with no instructions.
+    pub fn not_runnable(&self) -> Option<String> {
+        let agent = self.agent.as_ref()?;
+        Some(format!(
+            "role `{}` is another agent (`{}`); squad lists agent roles but cannot run them \
+             as workers or personas yet",
+            self.name, agent.command
+        ))
+    }
+
     /// The model this role's agents call: `--model`/`SQUAD_MODEL` first, then the role's
     /// `model`, then its `level`, then the config's `default_level`.
     pub fn model(&self, config: &Config) -> String {

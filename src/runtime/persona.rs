@@ -23,6 +23,12 @@ pub fn switch_persona(
         session.team.emit(root, EventKind::Error { message });
         return Err(refused);
     };
+    if let Some(why) = role.not_runnable() {
+        let refused = Refused::AgentRole(why);
+        let message = refused.to_string();
+        session.team.emit(root, EventKind::Error { message });
+        return Err(refused);
+    }
     let model = (session.team.model_choice()).unwrap_or_else(|| role.model(&session.config));
     let tools = session.tools.tools_for_model(role, false, None, &model);
     let from = session.team.switch_root(role.name.clone(), tools, model);

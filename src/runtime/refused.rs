@@ -8,6 +8,9 @@ use crate::protocol::AgentStatus;
 pub enum Refused {
     #[error("unknown role `{role}`; known roles: {known}")]
     UnknownRole { role: String, known: String },
+    /// A role that is another agent (`Role::not_runnable` says why).
+    #[error("{0}")]
+    AgentRole(String),
     /// The agent as the request named it.
     #[error("no agent {0} in this session")]
     NoAgent(String),

@@ -180,9 +180,13 @@ fn spawnable<'a>(cx: &Call<'a>, me: &AgentCard, name: &str) -> Result<&'a Role, 
             }
         )));
     }
-    Ok(roles
+    let role = roles
         .get(name)
-        .ok_or_else(|| format!("no role named `{name}` is loaded"))?)
+        .ok_or_else(|| format!("no role named `{name}` is loaded"))?;
+    if let Some(why) = role.not_runnable() {
+        return Err(Failure::Fixable(why));
+    }
+    Ok(role)
 }
 
 /// A refusal when a worker of the caller would be deeper than `max_depth`.

@@ -48,6 +48,8 @@ pub enum RuntimeError {
          Add --sandbox off to run commands with all of your rights, or use --approval ask"
     )]
     NoSandbox(String),
+    #[error("{0}; choose another with --role (`squad roles` lists them)")]
+    AgentRole(String),
 }
 
 pub async fn start_session(mut opts: SessionOptions) -> Result<SessionHandle, RuntimeError> {
@@ -128,6 +130,9 @@ fn choose_role(opts: &SessionOptions, opened: &Opened) -> Result<Role, RuntimeEr
         (None, None) => crate::roles::DEFAULT_ROLE.to_string(),
     };
     let role = opts.roles.require(&active)?.clone();
+    if let Some(why) = role.not_runnable() {
+        return Err(RuntimeError::AgentRole(why));
+    }
     if let Some(reviewer) = &opts.config.verify.reviewer {
         opts.roles
             .require(reviewer)
