@@ -302,6 +302,17 @@ async fn a_question_waits_for_the_answer_and_despawning_the_asker_withdraws_it()
         statuses_of(&seen, worker).last().copied(),
         Some(AgentStatus::Cancelled)
     );
+    // The despawn's own last event may come after the tree is at rest: wait for it, so
+    // only what the late answer stirs is looked for below.
+    if !seen
+        .iter()
+        .any(|e| e.agent_id == worker && matches!(e.kind, EventKind::Despawned { .. }))
+    {
+        next_event(&mut handle, &mut seen, |e| {
+            e.agent_id == worker && matches!(e.kind, EventKind::Despawned { .. })
+        })
+        .await;
+    }
     // A late answer to it changes nothing: no request, no error, the worker stays cancelled.
     let requests = mock.requests().len();
     handle
