@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +30,7 @@ impl StderrTail {
     const KEEP: usize = 2000;
 
     pub fn push(&self, text: &str) {
-        let mut tail = lock(&self.0);
+        let mut tail = crate::sync::lock(&self.0);
         tail.push_str(text);
         if tail.len() > Self::KEEP {
             let mut cut = tail.len() - Self::KEEP;
@@ -42,7 +42,7 @@ impl StderrTail {
     }
 
     pub fn text(&self) -> String {
-        lock(&self.0).trim().to_string()
+        crate::sync::lock(&self.0).trim().to_string()
     }
 }
 
@@ -82,7 +82,7 @@ impl Remote {
     {
         let fail = |reason: String| EnvError::new(env, reason);
         let (tx, rx) = mpsc::unbounded_channel::<String>();
-        tokio::spawn(write_lines(rx, writer));
+        tokio::spawn(super::protocol::write_lines(rx, writer));
         let line = serde_json::to_string(init).map_err(|e| fail(e.to_string()))?;
         let _ = tx.send(line);
         let mut lines = BufReader::new(reader).lines();
@@ -163,7 +163,7 @@ impl Remote {
         let reply = tokio::select! {
             reply = self.ask(id, &request) => reply?,
             () = cancel.cancelled() => {
-                lock(&self.pending).remove(&id);
+                crate::sync::lock(&self.pending).remove(&id);
                 self.send(&Request::Cancel { id });
                 return Err(ToolError::Cancelled);
             }
@@ -196,15 +196,15 @@ impl Remote {
 
     async fn ask(&self, id: u64, request: &Request) -> Result<Outcome, ToolError> {
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id, tx);
-        if let Some(why) = lock(&self.ended).clone() {
-            lock(&self.pending).remove(&id);
+        crate::sync::lock(&self.pending).insert(id, tx);
+        if let Some(why) = crate::sync::lock(&self.ended).clone() {
+            crate::sync::lock(&self.pending).remove(&id);
             return Err(ToolError::Failed(why));
         }
         self.send(request);
         rx.await.map_err(|_| {
             ToolError::Failed(
-                lock(&self.ended)
+                crate::sync::lock(&self.ended)
                     .clone()
                     .unwrap_or_else(|| format!("environment '{}': connection lost", self.env)),
             )
@@ -236,7 +236,7 @@ async fn read_replies<R: AsyncRead + Unpin>(
         match lines.next_line().await {
             Ok(Some(line)) => match serde_json::from_str::<Reply>(&line) {
                 Ok(reply) => {
-                    if let Some(tx) = lock(&pending).remove(&reply.id) {
+                    if let Some(tx) = crate::sync::lock(&pending).remove(&reply.id) {
                         let _ = tx.send(reply.outcome);
                     }
                 }
@@ -254,20 +254,7 @@ async fn read_replies<R: AsyncRead + Unpin>(
     } else {
         format!("environment '{env}': connection lost: {why}: {tail}")
     };
-    *lock(&ended) = Some(why);
+    *crate::sync::lock(&ended) = Some(why);
     // Dropping the senders wakes every waiting call with the reason above.
-    lock(&pending).clear();
-}
-
-async fn write_lines<W: AsyncWrite + Unpin>(mut rx: mpsc::UnboundedReceiver<String>, mut out: W) {
-    while let Some(mut line) = rx.recv().await {
-        line.push('\n');
-        if out.write_all(line.as_bytes()).await.is_err() || out.flush().await.is_err() {
-            return;
-        }
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    crate::sync::lock(&pending).clear();
 }

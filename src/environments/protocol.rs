@@ -132,6 +132,21 @@ impl From<WireError> for ToolError {
     }
 }
 
+/// Writes each line the channel gives, until it closes or the far side stops reading: the
+/// one writer both ends of the protocol use.
+pub async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<String>,
+    mut out: W,
+) {
+    use tokio::io::AsyncWriteExt;
+    while let Some(mut line) = rx.recv().await {
+        line.push('\n');
+        if out.write_all(line.as_bytes()).await.is_err() || out.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ use crate::workspace::Workspace;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -52,7 +52,7 @@ where
 {
     let mut lines = BufReader::new(input).lines();
     let (tx, rx) = mpsc::unbounded_channel::<String>();
-    let writer = tokio::spawn(write_lines(rx, output));
+    let writer = tokio::spawn(super::protocol::write_lines(rx, output));
     let first = lines.next_line().await?.ok_or(ServeError::NoInit)?;
     let mut init: Init =
         serde_json::from_str(&first).map_err(|e| ServeError::BadInit(e.to_string()))?;
@@ -85,14 +85,14 @@ where
         };
         match request {
             Request::Cancel { id } => {
-                if let Some(token) = lock(&running).get(&id) {
+                if let Some(token) = crate::sync::lock(&running).get(&id) {
                     token.cancel();
                 }
             }
             request => {
                 let token = ctx.cancel.child_token();
                 let id = request_id(&request);
-                lock(&running).insert(id, token.clone());
+                crate::sync::lock(&running).insert(id, token.clone());
                 let call_ctx = ToolContext {
                     cancel: token,
                     ..ctx.clone()
@@ -100,7 +100,7 @@ where
                 let (tools, tx, running) = (tools.clone(), tx.clone(), running.clone());
                 tokio::spawn(async move {
                     let outcome = answer(&tools, &call_ctx, request).await;
-                    lock(&running).remove(&id);
+                    crate::sync::lock(&running).remove(&id);
                     send(&tx, &Reply { id, outcome });
                 });
             }
@@ -209,17 +209,4 @@ fn send<T: serde::Serialize>(tx: &mpsc::UnboundedSender<String>, message: &T) {
     if let Ok(line) = serde_json::to_string(message) {
         let _ = tx.send(line);
     }
-}
-
-async fn write_lines<W: AsyncWrite + Unpin>(mut rx: mpsc::UnboundedReceiver<String>, mut out: W) {
-    while let Some(mut line) = rx.recv().await {
-        line.push('\n');
-        if out.write_all(line.as_bytes()).await.is_err() || out.flush().await.is_err() {
-            return;
-        }
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
