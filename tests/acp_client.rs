@@ -110,7 +110,7 @@ async fn a_rejected_edit_leaves_the_file() {
         MockResponse::text("left it"),
     ]);
     let (options, asked) = answering(Decision::RejectOnce);
-    let mut agent = AcpClient::start(&squad_acp(&sb, &mock), sb.ws(), options)
+    let agent = AcpClient::start(&squad_acp(&sb, &mock), sb.ws(), options)
         .await
         .unwrap();
     agent.prompt("make b.txt new").await.unwrap();
@@ -125,7 +125,7 @@ async fn the_agent_killed_mid_prompt_is_a_crash() {
     let sb = Sandbox::new();
     mock.push(MockResponse::text("late").with_delay(Duration::from_secs(20)));
     let (options, _) = answering(Decision::AllowOnce);
-    let mut agent = AcpClient::start(&squad_acp(&sb, &mock), sb.ws(), options)
+    let agent = AcpClient::start(&squad_acp(&sb, &mock), sb.ws(), options)
         .await
         .unwrap();
     let pid = agent.pid().unwrap();

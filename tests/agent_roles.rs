@@ -83,18 +83,20 @@ async fn roles_and_doctor_say_which_agents_are_installed() {
     assert!(!doctor.stdout.contains("✓ agent role"), "{}", doctor.stdout);
 }
 
-/// Until squad can start agent workers, an agent role is never run as a native agent with
-/// no instructions: not as the persona (`--role`), and not as a worker a persona spawns
-/// (even one whose role lists it); the model reads why and the session goes on.
+/// An agent role is never run as a native agent with no instructions: not as the persona
+/// (`--role`, refused with the reason), and as a worker only as its agent: with the agent
+/// not installed, the worker fails with the reason and the install line, no native worker
+/// asks the model, and the supervisor reads why.
 #[tokio::test(flavor = "multi_thread")]
-async fn an_agent_role_is_not_run_as_a_native_agent() {
+async fn an_agent_role_runs_as_its_agent_never_as_a_native_agent() {
     let mock = MockServer::start().await;
     let sb = Sandbox::new();
     let run = sb.exec(&mock, &["--role", "opencode", "go"]).await;
     assert_ne!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stderr
-            .contains("role `opencode` is another agent (`opencode`)"),
+        run.stderr.contains(
+            "role `opencode` is another agent (`opencode`); squad runs agent roles only as workers"
+        ),
         "{}",
         run.stderr
     );
@@ -106,17 +108,36 @@ async fn an_agent_role_is_not_run_as_a_native_agent() {
     );
     mock.set_responder(|body| match tool_count(body) {
         0 => spawn("opencode", "write x.txt"),
+        1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
         _ => MockResponse::text("done"),
     });
-    sb.exec(&mock, &["--role", "lead", "--approval", "auto", "go"])
-        .await
-        .assert_ok();
+    // A PATH with no `opencode` on it (git only, for the worker's worktree).
+    let bin = sb.tmp.path().join("bin-git");
+    std::fs::create_dir_all(&bin).unwrap();
+    let git = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(git.trim(), bin.join("git")).unwrap();
+    let mut cmd = sb.command(Some(&mock));
+    cmd.env("PATH", &bin)
+        .args(["exec", "--role", "lead", "--approval", "auto", "go"]);
+    Run::from(run_with_timeout(cmd).await).assert_ok();
     let reqs = mock.requests();
-    assert!(!reqs.iter().any(|r| is_worker(&r.body)), "no worker ran");
-    let last = &reqs.last().unwrap().body;
-    let told = &tool_messages(last)[0].1;
     assert!(
-        told.contains("is another agent") && told.contains("cannot run them"),
-        "{told}"
+        !reqs.iter().any(|r| is_worker(&r.body)),
+        "no native worker ran"
+    );
+    let last = &reqs.last().unwrap().body;
+    let told: Vec<String> = tool_messages(last).into_iter().map(|(_, t)| t).collect();
+    assert!(
+        told.iter().any(|t| t.contains(
+            "agent `opencode acp` failed: `opencode` was not found (npm install -g opencode-ai)"
+        )),
+        "{told:#?}"
     );
 }

@@ -103,7 +103,7 @@ impl AcpClient {
 
     /// Sends `text` as a prompt and waits for the turn's end; the updates of the turn are
     /// on [`AcpClient::updates`] by then.
-    pub async fn prompt(&mut self, text: &str) -> Result<StopReason, ClientError> {
+    pub async fn prompt(&self, text: &str) -> Result<StopReason, ClientError> {
         let block = ContentBlock::Text(TextContent::new(text));
         let request = PromptRequest::new(self.session.clone(), vec![block]);
         let within = self.options.prompt_timeout;
@@ -116,6 +116,12 @@ impl AcpClient {
     /// The agent's updates, in the order it sent them.
     pub fn updates(&mut self) -> &mut mpsc::UnboundedReceiver<AgentUpdate> {
         &mut self.updates
+    }
+
+    /// The agent's updates, taken out so they can be read while a prompt runs (the
+    /// client then keeps a closed channel).
+    pub fn take_updates(&mut self) -> mpsc::UnboundedReceiver<AgentUpdate> {
+        std::mem::replace(&mut self.updates, mpsc::unbounded_channel().1)
     }
 
     /// Asks the agent to stop its turn (`session/cancel`); the prompt then ends `cancelled`.
@@ -164,7 +170,10 @@ impl AcpClient {
                 line,
                 stderr: self.process.stderr.text(),
             }),
-            _ = exited.wait_for(Option::is_some) => Err(crashed(&self.process, during).await),
+            // The watch's guard is let go before the branch awaits (the call stays `Send`).
+            () = async { let _ = exited.wait_for(Option::is_some).await; } => {
+                Err(crashed(&self.process, during).await)
+            }
             () = tokio::time::sleep(within) => Err(ClientError::Timeout {
                 during,
                 after: within,

@@ -1,8 +1,10 @@
 //! The agent's `fs/read_text_file` and `fs/write_text_file`, confined to its folder: a
-//! path must be absolute (as ACP says) and lie inside the folder once symlinks are
-//! followed; anything else is refused with an error the agent receives, and nothing
-//! outside is read or written.
+//! path must be absolute (as ACP says), lie under the folder, and pass the workspace's
+//! rules there (`workspace/paths.rs`, the rules every squad tool's path passes);
+//! anything else is refused with an error the agent receives, and nothing outside is
+//! read or written.
 
+use crate::workspace::Workspace;
 use std::path::{Component, Path, PathBuf};
 
 /// The folder an agent may read and write in.
@@ -22,8 +24,9 @@ impl Folder {
         &self.root
     }
 
-    /// `path` as a file inside the folder: its real path, the nearest existing ancestor's
-    /// symlinks followed (a file still to be written may not exist yet).
+    /// `path` as a file inside the folder, by the workspace's rules
+    /// (`crate::workspace::Workspace::resolve`: symlinks followed, a dangling one refused,
+    /// a file still to be written may not exist yet), after ACP's own: absolute, no `..`.
     fn inside(&self, path: &Path) -> Result<PathBuf, String> {
         if !path.is_absolute() {
             return Err(format!("{} is not an absolute path", path.display()));
@@ -31,30 +34,24 @@ impl Folder {
         if path.components().any(|c| c == Component::ParentDir) {
             return Err(format!("{} goes up with `..`", path.display()));
         }
-        let mut existing = path.to_path_buf();
-        let mut rest = Vec::new();
-        let real = loop {
-            match existing.canonicalize() {
-                Ok(real) => break real,
-                Err(_) => match (existing.file_name(), existing.parent()) {
-                    (Some(name), Some(parent)) => {
-                        rest.push(name.to_os_string());
-                        existing = parent.to_path_buf();
-                    }
-                    _ => return Err(format!("{} cannot be resolved", path.display())),
-                },
-            }
-        };
-        let full = rest.iter().rev().fold(real, |p, name| p.join(name));
-        if full.starts_with(&self.root) && full != self.root {
-            Ok(full)
-        } else {
-            Err(format!(
+        let outside = || {
+            format!(
                 "{} is outside the folder this agent works in ({})",
                 path.display(),
                 self.root.display()
-            ))
+            )
+        };
+        let rel = path.strip_prefix(&self.root).map_err(|_| outside())?;
+        if rel.as_os_str().is_empty() {
+            return Err(outside());
         }
+        let workspace = Workspace::new(&self.root).map_err(|e| e.to_string())?;
+        workspace
+            .resolve(&rel.to_string_lossy())
+            .map_err(|e| match e {
+                crate::workspace::PathError::Escapes { .. } => outside(),
+                other => other.to_string(),
+            })
     }
 
     /// The text of `path`, from line `line` (1-based) for `limit` lines when given.

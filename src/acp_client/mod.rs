@@ -5,7 +5,8 @@
 //! the agent's requests: files read and written only inside that folder, permissions put
 //! to squad through a callback ([`Permissions`]). Faults (command not found, a crash, a
 //! line that is not JSON-RPC, no answer in time) are [`ClientError`]s that carry the end of
-//! the agent's standard error. Not yet wired into the runtime's spawn.
+//! the agent's standard error. The runtime's agent workers (`runtime/agent_worker`) drive
+//! it.
 //!
 //! One job per module: `process` (the child and its stderr), `wire` (the lines, checked),
 //! `connection` (the crate's client and its handlers), `files`, `permission`, `updates`,
@@ -24,7 +25,7 @@ pub use agent_client_protocol::v1::schema::StopReason;
 pub use client::{AcpClient, ClientOptions};
 pub use error::ClientError;
 pub use permission::{Decision, PermissionAsk, Permissions};
-pub use updates::AgentUpdate;
+pub use updates::{AgentUpdate, FileDiff, ToolDetail};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

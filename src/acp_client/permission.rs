@@ -1,7 +1,9 @@
 //! The agent's `session/request_permission`, put to squad as a question with a typed
-//! answer (later: squad's approval flow, labelled with the worker) and given back to the
-//! agent as the option of the kind that answer names, never by position or name.
+//! answer (the runtime's agent workers put it through squad's approval flow, labelled with
+//! the worker) and given back to the agent as the option of the kind that answer names,
+//! never by position or name.
 
+use super::updates::ToolDetail;
 use agent_client_protocol::v1::schema::{
     PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
     RequestPermissionResponse, SelectedPermissionOutcome,
@@ -10,10 +12,15 @@ use futures::future::BoxFuture;
 use std::sync::Arc;
 
 /// What the agent asks to do.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PermissionAsk {
     pub tool_call_id: String,
     pub title: Option<String>,
+    /// The call's kind (`edit`, `execute`...), where the request says.
+    pub kind: Option<String>,
+    /// What the request itself says the call acts on (the call's earlier updates may say
+    /// more).
+    pub detail: ToolDetail,
     /// The kinds of answer it offers (`allow_once`, `reject_once`...).
     pub offered: Vec<String>,
 }
@@ -39,10 +46,19 @@ fn kind_name(kind: &PermissionOptionKind) -> String {
         .unwrap_or_default()
 }
 
+fn kind_name_of(kind: &agent_client_protocol::v1::schema::ToolKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 pub(super) fn ask_of(request: &RequestPermissionRequest) -> PermissionAsk {
     PermissionAsk {
         tool_call_id: request.tool_call.tool_call_id.0.to_string(),
         title: request.tool_call.fields.title.clone(),
+        kind: request.tool_call.fields.kind.as_ref().map(kind_name_of),
+        detail: ToolDetail::of(&request.tool_call.fields),
         offered: request.options.iter().map(|o| kind_name(&o.kind)).collect(),
     }
 }

@@ -2,7 +2,7 @@
 //! agent speaking the Agent Client Protocol over stdio, not a squad model loop. The
 //! built-ins are the agents users have; each is looked up on `PATH` when listed, so
 //! `squad roles` and `squad doctor` can say whether it is installed and how to install it.
-//! Starting one as a worker is not wired yet (the runtime spawns native workers only).
+//! `spawn_agent` starts one as a worker (`runtime/agent_worker`).
 
 use super::{Role, RoleSource};
 use crate::acp_client::AgentCommand;

@@ -186,21 +186,25 @@ impl std::fmt::Display for RoleSource {
 }
 
 impl Role {
-    /// Why this role cannot run as a worker or a persona yet: it is another agent, and
-    /// squad does not start agent workers (issue 53's spawn) — its empty prompt would
+    /// Why this role cannot run as the persona: it is another agent, which squad runs
+    /// only as a worker (`spawn_agent`, `runtime/agent_worker`); its empty prompt would
     /// otherwise make a native agent with no instructions.
     pub fn not_runnable(&self) -> Option<String> {
         let agent = self.agent.as_ref()?;
         Some(format!(
-            "role `{}` is another agent (`{}`); squad lists agent roles but cannot run them \
-             as workers or personas yet",
+            "role `{}` is another agent (`{}`); squad runs agent roles only as workers \
+             (spawn_agent), not as the persona",
             self.name, agent.command
         ))
     }
 
     /// The model this role's agents call: `--model`/`SQUAD_MODEL` first, then the role's
     /// `model`, then its `level`, then the config's `default_level`.
+    /// An agent role's is its command line (`acp: opencode acp`): it calls its own.
     pub fn model(&self, config: &Config) -> String {
+        if let Some(agent) = &self.agent {
+            return format!("acp: {}", command_line(agent));
+        }
         if let Some(model) = &config.model_override {
             return model.clone();
         }

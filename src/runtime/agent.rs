@@ -4,6 +4,7 @@
 
 use super::agent_tools::Checked;
 use super::agent_tools::Host;
+use super::agent_worker::AgentWorker;
 use super::approval::{ApprovalRequest, Denied};
 use super::cx::{AgentCx, Policies};
 use super::persona::switch_persona;
@@ -139,6 +140,8 @@ enum Step {
 
 async fn agent_main(cx: AgentCx, mut inbox: mpsc::UnboundedReceiver<AgentInput>) {
     let (team, id) = (cx.team(), cx.id());
+    // A worker whose role is another agent: its turns are prompts to it (issue 53).
+    let mut other = AgentWorker::for_agent(&cx);
     let mut changes = team.subscribe();
     // What the agent rests as between turns (it waits only while workers owe results).
     let mut rest = team.status(id).filter(|s| s.is_idle()).unwrap_or_default();
@@ -159,7 +162,11 @@ async fn agent_main(cx: AgentCx, mut inbox: mpsc::UnboundedReceiver<AgentInput>)
         };
         // Boxed: a turn's state (model stream, tool calls) is large, and an idle agent
         // should not carry room for it.
-        let outcome = Box::pin(run_turns(&cx.with_cancel(turn_cancel))).await;
+        let turn_cx = cx.with_cancel(turn_cancel);
+        let outcome = match other.as_mut() {
+            Some(agent) => Box::pin(agent.run_turn(&turn_cx)).await,
+            None => Box::pin(run_turns(&turn_cx)).await,
+        };
         team.end_turn(id);
         if cx.cancel().is_cancelled() {
             if let Some(r) = reply {
@@ -175,6 +182,9 @@ async fn agent_main(cx: AgentCx, mut inbox: mpsc::UnboundedReceiver<AgentInput>)
             };
             let _ = r.send(answer);
         }
+    }
+    if let Some(agent) = other {
+        agent.close().await;
     }
     // Despawned or cancelled (not the session ending): its worktree and leases go.
     if let Some(iso) = cx.policies().get::<IsolationPolicy>() {

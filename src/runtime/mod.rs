@@ -11,6 +11,7 @@
 
 mod agent;
 mod agent_tools;
+mod agent_worker;
 mod approval;
 mod board;
 mod calls;

@@ -115,6 +115,12 @@ impl AgentTool for SpawnAgent {
             args.tools,
         )?;
         options.name = crate::protocol::worker_name(args.name.as_deref());
+        // Another agent has its own tools, none of squad's.
+        let tools = if role.agent.is_some() {
+            Vec::new()
+        } else {
+            tools
+        };
         // Small models write `[]` for "no value": say what it does, the call stands.
         let only_reporting = asked_none.then(|| tools.join(", "));
         let task = args.task_prompt;
@@ -180,13 +186,10 @@ fn spawnable<'a>(cx: &Call<'a>, me: &AgentCard, name: &str) -> Result<&'a Role, 
             }
         )));
     }
-    let role = roles
+    // An agent role's worker is another agent, driven by `runtime/agent_worker`.
+    roles
         .get(name)
-        .ok_or_else(|| format!("no role named `{name}` is loaded"))?;
-    if let Some(why) = role.not_runnable() {
-        return Err(Failure::Fixable(why));
-    }
-    Ok(role)
+        .ok_or_else(|| Failure::Fixable(format!("no role named `{name}` is loaded")))
 }
 
 /// A refusal when a worker of the caller would be deeper than `max_depth`.

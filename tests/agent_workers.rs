@@ -1,0 +1,235 @@
+//! Agent workers (issue 53): a supervisor's `spawn_agent` with an agent role starts that
+//! agent as a worker. Run through the real binary: the supervisor is squad on one mock
+//! model, its worker's agent is a second squad (`squad acp`) on its own mock, driven over
+//! ACP in the worker's worktree. Its edit reaches the supervisor's approval flow as the
+//! worker's, and its change is checked and merged; an agent that crashes mid-prompt ends
+//! its worker failed with the reason, nothing merges, and no process is left.
+
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::agents::*;
+use common::squad::squad_bin;
+use common::*;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// A git repository with `b.txt` committed, the persona `lead` that may spawn `helper`,
+/// and `helper` an agent role whose agent is this squad over ACP on `worker_mock` (run
+/// through `wrap` after the shell line `before`), its process id written to `agent.pid`.
+fn team(worker_mock: &MockServer, before: &str, wrap: &str) -> Sandbox {
+    let sb = Sandbox::new();
+    git(sb.ws(), &["init", "-q"]);
+    sb.write("b.txt", "old\n");
+    git(sb.ws(), &["add", "-A"]);
+    git(sb.ws(), &["commit", "-qm", "start"]);
+    sb.write(
+        ".squad/roles/lead.toml",
+        "name = \"lead\"\nsystem_prompt = \"You lead.\"\nenabled_agents = [\"helper\"]\n",
+    );
+    let pid = sb.tmp.path().join("agent.pid");
+    let script = format!(
+        "echo $$ > '{}'; {before} exec {wrap} '{}' acp --approval ask",
+        pid.display(),
+        squad_bin().display()
+    );
+    let child_data = sb.home.path().join("child-data");
+    let role = format!(
+        "name = \"helper\"\ndescription = \"squad over ACP\"\n\
+         agent = {{ command = \"sh\", args = [\"-c\", {script:?}], env = {{ OPENAI_BASE_URL = {:?}, SQUAD_DATA_DIR = {:?} }} }}\n",
+        worker_mock.base_url(),
+        child_data.display().to_string(),
+    );
+    sb.write(".squad/roles/helper.toml", &role);
+    sb
+}
+
+/// The supervisor: spawns `helper` on `task`, waits for it, then answers.
+fn supervise(mock: &MockServer, task: &'static str) {
+    mock.set_responder(move |body| match tool_count(body) {
+        0 => spawn("helper", task),
+        1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+        _ => MockResponse::text("all done"),
+    });
+}
+
+fn events_of<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// The worker's agent id (the one agent with a parent).
+fn worker_id(events: &[Value]) -> String {
+    let spawned = events_of(events, "agent_spawned");
+    let worker = spawned
+        .iter()
+        .find(|e| e["parent_id"].is_string())
+        .unwrap_or_else(|| panic!("no worker spawned: {events:#?}"));
+    worker["agent_id"].as_str().unwrap().to_string()
+}
+
+fn alive(pid_file: &Path) -> bool {
+    let pid = std::fs::read_to_string(pid_file).unwrap();
+    Path::new(&format!("/proc/{}", pid.trim())).exists()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_worker_edits_its_worktree_and_its_change_is_checked_and_merged() {
+    let (lead, agent) = (MockServer::start().await, MockServer::start().await);
+    let sb = team(&agent, "", "");
+    supervise(&lead, "make b.txt say new");
+    agent.push_all([
+        MockResponse::tool_call(
+            "w1",
+            "write_file",
+            &json!({"path": "b.txt", "content": "new\n"}).to_string(),
+        ),
+        MockResponse::text("b.txt now says new."),
+    ]);
+    let run = sb
+        .exec(
+            &lead,
+            &["--json", "--role", "lead", "--approval", "auto", "go"],
+        )
+        .await;
+    run.assert_ok();
+    let events = run.events();
+    let worker = worker_id(&events);
+    let mine = |kind: &str| -> Vec<&Value> {
+        events_of(&events, kind)
+            .into_iter()
+            .filter(|e| e["agent_id"] == worker.as_str())
+            .collect()
+    };
+    // Its card: an agent worker with its own worktree.
+    let spawned = &mine("agent_spawned")[0];
+    assert_eq!(spawned["role"], "helper");
+    assert!(
+        spawned["model"].as_str().unwrap().starts_with("acp: sh -c"),
+        "{spawned}"
+    );
+    assert_eq!(mine("worktree_created").len(), 1, "{events:#?}");
+    // Its conversation: the agent's tool call and its words, as the worker's items.
+    let items: Vec<&Value> = mine("item_added").iter().map(|e| &e["item"]).collect();
+    assert!(
+        items
+            .iter()
+            .any(|i| i["kind"] == "assistant" && i["tool_calls"][0]["id"] == "w1"),
+        "{items:#?}"
+    );
+    assert!(
+        items
+            .iter()
+            .any(|i| i["kind"] == "tool_result" && i["call_id"] == "w1"),
+        "{items:#?}"
+    );
+    // Its result: the agent's last message, checked, and its change merged.
+    let result = &mine("result_returned")[0]["result"];
+    assert_eq!(result["status"], "success");
+    assert_eq!(result["summary"], "b.txt now says new.");
+    assert_eq!(mine("verification").len(), 1, "{events:#?}");
+    let merge = &mine("merge_report")[0];
+    assert_eq!(merge["state"], "merged", "{merge}");
+    assert_eq!(sb.read("b.txt"), "new\n");
+    assert_eq!(agent.remaining(), 0, "the agent made both its model calls");
+    // The supervisor read the result; the agent's process is gone.
+    let requests = lead.requests();
+    let last = &requests.last().unwrap().body;
+    assert!(
+        tool_messages(last)
+            .iter()
+            .any(|(_, t)| t.contains("b.txt now says new.")),
+        "{last}"
+    );
+    assert!(!alive(&sb.tmp.path().join("agent.pid")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_workers_permission_request_is_the_workers_approval() {
+    let (lead, agent) = (MockServer::start().await, MockServer::start().await);
+    let sb = team(&agent, "", "");
+    supervise(&lead, "make b.txt say new");
+    agent.push_all([
+        MockResponse::tool_call(
+            "w1",
+            "write_file",
+            &json!({"path": "b.txt", "content": "new\n"}).to_string(),
+        ),
+        MockResponse::text("could not write b.txt"),
+    ]);
+    // `exec` cannot ask: under `ask`, the worker's request is refused as unanswered.
+    let run = sb
+        .exec(
+            &lead,
+            &["--json", "--role", "lead", "--approval", "ask", "go"],
+        )
+        .await;
+    let events = run.events();
+    let worker = worker_id(&events);
+    let unanswered = events_of(&events, "approval_unanswered");
+    assert_eq!(unanswered.len(), 1, "{events:#?}");
+    assert_eq!(unanswered[0]["agent_id"], worker.as_str());
+    assert_eq!(unanswered[0]["tool"], "acp edit");
+    assert_eq!(sb.read("b.txt"), "old\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_that_crashes_mid_prompt_fails_its_worker_and_nothing_merges() {
+    let (lead, agent) = (MockServer::start().await, MockServer::start().await);
+    // The agent is killed 4 s after it started, while its second model call waits.
+    let sb = team(
+        &agent,
+        "echo helper: low on memory >&2;",
+        "timeout -s KILL 4",
+    );
+    supervise(&lead, "make b.txt say new");
+    agent.push_all([
+        MockResponse::tool_call(
+            "w1",
+            "write_file",
+            &json!({"path": "b.txt", "content": "new\n"}).to_string(),
+        ),
+        MockResponse::text("late").with_delay(Duration::from_secs(30)),
+    ]);
+    let run = sb
+        .exec(
+            &lead,
+            &["--json", "--role", "lead", "--approval", "auto", "go"],
+        )
+        .await;
+    let events = run.events();
+    let worker = worker_id(&events);
+    let failed: Vec<&Value> = events_of(&events, "agent_status")
+        .into_iter()
+        .filter(|e| e["agent_id"] == worker.as_str() && e["status"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{events:#?}");
+    let reason = failed[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("agent `sh -c")
+            && reason.contains("failed: it ended (signal: 9 (SIGKILL)) during session/prompt")
+            && reason.ends_with("its stderr ends: helper: low on memory"),
+        "{reason}"
+    );
+    assert!(!reason.contains('\n'), "{reason}");
+    // Its write reached its worktree, and stays there: nothing merged.
+    assert!(
+        events_of(&events, "merge_report")
+            .iter()
+            .all(|e| e["state"] != "merged"),
+        "{events:#?}"
+    );
+    assert_eq!(sb.read("b.txt"), "old\n");
+    assert!(!alive(&sb.tmp.path().join("agent.pid")));
+    // The supervisor heard of the failure with its reason.
+    let requests = lead.requests();
+    let last = &requests.last().unwrap().body;
+    assert!(
+        tool_messages(last)
+            .iter()
+            .any(|(_, t)| t.contains("during session/prompt")),
+        "{last}"
+    );
+}
