@@ -233,3 +233,288 @@ async fn an_agent_that_crashes_mid_prompt_fails_its_worker_and_nothing_merges() 
         "{last}"
     );
 }
+
+/// The child squad's requests, as (tool results, the whole request's text).
+fn child_texts(mock: &MockServer) -> Vec<String> {
+    mock.requests()
+        .iter()
+        .map(|r| {
+            transcript(&r.body)
+                .into_iter()
+                .map(|(_, t)| t)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_check_sends_the_correction_as_a_prompt_in_the_same_session() {
+    let (lead, agent) = (MockServer::start().await, MockServer::start().await);
+    let sb = team(&agent, "", "");
+    sb.workspace_config(
+        "[[verify.rules]]\nid = \"says-new\"\ncommand = \"grep -qx new b.txt\"\nseverity = \"error\"\n",
+    );
+    supervise(&lead, "make b.txt say new");
+    let write = |text: &str| {
+        MockResponse::tool_call(
+            "w",
+            "write_file",
+            &json!({"path": "b.txt", "content": text}).to_string(),
+        )
+    };
+    agent.push_all([
+        write("nwe\n"),
+        MockResponse::text("b.txt says new."),
+        write("new\n"),
+        MockResponse::text("fixed: b.txt says new."),
+    ]);
+    let run = sb
+        .exec(
+            &lead,
+            &["--json", "--role", "lead", "--approval", "auto", "go"],
+        )
+        .await;
+    run.assert_ok();
+    let events = run.events();
+    let worker = worker_id(&events);
+    let verdicts: Vec<&Value> = events_of(&events, "verification")
+        .into_iter()
+        .filter(|e| e["agent_id"] == worker.as_str())
+        .collect();
+    assert_eq!(verdicts.len(), 2, "{events:#?}");
+    assert_eq!(verdicts[0]["passed"], false);
+    assert_eq!(verdicts[1]["passed"], true);
+    // The correction was the agent's next prompt, in the session that holds its first try.
+    let texts = child_texts(&agent);
+    assert_eq!(texts.len(), 4, "{texts:#?}");
+    assert!(
+        texts[2].contains("b.txt says new.") && texts[2].contains("says-new"),
+        "{}",
+        texts[2]
+    );
+    let result = &events_of(&events, "result_returned")[0]["result"];
+    assert_eq!(result["summary"], "fixed: b.txt says new.");
+    assert_eq!(sb.read("b.txt"), "new\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn speak_to_agent_is_a_follow_up_prompt_in_the_same_session() {
+    let (lead, agent) = (MockServer::start().await, MockServer::start().await);
+    let sb = team(&agent, "", "");
+    lead.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "s",
+            "spawn_agent",
+            &json!({"role_name": "helper", "task_prompt": "make b.txt say new", "keep": true})
+                .to_string(),
+        ),
+        1 | 3 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+        2 => MockResponse::tool_call(
+            "t",
+            "speak_to_agent",
+            &json!({"agent_id": spawned_ids(body)[0], "message": "now write c.txt too"})
+                .to_string(),
+        ),
+        _ => MockResponse::text("all done"),
+    });
+    let write = |path: &str| {
+        MockResponse::tool_call(
+            path,
+            "write_file",
+            &json!({"path": path, "content": "new\n"}).to_string(),
+        )
+    };
+    agent.push_all([
+        write("b.txt"),
+        MockResponse::text("b.txt says new."),
+        write("c.txt"),
+        MockResponse::text("c.txt written."),
+    ]);
+    let run = sb
+        .exec(
+            &lead,
+            &["--json", "--role", "lead", "--approval", "auto", "go"],
+        )
+        .await;
+    run.assert_ok();
+    let texts = child_texts(&agent);
+    assert_eq!(texts.len(), 4, "{texts:#?}");
+    // The follow-up came into the session that holds the first task.
+    assert!(
+        texts[2].contains("make b.txt say new") && texts[2].contains("now write c.txt too"),
+        "{}",
+        texts[2]
+    );
+    assert_eq!(sb.read("b.txt"), "new\n");
+    assert_eq!(sb.read("c.txt"), "new\n");
+    let events = run.events();
+    let worker = worker_id(&events);
+    let merged = events_of(&events, "merge_report")
+        .into_iter()
+        .filter(|e| e["agent_id"] == worker.as_str() && e["state"] == "merged")
+        .count();
+    assert_eq!(merged, 2, "{events:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn despawning_an_agent_worker_mid_prompt_ends_its_process() {
+    let (lead, agent) = (MockServer::start().await, MockServer::start().await);
+    let sb = team(&agent, "", "");
+    let pid_file = sb.tmp.path().join("agent.pid");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    let pids = pid_file.clone();
+    lead.set_responder(move |body| match tool_count(body) {
+        0 => spawn("helper", "take your time"),
+        1 => {
+            // The agent is in its prompt (its model answers in 30 s) by now.
+            std::thread::sleep(Duration::from_secs(2));
+            kept.lock().unwrap().push(alive(&pids));
+            MockResponse::tool_call(
+                "d",
+                "despawn_agent",
+                &json!({"agent_id": spawned_ids(body)[0]}).to_string(),
+            )
+        }
+        _ => {
+            // Ended within moments of the despawn (asked to cancel, then its process ended).
+            let gone = (0..30).any(|_| {
+                std::thread::sleep(Duration::from_millis(100));
+                !alive(&pids)
+            });
+            kept.lock().unwrap().push(!gone);
+            MockResponse::text("stopped it")
+        }
+    });
+    agent.push(MockResponse::text("late").with_delay(Duration::from_secs(30)));
+    let started = std::time::Instant::now();
+    let run = sb
+        .exec(
+            &lead,
+            &["--json", "--role", "lead", "--approval", "auto", "go"],
+        )
+        .await;
+    run.assert_ok();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    // Alive while it worked; gone once the despawn's result was back.
+    assert_eq!(*seen.lock().unwrap(), vec![true, false]);
+    let events = run.events();
+    let worker = worker_id(&events);
+    assert!(
+        events_of(&events, "despawned")
+            .iter()
+            .any(|e| e["agent_id"] == worker.as_str()),
+        "{events:#?}"
+    );
+}
+
+/// A capable supervisor's transcript (the shape of `tests/capable_models.rs`): it splits
+/// a task between an agent worker (a second squad over ACP) and a native `implementer`,
+/// spawned in one response, waits, and answers. Both changes are checked and merged; the
+/// supervisor's every request offers its tools, squad adds nothing to its conversation
+/// but the tools' results, and no request is made beyond the script.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_supervisor_splits_a_task_between_an_agent_worker_and_a_native_worker() {
+    let (lead, agent) = (MockServer::start().await, MockServer::start().await);
+    let sb = team(&agent, "", "");
+    sb.write(
+        ".squad/roles/lead.toml",
+        "name = \"lead\"\nsystem_prompt = \"You lead.\"\nenabled_agents = [\"helper\", \"implementer\"]\n",
+    );
+    lead.set_responder(|body| {
+        if is_role(body, "implementer") {
+            return match tool_count(body) {
+                0 => MockResponse::tool_call(
+                    "a",
+                    "write_file",
+                    &json!({"path": "a.txt", "content": "A\n"}).to_string(),
+                ),
+                _ => MockResponse::tool_call(
+                    "r",
+                    "return_results",
+                    &json!({"result": {"status": "success", "summary": "a.txt holds A.",
+                        "artifacts": [{"file_path": "a.txt", "description": "A", "change_type": "created"}],
+                        "known_issues": []}})
+                    .to_string(),
+                ),
+            };
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(vec![
+                call("s1", "spawn_agent", json!({"role_name": "helper", "task_prompt": "make b.txt say new"})),
+                call("s2", "spawn_agent", json!({"role_name": "implementer", "task_prompt": "write A to a.txt"})),
+            ]),
+            2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("a.txt holds A and b.txt says new."),
+        }
+    });
+    agent.push_all([
+        MockResponse::tool_call(
+            "w1",
+            "write_file",
+            &json!({"path": "b.txt", "content": "new\n"}).to_string(),
+        ),
+        MockResponse::text("b.txt says new."),
+    ]);
+    let run = sb
+        .exec(
+            &lead,
+            &["--role", "lead", "--approval", "auto", "split the work"],
+        )
+        .await;
+    run.assert_ok();
+    assert!(
+        run.stdout.contains("a.txt holds A and b.txt says new."),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(sb.read("a.txt"), "A\n");
+    assert_eq!(sb.read("b.txt"), "new\n");
+    let requests = lead.requests();
+    let (workers, persona): (Vec<_>, Vec<_>) = requests.iter().partition(|r| is_worker(&r.body));
+    // Not one request more than the script: three of the supervisor's, two of its worker's,
+    // two of the agent's.
+    assert_eq!(
+        (persona.len(), workers.len(), agent.requests().len()),
+        (3, 2, 2)
+    );
+    let tools = |r: &RecordedRequest| -> Vec<String> {
+        r.body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let first = tools(persona[0]);
+    assert!(first.contains(&"spawn_agent".to_string()), "{first:?}");
+    for r in &persona {
+        assert_eq!(
+            tools(r),
+            first,
+            "every request offers the supervisor's tools"
+        );
+    }
+    // What the supervisor was told: its task, then only the tools' results (both workers'
+    // results among them), nothing squad-made.
+    let last = transcript(&persona[2].body);
+    let users: Vec<&String> = last
+        .iter()
+        .filter(|(role, _)| role == "user")
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(users.len(), 1, "{last:#?}");
+    let told: String = tool_messages(&persona[2].body)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    assert!(
+        told.contains("a.txt holds A.") && told.contains("b.txt says new."),
+        "{told}"
+    );
+}

@@ -63,6 +63,9 @@ pub struct AgentWorker {
     conversation: Conversation,
     /// The turn the agent's permission requests are asked in (its token, its status).
     asking: approval::Asking,
+    /// The worker's own token (a turn's is a child): once it is cancelled (despawn, the
+    /// session ending) the agent is not waited for.
+    gone: tokio_util::sync::CancellationToken,
 }
 
 impl AgentWorker {
@@ -80,6 +83,7 @@ impl AgentWorker {
             updates: None,
             conversation,
             asking,
+            gone: cx.cancel().clone(),
         })
     }
 
@@ -197,6 +201,7 @@ impl AgentWorker {
                     grace.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
                 }
                 () = &mut grace => break None,
+                () = self.gone.cancelled(), if stopping.is_some() => break None,
             }
         };
         // What it sent just before its answer.
