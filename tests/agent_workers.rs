@@ -518,3 +518,44 @@ async fn a_supervisor_splits_a_task_between_an_agent_worker_and_a_native_worker(
         "{told}"
     );
 }
+
+/// An agent that writes what is not JSON-RPC on its stdout fails its worker with the line
+/// it wrote; the supervisor reads why and the session goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_that_is_not_json_rpc_fails_its_worker_with_the_line() {
+    let (lead, agent) = (MockServer::start().await, MockServer::start().await);
+    let sb = team(&agent, "", "");
+    sb.write(
+        ".squad/roles/helper.toml",
+        "name = \"helper\"\ndescription = \"chatty\"\n\
+         agent = { command = \"sh\", args = [\"-c\", \"echo warming up >&2; sleep 0.3; echo Starting agent...; sleep 20\"] }\n",
+    );
+    supervise(&lead, "make b.txt say new");
+    let started = std::time::Instant::now();
+    let run = sb
+        .exec(
+            &lead,
+            &["--json", "--role", "lead", "--approval", "auto", "go"],
+        )
+        .await;
+    run.assert_ok();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let events = run.events();
+    let worker = worker_id(&events);
+    let reason = events_of(&events, "agent_status")
+        .into_iter()
+        .find(|e| e["agent_id"] == worker.as_str() && e["status"] == "failed")
+        .unwrap_or_else(|| panic!("{events:#?}"))["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        reason,
+        "agent `sh -c echo warming up >&2; sleep 0.3; echo Starting agent...; sleep 20` failed: it wrote \
+         what is not JSON-RPC during initialize: \"Starting agent...\"; its stderr ends: warming up"
+    );
+}
