@@ -61,6 +61,12 @@ impl Progress {
                 parent_id.map(|_| format!("+ spawned {} — {}", self.who(id), clip(task, 100)))
             }
             EventKind::ItemAdded { item } => self.item(id, item),
+            EventKind::AgentMessage { to, text, .. } => Some(format!(
+                "✉ [{}] to {}: {}",
+                self.who(id),
+                self.who(*to),
+                clip(&crate::text::one_line(text), 200)
+            )),
             EventKind::ToolCallBegin { call_id } => {
                 self.calls.remove(call_id).map(|(name, arguments)| {
                     format!(
@@ -272,6 +278,7 @@ impl Progress {
             | EventKind::InboxDelivered { .. }
             | EventKind::McpServer { .. }
             | EventKind::MessageQueued { .. }
+            | EventKind::AgentMessagesDelivered { .. }
             | EventKind::Paused
             | EventKind::Resumed
             | EventKind::Stopped { .. }

@@ -263,6 +263,20 @@ pub enum EventKind {
     TaskUpdated {
         task: Task,
     },
+    /// An agent (`agent_id`) messaged a teammate with `message_agent`: queued for `to`,
+    /// which reads it at its next model call. Resume reads these for messages still owed.
+    AgentMessage {
+        to: AgentId,
+        message_id: u64,
+        text: String,
+    },
+    /// Teammates' messages reached this agent at a model call: `item` (a user item
+    /// marked with each sender) joined its history. The one record of both, so a
+    /// message is delivered once, also across a crash.
+    AgentMessagesDelivered {
+        message_ids: Vec<u64>,
+        item: HistoryItem,
+    },
     /// A message for an agent in the middle of a turn: it is taken up (an `item_added`
     /// user item) at the turn's next model call.
     MessageQueued {

@@ -262,6 +262,8 @@ impl TaskTally {
             | EventKind::McpServer { .. }
             | EventKind::TaskUpdated { .. }
             | EventKind::MessageQueued { .. }
+            | EventKind::AgentMessage { .. }
+            | EventKind::AgentMessagesDelivered { .. }
             | EventKind::Paused
             | EventKind::Resumed
             | EventKind::Stopped { .. }

@@ -77,6 +77,7 @@ pub(super) fn built_in_agents() -> Vec<Role> {
             excluded_tools: Vec::new(),
             enabled_agents: Vec::new(),
             handoffs: Vec::new(),
+            may_message: None,
             max_iterations: None,
             test_command: None,
             verify: None,

@@ -133,6 +133,10 @@ pub struct Role {
     /// Roles this one may hand the session to.
     #[serde(default)]
     pub handoffs: Vec<String>,
+    /// Whom its agents may message (`message_agent`): `siblings`, `supervisor`,
+    /// `workers`, `team`, or role names. Absent: its siblings and its supervisor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub may_message: Option<Vec<String>>,
     #[serde(default)]
     pub max_iterations: Option<u32>,
     /// Overrides the config's test command for `run_tests`.

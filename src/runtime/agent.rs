@@ -255,12 +255,14 @@ async fn take_up(cx: &AgentCx, next: Next, rest: &mut AgentStatus) -> Step {
                 *rest = AgentStatus::Inactive;
                 team.take_input(id);
                 team.set_status(id, *rest, None);
+                team.wake_for_mail(id);
                 return Step::Handled;
             }
         }
         Next::Input(AgentInput::Message { text, reply }) => {
             return Box::pin(take_message(cx, text, reply)).await;
         }
+        Next::Input(AgentInput::Mail) => return Box::pin(take_mail(cx)).await,
     }
     Step::Turn(None)
 }
@@ -306,6 +308,24 @@ async fn take_message(cx: &AgentCx, mut text: String, reply: Reply) -> Step {
         let _ = r.send(Err(format!("withheld by a user_prompt_submit hook: {why}")));
     }
     Step::Handled
+}
+
+/// Teammates' messages for an agent between turns: a task starts for them as for any
+/// message (a worker's view and checks move on), and its first model call hands them
+/// over (`turn.rs`). Nothing left (taken by a turn meanwhile) or held: nothing starts.
+async fn take_mail(cx: &AgentCx) -> Step {
+    let (team, id) = (cx.team(), cx.id());
+    if !team.has_mail(id) || team.is_held(id) {
+        team.take_input(id);
+        team.announce_if_idle();
+        return Step::Handled;
+    }
+    let mut note = String::new();
+    let _ = cx.before_task(&mut note, false).await;
+    if !note.trim().is_empty() {
+        team.push_item(id, HistoryItem::notice(note.trim()));
+    }
+    Step::Turn(None)
 }
 
 /// `/compact`: not a turn. The status stays (a worker's settled outcome must not look

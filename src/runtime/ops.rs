@@ -180,6 +180,9 @@ fn continue_agents(session: &Session, only: Option<AgentId>) {
             continued += 1;
         }
     }
+    if only.is_none() {
+        continued += team.wake_for_owed_mail();
+    }
     if continued == 0 {
         let message = match only {
             Some(id) => format!(

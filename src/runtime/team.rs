@@ -7,6 +7,7 @@ mod budget;
 mod context;
 mod fan_in;
 mod inbox;
+mod mail;
 mod queries;
 mod release;
 mod roster;
@@ -15,6 +16,8 @@ mod stats;
 mod steer;
 mod told;
 
+pub use mail::{MAX_MESSAGE_BYTES, Member, Queued};
+pub use queries::ChildInfo;
 pub use steer::Steer;
 
 pub use budget::{Spend, for_worker, from_limits};
@@ -48,6 +51,8 @@ pub enum AgentInput {
     SwitchPersona(String),
     /// The user asks to compact the conversation (`/compact`); done between turns.
     Compact,
+    /// Teammates' messages wait (`team/mail.rs`): a turn starts to hand them over.
+    Mail,
     /// The user continues an agent read back `interrupted`: it redoes its unfinished
     /// model call, or goes back to waiting for its workers.
     Continue,
@@ -138,6 +143,8 @@ struct Agent {
     narrowed: bool,
     /// Temporary or kept, released or not (`team/release.rs`).
     life: Life,
+    /// Teammates' messages waiting for it, its spawn's name, its sending rate (`mail.rs`).
+    mailbox: mail::Mailbox,
 }
 
 impl Agent {
@@ -187,6 +194,7 @@ impl Agent {
                 released: new.released,
                 ..Life::default()
             },
+            mailbox: mail::Mailbox::named(new.options.name.clone()),
         }
     }
 }
@@ -232,20 +240,6 @@ pub struct AgentCard {
     pub depth: u32,
     pub policy: ApprovalPolicy,
     pub tools: Arc<[String]>,
-}
-
-/// One line of `get_agents`.
-pub struct ChildInfo {
-    pub id: AgentId,
-    pub role: String,
-    pub status: AgentStatus,
-    pub task: String,
-    pub has_result: bool,
-    pub parent: Option<AgentId>,
-    pub created_at: DateTime<Utc>,
-    /// The checks of its result, when they ran.
-    pub verification: Option<crate::protocol::Verdict>,
-    pub released: bool,
 }
 
 pub struct Team {

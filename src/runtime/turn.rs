@@ -225,7 +225,7 @@ fn helps(cx: &AgentCx) -> bool {
 /// An urgent notice (a worker's question, a critical notice) reaches a running agent at
 /// its next model call, with whatever else waits in its inbox; workers' outcomes stay with
 /// the fan-in (wait_for_agents, or the end of the turn). Then the messages sent to it
-/// during the turn (the user's, or its supervisor's), in order.
+/// during the turn (the user's, or its supervisor's), in order, and its teammates'.
 fn hand_over_inbox(team: &Team, agent: AgentId) {
     if team.has_urgent_notice(agent)
         && let Some(batch) = inbox::join(team.take_notices(agent))
@@ -235,6 +235,7 @@ fn hand_over_inbox(team: &Team, agent: AgentId) {
     for text in team.take_steering(agent) {
         team.push_item(agent, HistoryItem::user(text));
     }
+    team.take_mail(agent);
 }
 
 fn too_many_calls(team: &Team, agent: AgentId, max: u32, final_text: String) -> TurnOutcome {

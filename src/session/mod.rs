@@ -11,6 +11,6 @@ mod writer;
 pub use listing::{Shown, listing};
 pub use log::{SessionLog, read_events};
 pub use prompts::{PROMPT_HISTORY_CAP, PromptHistory};
-pub use replay::{PendingMessage, ReplayedAgent, ReplayedSession, replay};
+pub use replay::{PendingMail, PendingMessage, ReplayedAgent, ReplayedSession, replay};
 pub use store::{SessionMeta, SessionStore, StoreError};
 pub use writer::LogWriter;

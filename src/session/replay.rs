@@ -41,6 +41,17 @@ pub struct ReplayedAgent {
     pub messages: Vec<PendingMessage>,
     /// A `/review` reviewer: its outcome went to squad, never to its supervisor.
     pub for_squad: bool,
+    /// Teammates' messages to it (`agent_message`) not yet delivered
+    /// (`agent_messages_delivered`) when the log ended: delivered at its next model call.
+    pub mail: Vec<PendingMail>,
+}
+
+/// A teammate's message, as the log recorded it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingMail {
+    pub id: u64,
+    pub from: AgentId,
+    pub text: String,
 }
 
 /// A worker's message to its supervisor, as the log recorded it.
@@ -139,6 +150,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         verdict: None,
                         messages: Vec::new(),
                         for_squad: false,
+                        mail: Vec::new(),
                     });
                 }
             }
@@ -151,6 +163,19 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                     supervisor.messages.push(PendingMessage {
                         from: ev.agent_id,
                         kind: *kind,
+                        text: text.clone(),
+                    });
+                }
+            }
+            EventKind::AgentMessage {
+                to,
+                message_id,
+                text,
+            } => {
+                if let Some(recipient) = agents.get_mut(to) {
+                    recipient.mail.push(PendingMail {
+                        id: *message_id,
+                        from: ev.agent_id,
                         text: text.clone(),
                     });
                 }
@@ -183,6 +208,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             | EventKind::TurnStarted
             | EventKind::TurnFinished { .. }
             | EventKind::ItemAdded { .. }
+            | EventKind::AgentMessagesDelivered { .. }
             | EventKind::TextDelta { .. }
             | EventKind::ToolCallBegin { .. }
             | EventKind::ToolCallEnd { .. }
@@ -309,6 +335,10 @@ impl ReplayedAgent {
                 }
                 self.history.push(item.clone());
             }
+            EventKind::AgentMessagesDelivered { message_ids, item } => {
+                self.mail.retain(|m| !message_ids.contains(&m.id));
+                self.history.push(item.clone());
+            }
             // The compacted conversation replaces the items before it.
             EventKind::Compacted { history, .. } => self.history = history.clone(),
             EventKind::Rewound {
@@ -359,6 +389,7 @@ impl ReplayedAgent {
             | EventKind::HookRan { .. }
             | EventKind::RoleSaved { .. }
             | EventKind::SupervisorMessage { .. }
+            | EventKind::AgentMessage { .. }
             | EventKind::McpServer { .. }
             | EventKind::TaskUpdated { .. }
             | EventKind::MessageQueued { .. }
@@ -517,6 +548,42 @@ mod tests {
             }]
         );
         assert!(session.agents[1].messages.is_empty());
+    }
+
+    #[test]
+    fn a_teammates_message_is_owed_until_its_delivery_which_adds_its_item() {
+        let (root, a, b) = (AgentId::new(), AgentId::new(), AgentId::new());
+        let sent = |id: u64, text: &str| EventKind::AgentMessage {
+            to: b,
+            message_id: id,
+            text: text.into(),
+        };
+        let log = [
+            ev(1, root, spawned(None)),
+            ev(2, a, spawned(Some(root))),
+            ev(3, b, spawned(Some(root))),
+            ev(4, a, sent(1, "first")),
+            ev(5, a, sent(2, "second")),
+            ev(
+                6,
+                b,
+                EventKind::AgentMessagesDelivered {
+                    message_ids: vec![1],
+                    item: HistoryItem::user("[message from a]\nfirst"),
+                },
+            ),
+        ];
+        let session = replay(&log).unwrap();
+        let b = &session.agents[2];
+        assert_eq!(
+            b.mail,
+            [PendingMail {
+                id: 2,
+                from: a,
+                text: "second".into()
+            }]
+        );
+        assert_eq!(b.history, [HistoryItem::user("[message from a]\nfirst")]);
     }
 
     #[test]

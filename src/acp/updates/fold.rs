@@ -21,6 +21,7 @@ impl Translator {
                 ))),
             ),
             EventKind::ItemAdded { .. }
+            | EventKind::AgentMessagesDelivered { .. }
             | EventKind::AgentSpawned { .. }
             | EventKind::AgentStatus { .. }
             | EventKind::ResultReturned { .. }
@@ -61,6 +62,7 @@ impl Translator {
             | EventKind::InboxDelivered { .. }
             | EventKind::McpServer { .. }
             | EventKind::MessageQueued { .. }
+            | EventKind::AgentMessage { .. }
             | EventKind::Paused
             | EventKind::Resumed
             | EventKind::Stopped { .. }
@@ -146,7 +148,9 @@ impl Translator {
                     self.say(&session, delta);
                 }
             }
-            EventKind::ItemAdded { item } => self.item(agent, item),
+            EventKind::ItemAdded { item } | EventKind::AgentMessagesDelivered { item, .. } => {
+                self.item(agent, item)
+            }
             EventKind::ToolCallBegin { call_id } => {
                 if let Some(view) = self.views.get(&agent)
                     && view.as_call.is_none()
@@ -260,6 +264,7 @@ impl Translator {
             | EventKind::InboxDelivered { .. }
             | EventKind::McpServer { .. }
             | EventKind::MessageQueued { .. }
+            | EventKind::AgentMessage { .. }
             | EventKind::Paused
             | EventKind::Resumed
             | EventKind::Stopped { .. }

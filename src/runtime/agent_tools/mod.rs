@@ -11,6 +11,7 @@ mod despawn;
 mod get_agents;
 mod get_tasks;
 mod handoff;
+mod message_agent;
 mod message_supervisor;
 mod plan_tasks;
 pub mod return_results;
@@ -20,6 +21,7 @@ mod update_task;
 mod wait;
 
 pub use handoff::Handoff;
+pub use message_agent::MESSAGE_AGENT;
 pub use spawn::SPAWN_AGENT;
 pub use speak::SPEAK_TO_AGENT;
 
@@ -46,6 +48,7 @@ pub fn all() -> Vec<Arc<dyn AgentTool>> {
         Arc::new(despawn::DespawnAgent),
         Arc::new(return_results::ReturnResults),
         Arc::new(message_supervisor::MessageSupervisor),
+        Arc::new(message_agent::MessageAgent),
         Arc::new(handoff::HandoffTo),
         Arc::new(plan_tasks::PlanTasks),
         Arc::new(update_task::UpdateTask),

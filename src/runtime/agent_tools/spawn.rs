@@ -274,7 +274,9 @@ fn worker_tools(
         handoffs: Vec::new(),
         ..role.clone()
     };
-    let reporting = cx.host.tools_for(&bare, true, None, model);
+    let mut reporting = cx.host.tools_for(&bare, true, None, model);
+    // Messaging teammates is not reporting: a narrowed worker has it only when named.
+    reporting.retain(|t| t != super::MESSAGE_AGENT);
     super::ad_hoc::options(
         keep,
         instructions,

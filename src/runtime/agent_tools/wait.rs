@@ -138,7 +138,11 @@ async fn wait(cx: &Call<'_>, ids: &[AgentId], timeout: Duration) -> Result<Vec<A
     let mut failures = Vec::new();
     loop {
         done += team.finished_prefix(&ids[done..]);
-        if done == ids.len() || team.has_urgent_notice(cx.caller) || team.has_steering(cx.caller) {
+        if done == ids.len()
+            || team.has_urgent_notice(cx.caller)
+            || team.has_steering(cx.caller)
+            || team.has_mail(cx.caller)
+        {
             break;
         }
         if team.take_alarm(cx.caller) {

@@ -1,6 +1,6 @@
 //! Resuming: the logged agents come back (root first), idle, with their histories;
 //! outcomes and workers' messages the log does not show as delivered are still owed to
-//! their supervisors.
+//! their supervisors, teammates' messages to their recipients.
 
 use crate::protocol::{AgentId, AgentStatus, ApprovalPolicy, EventKind};
 use crate::runtime::agent::start_agent;
@@ -36,6 +36,9 @@ pub fn restore_agents(
                 Notice::message(m.from, role, m.kind, &m.text)
             })
             .collect();
+        let mail: Vec<(u64, AgentId, String)> = (agent.mail.iter())
+            .map(|m| (m.id, m.from, m.text.clone()))
+            .collect();
         let active = is_root.then(|| replayed.active_role.clone());
         let for_squad = agent.for_squad;
         if !revive(session, policies, agent, active, policy) {
@@ -50,6 +53,9 @@ pub fn restore_agents(
         }
         if !messages.is_empty() {
             session.team.restore_notices(id, messages);
+        }
+        if !mail.is_empty() {
+            session.team.restore_mail(id, mail);
         }
     }
     let team = &session.team;

@@ -2,8 +2,9 @@
 //! role, tools, lineage and subtree, its children, its result, the view a request is
 //! built from.
 
-use super::{AgentCard, ChildInfo, RequestView, Team};
+use super::{AgentCard, RequestView, Team};
 use crate::protocol::{AgentId, AgentResult, AgentStatus, HistoryItem};
+use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
 impl Team {
@@ -154,4 +155,18 @@ impl Team {
     pub fn result(&self, id: AgentId) -> Option<AgentResult> {
         self.with(id, |a| a.result.clone()).flatten()
     }
+}
+
+/// One line of `get_agents`.
+pub struct ChildInfo {
+    pub id: AgentId,
+    pub role: String,
+    pub status: AgentStatus,
+    pub task: String,
+    pub has_result: bool,
+    pub parent: Option<AgentId>,
+    pub created_at: DateTime<Utc>,
+    /// The checks of its result, when they ran.
+    pub verification: Option<crate::protocol::Verdict>,
+    pub released: bool,
 }

@@ -28,6 +28,8 @@ pub(super) struct Roster {
     pub(super) peak_active: usize,
     /// What the whole session has spent, in US dollars (`limits.max_session_cost_usd`).
     pub(super) cost_usd: f64,
+    /// The last teammate's message id given (`team/mail.rs`).
+    pub(super) next_mail: u64,
 }
 
 impl std::ops::Deref for Roster {

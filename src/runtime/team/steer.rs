@@ -78,5 +78,6 @@ impl Team {
                 },
             );
         }
+        self.wake_for_mail(id);
     }
 }

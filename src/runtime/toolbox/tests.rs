@@ -417,6 +417,13 @@ fn every_built_in_tool_tells_its_kind_reach_reports_and_clip() {
             Reports::Nothing,
         ),
         (
+            "message_agent",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
             "handoff_to",
             &none,
             ToolKind::Other,

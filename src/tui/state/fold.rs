@@ -38,6 +38,7 @@ impl SessionState {
             K::TurnStarted
             | K::TurnFinished { .. }
             | K::ItemAdded { .. }
+            | K::AgentMessagesDelivered { .. }
             | K::TextDelta { .. }
             | K::ToolCallEnd { .. }
             | K::Retrying { .. }
@@ -78,13 +79,15 @@ impl SessionState {
             | K::UndoRefused { .. } => self.fold_review_and_taken_back(ev, now),
             // Ignored here. A call's line comes from the assistant item and its result from
             // the result item; an unanswered approval (an exec run read back) is told by the
-            // call's result; deliveries and the idle tree show in statuses already;
+            // call's result; deliveries and the idle tree show in statuses already; a
+            // teammate's message shows in its recipient's conversation once delivered;
             // checkpoints are listed by `/rewind` from the log, not drawn; the file list is
             // the composer's (`App::apply` hands it to `@` completion).
             K::ToolCallBegin { .. }
             | K::ApprovalUnanswered { .. }
             | K::ResultDelivered { .. }
             | K::InboxDelivered { .. }
+            | K::AgentMessage { .. }
             | K::Idle
             | K::CheckpointStarted { .. }
             | K::CheckpointTaken { .. }
@@ -175,7 +178,7 @@ impl SessionState {
             self.turn_started(id, now);
         } else if let K::TurnFinished { end } = &ev.kind {
             self.turn_finished(id, *end, now);
-        } else if let K::ItemAdded { item } = &ev.kind {
+        } else if let K::ItemAdded { item } | K::AgentMessagesDelivered { item, .. } = &ev.kind {
             self.add_item(id, item, now);
         } else if let K::TextDelta { delta } = &ev.kind {
             self.text_delta(id, delta, now);
