@@ -559,3 +559,50 @@ async fn an_agent_that_is_not_json_rpc_fails_its_worker_with_the_line() {
          what is not JSON-RPC during initialize: \"Starting agent...\"; its stderr ends: warming up"
     );
 }
+
+/// An agent that hangs in its prompt is bounded by its worker's wall-time budget: the
+/// worker fails with the budget as the reason, and the agent's process is ended.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hanging_agent_is_stopped_by_its_workers_wall_time_budget() {
+    let (lead, agent) = (MockServer::start().await, MockServer::start().await);
+    let sb = team(&agent, "", "");
+    lead.set_responder(|body| match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "s",
+            "spawn_agent",
+            &json!({"role_name": "helper", "task_prompt": "make b.txt say new",
+                    "budget": {"wall_s": 4}})
+            .to_string(),
+        ),
+        1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+        _ => MockResponse::text("it ran out of time"),
+    });
+    agent.push(MockResponse::text("late").with_delay(Duration::from_secs(40)));
+    let started = std::time::Instant::now();
+    let run = sb
+        .exec(
+            &lead,
+            &["--json", "--role", "lead", "--approval", "auto", "go"],
+        )
+        .await;
+    run.assert_ok();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let events = run.events();
+    let worker = worker_id(&events);
+    let reason = events_of(&events, "agent_status")
+        .into_iter()
+        .find(|e| e["agent_id"] == worker.as_str() && e["status"] == "failed")
+        .unwrap_or_else(|| panic!("{events:#?}"))["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        reason.starts_with("budget:") && reason.contains("wall"),
+        "{reason}"
+    );
+    assert!(!alive(&sb.tmp.path().join("agent.pid")));
+}

@@ -104,9 +104,17 @@ impl AcpClient {
     /// Sends `text` as a prompt and waits for the turn's end; the updates of the turn are
     /// on [`AcpClient::updates`] by then.
     pub async fn prompt(&self, text: &str) -> Result<StopReason, ClientError> {
+        self.prompt_within(text, self.options.prompt_timeout).await
+    }
+
+    /// [`AcpClient::prompt`], the turn given at most `within` (a worker's wall time left).
+    pub async fn prompt_within(
+        &self,
+        text: &str,
+        within: Duration,
+    ) -> Result<StopReason, ClientError> {
         let block = ContentBlock::Text(TextContent::new(text));
         let request = PromptRequest::new(self.session.clone(), vec![block]);
-        let within = self.options.prompt_timeout;
         Ok(self
             .call("session/prompt", request, within)
             .await?

@@ -156,12 +156,7 @@ impl AgentWorker {
             iso.isolation.wait_for_files(cx.team(), cx.id()).await;
         }
         let folder = cx.root();
-        let mut options = ClientOptions::new(self.asking.permissions(folder.root()));
-        if let Some((budget, spend)) = cx.team().budget_and_spend(cx.id())
-            && let Some(wall) = budget.wall_s
-        {
-            options.prompt_timeout = Duration::from_secs(wall).saturating_sub(spend.wall);
-        }
+        let options = ClientOptions::new(self.asking.permissions(folder.root()));
         let mut client = AcpClient::start(&self.agent, folder.root(), options).await?;
         self.updates = Some(client.take_updates());
         self.client = Some(client);
@@ -177,7 +172,12 @@ impl AgentWorker {
             });
         };
         let (team, id) = (cx.team(), cx.id());
-        let prompt = client.prompt(text);
+        // Its wall-time budget bounds the prompt: what is left of it, to the second.
+        let wall = outcome::wall_left(cx);
+        let prompt = match wall {
+            Some(left) => futures::future::Either::Left(client.prompt_within(text, left)),
+            None => futures::future::Either::Right(client.prompt(text)),
+        };
         tokio::pin!(prompt);
         // Once it was asked to stop, how long it has to end its turn.
         let grace = tokio::time::sleep(Duration::from_secs(365 * 24 * 3600));
@@ -210,6 +210,10 @@ impl AgentWorker {
         }
         match (stopping, ended) {
             (Some(why), _) => Ok(why),
+            (None, Some(Err(ClientError::Timeout { .. }))) if wall.is_some() => {
+                let _ = client.cancel();
+                Ok(Prompted::Overspent(outcome::wall_spent(cx)))
+            }
             (None, Some(ended)) => ended.map(Prompted::Ended),
             (None, None) => Ok(Prompted::Cancelled),
         }

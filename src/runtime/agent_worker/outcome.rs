@@ -67,6 +67,27 @@ pub(super) fn over_budget(cx: &AgentCx, prompts: u32) -> Option<String> {
     })
 }
 
+/// What is left of the worker's wall-time budget, where it has one.
+pub(super) fn wall_left(cx: &AgentCx) -> Option<std::time::Duration> {
+    let (budget, spend) = cx.team().budget_and_spend(cx.id())?;
+    let wall = std::time::Duration::from_secs(budget.wall_s?);
+    Some(wall.saturating_sub(spend.wall))
+}
+
+/// Why a worker whose prompt outlasted its wall-time budget stops.
+pub(super) fn wall_spent(cx: &AgentCx) -> String {
+    over_budget(cx, 0).unwrap_or_else(|| {
+        let wall = cx
+            .team()
+            .budget_and_spend(cx.id())
+            .and_then(|(b, _)| b.wall_s);
+        format!(
+            "budget: its wall time of {} s ran out while the agent worked",
+            wall.unwrap_or_default()
+        )
+    })
+}
+
 /// How the agent's last prompt ended.
 pub(super) enum Settled {
     /// The worker's turns are over, with this outcome.
