@@ -11,8 +11,10 @@
 //! (`faults.rs`), and the process is gone: `close` ends it when the worker ends.
 //!
 //! No terminal is offered to the agent (ACP's `terminal/*`): an agent that runs commands
-//! does so itself, in its worktree, outside squad's sandbox — squad's sandbox wraps the
-//! commands of its own `run_command`, and serving `terminal/*` through it is not built.
+//! does so itself, in its worktree, outside squad's sandbox. Of the agents installable
+//! here neither asks for one (OpenCode 1.18 never calls `terminal/create`; Codex's adapter
+//! runs commands itself, under its own sandbox), so a `terminal/*` served through squad's
+//! sandbox would have no real agent to be tested against.
 
 mod approval;
 mod conversation;
