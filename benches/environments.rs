@@ -220,7 +220,7 @@ async fn main() {
     }))
     .await;
     let wall = start.elapsed();
-    futures::future::join_all(all.into_iter().map(Remote::close)).await;
+    futures::future::join_all(all.iter().map(|r| r.close())).await;
     println!(
         "{workers} container workers at once: {} from the first create to every first result",
         ms(wall)

@@ -740,6 +740,7 @@ fn approval_dialogs() {
             instructions: None,
             keep: false,
             name: None,
+            environment: None,
         },
     );
     insta::assert_snapshot!("approval_diff_80x24", s.screen(80, 24));
@@ -1464,6 +1465,7 @@ fn spawn_dialog_with_instructions_narrowed_tools_and_keep() {
             ),
             keep: true,
             name: None,
+            environment: None,
         },
     );
     let screen = s.screen(80, 24);
@@ -1488,6 +1490,7 @@ fn released_worker_in_the_tree_and_the_details() {
             instructions: Some("Run only the CLI tests.".into()),
             tools: Some(vec!["run_tests".into(), "return_results".into()]),
             name: None,
+            environment: None,
         }),
     );
     s.ev(tester, EventKind::ResultDelivered { parent_id: s.root });

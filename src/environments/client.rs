@@ -56,7 +56,7 @@ pub struct Remote {
     /// Why the stream ended, once it has.
     ended: Arc<Mutex<Option<String>>>,
     /// Keeps the transport alive (the child process, the container) as long as this.
-    transport: Box<dyn Transport>,
+    transport: tokio::sync::Mutex<Box<dyn Transport>>,
 }
 
 /// What carries a connection: ended by [`Remote::close`], or when dropped (then as far as
@@ -64,6 +64,17 @@ pub struct Remote {
 #[async_trait::async_trait]
 pub trait Transport: Send + Sync {
     async fn close(&mut self);
+
+    /// Unpacks the tar archive `tar` into the folder `path` there (a container engine's
+    /// archive upload: how a base reaches a far side without git).
+    async fn upload(&self, _path: &str, _tar: Vec<u8>) -> Result<(), String> {
+        Err("this transport carries no archives".into())
+    }
+
+    /// The folder `path` there as a tar archive (whose entries start with its name).
+    async fn download(&self, _path: &str) -> Result<Vec<u8>, String> {
+        Err("this transport carries no archives".into())
+    }
 }
 
 impl Remote {
@@ -129,13 +140,13 @@ impl Remote {
             pending,
             next_id: AtomicU64::new(1),
             ended,
-            transport,
+            transport: tokio::sync::Mutex::new(transport),
         })
     }
 
     /// Ends the connection and what carries it (the child, the container), waiting for it.
-    pub async fn close(mut self) {
-        self.transport.close().await;
+    pub async fn close(&self) {
+        self.transport.lock().await.close().await;
     }
 
     /// What the far side said of itself.
@@ -145,6 +156,31 @@ impl Remote {
 
     pub fn env(&self) -> &str {
         &self.env
+    }
+
+    /// Why the connection ended, once it has.
+    pub fn lost(&self) -> Option<String> {
+        crate::sync::lock(&self.ended).clone()
+    }
+
+    /// See [`Transport::upload`].
+    pub async fn upload(&self, path: &str, tar: Vec<u8>) -> Result<(), String> {
+        self.transport.lock().await.upload(path, tar).await
+    }
+
+    /// See [`Transport::download`].
+    pub async fn download(&self, path: &str) -> Result<Vec<u8>, String> {
+        self.transport.lock().await.download(path).await
+    }
+
+    /// Asks one of the carrying requests (`far_git.rs` answers), for its output.
+    pub async fn carry(&self, make: impl FnOnce(u64) -> Request) -> Result<String, ToolError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        match self.ask(id, &make(id)).await? {
+            Outcome::Output(output) => Ok(output),
+            Outcome::Error(e) => Err(e.into()),
+            Outcome::Action(_) => Err(self.garbled()),
+        }
     }
 
     /// Runs `tool` there; `cancel` stops it there too.

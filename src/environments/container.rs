@@ -14,7 +14,10 @@ use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::exec::{CreateExecOptions, StartExecResults};
 use bollard::models::{ContainerCreateBody, HostConfig};
-use bollard::query_parameters::{CreateContainerOptions, RemoveContainerOptions};
+use bollard::query_parameters::{
+    CreateContainerOptions, DownloadFromContainerOptions, RemoveContainerOptions,
+    UploadToContainerOptions,
+};
 use futures::StreamExt;
 use std::collections::HashMap;
 use tokio::io::AsyncWriteExt;
@@ -182,6 +185,31 @@ impl super::client::Transport for ContainerGuard {
         if !id.is_empty() {
             remove(&self.docker, &id).await;
         }
+    }
+
+    async fn upload(&self, path: &str, tar: Vec<u8>) -> Result<(), String> {
+        let options = UploadToContainerOptions {
+            path: path.to_string(),
+            ..Default::default()
+        };
+        let body = bollard::body_full(bytes::Bytes::from(tar));
+        self.docker
+            .upload_to_container(&self.id, Some(options), body)
+            .await
+            .map_err(|e| format!("the engine refused the archive for {path}: {e}"))
+    }
+
+    async fn download(&self, path: &str) -> Result<Vec<u8>, String> {
+        let options = DownloadFromContainerOptions {
+            path: path.to_string(),
+        };
+        let mut stream = self.docker.download_from_container(&self.id, Some(options));
+        let mut tar = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| format!("the engine gave no archive of {path}: {e}"))?;
+            tar.extend_from_slice(&chunk);
+        }
+        Ok(tar)
     }
 }
 

@@ -6,10 +6,12 @@
 //! seam where a worker's tool calls go to it. The model calls, keys, approvals, hooks,
 //! budgets, verification and merges stay on this side.
 
+pub mod carry;
 pub mod check;
 pub mod child;
 pub mod client;
 pub mod container;
+mod far_git;
 pub mod place;
 pub mod protocol;
 pub mod server;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Bumped when a message changes shape; a far side of another version is refused.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// What the far side needs before the first call: where the worker's root is and what its
 /// tools may do there. The far side's own sandbox applies the level.
@@ -55,6 +55,10 @@ pub struct Hello {
     pub squad: String,
     /// What the far side's sandbox gives commands (`Sandbox::describe`).
     pub sandbox: String,
+    /// `git --version` there, when git runs there: the worker's base can then come as a
+    /// bundle and its change go back as one ([`Request::Receive`], [`Request::Collect`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<String>,
     /// Set instead of the rest when the far side cannot serve (a root it cannot make).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -69,6 +73,48 @@ pub enum Request {
     Describe { id: u64, tool: String, args: Value },
     /// Stop call `id` (the near side's cancel).
     Cancel { id: u64 },
+    /// The commits the git store at `store` holds for squad (answered as a JSON list of
+    /// ids; empty without a store): what a bundle need not carry again.
+    Haves { id: u64, store: String },
+    /// Takes the worker's base `commit` into the store (from `bundle`, base64, unless the
+    /// store holds it) and checks it out as the root, a worktree of the store.
+    Receive {
+        id: u64,
+        store: String,
+        commit: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bundle: Option<String>,
+    },
+    /// Commits everything in the root and answers a [`Collected`]: the worker's change
+    /// since `base`, as a bundle.
+    Collect {
+        id: u64,
+        base: String,
+        message: String,
+    },
+    /// Removes the root's worktree from the store (the worker is gone).
+    Release { id: u64, store: String },
+}
+
+/// What [`Request::Collect`] answers (as JSON in its output).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Collected {
+    /// The root's commit: `base` itself when nothing changed.
+    pub commit: String,
+    /// The ref the bundle carries (under [`COLLECTED_REF`], one per root).
+    #[serde(default)]
+    pub reference: String,
+    /// The commits since `base`, a git bundle in base64, whose one ref is `reference`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+}
+
+/// Where a collected bundle's ref lives.
+pub const COLLECTED_REF: &str = "refs/squad/collected";
+
+/// The ref a bundle of base `commit` carries, on both sides.
+pub fn base_ref(commit: &str) -> String {
+    format!("refs/squad/carried/{commit}")
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

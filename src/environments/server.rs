@@ -114,7 +114,13 @@ where
 
 fn request_id(request: &Request) -> u64 {
     match request {
-        Request::Call { id, .. } | Request::Describe { id, .. } | Request::Cancel { id } => *id,
+        Request::Call { id, .. }
+        | Request::Describe { id, .. }
+        | Request::Cancel { id }
+        | Request::Haves { id, .. }
+        | Request::Receive { id, .. }
+        | Request::Collect { id, .. }
+        | Request::Release { id, .. } => *id,
     }
 }
 
@@ -123,6 +129,7 @@ async fn answer(tools: &ToolRegistry, ctx: &ToolContext, request: Request) -> Ou
         Request::Call { tool, args, .. } => (tool, args, false),
         Request::Describe { tool, args, .. } => (tool, args, true),
         Request::Cancel { .. } => return Outcome::Action(None),
+        carry => return super::far_git::answer(ctx.workspace.root(), carry).await,
     };
     let Some(handler) = tools.get(&tool) else {
         return Outcome::Error(WireError::from(crate::tools::ToolError::Failed(format!(
@@ -201,6 +208,7 @@ fn hello(root: &str, sandbox: String, error: Option<String>) -> Hello {
         root: root.to_string(),
         squad: env!("CARGO_PKG_VERSION").to_string(),
         sandbox,
+        git: super::far_git::version(),
         error,
     }
 }

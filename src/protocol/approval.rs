@@ -118,6 +118,9 @@ pub enum ApprovalAction {
         /// The name its supervisor gave it (`spawn_agent`'s `name`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
+        /// Where it will run (`kind: NAME` of an `[environments.NAME]`); `None`: here.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        environment: Option<String>,
     },
     /// A workspace hook (`[[hooks]]` of the workspace's config, or a file its command runs)
     /// new or changed since the user approved it: it would run with the user's rights,

@@ -21,6 +21,9 @@ pub struct SpawnOptions {
     /// `/agents` show it where they would show the task's first words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The environment it runs in (an `[environments.NAME]`'s name); `None`: here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
 }
 
 impl SpawnOptions {

@@ -107,6 +107,13 @@ impl Host for AgentCx {
         v.isolation.note_checked(self.id(), &checked);
         checked
     }
+
+    fn placements(&self) -> Option<Arc<super::policies::placement::Placements>> {
+        let p = self
+            .policies()
+            .get::<super::policies::placement::PlacementPolicy>()?;
+        Some(p.0.clone())
+    }
 }
 
 /// The user's hooks (`policies/hooks`), where the session has the policy.

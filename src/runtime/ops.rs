@@ -227,6 +227,10 @@ async fn shut_down(session: &Session, policies: &Policies) {
     if let Some(iso) = isolation {
         iso.close(&session.team).await;
     }
+    // Placed workers' containers and roots there go (`policies/placement`).
+    if let Some(placed) = policies.get::<super::policies::placement::PlacementPolicy>() {
+        placed.0.close_all().await;
+    }
     // The user's `session_end` hooks, after every agent stopped.
     if let Some(hooks) = policies.get::<HooksPolicy>() {
         let cancel = tokio_util::sync::CancellationToken::new();

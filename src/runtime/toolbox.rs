@@ -4,7 +4,7 @@
 
 mod handler;
 
-pub use handler::{CallHandler, Invocation, Ran, Reach};
+pub use handler::{CallHandler, Coding, Invocation, Ran, Reach};
 
 use super::agent_tools;
 use crate::mcp::McpHub;

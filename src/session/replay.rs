@@ -796,6 +796,7 @@ mod tests {
             instructions: Some("only src/".into()),
             tools: Some(vec!["read_file".into(), "return_results".into()]),
             name: Some("only src".into()),
+            environment: Some("gpu".into()),
         };
         let mut log = vec![
             ev(

@@ -85,6 +85,7 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             instructions,
             keep,
             name,
+            environment,
         } => {
             let field = |name: &str, value: String, style: Style| {
                 wrap(
@@ -99,6 +100,9 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
                 lines.extend(field("name", name.clone(), Style::default()));
             }
             lines.extend(field("model", model.clone(), Style::default()));
+            if let Some(env) = environment {
+                lines.extend(field("runs in", env.clone(), t.bold(Color::Magenta)));
+            }
             let tools = if tools.is_empty() {
                 "(role defaults)".to_string()
             } else {

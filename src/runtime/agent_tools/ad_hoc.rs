@@ -32,6 +32,7 @@ pub fn options(
             instructions,
             tools: narrowed,
             name: None,
+            environment: None,
         },
         worker_tools,
     ))

@@ -111,6 +111,13 @@ pub trait Host: Send + Sync {
     fn tool_context(&self) -> crate::tools::ToolContext;
     /// Checks the caller's result against the workspace (`policies/verification`).
     async fn check_result(&self, result: &AgentResult) -> Checked;
+    /// The session's workers placed in environments (`policies/placement`); `None`
+    /// where the session runs without placement.
+    fn placements(
+        &self,
+    ) -> Option<std::sync::Arc<super::policies::placement::registry::Placements>> {
+        None
+    }
 }
 
 /// What became of a returned result, as `policies/verification` checked it.

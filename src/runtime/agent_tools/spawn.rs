@@ -7,6 +7,7 @@ use crate::model::ToolSpec;
 use crate::protocol::{AgentId, AgentStatus, ApprovalAction, Budget, SpawnOptions};
 use crate::roles::{Audience, Role};
 use crate::runtime::approval::ApprovalRequest;
+use crate::runtime::policies::placement::open as placement;
 use crate::runtime::team::{AgentCard, AgentStats, NewAgent};
 use crate::text::clip;
 use crate::tools::ToolError;
@@ -49,6 +50,9 @@ struct Args {
     /// A few words the user tells it apart by (the tree shows them for its task's).
     #[serde(default)]
     name: Option<String>,
+    /// Where it runs: an `[environments.NAME]` (`policies/placement`); else its role's.
+    #[serde(default)]
+    environment: Option<String>,
 }
 
 /// Most of one file given to a worker in its first message.
@@ -77,7 +81,8 @@ impl AgentTool for SpawnAgent {
                     "keep": {"type": "boolean", "description": "Keep for follow-ups."},
                     "instructions": {"type": "string", "description": "Added to its role's prompt."},
                     "tools": {"type": "array", "items": {"type": "string"}, "description": "Only these of its tools."},
-                    "isolation": {"enum": ["worktree", "shared"]}
+                    "isolation": {"enum": ["worktree", "shared"]},
+                    "environment": {"type": "string", "description": "Where it runs: a configured environment."}
                 },
                 "required": ["role_name", "task_prompt"]
             }),
@@ -121,6 +126,8 @@ impl AgentTool for SpawnAgent {
         } else {
             tools
         };
+        let env = placement::chosen(cx.shared.config, role, args.environment.as_deref())?;
+        options.environment = env.clone();
         // Small models write `[]` for "no value": say what it does, the call stands.
         let only_reporting = asked_none.then(|| tools.join(", "));
         let task = args.task_prompt;
@@ -139,13 +146,31 @@ impl AgentTool for SpawnAgent {
 
         // The workspace as the caller sees it now: the worker's base (issue 34).
         let base = cx.host.base_for_spawn(&role.name, args.isolation).await;
+        let id = AgentId::new();
+        let placed = place(cx, id, env.as_deref(), base.as_ref()).await?;
         // Again: spawns of one response run side by side, and each waited for its approval
         // since the first check. Nothing awaits from here until the worker is counted.
         room(cx, &limits)?;
-        let id = launch(cx, &me, worker, task_id, args.isolation, base)?;
+        if let (Some(p), Some(placed)) = (cx.host.placements(), placed) {
+            p.register(id, placed);
+        }
+        let id = launch(cx, &me, worker, task_id, args.isolation, base, id)?;
         let reply = reply(cx, id, &role.name, waived, ignored, only_reporting);
         Ok(Done::output(reply))
     }
+}
+
+/// The far side of a worker placed in `env` (`policies/placement`), made ready: `None`
+/// when it runs here.
+async fn place(
+    cx: &Call<'_>,
+    id: AgentId,
+    env: Option<&str>,
+    base: Option<&Arc<Base>>,
+) -> Result<Option<Arc<placement::PlacedWorker>>, Failure> {
+    let (placements, ctx) = (cx.host.placements(), cx.host.tool_context());
+    let config = cx.shared.config;
+    Ok(placement::place(placements.as_deref(), config, &ctx, (id, env), base).await?)
 }
 
 /// Model calls a worker needs at the least: its work, its report, a correction.
@@ -374,6 +399,7 @@ async fn approve(cx: &Call<'_>, me: &AgentCard, worker: &Worker<'_>) -> Result<(
         instructions: worker.options.instructions.clone(),
         keep: worker.options.keep,
         name: worker.options.name.clone(),
+        environment: worker.options.environment.clone(),
     };
     let req = ApprovalRequest {
         agent_id: cx.caller,
@@ -398,9 +424,9 @@ fn launch(
     task_id: Option<&str>,
     isolation: Option<IsolationMode>,
     base: Option<Arc<Base>>,
+    id: AgentId,
 ) -> Result<AgentId, Failure> {
     // The task is the worker's before it can finish it.
-    let id = AgentId::new();
     if let Some(t) = task_id {
         cx.shared
             .tasks

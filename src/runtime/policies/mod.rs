@@ -13,6 +13,7 @@ pub mod hooks;
 pub mod isolation;
 pub mod loop_guard;
 pub mod pause;
+pub mod placement;
 pub mod progress;
 pub mod result_due;
 pub mod shown;
@@ -42,6 +43,8 @@ pub struct Parts {
     pub checkpoints: Option<Arc<checkpoint::Checkpoints>>,
     /// The user's goal.
     pub goals: Arc<goal::Goals>,
+    /// Workers placed in environments (issue 52).
+    pub placements: Arc<placement::Placements>,
 }
 
 /// The session's policies, in the order their layers run: a model call and a tool call
@@ -53,7 +56,8 @@ pub struct Parts {
 /// words, compaction (a request is made to fit once it may be sent, and again when the
 /// server refused it), the loop guard, the checkpoint (a call waits for its turn's
 /// checkpoint before any hook runs), the user's hooks (a hook sees only calls squad itself
-/// would let through), then isolation (the worktree and the leases, once no hook refused
+/// would let through), placement (a placed worker's coding tools go to its far side, and
+/// its change comes back before isolation merges it), then isolation (the worktree and the leases, once no hook refused
 /// or changed the call; the merge once a worker's turns are over) and verification (it
 /// measures the call in the root isolation gave it, and begins a task on the worktree as
 /// isolation left it), the approval ask (the user is asked only about what would run), the
@@ -78,6 +82,7 @@ pub fn in_order(p: Parts) -> Policies {
             pause: p.pause,
         }),
         Box::new(hooks::layer::HooksPolicy(p.hooks)),
+        Box::new(placement::PlacementPolicy(p.placements)),
         Box::new(isolation::IsolationPolicy {
             isolation: p.isolation.clone(),
             checks: p.checks.clone(),

@@ -273,6 +273,9 @@ fn in_order(
         assist,
         checkpoints: services.checkpoints.clone(),
         goals: services.goals.clone(),
+        placements: Arc::new(policies::placement::Placements::new(
+            !config.environments.is_empty(),
+        )),
     }))
 }
 

@@ -1,0 +1,98 @@
+//! A placed worker's layer: its coding tools go to its far side (the call's handler is
+//! swapped before isolation and the approval see it, so the user approves the far side's
+//! diff); its change comes back before `return_results` is checked and when its turns are
+//! over, before isolation merges; a lost connection ends it, failed, with the reason and
+//! what of its work came back. It comes before isolation in the policies' order.
+
+use super::{PlacedWorker, Placements};
+use crate::protocol::{EventKind, TurnEnd};
+use crate::runtime::agent_tools::return_results::RETURN_RESULTS;
+use crate::runtime::cx::{AgentCx, Layer, ToolNext};
+use crate::runtime::points::{Admit, Moment};
+use crate::runtime::tool_call::{ToolOut, ToolReq};
+use crate::runtime::toolbox::{Coding, Ran};
+use async_trait::async_trait;
+use std::sync::{Arc, OnceLock};
+
+pub(super) struct PlacementLayer {
+    placements: Arc<Placements>,
+    /// This worker's placement, looked up at its first call (`None`: it runs here).
+    me: OnceLock<Option<(crate::protocol::AgentId, Arc<PlacedWorker>)>>,
+}
+
+impl PlacementLayer {
+    pub(super) fn new(placements: Arc<Placements>) -> Self {
+        Self {
+            placements,
+            me: OnceLock::new(),
+        }
+    }
+
+    fn placed(&self, cx: &AgentCx) -> Option<&Arc<PlacedWorker>> {
+        let me = self
+            .me
+            .get_or_init(|| self.placements.get(cx.id()).map(|w| (cx.id(), w)));
+        me.as_ref().map(|(_, w)| w)
+    }
+}
+
+#[async_trait]
+impl Layer for PlacementLayer {
+    async fn before_task(&self, cx: &AgentCx, _text: &mut String, _from_user: bool) -> Admit {
+        // Known from its first task on, so it is released when it goes.
+        self.placed(cx);
+        Admit::Go
+    }
+
+    async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
+        let Some(worker) = self.placed(cx) else {
+            return next.run(cx, req).await;
+        };
+        if let Some(why) = worker.remote.lost() {
+            return ToolOut::ran(Ran::Fatal(worker.lost_reason(&why)));
+        }
+        if let Some(tool) = worker.tools.get(&req.call.name) {
+            req.handler = Arc::new(Coding(tool.clone()));
+            // Nothing here to fill behind the call: its files are there.
+            req.writes = None;
+        } else if req.call.name == RETURN_RESULTS
+            && let Err(why) = worker.bring_back(cx).await
+        {
+            if let Some(lost) = worker.remote.lost() {
+                return ToolOut::ran(Ran::Fatal(worker.lost_reason(&lost)));
+            }
+            return ToolOut::refused(why);
+        }
+        let out = next.run(cx, req).await;
+        if out.is_error
+            && let Some(why) = worker.remote.lost()
+        {
+            return ToolOut::ran(Ran::Fatal(worker.lost_reason(&why)));
+        }
+        out
+    }
+
+    async fn hear(&self, cx: &AgentCx, moment: Moment) {
+        let Moment::Settled(end) = moment else {
+            return;
+        };
+        let Some(worker) = self.placed(cx) else {
+            return;
+        };
+        if end == TurnEnd::Cancelled || worker.remote.lost().is_some() {
+            return;
+        }
+        if let Err(message) = worker.bring_back(cx).await {
+            cx.team().emit(cx.id(), EventKind::Error { message });
+        }
+    }
+}
+
+impl Drop for PlacementLayer {
+    /// The worker is gone: its far side goes too.
+    fn drop(&mut self) {
+        if let Some(Some((agent, _))) = self.me.take() {
+            self.placements.forget(agent);
+        }
+    }
+}

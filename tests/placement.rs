@@ -1,0 +1,269 @@
+//! Placed workers (issue 52): `spawn_agent`'s `environment` runs a worker's tools on the far
+//! side of a real ssh login (the harness's sshd) or in a real Podman container, its base
+//! carried there and its change brought back into the merge queue; the real binary
+//! (`squad exec`) against the mock model server, on real git repositories.
+#![cfg(target_os = "linux")]
+// Test harness code: a panic is how it reports a broken setup.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::agents::*;
+use common::podman::{IMAGE, Podman};
+use common::sshd::Sshd;
+use common::*;
+use serde_json::{Value, json};
+use std::path::Path;
+
+const SQUAD: &str = env!("CARGO_BIN_EXE_squad");
+
+fn repo(config: &str) -> Sandbox {
+    let sb = Sandbox::new();
+    sb.workspace_config(config);
+    git(sb.ws(), &["init", "-q"]);
+    sb.write("hello.txt", "hello world\n");
+    sb.write("src/lib.rs", "pub fn one() -> u32 { 1 }\n");
+    git(sb.ws(), &["add", "-A"]);
+    git(sb.ws(), &["commit", "-qm", "start"]);
+    sb
+}
+
+fn ssh_env(name: &str, sshd: &Sshd, far: &Path) -> String {
+    format!(
+        "[environments.{name}]\nkind = \"ssh\"\nhost = \"{host}\"\nworkdir = \"{far}\"\n\
+         squad = \"{SQUAD}\"\nssh_config = \"{cfg}\"\n",
+        host = Sshd::HOST,
+        far = far.display(),
+        cfg = sshd.ssh_config.display(),
+    )
+}
+
+fn container_env(name: &str, podman: &Podman) -> String {
+    let mounts: Vec<String> = Podman::squad_mounts(Path::new(SQUAD));
+    format!(
+        "[environments.{name}]\nkind = \"container\"\nimage = \"{IMAGE}\"\nsocket = \"{sock}\"\n\
+         squad = \"/usr/local/bin/squad\"\nmounts = {mounts:?}\n",
+        sock = podman.socket,
+    )
+}
+
+/// A worker that writes `file`, records where its commands ran, and returns.
+fn worker(body: &Value, file: &str, mark_cmd: &str) -> MockResponse {
+    match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "w",
+            "write_file",
+            &json!({"path": file, "content": format!("written by {file}\n")}).to_string(),
+        ),
+        1 => MockResponse::tool_call(
+            "m",
+            "run_command",
+            &json!({ "command": format!("( {mark_cmd} ) > {file}.where 2>&1") }).to_string(),
+        ),
+        _ => MockResponse::tool_call("r", "return_results", &good_result(file).to_string()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_placed_over_ssh_edits_there_and_its_change_is_merged_here() {
+    let Some(sshd) = Sshd::start("a_worker_placed_over_ssh_edits_there") else {
+        return;
+    };
+    let far = tempfile::tempdir().unwrap();
+    let mock = MockServer::start().await;
+    let config = format!(
+        "[verify]\nenabled = false\n{}",
+        ssh_env("far", &sshd, far.path())
+    );
+    let sb = repo(&config);
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            return worker(body, "remote.txt", "echo $SQUAD_FAR_SIDE");
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "write remote.txt",
+                        "environment": "far"})
+                .to_string(),
+            ),
+            1 => MockResponse::tool_call("wa", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let run = sb.exec(&mock, &["--approval", "auto", "place one"]).await;
+    run.assert_ok();
+    if !sb.ws().join("remote.txt").exists() {
+        let log = std::fs::read_dir(sb.data_dir()).unwrap().count();
+        panic!("no remote.txt ({log}):\n{}\n{}", run.stdout, run.stderr);
+    }
+    assert_eq!(sb.read("remote.txt"), "written by remote.txt\n");
+    // Only the sshd's login sets the mark: the command ran there.
+    assert_eq!(sb.read("remote.txt.where"), "ssh\n");
+    // Its root there is gone; the store there holds the base for the next worker.
+    let left: Vec<String> = std::fs::read_dir(far.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec![".squad-store.git".to_string()], "{left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_placed_in_a_container_edits_there_without_network_and_its_change_is_merged() {
+    let Some(podman) = Podman::start("a_worker_placed_in_a_container_edits_there") else {
+        return;
+    };
+    let mock = MockServer::start().await;
+    let config = format!(
+        "[verify]\nenabled = false\n{}",
+        container_env("boxed", &podman)
+    );
+    let sb = repo(&config);
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            let mark = "cat /etc/squad-far-side; nc -w 2 10.0.2.2 80 </dev/null; echo rc=$?";
+            return worker(body, "boxed.txt", mark);
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "write boxed.txt",
+                        "environment": "boxed"})
+                .to_string(),
+            ),
+            1 => MockResponse::tool_call("wa", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let run = sb.exec(&mock, &["--approval", "auto", "place one"]).await;
+    run.assert_ok();
+    assert!(
+        sb.ws().join("boxed.txt").exists(),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert_eq!(sb.read("boxed.txt"), "written by boxed.txt\n");
+    // Only the image has the marker; the network is none: the connect failed.
+    let wher = sb.read("boxed.txt.where");
+    assert!(wher.starts_with("container\n"), "{wher}");
+    assert!(wher.trim_end().ends_with("rc=1"), "{wher}");
+    assert!(
+        podman.containers_named("squad-boxed-").is_empty(),
+        "the worker's container is removed when it ends"
+    );
+}
+
+/// The copilot spawns into `env` and ends with what the spawn answered.
+fn spawn_into(env: &'static str) -> impl Fn(&Value) -> MockResponse {
+    move |body| {
+        if is_worker(body) {
+            return MockResponse::tool_call("r", "return_results", &good_result("x").to_string());
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "anything",
+                        "environment": env})
+                .to_string(),
+            ),
+            _ => MockResponse::text("done"),
+        }
+    }
+}
+
+/// What the copilot read back from its spawn.
+fn spawn_answer(mock: &MockServer) -> String {
+    let requests = mock.requests();
+    let last = requests.iter().rev().find(|r| !is_worker(&r.body)).unwrap();
+    tool_messages(&last.body)
+        .into_iter()
+        .find(|(id, _)| id == "s")
+        .map(|(_, out)| out)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spawn_may_name_only_an_environment_the_config_defines() {
+    let mock = MockServer::start().await;
+    let sb = repo(
+        "[environments.gpu]\nkind = \"ssh\"\nhost = \"nowhere.invalid\"\nworkdir = \"/w\"\n\
+         [environments.box]\nkind = \"container\"\nimage = \"x\"\n",
+    );
+    mock.set_responder(spawn_into("nope"));
+    sb.exec(&mock, &["--approval", "auto", "place"])
+        .await
+        .assert_ok();
+    let answer = spawn_answer(&mock);
+    assert!(
+        answer.contains("no environment named `nope`: the config defines: box, gpu"),
+        "{answer}"
+    );
+    assert!(
+        !mock.requests().iter().any(|r| is_worker(&r.body)),
+        "no worker started"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spawn_into_a_missing_image_fails_naming_the_environment_and_leaves_nothing() {
+    let Some(podman) = Podman::start("a_spawn_into_a_missing_image_fails") else {
+        return;
+    };
+    let mock = MockServer::start().await;
+    let config = container_env("nobox", &podman).replace(IMAGE, "localhost/squad-no-such:1");
+    let sb = repo(&config);
+    mock.set_responder(spawn_into("nobox"));
+    sb.exec(&mock, &["--approval", "auto", "place"])
+        .await
+        .assert_ok();
+    let answer = spawn_answer(&mock);
+    assert!(
+        answer.contains(
+            "cannot start the worker: environment 'nobox': cannot create a container from \
+             localhost/squad-no-such:1"
+        ),
+        "{answer}"
+    );
+    assert!(!mock.requests().iter().any(|r| is_worker(&r.body)));
+    assert!(podman.containers_named("squad-nobox-").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spawn_to_an_unreachable_host_fails_naming_the_environment_and_leaves_nothing() {
+    let far = tempfile::tempdir().unwrap();
+    let mock = MockServer::start().await;
+    // A port nobody listens on: the connect is refused at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cfg = far.path().join("ssh_config");
+    std::fs::write(
+        &cfg,
+        format!("Host deadhost\n  HostName 127.0.0.1\n  Port {port}\n  BatchMode yes\n"),
+    )
+    .unwrap();
+    let sb = repo(&format!(
+        "[environments.dead]\nkind = \"ssh\"\nhost = \"deadhost\"\nworkdir = \"{}\"\n\
+         ssh_config = \"{}\"\n",
+        far.path().join("w").display(),
+        cfg.display()
+    ));
+    mock.set_responder(spawn_into("dead"));
+    sb.exec(&mock, &["--approval", "auto", "place"])
+        .await
+        .assert_ok();
+    let answer = spawn_answer(&mock);
+    assert!(
+        answer.contains("cannot start the worker: environment 'dead':"),
+        "{answer}"
+    );
+    assert!(answer.contains("Connection refused"), "{answer}");
+    assert!(!mock.requests().iter().any(|r| is_worker(&r.body)));
+    assert!(!far.path().join("w").exists(), "nothing made there");
+}
