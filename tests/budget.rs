@@ -318,3 +318,70 @@ async fn the_session_budget_ends_exec_with_a_clear_line_and_exit_1_and_a_raised_
     );
     assert_eq!(mock.requests().len(), 2);
 }
+
+/// Issue 55 part 2: a worker's budget is set aside out of its supervisor's, so two
+/// workers of one supervisor cannot both be given what it has left: the nested spawn
+/// that would pass its parent's budget is refused, naming both figures.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_nested_spawn_is_refused_when_its_reservation_would_pass_its_parents_budget() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config("[limits]\nmax_session_cost_usd = 1\n");
+    let reviewer = |task: &str| {
+        call(
+            task,
+            "spawn_agent",
+            json!({"role_name": "code_reviewer", "task_prompt": format!("review {task}"),
+                "budget": {"cost_usd": 0.06}}),
+        )
+    };
+    mock.set_responder(move |body| {
+        if is_role(body, "code_reviewer") {
+            return returns();
+        }
+        if is_role(body, "agentic_coder") {
+            return match tool_count(body) {
+                // One at a time: the second is asked while the first still holds its $0.06.
+                0 => MockResponse::tool_calls(vec![reviewer("one")]),
+                1 => MockResponse::tool_calls(vec![reviewer("two")]),
+                2 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+                _ => returns(),
+            };
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "coder",
+                "spawn_agent",
+                &json!({"role_name": "agentic_coder", "task_prompt": "have it reviewed",
+                    "budget": {"cost_usd": 0.1}})
+                .to_string(),
+            ),
+            1 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let run = sb.exec(&mock, &["--json", "review it"]).await;
+    run.assert_ok();
+    let reqs = mock.requests();
+    let coder = reqs
+        .iter()
+        .find(|r| is_role(&r.body, "agentic_coder") && tool_count(&r.body) == 2)
+        .expect("the coder asked again after its second spawn");
+    let outputs = tool_messages(&coder.body);
+    let (_, first) = &outputs[0];
+    assert!(first.contains("agent_id"), "the first fits: {first}");
+    let (_, second) = &outputs[1];
+    assert!(
+        second.contains(
+            "budget.cost_usd = $0.06 cannot be set aside for the worker: your budget of \
+             $0.10: $0.00 spent, $0.06 set aside for 1 live worker, so $0.04 is left"
+        ),
+        "{second}"
+    );
+    let events = run.events();
+    let workers = of_type(&events, "agent_spawned")
+        .into_iter()
+        .filter(|e| e["parent_id"].is_string())
+        .count();
+    assert_eq!(workers, 2, "the coder and one reviewer");
+}

@@ -3,7 +3,8 @@
 //! are private; the rest of the runtime changes an agent only through the named steps
 //! here, so the busy/idle/fan-in rules live in one place and are tested next to it.
 
-mod budget;
+pub mod budget;
+pub mod carve;
 mod context;
 mod fan_in;
 mod inbox;
@@ -326,7 +327,7 @@ impl Team {
             parent.children.push(id);
         }
         agents.count_status(None, new.status);
-        agents.cost_usd += new.stats.cost_usd;
+        budget::enter(&mut agents, new);
         // An announced agent's history is told item by item after (`announce`).
         let history = if new.announce {
             Vec::with_capacity(new.history.len() + 4)

@@ -244,7 +244,7 @@ fn worker_budget(
     limits: &Limits,
     asked: Budget,
 ) -> Result<(Budget, Waived), Failure> {
-    let parent = cx.team.budget_and_spend(cx.caller).unwrap_or_default();
+    let parent = cx.team.giver(cx.caller, limits.max_live_agents);
     // Help for weak models, on evidence (a budget that can only fail the worker,
     // measured against this session's own requests and calls); off with `assist`.
     let helps = cx
@@ -253,7 +253,7 @@ fn worker_budget(
         .assists(cx.team.model(cx.caller).as_deref());
     let floor = cx.team.slowest_call() * MIN_WORKER_CALLS;
     let (asked, waived) = waive(asked, helps, floor);
-    let budget = crate::runtime::team::for_worker(limits, parent, asked)
+    let budget = crate::runtime::team::for_worker(limits, &parent, asked)
         .map_err(|e| Failure::Fixable(e.to_string()))?;
     Ok((budget, waived))
 }
@@ -426,6 +426,8 @@ fn launch(
     base: Option<Arc<Base>>,
     id: AgentId,
 ) -> Result<AgentId, Failure> {
+    (cx.team.reserve(cx.caller, id, &worker.budget))
+        .map_err(|e| Failure::Fixable(e.to_string()))?;
     // The task is the worker's before it can finish it.
     if let Some(t) = task_id {
         cx.shared

@@ -91,7 +91,9 @@ pub async fn build(
         instructions: load_instructions(workspace.root(), config.context.max_instructions_bytes),
         agent_tasks: Default::default(),
         model_slots,
-        team: Team::new(sink, opened.root).release_after(config.team.release_after()),
+        team: Team::new(sink, opened.root)
+            .release_after(config.team.release_after())
+            .session_limit(services.limits.budget.limit()),
         config,
         roles,
         model: opts.model,

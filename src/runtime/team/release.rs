@@ -74,10 +74,17 @@ enum Releasable {
 impl Roster {
     /// Brings `free` in step with the agent's state after a change to it.
     pub(super) fn resettle(&mut self, id: AgentId) {
-        let Some(a) = self.get_mut(&id) else {
+        let Some(a) = self.get(&id) else {
             return;
         };
         let free = a.frees_slot();
+        if a.parent.is_some() && (free || !is_live(a.status)) {
+            // Its work is over: what it did not spend goes back (`team/carve.rs`).
+            self.carve.end(id);
+        }
+        let Some(a) = self.get_mut(&id) else {
+            return;
+        };
         if free == a.life.slot_free {
             return;
         }

@@ -30,6 +30,10 @@ pub(super) struct Roster {
     pub(super) cost_usd: f64,
     /// The last teammate's message id given (`team/mail.rs`).
     pub(super) next_mail: u64,
+    /// Budgets set aside for workers and given back (`team/carve.rs`).
+    pub(super) carve: super::carve::Ledger,
+    /// The session's limit in US dollars: the persona's purse.
+    pub(super) session_usd: Option<f64>,
 }
 
 impl std::ops::Deref for Roster {

@@ -54,6 +54,11 @@ impl Team {
             a.stats.completion_tokens += completion;
             a.stats.cost_usd += cost;
             agents.cost_usd += cost;
+            let d = super::carve::Amount {
+                tokens: (prompt + completion) as f64,
+                cost_usd: cost,
+            };
+            agents.carve.spend(id, d);
         }
     }
 

@@ -158,6 +158,7 @@ pub fn set_session_limit(
         }
     }
     let was_holding = session.budget.set(limit_usd);
+    team.carve_session(limit_usd);
     let root = team.root();
     team.emit(root, EventKind::SessionBudgetSet { limit_usd });
     if was_holding && session.pause.set(false) {

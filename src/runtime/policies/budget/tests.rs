@@ -1,5 +1,7 @@
 use super::*;
 use crate::config::Limits;
+use crate::runtime::team::budget::Giver;
+use crate::runtime::team::carve::{Amount, Limit, Purse};
 use crate::runtime::team::for_worker;
 use std::time::Duration;
 
@@ -12,8 +14,12 @@ fn limits(tokens: Option<u64>, cost: Option<f64>, wall: Option<u64>) -> Limits {
     }
 }
 
-fn unlimited_parent() -> (Budget, Spend) {
-    (Budget::default(), Spend::default())
+fn unlimited_parent() -> &'static Giver {
+    static G: std::sync::LazyLock<Giver> = std::sync::LazyLock::new(|| Giver {
+        slots: 15,
+        ..Giver::default()
+    });
+    &G
 }
 
 #[test]
@@ -77,27 +83,47 @@ fn a_tighter_budget_is_honoured_and_a_looser_one_refused_naming_field_and_ceilin
     assert!(e.contains("budget.wall_s must be above 0"), "{e}");
 }
 
+/// A parent with `budget` that spent `spent` (tokens, dollars) and set `reserved` aside
+/// for `live` workers, 40.5 s into its life, with `slots` free live slots.
+fn parent(spent: (f64, f64), reserved: (f64, f64), live: usize, slots: u32) -> Giver {
+    let budget = Budget {
+        tokens: Some(40_000),
+        cost_usd: Some(1.0),
+        wall_s: Some(100),
+    };
+    Giver {
+        budget,
+        purse: Purse {
+            limit: Limit {
+                tokens: Some(40_000.0),
+                cost_usd: Some(1.0),
+            },
+            spent: Amount {
+                tokens: spent.0,
+                cost_usd: spent.1,
+            },
+            reserved: Amount {
+                tokens: reserved.0,
+                cost_usd: reserved.1,
+            },
+            live_workers: live,
+        },
+        wall: Duration::from_millis(40_500),
+        slots,
+    }
+}
+
 #[test]
 fn a_worker_never_gets_more_than_its_parent_has_left() {
-    let parent = (
-        Budget {
-            tokens: Some(40_000),
-            cost_usd: Some(1.0),
-            wall_s: Some(100),
-        },
-        Spend {
-            tokens: 30_000,
-            cost_usd: 0.25,
-            wall: Duration::from_millis(40_500),
-        },
-    );
+    let p = parent((30_000.0, 0.25), (0.0, 0.0), 0, 1);
     let l = limits(Some(50_000), None, None);
-    let b = for_worker(&l, parent, Budget::default()).unwrap();
+    // Asking for nothing: half of what is left (the parent and one free slot).
+    let b = for_worker(&l, &p, Budget::default()).unwrap();
     assert_eq!(
         b,
         Budget {
-            tokens: Some(10_000),
-            cost_usd: Some(0.75),
+            tokens: Some(5_000),
+            cost_usd: Some(0.375),
             wall_s: Some(59),
         }
     );
@@ -105,23 +131,51 @@ fn a_worker_never_gets_more_than_its_parent_has_left() {
         tokens: Some(20_000),
         ..Budget::default()
     };
-    let e = for_worker(&l, parent, asked).unwrap_err().to_string();
+    let e = for_worker(&l, &p, asked).unwrap_err().to_string();
     assert!(
-        e.contains("ceiling of 10,000 tokens (what your own budget has left)"),
+        e.contains(
+            "budget.tokens = 20,000 tokens cannot be set aside for the worker: your budget \
+             of 40,000 tokens: 30,000 tokens spent, 0 tokens set aside for 0 live workers, \
+             so 10,000 tokens is left"
+        ),
         "{e}"
     );
-
-    let spent = (
-        parent.0,
-        Spend {
-            tokens: 40_000,
-            ..parent.1
-        },
-    );
-    let e = for_worker(&l, spent, Budget::default())
+    let spent = parent((40_000.0, 0.25), (0.0, 0.0), 0, 1);
+    let e = for_worker(&l, &spent, Budget::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("your own tokens budget is spent"), "{e}");
+}
+
+#[test]
+fn a_spawn_is_refused_with_the_figures_when_the_rest_is_set_aside() {
+    let l = limits(None, None, None);
+    let p = parent((10_000.0, 0.2), (30_000.0, 0.5), 2, 4);
+    let e = for_worker(&l, &p, Budget::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(
+            "nothing of your tokens budget is left to set aside for a worker: your budget of \
+             40,000 tokens: 10,000 tokens spent, 30,000 tokens set aside for 2 live workers"
+        ),
+        "{e}"
+    );
+    // Dollars: 0.30 left; 0.5 asked is short, naming both.
+    let p = parent((0.0, 0.2), (0.0, 0.5), 2, 4);
+    let asked = Budget {
+        cost_usd: Some(0.5),
+        ..Budget::default()
+    };
+    let e = for_worker(&l, &p, asked).unwrap_err().to_string();
+    assert!(
+        e.contains("budget.cost_usd = $0.50 cannot be set aside"),
+        "{e}"
+    );
+    assert!(e.contains("so $0.30 is left"), "{e}");
+    // Nothing asked: a fifth of the $0.30 (the parent and four free slots).
+    let b = for_worker(&l, &p, Budget::default()).unwrap();
+    assert!((b.cost_usd.unwrap() - 0.06).abs() < 1e-9, "{b:?}");
 }
 
 #[test]
