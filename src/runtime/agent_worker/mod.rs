@@ -113,6 +113,9 @@ impl AgentWorker {
         let mut prompts = 0u32;
         loop {
             prompts += 1;
+            if !outcome::pass_pause(cx).await {
+                return Ok(outcome::cancelled(String::new()));
+            }
             let prompted = self.prompt(cx, &text).await?;
             let said = self.conversation.finish(cx.team(), cx.id());
             let end = match prompted {

@@ -7,6 +7,7 @@ use super::super::agent_tools::{Checked, Host};
 use super::super::cx::AgentCx;
 use super::super::policies::budget::{Gate, before_call, layer::BudgetPolicy};
 use super::super::policies::isolation::IsolationPolicy;
+use super::super::policies::pause::layer::PausePolicy;
 use super::super::turn::TurnOutcome;
 use crate::acp_client::StopReason;
 use crate::protocol::{AgentResult, EventKind, HistoryItem, ResultStatus, TurnEnd};
@@ -39,6 +40,15 @@ pub(super) fn prompt_text(cx: &AgentCx, first: bool) -> String {
         text = format!("# Instructions for this task, from your supervisor\n{extra}\n\n{text}");
     }
     text
+}
+
+/// Before a prompt: the pause gate (`/pause`, a session budget spent), as before a native
+/// worker's model call; false when the worker's turn was cancelled while it waited.
+pub(super) async fn pass_pause(cx: &AgentCx) -> bool {
+    match cx.policies().get::<PausePolicy>() {
+        Some(p) => p.0.pass(cx.team(), cx.id(), cx.cancel()).await,
+        None => true,
+    }
 }
 
 /// After a prompt: the size of the worker's change, for its card (and its merge).
