@@ -267,3 +267,145 @@ async fn a_spawn_to_an_unreachable_host_fails_naming_the_environment_and_leaves_
     assert!(!mock.requests().iter().any(|r| is_worker(&r.body)));
     assert!(!far.path().join("w").exists(), "nothing made there");
 }
+
+/// The copilot spawns one worker into `env` that runs `sleep 60` there, then waits.
+fn sleeper_into(env: &'static str) -> impl Fn(&Value) -> MockResponse {
+    move |body| {
+        if is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_call("z", "run_command", r#"{"command": "sleep 60"}"#),
+                _ => MockResponse::tool_call("r", "return_results", &good_result("x").to_string()),
+            };
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "sleep there",
+                        "environment": env})
+                .to_string(),
+            ),
+            1 => MockResponse::tool_call("wa", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    }
+}
+
+/// Waits until a container named `prefix…` runs and the worker's command has begun.
+async fn container_running(podman: &Podman, mock: &MockServer, prefix: &str) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let names = podman.containers_named(prefix);
+        let asked = mock
+            .requests()
+            .iter()
+            .filter(|r| is_worker(&r.body))
+            .count();
+        if let (Some(name), true) = (names.first(), asked >= 1) {
+            // The sleep has been sent there by now.
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+            return name.clone();
+        }
+        assert!(start.elapsed().as_secs() < 60, "no container {prefix}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_placed_workers_container_killed_mid_task_ends_it_failed_with_the_reason() {
+    let Some(podman) = Podman::start("a_placed_workers_container_killed_mid_task") else {
+        return;
+    };
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n{}",
+        container_env("doomed", &podman)
+    ));
+    mock.set_responder(sleeper_into("doomed"));
+    let run = sb.exec(&mock, &["--approval", "auto", "place"]);
+    let kill = async {
+        let name = container_running(&podman, &mock, "squad-doomed-").await;
+        let out = podman.cli().args(["rm", "-f", &name]).output().unwrap();
+        assert!(out.status.success());
+    };
+    let (run, ()) = tokio::join!(run, kill);
+    let out = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        out.contains("failed: environment 'doomed': connection lost"),
+        "{out}"
+    );
+    assert!(out.contains("none of its change had come back"), "{out}");
+    // The supervisor was told why.
+    let requests = mock.requests();
+    let last = requests.iter().rev().find(|r| !is_worker(&r.body)).unwrap();
+    let told = tool_messages(&last.body)
+        .into_iter()
+        .find(|(id, _)| id == "wa")
+        .map(|(_, out)| out)
+        .unwrap();
+    assert!(
+        told.contains("environment 'doomed': connection lost"),
+        "{told}"
+    );
+    assert!(podman.containers_named("squad-doomed-").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn containers_a_killed_squad_left_are_swept_at_the_next_start_and_no_other() {
+    let Some(podman) = Podman::start("containers_a_killed_squad_left_are_swept") else {
+        return;
+    };
+    // Names of this run's own: the engine's containers outlive a failed run.
+    let env: &'static str = Box::leak(format!("sw{}", std::process::id()).into_boxed_str());
+    let prefix = format!("squad-{env}-");
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n{}",
+        container_env(env, &podman)
+    ));
+    mock.set_responder(sleeper_into(env));
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "place"]);
+    let mut child = cmd.spawn().unwrap();
+    let left = container_running(&podman, &mock, &prefix).await;
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
+    assert_eq!(podman.containers_named(&prefix), vec![left.clone()]);
+    // Two containers squad did not start: one unlabelled, one of another data dir.
+    let (plain, other) = (format!("{prefix}plain"), format!("{prefix}not-ours"));
+    let label = "--label=squad.data=/somewhere/else";
+    for args in [
+        vec!["create", "--name", plain.as_str(), IMAGE, "true"],
+        vec![
+            "create",
+            "--name",
+            other.as_str(),
+            label,
+            "--label=squad.session=x",
+            IMAGE,
+            "true",
+        ],
+    ] {
+        let out = podman
+            .cli()
+            .arg("--url")
+            .arg(&podman.socket)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let mock2 = MockServer::start().await;
+    mock2.set_responder(|_| MockResponse::text("hello"));
+    sb.exec(&mock2, &["hi"]).await.assert_ok();
+    let mut names = podman.containers_named(&prefix);
+    for name in &names {
+        let _ = podman.cli().args(["rm", "-f", name]).output();
+    }
+    names.sort();
+    assert_eq!(names, vec![other, plain]);
+}

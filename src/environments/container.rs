@@ -20,10 +20,33 @@ use bollard::query_parameters::{
 };
 use futures::StreamExt;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use tokio::io::AsyncWriteExt;
 
 /// The label on every container squad starts (its value: the environment's name).
 pub const LABEL: &str = "squad.environment";
+
+/// The label naming the data dir of the session that started a container.
+pub const OWNER_DATA: &str = "squad.data";
+/// The label naming that session.
+pub const OWNER_SESSION: &str = "squad.session";
+
+static OWNER: OnceLock<(String, String)> = OnceLock::new();
+
+/// This process's session: the containers it starts carry it (one session a process).
+pub fn set_owner(data: &std::path::Path, session: &str) {
+    let _ = OWNER.set((data.display().to_string(), session.to_string()));
+}
+
+/// The owner labels of a container started now.
+fn owner_labels(env: &str) -> HashMap<String, String> {
+    let mut labels = HashMap::from([(LABEL.to_string(), env.to_string())]);
+    if let Some((data, session)) = OWNER.get() {
+        labels.insert(OWNER_DATA.into(), data.clone());
+        labels.insert(OWNER_SESSION.into(), session.clone());
+    }
+    labels
+}
 
 /// The engine at the environment's socket, checked to answer.
 pub async fn engine(env: &str, config: &EnvironmentConfig) -> Result<Docker, EnvError> {
@@ -133,7 +156,7 @@ async fn start(docker: &Docker, env: &str, config: &EnvironmentConfig) -> Result
     let body = ContainerCreateBody {
         image: Some(image.clone()),
         cmd: Some(vec![squad, "tool-server".into(), "--hold".into()]),
-        labels: Some(HashMap::from([(LABEL.to_string(), env.to_string())])),
+        labels: Some(owner_labels(env)),
         host_config: Some(HostConfig {
             network_mode: Some(config.network_mode().to_string()),
             nano_cpus: config.cpus.map(|c| (c * 1e9) as i64),

@@ -16,6 +16,7 @@ pub mod place;
 pub mod protocol;
 pub mod server;
 pub mod ssh;
+pub mod sweep;
 
 pub use client::Remote;
 pub use place::{Placed, ToolPlace, placed_tools};

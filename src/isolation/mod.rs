@@ -70,7 +70,7 @@ pub use queue::{MergeQueue, QueueError};
 pub use redo::redo_on_current;
 pub use repo::{MIN_GIT, NoRepo, Repo};
 pub use seal::Seal;
-pub use session_dir::{SessionDir, worktrees_dir};
+pub use session_dir::{SessionDir, session_runs, worktrees_dir};
 pub use snapshot::{Snapshot, take as take_snapshot};
 pub use spare::Spare;
 pub use unmerge::{UnmergeOutcome, unmerge};

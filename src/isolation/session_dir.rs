@@ -74,6 +74,15 @@ pub(crate) fn read_lock(dir: &Path) -> Option<(File, Option<PathBuf>)> {
     Some((file, repo))
 }
 
+/// Whether session `session` of the data dir `data` still runs: its folder's lock is held
+/// (a session that never made its folder, or whose folder is gone, does not run).
+pub fn session_runs(data: &Path, session: &str) -> bool {
+    match read_lock(&worktrees_dir(data).join(session)) {
+        Some((file, _)) => !try_lock(&file),
+        None => false,
+    }
+}
+
 /// Whether `name` in a session folder is squad's own file rather than a worktree.
 pub(crate) fn is_bookkeeping(name: &str) -> bool {
     name == LOCK || name == SCRATCH || name.ends_with(".base")

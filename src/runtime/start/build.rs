@@ -199,6 +199,7 @@ async fn services(
         &opened.session_id,
     );
     let isolation = Arc::new(isolation);
+    sweep_containers(config, data_dir, &opened.session_id).await;
     let replayed = opened.resumed.as_ref().map(|r| &r.replayed);
     let pause = Arc::new(PauseGate::new(replayed.is_some_and(|r| r.paused)));
     let limit = replayed.and_then(|r| r.session_budget);
@@ -247,6 +248,21 @@ fn permission_mode(approval: ApprovalPolicy) -> &'static str {
         ApprovalPolicy::Ask => "default",
         ApprovalPolicy::Auto => "bypassPermissions",
         ApprovalPolicy::ReadOnly => "plan",
+    }
+}
+
+/// The containers this session starts carry it; those a killed session of this data dir
+/// left behind are removed first (`environments::sweep`; a few seconds at most: an engine
+/// that does not answer is passed by).
+async fn sweep_containers(config: &Config, data_dir: Option<&std::path::Path>, session: &str) {
+    let Some(data) = data_dir.filter(|_| !config.environments.is_empty()) else {
+        return;
+    };
+    crate::environments::sweep::set_owner(data, session);
+    let sweep = crate::environments::sweep::sweep_all(&config.environments, data);
+    let removed = tokio::time::timeout(std::time::Duration::from_secs(5), sweep).await;
+    for name in removed.unwrap_or_default() {
+        tracing::info!("removed container {name}, left by a session that no longer runs");
     }
 }
 
