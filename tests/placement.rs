@@ -409,3 +409,120 @@ async fn containers_a_killed_squad_left_are_swept_at_the_next_start_and_no_other
     names.sort();
     assert_eq!(names, vec![other, plain]);
 }
+
+/// The worker's task, which names it.
+fn task_of(body: &Value) -> String {
+    transcript(body)
+        .into_iter()
+        .find(|(role, _)| role == "user")
+        .map(|(_, text)| text)
+        .unwrap_or_default()
+}
+
+/// A scenario worker: writes its file, records where its commands ran, claims the file.
+fn scenario_worker(body: &Value) -> MockResponse {
+    let task = task_of(body);
+    let (file, mark) = match task.split(':').next().unwrap_or_default() {
+        "far" => ("remote.txt", "echo $SQUAD_FAR_SIDE"),
+        "boxed" => (
+            "boxed.txt",
+            "cat /etc/squad-far-side; nc -w 2 10.0.2.2 80 </dev/null; echo rc=$?",
+        ),
+        "doomed" => {
+            return match tool_count(body) {
+                0 => MockResponse::tool_call("z", "run_command", r#"{"command": "sleep 60"}"#),
+                _ => MockResponse::tool_call("r", "return_results", &good_result("x").to_string()),
+            };
+        }
+        _ => ("local.txt", "echo here"),
+    };
+    if tool_count(body) < 2 {
+        return worker(body, file, mark);
+    }
+    let artifacts = json!([{"file_path": file, "description": "written", "change_type": "created"},
+                           {"file_path": format!("{file}.where"), "description": "where it ran",
+                            "change_type": "created"}]);
+    MockResponse::tool_call(
+        "r",
+        "return_results",
+        &json!({"result": {"status": "success", "summary": file, "artifacts": artifacts,
+                           "known_issues": []}})
+        .to_string(),
+    )
+}
+
+/// The issue's scenario: the copilot spawns four implementers at once, one here, one in a
+/// container, one over ssh, and one in a container that is killed mid-task; three merge
+/// verified, the fourth ends failed with the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn scenario_three_workers_here_in_a_container_and_over_ssh_merge_verified_a_fourth_killed() {
+    let test = "scenario_three_workers_here_in_a_container_and_over_ssh";
+    let (Some(sshd), Some(podman)) = (Sshd::start(test), Podman::start(test)) else {
+        return;
+    };
+    let far = tempfile::tempdir().unwrap();
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "{}{}{}",
+        ssh_env("far", &sshd, far.path()),
+        container_env("boxed", &podman),
+        container_env("doomed", &podman)
+    ));
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return scenario_worker(body);
+        }
+        let spawn = |id: &str, name: &str, env: Option<&str>| {
+            let mut args = json!({"role_name": "implementer",
+                                  "task_prompt": format!("{name}: write your file")});
+            if let Some(env) = env {
+                args["environment"] = json!(env);
+            }
+            call(id, "spawn_agent", args)
+        };
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(vec![
+                spawn("s1", "local", None),
+                spawn("s2", "boxed", Some("boxed")),
+                spawn("s3", "far", Some("far")),
+                spawn("s4", "doomed", Some("doomed")),
+            ]),
+            4 => MockResponse::tool_call("wa", "wait_for_agents", "{}"),
+            n if n < 8 => MockResponse::tool_call(&format!("w{n}"), "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let run = sb.exec(&mock, &["--json", "--approval", "auto", "four workers"]);
+    let kill = async {
+        let name = container_running(&podman, &mock, "squad-doomed-").await;
+        let out = podman.cli().args(["rm", "-f", &name]).output().unwrap();
+        assert!(out.status.success());
+    };
+    let (run, ()) = tokio::join!(run, kill);
+    run.assert_ok();
+    // All three changes merged into the workspace, each made where it was placed.
+    assert_eq!(sb.read("local.txt"), "written by local.txt\n");
+    assert_eq!(sb.read("remote.txt"), "written by remote.txt\n");
+    assert_eq!(sb.read("boxed.txt"), "written by boxed.txt\n");
+    assert_eq!(sb.read("remote.txt.where"), "ssh\n");
+    let boxed = sb.read("boxed.txt.where");
+    assert!(boxed.starts_with("container\n"), "{boxed}");
+    assert!(
+        boxed.trim_end().ends_with("rc=1"),
+        "no network there: {boxed}"
+    );
+    assert_eq!(sb.read("local.txt.where"), "here\n");
+    // Each of the three was verified, and passed.
+    let events = run.events();
+    let verdicts = of_type(&events, "verification");
+    let passed = verdicts.iter().filter(|v| v["passed"] == true).count();
+    assert_eq!(passed, 3, "{verdicts:?}");
+    // The fourth ended failed with the reason, and its container is gone.
+    let out = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        out.contains("environment 'doomed': connection lost"),
+        "{out}"
+    );
+    assert!(podman.containers_named("squad-doomed-").is_empty());
+    assert!(podman.containers_named("squad-boxed-").is_empty());
+}
