@@ -163,7 +163,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 squad::sandbox::support(),
             );
             let level = sandbox.level().narrowed(&role.sandbox);
-            if let Some(name) = &args.env {
+            // A `local` environment runs here, as without `--env`.
+            if let Some(name) = args
+                .env
+                .as_ref()
+                .filter(|n| !squad::environments::check::runs_here(&config, n))
+            {
                 let run = squad::environments::check::sandbox_command(
                     &config,
                     name,

@@ -526,3 +526,24 @@ async fn scenario_three_workers_here_in_a_container_and_over_ssh_merge_verified_
     assert!(podman.containers_named("squad-doomed-").is_empty());
     assert!(podman.containers_named("squad-boxed-").is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sandbox_env_of_a_local_environment_runs_the_command_here() {
+    let sb = repo("[environments.here]\nkind = \"local\"\n");
+    let run = sb
+        .run(
+            None,
+            &[
+                "sandbox",
+                "--env",
+                "here",
+                "--",
+                "sh",
+                "-c",
+                "echo ran-here; exit 4",
+            ],
+        )
+        .await;
+    assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("ran-here"), "{}", run.stdout);
+}

@@ -2251,3 +2251,59 @@ fn a_result_with_nothing_checked_shows_unchecked_not_a_check_mark() {
         "{screen}"
     );
 }
+
+/// Workers placed in environments (issue 52): the tree marks where each runs, `@NAME`
+/// after its id; a worker here has no mark. The spawn's approval says where it will run.
+#[test]
+fn placed_workers_show_their_environment_in_the_tree_and_the_approval() {
+    let mut s = Script::new();
+    let root = s.root;
+    let (here, boxed, far) = (id(1), id(2), id(3));
+    s.user(root, "Three workers, three places.");
+    s.status(root, AgentStatus::Running);
+    s.at(1);
+    for (w, task, env) in [
+        (here, "Edit local.txt", None),
+        (boxed, "Edit boxed.txt", Some("box")),
+        (far, "Edit remote.txt", Some("build-box")),
+    ] {
+        s.spawn(w, Some(root), "implementer", task);
+        let options = SpawnOptions {
+            environment: env.map(str::to_string),
+            ..SpawnOptions::default()
+        };
+        s.ev(w, EventKind::AgentOptions(options));
+        s.status(w, AgentStatus::Running);
+    }
+    s.status(root, AgentStatus::Waiting);
+    s.at(5);
+    let screen = s.screen(100, 24);
+    for needle in [
+        "implementer 1a2b3c4f @box",
+        "implementer 1a2b3c50 @build-box",
+    ] {
+        assert!(screen.contains(needle), "{needle}: {screen}");
+    }
+    assert!(!screen.contains("1a2b3c4e @"), "here is unmarked: {screen}");
+    insta::assert_snapshot!("placed_workers_100x24", screen);
+    request(
+        &mut s,
+        root,
+        9,
+        "copilot",
+        "spawn_agent",
+        ApprovalAction::Spawn {
+            role: "implementer".into(),
+            task: "Edit remote.txt".into(),
+            tools: vec![],
+            model: "gpt-4.1".into(),
+            budget: Budget::default(),
+            instructions: None,
+            keep: false,
+            name: None,
+            environment: Some("build-box".into()),
+        },
+    );
+    let screen = s.screen(100, 24);
+    assert!(screen.contains("where  build-box"), "{screen}");
+}

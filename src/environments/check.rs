@@ -97,6 +97,14 @@ pub async fn run_there(
     ran.map_err(|e| EnvError::new(name, e.to_string()))
 }
 
+/// Whether environment `name` is this machine (`kind = "local"`): its commands run here.
+pub fn runs_here(config: &crate::config::Config, name: &str) -> bool {
+    config
+        .environments
+        .get(name)
+        .is_some_and(|e| e.kind == Some(EnvKind::Local))
+}
+
 /// `squad sandbox --env NAME -- CMD`: the command run there as a worker's `run_command`
 /// would be; its exit code and output.
 pub async fn sandbox_command(

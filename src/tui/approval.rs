@@ -101,7 +101,7 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             }
             lines.extend(field("model", model.clone(), Style::default()));
             if let Some(env) = environment {
-                lines.extend(field("runs in", env.clone(), t.bold(Color::Magenta)));
+                lines.extend(field("where", env.clone(), t.bold(Color::Magenta)));
             }
             let tools = if tools.is_empty() {
                 "(role defaults)".to_string()

@@ -54,6 +54,10 @@ pub fn row_lines(
         // The id approvals and notices name a worker by (`implementer 3941221a`).
         left.push(Span::styled(format!(" {}", row.id.short()), theme.dim()));
     }
+    // Where a placed worker's tools run (an `[environments.NAME]`); here goes unmarked.
+    if let Some(env) = &a.options.environment {
+        left.push(Span::styled(format!(" @{env}"), theme.warn()));
+    }
     if let Some((attempt, max)) = a.correcting {
         left.push(Span::styled(format!(" ↻{attempt}/{max}"), theme.warn()));
     } else if let Some(v) = a.result.as_ref().and_then(|r| r.verification.as_ref()) {
