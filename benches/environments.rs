@@ -6,7 +6,11 @@
 //!    and started and the tool server exec'd) plus one `read_file`;
 //! b. per-call overhead: `read_file` of a small file, N calls one after another, median and
 //!    p90, against the in-process handler;
-//! c. `WORKERS` container workers connected at once, each with one call: wall time.
+//! c. `WORKERS` container workers connected at once, each with one call: wall time;
+//! d. a placed worker's spawn to first tool result: connecting, its base sent (this
+//!    repository's src/, docs/ and tests/ as one commit: over ssh a git bundle, first to
+//!    an empty store, then again to a store that holds an earlier base; into a container
+//!    the engine's archive upload), and one `read_file`.
 //!
 //! `ENV_BENCH_CALLS` (default 200) and `ENV_BENCH_WORKERS` (default 20) change the sizes.
 //! A transport whose engine cannot run here is left out with one line.
@@ -199,6 +203,59 @@ async fn main() {
         None => println!("ssh: left out (no sshd)"),
     }
 
+    let repo = source_repo();
+    let tree = git(repo.path(), &["rev-parse", "HEAD^{tree}"]);
+    let (files, bytes) = (
+        git(repo.path(), &["ls-files"]).lines().count(),
+        dir_bytes(repo.path()),
+    );
+    println!(
+        "placed worker, base of {files} files ({:.1} MB): spawn→first tool result",
+        bytes as f64 / 1e6
+    );
+    let placed = |label: &'static str, env: EnvironmentConfig, root: String| {
+        let (repo, tree) = (repo.path().to_path_buf(), tree.clone());
+        async move {
+            let start = Instant::now();
+            let remote = squad::environments::connect("placed", &env, &init(&root))
+                .await
+                .unwrap();
+            let store = format!("{}/.squad-store.git", env.workdir_or_default());
+            let carried = squad::environments::carry::send_base(&remote, &repo, &tree, &store)
+                .await
+                .unwrap();
+            let out = remote
+                .call(
+                    "read_file",
+                    json!({"path": "src/lib.rs"}),
+                    &CancellationToken::new(),
+                )
+                .await
+                .unwrap();
+            assert!(!out.is_empty());
+            println!(
+                "{label:<44} {:>12}  ({:?})",
+                ms(start.elapsed()),
+                carried.way
+            );
+            remote.close().await;
+        }
+    };
+    if let Some(sshd) = Sshd::start("environments bench: placed ssh") {
+        let far = tempfile::tempdir().unwrap();
+        let env = EnvironmentConfig {
+            kind: Some(EnvKind::Ssh),
+            host: Some(Sshd::HOST.into()),
+            workdir: Some(far.path().display().to_string()),
+            squad: Some(SQUAD.into()),
+            ssh_config: Some(sshd.ssh_config.display().to_string()),
+            ..Default::default()
+        };
+        let root = |n: u32| format!("{}/w{n}", far.path().display());
+        placed("ssh, bundle to an empty store", env.clone(), root(1)).await;
+        placed("ssh, the store holds an earlier base", env, root(2)).await;
+    }
+
     let Some(podman) = Podman::start("environments bench: container") else {
         println!("container: left out (no podman)");
         return;
@@ -225,4 +282,79 @@ async fn main() {
         "{workers} container workers at once: {} from the first create to every first result",
         ms(wall)
     );
+    placed(
+        "container, the engine's archive upload",
+        container_env(&podman),
+        "/work/w".into(),
+    )
+    .await;
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// This repository's src/, docs/ and tests/ at HEAD, one commit of a new repository.
+fn source_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tar = std::process::Command::new("git")
+        .args(["archive", "--format=tar", "HEAD", "src", "docs", "tests"])
+        .current_dir(here)
+        .output()
+        .unwrap()
+        .stdout;
+    let tar_file = dir.path().join("../squad-bench-base.tar");
+    std::fs::write(&tar_file, tar).unwrap();
+    let ok = std::process::Command::new("tar")
+        .arg("-xf")
+        .arg(&tar_file)
+        .arg("-C")
+        .arg(dir.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let _ = std::fs::remove_file(&tar_file);
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(
+        dir.path(),
+        &[
+            "-c",
+            "user.name=b",
+            "-c",
+            "user.email=b@b",
+            "commit",
+            "-qm",
+            "base",
+        ],
+    );
+    dir
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let meta = entry.metadata().unwrap();
+        if entry.file_name() == ".git" {
+            continue;
+        }
+        total += if meta.is_dir() {
+            dir_bytes(&entry.path())
+        } else {
+            meta.len()
+        };
+    }
+    total
 }
