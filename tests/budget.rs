@@ -385,3 +385,71 @@ async fn a_nested_spawn_is_refused_when_its_reservation_would_pass_its_parents_b
         .count();
     assert_eq!(workers, 2, "the coder and one reviewer");
 }
+
+/// Issue 55 part 4: the model a spawn chooses is the one the worker's requests carry, and
+/// `max_worker_model` refuses a costlier one, whether the spawn or the role asks for it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_workers_requests_carry_its_chosen_model_and_a_costlier_one_is_refused() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.workspace_config(
+        "[models]\nfast = \"mini-model\"\nbase = \"base-model\"\nsmart = \"big-model\"\n\
+         [limits]\nmax_worker_model = \"base\"\n",
+    );
+    let reviewer = |id: &str, model: Option<&str>| {
+        let mut args = json!({"role_name": "code_reviewer", "task_prompt": format!("review {id}")});
+        if let Some(m) = model {
+            args["model"] = json!(m);
+        }
+        call(id, "spawn_agent", args)
+    };
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            return returns();
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(vec![
+                // code_reviewer's level is smart: refused; asked on fast: runs there.
+                reviewer("as-role", None),
+                reviewer("on-smart", Some("smart")),
+                reviewer("on-fast", Some("fast")),
+            ]),
+            3 => MockResponse::tool_call("w", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let run = sb.exec(&mock, &["--json", "review it"]).await;
+    run.assert_ok();
+    let reqs = mock.requests();
+    let workers: Vec<_> = reqs.iter().filter(|r| is_worker(&r.body)).collect();
+    assert!(!workers.is_empty());
+    for w in &workers {
+        assert_eq!(
+            w.body["model"], "mini-model",
+            "the worker's requests carry fast's model"
+        );
+    }
+    let after = reqs.iter().find(|r| tool_count(&r.body) == 3).unwrap();
+    let outputs = tool_messages(&after.body);
+    let out = |id: &str| outputs.iter().find(|(i, _)| i == id).unwrap().1.clone();
+    assert!(
+        out("as-role").contains(
+            "role `code_reviewer` runs on `smart`, which (big-model) is a costlier level than \
+             limits.max_worker_model = \"base\" allows: spawn it with model \"fast\" or \"base\""
+        ),
+        "{}",
+        out("as-role")
+    );
+    assert!(out("on-smart").contains("model `smart` (big-model) is a costlier level"));
+    assert!(out("on-fast").contains("agent_id"), "{}", out("on-fast"));
+    let events = run.events();
+    let spawned: Vec<_> = of_type(&events, "agent_spawned")
+        .into_iter()
+        .filter(|e| e["parent_id"].is_string())
+        .collect();
+    assert_eq!(spawned.len(), 1);
+    assert_eq!(
+        spawned[0]["model"], "mini-model",
+        "the tree is told the model it runs on"
+    );
+}

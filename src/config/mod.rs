@@ -3,6 +3,7 @@
 
 mod checkpoints;
 mod environments;
+mod level;
 mod load;
 mod mcp;
 mod models;
@@ -12,6 +13,7 @@ mod sandbox;
 
 pub use checkpoints::CheckpointsConfig;
 pub use environments::{EnvKind, EnvironmentConfig, parse_memory};
+pub use level::ModelLevel;
 pub use load::{
     ConfigError, ConfigOverrides, ConfigSources, FileCheck, PROFILE_ENV, check_files, check_rule,
     load_config, load_config_from, user_config_dir,
@@ -130,6 +132,9 @@ pub struct Limits {
     pub max_session_cost_usd: Option<f64>,
     /// Seconds a worker may live, from its spawn; unset: no limit.
     pub max_agent_wall_s: Option<u64>,
+    /// The costliest level a worker may be spawned on (its role's or its spawn's);
+    /// unset: any.
+    pub max_worker_model: Option<ModelLevel>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -377,6 +382,7 @@ impl Default for Limits {
             max_cost_per_agent_usd: None,
             max_session_cost_usd: None,
             max_agent_wall_s: None,
+            max_worker_model: None,
         }
     }
 }

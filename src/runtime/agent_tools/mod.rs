@@ -19,6 +19,7 @@ mod spawn;
 mod speak;
 mod update_task;
 mod wait;
+mod worker_model;
 
 pub use handoff::Handoff;
 pub use message_agent::MESSAGE_AGENT;

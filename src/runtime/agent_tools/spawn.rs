@@ -50,6 +50,9 @@ struct Args {
     /// A few words the user tells it apart by (the tree shows them for its task's).
     #[serde(default)]
     name: Option<String>,
+    /// A level or a model instead of its role's (`worker_model.rs`).
+    #[serde(default)]
+    model: Option<String>,
     /// Where it runs: an `[environments.NAME]` (`policies/placement`); else its role's.
     #[serde(default)]
     environment: Option<String>,
@@ -82,6 +85,7 @@ impl AgentTool for SpawnAgent {
                     "instructions": {"type": "string", "description": "Added to its role's prompt."},
                     "tools": {"type": "array", "items": {"type": "string"}, "description": "Only these of its tools."},
                     "isolation": {"enum": ["worktree", "shared"]},
+                    "model": {"type": "string", "description": "fast, base or smart."},
                     "environment": {"type": "string", "description": "Where it runs: a configured environment."}
                 },
                 "required": ["role_name", "task_prompt"]
@@ -108,7 +112,7 @@ impl AgentTool for SpawnAgent {
         below_max_depth(&me, &limits)?;
         room(cx, &limits)?;
         let (budget, waived) = worker_budget(cx, &limits, args.budget.unwrap_or_default())?;
-        let model = role.model(cx.shared.config);
+        let model = super::worker_model::choose(cx.shared.config, role, args.model.as_deref())?;
         let asked_none = args.tools.as_ref().is_some_and(Vec::is_empty);
         let (mut options, tools) = worker_tools(
             cx,
