@@ -179,9 +179,33 @@ async fn opencode_writes_a_file_as_a_worker() {
         .to_string(),
     )
     .unwrap();
+    // OpenCode's plugin package, installed by `.ci/acp-agents`, where OpenCode looks for
+    // it: without it OpenCode fetches it from npm at start.
+    let plugin = opencode.parent().unwrap().join("../../../opencode-config");
+    if !plugin.join("node_modules").exists() {
+        eprintln!(
+            "skipped opencode_writes_a_file_as_a_worker: OpenCode's plugin package is not in {} \
+             (bash .ci/acp-agents installs it; without it OpenCode fetches it from npm)",
+            plugin.display()
+        );
+        return;
+    }
+    let config_dir = home.path().join("config/opencode");
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(plugin.join("."))
+        .arg(&config_dir)
+        .status()
+        .unwrap();
+    assert!(
+        copied.success(),
+        "{} not installed: run bash .ci/acp-agents",
+        plugin.display()
+    );
     let h = home.path().display().to_string();
     let sb = team(&format!(
-        "command = {:?}, args = [\"acp\"], env = {{ OPENCODE_CONFIG = {:?}, HOME = {h:?}, XDG_CONFIG_HOME = \"{h}/config\", XDG_DATA_HOME = \"{h}/data\", XDG_CACHE_HOME = \"{h}/cache\", XDG_STATE_HOME = \"{h}/state\", OPENCODE_DISABLE_AUTOUPDATE = \"1\", OPENCODE_DISABLE_MODELS_FETCH = \"1\", OPENCODE_DISABLE_LSP_DOWNLOAD = \"1\" }}",
+        "command = {:?}, args = [\"acp\"], env = {{ OPENCODE_CONFIG = {:?}, HOME = {h:?}, XDG_CONFIG_HOME = \"{h}/config\", XDG_DATA_HOME = \"{h}/data\", XDG_CACHE_HOME = \"{h}/cache\", XDG_STATE_HOME = \"{h}/state\", OPENCODE_DISABLE_AUTOUPDATE = \"1\", OPENCODE_DISABLE_MODELS_FETCH = \"1\", OPENCODE_DISABLE_LSP_DOWNLOAD = \"1\", OPENCODE_PURE = \"1\", OPENCODE_DISABLE_DEFAULT_PLUGINS = \"1\", OPENCODE_DISABLE_SHARE = \"1\", OPENCODE_DISABLE_EXTERNAL_SKILLS = \"1\", OPENCODE_DISABLE_CLAUDE_CODE = \"1\" }}",
         opencode.display().to_string(),
         config.display().to_string(),
     ));
