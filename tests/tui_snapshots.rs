@@ -221,6 +221,9 @@ impl Script {
             assignee: None,
             notes: Vec::new(),
             result: None,
+            paths: Vec::new(),
+            wait: false,
+            claimed: false,
         }
     }
 

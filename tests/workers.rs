@@ -399,7 +399,7 @@ async fn a_wider_tool_list_is_refused_naming_the_tools_and_what_is_allowed() {
         refused,
         "tools: `write_file`, `run_command` not allowed: a worker gets only tools of both its \
          role `code_reviewer` and yours (`copilot`); allowed: read_file, list_files, \
-         search_files, message_agent, ask_user"
+         search_files, message_agent, claim_task, ask_user"
     );
     assert!(
         !seen.iter().any(|e| matches!(

@@ -87,6 +87,9 @@ mod tests {
             assignee: None,
             notes: Vec::new(),
             result: None,
+            paths: Vec::new(),
+            wait: false,
+            claimed: false,
         }
     }
 

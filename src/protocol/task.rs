@@ -64,6 +64,20 @@ pub struct Task {
     /// The worker's result summary, once it finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    /// The paths (globs) it will change: its lease while it runs. A claim of a task whose
+    /// paths overlap a running one's is refused, naming the holder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// An overlapping claim waits for the holder to finish instead of being refused.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub wait: bool,
+    /// Taken with `claim_task`: given back as ready if its worker ends without finishing.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub claimed: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A task a deadlock holds, and why it cannot go on.
@@ -169,6 +183,9 @@ mod tests {
             assignee: None,
             notes: Vec::new(),
             result: None,
+            paths: Vec::new(),
+            wait: false,
+            claimed: false,
         }
     }
 

@@ -193,7 +193,11 @@ async fn agent_main(cx: AgentCx, mut inbox: mpsc::UnboundedReceiver<AgentInput>)
     if let Some(agent) = other {
         agent.close().await;
     }
-    // Despawned or cancelled (not the session ending): its worktree and leases go.
+    // Despawned or cancelled (not the session ending): its worktree and leases go, and
+    // a task it claimed is ready again.
+    if cx.team().status(cx.id()) == Some(AgentStatus::Cancelled) {
+        (cx.session().tasks).give_back(cx.team(), cx.id(), "it was despawned");
+    }
     if let Some(iso) = cx.policies().get::<IsolationPolicy>() {
         iso.gone(&cx).await;
     }

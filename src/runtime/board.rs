@@ -18,6 +18,12 @@ pub struct PlannedTask {
     pub role: Option<String>,
     #[serde(default)]
     pub depends_on: Vec<String>,
+    /// The paths (globs) it will change (`board/claim.rs`).
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// An overlapping claim waits instead of being refused.
+    #[serde(default)]
+    pub wait: bool,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -180,6 +186,9 @@ impl Board {
                     assignee: None,
                     notes: Vec::new(),
                     result: None,
+                    paths: t.paths.iter().map(|p| p.trim().to_string()).collect(),
+                    wait: t.wait,
+                    claimed: false,
                 },
             );
             changes.updated.push(id);
@@ -467,6 +476,9 @@ fn topological(ids: &[String], deps: &dyn Fn(&str) -> Vec<String>) -> Vec<String
     out.retain(|id| ids.contains(id));
     out
 }
+
+mod claim;
+pub use claim::ClaimRefused;
 
 #[cfg(test)]
 mod tests;

@@ -8,6 +8,7 @@ use super::inbox::Notice;
 use super::team::Team;
 use crate::protocol::{AgentId, EventKind, Priority, Task};
 use crate::sync::lock;
+use claims::offer_next;
 use serde_json::{Value, json};
 use std::sync::Mutex;
 
@@ -16,9 +17,13 @@ pub struct TaskBoard {
     inner: Mutex<Inner>,
 }
 
+mod claims;
+
 #[derive(Default)]
 struct Inner {
     board: Board,
+    /// Workers that claimed a task (`claim_task`): kept ones are offered the next.
+    claimers: Vec<AgentId>,
     news: Vec<Notice>,
     /// The last deadlock reported, so one is told once.
     last_deadlock: Option<String>,
@@ -36,6 +41,7 @@ impl TaskBoard {
         let changes = inner.board.plan(tasks)?;
         let ready = changes.ready.clone();
         publish(&mut inner, team, by, changes, false);
+        offer_next(&inner, team);
         Ok(json!({"ready": ready, "tasks": view(&inner.board)}))
     }
 
@@ -84,6 +90,13 @@ impl TaskBoard {
         ok: bool,
         summary: Option<String>,
     ) -> Vec<Task> {
+        // A claimed task whose worker ended without a result (an error) is ready again.
+        if !ok && team.result(agent).is_none() {
+            let why = summary.as_deref().unwrap_or("it ended without a result");
+            if self.give_back(team, agent, why) {
+                return Vec::new();
+            }
+        }
         let mut inner = lock(&self.inner);
         let changes = inner.board.finish(agent, ok, summary);
         let done = changes
@@ -96,6 +109,7 @@ impl TaskBoard {
         if !changes.updated.is_empty() {
             publish(&mut inner, team, agent, changes, true);
         }
+        offer_next(&inner, team);
         done
     }
 
@@ -214,6 +228,9 @@ fn view(board: &Board) -> Vec<Value> {
             }
             if let Some(r) = &t.role {
                 v["role"] = json!(r);
+            }
+            if !t.paths.is_empty() {
+                v["paths"] = json!(t.paths);
             }
             if !t.notes.is_empty() {
                 v["notes"] = json!(t.notes);

@@ -7,6 +7,7 @@ pub mod budget;
 pub mod carve;
 mod context;
 mod fan_in;
+mod idle;
 mod inbox;
 mod mail;
 mod queries;

@@ -7,6 +7,7 @@
 
 mod ad_hoc;
 mod ask_user;
+mod claim_task;
 mod despawn;
 mod get_agents;
 mod get_tasks;
@@ -21,6 +22,7 @@ mod update_task;
 mod wait;
 mod worker_model;
 
+pub use claim_task::CLAIM_TASK;
 pub use handoff::Handoff;
 pub use message_agent::MESSAGE_AGENT;
 pub use spawn::SPAWN_AGENT;
@@ -50,6 +52,7 @@ pub fn all() -> Vec<Arc<dyn AgentTool>> {
         Arc::new(return_results::ReturnResults),
         Arc::new(message_supervisor::MessageSupervisor),
         Arc::new(message_agent::MessageAgent),
+        Arc::new(claim_task::ClaimTask),
         Arc::new(handoff::HandoffTo),
         Arc::new(plan_tasks::PlanTasks),
         Arc::new(update_task::UpdateTask),

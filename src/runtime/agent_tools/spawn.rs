@@ -304,8 +304,9 @@ fn worker_tools(
         ..role.clone()
     };
     let mut reporting = cx.host.tools_for(&bare, true, None, model);
-    // Messaging teammates is not reporting: a narrowed worker has it only when named.
-    reporting.retain(|t| t != super::MESSAGE_AGENT);
+    // Messaging teammates and claiming tasks are not reporting: a narrowed worker has
+    // them only when named.
+    reporting.retain(|t| t != super::MESSAGE_AGENT && t != super::CLAIM_TASK);
     super::ad_hoc::options(
         keep,
         instructions,

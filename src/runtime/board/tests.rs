@@ -7,6 +7,8 @@ fn t(id: &str, deps: &[&str]) -> PlannedTask {
         description: None,
         role: None,
         depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        paths: Vec::new(),
+        wait: false,
     }
 }
 

@@ -61,6 +61,7 @@ pub fn restore_agents(
     let team = &session.team;
     team.restore_delivery(|id, _| delivered.get(&id).copied().unwrap_or(true));
     team.restore_releases();
+    reconcile_claims(session);
     // The log may end with them running (the process was killed): say what they are now.
     for (id, parent_id) in interrupted {
         team.emit(
@@ -72,6 +73,16 @@ pub fn restore_agents(
             },
         );
     }
+}
+
+/// A claimed task is held only by a worker that came back alive; others are ready again.
+fn reconcile_claims(session: &Session) {
+    let team = &session.team;
+    let live: std::collections::HashSet<AgentId> = (team.directory().into_iter())
+        .filter(|m| m.reachable && team.status(m.id) != Some(AgentStatus::Failed))
+        .map(|m| m.id)
+        .collect();
+    session.tasks.reconcile(team, &|a| live.contains(&a));
 }
 
 /// Starts one logged agent again (`active`: the persona's role now); false when its role

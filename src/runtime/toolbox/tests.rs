@@ -424,6 +424,13 @@ fn every_built_in_tool_tells_its_kind_reach_reports_and_clip() {
             Reports::Nothing,
         ),
         (
+            "claim_task",
+            &none,
+            ToolKind::Think,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
             "handoff_to",
             &none,
             ToolKind::Other,

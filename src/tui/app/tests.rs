@@ -134,6 +134,9 @@ fn click_on_a_task_selects_it_and_its_worker() {
             assignee,
             notes: Vec::new(),
             result: None,
+            paths: Vec::new(),
+            wait: false,
+            claimed: false,
         };
         app.apply(&ev(root, EventKind::TaskUpdated { task }), t);
     }

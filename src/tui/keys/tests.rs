@@ -348,6 +348,9 @@ fn task(t: &mut T, id: &str, assignee: Option<AgentId>) {
         assignee,
         notes: Vec::new(),
         result: None,
+        paths: Vec::new(),
+        wait: false,
+        claimed: false,
     };
     t.app
         .apply(&ev(root, EventKind::TaskUpdated { task }), t.t0);
