@@ -225,7 +225,12 @@ pub(super) fn models_in_use(config: &Config, roles: Option<&RoleSet>) -> Vec<(St
         .map(|(level, model)| (format!("level {level}"), model.model.clone()))
         .collect();
     let mut by_model: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for role in roles.iter().flat_map(|r| r.iter()) {
+    // An agent role calls its own model (its line under the agent roles says if it runs).
+    for role in roles
+        .iter()
+        .flat_map(|r| r.iter())
+        .filter(|r| r.agent.is_none())
+    {
         let model = role.model(config);
         if !config.models.values().any(|m| *m == model) {
             by_model.entry(model).or_default().push(role.name.clone());

@@ -86,7 +86,8 @@ impl AgentTool for SpawnAgent {
                     "tools": {"type": "array", "items": {"type": "string"}, "description": "Only these of its tools."},
                     "isolation": {"enum": ["worktree", "shared"]},
                     "model": {"type": "string", "description": "fast, base or smart."},
-                    "environment": {"type": "string", "description": "Where it runs: a configured environment."}
+                    // Its name says it; a name the config does not define is refused, listing them.
+                    "environment": {"type": "string"}
                 },
                 "required": ["role_name", "task_prompt"]
             }),
