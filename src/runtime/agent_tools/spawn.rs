@@ -78,7 +78,7 @@ impl AgentTool for SpawnAgent {
                     "name": {"type": "string", "description": "2-4 word label for the user."},
                     "task_prompt": {"type": "string", "description": "Self-contained task and the expected outcome."},
                     "context": {"type": "string", "description": "Facts and constraints it needs."},
-                    "files": {"type": "array", "items": {"type": "string"}, "description": "Files given to it."},
+                    "files": {"type": "array", "items": {"type": "string"}},
                     "task_id": {"type": "string", "description": "A ready task from plan_tasks."},
                     "budget": {"type": "object", "properties": {"tokens": {"type": "integer"}, "cost_usd": {"type": "number"}, "wall_s": {"type": "integer"}}},
                     "keep": {"type": "boolean", "description": "Keep for follow-ups."},
@@ -86,7 +86,8 @@ impl AgentTool for SpawnAgent {
                     "tools": {"type": "array", "items": {"type": "string"}, "description": "Only these of its tools."},
                     "isolation": {"enum": ["worktree", "shared"]},
                     "model": {"type": "string", "description": "fast, base or smart."},
-                    // Its name says it; a name the config does not define is refused, listing them.
+                    // `files` and `environment` say themselves (the description names files;
+                    // an environment the config lacks is refused, listing those it has).
                     "environment": {"type": "string"}
                 },
                 "required": ["role_name", "task_prompt"]
