@@ -547,3 +547,38 @@ async fn sandbox_env_of_a_local_environment_runs_the_command_here() {
     assert_eq!(run.code, 4, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("ran-here"), "{}", run.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn squad_is_copied_to_an_ssh_host_of_this_platform_when_none_is_configured() {
+    let Some(sshd) = Sshd::start("squad_is_copied_to_an_ssh_host") else {
+        return;
+    };
+    let far = tempfile::tempdir().unwrap();
+    let mock = MockServer::start().await;
+    // No `squad = …`, and none on the login's PATH: this squad goes there.
+    let config = ssh_env("far", &sshd, far.path()).replace(&format!("squad = \"{SQUAD}\"\n"), "");
+    assert!(!config.contains("squad ="), "{config}");
+    let sb = repo(&format!("[verify]\nenabled = false\n{config}"));
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            return worker(body, "copied.txt", "echo $SQUAD_FAR_SIDE");
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "write copied.txt",
+                        "environment": "far"})
+                .to_string(),
+            ),
+            1 => MockResponse::tool_call("wa", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    sb.exec(&mock, &["--approval", "auto", "place one"])
+        .await
+        .assert_ok();
+    assert_eq!(sb.read("copied.txt.where"), "ssh\n");
+    let copied = far.path().join(".squad-bin/squad-0.1.0");
+    assert!(copied.is_file(), "squad was copied there");
+}

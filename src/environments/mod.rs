@@ -11,6 +11,7 @@ pub mod check;
 pub mod child;
 pub mod client;
 pub mod container;
+mod copy_over;
 mod far_git;
 pub mod place;
 pub mod protocol;
@@ -48,7 +49,11 @@ pub async fn connect(
     init: &protocol::Init,
 ) -> Result<Remote, EnvError> {
     match config.kind {
-        Some(EnvKind::Ssh) => ssh::connect(name, config, init).await,
+        Some(EnvKind::Ssh) => {
+            // squad there: the configured one, on its PATH, or this one copied over.
+            let config = copy_over::squad_there(name, config).await?;
+            ssh::connect(name, &config, init).await
+        }
         Some(EnvKind::Container) => container::connect(name, config, init).await,
         Some(EnvKind::Local) => Err(EnvError::new(
             name,

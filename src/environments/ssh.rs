@@ -28,6 +28,13 @@ pub fn command(
     config: &EnvironmentConfig,
     squad_args: &[&str],
 ) -> Result<Command, EnvError> {
+    let mut remote = vec![quote(config.squad_or_default())];
+    remote.extend(squad_args.iter().map(|a| quote(a)));
+    shell(env, config, &format!("exec {}", remote.join(" ")))
+}
+
+/// `ssh … HOST -- SCRIPT`: `script` run by the far side's shell, over the shared connection.
+pub fn shell(env: &str, config: &EnvironmentConfig, script: &str) -> Result<Command, EnvError> {
     let host = config
         .host
         .as_deref()
@@ -42,9 +49,7 @@ pub fn command(
         .arg("-o")
         .arg(format!("ControlPath={}/%C", dir.display()))
         .args(["-o", "ControlPersist=60", host, "--"]);
-    let mut remote = vec![quote(config.squad_or_default())];
-    remote.extend(squad_args.iter().map(|a| quote(a)));
-    cmd.arg(format!("exec {}", remote.join(" ")));
+    cmd.arg(script);
     Ok(cmd)
 }
 
