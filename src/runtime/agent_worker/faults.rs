@@ -6,7 +6,6 @@
 use super::super::cx::AgentCx;
 use super::super::turn::TurnOutcome;
 use crate::acp_client::{AgentCommand, ClientError};
-use crate::protocol::{EventKind, TurnEnd};
 use crate::roles::{command_line, install_hint};
 
 /// Most of the agent's standard error a reason quotes.
@@ -56,19 +55,7 @@ fn tail(stderr: &str) -> String {
 
 /// The worker's turn ends in the fault: it fails with the reason.
 pub(super) fn failed(cx: &AgentCx, agent: &AgentCommand, fault: &ClientError) -> TurnOutcome {
-    let why = reason(agent, fault);
-    cx.team().count_error(cx.id());
-    cx.team().emit(
-        cx.id(),
-        EventKind::Error {
-            message: why.clone(),
-        },
-    );
-    TurnOutcome {
-        end: TurnEnd::Error,
-        final_text: String::new(),
-        error: Some(why),
-    }
+    super::outcome::stopped(cx, reason(agent, fault), String::new())
 }
 
 #[cfg(test)]

@@ -183,7 +183,7 @@ pub(super) fn cancelled(said: String) -> TurnOutcome {
     }
 }
 
-/// The worker stops for `why` (its budget): it ends failed.
+/// The worker stops for `why` (its budget, or a fault: `faults.rs`): it ends failed.
 pub(super) fn stopped(cx: &AgentCx, why: String, said: String) -> TurnOutcome {
     cx.team().count_error(cx.id());
     cx.team().emit(
