@@ -2,7 +2,7 @@
 //! I/O happens here, so every binding is unit-tested without a terminal.
 
 use crate::protocol::{AgentId, AgentStatus, ApprovalDecision, Op};
-use crate::tui::app::{Action, App, Exit, Focus, LeftPane, Overlay};
+use crate::tui::app::{Action, App, Exit, Focus, HANDING_OVER, LeftPane, Overlay};
 use crate::tui::commands::{self, GoalArg, SlashCommand};
 use crate::tui::question::Reply;
 use crate::tui::save_role::{self, NameKey};
@@ -522,7 +522,7 @@ impl App {
     fn run_command(&mut self, cmd: SlashCommand, now: Instant) -> Vec<Action> {
         match cmd {
             SlashCommand::Role(role) => {
-                self.set_notice(format!("handing the session to {role}…"), now);
+                self.set_notice(format!("{HANDING_OVER}{role}…"), now);
                 return vec![Action::Send(Op::SwitchPersona { role })];
             }
             SlashCommand::Model(model) => return vec![Action::Send(Op::SetModel { model })],

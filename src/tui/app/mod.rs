@@ -19,6 +19,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// The notice a `/role` puts up until the handoff lands or is refused.
+pub(crate) const HANDING_OVER: &str = "handing the session to ";
+
 mod draw;
 
 /// Below this width the tree gives way to a one-line agent switcher.
@@ -217,6 +220,16 @@ impl App {
         if live && matches!(ev.kind, EventKind::ReviewFinished { .. }) && self.overlay.is_none() {
             self.overlay = Some(Overlay::Review);
             self.overlay_scroll = 0;
+        }
+        // A refused `/role` answers with an error: the "handing the session…" notice goes,
+        // rather than saying so until it times out.
+        if matches!(ev.kind, EventKind::Error { .. })
+            && self
+                .notice
+                .as_ref()
+                .is_some_and(|(text, _)| text.starts_with(HANDING_OVER))
+        {
+            self.notice = None;
         }
         if self.saving_role == Some(ev.agent_id) {
             // The answer to saving the role: saved, or the error that says why not.

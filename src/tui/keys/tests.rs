@@ -833,3 +833,36 @@ fn bang_runs_a_command_instead_of_sending_a_message() {
 }
 
 mod rewind;
+
+#[test]
+fn a_refused_role_switch_takes_its_handing_over_notice_down() {
+    let mut t = setup();
+    type_text(&mut t.app, "/role opencode", t.t0);
+    let sent = t.app.on_key(key(KeyCode::Enter), t.t0);
+    assert_eq!(
+        sent,
+        vec![Action::Send(Op::SwitchPersona {
+            role: "opencode".into()
+        })]
+    );
+    let notice = |t: &T| t.app.notice.as_ref().map(|(n, _)| n.clone());
+    assert_eq!(
+        notice(&t).as_deref(),
+        Some("handing the session to opencode…")
+    );
+    let refused = "squad runs agent roles only as workers (spawn_agent), not as the persona";
+    t.app.apply(
+        &ev(
+            t.root,
+            EventKind::Error {
+                message: refused.into(),
+            },
+        ),
+        t.t0,
+    );
+    assert_eq!(
+        notice(&t),
+        None,
+        "the refusal is in the conversation instead"
+    );
+}
