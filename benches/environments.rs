@@ -125,7 +125,8 @@ fn container_env(podman: &Podman) -> EnvironmentConfig {
 }
 
 async fn in_container(env: &EnvironmentConfig, name: &str) -> Remote {
-    let remote = squad::environments::connect(name, env, &init("/work"))
+    // The container's own folder (the config's default workdir), not one of this machine.
+    let remote = squad::environments::connect(name, env, &init(env.workdir_or_default()))
         .await
         .unwrap();
     let write = json!({"path": "small.txt", "content": "hello\n"});
@@ -282,12 +283,9 @@ async fn main() {
         "{workers} container workers at once: {} from the first create to every first result",
         ms(wall)
     );
-    placed(
-        "container, the engine's archive upload",
-        container_env(&podman),
-        "/work/w".into(),
-    )
-    .await;
+    let env = container_env(&podman);
+    let root = format!("{}/w", env.workdir_or_default());
+    placed("container, the engine's archive upload", env, root).await;
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
