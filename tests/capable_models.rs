@@ -752,6 +752,43 @@ async fn a_supervisor_checks_its_workers_result_before_answering() {
     .await;
 }
 
+/// A kept worker claims the board's only task, does it and rests: the board offer
+/// (`runtime/tasks/claims.rs`) has nothing to offer, so nothing squad-made reaches it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kept_worker_claims_the_only_task_and_hears_nothing_more() {
+    Transcript::new(
+        "Put the task on the board and have a worker claim it.",
+        "The worker claimed T1 and wrote a.txt.",
+    )
+    .step(tc(
+        "p",
+        "plan_tasks",
+        json!({"tasks": [{"id": "T1", "title": "write a.txt", "paths": ["a.txt"]}]}),
+    ))
+    .step(tc(
+        "s",
+        "spawn_agent",
+        json!({"role_name": "agentic_coder", "keep": true,
+               "task_prompt": "MARK-CLAIM: claim a task from the board with claim_task and do it"}),
+    ))
+    .step(tc("w", "wait_for_agents", json!({})))
+    .step(MockResponse::text("The worker claimed T1 and wrote a.txt."))
+    .worker(
+        "MARK-CLAIM",
+        vec![
+            tc("c", "claim_task", json!({})),
+            write("a", "a.txt", "a\n"),
+            result(
+                "wrote a.txt",
+                json!([{"file_path": "a.txt", "description": "new", "change_type": "created"}]),
+            ),
+        ],
+    )
+    .changes("a.txt", "a\n")
+    .run()
+    .await;
+}
+
 /// Two workers in parallel on different files; the supervisor reads both and runs the tests.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_parallel_workers_then_the_supervisor_reviews_both() {

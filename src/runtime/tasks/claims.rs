@@ -76,6 +76,11 @@ impl TaskBoard {
 
 /// Offers each kept worker that claimed before and holds nothing the ready tasks it may
 /// take, as a message that starts its next turn.
+///
+/// Trigger (the only one): a worker that chose the claim loop (it called `claim_task`),
+/// rests with no task, while a task it may claim is ready. A worker that never claimed,
+/// or one that rests when nothing is left for it, hears nothing
+/// (`tests/capable_models.rs::a_kept_worker_claims_the_only_task_and_hears_nothing_more`).
 pub(super) fn offer_next(inner: &Inner, team: &Team) {
     offer_to(inner, team, None);
 }
