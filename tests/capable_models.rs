@@ -65,6 +65,8 @@ struct Transcript {
     /// The start of a note the transcript may meet because a check failed (it informs
     /// only); what follows it in a result is not read for nudges.
     informs: Option<&'static str>,
+    /// (worker marker, request index, text): what a worker's request must hold.
+    hears: Vec<(&'static str, usize, &'static str)>,
 }
 
 impl Transcript {
@@ -78,7 +80,14 @@ impl Transcript {
             answer,
             changed: Vec::new(),
             informs: None,
+            hears: Vec::new(),
         }
+    }
+
+    /// The worker's request number `at` (from 0) holds `text`, and none before it does.
+    fn hears(mut self, marker: &'static str, at: usize, text: &'static str) -> Self {
+        self.hears.push((marker, at, text));
+        self
     }
 
     fn file(mut self, path: &str, content: &str) -> Self {
@@ -201,6 +210,18 @@ impl Transcript {
                     );
                 }
             }
+        }
+        for (marker, at, text) in &self.hears {
+            let mine: Vec<&Value> = (bodies.iter().copied())
+                .filter(|b| is_worker(b) && first_user(b).contains(marker))
+                .collect();
+            let holds = |b: &Value| transcript(b).iter().any(|(_, t)| t.contains(text));
+            let first = mine.iter().position(|b| holds(b));
+            assert_eq!(
+                first,
+                Some(*at),
+                "{marker}'s request {at} is the first with {text:?}"
+            );
         }
         // Every request of one persona offers the tools its first request did.
         let mut offered: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -785,6 +806,81 @@ async fn a_kept_worker_claims_the_only_task_and_hears_nothing_more() {
         ],
     )
     .changes("a.txt", "a\n")
+    .run()
+    .await;
+}
+
+/// Two workers on board tasks with declared paths coordinate through messages: A tells B
+/// the interface mid-task, B answers A while A still works, and each writes inside its
+/// task's paths. Nothing squad-made reaches them beyond the deliveries themselves (no
+/// lease note: `runtime/tasks/leases.rs`, no board offer: they were not kept).
+#[tokio::test(flavor = "multi_thread")]
+async fn two_workers_coordinate_through_messages_and_hear_nothing_else() {
+    let spawn = |id: &str, task: &str, name: &str, prompt: &str| {
+        call(
+            id,
+            "spawn_agent",
+            json!({"role_name": "agentic_coder", "task_id": task, "name": name,
+                   "task_prompt": prompt}),
+        )
+    };
+    Transcript::new(
+        "Split the API and its client between two workers who agree on the names.",
+        "Both workers agreed on fetch_user and wrote api.py and client.py.",
+    )
+    .step(tc(
+        "p",
+        "plan_tasks",
+        json!({"tasks": [
+            {"id": "T1", "title": "api", "paths": ["api.py"]},
+            {"id": "T2", "title": "client", "paths": ["client.py"]}
+        ]}),
+    ))
+    .step(MockResponse::tool_calls(vec![
+        spawn("s1", "T1", "api", "MARK-API: write api.py; tell the client worker its name"),
+        spawn("s2", "T2", "client", "MARK-CLIENT: write client.py calling the api"),
+    ]))
+    .step(tc("w", "wait_for_agents", json!({})))
+    .step(MockResponse::text(
+        "Both workers agreed on fetch_user and wrote api.py and client.py.",
+    ))
+    .worker(
+        "MARK-API",
+        vec![
+            tc(
+                "m",
+                "message_agent",
+                json!({"to": "client", "text": "The function is fetch_user(id) in api.py."}),
+            ),
+            command("c", "sleep 2.5"),
+            write("w", "api.py", "def fetch_user(id):\n    return {\"id\": id}\n"),
+            result(
+                "wrote api.py",
+                json!([{"file_path": "api.py", "description": "api", "change_type": "created"}]),
+            ),
+        ],
+    )
+    .worker(
+        "MARK-CLIENT",
+        vec![
+            command("c", "sleep 1"),
+            tc(
+                "m",
+                "message_agent",
+                json!({"to": "api", "text": "Got it: client.py calls fetch_user."}),
+            ),
+            write("w", "client.py", "from api import fetch_user\n"),
+            result(
+                "wrote client.py",
+                json!([{"file_path": "client.py", "description": "client", "change_type": "created"}]),
+            ),
+        ],
+    )
+    // Each message arrives at its recipient's next request, mid-task.
+    .hears("MARK-CLIENT", 1, "The function is fetch_user(id)")
+    .hears("MARK-API", 2, "Got it: client.py calls fetch_user.")
+    .changes("api.py", "def fetch_user(id):\n    return {\"id\": id}\n")
+    .changes("client.py", "from api import fetch_user\n")
     .run()
     .await;
 }

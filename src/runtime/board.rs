@@ -478,7 +478,7 @@ fn topological(ids: &[String], deps: &dyn Fn(&str) -> Vec<String>) -> Vec<String
 }
 
 mod claim;
-pub use claim::ClaimRefused;
+pub use claim::{ClaimRefused, covers};
 
 #[cfg(test)]
 mod tests;

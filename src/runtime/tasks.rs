@@ -3,7 +3,7 @@
 //! should act on (tasks that became ready, a deadlock) travels with the outcomes that
 //! caused it, in the supervisor's next notice batch (a deadlock is critical).
 
-use super::board::{Board, BoardError, Changes, ManualStatus, PlannedTask};
+use super::board::{Board, BoardError, Changes, ClaimRefused, ManualStatus, PlannedTask};
 use super::inbox::Notice;
 use super::team::Team;
 use crate::protocol::{AgentId, EventKind, Priority, Task};
@@ -18,6 +18,7 @@ pub struct TaskBoard {
 }
 
 mod claims;
+mod leases;
 
 #[derive(Default)]
 struct Inner {
@@ -45,24 +46,26 @@ impl TaskBoard {
         Ok(json!({"ready": ready, "tasks": view(&inner.board)}))
     }
 
-    /// Gives a ready task to a worker.
+    /// Gives a ready task to a worker (a supervisor's spawn), its lease checked as a
+    /// claim's is.
     pub fn assign(
         &self,
         team: &Team,
         by: AgentId,
         id: &str,
         agent: AgentId,
-    ) -> Result<(), BoardError> {
+    ) -> Result<(), ClaimRefused> {
         let mut inner = lock(&self.inner);
-        let changes = inner.board.assign(id, agent)?;
+        let changes = inner.board.assign_leased(id, agent)?;
         publish(&mut inner, team, by, changes, false);
         Ok(())
     }
 
-    /// Checks that a task can be assigned, without assigning it (before a spawn is approved).
-    pub fn check_assignable(&self, id: &str) -> Result<(), BoardError> {
+    /// Checks that a task can be assigned, without assigning it (before a spawn is
+    /// approved): ready, and its lease free.
+    pub fn check_assignable(&self, id: &str) -> Result<(), ClaimRefused> {
         let mut trial = lock(&self.inner).board.clone();
-        trial.assign(id, AgentId::new()).map(|_| ())
+        trial.assign_leased(id, AgentId::new()).map(|_| ())
     }
 
     pub fn update(

@@ -138,7 +138,7 @@ impl AgentTool for SpawnAgent {
         let only_reporting = asked_none.then(|| tools.join(", "));
         let task = args.task_prompt;
         let mut first = first_message(cx, &task, args.context.as_deref(), &args.files).await?;
-        let (task_id, ignored) = board_task(cx, args.task_id.as_deref(), &mut first)?;
+        let (task_id, ignored) = board_task(cx, args.task_id.as_deref(), &mut first).await?;
         let worker = Worker {
             role,
             model,
@@ -355,7 +355,7 @@ async fn first_message(
 
 /// The board task the worker takes (its brief added to `first`), and a `task_id` left
 /// out because nothing is planned.
-fn board_task<'a>(
+async fn board_task<'a>(
     cx: &Call<'_>,
     task_id: Option<&'a str>,
     first: &mut String,
@@ -370,10 +370,9 @@ fn board_task<'a>(
         ignored = task_id.take();
     }
     if let Some(t) = task_id {
-        cx.shared
-            .tasks
-            .check_assignable(t)
-            .map_err(|e| Failure::Fixable(e.to_string()))?;
+        // Its lease is checked as a claim's (refused naming the holder, or waited for).
+        let tasks = cx.shared.tasks;
+        (tasks.assignable_when_free(cx.team, t, cx.cancel).await).map_err(Failure::Fixable)?;
         // The worker knows its task from the board, not only from the prompt written
         // for it: the title, what done means, and the results it builds on.
         if let Some(brief) = cx.shared.tasks.brief(t) {

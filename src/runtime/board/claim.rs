@@ -101,6 +101,18 @@ impl Board {
             .collect()
     }
 
+    /// Hands the ready task `id` to `agent` as a supervisor's spawn does (`spawn_agent`
+    /// with `task_id`), checking its lease like a claim: refused while a running task's
+    /// paths overlap its own, naming the holder.
+    pub fn assign_leased(&mut self, id: &str, agent: AgentId) -> Result<Changes, ClaimRefused> {
+        let task = self
+            .tasks
+            .get(id)
+            .ok_or_else(|| BoardError::UnknownTask(id.into()))?;
+        self.lease_free(task)?;
+        Ok(self.assign(id, agent)?)
+    }
+
     /// Refuses `task` while a running task's paths overlap its own.
     fn lease_free(&self, task: &Task) -> Result<(), ClaimRefused> {
         if task.paths.is_empty() {

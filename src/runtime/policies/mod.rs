@@ -65,6 +65,8 @@ pub struct Parts {
 /// answer layer or a `stop` hook keeps going is not over, so its check waits until they
 /// rest.
 pub fn in_order(p: Parts) -> Policies {
+    // A merge conflict names the board's leases on its files.
+    let _ = p.isolation.board.set(p.board.clone());
     let list: Vec<Box<dyn Policy>> = vec![
         Box::new(pause::layer::PausePolicy(p.pause.clone())),
         Box::new(shown::ShownPolicy),

@@ -8,6 +8,11 @@ use crate::protocol::{AgentId, TaskStatus};
 use crate::runtime::board::ClaimRefused;
 use crate::runtime::team::{AgentInput, Team};
 use crate::sync::lock;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How often a wait for a lease looks again, besides the team's changes.
+pub const LEASE_RECHECK: Duration = Duration::from_millis(500);
 
 impl TaskBoard {
     /// Gives `agent` (of `role`) the task `id`, or the first ready one it may take; returns
@@ -41,6 +46,32 @@ impl TaskBoard {
         publish(&mut inner, team, agent, changes, true);
         offer_to(&inner, team, Some(agent));
         true
+    }
+
+    /// Checks that the task `id` can be given to a worker a supervisor spawns for it: its
+    /// lease free, or, when the task says `wait`, once it is (another task's worker ending
+    /// frees it). Refused naming the holder otherwise, or when `cancel` ends the wait.
+    pub async fn assignable_when_free(
+        &self,
+        team: &Team,
+        id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let mut changes = team.subscribe();
+        loop {
+            match self.check_assignable(id) {
+                Err(ClaimRefused::Overlap { wait: true, .. }) => {
+                    tokio::select! {
+                        _ = changes.changed() => {}
+                        _ = tokio::time::sleep(LEASE_RECHECK) => {}
+                        _ = cancel.cancelled() => {
+                            return Err("interrupted while waiting for the task's paths to be free".into());
+                        }
+                    }
+                }
+                other => return other.map_err(|e| e.to_string()),
+            }
+        }
     }
 
     /// The paths the task `agent` runs declared, with its id; none when it declared none.

@@ -14,7 +14,7 @@
 
 use super::IsolationPolicy;
 use super::worker::WorkerIsolation;
-use crate::protocol::TurnEnd;
+use crate::protocol::{ApprovalAction, TurnEnd};
 use crate::runtime::cx::{AgentCx, Layer, ToolNext};
 use crate::runtime::points::{Admit, Moment, ToolUse};
 use crate::runtime::tool_call::{ToolOut, ToolReq};
@@ -64,9 +64,13 @@ impl Layer for IsolationLayer {
         if let Err(why) = self.check(cx, req, &inv).await {
             return ToolOut::refused(why);
         }
-        let out = next.run(cx, req).await;
+        let mut out = next.run(cx, req).await;
         if out.did_run() && req.view().changes_files() {
             self.iso.after_mutation(cx.team(), cx.id()).await;
+            // A write outside its task's declared paths is told in its result.
+            if let Some(note) = outside_lease(cx, &req.view()) {
+                out.output = format!("{}\n\n{note}", out.output);
+            }
         }
         out
     }
@@ -76,6 +80,19 @@ impl Layer for IsolationLayer {
             self.settle(cx, end).await;
         }
     }
+}
+
+/// The note for a worker's write outside its board task's declared paths (`tasks/leases.rs`).
+fn outside_lease(cx: &AgentCx, tool: &ToolUse<'_>) -> Option<String> {
+    let root = cx.root();
+    let paths: &[String] = match tool.action? {
+        ApprovalAction::FileChange { path, .. } => std::slice::from_ref(path),
+        ApprovalAction::Patch { paths, .. } => paths,
+        _ => return None,
+    };
+    let rel = |p: &String| root.resolve(p).ok().map(|p| root.relative(&p));
+    let written: Vec<String> = paths.iter().filter_map(rel).collect();
+    cx.session().tasks.outside_lease(cx.id(), &written)
 }
 
 impl IsolationLayer {

@@ -228,16 +228,20 @@ fn conflicted(
     iso.set_state(agent, Some(MergeState::Conflict));
     let files: Vec<ConflictFile> = conflicts.iter().map(conflict_file).collect();
     let listed = files.iter().map(ToString::to_string).collect();
+    // Which task and worker held which of its files, where tasks declared paths.
+    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    let leases = (iso.board.get()).and_then(|b| b.leases_on(agent, &paths));
     team.emit(agent, EventKind::MergeConflict { conflicts: files });
     MergeReport {
         state: MergeState::Conflict,
         files: Vec::new(),
         conflicts: listed,
         note: format!(
-            "nothing of its change reached the workspace. speak_to_agent {short} has it \
+            "{}nothing of its change reached the workspace. speak_to_agent {short} has it \
              redo the change on the workspace's current state (it settles the conflict \
              markers in its worktree; its next result is merged again); despawn_agent \
              {short} keeps the change unmerged on branch {}, for the user",
+            leases.map(|l| format!("{l} ")).unwrap_or_default(),
             super::worker::branch_of(agent)
         ),
     }

@@ -54,6 +54,8 @@ pub struct WorkerIsolation {
     pub(super) told_unwritten: Mutex<HashSet<AgentId>>,
     /// The verdict of each worker's latest checked result (`kept.rs` reads it).
     pub(super) verdicts: Mutex<HashMap<AgentId, crate::protocol::Verdict>>,
+    /// The session's board, whose leases a merge conflict names (`tasks/leases.rs`).
+    pub board: std::sync::OnceLock<Arc<crate::runtime::tasks::TaskBoard>>,
 }
 
 /// An agent's own worktree.
@@ -116,6 +118,7 @@ impl WorkerIsolation {
             warming: AtomicBool::new(false),
             told_unwritten: Mutex::new(HashSet::new()),
             verdicts: Mutex::new(HashMap::new()),
+            board: std::sync::OnceLock::new(),
         };
         (me, removed)
     }
