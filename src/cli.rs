@@ -214,9 +214,89 @@ pub struct ExecArgs {
     #[arg(long, value_name = "USD", requires = "goal")]
     pub goal_budget: Option<f64>,
 
+    #[command(flatten)]
+    pub batch: Box<BatchArgs>,
+
     /// The prompt (words are joined; `-` reads it from stdin).
-    #[arg(required_unless_present_any = ["continue_run", "rewind", "goal"], num_args = 1..)]
+    #[arg(required_unless_present_any = ["continue_run", "rewind", "goal", "batch"], num_args = 1..)]
     pub prompt: Vec<String>,
+}
+
+/// `squad exec --batch FILE`: a worker per row (issue 55 part 5); with --continue, the
+/// resumed session's run of the same batch (its --output) goes on with the rows not done.
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// Run a worker per row of this CSV (a header row) or JSON Lines (.jsonl) file.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["prompt", "goal", "rewind"], requires_all = ["template", "output"])]
+    pub batch: Option<String>,
+    /// Each row's task, `{column}` filled from the row.
+    #[arg(long, value_name = "TEXT", requires = "batch")]
+    pub template: Option<String>,
+    /// The column naming each row.
+    #[arg(long, value_name = "NAME", default_value = "id", requires = "batch")]
+    pub id_column: String,
+    /// The role of each row's worker (the persona must be able to spawn it).
+    #[arg(
+        long,
+        value_name = "ROLE",
+        default_value = "implementer",
+        requires = "batch"
+    )]
+    pub row_role: String,
+    /// Each row's status, result and cost: `.csv`, else JSON Lines.
+    #[arg(long, value_name = "FILE", requires = "batch")]
+    pub output: Option<String>,
+    /// A JSON schema file each row's result must match.
+    #[arg(long, value_name = "FILE", requires = "batch")]
+    pub schema: Option<PathBuf>,
+    /// Rows at work at once [default: 4].
+    #[arg(long, value_name = "N", requires = "batch")]
+    pub max_concurrency: Option<u32>,
+    /// US dollars each row's worker may spend.
+    #[arg(long, value_name = "USD", requires = "batch")]
+    pub row_budget: Option<f64>,
+    /// Tokens each row's worker may spend.
+    #[arg(long, value_name = "N", requires = "batch")]
+    pub row_tokens: Option<u64>,
+    /// Tries a row gets before it fails for good [default: 2].
+    #[arg(long, value_name = "N", requires = "batch")]
+    pub attempts: Option<u32>,
+}
+
+impl BatchArgs {
+    /// The batch the flags ask for, if any (the schema file read).
+    pub fn spec(&self) -> anyhow::Result<Option<squad::protocol::BatchSpec>> {
+        use anyhow::Context;
+        let Some(rows) = self.batch.clone() else {
+            return Ok(None);
+        };
+        let schema = match &self.schema {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read --schema {}", path.display()))?;
+                Some(
+                    serde_json::from_str(&text)
+                        .with_context(|| format!("--schema {} is not JSON", path.display()))?,
+                )
+            }
+            None => None,
+        };
+        Ok(Some(squad::protocol::BatchSpec {
+            rows,
+            template: self.template.clone().unwrap_or_default(),
+            id_column: self.id_column.clone(),
+            role: self.row_role.clone(),
+            output: self.output.clone().unwrap_or_default(),
+            schema,
+            max_concurrency: self.max_concurrency,
+            budget: squad::protocol::Budget {
+                tokens: self.row_tokens,
+                cost_usd: self.row_budget,
+                wall_s: None,
+            },
+            max_attempts: self.attempts,
+        }))
+    }
 }
 
 impl ExecArgs {

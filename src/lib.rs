@@ -6,6 +6,7 @@
 
 pub mod acp;
 pub mod acp_client;
+pub mod batch;
 pub mod checkpoint;
 pub mod config;
 pub mod context;

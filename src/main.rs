@@ -216,7 +216,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     return Ok(ExitCode::SUCCESS);
                 }
             }
-            let start = if args.continue_run {
+            let start = if let Some(spec) = args.batch.spec()? {
+                squad::exec::Start::Batch(Box::new(spec))
+            } else if args.continue_run {
                 squad::exec::Start::Continue
             } else {
                 let mut prompt = args.prompt.join(" ");

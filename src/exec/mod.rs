@@ -75,12 +75,14 @@ impl ExecOutcome {
 }
 
 /// What a run starts with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Start {
     /// A message to the active persona.
     Prompt(String),
     /// The agents a resumed log shows interrupted go on (`--continue`).
     Continue,
+    /// A worker per row (`--batch`); in a resumed session, only the rows not settled.
+    Batch(Box<crate::protocol::BatchSpec>),
 }
 
 /// Runs `start`; with a `goal` (`--goal`), the team works toward it across turns and the
@@ -93,6 +95,9 @@ pub async fn run(
 ) -> ExecOutcome {
     let root = handle.info.root_agent;
     let continuing = start == Start::Continue;
+    let batch = matches!(start, Start::Batch(_));
+    // How the batch ended: `Some(None)` with every row done, else why not.
+    let mut batch_end: Option<Option<String>> = None;
     // A resumed session may come back paused (by the user, or by its budget): nobody can
     // unpause it here later. A budget still spent pauses it again at once, and ends the run.
     let _ = handle.ops.send(Op::Resume);
@@ -103,6 +108,7 @@ pub async fn run(
             text: with_brief(text, brief),
         },
         Start::Continue => Op::Continue { agent_id: None },
+        Start::Batch(spec) => Op::Batch { spec },
     };
     // With a goal, the work starts once the core took it (`goal_set`); a goal it refused
     // (`error`) ends the run before anything is sent to the model.
@@ -192,8 +198,26 @@ pub async fn run(
                         ..
                     }
                 );
+        if let EventKind::Batch(update) = kind {
+            started = true;
+            if let Some(end) = batch_ended(update) {
+                final_answer = update.line().unwrap_or_default();
+                batch_end = Some(end);
+                shutdown_sent = true;
+                let _ = handle.ops.send(Op::Shutdown);
+            }
+        }
         if starts {
             started = true;
+        } else if let EventKind::Error { message } = kind
+            && batch
+            && !started
+            && on_root
+        {
+            // The batch could not start: the run ends with why.
+            last_error = Some(message.clone());
+            shutdown_sent = true;
+            let _ = handle.ops.send(Op::Shutdown);
         } else if let EventKind::Error { message } = kind {
             if continuing && !started && on_root {
                 // Nothing to continue: the run ends with that error.
@@ -256,11 +280,13 @@ pub async fn run(
             let _ = handle.ops.send(Op::Shutdown);
         } else if let EventKind::Summary { agents, totals } = kind {
             write_out(&stdout, &mut json_lines);
-            let failure = goal_failure(goal_end, goal_turns).unwrap_or_else(|| {
-                budget_stop
-                    .clone()
-                    .or_else(|| failure(last_end, interrupted, last_error.clone()))
-            });
+            let failure = goal_failure(goal_end, goal_turns)
+                .or(batch_end.clone())
+                .unwrap_or_else(|| {
+                    budget_stop
+                        .clone()
+                        .or_else(|| failure(last_end, interrupted, last_error.clone()))
+                });
             shown.end(failure.as_deref(), || summary_table(agents, totals));
             break;
         }
@@ -269,6 +295,7 @@ pub async fn run(
     shown.end(None, String::new);
 
     let mut failure = goal_failure(goal_end, goal_turns)
+        .or(batch_end)
         .unwrap_or_else(|| budget_stop.or_else(|| failure(last_end, interrupted, last_error)));
     // Said last, after the table: what was refused and how to allow it; a run that could
     // change nothing does not end as a success, though its answer is printed.
@@ -311,6 +338,28 @@ fn goal_failure(end: Option<GoalEnd>, turns: u32) -> Option<Option<String>> {
             "goal not met: its budget is spent ({turns} check(s) failed)"
         )),
         GoalEnd::Stopped => Some("goal stopped".to_string()),
+    })
+}
+
+/// What a batch's last event makes of the run: `Some(None)` with every row done, else
+/// the rows that failed or why it stopped; `None` for its other events.
+#[allow(clippy::option_option)]
+fn batch_ended(update: &crate::protocol::BatchUpdate) -> Option<Option<String>> {
+    let crate::protocol::BatchStep::Finished {
+        failed, stopped, ..
+    } = &update.step
+    else {
+        return None;
+    };
+    Some(match (stopped, failed.len()) {
+        (Some(why), _) => Some(format!("batch {} stopped: {why}", update.batch)),
+        (None, 0) => None,
+        (None, n) => Some(format!(
+            "batch {}: {n} of {} rows failed: {}",
+            update.batch,
+            update.progress.total,
+            failed.join(", ")
+        )),
     })
 }
 

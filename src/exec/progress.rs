@@ -104,6 +104,7 @@ impl Progress {
             )),
             EventKind::GoalChecked(check) => Some(check.line()),
             EventKind::GoalEnded { reason } => Some(format!("◎ goal {}", reason.as_str())),
+            EventKind::Batch(update) => update.line(),
             EventKind::BudgetReached {
                 scope,
                 measure,

@@ -455,6 +455,9 @@ pub enum EventKind {
     GoalEnded {
         reason: GoalEnd,
     },
+    /// A step of a batch (`spawn_batch`, `exec --batch`): it began, a row's worker
+    /// started or its row settled, it ended. Durable: `--continue` reads the rows' states.
+    Batch(super::BatchUpdate),
 }
 
 impl EventKind {

@@ -294,7 +294,8 @@ impl TaskTally {
             | EventKind::ReviewFinished { .. }
             | EventKind::GoalSet { .. }
             | EventKind::GoalChecked(_)
-            | EventKind::GoalEnded { .. } => {}
+            | EventKind::GoalEnded { .. }
+            | EventKind::Batch(_) => {}
         }
     }
 

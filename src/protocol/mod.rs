@@ -2,6 +2,7 @@
 //! history item model used for requests, the session log and rendering alike.
 
 mod approval;
+mod batch;
 mod budget;
 mod checkpoint;
 mod event;
@@ -20,6 +21,10 @@ mod task;
 mod verdict;
 
 pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy, Unanswered};
+pub use batch::{
+    BatchLedger, BatchProgress, BatchSpec, BatchStep, BatchUpdate, DEFAULT_ATTEMPTS, RowRecord,
+    RowState, duration_text,
+};
 pub use budget::{Budget, BudgetMeasure, BudgetReached, BudgetScope, dollars, thousands};
 pub use checkpoint::{ChangedFile, CheckpointSummary, FileChangeKind};
 pub use event::{AgentSummary, Event, EventKind, McpServerState, SessionTotals, TurnEnd};

@@ -107,6 +107,10 @@ pub enum Op {
         #[serde(default)]
         target: ReviewTarget,
     },
+    /// Run a worker per row (`squad exec --batch`): told by `batch` events, the last one
+    /// `finished`, or an `error` on the persona when it cannot start. Rows an earlier run
+    /// of the same batch (its output file) settled are not run again.
+    Batch { spec: Box<super::BatchSpec> },
     /// Keep the persona working across turns until the goal's check passes or its budget
     /// is spent (`goal_set`); `None` stops the active goal (`goal_ended`, `stopped`). It
     /// starts no turn: the front end sends the message that does.

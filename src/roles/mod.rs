@@ -106,6 +106,9 @@ pub enum Audience {
     Workers,
     /// The session's persona, when its role has `handoffs` (`handoff_to`).
     Persona,
+    /// Supervisors whose role's `tools` names it (`spawn_batch`): never offered by
+    /// default, so the first request of a role that does not ask for it stays as it was.
+    Named,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -236,6 +239,10 @@ impl Role {
             Audience::Workers => is_worker,
             Audience::Persona => !is_worker && !self.handoffs.is_empty(),
             Audience::Everyone => self.allows_tool(name),
+            Audience::Named => {
+                !self.enabled_agents.is_empty()
+                    && (self.tools.iter().flatten()).any(|t| names_tool(t, name))
+            }
         }
     }
 

@@ -284,6 +284,7 @@ impl AgentCx {
                 roles: &session.roles,
                 tasks: &session.tasks,
                 questions: &session.questions,
+                batches: &session.batches,
             },
             host: self,
             cancel: &self.cancel,

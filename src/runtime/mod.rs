@@ -13,6 +13,7 @@ mod agent;
 mod agent_tools;
 mod agent_worker;
 mod approval;
+mod batch;
 mod board;
 mod calls;
 mod cx;

@@ -30,6 +30,7 @@ pub async fn serve_ops(
             }
             // The one op that starts agents: it needs the policies they run with.
             Op::Review { target } => super::review::serve(&session, &policies, target),
+            Op::Batch { spec } => super::batch::serve(&session, &policies, *spec),
             op => serve(&session, &policies, op),
         }
     }

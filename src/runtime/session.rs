@@ -64,6 +64,9 @@ pub struct Session {
     /// Where the prompts a person types are kept for recall in later sessions: none
     /// without a data dir, or when nobody types (exec).
     pub prompts: Option<crate::session::PromptHistory>,
+    /// Each batch's rows as its events left them, the log's read back on resume
+    /// (`runtime/batch`: `--continue` runs only the rows not settled).
+    pub batches: std::sync::Mutex<crate::protocol::BatchLedger>,
 }
 
 impl Session {

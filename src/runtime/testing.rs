@@ -183,6 +183,7 @@ impl TestSession {
             editor: None,
             prompts: None,
             roles,
+            batches: Default::default(),
         };
         let persona = NewAgent {
             role: crate::roles::DEFAULT_ROLE.into(),

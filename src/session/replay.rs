@@ -85,6 +85,8 @@ pub struct ReplayedSession {
     pub approval: Option<crate::protocol::ApprovalPolicy>,
     /// The user's goal as its `goal_*` events left it: an active one goes on.
     pub goal: crate::protocol::GoalTrack,
+    /// Each batch's rows as their `batch` events left them (`--continue` runs the rest).
+    pub batches: crate::protocol::BatchLedger,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -102,6 +104,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let (mut model_choice, mut approval) = (None, None);
     let mut goal = crate::protocol::GoalTrack::default();
     let mut tasks: Vec<Task> = Vec::new();
+    let mut batches = crate::protocol::BatchLedger::default();
 
     for ev in events {
         last_seq = last_seq.max(ev.seq);
@@ -257,6 +260,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             | EventKind::Files { .. }
             | EventKind::Models { .. }
             | EventKind::ReviewFinished { .. } => {}
+            EventKind::Batch(update) => batches.fold(update),
         }
         if let Some(agent) = agents.get_mut(&ev.agent_id)
             && let Some(role) = agent.fold(&ev.kind, Some(ev.agent_id) == root)
@@ -297,6 +301,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         model_choice,
         approval,
         goal,
+        batches,
     })
 }
 
@@ -423,7 +428,8 @@ impl ReplayedAgent {
             | EventKind::ReviewFinished { .. }
             | EventKind::GoalSet { .. }
             | EventKind::GoalChecked(_)
-            | EventKind::GoalEnded { .. } => {}
+            | EventKind::GoalEnded { .. }
+            | EventKind::Batch(_) => {}
         }
         role
     }

@@ -46,6 +46,16 @@ pub fn check_args(schema: &Value, args: &Value) -> Result<(), String> {
     })
 }
 
+/// Checks a value against a JSON schema as the tools' arguments are checked (its fields,
+/// their types, enums and bounds), fields it does not name allowed: a batch row's result
+/// (`crate::batch::schema`).
+pub fn check_value(schema: &Value, value: &Value) -> Result<(), String> {
+    check(schema, value).map_err(|e| match e {
+        ToolError::InvalidArguments(m) => m,
+        other => other.to_string(),
+    })
+}
+
 fn check(schema: &Value, args: &Value) -> Result<(), ToolError> {
     let props = schema.get("properties").and_then(Value::as_object);
     let required = schema

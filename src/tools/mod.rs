@@ -20,8 +20,8 @@ mod names_check;
 mod test_command;
 mod use_skill;
 
-pub use args::check_args;
 pub(crate) use args::parse as parse_args;
+pub use args::{check_args, check_value};
 pub use edit_file::EditFile;
 pub use editor::EditorFiles;
 pub use files::{ReadFile, WriteFile, read_for_prompt};

@@ -69,6 +69,11 @@ pub fn line(
         let text = format!("◎ {} · {last}", truncate(&goal, GOAL_WIDTH));
         left.push(Span::styled(text, style));
     }
+    if let Some((key, p)) = &s.batch {
+        left.push(sep());
+        let text = format!("▤ {} {}", truncate(key, GOAL_WIDTH), p.line());
+        left.push(Span::styled(text, theme.accent()));
+    }
     if let Some((spent, limit)) = s.budget_hold {
         let text = format!(" ‖ BUDGET {}/{}", cost(spent), cost(limit));
         left.insert(0, Span::styled(text, theme.bold(Color::LightRed)));

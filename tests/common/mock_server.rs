@@ -322,6 +322,8 @@ pub struct RecordedRequest {
     pub path: String,
     /// As sent (a Responses body has `input` and `instructions`, see [`Self::as_chat`]).
     pub body: Value,
+    /// The body's bytes as they came (a server's prompt cache matches bytes).
+    pub raw: Bytes,
     /// Header names lower-cased, in arrival order.
     pub headers: Vec<(String, String)>,
     pub received_at: Instant,
@@ -633,6 +635,7 @@ async fn answer(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, wire: Wire
                 Wire::Responses => "/v1/responses".to_string(),
             },
             body: parsed.clone(),
+            raw: body.clone(),
             headers: recorded_headers,
             received_at,
             served_at: received_at,

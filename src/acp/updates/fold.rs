@@ -93,7 +93,8 @@ impl Translator {
             | EventKind::ReviewFinished { .. }
             | EventKind::GoalSet { .. }
             | EventKind::GoalChecked(_)
-            | EventKind::GoalEnded { .. } => {}
+            | EventKind::GoalEnded { .. }
+            | EventKind::Batch(_) => {}
         }
     }
 
@@ -295,7 +296,8 @@ impl Translator {
             | EventKind::ReviewFinished { .. }
             | EventKind::GoalSet { .. }
             | EventKind::GoalChecked(_)
-            | EventKind::GoalEnded { .. } => {}
+            | EventKind::GoalEnded { .. }
+            | EventKind::Batch(_) => {}
         }
         None
     }

@@ -17,6 +17,7 @@ mod message_supervisor;
 mod plan_tasks;
 pub mod return_results;
 mod spawn;
+mod spawn_batch;
 mod speak;
 mod update_task;
 mod wait;
@@ -25,7 +26,7 @@ mod worker_model;
 pub use claim_task::CLAIM_TASK;
 pub use handoff::Handoff;
 pub use message_agent::MESSAGE_AGENT;
-pub use spawn::SPAWN_AGENT;
+pub use spawn::{SPAWN_AGENT, SpawnAgent};
 pub use speak::SPEAK_TO_AGENT;
 
 use super::approval::{ApprovalRequest, Denied};
@@ -45,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 pub fn all() -> Vec<Arc<dyn AgentTool>> {
     vec![
         Arc::new(spawn::SpawnAgent),
+        Arc::new(spawn_batch::SpawnBatch),
         Arc::new(wait::WaitForAgents),
         Arc::new(speak::SpeakToAgent),
         Arc::new(get_agents::GetAgents),
@@ -70,6 +72,8 @@ pub struct Shared<'a> {
     pub tasks: &'a super::tasks::TaskBoard,
     /// Questions put to the user (`ask_user`).
     pub questions: &'a super::questions::Questions,
+    /// Each batch's rows as the log has them (`runtime/batch`).
+    pub batches: &'a std::sync::Mutex<crate::protocol::BatchLedger>,
 }
 
 /// What the agent tools need of the runtime that they cannot reach from here, as the

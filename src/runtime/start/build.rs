@@ -106,7 +106,11 @@ pub async fn build(
         sandbox: services.sandbox,
         editor: opts.editor,
         prompts,
+        batches: Default::default(),
     });
+    if let Some(r) = &opened.resumed {
+        *crate::sync::lock(&session.batches) = r.replayed.batches.clone();
+    }
     Ok(Built {
         session,
         policies,

@@ -60,6 +60,7 @@ impl SessionState {
             | K::TaskUpdated { .. }
             | K::DeadlockDetected { .. } => self.fold_control(ev, now),
             K::GoalSet { .. } | K::GoalChecked(_) | K::GoalEnded { .. } => self.fold_goal(ev, now),
+            K::Batch(update) => self.batch_update(ev.agent_id, update, now),
             K::ResultReturned { .. } | K::Verification(_) | K::SupervisorMessage { .. } => {
                 self.fold_result(ev, now)
             }

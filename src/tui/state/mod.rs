@@ -7,7 +7,7 @@
 //! queries, `items.rs` what a spawn and a history item add, `turns.rs` an agent's turn,
 //! `outcomes.rs` its result, verdicts and end, `conversation.rs` its entries, `figures.rs`
 //! tokens, cost and counts, `dialogs.rs` approvals and questions, `control.rs` the team's
-//! pause, budget and stop, `goal.rs` the goal, `worktrees.rs` worktrees and merges,
+//! pause, budget and stop, `goal.rs` the goal, `batch.rs` a batch's progress, `worktrees.rs` worktrees and merges,
 //! `review.rs` the review, `taken_back.rs` rewinds and undos, `timeline.rs` what each agent
 //! did when.
 
@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 mod agents;
+mod batch;
 mod control;
 mod conversation;
 mod dialogs;
@@ -97,6 +98,8 @@ pub struct SessionState {
     pub goal: crate::protocol::GoalTrack,
     /// The server's models as the core last listed them (`/model`), or why it could not.
     pub models: Option<Result<Vec<String>, String>>,
+    /// The last batch's key and progress, while it runs (`batch.rs`).
+    pub batch: Option<(String, crate::protocol::BatchProgress)>,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -138,6 +141,7 @@ impl SessionState {
             review: None,
             goal: Default::default(),
             models: None,
+            batch: None,
         }
     }
 
