@@ -107,7 +107,8 @@ fn responder(seen: Arc<Mutex<Seen>>) -> impl Fn(&Value) -> MockResponse + Send +
                 "w",
                 "write_file",
                 &json!({"path": path, "content": content}).to_string(),
-            );
+            )
+            .with_usage(1000, 20);
         }
         let bad = fails_always(n) || (fails_once(n) && !retry);
         let summary = match bad {
@@ -124,7 +125,7 @@ fn responder(seen: Arc<Mutex<Seen>>) -> impl Fn(&Value) -> MockResponse + Send +
             "artifacts": [{"file_path": path, "description": "the row's file", "change_type": change}],
             "known_issues": []
         }});
-        MockResponse::tool_call("r", "return_results", &args.to_string())
+        MockResponse::tool_call("r", "return_results", &args.to_string()).with_usage(1100, 30)
     }
 }
 
@@ -158,8 +159,10 @@ async fn exec_batch(sb: &Sandbox, mock: &MockServer, extra: &[&str], output: &st
     Run::from(out)
 }
 
-/// The output file's rows by id: (status, attempts, result).
-fn output_rows(sb: &Sandbox, output: &str) -> BTreeMap<String, (String, String, String)> {
+/// The output file's rows by id: (status, attempts, result, tokens).
+type OutRow = (String, String, String, String);
+
+fn output_rows(sb: &Sandbox, output: &str) -> BTreeMap<String, OutRow> {
     let text = sb.read(output);
     let mut reader = csv_rows(&text);
     let header = reader.remove(0);
@@ -171,7 +174,12 @@ fn output_rows(sb: &Sandbox, output: &str) -> BTreeMap<String, (String, String, 
     );
     reader
         .into_iter()
-        .map(|r| (r[0].clone(), (r[1].clone(), r[2].clone(), r[3].clone())))
+        .map(|r| {
+            (
+                r[0].clone(),
+                (r[1].clone(), r[2].clone(), r[3].clone(), r[5].clone()),
+            )
+        })
         .collect()
 }
 
@@ -200,11 +208,21 @@ fn csv_rows(text: &str) -> Vec<Vec<String>> {
 
 /// 98 rows done (their files merged into the workspace), the two that never match failed
 /// and named, the ten tried again done on their second attempt.
-fn assert_finished(sb: &Sandbox, output: &str, stderr: &str) {
+/// `killed`: a row at work when squad was killed may have spent more (its worker's change
+/// had merged before the kill, so the next one's claim was corrected).
+fn assert_finished(sb: &Sandbox, output: &str, stderr: &str, killed: bool) {
     let rows = output_rows(sb, output);
     assert_eq!(rows.len(), ROWS, "{rows:?}");
     for n in 1..=ROWS {
-        let (status, attempts, result) = &rows[&id(n)];
+        let (status, attempts, result, tokens) = &rows[&id(n)];
+        // Each attempt's worker made two requests (1,020 and 1,130 tokens); a row's
+        // figures count every attempt.
+        let tries: u64 = attempts.parse().unwrap();
+        let tokens: u64 = tokens.parse().unwrap();
+        match killed {
+            false => assert_eq!(tokens, tries * 2150, "{}", id(n)),
+            true => assert!(tokens >= tries * 2150, "{}", id(n)),
+        }
         if fails_always(n) {
             assert_eq!(
                 (status.as_str(), attempts.as_str()),
@@ -246,7 +264,7 @@ async fn a_hundred_rows_end_98_done_and_2_failed_named_with_the_output_complete(
         "{}",
         run.stderr
     );
-    assert_finished(&sb, "results.csv", &run.stderr);
+    assert_finished(&sb, "results.csv", &run.stderr, false);
     let seen = seen.lock().unwrap();
     for n in 1..=ROWS {
         let tries = if fails_once(n) || fails_always(n) {
@@ -342,7 +360,7 @@ async fn a_batch_killed_at_a_seeded_row_goes_on_with_only_the_rows_not_settled()
         "{}",
         run.stderr
     );
-    assert_finished(&sb, "results.csv", &run.stderr);
+    assert_finished(&sb, "results.csv", &run.stderr, true);
     let after = seen.lock().unwrap();
     for id in settled_at_kill.keys() {
         assert_eq!(
@@ -362,4 +380,76 @@ async fn a_batch_killed_at_a_seeded_row_goes_on_with_only_the_rows_not_settled()
             assert_eq!(good, 1, "{} done before the kill answered again", id(n));
         }
     }
+}
+
+/// The tool: a supervisor whose role names `spawn_batch` in `tools` runs a batch of JSON
+/// Lines rows into a JSON Lines output and is answered when every row settled; the
+/// copilot, whose role names no tools, is not offered it (its first request is as it was).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawn_batch_runs_a_batch_for_a_role_that_names_it_and_only_for_it() {
+    let sb = Sandbox::new();
+    let rows: String = (1..=5)
+        .map(|n| format!("{}\n", json!({"id": id(n), "name": format!("name {n}")})))
+        .collect();
+    sb.write("rows.jsonl", &rows);
+    sb.write(
+        ".squad/roles/batcher.toml",
+        "name = \"batcher\"\ndescription = \"runs batches\"\nsystem_prompt = \"You run \
+         batches.\"\ntools = [\"read_file\", \"write_file\", \"spawn_batch\"]\nenabled_agents = [\"implementer\"]\n",
+    );
+    let mock = MockServer::start().await;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let workers = responder(seen.clone());
+    mock.set_responder(move |body| {
+        if is_worker(body) {
+            return workers(body);
+        }
+        if !offered(body).contains(&"spawn_batch".to_string()) {
+            return MockResponse::text("no batch tool");
+        }
+        match tool_messages(body).last() {
+            None => MockResponse::tool_call(
+                "b",
+                "spawn_batch",
+                &json!({"rows": "rows.jsonl", "template": TEMPLATE, "id_column": "id",
+                    "role_name": "implementer", "output": "out/results.jsonl",
+                    "schema": schema(), "max_concurrency": 2})
+                .to_string(),
+            ),
+            Some((_, out)) => MockResponse::text(&format!("batch said: {out}")),
+        }
+    });
+    let run = sb
+        .exec(
+            &mock,
+            &["--role", "batcher", "--approval", "auto", "label the rows"],
+        )
+        .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("batch said: ▤ batch out/results.jsonl: 5 done;"),
+        "{}",
+        run.stdout
+    );
+    let lines: Vec<Value> = sb
+        .read("out/results.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert!(lines.iter().all(|l| l["status"] == "done"), "{lines:?}");
+    assert_eq!(lines[2]["result"], json!({"id": "r003", "len": 3}));
+    assert_eq!(lines[2]["attempts"], 2, "r003 misses its schema once");
+
+    // The copilot: no spawn_batch in its requests.
+    let plain = sb.exec(&mock, &["--approval", "auto", "hello"]).await;
+    assert_eq!(plain.stdout.trim(), "no batch tool", "{}", plain.stderr);
+}
+
+/// The names of the tools a request offers.
+fn offered(body: &Value) -> Vec<String> {
+    (body["tools"].as_array().into_iter().flatten())
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
 }

@@ -198,7 +198,9 @@ pub async fn run(
                         ..
                     }
                 );
-        if let EventKind::Batch(update) = kind {
+        if let EventKind::Batch(update) = kind
+            && batch
+        {
             started = true;
             if let Some(end) = batch_ended(update) {
                 final_answer = update.line().unwrap_or_default();
