@@ -2310,3 +2310,103 @@ fn placed_workers_show_their_environment_in_the_tree_and_the_approval() {
     let screen = s.screen(100, 24);
     assert!(screen.contains("where  build-box"), "{screen}");
 }
+
+fn batch_update(step: squad::protocol::BatchStep, done: usize, failed: usize) -> EventKind {
+    EventKind::Batch(squad::protocol::BatchUpdate {
+        batch: "results.csv".into(),
+        step,
+        progress: squad::protocol::BatchProgress {
+            total: 100,
+            done,
+            failed,
+            running: 8,
+            eta_s: (done > 0).then_some(130),
+        },
+    })
+}
+
+fn batch_row(
+    id: &str,
+    state: squad::protocol::RowState,
+    attempt: u32,
+) -> squad::protocol::RowRecord {
+    squad::protocol::RowRecord {
+        id: id.into(),
+        state,
+        attempt,
+        agent: None,
+        result: None,
+        error: Some(
+            "the result does not match the batch's schema: missing required field `len`".into(),
+        ),
+        tokens: 4300,
+        cost_usd: 0.0043,
+    }
+}
+
+/// A batch under way (issue 55 part 5): its progress and ETA in the status bar, and in
+/// the conversation of the agent running it its start, a row tried again and a row that
+/// failed for good (a done row is only counted); once it ends, its last line, and the bar
+/// no longer shows it.
+#[test]
+fn a_batch_shows_its_progress_and_eta_in_the_status_bar() {
+    use squad::protocol::{BatchSpec, BatchStep, RowState};
+    let mut s = Script::new();
+    let root = s.root;
+    let spec = BatchSpec {
+        rows: "rows.csv".into(),
+        template: "Row {id}: label {text}".into(),
+        id_column: "id".into(),
+        role: "implementer".into(),
+        output: "results.csv".into(),
+        schema: None,
+        max_concurrency: Some(8),
+        budget: Budget::default(),
+        max_attempts: None,
+    };
+    let started = BatchStep::Started {
+        spec: Box::new(spec),
+        skipped: 0,
+        quote: None,
+    };
+    s.ev(root, batch_update(started, 0, 0));
+    s.at(20);
+    s.ev(
+        root,
+        batch_update(
+            BatchStep::Row(batch_row("r003", RowState::Running, 2)),
+            36,
+            0,
+        ),
+    );
+    s.ev(
+        root,
+        batch_update(BatchStep::Row(batch_row("r017", RowState::Done, 1)), 37, 0),
+    );
+    s.ev(
+        root,
+        batch_update(
+            BatchStep::Row(batch_row("r050", RowState::Failed, 2)),
+            37,
+            1,
+        ),
+    );
+    insta::assert_snapshot!("batch_progress_120x24", s.screen(120, 24));
+    let finished = BatchStep::Finished {
+        failed: vec!["r050".into()],
+        tokens: 215_000,
+        cost_usd: 0.42,
+        stopped: None,
+    };
+    s.ev(root, batch_update(finished, 99, 1));
+    let screen = s.screen(120, 24);
+    assert!(
+        screen.contains("▤ batch results.csv: 99 done, 1 failed (r050); 215,000 tokens, $0.42"),
+        "{screen}"
+    );
+    let bar = screen.lines().last().unwrap_or_default();
+    assert!(
+        !bar.contains("▤"),
+        "the bar drops a batch that ended: {bar}"
+    );
+}
