@@ -148,7 +148,7 @@ pub struct BatchUpdate {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "step", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum BatchStep {
     /// The batch began (or went on): `skipped` rows were settled by an earlier run.
     Started {
