@@ -74,6 +74,8 @@ fn workspace() -> Sandbox {
 #[derive(Default)]
 struct Seen {
     starts: BTreeMap<String, u32>,
+    /// Rows whose worker was told an earlier attempt did not count.
+    retried: std::collections::BTreeSet<String>,
     good: BTreeMap<String, u32>,
 }
 
@@ -98,7 +100,12 @@ fn responder(seen: Arc<Mutex<Seen>>) -> impl Fn(&Value) -> MockResponse + Send +
         let n: usize = row[1..].parse().unwrap();
         let path = format!("out/{row}.txt");
         if tool_count(body) == 0 {
-            *seen.lock().unwrap().starts.entry(row.clone()).or_default() += 1;
+            let mut seen = seen.lock().unwrap();
+            *seen.starts.entry(row.clone()).or_default() += 1;
+            if retry {
+                seen.retried.insert(row.clone());
+            }
+            drop(seen);
             let content = match retry {
                 true => format!("name {n}, again\n"),
                 false => format!("name {n}\n"),
@@ -274,6 +281,12 @@ async fn a_hundred_rows_end_98_done_and_2_failed_named_with_the_output_complete(
         };
         assert_eq!(seen.starts.get(&id(n)), Some(&tries), "{}", id(n));
     }
+    // Only a row whose attempt failed hears why; the others hear nothing squad-made.
+    let failing: Vec<String> = (1..=ROWS)
+        .filter(|&n| fails_once(n) || fails_always(n))
+        .map(id)
+        .collect();
+    assert_eq!(seen.retried.iter().cloned().collect::<Vec<_>>(), failing);
     drop(seen);
     assert_one_prefix(&mock.requests());
 }

@@ -275,6 +275,8 @@ pub async fn run(
         } else if matches!(kind, EventKind::Idle)
             && (started || last_error.is_some())
             && !shutdown_sent
+            // A batch's tree rests between rows: its `finished` ends the run.
+            && !batch
         {
             // An error before any turn (a hook withheld the message) and nothing left to
             // run: the run ends with it.

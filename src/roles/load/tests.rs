@@ -349,6 +349,21 @@ fn example_in_docs_is_a_valid_role() {
     assert_eq!(role.test_command.as_deref(), Some("cargo test --quiet"));
 }
 
+/// `spawn_batch` is offered only where a supervisor's `tools` names it: not to copilot
+/// (no list: every other tool), nor to a role that names it but may spawn nobody.
+#[test]
+fn a_named_tool_is_offered_only_to_a_supervisor_that_lists_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = load_roles_from(None, tmp.path()).unwrap();
+    let copilot = set.require("copilot").unwrap();
+    assert!(!copilot.offers("spawn_batch", Audience::Named, false));
+    let mut batcher = copilot.clone();
+    batcher.tools = Some(vec!["read_file".into(), "spawn_batch".into()]);
+    assert!(batcher.offers("spawn_batch", Audience::Named, false));
+    batcher.enabled_agents.clear();
+    assert!(!batcher.offers("spawn_batch", Audience::Named, false));
+}
+
 #[test]
 fn role_model_precedence() {
     let tmp = tempfile::tempdir().unwrap();
