@@ -67,6 +67,8 @@ impl Progress {
                 self.who(*to),
                 clip(&crate::text::one_line(text), 200)
             )),
+            EventKind::PlanSubmitted(p) => Some(format!("▤ [{}] {}", self.who(id), p.line())),
+            EventKind::PlanDecided(d) => Some(format!("▤ [{}] {}", self.who(id), d.line())),
             EventKind::ToolCallBegin { call_id } => {
                 self.calls.remove(call_id).map(|(name, arguments)| {
                     format!(
@@ -280,6 +282,7 @@ impl Progress {
             | EventKind::McpServer { .. }
             | EventKind::MessageQueued { .. }
             | EventKind::AgentMessagesDelivered { .. }
+            | EventKind::CoordinateOnly { .. }
             | EventKind::Paused
             | EventKind::Resumed
             | EventKind::Stopped { .. }

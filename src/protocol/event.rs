@@ -2,8 +2,8 @@ use super::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
     BudgetMeasure, BudgetScope, CheckpointSummary, ConflictFile, Declined, DiffStat,
     DroppedFinding, Goal, GoalCheck, GoalEnd, HistoryItem, MergeRecord, MergeReport, MessageKind,
-    ReviewFinding, ReviewTarget, SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Unanswered,
-    Verdict,
+    PlanDecision, PlanSubmitted, ReviewFinding, ReviewTarget, SpawnOptions, StuckTask, Task,
+    TaskMetrics, TaskRates, Unanswered, Verdict,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -276,6 +276,13 @@ pub enum EventKind {
     AgentMessagesDelivered {
         message_ids: Vec<u64>,
         item: HistoryItem,
+    },
+    /// A `plan_first` worker's (`agent_id`) plan, submitted or decided (`plan.rs`).
+    PlanSubmitted(PlanSubmitted),
+    PlanDecided(PlanDecision),
+    /// The user's `/lead`: the persona (`agent_id`) has no writing tools while `on`.
+    CoordinateOnly {
+        on: bool,
     },
     /// A message for an agent in the middle of a turn: it is taken up (an `item_added`
     /// user item) at the turn's next model call.

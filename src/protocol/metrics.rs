@@ -263,6 +263,9 @@ impl TaskTally {
             | EventKind::TaskUpdated { .. }
             | EventKind::MessageQueued { .. }
             | EventKind::AgentMessage { .. }
+            | EventKind::PlanSubmitted(_)
+            | EventKind::PlanDecided(_)
+            | EventKind::CoordinateOnly { .. }
             | EventKind::AgentMessagesDelivered { .. }
             | EventKind::Paused
             | EventKind::Resumed

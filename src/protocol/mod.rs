@@ -13,6 +13,7 @@ mod merge;
 mod metrics;
 mod notice;
 mod op;
+mod plan;
 mod question;
 mod result;
 mod review;
@@ -38,6 +39,7 @@ pub use merge::{
 pub use metrics::{TaskMetrics, TaskRates, TaskTally};
 pub use notice::{MessageKind, Priority};
 pub use op::Op;
+pub use plan::{PlanDecision, PlanState, PlanSubmitted};
 pub use question::Declined;
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
 pub use review::{DroppedFinding, ReviewFinding, ReviewSeverity, ReviewTarget};

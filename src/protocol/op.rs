@@ -118,6 +118,16 @@ pub enum Op {
         #[serde(default)]
         goal: Option<Goal>,
     },
+    /// The user's decision on a worker's plan awaiting approval (`plan_submitted`):
+    /// approved, or rejected with `reason`, which the worker reads.
+    DecidePlan {
+        agent_id: AgentId,
+        approve: bool,
+        #[serde(default)]
+        reason: String,
+    },
+    /// The persona coordinates only (`/lead`): no writing tools for it while `on`.
+    SetCoordinateOnly { on: bool },
 }
 
 fn yes() -> bool {

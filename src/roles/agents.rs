@@ -78,6 +78,7 @@ pub(super) fn built_in_agents() -> Vec<Role> {
             enabled_agents: Vec::new(),
             handoffs: Vec::new(),
             may_message: None,
+            plan_first: false,
             max_iterations: None,
             test_command: None,
             verify: None,

@@ -109,6 +109,9 @@ pub enum Audience {
     /// Supervisors whose role's `tools` names it (`spawn_batch`): never offered by
     /// default, so the first request of a role that does not ask for it stays as it was.
     Named,
+    /// Never by the role's lists: the plan states offer it (`runtime/plan/gate.rs`:
+    /// `submit_plan`, `review_plan`), so no other role's requests carry it.
+    Plan,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -140,6 +143,10 @@ pub struct Role {
     /// `workers`, `team`, or role names. Absent: its siblings and its supervisor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub may_message: Option<Vec<String>>,
+    /// Its workers get only their reading tools until their plan (`submit_plan`) is
+    /// approved by their supervisor (`review_plan`) or the user (issue 54 part 4).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plan_first: bool,
     #[serde(default)]
     pub max_iterations: Option<u32>,
     /// Overrides the config's test command for `run_tests`.
@@ -243,6 +250,7 @@ impl Role {
                 !self.enabled_agents.is_empty()
                     && (self.tools.iter().flatten()).any(|t| names_tool(t, name))
             }
+            Audience::Plan => false,
         }
     }
 

@@ -285,6 +285,7 @@ impl AgentCx {
                 tasks: &session.tasks,
                 questions: &session.questions,
                 batches: &session.batches,
+                plans: &session.plans,
             },
             host: self,
             cancel: &self.cancel,

@@ -29,6 +29,7 @@ mod ops;
 #[cfg(test)]
 mod order_tests;
 mod persona;
+mod plan;
 mod points;
 mod policies;
 mod questions;

@@ -76,6 +76,18 @@ fn serve(session: &Arc<Session>, policies: &Arc<Policies>, op: Op) {
         | Op::Despawn { .. }
         | Op::Compact { .. }
         | Op::Continue { .. }) => control(session, &op),
+        Op::DecidePlan {
+            agent_id,
+            approve,
+            reason,
+        } => (session.plans)
+            .decide(&session.team, agent_id, approve, &reason, None)
+            .err()
+            .map(|e| (root, e.to_string())),
+        Op::SetCoordinateOnly { on } => {
+            session.plans.set_coordinate_only(&session.team, on, true);
+            None
+        }
         // Pause, resume, stop, /budget, /goal, diff, merge, undo, rewind: the policies'.
         other => {
             let refused = policies.on_op(session, &other);

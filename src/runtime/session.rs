@@ -43,6 +43,8 @@ pub struct Session {
     pub gate: Arc<ApprovalGate>,
     /// Questions agents put to the user, waiting for their answers.
     pub questions: super::questions::Questions,
+    /// Workers' plans and the persona's coordinate-only mode (`plan/`).
+    pub plans: super::plan::Plans,
     pub team: Team,
     /// Bounds model calls in flight across the whole session; workers queue here, before
     /// their request's timeout starts.
@@ -81,7 +83,18 @@ impl Session {
     /// The tools `agent` may call now: its own (fixed when it started), then the MCP tools
     /// of servers that are up which its role and every role above it offer (none when its
     /// spawn named its tools).
+    /// Last, fitted to the plan states (`plan/gate.rs`).
     pub fn agent_tools(&self, agent: AgentId, own: &Arc<[String]>) -> Arc<[String]> {
+        let fit = super::plan::Fit {
+            tools: &self.tools,
+            roles: &self.roles,
+            team: &self.team,
+            plans: &self.plans,
+        };
+        super::plan::fit(&fit, agent, self.with_mcp(agent, own))
+    }
+
+    fn with_mcp(&self, agent: AgentId, own: &Arc<[String]>) -> Arc<[String]> {
         if self.tools.mcp().tools().is_empty() || self.team.is_narrowed(agent) {
             return own.clone();
         }

@@ -176,6 +176,7 @@ impl TestSession {
             workspace,
             gate,
             questions: super::questions::Questions::new(false),
+            plans: Default::default(),
             team,
             tasks: Default::default(),
             places: confinement.clone(),
@@ -264,6 +265,11 @@ impl TestSession {
         }
         out
     }
+}
+
+/// The session's tool registry, with no MCP server.
+pub fn toolbox() -> ToolBox {
+    ToolBox::new(&coding(), Arc::new(crate::mcp::McpHub::empty()))
 }
 
 /// The coding tools a session gets.

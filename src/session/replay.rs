@@ -87,6 +87,10 @@ pub struct ReplayedSession {
     pub goal: crate::protocol::GoalTrack,
     /// Each batch's rows as their `batch` events left them (`--continue` runs the rest).
     pub batches: crate::protocol::BatchLedger,
+    /// Workers' plans as `plan_*` events left them (one awaiting is still awaiting).
+    pub plans: HashMap<AgentId, crate::protocol::PlanState>,
+    /// The persona coordinates only (`coordinate_only`'s last word).
+    pub coordinate_only: bool,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -105,6 +109,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut goal = crate::protocol::GoalTrack::default();
     let mut tasks: Vec<Task> = Vec::new();
     let mut batches = crate::protocol::BatchLedger::default();
+    let mut plans = HashMap::new();
+    let mut coordinate_only = false;
 
     for ev in events {
         last_seq = last_seq.max(ev.seq);
@@ -190,6 +196,13 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                     }
                 }
             }
+            EventKind::PlanSubmitted(_) | EventKind::PlanDecided(_) => {
+                let prior = plans.get(&ev.agent_id);
+                if let Some(state) = crate::protocol::PlanState::after(prior, &ev.kind) {
+                    plans.insert(ev.agent_id, state);
+                }
+            }
+            EventKind::CoordinateOnly { on } => coordinate_only = *on,
             EventKind::Paused => paused = true,
             EventKind::SessionBudgetSet { limit_usd } => session_budget = Some(*limit_usd),
             EventKind::ModelSet { model } => model_choice = Some(model.clone()),
@@ -302,6 +315,8 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         approval,
         goal,
         batches,
+        plans,
+        coordinate_only,
     })
 }
 
@@ -395,6 +410,9 @@ impl ReplayedAgent {
             | EventKind::RoleSaved { .. }
             | EventKind::SupervisorMessage { .. }
             | EventKind::AgentMessage { .. }
+            | EventKind::PlanSubmitted(_)
+            | EventKind::PlanDecided(_)
+            | EventKind::CoordinateOnly { .. }
             | EventKind::McpServer { .. }
             | EventKind::TaskUpdated { .. }
             | EventKind::MessageQueued { .. }

@@ -27,7 +27,9 @@ impl Translator {
             | EventKind::ResultReturned { .. }
             | EventKind::Verification(_)
             | EventKind::TurnFinished { .. }
-            | EventKind::TaskUpdated { .. } => {
+            | EventKind::TaskUpdated { .. }
+            | EventKind::PlanSubmitted(_)
+            | EventKind::PlanDecided(_) => {
                 self.event(event);
             }
             // Not replayed: what asks or acts, or what a loaded session does not show.
@@ -63,6 +65,7 @@ impl Translator {
             | EventKind::McpServer { .. }
             | EventKind::MessageQueued { .. }
             | EventKind::AgentMessage { .. }
+            | EventKind::CoordinateOnly { .. }
             | EventKind::Paused
             | EventKind::Resumed
             | EventKind::Stopped { .. }
@@ -191,6 +194,8 @@ impl Translator {
                 let _ = self.ops.send(Op::Stop);
             }
             EventKind::TaskUpdated { task } => self.plan(task),
+            EventKind::PlanSubmitted(p) => self.worker_line(agent, &p.line(), true),
+            EventKind::PlanDecided(d) => self.worker_line(agent, &d.line(), true),
             EventKind::ApprovalRequested {
                 request_id,
                 tool,
@@ -266,6 +271,7 @@ impl Translator {
             | EventKind::McpServer { .. }
             | EventKind::MessageQueued { .. }
             | EventKind::AgentMessage { .. }
+            | EventKind::CoordinateOnly { .. }
             | EventKind::Paused
             | EventKind::Resumed
             | EventKind::Stopped { .. }

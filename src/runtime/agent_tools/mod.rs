@@ -16,9 +16,11 @@ mod message_agent;
 mod message_supervisor;
 mod plan_tasks;
 pub mod return_results;
+mod review_plan;
 mod spawn;
 mod spawn_batch;
 mod speak;
+mod submit_plan;
 mod update_task;
 mod wait;
 mod worker_model;
@@ -26,8 +28,10 @@ mod worker_model;
 pub use claim_task::CLAIM_TASK;
 pub use handoff::Handoff;
 pub use message_agent::MESSAGE_AGENT;
+pub use review_plan::REVIEW_PLAN;
 pub use spawn::{SPAWN_AGENT, SpawnAgent};
 pub use speak::SPEAK_TO_AGENT;
+pub use submit_plan::SUBMIT_PLAN;
 
 use super::approval::{ApprovalRequest, Denied};
 use super::team::{NewAgent, Team};
@@ -55,6 +59,8 @@ pub fn all() -> Vec<Arc<dyn AgentTool>> {
         Arc::new(message_supervisor::MessageSupervisor),
         Arc::new(message_agent::MessageAgent),
         Arc::new(claim_task::ClaimTask),
+        Arc::new(submit_plan::SubmitPlan),
+        Arc::new(review_plan::ReviewPlan),
         Arc::new(handoff::HandoffTo),
         Arc::new(plan_tasks::PlanTasks),
         Arc::new(update_task::UpdateTask),
@@ -74,6 +80,8 @@ pub struct Shared<'a> {
     pub questions: &'a super::questions::Questions,
     /// Each batch's rows as the log has them (`runtime/batch`).
     pub batches: &'a std::sync::Mutex<crate::protocol::BatchLedger>,
+    /// Workers' plans awaiting approval (`submit_plan`, `review_plan`).
+    pub plans: &'a super::plan::Plans,
 }
 
 /// What the agent tools need of the runtime that they cannot reach from here, as the

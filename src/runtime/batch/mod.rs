@@ -38,6 +38,7 @@ pub fn serve(session: &Arc<Session>, policies: &Arc<Policies>, spec: BatchSpec) 
                 tasks: &session.tasks,
                 questions: &session.questions,
                 batches: &session.batches,
+                plans: &session.plans,
             },
             host: &cx,
             cancel: cx.cancel(),

@@ -101,6 +101,7 @@ pub async fn build(
         workspace: Arc::new(workspace),
         gate: services.gate,
         questions: crate::runtime::questions::Questions::new(opts.can_ask),
+        plans: Default::default(),
         tasks: board,
         places: services.confinement,
         sandbox: services.sandbox,

@@ -17,10 +17,10 @@ use std::sync::Arc;
 pub fn restore_agents(
     session: &Arc<Session>,
     policies: &Arc<Policies>,
-    replayed: ReplayedSession,
+    mut replayed: ReplayedSession,
     policy: ApprovalPolicy,
 ) {
-    session.tasks.restore(replayed.tasks);
+    restore_shared(session, &mut replayed);
     let mut delivered = HashMap::new();
     let mut interrupted = Vec::new();
     let roles: HashMap<AgentId, String> = (replayed.agents.iter())
@@ -73,6 +73,15 @@ pub fn restore_agents(
             },
         );
     }
+}
+
+/// The board, the workers' plans (one awaiting still awaits) and the persona's
+/// coordinate-only mode, as the log left them.
+fn restore_shared(session: &Session, replayed: &mut ReplayedSession) {
+    session.tasks.restore(std::mem::take(&mut replayed.tasks));
+    session.plans.restore(std::mem::take(&mut replayed.plans));
+    let on = replayed.coordinate_only;
+    session.plans.set_coordinate_only(&session.team, on, false);
 }
 
 /// A claimed task is held only by a worker that came back alive; others are ready again.

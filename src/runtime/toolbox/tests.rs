@@ -431,6 +431,20 @@ fn every_built_in_tool_tells_its_kind_reach_reports_and_clip() {
             Reports::Nothing,
         ),
         (
+            "submit_plan",
+            &none,
+            ToolKind::Think,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
+            "review_plan",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
             "handoff_to",
             &none,
             ToolKind::Other,

@@ -82,6 +82,7 @@ impl SessionState {
             // the result item; an unanswered approval (an exec run read back) is told by the
             // call's result; deliveries and the idle tree show in statuses already; a
             // teammate's message shows in its recipient's conversation once delivered;
+            // a plan shows as the worker's submit_plan call and its result;
             // checkpoints are listed by `/rewind` from the log, not drawn; the file list is
             // the composer's (`App::apply` hands it to `@` completion).
             K::ToolCallBegin { .. }
@@ -89,6 +90,9 @@ impl SessionState {
             | K::ResultDelivered { .. }
             | K::InboxDelivered { .. }
             | K::AgentMessage { .. }
+            | K::PlanSubmitted(_)
+            | K::PlanDecided(_)
+            | K::CoordinateOnly { .. }
             | K::Idle
             | K::CheckpointStarted { .. }
             | K::CheckpointTaken { .. }
