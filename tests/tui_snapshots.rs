@@ -744,6 +744,7 @@ fn approval_dialogs() {
             keep: false,
             name: None,
             environment: None,
+            quote: None,
         },
     );
     insta::assert_snapshot!("approval_diff_80x24", s.screen(80, 24));
@@ -1469,6 +1470,7 @@ fn spawn_dialog_with_instructions_narrowed_tools_and_keep() {
             keep: true,
             name: None,
             environment: None,
+            quote: None,
         },
     );
     let screen = s.screen(80, 24);
@@ -2305,6 +2307,7 @@ fn placed_workers_show_their_environment_in_the_tree_and_the_approval() {
             keep: false,
             name: None,
             environment: Some("build-box".into()),
+            quote: None,
         },
     );
     let screen = s.screen(100, 24);
@@ -2409,4 +2412,60 @@ fn a_batch_shows_its_progress_and_eta_in_the_status_bar() {
         !bar.contains("▤"),
         "the bar drops a batch that ended: {bar}"
     );
+
+#[test]
+fn a_workers_model_shows_in_the_tree_when_it_differs_and_width_allows() {
+    let mut s = Script::new();
+    let root = s.root;
+    let (same, tester, reviewer) = (id(1), id(2), id(3));
+    s.user(root, "Three workers, two models.");
+    s.status(root, AgentStatus::Running);
+    s.at(1);
+    // The persona runs gpt-4.1-mini (`Script::spawn`); one worker runs it too, two a
+    // costlier model named with its provider's prefix and its release date.
+    s.spawn(same, Some(root), "implementer", "Edit the parser for the new flag");
+    for (w, role, task) in [
+        (tester, "tester", "Run the parser tests"),
+        (reviewer, "code_reviewer", "Review the parser change"),
+    ] {
+        s.ev(
+            w,
+            EventKind::AgentSpawned {
+                parent_id: Some(root),
+                role: role.into(),
+                model: "openai/gpt-4.1-2025-04-14".into(),
+                task: task.into(),
+                depth: 1,
+            },
+        );
+    }
+    for w in [same, tester, reviewer] {
+        s.status(w, AgentStatus::Running);
+    }
+    s.at(5);
+    let rows = |screen: &str, id: &str| -> String {
+        // A row and, in a narrow pane, the line under it.
+        let lines: Vec<&str> = screen.lines().collect();
+        let tree = |l: &str| l.split("││").next().unwrap_or("").to_string();
+        let i = (lines.iter().position(|l| tree(l).contains(id)))
+            .unwrap_or_else(|| panic!("no {id} row: {screen}"));
+        format!("{}\n{}", tree(lines[i]), tree(lines[i + 1]))
+    };
+    // One line a row: the tester's model, shortened, where the row has room; the
+    // reviewer's longer role leaves none, so its role, id and task stay whole.
+    let wide = s.screen(140, 20);
+    assert!(rows(&wide, "1a2b3c4f").contains("tester 1a2b3c4f Run"), "{wide}");
+    assert!(rows(&wide, "1a2b3c4f").contains("gpt-4.1 "), "{wide}");
+    let implementer = rows(&wide, "1a2b3c4e");
+    let implementer = implementer.lines().next().unwrap_or("");
+    assert!(!implementer.contains("gpt-"), "same model: {wide}");
+    assert!(rows(&wide, "1a2b3c50").contains("code_reviewer 1a2b3c50 Review"), "{wide}");
+    insta::assert_snapshot!("worker_model_140x20", wide);
+    // A narrow pane puts the task and the figures under the row: the model goes there,
+    // the role and the id keep their line.
+    let narrow = s.screen(80, 20);
+    let reviewer_rows = rows(&narrow, "1a2b3c50");
+    assert!(reviewer_rows.contains("code_reviewer 1a2b3c50"), "{narrow}");
+    assert!(reviewer_rows.contains("Review") && reviewer_rows.contains("gpt-4.1"), "{narrow}");
+    insta::assert_snapshot!("worker_model_80x20", narrow);
 }

@@ -135,6 +135,9 @@ pub struct Limits {
     /// The costliest level a worker may be spawned on (its role's or its spawn's);
     /// unset: any.
     pub max_worker_model: Option<ModelLevel>,
+    /// A spawn bringing the live workers past this many is a fan-out: its quote (`runtime/
+    /// quote`) is shown in its approval, and refuses it above what is left. 0: every spawn.
+    pub quote_past_workers: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -383,6 +386,7 @@ impl Default for Limits {
             max_session_cost_usd: None,
             max_agent_wall_s: None,
             max_worker_model: None,
+            quote_past_workers: 2,
         }
     }
 }

@@ -282,7 +282,13 @@ pub async fn run(
             // run: the run ends with it.
             shutdown_sent = true;
             let _ = handle.ops.send(Op::Shutdown);
-        } else if let EventKind::Summary { agents, totals } = kind {
+        } else if let EventKind::Summary {
+            agents,
+            totals,
+            quotes,
+            waste,
+        } = kind
+        {
             write_out(&stdout, &mut json_lines);
             let failure = goal_failure(goal_end, goal_turns)
                 .or(batch_end.clone())
@@ -291,7 +297,9 @@ pub async fn run(
                         .clone()
                         .or_else(|| failure(last_end, interrupted, last_error.clone()))
                 });
-            shown.end(failure.as_deref(), || summary_table(agents, totals));
+            shown.end(failure.as_deref(), || {
+                summary_table(agents, totals) + &summary::spend_lines(quotes, waste)
+            });
             break;
         }
     }

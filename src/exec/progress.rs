@@ -296,6 +296,7 @@ impl Progress {
             | EventKind::Diff { .. }
             | EventKind::Idle
             | EventKind::Summary { .. }
+            | EventKind::Quote(_)
             | EventKind::CheckpointStarted { .. }
             | EventKind::CheckpointTaken { .. }
             | EventKind::Rewound { .. }

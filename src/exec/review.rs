@@ -122,7 +122,7 @@ pub(super) async fn shut_down(handle: &mut SessionHandle, table: bool) {
     let _ = handle.ops.send(Op::Shutdown);
     let wait = async {
         while let Some(ev) = handle.events.recv().await {
-            if let EventKind::Summary { agents, totals } = ev.kind {
+            if let EventKind::Summary { agents, totals, .. } = ev.kind {
                 if table {
                     eprint!("{}", super::summary_table(&agents, &totals));
                 }

@@ -1,6 +1,25 @@
-use crate::protocol::{AgentSummary, SessionTotals, TaskMetrics};
+use crate::protocol::{AgentSummary, QuoteVsActual, SessionTotals, TaskMetrics, WasteReport};
 use crate::text::task_lines;
 use std::fmt::Write;
+
+/// Under the table: each role's quote beside what its quoted workers spent, then what was
+/// spent for nothing (issue 55), each line naming the workers.
+pub fn spend_lines(quotes: &[QuoteVsActual], waste: &WasteReport) -> String {
+    let mut s = String::new();
+    if !quotes.is_empty() {
+        let _ = writeln!(s, "quote against actual, per role:");
+        for q in quotes {
+            let _ = writeln!(s, "  {}", q.line());
+        }
+    }
+    if !waste.is_empty() {
+        let _ = writeln!(s, "waste (a worker may be on more than one line):");
+        for l in &waste.lines {
+            let _ = writeln!(s, "  {}", l.line());
+        }
+    }
+    s
+}
 
 /// The per-agent table `exec` prints on stderr at the end, and the session's task figures
 /// below it when workers had tasks, checks or ended.

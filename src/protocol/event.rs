@@ -2,8 +2,8 @@ use super::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
     BudgetMeasure, BudgetScope, CheckpointSummary, ConflictFile, Declined, DiffStat,
     DroppedFinding, Goal, GoalCheck, GoalEnd, HistoryItem, MergeRecord, MergeReport, MessageKind,
-    PlanDecision, PlanSubmitted, ReviewFinding, ReviewTarget, SpawnOptions, StuckTask, Task,
-    TaskMetrics, TaskRates, Unanswered, Verdict,
+    PlanDecision, PlanSubmitted, Quote, QuoteVsActual, ReviewFinding, ReviewTarget, SpawnOptions,
+    StuckTask, Task, TaskMetrics, TaskRates, Unanswered, Verdict, WasteReport,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -370,11 +370,20 @@ pub enum EventKind {
     },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,
-    /// Last event of an `exec` run: per-agent figures and totals.
+    /// Last event of an `exec` run: per-agent figures and totals, each role's quoted
+    /// workers' quote beside what they spent, and what was spent for nothing.
     Summary {
         agents: Vec<AgentSummary>,
         totals: SessionTotals,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        quotes: Vec<QuoteVsActual>,
+        #[serde(default)]
+        waste: WasteReport,
     },
+    /// A spawn's projected spend (on its supervisor), made before it is approved: the new
+    /// worker (with its id), the live workers' outstanding spend, what is left. A
+    /// `fan_out` quote was shown in the approval and refuses a spawn above what is left.
+    Quote(Quote),
     /// Before the user's `message`th message to the persona: the conversation's checkpoint.
     CheckpointStarted {
         message: u32,

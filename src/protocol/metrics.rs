@@ -284,6 +284,7 @@ impl TaskTally {
             | EventKind::Diff { .. }
             | EventKind::Idle
             | EventKind::Summary { .. }
+            | EventKind::Quote(_)
             | EventKind::CheckpointStarted { .. }
             | EventKind::CheckpointTaken { .. }
             | EventKind::Rewound { .. }

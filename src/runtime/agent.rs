@@ -108,6 +108,10 @@ impl Host for AgentCx {
         checked
     }
 
+    fn first_request(&self, draft: &super::quote::Draft<'_>) -> super::quote::FirstRequest {
+        super::quote::first_request(self.session(), self.id(), draft)
+    }
+
     fn placements(&self) -> Option<Arc<super::policies::placement::Placements>> {
         let p = self
             .policies()

@@ -1,4 +1,4 @@
-use crate::protocol::{AgentId, Event, EventKind, TaskMetrics, TaskTally};
+use crate::protocol::{AgentId, Event, EventKind, SpendTally, TaskMetrics, TaskTally};
 use crate::session::LogWriter;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -19,6 +19,8 @@ struct Inner {
     ts: u64,
     log: Option<LogWriter>,
     tasks: TaskTally,
+    /// Spend, quotes and waste (`runtime/quote`), folded from the same events.
+    spend: SpendTally,
 }
 
 impl EventSink {
@@ -29,6 +31,7 @@ impl EventSink {
                 ts: 0,
                 log,
                 tasks: TaskTally::default(),
+                spend: SpendTally::default(),
             }),
             tx,
         }
@@ -58,6 +61,7 @@ impl EventSink {
                 kind,
             };
             inner.tasks.observe(&event);
+            inner.spend.observe(&event);
             let mut warn = None;
             if let Some(log) = &inner.log {
                 if !event.kind.is_live_only() {
@@ -98,6 +102,7 @@ impl EventSink {
         for ev in events {
             inner.ts = inner.ts.max(ev.ts);
             inner.tasks.observe(ev);
+            inner.spend.observe(ev);
         }
     }
 
@@ -113,6 +118,16 @@ impl EventSink {
     /// The workers' task figures by role (`get_agents`' `metrics`).
     pub fn task_metrics_by_role(&self) -> std::collections::BTreeMap<String, TaskMetrics> {
         self.lock().tasks.by_role()
+    }
+
+    /// Reads the spend fold (`runtime/quote`: quotes, quote against actual, waste).
+    pub fn spend<T>(&self, f: impl FnOnce(&SpendTally) -> T) -> T {
+        f(&self.lock().spend)
+    }
+
+    /// Changes what the spend fold holds beside the events (spawns being quoted).
+    pub fn spend_mut<T>(&self, f: impl FnOnce(&mut SpendTally) -> T) -> T {
+        f(&mut self.lock().spend)
     }
 
     /// Sends an already-numbered event (a replay of the log) to the front end only.

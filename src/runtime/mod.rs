@@ -33,6 +33,7 @@ mod plan;
 mod points;
 mod policies;
 mod questions;
+mod quote;
 mod refused;
 mod report;
 mod request;

@@ -259,8 +259,14 @@ async fn shut_down(session: &Session, policies: &Policies) {
     // Servers stop before the last event: a front end may exit on it.
     session.tools.mcp().shutdown().await;
     let (agents, totals) = team.summary();
-    team.events()
-        .emit_last(root, EventKind::Summary { agents, totals });
+    let (quotes, waste) = team.events().spend(|s| (s.quote_vs_actual(), s.waste()));
+    let summary = EventKind::Summary {
+        agents,
+        totals,
+        quotes,
+        waste,
+    };
+    team.events().emit_last(root, summary);
 }
 
 /// The user's message to an agent: the root any time (queued if busy); a worker the way

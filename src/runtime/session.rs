@@ -113,6 +113,17 @@ impl Session {
     /// Builds the next request of `agent` from its role and history.
     pub fn request_for(&self, agent: AgentId) -> Option<RequestSetup> {
         let view = self.team.request_view(agent)?;
+        let tools = self.agent_tools(agent, &view.tools);
+        self.request_from(view, &tools)
+    }
+
+    /// Builds a request from `view` offering `tools`: also a worker's first request
+    /// before it exists, for its quote (`runtime/quote`).
+    pub fn request_from(
+        &self,
+        view: super::team::RequestView,
+        tools: &Arc<[String]>,
+    ) -> Option<RequestSetup> {
         let role = self.role(&view.role)?;
         let mut system_prompt = role.system_prompt.trim().to_string();
         if let Some(extra) = &view.instructions {
@@ -124,9 +135,7 @@ impl Session {
             system_prompt.push_str("\n\n# Project instructions (AGENTS.md)\n");
             system_prompt.push_str(&instructions.text);
         }
-        let (tools, tool_tokens) = self
-            .tools
-            .specs_and_tokens(&self.agent_tools(agent, &view.tools));
+        let (tools, tool_tokens) = self.tools.specs_and_tokens(tools);
         let window = self.windows.window(&view.model);
         Some(RequestSetup {
             fixed_tokens: estimate_text(&system_prompt) + tool_tokens,

@@ -265,6 +265,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             | EventKind::Diff { .. }
             | EventKind::Idle
             | EventKind::Summary { .. }
+            | EventKind::Quote(_)
             | EventKind::CheckpointStarted { .. }
             | EventKind::CheckpointTaken { .. }
             | EventKind::Rewound { .. }
@@ -433,6 +434,7 @@ impl ReplayedAgent {
             | EventKind::Diff { .. }
             | EventKind::Idle
             | EventKind::Summary { .. }
+            | EventKind::Quote(_)
             | EventKind::CheckpointStarted { .. }
             | EventKind::CheckpointTaken { .. }
             | EventKind::Rewound { .. }

@@ -86,6 +86,7 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             keep,
             name,
             environment,
+            quote,
         } => {
             let field = |name: &str, value: String, style: Style| {
                 wrap(
@@ -111,6 +112,16 @@ fn body(p: &PendingApproval, w: usize, t: &Theme) -> (String, Vec<Line<'static>>
             lines.extend(field("tools", tools, Style::default()));
             if !budget.is_unlimited() {
                 lines.extend(field("budget", budget.describe(), t.warn()));
+            }
+            if let Some(q) = quote {
+                // A fan-out: what it is projected to spend, before it starts.
+                let mut rows = q.lines().into_iter();
+                if let Some(first) = rows.next() {
+                    lines.extend(field("quote", first.replacen("quote: ", "", 1), t.warn()));
+                }
+                for row in rows {
+                    lines.extend(field("", row.trim_start().to_string(), t.dim()));
+                }
             }
             if *keep {
                 lines.extend(field(

@@ -406,6 +406,7 @@ pub fn stats_lines(
             &[Span::raw("    ")],
         ));
     }
+    out.extend(crate::tui::spend::spend_lines(s, w, theme));
     if let Some((_, totals)) = &s.summary {
         out.push(Line::styled(
             format!(

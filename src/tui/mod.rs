@@ -29,6 +29,7 @@ mod question;
 mod review;
 mod rewind;
 mod save_role;
+mod spend;
 mod state;
 mod status_bar;
 mod tasks;

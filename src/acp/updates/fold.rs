@@ -83,6 +83,7 @@ impl Translator {
             | EventKind::Diff { .. }
             | EventKind::Idle
             | EventKind::Summary { .. }
+            | EventKind::Quote(_)
             | EventKind::CheckpointStarted { .. }
             | EventKind::CheckpointTaken { .. }
             | EventKind::Rewound { .. }
@@ -289,6 +290,7 @@ impl Translator {
             | EventKind::Diff { .. }
             | EventKind::Idle
             | EventKind::Summary { .. }
+            | EventKind::Quote(_)
             | EventKind::CheckpointStarted { .. }
             | EventKind::CheckpointTaken { .. }
             | EventKind::Rewound { .. }

@@ -34,6 +34,7 @@ pub use speak::SPEAK_TO_AGENT;
 pub use submit_plan::SUBMIT_PLAN;
 
 use super::approval::{ApprovalRequest, Denied};
+use super::quote::draft::{Draft, FirstRequest};
 use super::team::{NewAgent, Team};
 use crate::config::Config;
 use crate::model::ToolSpec;
@@ -133,6 +134,11 @@ pub trait Host: Send + Sync {
         &self,
     ) -> Option<std::sync::Arc<super::policies::placement::registry::Placements>> {
         None
+    }
+    /// A worker's first request as the session will build it, sized, for its quote
+    /// (`runtime/quote`); by default only its first message.
+    fn first_request(&self, draft: &Draft<'_>) -> FirstRequest {
+        FirstRequest::message_only(draft.first_message)
     }
 }
 

@@ -4,10 +4,11 @@ use super::{AgentTool, Call, Done, Failure, card, non_empty, parse};
 use crate::config::{IsolationMode, Limits};
 use crate::isolation::Base;
 use crate::model::ToolSpec;
-use crate::protocol::{AgentId, AgentStatus, ApprovalAction, Budget, SpawnOptions};
+use crate::protocol::{AgentId, AgentStatus, ApprovalAction, Budget, Quote, SpawnOptions};
 use crate::roles::{Audience, Role};
 use crate::runtime::approval::ApprovalRequest;
 use crate::runtime::policies::placement::open as placement;
+use crate::runtime::quote;
 use crate::runtime::team::{AgentCard, AgentStats, NewAgent};
 use crate::text::clip;
 use crate::tools::ToolError;
@@ -139,7 +140,7 @@ impl AgentTool for SpawnAgent {
         let task = args.task_prompt;
         let mut first = first_message(cx, &task, args.context.as_deref(), &args.files).await?;
         let (task_id, ignored) = board_task(cx, args.task_id.as_deref(), &mut first).await?;
-        let worker = Worker {
+        let mut worker = Worker {
             role,
             model,
             tools,
@@ -147,12 +148,12 @@ impl AgentTool for SpawnAgent {
             budget,
             task,
             first,
+            quote: None,
         };
+        let (id, _quoted) = quoted(cx, &mut worker)?;
         approve(cx, &me, &worker).await?;
-
         // The workspace as the caller sees it now: the worker's base (issue 34).
         let base = cx.host.base_for_spawn(&role.name, args.isolation).await;
-        let id = AgentId::new();
         let placed = place(cx, id, env.as_deref(), base.as_ref()).await?;
         // Again: spawns of one response run side by side, and each waited for its approval
         // since the first check. Nothing awaits from here until the worker is counted.
@@ -392,6 +393,29 @@ struct Worker<'a> {
     budget: Budget,
     task: String,
     first: String,
+    /// Its quote, shown in the approval when the spawn is a fan-out.
+    quote: Option<Quote>,
+}
+
+/// Quotes the worker (`runtime/quote`): told as an event, refused when a fan-out's
+/// quote is above what is left; it counts as being spawned while the guard lives.
+fn quoted<'a>(
+    cx: &Call<'a>,
+    worker: &mut Worker<'_>,
+) -> Result<(AgentId, quote::Held<'a>), Failure> {
+    let id = AgentId::new();
+    let draft = quote::Draft {
+        agent_id: Some(id),
+        role: worker.role,
+        model: &worker.model,
+        tools: &worker.tools,
+        instructions: worker.options.instructions.as_deref(),
+        first_message: &worker.first,
+    };
+    let q = quote::make(cx, &[draft], false);
+    let held = quote::publish(cx, &q).map_err(Failure::Fixable)?;
+    worker.quote = q.fan_out.then_some(q);
+    Ok((id, held))
 }
 
 /// Passes the spawn through the approval gate (the caller waits while the user is asked).
@@ -406,6 +430,7 @@ async fn approve(cx: &Call<'_>, me: &AgentCard, worker: &Worker<'_>) -> Result<(
         keep: worker.options.keep,
         name: worker.options.name.clone(),
         environment: worker.options.environment.clone(),
+        quote: worker.quote.clone(),
     };
     let req = ApprovalRequest {
         agent_id: cx.caller,

@@ -16,6 +16,7 @@ impl SessionState {
     pub fn apply(&mut self, ev: &Event, now: Instant) {
         let live = ev.seq > self.replayed_seq;
         self.tasks.observe(ev);
+        self.spend.observe(ev);
         self.timeline.observe(ev, live.then_some(now));
         match &ev.kind {
             K::SessionStarted { .. }
@@ -84,8 +85,10 @@ impl SessionState {
             // teammate's message shows in its recipient's conversation once delivered;
             // a plan shows as the worker's submit_plan call and its result;
             // checkpoints are listed by `/rewind` from the log, not drawn; the file list is
-            // the composer's (`App::apply` hands it to `@` completion).
+            // the composer's (`App::apply` hands it to `@` completion); a quote shows in
+            // its spawn's approval, and `spend` above keeps it for `/cost`.
             K::ToolCallBegin { .. }
+            | K::Quote(_)
             | K::ApprovalUnanswered { .. }
             | K::ResultDelivered { .. }
             | K::InboxDelivered { .. }
@@ -138,7 +141,7 @@ impl SessionState {
             self.instructions_loaded(id, files, *bytes, *cut, now);
         } else if let K::RoleSaved { name, path } = &ev.kind {
             self.role_saved(id, name, path, now);
-        } else if let K::Summary { agents, totals } = &ev.kind {
+        } else if let K::Summary { agents, totals, .. } = &ev.kind {
             self.summary = Some((agents.clone(), totals.clone()));
         }
     }

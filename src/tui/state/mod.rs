@@ -71,6 +71,8 @@ pub struct SessionState {
     pub resumed: bool,
     /// Task figures, folded from the same events the runtime counts them from.
     pub tasks: TaskTally,
+    /// Spend, quotes and waste, folded the same way (`/cost`'s waste report).
+    pub spend: crate::protocol::SpendTally,
     /// The project instruction files given to the agents (`AGENTS.md`), if any.
     pub instructions: Option<String>,
     /// Events up to this `seq` are the log of a resumed session, read back in a burst:
@@ -129,6 +131,7 @@ impl SessionState {
             roles: Vec::new(),
             resumed: false,
             tasks: TaskTally::default(),
+            spend: Default::default(),
             instructions: None,
             replayed_seq: info.replayed_seq,
             mcp: BTreeMap::new(),

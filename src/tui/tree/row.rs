@@ -113,7 +113,13 @@ pub fn row_lines(
         let room = role_w.saturating_sub(left_w - w).max(2);
         left[role_at].content = truncate(&a.role, room).into();
     }
-    let parts = figures_of(a, row, &figures, now);
+    let mut parts = figures_of(a, row, &figures, now);
+    if let Some(model) = model_tag(s, a) {
+        // A figure like the others: shown where the row has room after the role, the id
+        // and the task's first words; it outlasts the cost and the tokens, and the clock
+        // gives way to it (the conversation's live line keeps the clock).
+        parts.push((3, model));
+    }
     // Its name when its supervisor gave one, else its task's first words.
     let task = a.label();
     if !two {
@@ -225,6 +231,31 @@ fn figures_of(a: &AgentView, row: &Row, figures: &Figures, now: Instant) -> Vec<
     }
     parts
 }
+
+/// A worker's model, when it runs on another than its supervisor (a role's level or its
+/// spawn's `model`), shortened: a provider's prefix (`openai/`) and a release date
+/// (`-2025-04-14`, `-20250929`) dropped, at most [`MODEL_MAX`] columns.
+fn model_tag(s: &SessionState, a: &AgentView) -> Option<String> {
+    let parent = s.agents.get(&a.parent?)?;
+    if a.model.is_empty() || a.model == parent.model {
+        return None;
+    }
+    let mut short = a.model.rsplit('/').next().unwrap_or(&a.model);
+    for date_len in [11, 9] {
+        // `-YYYY-MM-DD` or `-YYYYMMDD` at the end.
+        let cut = short.len().saturating_sub(date_len);
+        let tail = short.get(cut..).unwrap_or("");
+        let digits = tail.chars().filter(char::is_ascii_digit).count();
+        if cut > 0 && tail.starts_with('-') && digits == 8 {
+            short = &short[..cut];
+            break;
+        }
+    }
+    Some(truncate(short, MODEL_MAX))
+}
+
+/// Columns a worker's model may take in its row.
+const MODEL_MAX: usize = 16;
 
 /// Columns of a worker's task kept before its figures are shown.
 const LABEL_MIN: usize = 12;
