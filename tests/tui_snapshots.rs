@@ -2423,7 +2423,12 @@ fn a_workers_model_shows_in_the_tree_when_it_differs_and_width_allows() {
     s.at(1);
     // The persona runs gpt-4.1-mini (`Script::spawn`); one worker runs it too, two a
     // costlier model named with its provider's prefix and its release date.
-    s.spawn(same, Some(root), "implementer", "Edit the parser for the new flag");
+    s.spawn(
+        same,
+        Some(root),
+        "implementer",
+        "Edit the parser for the new flag",
+    );
     for (w, role, task) in [
         (tester, "tester", "Run the parser tests"),
         (reviewer, "code_reviewer", "Review the parser change"),
@@ -2454,18 +2459,27 @@ fn a_workers_model_shows_in_the_tree_when_it_differs_and_width_allows() {
     // One line a row: the tester's model, shortened, where the row has room; the
     // reviewer's longer role leaves none, so its role, id and task stay whole.
     let wide = s.screen(140, 20);
-    assert!(rows(&wide, "1a2b3c4f").contains("tester 1a2b3c4f Run"), "{wide}");
+    assert!(
+        rows(&wide, "1a2b3c4f").contains("tester 1a2b3c4f Run"),
+        "{wide}"
+    );
     assert!(rows(&wide, "1a2b3c4f").contains("gpt-4.1 "), "{wide}");
     let implementer = rows(&wide, "1a2b3c4e");
     let implementer = implementer.lines().next().unwrap_or("");
     assert!(!implementer.contains("gpt-"), "same model: {wide}");
-    assert!(rows(&wide, "1a2b3c50").contains("code_reviewer 1a2b3c50 Review"), "{wide}");
+    assert!(
+        rows(&wide, "1a2b3c50").contains("code_reviewer 1a2b3c50 Review"),
+        "{wide}"
+    );
     insta::assert_snapshot!("worker_model_140x20", wide);
     // A narrow pane puts the task and the figures under the row: the model goes there,
     // the role and the id keep their line.
     let narrow = s.screen(80, 20);
     let reviewer_rows = rows(&narrow, "1a2b3c50");
     assert!(reviewer_rows.contains("code_reviewer 1a2b3c50"), "{narrow}");
-    assert!(reviewer_rows.contains("Review") && reviewer_rows.contains("gpt-4.1"), "{narrow}");
+    assert!(
+        reviewer_rows.contains("Review") && reviewer_rows.contains("gpt-4.1"),
+        "{narrow}"
+    );
     insta::assert_snapshot!("worker_model_80x20", narrow);
 }

@@ -123,7 +123,7 @@ pub enum ApprovalAction {
         environment: Option<String>,
         /// Its quote, when the spawn is a fan-out (`[limits] quote_past_workers`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        quote: Option<super::Quote>,
+        quote: Option<Box<super::Quote>>,
     },
     /// A workspace hook (`[[hooks]]` of the workspace's config, or a file its command runs)
     /// new or changed since the user approved it: it would run with the user's rights,

@@ -558,7 +558,9 @@ mod tests {
                 ..Default::default()
             }),
         );
-        log.spawn(w, root).status(w, AgentStatus::Running).usage(w, 400);
+        log.spawn(w, root)
+            .status(w, AgentStatus::Running)
+            .usage(w, 400);
         assert_eq!(log.tally.pending().0, 0, "spawned: live, not pending");
         assert_eq!(log.tally.workers().count(), 1);
         assert_eq!(log.tally.outstanding().0, 1_100 - 410);

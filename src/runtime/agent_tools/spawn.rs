@@ -430,7 +430,7 @@ async fn approve(cx: &Call<'_>, me: &AgentCard, worker: &Worker<'_>) -> Result<(
         keep: worker.options.keep,
         name: worker.options.name.clone(),
         environment: worker.options.environment.clone(),
-        quote: worker.quote.clone(),
+        quote: worker.quote.clone().map(Box::new),
     };
     let req = ApprovalRequest {
         agent_id: cx.caller,

@@ -66,6 +66,7 @@ async fn approve(cx: &Call<'_>, plan: &Plan) -> Result<(), String> {
         keep: false,
         name: Some(format!("batch of {left}")),
         environment: None,
+        quote: None,
     };
     let req = ApprovalRequest {
         agent_id: cx.caller,
