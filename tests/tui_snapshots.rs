@@ -2412,6 +2412,7 @@ fn a_batch_shows_its_progress_and_eta_in_the_status_bar() {
         !bar.contains("▤"),
         "the bar drops a batch that ended: {bar}"
     );
+}
 
 #[test]
 fn a_workers_model_shows_in_the_tree_when_it_differs_and_width_allows() {
