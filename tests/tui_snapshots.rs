@@ -2484,3 +2484,61 @@ fn a_workers_model_shows_in_the_tree_when_it_differs_and_width_allows() {
     );
     insta::assert_snapshot!("worker_model_80x20", narrow);
 }
+
+/// A fan-out's spawn approval shows its quote: the total, what the running workers are
+/// still quoted to spend, the new worker's first request and calls, what is left.
+#[test]
+fn a_fan_outs_spawn_approval_shows_its_quote() {
+    use squad::protocol::{Quote, WorkerQuote};
+    let mut s = Script::new();
+    let root = s.root;
+    let quote = Quote {
+        workers: vec![WorkerQuote {
+            role: "tester".into(),
+            model: "gpt-4.1".into(),
+            first_request_tokens: 2_100,
+            shared_prefix_tokens: 1_800,
+            calls: 4,
+            prompt_tokens: 12_000,
+            completion_tokens: 900,
+            cost_usd: 0.0312,
+            basis: 2,
+            ..WorkerQuote::default()
+        }],
+        live_workers: 2,
+        live_tokens: 20_000,
+        live_cost_usd: 0.05,
+        left_usd: Some(0.5),
+        fan_out: true,
+        ..Quote::default()
+    }
+    .total();
+    request(
+        &mut s,
+        root,
+        9,
+        "copilot",
+        "spawn_agent",
+        ApprovalAction::Spawn {
+            role: "tester".into(),
+            task: "Run the parser tests".into(),
+            tools: vec![],
+            model: "gpt-4.1".into(),
+            budget: Budget::default(),
+            instructions: None,
+            keep: false,
+            name: None,
+            environment: None,
+            quote: Some(Box::new(quote)),
+        },
+    );
+    let screen = s.screen(100, 30);
+    for needle in [
+        "quote  32,900 tokens, $0.0812 (1 new worker and 2 running)",
+        "running workers still to spend: 20,000 tokens, $0.05",
+        "tester on gpt-4.1: first request 2,100 tokens (1,800 a cached prefix), ~4 calls",
+        "left of the budget: $0.50",
+    ] {
+        assert!(screen.contains(needle), "{needle}: {screen}");
+    }
+}
