@@ -370,8 +370,7 @@ pub enum EventKind {
     },
     /// The whole tree is idle: nothing runs until the user speaks again.
     Idle,
-    /// Last event of an `exec` run: per-agent figures and totals, each role's quoted
-    /// workers' quote beside what they spent, and what was spent for nothing.
+    /// Last event of a run: per-agent figures, totals, quote against actual, waste.
     Summary {
         agents: Vec<AgentSummary>,
         totals: SessionTotals,
@@ -380,9 +379,7 @@ pub enum EventKind {
         #[serde(default)]
         waste: WasteReport,
     },
-    /// A spawn's projected spend (on its supervisor), made before it is approved: the new
-    /// worker (with its id), the live workers' outstanding spend, what is left. A
-    /// `fan_out` quote was shown in the approval and refuses a spawn above what is left.
+    /// A spawn's projected spend, on its supervisor before the approval (`runtime/quote`).
     Quote(Quote),
     /// Before the user's `message`th message to the persona: the conversation's checkpoint.
     CheckpointStarted {
