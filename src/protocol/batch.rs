@@ -246,11 +246,12 @@ impl BatchLedger {
         }
     }
 
-    /// The workers of batch `key`'s rows not settled (at work when the log ended).
-    pub fn unsettled_agents(&self, key: &str) -> Vec<AgentId> {
+    /// Batch `key`'s rows not settled whose worker had started (at work when the log
+    /// ended), with that worker.
+    pub fn unsettled(&self, key: &str) -> Vec<RowRecord> {
         (self.batches.get(key).into_iter().flatten())
-            .filter(|(_, r)| !r.state.is_settled())
-            .filter_map(|(_, r)| r.agent)
+            .filter(|(_, r)| !r.state.is_settled() && r.agent.is_some())
+            .map(|(_, r)| r.clone())
             .collect()
     }
 

@@ -13,6 +13,7 @@ use crate::protocol::{
     AgentId, AgentStatus, ApprovalAction, BatchProgress, BatchSpec, BatchStep, BatchUpdate,
     EventKind, RowRecord, RowState,
 };
+use crate::runtime::team::Outcome;
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -24,8 +25,6 @@ const DEFAULT_CONCURRENCY: u32 = 4;
 pub async fn run(cx: &Call<'_>, spec: BatchSpec, whose: Where) -> Result<String, String> {
     let plan = prepare(cx, spec, whose)?;
     approve(cx, &plan).await?;
-    // Workers of a killed run's rows: their outcome is the batch's, not the caller's.
-    let _ = cx.team.take_outcomes(&plan.stale, &[]);
     let host = RowHost(cx.host);
     let rows_cx = Call {
         caller: cx.caller,
@@ -38,6 +37,7 @@ pub async fn run(cx: &Call<'_>, spec: BatchSpec, whose: Where) -> Result<String,
     cx.team.set_status(cx.caller, AgentStatus::Waiting, None);
     let mut run = Run::new(&plan, cx.shared.config.limits.max_live_agents);
     run.emit(cx, started(&plan));
+    run.adopt(cx);
     let stopped = run.drive(&rows_cx).await;
     cx.team.set_status(cx.caller, before, None);
     Ok(run.finish(cx, stopped))
@@ -149,6 +149,29 @@ impl<'p> Run<'p> {
         }
     }
 
+    /// The rows whose worker was at work when an earlier run ended: a worker that had
+    /// returned its result before then counts as the row's attempt (the row does not run
+    /// again); one cut off mid-task leaves its row to start afresh. Their outcomes are
+    /// the batch's, never the caller's.
+    fn adopt(&mut self, cx: &Call<'_>) {
+        let agents: Vec<AgentId> = self.plan.stale.iter().filter_map(|r| r.agent).collect();
+        let (outcomes, _) = cx.team.take_outcomes(&agents, &[]);
+        // Completed: its result was checked and its change merged before the end.
+        let finished = |o: &&Outcome| o.status == AgentStatus::Completed && o.result.is_some();
+        for outcome in outcomes.iter().filter(finished) {
+            let Some(stale) = self.plan.stale.iter().find(|r| r.agent == Some(outcome.id)) else {
+                continue;
+            };
+            let Some(index) = self.plan.rows.iter().position(|r| r.id == stale.id) else {
+                continue;
+            };
+            self.queue.retain(|(i, ..)| *i != index);
+            self.records[index] = Some(stale.clone());
+            self.spent(cx, index, outcome.id);
+            self.judged(cx, index, stale.attempt, outcome);
+        }
+    }
+
     /// Starts queued rows while there is room.
     async fn fill(&mut self, cx: &Call<'_>) {
         while self.working.len() < self.concurrency
@@ -189,17 +212,22 @@ impl<'p> Run<'p> {
             };
             let w = self.working.swap_remove(pos);
             self.spent(cx, w.index, w.agent);
-            match row::judge(&outcome, self.plan.spec.schema.as_ref()) {
-                Ok(result) => {
-                    let mut rec = self.record(w.index, w.attempt, RowState::Done);
-                    rec.result = Some(result);
-                    rec.agent = Some(w.agent);
-                    self.settle(cx, w.index, rec);
-                }
-                Err(e) => self.attempt_failed(cx, w.index, w.attempt, e),
-            }
+            self.judged(cx, w.index, w.attempt, &outcome);
         }
         true
+    }
+
+    /// The row's attempt as its worker's outcome makes it: done, or failed.
+    fn judged(&mut self, cx: &Call<'_>, index: usize, attempt: u32, outcome: &Outcome) {
+        match row::judge(outcome, self.plan.spec.schema.as_ref()) {
+            Ok(result) => {
+                let mut rec = self.record(index, attempt, RowState::Done);
+                rec.result = Some(result);
+                rec.agent = Some(outcome.id);
+                self.settle(cx, index, rec);
+            }
+            Err(e) => self.attempt_failed(cx, index, attempt, e),
+        }
     }
 
     /// An attempt that did not count: the row goes again while attempts are left, else

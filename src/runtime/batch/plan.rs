@@ -6,7 +6,7 @@ use super::super::agent_tools::Call;
 use crate::batch::output::Output;
 use crate::batch::rows::{self, Row};
 use crate::batch::template::Template;
-use crate::protocol::{AgentId, BatchSpec, RowRecord};
+use crate::protocol::{BatchSpec, RowRecord};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -26,8 +26,8 @@ pub struct Plan {
     pub output: Output,
     /// Rows settled by an earlier run, by id: not run again.
     pub settled: BTreeMap<String, RowRecord>,
-    /// Workers of an earlier run's rows that were at work when it ended.
-    pub stale: Vec<AgentId>,
+    /// Rows of an earlier run whose worker was at work when it ended (with that worker).
+    pub stale: Vec<RowRecord>,
     /// What every row's worker is told beyond its row (the same bytes for each, so a
     /// server's prompt cache serves them all after the first).
     pub instructions: String,
@@ -48,10 +48,7 @@ pub fn prepare(cx: &Call<'_>, spec: BatchSpec, whose: Where) -> Result<Plan, Str
     let output = Output::new(place(cx, &spec.output, whose)?, &spec.output);
     let (settled, stale) = {
         let ledger = crate::sync::lock(cx.shared.batches);
-        (
-            ledger.settled(spec.key()),
-            ledger.unsettled_agents(spec.key()),
-        )
+        (ledger.settled(spec.key()), ledger.unsettled(spec.key()))
     };
     let instructions = instructions(&spec);
     Ok(Plan {
