@@ -66,6 +66,11 @@ async fn approve(cx: &Call<'_>, plan: &Plan) -> Result<(), String> {
         keep: false,
         name: Some(format!("batch of {left}")),
         environment: None,
+        // QUOTE CALL SITE (issue 55 part 1), not wired yet: the batch's quote, from
+        // `runtime::quote::make` over a `Draft` per row left (`row::task_text`, the role's
+        // model and tools, `plan.instructions`) and `publish` (which refuses above what is
+        // left), belongs here and in `started`'s `quote`, before this approval. Until
+        // then each row's spawn is quoted on its own by `spawn_agent`'s path.
         quote: None,
     };
     let req = ApprovalRequest {

@@ -64,6 +64,13 @@ impl Host for RowHost<'_> {
         self.0.check_result(result).await
     }
 
+    fn first_request(
+        &self,
+        draft: &super::super::quote::draft::Draft<'_>,
+    ) -> super::super::quote::draft::FirstRequest {
+        self.0.first_request(draft)
+    }
+
     fn placements(&self) -> Option<Arc<super::super::policies::placement::registry::Placements>> {
         self.0.placements()
     }
