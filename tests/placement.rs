@@ -10,12 +10,11 @@ mod common;
 
 use common::agents::*;
 use common::podman::{IMAGE, Podman};
+use common::squad::squad_bin;
 use common::sshd::Sshd;
 use common::*;
 use serde_json::{Value, json};
 use std::path::Path;
-
-const SQUAD: &str = env!("CARGO_BIN_EXE_squad");
 
 fn repo(config: &str) -> Sandbox {
     let sb = Sandbox::new();
@@ -31,15 +30,17 @@ fn repo(config: &str) -> Sandbox {
 fn ssh_env(name: &str, sshd: &Sshd, far: &Path) -> String {
     format!(
         "[environments.{name}]\nkind = \"ssh\"\nhost = \"{host}\"\nworkdir = \"{far}\"\n\
-         squad = \"{SQUAD}\"\nssh_config = \"{cfg}\"\n",
+         squad = \"{squad}\"\nssh_config = \"{cfg}\"\n",
         host = Sshd::HOST,
         far = far.display(),
+        squad = squad_bin().display(),
         cfg = sshd.ssh_config.display(),
     )
 }
 
 fn container_env(name: &str, podman: &Podman) -> String {
-    let mounts: Vec<String> = Podman::squad_mounts(Path::new(SQUAD));
+    // The binary under test on both sides (`SQUAD_TEST_BIN` may name an older one).
+    let mounts: Vec<String> = Podman::squad_mounts(&squad_bin());
     format!(
         "[environments.{name}]\nkind = \"container\"\nimage = \"{IMAGE}\"\nsocket = \"{sock}\"\n\
          squad = \"/usr/local/bin/squad\"\nmounts = {mounts:?}\n",
@@ -556,7 +557,9 @@ async fn squad_is_copied_to_an_ssh_host_of_this_platform_when_none_is_configured
     let far = tempfile::tempdir().unwrap();
     let mock = MockServer::start().await;
     // No `squad = …`, and none on the login's PATH: this squad goes there.
-    let config = ssh_env("far", &sshd, far.path()).replace(&format!("squad = \"{SQUAD}\"\n"), "");
+    let squad = squad_bin();
+    let config = ssh_env("far", &sshd, far.path())
+        .replace(&format!("squad = \"{}\"\n", squad.display()), "");
     assert!(!config.contains("squad ="), "{config}");
     let sb = repo(&format!("[verify]\nenabled = false\n{config}"));
     mock.set_responder(move |body| {
@@ -581,4 +584,252 @@ async fn squad_is_copied_to_an_ssh_host_of_this_platform_when_none_is_configured
     assert_eq!(sb.read("copied.txt.where"), "ssh\n");
     let copied = far.path().join(".squad-bin/squad-0.1.0");
     assert!(copied.is_file(), "squad was copied there");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_placed_spawn_refused_after_its_far_side_was_made_leaves_no_root_there() {
+    let Some(sshd) = Sshd::start("a_placed_spawn_refused_after_its_far_side_was_made") else {
+        return;
+    };
+    let far = tempfile::tempdir().unwrap();
+    let mock = MockServer::start().await;
+    // Room for one worker: both spawns of one response pass the first check, each far
+    // side is made, and the second is refused when it would be counted.
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n[limits]\nmax_live_agents = 2\n{}",
+        ssh_env("far", &sshd, far.path())
+    ));
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return MockResponse::tool_call("r", "return_results", &good_result("x").to_string());
+        }
+        let spawn = |id: &str| {
+            call(
+                id,
+                "spawn_agent",
+                json!({"role_name": "implementer", "task_prompt": "anything",
+                       "environment": "far"}),
+            )
+        };
+        match tool_count(body) {
+            0 => MockResponse::tool_calls(vec![spawn("s1"), spawn("s2")]),
+            2 => MockResponse::tool_call("wa", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    sb.exec(&mock, &["--approval", "auto", "two"])
+        .await
+        .assert_ok();
+    let requests = mock.requests();
+    let last = requests.iter().rev().find(|r| !is_worker(&r.body)).unwrap();
+    let answers: Vec<String> = tool_messages(&last.body)
+        .into_iter()
+        .filter(|(id, _)| id.starts_with('s'))
+        .map(|(_, out)| out)
+        .collect();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.contains("live agent limit reached")),
+        "{answers:?}"
+    );
+    // Neither root is left there: the refused one's went when it was refused.
+    let left: Vec<String> = std::fs::read_dir(far.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec![".squad-store.git".to_string()], "{left:?}");
+    let trees = std::process::Command::new("git")
+        .args(["worktree", "list"])
+        .current_dir(far.path().join(".squad-store.git"))
+        .output()
+        .unwrap();
+    let trees = String::from_utf8_lossy(&trees.stdout).into_owned();
+    assert_eq!(trees.lines().count(), 1, "only the store itself: {trees}");
+}
+
+/// A worker that writes `before.txt`, then runs a long command there (the kill comes
+/// during it); continued, writes `after.txt`, records where its commands ran, returns.
+fn resumed_worker(body: &Value) -> MockResponse {
+    let write = |id: &str, file: &str| {
+        let args = json!({"path": file, "content": format!("{file} written there\n")});
+        MockResponse::tool_call(id, "write_file", &args.to_string())
+    };
+    match tool_count(body) {
+        0 => write("w1", "before.txt"),
+        1 => MockResponse::tool_call("z", "run_command", r#"{"command": "sleep 60"}"#),
+        2 => write("w2", "after.txt"),
+        3 => {
+            let mark =
+                "( cat /etc/squad-far-side; echo \"ssh=$SQUAD_FAR_SIDE\" ) > after.txt.where 2>&1";
+            MockResponse::tool_call("m", "run_command", &json!({ "command": mark }).to_string())
+        }
+        _ => MockResponse::tool_call("r", "return_results", &good_result("after.txt").to_string()),
+    }
+}
+
+/// The copilot spawns one `resumed_worker` into `env` and waits for it.
+fn resumed_into(env: &'static str) -> impl Fn(&Value) -> MockResponse {
+    move |body| {
+        if is_worker(body) {
+            return resumed_worker(body);
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "write two files",
+                        "environment": env})
+                .to_string(),
+            ),
+            1 => MockResponse::tool_call("wa", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    }
+}
+
+/// Runs `squad exec` until the worker's long command has begun there, then kills it with
+/// SIGKILL: nothing of squad's own ending runs.
+async fn killed_mid_task(sb: &Sandbox, mock: &MockServer) {
+    let mut cmd = sb.command(Some(mock));
+    cmd.args(["exec", "--approval", "auto", "place"]);
+    let mut child = cmd.spawn().unwrap();
+    let start = std::time::Instant::now();
+    while !mock
+        .requests()
+        .iter()
+        .any(|r| is_worker(&r.body) && tool_count(&r.body) == 1)
+    {
+        assert!(start.elapsed().as_secs() < 60, "the worker never wrote");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // The sleep has been sent there by now.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
+}
+
+/// A unique environment name, so tests running at once never share containers.
+fn unique_env(stem: &str) -> &'static str {
+    Box::leak(format!("{stem}{}", std::process::id()).into_boxed_str())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_reattaches_a_placed_worker_whose_container_still_runs() {
+    let Some(podman) = Podman::start("continue_reattaches_a_placed_worker") else {
+        return;
+    };
+    let env = unique_env("re");
+    let prefix = format!("squad-{env}-");
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n{}",
+        container_env(env, &podman)
+    ));
+    mock.set_responder(resumed_into(env));
+    killed_mid_task(&sb, &mock).await;
+    let left = podman.containers_named(&prefix);
+    assert_eq!(left.len(), 1, "the killed squad's container still runs");
+    let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
+    run.assert_ok();
+    let out = format!("{}{}", run.stdout, run.stderr);
+    // What it wrote there before the kill came back: its root there was reattached.
+    assert!(sb.ws().join("before.txt").exists(), "{out}");
+    assert_eq!(sb.read("before.txt"), "before.txt written there\n");
+    assert_eq!(sb.read("after.txt"), "after.txt written there\n");
+    let wher = sb.read("after.txt.where");
+    assert!(wher.starts_with("container\n"), "it ran there: {wher}");
+    assert!(
+        podman.containers_named(&prefix).is_empty(),
+        "its container is removed when it ends"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_restarts_a_placed_worker_whose_container_is_gone_there_from_its_last_commit() {
+    let Some(podman) = Podman::start("continue_restarts_a_placed_worker") else {
+        return;
+    };
+    let env = unique_env("rs");
+    let prefix = format!("squad-{env}-");
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n{}",
+        container_env(env, &podman)
+    ));
+    mock.set_responder(resumed_into(env));
+    killed_mid_task(&sb, &mock).await;
+    let left = podman.containers_named(&prefix);
+    assert_eq!(left.len(), 1, "{left:?}");
+    let out = podman.cli().args(["rm", "-f", &left[0]]).output().unwrap();
+    assert!(out.status.success());
+    let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
+    run.assert_ok();
+    let out = format!("{}{}", run.stdout, run.stderr);
+    // Started there again from its base (nothing had come back): its later change merges,
+    // made in a new container; the file it wrote in the removed one went with it.
+    assert!(sb.ws().join("after.txt").exists(), "{out}");
+    assert_eq!(sb.read("after.txt"), "after.txt written there\n");
+    let wher = sb.read("after.txt.where");
+    assert!(wher.starts_with("container\n"), "it ran there: {wher}");
+    assert!(!sb.ws().join("before.txt").exists());
+    assert!(podman.containers_named(&prefix).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_fails_a_placed_worker_whose_environment_left_the_config_naming_it() {
+    let Some(sshd) = Sshd::start("continue_fails_a_placed_worker") else {
+        return;
+    };
+    let far = tempfile::tempdir().unwrap();
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n{}",
+        ssh_env("far", &sshd, far.path())
+    ));
+    mock.set_responder(resumed_into("far"));
+    killed_mid_task(&sb, &mock).await;
+    // The environment is gone from the config now (and no other is there).
+    sb.workspace_config("[verify]\nenabled = false\n");
+    let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
+    let out = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        out.contains("environment 'far': it is no longer in the config"),
+        "{out}"
+    );
+    assert!(out.contains("none of its change had come back"), "{out}");
+    let root = far.path().display().to_string();
+    assert!(out.contains(&format!("is in {root}/squad-")), "{out}");
+    // Nothing of it ran here.
+    assert!(!sb.ws().join("after.txt").exists());
+    assert!(!sb.ws().join("after.txt.where").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_reattaches_a_placed_worker_whose_root_over_ssh_is_still_there() {
+    let Some(sshd) = Sshd::start("continue_reattaches_a_placed_worker_over_ssh") else {
+        return;
+    };
+    let far = tempfile::tempdir().unwrap();
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n{}",
+        ssh_env("far", &sshd, far.path())
+    ));
+    mock.set_responder(resumed_into("far"));
+    killed_mid_task(&sb, &mock).await;
+    let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
+    run.assert_ok();
+    let out = format!("{}{}", run.stdout, run.stderr);
+    // Its worktree there held what it wrote before the kill: reattached, it came back.
+    assert!(sb.ws().join("before.txt").exists(), "{out}");
+    assert_eq!(sb.read("after.txt"), "after.txt written there\n");
+    let wher = sb.read("after.txt.where");
+    assert!(wher.ends_with("ssh=ssh\n"), "it ran there: {wher}");
+    let left: Vec<String> = std::fs::read_dir(far.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec![".squad-store.git".to_string()], "{left:?}");
 }

@@ -55,6 +55,8 @@ pub struct Remote {
     next_id: AtomicU64,
     /// Why the stream ended, once it has.
     ended: Arc<Mutex<Option<String>>>,
+    /// See [`Transport::container`].
+    container: Option<String>,
     /// Keeps the transport alive (the child process, the container) as long as this.
     transport: tokio::sync::Mutex<Box<dyn Transport>>,
 }
@@ -64,6 +66,11 @@ pub struct Remote {
 #[async_trait::async_trait]
 pub trait Transport: Send + Sync {
     async fn close(&mut self);
+
+    /// The container it execs in, by the engine's id (a container's transport).
+    fn container(&self) -> Option<String> {
+        None
+    }
 
     /// Unpacks the tar archive `tar` into the folder `path` there (a container engine's
     /// archive upload: how a base reaches a far side without git).
@@ -140,6 +147,7 @@ impl Remote {
             pending,
             next_id: AtomicU64::new(1),
             ended,
+            container: transport.container(),
             transport: tokio::sync::Mutex::new(transport),
         })
     }
@@ -156,6 +164,11 @@ impl Remote {
 
     pub fn env(&self) -> &str {
         &self.env
+    }
+
+    /// The container it execs in, if a container carries it.
+    pub fn container(&self) -> Option<&str> {
+        self.container.as_deref()
     }
 
     /// Why the connection ended, once it has.

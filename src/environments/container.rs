@@ -38,6 +38,11 @@ pub fn set_owner(data: &std::path::Path, session: &str) {
     let _ = OWNER.set((data.display().to_string(), session.to_string()));
 }
 
+/// This process's session as [`set_owner`] set it: its data dir and id.
+pub fn owner() -> Option<(String, String)> {
+    OWNER.get().cloned()
+}
+
 /// The owner labels of a container started now.
 fn owner_labels(env: &str) -> HashMap<String, String> {
     let mut labels = HashMap::from([(LABEL.to_string(), env.to_string())]);
@@ -99,6 +104,50 @@ pub async fn connect(
         id: id.clone(),
     };
     // From here on, a failure removes the container (the guard drops).
+    serve_in(&docker, env, config, guard, init).await
+}
+
+/// Connects again to the worker's container `id` (a resumed session's): a new tool server
+/// exec'd beside its first process. `None` when it no longer runs (removed, stopped), or
+/// the exec fails there (then it is removed).
+pub async fn reattach(
+    env: &str,
+    config: &EnvironmentConfig,
+    id: &str,
+    init: &Init,
+) -> Result<Option<Remote>, EnvError> {
+    let docker = engine(env, config).await?;
+    let inspected = docker.inspect_container(id, None).await;
+    let running = inspected
+        .ok()
+        .and_then(|c| c.state)
+        .and_then(|s| s.running)
+        .unwrap_or(false);
+    if !running {
+        return Ok(None);
+    }
+    let guard = ContainerGuard {
+        docker: docker.clone(),
+        id: id.to_string(),
+    };
+    match serve_in(&docker, env, config, guard, init).await {
+        Ok(remote) => Ok(Some(remote)),
+        Err(e) => {
+            tracing::info!("no reattaching to container {id}: {e}");
+            Ok(None)
+        }
+    }
+}
+
+/// The worker's tool server exec'd in the container `guard` holds, connected.
+async fn serve_in(
+    docker: &Docker,
+    env: &str,
+    config: &EnvironmentConfig,
+    guard: ContainerGuard,
+    init: &Init,
+) -> Result<Remote, EnvError> {
+    let id = guard.id.clone();
     let squad = config.squad_or_default().to_string();
     let exec = docker
         .create_exec(
@@ -203,6 +252,10 @@ struct ContainerGuard {
 
 #[async_trait::async_trait]
 impl super::client::Transport for ContainerGuard {
+    fn container(&self) -> Option<String> {
+        Some(self.id.clone())
+    }
+
     async fn close(&mut self) {
         let id = std::mem::take(&mut self.id);
         if !id.is_empty() {

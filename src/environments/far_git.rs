@@ -35,6 +35,7 @@ pub async fn answer(root: &Path, request: Request) -> Outcome {
         } => receive(Path::new(&store), &root, &commit, bundle.as_deref()),
         Request::Collect { base, message, .. } => collect(&root, &base, &message),
         Request::Release { store, .. } => release(Path::new(&store), &root),
+        Request::Holds { base, store, .. } => holds(&root, &base, store.is_some()),
         _ => Err("not a carrying request".to_string()),
     })
     .await
@@ -96,8 +97,10 @@ fn receive(
             store.display()
         ));
     }
-    // The root is empty (the tool server made it); git takes an empty folder.
+    // The root is empty (the tool server made it); git takes an empty folder. A root of
+    // the same name that went away is still registered: forgotten first.
     let root_s = root.display().to_string();
+    let _ = git.run(&["worktree", "prune"]);
     git.run(&["worktree", "add", "-q", "--detach", &root_s, commit])
         .map_err(git_err)?;
     Ok(commit.to_string())
@@ -150,6 +153,32 @@ fn collect(root: &Path, base: &str, message: &str) -> Result<String, String> {
         bundle: Some(base64::engine::general_purpose::STANDARD.encode(bytes?)),
     })
     .map_err(git_err)
+}
+
+/// Whether `root` still holds a worker's work: a worktree whose commits hold `base`
+/// (`by_git`), else a folder with files in it.
+fn holds(root: &Path, base: &str, by_git: bool) -> Result<String, String> {
+    let has_files = std::fs::read_dir(root).is_ok_and(|mut d| d.next().is_some());
+    if !has_files {
+        return Err(format!("{} is empty or gone", root.display()));
+    }
+    if !by_git {
+        return Ok("yes".into());
+    }
+    let git = Git::new(root);
+    let spec = format!("{base}^{{commit}}");
+    let ours = root.join(".git").exists()
+        && git.run(&["cat-file", "-e", &spec]).is_ok()
+        && git
+            .output(&["merge-base", "--is-ancestor", base, "HEAD"], None)
+            .is_ok_and(|r| r.code == 0);
+    if !ours {
+        return Err(format!(
+            "{} is not a worktree on the worker's base {base}",
+            root.display()
+        ));
+    }
+    Ok("yes".into())
 }
 
 fn release(store: &Path, root: &Path) -> Result<String, String> {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Bumped when a message changes shape; a far side of another version is refused.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// What the far side needs before the first call: where the worker's root is and what its
 /// tools may do there. The far side's own sandbox applies the level.
@@ -94,6 +94,15 @@ pub enum Request {
     },
     /// Removes the root's worktree from the store (the worker is gone).
     Release { id: u64, store: String },
+    /// Whether the root still holds the worker's work (a resumed worker reattaching): a
+    /// worktree whose commits hold `base` where its work travels by git (`store` set),
+    /// else a root with files in it. Answered with an error saying what is missing.
+    Holds {
+        id: u64,
+        base: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        store: Option<String>,
+    },
 }
 
 /// What [`Request::Collect`] answers (as JSON in its output).

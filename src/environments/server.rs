@@ -120,7 +120,8 @@ fn request_id(request: &Request) -> u64 {
         | Request::Haves { id, .. }
         | Request::Receive { id, .. }
         | Request::Collect { id, .. }
-        | Request::Release { id, .. } => *id,
+        | Request::Release { id, .. }
+        | Request::Holds { id, .. } => *id,
     }
 }
 

@@ -265,6 +265,7 @@ impl Progress {
             | EventKind::AgentBudget { .. }
             | EventKind::AgentSandbox { .. }
             | EventKind::AgentOptions(_)
+            | EventKind::FarSide(_)
             | EventKind::AgentStatus { .. }
             | EventKind::TurnStarted
             | EventKind::TurnFinished { .. }

@@ -1,9 +1,9 @@
 use super::{
     AgentId, AgentResult, AgentStatus, ApprovalAction, ApprovalDecision, ApprovalPolicy, Budget,
     BudgetMeasure, BudgetScope, CheckpointSummary, ConflictFile, Declined, DiffStat,
-    DroppedFinding, Goal, GoalCheck, GoalEnd, HistoryItem, MergeRecord, MergeReport, MessageKind,
-    PlanDecision, PlanSubmitted, Quote, QuoteVsActual, ReviewFinding, ReviewTarget, SpawnOptions,
-    StuckTask, Task, TaskMetrics, TaskRates, Unanswered, Verdict, WasteReport,
+    DroppedFinding, FarSide, Goal, GoalCheck, GoalEnd, HistoryItem, MergeRecord, MergeReport,
+    MessageKind, PlanDecision, PlanSubmitted, Quote, QuoteVsActual, ReviewFinding, ReviewTarget,
+    SpawnOptions, StuckTask, Task, TaskMetrics, TaskRates, Unanswered, Verdict, WasteReport,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -62,6 +62,8 @@ pub enum EventKind {
     /// What the spawn asked beyond the worker's role (kept, instructions, narrowed tools),
     /// right after its `agent_spawned` (only when it asked any). Resume restores it.
     AgentOptions(SpawnOptions),
+    /// A placed worker's far side, at its placing and each change back (resume reopens it).
+    FarSide(FarSide),
     AgentStatus {
         parent_id: Option<AgentId>,
         status: AgentStatus,

@@ -236,6 +236,7 @@ impl TaskTally {
             | EventKind::AgentBudget { .. }
             | EventKind::AgentSandbox { .. }
             | EventKind::AgentOptions(_)
+            | EventKind::FarSide(_)
             | EventKind::TurnStarted
             | EventKind::ItemAdded { .. }
             | EventKind::TextDelta { .. }

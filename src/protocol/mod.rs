@@ -46,7 +46,7 @@ pub use question::Declined;
 pub use quote::{Quote, QuoteVsActual, WasteKind, WasteLine, WasteReport, WastedBy, WorkerQuote};
 pub use result::{AgentResult, AgentStatus, Artifact, ChangeType, ResultStatus};
 pub use review::{DroppedFinding, ReviewFinding, ReviewSeverity, ReviewTarget};
-pub use spawn::{SpawnOptions, worker_name};
+pub use spawn::{FarSide, SpawnOptions, worker_name};
 pub use spend::{SpendTally, Spent};
 pub use task::{StuckTask, Task, TaskList, TaskStatus, deadlocked};
 pub use verdict::{Finding, Severity, Verdict};

@@ -33,6 +33,27 @@ impl SpawnOptions {
     }
 }
 
+/// Where a placed worker's far side is and what of its work is here (issue 52): enough for
+/// a resume to reattach to it, or to start it there again from what came back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FarSide {
+    /// Its `[environments.NAME]`.
+    pub env: String,
+    /// Its root there.
+    pub root: String,
+    /// Its container (a container environment's), by the engine's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// The git store there its root is a worktree of; `None`: its work travels as the
+    /// engine's archives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+    /// Its base commit (on both sides).
+    pub base: String,
+    /// The commit of its change its worktree here holds: its base until one came back.
+    pub applied: String,
+}
+
 /// Most characters of a worker's name: a label, not a task.
 pub const MAX_NAME_CHARS: usize = 32;
 

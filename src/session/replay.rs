@@ -44,6 +44,8 @@ pub struct ReplayedAgent {
     /// Teammates' messages to it (`agent_message`) not yet delivered
     /// (`agent_messages_delivered`) when the log ended: delivered at its next model call.
     pub mail: Vec<PendingMail>,
+    /// A placed worker's far side as its last `far_side` left it.
+    pub far_side: Option<crate::protocol::FarSide>,
 }
 
 /// A teammate's message, as the log recorded it.
@@ -160,6 +162,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                         messages: Vec::new(),
                         for_squad: false,
                         mail: Vec::new(),
+                        far_side: None,
                     });
                 }
             }
@@ -220,6 +223,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
             EventKind::AgentBudget { .. }
             | EventKind::AgentSandbox { .. }
             | EventKind::AgentOptions(_)
+            | EventKind::FarSide(_)
             | EventKind::AgentStatus { .. }
             | EventKind::TurnStarted
             | EventKind::TurnFinished { .. }
@@ -336,6 +340,7 @@ impl ReplayedAgent {
             EventKind::ResultDelivered { .. } => self.delivered = true,
             EventKind::AgentBudget { budget } => self.budget = *budget,
             EventKind::AgentOptions(options) => self.options = options.clone(),
+            EventKind::FarSide(far) => self.far_side = Some(far.clone()),
             EventKind::Released => self.released = true,
             EventKind::InboxDelivered { .. } => self.messages.clear(),
             EventKind::Verification(v) => {

@@ -37,6 +37,7 @@ impl Translator {
             | EventKind::AgentBudget { .. }
             | EventKind::AgentSandbox { .. }
             | EventKind::AgentOptions(_)
+            | EventKind::FarSide(_)
             | EventKind::TurnStarted
             | EventKind::TextDelta { .. }
             | EventKind::ToolCallBegin { .. }
@@ -245,6 +246,7 @@ impl Translator {
             | EventKind::AgentBudget { .. }
             | EventKind::AgentSandbox { .. }
             | EventKind::AgentOptions(_)
+            | EventKind::FarSide(_)
             | EventKind::AgentStatus { .. }
             | EventKind::TurnStarted
             | EventKind::ToolCallEnd { .. }

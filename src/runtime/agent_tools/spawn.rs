@@ -157,14 +157,34 @@ impl AgentTool for SpawnAgent {
         let placed = place(cx, id, env.as_deref(), base.as_ref()).await?;
         // Again: spawns of one response run side by side, and each waited for its approval
         // since the first check. Nothing awaits from here until the worker is counted.
-        room(cx, &limits)?;
-        if let (Some(p), Some(placed)) = (cx.host.placements(), placed) {
-            p.register(id, placed);
-        }
-        let id = launch(cx, &me, worker, task_id, args.isolation, base, id)?;
+        let counted = room(cx, &limits).and_then(|()| {
+            registered(cx, id, placed.as_ref());
+            launch(cx, &me, worker, task_id, args.isolation, base, id)
+        });
+        let id = unplaced_unless_counted(cx, id, placed.as_ref(), counted).await?;
         let reply = reply(cx, id, &role.name, waived, ignored, only_reporting);
         Ok(Done::output(reply))
     }
+}
+
+/// A placed worker's far side, registered before it starts (its layer looks it up).
+fn registered(cx: &Call<'_>, id: AgentId, placed: Option<&Arc<placement::PlacedWorker>>) {
+    if let (Some(p), Some(placed)) = (cx.host.placements(), placed) {
+        p.register(id, placed.clone());
+    }
+}
+
+/// A spawn refused after its far side was made: that far side, made for nothing, goes.
+async fn unplaced_unless_counted(
+    cx: &Call<'_>,
+    id: AgentId,
+    placed: Option<&Arc<placement::PlacedWorker>>,
+    counted: Result<AgentId, Failure>,
+) -> Result<AgentId, Failure> {
+    if let (Err(_), Some(placed)) = (&counted, placed) {
+        placement::unplace(cx.host.placements().as_deref(), id, placed).await;
+    }
+    counted
 }
 
 /// The far side of a worker placed in `env` (`policies/placement`), made ready: `None`

@@ -20,7 +20,7 @@ pub fn restore_agents(
     mut replayed: ReplayedSession,
     policy: ApprovalPolicy,
 ) {
-    restore_shared(session, &mut replayed);
+    restore_shared(session, policies, &mut replayed);
     let mut delivered = HashMap::new();
     let mut interrupted = Vec::new();
     let roles: HashMap<AgentId, String> = (replayed.agents.iter())
@@ -76,12 +76,37 @@ pub fn restore_agents(
 }
 
 /// The board, the workers' plans (one awaiting still awaits) and the persona's
-/// coordinate-only mode, as the log left them.
-fn restore_shared(session: &Session, replayed: &mut ReplayedSession) {
+/// coordinate-only mode, as the log left them; placed workers' far sides reopened.
+fn restore_shared(session: &Session, policies: &Policies, replayed: &mut ReplayedSession) {
+    reopen_placed(session, policies, &replayed.agents);
     session.tasks.restore(std::mem::take(&mut replayed.tasks));
     session.plans.restore(std::mem::take(&mut replayed.plans));
     let on = replayed.coordinate_only;
     session.plans.set_coordinate_only(&session.team, on, false);
+}
+
+/// Placed workers get their far side again (`policies/placement/resume.rs`).
+fn reopen_placed(session: &Session, policies: &Policies, agents: &[ReplayedAgent]) {
+    let Some(p) = policies.get::<crate::runtime::policies::placement::PlacementPolicy>() else {
+        return;
+    };
+    let settings = |a: &ReplayedAgent| {
+        let test = session
+            .role(&a.role)
+            .and_then(|r| r.test_command.as_deref());
+        Arc::new(crate::tools::ToolSettings::from_config(
+            &session.config,
+            test,
+        ))
+    };
+    let repo = session.workspace.root();
+    crate::runtime::policies::placement::resume::reopen_all(
+        &p.0,
+        &session.config,
+        repo,
+        settings,
+        agents,
+    );
 }
 
 /// A claimed task is held only by a worker that came back alive; others are ready again.

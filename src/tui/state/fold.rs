@@ -86,9 +86,11 @@ impl SessionState {
             // a plan shows as the worker's submit_plan call and its result;
             // checkpoints are listed by `/rewind` from the log, not drawn; the file list is
             // the composer's (`App::apply` hands it to `@` completion); a quote shows in
-            // its spawn's approval, and `spend` above keeps it for `/cost`.
+            // its spawn's approval, and `spend` above keeps it for `/cost`; where a placed
+            // worker runs shows from its options.
             K::ToolCallBegin { .. }
             | K::Quote(_)
+            | K::FarSide(_)
             | K::ApprovalUnanswered { .. }
             | K::ResultDelivered { .. }
             | K::InboxDelivered { .. }

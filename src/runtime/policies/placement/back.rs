@@ -52,6 +52,8 @@ impl PlacedWorker {
             ));
         }
         *crate::sync::lock(&self.applied) = commit;
+        // What came back is in the log, so a resume goes on from it.
+        team.emit(agent, crate::protocol::EventKind::FarSide(self.far_side()));
         iso.after_mutation(team, agent).await;
         Ok(())
     }

@@ -7,32 +7,47 @@
 use super::{PlacedWorker, Placements};
 use crate::protocol::{EventKind, TurnEnd};
 use crate::runtime::agent_tools::return_results::RETURN_RESULTS;
-use crate::runtime::cx::{AgentCx, Layer, ToolNext};
-use crate::runtime::points::{Admit, Moment};
+use crate::runtime::cx::{AgentCx, Layer, ModelNext, ToolNext};
+use crate::runtime::points::{Admit, Called, ModelCall, Moment};
 use crate::runtime::tool_call::{ToolOut, ToolReq};
 use crate::runtime::toolbox::{Coding, Ran};
 use async_trait::async_trait;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+
+/// A worker's placement: its far side (`None`: it runs here), or why it can run nowhere.
+type Me = Result<Option<(crate::protocol::AgentId, Arc<PlacedWorker>)>, String>;
 
 pub(super) struct PlacementLayer {
     placements: Arc<Placements>,
-    /// This worker's placement, looked up at its first call (`None`: it runs here).
-    me: OnceLock<Option<(crate::protocol::AgentId, Arc<PlacedWorker>)>>,
+    /// This worker's placement, looked up at its first task or call (a resumed worker's
+    /// waits for its far side to be reopened).
+    me: tokio::sync::OnceCell<Me>,
 }
 
 impl PlacementLayer {
     pub(super) fn new(placements: Arc<Placements>) -> Self {
         Self {
             placements,
-            me: OnceLock::new(),
+            me: tokio::sync::OnceCell::new(),
         }
     }
 
-    fn placed(&self, cx: &AgentCx) -> Option<&Arc<PlacedWorker>> {
+    async fn placed(&self, cx: &AgentCx) -> Result<Option<&Arc<PlacedWorker>>, &str> {
         let me = self
             .me
-            .get_or_init(|| self.placements.get(cx.id()).map(|w| (cx.id(), w)));
-        me.as_ref().map(|(_, w)| w)
+            .get_or_init(|| async {
+                let worker = self.placements.resolve(cx.id()).await?;
+                // The log keeps where it runs, so a resume finds it there again.
+                if let Some(w) = &worker {
+                    cx.team().emit(cx.id(), EventKind::FarSide(w.far_side()));
+                }
+                Ok(worker.map(|w| (cx.id(), w)))
+            })
+            .await;
+        match me {
+            Ok(me) => Ok(me.as_ref().map(|(_, w)| w)),
+            Err(why) => Err(why),
+        }
     }
 }
 
@@ -40,13 +55,24 @@ impl PlacementLayer {
 impl Layer for PlacementLayer {
     async fn before_task(&self, cx: &AgentCx, _text: &mut String, _from_user: bool) -> Admit {
         // Known from its first task on, so it is released when it goes.
-        self.placed(cx);
+        let _ = self.placed(cx).await;
         Admit::Go
     }
 
+    async fn model_call(&self, cx: &AgentCx, call: &mut ModelCall, next: ModelNext<'_>) -> Called {
+        // A resumed worker whose far side could be neither reattached nor started again
+        // ends failed with the reason before its model is asked.
+        if let Err(why) = self.placed(cx).await {
+            return Called::Failed(why.to_string());
+        }
+        next.run(cx, call).await
+    }
+
     async fn tool_call(&self, cx: &AgentCx, req: &mut ToolReq<'_>, next: ToolNext<'_>) -> ToolOut {
-        let Some(worker) = self.placed(cx) else {
-            return next.run(cx, req).await;
+        let worker = match self.placed(cx).await {
+            Ok(Some(worker)) => worker,
+            Ok(None) => return next.run(cx, req).await,
+            Err(why) => return ToolOut::ran(Ran::Fatal(why.to_string())),
         };
         if let Some(why) = worker.remote.lost() {
             return ToolOut::ran(Ran::Fatal(worker.lost_reason(&why)));
@@ -76,7 +102,7 @@ impl Layer for PlacementLayer {
         let Moment::Settled(end) = moment else {
             return;
         };
-        let Some(worker) = self.placed(cx) else {
+        let Ok(Some(worker)) = self.placed(cx).await else {
             return;
         };
         if end == TurnEnd::Cancelled || worker.remote.lost().is_some() {
@@ -91,7 +117,7 @@ impl Layer for PlacementLayer {
 impl Drop for PlacementLayer {
     /// The worker is gone: its far side goes too.
     fn drop(&mut self) {
-        if let Some(Some((agent, _))) = self.me.take() {
+        if let Some(Ok(Some((agent, _)))) = self.me.take() {
             self.placements.forget(agent);
         }
     }

@@ -10,6 +10,7 @@ mod back;
 mod layer;
 pub mod open;
 pub mod registry;
+pub mod resume;
 
 pub use registry::{PlacedWorker, Placements};
 

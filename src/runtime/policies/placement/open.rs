@@ -73,7 +73,12 @@ pub async fn open(
     Ok(Arc::new(placed(env, remote, carried, repo)))
 }
 
-fn placed(env: &str, remote: Remote, carried: Carried, repo: std::path::PathBuf) -> PlacedWorker {
+pub(super) fn placed(
+    env: &str,
+    remote: Remote,
+    carried: Carried,
+    repo: std::path::PathBuf,
+) -> PlacedWorker {
     let remote = Arc::new(remote);
     let tools = placed_tools(remote.clone())
         .into_iter()
@@ -98,6 +103,15 @@ async fn abandon(remote: &Remote, store: &str) {
         let _ = remote.carry(|id| Request::Release { id, store }).await;
     }
     remote.close().await;
+}
+
+/// A far side made ready for worker `id` that was not counted after all (the team filled
+/// up meanwhile, its budget could not be set aside): its root there and its container go.
+pub async fn unplace(placements: Option<&Placements>, id: AgentId, worker: &PlacedWorker) {
+    if let Some(p) = placements {
+        p.unregister(id);
+    }
+    worker.release().await;
 }
 
 /// The spawn's part: `env`'s far side for worker `id` made ready, or `None` when it runs

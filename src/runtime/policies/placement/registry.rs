@@ -8,30 +8,39 @@ use crate::protocol::AgentId;
 use crate::tools::ToolHandler;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The session's placed workers, by agent.
 #[derive(Default)]
 pub struct Placements {
-    /// The config defines environments: otherwise no worker gets a layer.
-    enabled: bool,
+    /// The config defines environments, or a resumed worker was placed: otherwise no
+    /// worker gets a layer.
+    enabled: AtomicBool,
     workers: Mutex<HashMap<AgentId, Arc<PlacedWorker>>>,
     /// Releases begun when a worker went, for the session's end to wait for.
     releasing: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// A resumed session's placed workers whose far side is being reattached or started
+    /// again (`resume.rs`): each one's outcome, once known (`Err`: why it cannot run).
+    reopening: Mutex<HashMap<AgentId, Reopening>>,
 }
+
+/// The outcome of one worker's reopening, once it is known.
+pub(super) type Reopening = tokio::sync::watch::Receiver<Option<Result<(), String>>>;
 
 impl Placements {
     /// Placements for a session whose config defines environments (`enabled`).
     pub fn new(enabled: bool) -> Self {
         Self {
-            enabled,
+            enabled: AtomicBool::new(enabled),
             workers: Mutex::default(),
             releasing: Mutex::default(),
+            reopening: Mutex::default(),
         }
     }
 
     pub fn enabled(&self) -> bool {
-        self.enabled
+        self.enabled.load(Ordering::Relaxed)
     }
 
     /// `agent`, about to start, runs at `worker`'s far side.
@@ -39,8 +48,40 @@ impl Placements {
         crate::sync::lock(&self.workers).insert(agent, worker);
     }
 
+    /// `agent` was not started after all: its far side is the caller's to release.
+    pub fn unregister(&self, agent: AgentId) -> Option<Arc<PlacedWorker>> {
+        crate::sync::lock(&self.workers).remove(&agent)
+    }
+
     pub fn get(&self, agent: AgentId) -> Option<Arc<PlacedWorker>> {
         crate::sync::lock(&self.workers).get(&agent).cloned()
+    }
+
+    /// `agent`'s far side is being reopened; `outcome` tells when it is known.
+    pub(super) fn reopening(&self, agent: AgentId, outcome: Reopening) {
+        // Even where the config no longer names any environment: it fails there, not here.
+        self.enabled.store(true, Ordering::Relaxed);
+        crate::sync::lock(&self.reopening).insert(agent, outcome);
+    }
+
+    /// Where `agent`'s tools run: its far side (once a resume reopened it), `None` here,
+    /// or why it can run nowhere (its far side could not be reattached nor started again).
+    pub(super) async fn resolve(
+        &self,
+        agent: AgentId,
+    ) -> Result<Option<Arc<PlacedWorker>>, String> {
+        let waiting = crate::sync::lock(&self.reopening).get(&agent).cloned();
+        if let Some(mut outcome) = waiting {
+            let known = outcome
+                .wait_for(Option::is_some)
+                .await
+                .ok()
+                .and_then(|o| o.clone());
+            known.unwrap_or_else(|| {
+                Err("its far side was not reopened: the session ended".into())
+            })?;
+        }
+        Ok(self.get(agent))
     }
 
     /// The worker is gone: its far side goes (the container, its worktree there).
@@ -87,6 +128,22 @@ pub struct PlacedWorker {
 }
 
 impl PlacedWorker {
+    /// Its far side as the log keeps it, for a resume (`EventKind::FarSide`).
+    pub fn far_side(&self) -> crate::protocol::FarSide {
+        let store = match &self.carried.way {
+            crate::environments::carry::Way::Git { store } => Some(store.clone()),
+            crate::environments::carry::Way::Archive => None,
+        };
+        crate::protocol::FarSide {
+            env: self.env.clone(),
+            root: self.carried.root.clone(),
+            container: self.remote.container().map(str::to_string),
+            store,
+            base: self.carried.base.clone(),
+            applied: crate::sync::lock(&self.applied).clone(),
+        }
+    }
+
     /// Its worktree there goes and its connection closes (a container is removed).
     pub async fn release(&self) {
         if let crate::environments::carry::Way::Git { store } = &self.carried.way
