@@ -62,7 +62,6 @@ pub enum EventKind {
     /// What the spawn asked beyond the worker's role (kept, instructions, narrowed tools),
     /// right after its `agent_spawned` (only when it asked any). Resume restores it.
     AgentOptions(SpawnOptions),
-    /// A placed worker's far side, at its placing and each change back (resume reopens it).
     FarSide(FarSide),
     AgentStatus {
         parent_id: Option<AgentId>,
