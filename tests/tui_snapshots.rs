@@ -2542,3 +2542,141 @@ fn a_fan_outs_spawn_approval_shows_its_quote() {
         assert!(screen.contains(needle), "{needle}: {screen}");
     }
 }
+
+/// Issue 54 part 7: a worker's plan awaiting approval is a dialog like an approval; `1`
+/// approves it, a typed reason rejects it, Esc puts it aside; a decision made elsewhere
+/// (its supervisor's) takes it down.
+#[test]
+fn a_plan_awaiting_approval_is_a_dialog_the_user_decides() {
+    use squad::protocol::{PlanDecision, PlanSubmitted};
+    let (mut s, [coder, tester, _]) = team();
+    let submitted = |plan_id: u64, plan: &str| {
+        EventKind::PlanSubmitted(PlanSubmitted {
+            plan_id,
+            plan: plan.into(),
+        })
+    };
+    s.status(coder, AgentStatus::Waiting);
+    s.ev(
+        coder,
+        submitted(
+            1,
+            "1. Add `--json` to ExecArgs in src/cli.rs.\n2. Print each event with \
+             serde_json in src/exec/mod.rs.\n3. Add a test in tests/exec.rs that parses \
+             every line.",
+        ),
+    );
+    insta::assert_snapshot!("plan_dialog_80x24", s.screen(80, 24));
+    s.at(80);
+    let approve = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Char('1'), KeyModifiers::NONE), s.now);
+    assert_eq!(
+        approve,
+        vec![Action::Send(Op::DecidePlan {
+            agent_id: coder,
+            approve: true,
+            reason: String::new(),
+        })]
+    );
+    assert!(s.app.state.plans.is_empty());
+
+    // A second plan: a typed reason and Enter reject it.
+    s.ev(tester, submitted(2, "Rewrite the whole test suite."));
+    s.at(90);
+    for c in "only the exec tests".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("plan_dialog_typed_60x20", s.screen(60, 20));
+    let reject = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
+    assert_eq!(
+        reject,
+        vec![Action::Send(Op::DecidePlan {
+            agent_id: tester,
+            approve: false,
+            reason: "only the exec tests".into(),
+        })]
+    );
+
+    // Decided by its supervisor: the dialog goes without a key.
+    s.ev(tester, submitted(3, "Only tests/exec.rs."));
+    assert!(s.screen(80, 24).contains("plan · tester"));
+    s.ev(
+        tester,
+        EventKind::PlanDecided(PlanDecision {
+            plan_id: 3,
+            approved: true,
+            reason: String::new(),
+            by: Some(s.root),
+        }),
+    );
+    assert!(s.app.state.dialog().is_none());
+}
+
+/// Issue 54 parts 4 and 7: `/lead` asks for coordinate-only mode and the status bar shows
+/// it once the core says so; a teammate's message is a line in the persona's
+/// conversation naming sender and recipient; the board shows each task's owner, whether
+/// it claimed it, and its lease.
+#[test]
+fn the_lead_messages_and_leases_are_seen() {
+    let (mut s, [coder, tester, _]) = team();
+    s.app.focus = Focus::Composer;
+    for c in "/lead".chars() {
+        s.key(KeyCode::Char(c));
+    }
+    let asked = s
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), s.now);
+    assert_eq!(
+        asked,
+        vec![Action::Send(Op::SetCoordinateOnly { on: true })]
+    );
+    let root = s.root;
+    s.ev(root, EventKind::CoordinateOnly { on: true });
+    s.ev(
+        coder,
+        EventKind::AgentMessage {
+            to: tester,
+            message_id: 1,
+            text: "I renamed Token::Ident to Token::Name in token.rs".into(),
+        },
+    );
+    let mut t1 = s.task("T1", "The lexer", TaskStatus::Running, &[]);
+    t1.assignee = Some(coder);
+    t1.claimed = true;
+    t1.paths = vec!["src/lexer/**".into()];
+    let mut t2 = s.task("T2", "Token names", TaskStatus::Ready, &[]);
+    t2.paths = vec!["src/lexer/token.rs".into()];
+    s.task_updated(t1);
+    s.task_updated(t2);
+    s.command("/tasks");
+    // The persona's conversation beside the board.
+    s.app.tree.selected = Some(root);
+    let screen = s.screen(120, 30);
+    assert!(screen.contains("LEAD"), "{screen}");
+    assert!(
+        screen.contains("✉ coder 1a2b3c4e → tester 1a2b3c4f: I renamed Token::Ident"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("T1 The lexer · lease src/lexer/**"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("running · coder 1a2b3c4e claimed"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("T2 Token nam… · paths src/lexer/token.rs"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("lead_messages_leases_120x30", screen);
+    // Ctrl+L toggles it back.
+    let off = s.app.on_key(
+        KeyEvent::new(KeyCode::Char('l'), KeyModifiers::CONTROL),
+        s.now,
+    );
+    assert!(off.contains(&Action::Send(Op::SetCoordinateOnly { on: false })));
+}

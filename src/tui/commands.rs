@@ -34,6 +34,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/pause", "pause the whole team (Ctrl+P toggles)"),
     ("/unpause", "let the paused team go on"),
+    (
+        "/lead",
+        "the persona coordinates only: no writing tools for it (Ctrl+L toggles)",
+    ),
     ("/stop", "stop the team: cancel every worker, end the turn"),
     (
         "/goal",
@@ -90,6 +94,8 @@ pub enum SlashCommand {
     Review(ReviewTarget),
     Pause,
     Unpause,
+    /// Toggles the persona's coordinate-only mode.
+    Lead,
     Stop,
     /// A new session cost limit in US dollars; `None` lifts it.
     Budget(Option<f64>),
@@ -167,6 +173,7 @@ pub fn parse(input: &str) -> Option<Result<SlashCommand, String>> {
         },
         "/pause" => SlashCommand::Pause,
         "/unpause" => SlashCommand::Unpause,
+        "/lead" => SlashCommand::Lead,
         "/stop" => SlashCommand::Stop,
         "/budget" => match arg.as_deref().map(parse_budget) {
             Some(Some(limit)) => SlashCommand::Budget(limit),

@@ -18,6 +18,7 @@ const LEFT: &[Section] = &[
             ("Esc Esc", "rewind (composer empty)"),
             ("Ctrl+C", "clear · stop · ×2 quit"),
             ("Ctrl+P", "pause / unpause the team"),
+            ("Ctrl+L", "lead coordinates only"),
             ("? F1", "this help (? if empty)"),
             ("Ctrl+T", "tasks below/instead/off"),
         ],

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 mod mention;
 mod overlays;
+mod plan;
 mod popup;
 mod rewind;
 
@@ -61,9 +62,13 @@ impl App {
         {
             return self.toggle_pause(now);
         }
+        if ctrl && matches!(key.code, KeyCode::Char('l' | 'L')) && self.overlay.is_none() {
+            return self.toggle_lead(now);
+        }
         match self.state.dialog() {
             Some(Dialog::Approval(_)) => return self.approval_key(key, now),
             Some(Dialog::Question(_)) => return self.question_key(key, now),
+            Some(Dialog::Plan(_)) => return self.plan_key(key, now),
             None => {}
         }
         if ctrl && matches!(key.code, KeyCode::Char('t' | 'T')) {
@@ -567,6 +572,7 @@ impl App {
                 self.set_notice(format!("the team is {word} already"), now);
             }
             SlashCommand::Pause | SlashCommand::Unpause => return self.toggle_pause(now),
+            SlashCommand::Lead => return self.toggle_lead(now),
             SlashCommand::Stop => {
                 self.set_notice("stopping the team…", now);
                 return vec![Action::Send(Op::Stop)];

@@ -3,7 +3,7 @@
 //! (highlighted option, the field) lives here; the question itself is session state.
 
 use crate::tui::popup;
-use crate::tui::state::PendingQuestion;
+use crate::tui::state::{PendingPlan, PendingQuestion};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::{spans_width, wrap};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -121,6 +121,56 @@ impl QuestionView {
     }
 }
 
+/// How the dialog names itself: a question, or a worker's plan awaiting approval.
+struct Framing {
+    title: &'static str,
+    asks: &'static str,
+    placeholder: Option<&'static str>,
+    pick: &'static str,
+    esc: &'static str,
+}
+
+const QUESTION: Framing = Framing {
+    title: "question",
+    asks: " asks you",
+    placeholder: None,
+    pick: " pick   ",
+    esc: " decline",
+};
+
+/// A plan's one option approves; a typed reason rejects; Esc leaves it to the supervisor.
+const PLAN: Framing = Framing {
+    title: "plan",
+    asks: " asks you to approve its plan",
+    placeholder: Some("type why you reject it, or pick 1 to approve"),
+    pick: " approve   ",
+    esc: " later",
+};
+
+/// What the plan dialog offers: its one option.
+pub const APPROVE_PLAN: &str = "Approve: its writing tools come back";
+
+/// Draws the dialog for a worker's plan awaiting approval, like a question whose one
+/// option approves and whose typed answer is the reason it is rejected.
+pub fn render_plan(
+    buf: &mut Buffer,
+    area: Rect,
+    p: &PendingPlan,
+    view: &mut QuestionView,
+    waiting: usize,
+    t: &Theme,
+) {
+    let q = PendingQuestion {
+        request_id: p.plan_id,
+        agent_id: p.agent_id,
+        role: p.role.clone(),
+        question: p.plan.clone(),
+        options: vec![APPROVE_PLAN.to_string()],
+        seq: p.seq,
+    };
+    render_framed(buf, area, &q, view, waiting, t, &PLAN);
+}
+
 /// Draws the dialog for `q` over `area`; `waiting` counts the dialogs queued behind it.
 pub fn render(
     buf: &mut Buffer,
@@ -129,6 +179,18 @@ pub fn render(
     view: &mut QuestionView,
     waiting: usize,
     t: &Theme,
+) {
+    render_framed(buf, area, q, view, waiting, t, &QUESTION);
+}
+
+fn render_framed(
+    buf: &mut Buffer,
+    area: Rect,
+    q: &PendingQuestion,
+    view: &mut QuestionView,
+    waiting: usize,
+    t: &Theme,
+    f: &Framing,
 ) {
     let w = area.width.saturating_sub(4).clamp(20, 100);
     let inner_w = w.saturating_sub(4) as usize;
@@ -149,7 +211,7 @@ pub fn render(
     let rect = popup::centered(area, w, want.min(area.height.saturating_sub(2).max(8)));
     let accent = t.bold(Color::Magenta);
     let title = Line::from(Span::styled(
-        format!(" question · {} {} ", q.role, q.agent_id.short()),
+        format!(" {} · {} {} ", f.title, q.role, q.agent_id.short()),
         accent,
     ));
     let inner = popup::frame(buf, rect, title, accent);
@@ -160,10 +222,7 @@ pub fn render(
         let y = y.min(inner.bottom());
         Rect::new(inner.x, y, inner.width, (h as u16).min(inner.bottom() - y))
     };
-    let head = Line::from(vec![
-        Span::styled(q.role.clone(), bold),
-        Span::raw(" asks you"),
-    ]);
+    let head = Line::from(vec![Span::styled(q.role.clone(), bold), Span::raw(f.asks)]);
     popup::draw_lines(buf, row(inner.y, 1), &[head], 0);
 
     // The question gives way first when the screen is short.
@@ -203,10 +262,10 @@ pub fn render(
             .saturating_sub(2 + prompt.chars().count() as u16),
         field_area.height,
     );
-    view.field.set_placeholder_text(if q.options.is_empty() {
-        "type your answer"
-    } else {
-        "type an answer, or pick an option"
+    view.field.set_placeholder_text(match f.placeholder {
+        Some(p) => p,
+        None if q.options.is_empty() => "type your answer",
+        None => "type an answer, or pick an option",
     });
     view.field.set_placeholder_style(t.dim());
     view.field.set_cursor_style(if on_field {
@@ -216,7 +275,13 @@ pub fn render(
     });
     (&view.field).render(text_area, buf);
 
-    let keys = key_hints(q.options.len(), waiting, inner.width.saturating_sub(2), t);
+    let keys = key_hints(
+        q.options.len(),
+        waiting,
+        inner.width.saturating_sub(2),
+        t,
+        f,
+    );
     popup::draw_lines(
         buf,
         Rect::new(inner.x, inner.bottom() - 1, inner.width, 1),
@@ -226,13 +291,13 @@ pub fn render(
 }
 
 /// The keys line; `↑↓ choose` gives way first when it does not fit `width`.
-fn key_hints(options: usize, waiting: usize, width: u16, t: &Theme) -> Line<'static> {
+fn key_hints(options: usize, waiting: usize, width: u16, t: &Theme, f: &Framing) -> Line<'static> {
     let key = |k: String| Span::styled(k, t.bold(Color::Cyan));
     let build = |arrows: bool| {
         let mut keys = Vec::new();
         match options {
             0 => {}
-            1 => keys.extend([key("1".into()), Span::raw(" pick   ")]),
+            1 => keys.extend([key("1".into()), Span::raw(f.pick)]),
             n => keys.extend([key(format!("1-{n}")), Span::raw(" pick   ")]),
         }
         if arrows && options > 0 {
@@ -242,7 +307,7 @@ fn key_hints(options: usize, waiting: usize, width: u16, t: &Theme) -> Line<'sta
             key("Enter".into()),
             Span::raw(" send   "),
             key("Esc".into()),
-            Span::raw(" decline"),
+            Span::raw(f.esc),
         ]);
         if waiting > 0 {
             keys.push(Span::styled(format!("   +{waiting} waiting"), t.warn()));

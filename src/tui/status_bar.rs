@@ -74,6 +74,10 @@ pub fn line(
         let text = format!("▤ {} {}", truncate(key, GOAL_WIDTH), p.line());
         left.push(Span::styled(text, theme.accent()));
     }
+    if s.coordinate_only {
+        left.insert(1, sep());
+        left.insert(2, Span::styled("LEAD", theme.bold(Color::LightCyan)));
+    }
     if let Some((spent, limit)) = s.budget_hold {
         let text = format!(" ‖ BUDGET {}/{}", cost(spent), cost(limit));
         left.insert(0, Span::styled(text, theme.bold(Color::LightRed)));

@@ -1,5 +1,5 @@
-//! The task panel: the board, two rows a task (mark, id and title; then status, assignee
-//! and dependencies), tasks a deadlock holds marked apart. Selecting a task selects its
+//! The task panel: the board, two rows a task (mark, id and title; then status, owner,
+//! its lease and dependencies), tasks a deadlock holds marked apart. Selecting a task selects its
 //! worker, so the conversation follows the assignee.
 
 use crate::protocol::{AgentId, Task, TaskList, TaskStatus};
@@ -202,7 +202,8 @@ fn header(board: &TaskList, theme: &Theme, w: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-/// `● T2 test the parser` and `  running · coder 1a2b3c4d · needs T1✓`.
+/// `● T2 test the parser · lease src/**` and `  running · coder 1a2b3c4d claimed ·
+/// needs T1✓`: the paths it leases, who owns it (and whether it claimed it).
 fn task_lines(
     s: &SessionState,
     task: &Task,
@@ -214,12 +215,24 @@ fn task_lines(
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mark = format!("{} ", task_mark(task.status, stuck));
     let id = format!("{} ", task.id);
-    let room = w.saturating_sub(width(&mark) + width(&id));
-    let first = Line::from(vec![
+    // Its declared paths after the title, which gives way first: a lease while a worker
+    // holds it, else what it will hold.
+    let lease = (!task.paths.is_empty()).then(|| {
+        let held = task.status == TaskStatus::Running && task.assignee.is_some();
+        let word = if held { "lease" } else { "paths" };
+        truncate(&format!(" · {word} {}", task.paths.join(" ")), w * 2 / 3)
+    });
+    let lease_w = lease.as_deref().map_or(0, width);
+    let room = w.saturating_sub(width(&mark) + width(&id) + lease_w);
+    let mut first = vec![
         Span::styled(mark, style),
         Span::styled(id, bold),
         Span::raw(truncate(&crate::text::one_line(&task.title), room)),
-    ]);
+    ];
+    if let Some(lease) = lease {
+        first.push(Span::styled(lease, theme.fg(Color::Yellow)));
+    }
+    let first = Line::from(first);
 
     // Its own status (blocked, as a rule) says less than that it can never start.
     let word = if stuck {
@@ -239,6 +252,9 @@ fn task_lines(
     if let Some(who) = who {
         second.push(Span::styled(" · ", theme.dim()));
         second.push(Span::raw(who));
+        if task.claimed && task.assignee.is_some() {
+            second.push(Span::styled(" claimed", theme.dim()));
+        }
     }
     if !task.depends_on.is_empty() {
         second.push(Span::styled(" · needs ", theme.dim()));

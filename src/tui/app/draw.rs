@@ -103,6 +103,11 @@ impl App {
                     question::render(buf, area, q, view, waiting, &self.theme);
                 }
             }
+            Some(Dialog::Plan(p)) => {
+                if let Some(view) = &mut self.question {
+                    question::render_plan(buf, area, p, view, waiting, &self.theme);
+                }
+            }
             None => {}
         }
     }

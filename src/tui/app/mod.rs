@@ -19,6 +19,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// Marks the dialog view of a plan (its `plan_id` below), apart from questions' ids.
+pub(crate) const PLAN_VIEW: u64 = 1 << 63;
 /// The notice a `/role` puts up until the handoff lands or is refused.
 pub(crate) const HANDING_OVER: &str = "handing the session to ";
 
@@ -253,6 +255,8 @@ impl App {
         let (approval, question) = match self.state.dialog() {
             Some(Dialog::Approval(p)) => (Some(p.request_id), None),
             Some(Dialog::Question(q)) => (None, Some(q.request_id)),
+            // A plan's view, in an id space of its own.
+            Some(Dialog::Plan(p)) => (None, Some(p.plan_id | PLAN_VIEW)),
             None => (None, None),
         };
         match (approval, self.approval_front) {

@@ -35,22 +35,29 @@ pub struct PendingQuestion {
 pub enum Dialog<'a> {
     Approval(&'a PendingApproval),
     Question(&'a PendingQuestion),
+    Plan(&'a super::PendingPlan),
 }
 
 impl SessionState {
-    /// The dialog to show now: the oldest approval or question (an approval on a tie).
+    /// The dialog to show now: the oldest approval, question or plan (an approval on a
+    /// tie, then a question).
     pub fn dialog(&self) -> Option<Dialog<'_>> {
-        match (self.approvals.front(), self.questions.front()) {
-            (Some(a), Some(q)) if q.seq < a.seq => Some(Dialog::Question(q)),
-            (Some(a), _) => Some(Dialog::Approval(a)),
-            (None, Some(q)) => Some(Dialog::Question(q)),
+        let first = match (self.approvals.front(), self.questions.front()) {
+            (Some(a), Some(q)) if q.seq < a.seq => Some((q.seq, Dialog::Question(q))),
+            (Some(a), _) => Some((a.seq, Dialog::Approval(a))),
+            (None, Some(q)) => Some((q.seq, Dialog::Question(q))),
             (None, None) => None,
+        };
+        match (first, self.plans.front()) {
+            (Some((seq, _)), Some(p)) if p.seq < seq => Some(Dialog::Plan(p)),
+            (Some((_, d)), _) => Some(d),
+            (None, p) => p.map(Dialog::Plan),
         }
     }
 
     /// Dialogs queued behind the one in front.
     pub fn dialogs_waiting(&self) -> usize {
-        (self.approvals.len() + self.questions.len()).saturating_sub(1)
+        (self.approvals.len() + self.questions.len() + self.plans.len()).saturating_sub(1)
     }
 
     /// Queues a question (once per id).

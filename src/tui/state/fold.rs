@@ -44,6 +44,7 @@ impl SessionState {
             | K::ToolCallEnd { .. }
             | K::Retrying { .. }
             | K::Notice { .. }
+            | K::AgentMessage { .. }
             | K::HookRan { .. }
             | K::Error { .. } => self.fold_conversation(ev, now),
             K::Usage { .. }
@@ -54,11 +55,14 @@ impl SessionState {
             K::ApprovalRequested { .. }
             | K::ApprovalResolved { .. }
             | K::QuestionAsked { .. }
-            | K::QuestionAnswered { .. } => self.fold_dialog(ev, live, now),
+            | K::QuestionAnswered { .. }
+            | K::PlanSubmitted(_)
+            | K::PlanDecided(_) => self.fold_dialog(ev, live, now),
             K::Paused
             | K::Resumed
             | K::Stopped { .. }
             | K::TaskUpdated { .. }
+            | K::CoordinateOnly { .. }
             | K::DeadlockDetected { .. } => self.fold_control(ev, now),
             K::GoalSet { .. } | K::GoalChecked(_) | K::GoalEnded { .. } => self.fold_goal(ev, now),
             K::Batch(update) => self.batch_update(ev.agent_id, update, now),
@@ -81,9 +85,7 @@ impl SessionState {
             | K::UndoRefused { .. } => self.fold_review_and_taken_back(ev, now),
             // Ignored here. A call's line comes from the assistant item and its result from
             // the result item; an unanswered approval (an exec run read back) is told by the
-            // call's result; deliveries and the idle tree show in statuses already; a
-            // teammate's message shows in its recipient's conversation once delivered;
-            // a plan shows as the worker's submit_plan call and its result;
+            // call's result; deliveries and the idle tree show in statuses already;
             // checkpoints are listed by `/rewind` from the log, not drawn; the file list is
             // the composer's (`App::apply` hands it to `@` completion); a quote shows in
             // its spawn's approval, and `spend` above keeps it for `/cost`; where a placed
@@ -94,10 +96,6 @@ impl SessionState {
             | K::ApprovalUnanswered { .. }
             | K::ResultDelivered { .. }
             | K::InboxDelivered { .. }
-            | K::AgentMessage { .. }
-            | K::PlanSubmitted(_)
-            | K::PlanDecided(_)
-            | K::CoordinateOnly { .. }
             | K::Idle
             | K::CheckpointStarted { .. }
             | K::CheckpointTaken { .. }
@@ -208,6 +206,8 @@ impl SessionState {
             self.retrying(id, *attempt, *max_attempts, reason, now);
         } else if let K::Notice { message } = &ev.kind {
             self.notice(id, message.clone(), now);
+        } else if let K::AgentMessage { to, text, .. } = &ev.kind {
+            self.agent_message(id, *to, text, now);
         } else if matches!(ev.kind, K::HookRan { .. }) {
             self.hook_ran(id, &ev.kind, now);
         } else if let K::Error { message } = &ev.kind {
@@ -285,6 +285,10 @@ impl SessionState {
             self.question_asked(seq, id, *request_id, role, question, options, live, now);
         } else if let K::QuestionAnswered { request_id, .. } = &ev.kind {
             _ = self.resolve_question(*request_id);
+        } else if let K::PlanSubmitted(p) = &ev.kind {
+            self.plan_submitted(seq, id, p, now);
+        } else if let K::PlanDecided(d) = &ev.kind {
+            _ = self.resolve_plan(id, d.plan_id);
         }
     }
 
@@ -302,6 +306,8 @@ impl SessionState {
             _ = self.board.update(task);
         } else if let K::DeadlockDetected { tasks } = &ev.kind {
             self.deadlock(tasks, now);
+        } else if let K::CoordinateOnly { on } = &ev.kind {
+            self.coordinate_only = *on;
         }
     }
 

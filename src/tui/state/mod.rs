@@ -6,7 +6,7 @@
 //! `session.rs` is the session's settings, `agents.rs` an agent's view and the tree's
 //! queries, `items.rs` what a spawn and a history item add, `turns.rs` an agent's turn,
 //! `outcomes.rs` its result, verdicts and end, `conversation.rs` its entries, `figures.rs`
-//! tokens, cost and counts, `dialogs.rs` approvals and questions, `control.rs` the team's
+//! tokens, cost and counts, `dialogs.rs` approvals and questions, `plans.rs` plans awaiting approval, `mail.rs` who messaged whom, `control.rs` the team's
 //! pause, budget and stop, `goal.rs` the goal, `batch.rs` a batch's progress, `worktrees.rs` worktrees and merges,
 //! `review.rs` the review, `taken_back.rs` rewinds and undos, `timeline.rs` what each agent
 //! did when.
@@ -29,7 +29,9 @@ mod figures;
 mod fold;
 mod goal;
 mod items;
+mod mail;
 mod outcomes;
+mod plans;
 mod review;
 mod said;
 mod session;
@@ -42,6 +44,7 @@ pub use agents::{AgentView, Stall};
 pub use conversation::{Conversation, Entry, EntryKind, ToolEntry};
 pub use dialogs::{Dialog, PendingApproval, PendingQuestion};
 pub use figures::Figures;
+pub use plans::PendingPlan;
 pub use review::ReviewView;
 pub use said::UserEntry;
 pub use timeline::{Activity, Timeline};
@@ -102,6 +105,11 @@ pub struct SessionState {
     pub models: Option<Result<Vec<String>, String>>,
     /// The last batch's key and progress, while it runs (`batch.rs`).
     pub batch: Option<(String, crate::protocol::BatchProgress)>,
+    /// Workers' plans awaiting approval, oldest first; they take turns with the other
+    /// dialogs (`plans.rs`).
+    pub plans: VecDeque<PendingPlan>,
+    /// The persona coordinates only (`/lead`): shown in the status bar.
+    pub coordinate_only: bool,
 }
 
 /// One MCP server, for the status bar and `/mcp`.
@@ -145,6 +153,8 @@ impl SessionState {
             goal: Default::default(),
             models: None,
             batch: None,
+            plans: VecDeque::new(),
+            coordinate_only: false,
         }
     }
 

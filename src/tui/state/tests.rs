@@ -361,6 +361,7 @@ fn questions_queue_in_order_and_take_turns_with_approvals() {
     let front = |s: &SessionState| match s.dialog() {
         Some(Dialog::Question(q)) => format!("question {} of {}", q.request_id, q.role),
         Some(Dialog::Approval(p)) => format!("approval {}", p.request_id),
+        Some(Dialog::Plan(p)) => format!("plan {}", p.plan_id),
         None => "none".into(),
     };
     assert_eq!(front(&s), "question 1 of coder");
