@@ -19,7 +19,7 @@ mod quote;
 mod result;
 mod review;
 mod spawn;
-mod spend;
+pub(crate) mod spend;
 mod task;
 mod verdict;
 

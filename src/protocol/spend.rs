@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Tools that report or talk rather than work: a report whose worker called only these
 /// made no tool call of work.
-const NOT_WORK: [&str; 3] = ["return_results", "message_supervisor", "message_agent"];
+pub(crate) const NOT_WORK: [&str; 3] = ["return_results", "message_supervisor", "message_agent"];
 
 #[derive(Clone, Debug, Default)]
 pub struct SpendTally {

@@ -133,6 +133,10 @@ pub(crate) fn literals_outside_tools(src: &Path) -> Vec<String> {
         rel.starts_with("tools/")
             || (rel.starts_with("runtime/agent_tools/") && rel != "runtime/agent_tools/mod.rs")
             || rel == "model/demo.rs"
+            // The spend fold sits below the toolbox (protocol cannot ask a handler) and
+            // sees calls only by name: its list of reporting and talking tools is checked
+            // against the handlers by `spend`'s own test instead.
+            || rel == "protocol/spend.rs"
     };
     let files = rust_files(src);
     let test_only = declared_for_tests(&files);

@@ -30,6 +30,7 @@ pub use handoff::Handoff;
 pub use message_agent::MESSAGE_AGENT;
 pub use review_plan::REVIEW_PLAN;
 pub use spawn::{SPAWN_AGENT, SpawnAgent};
+pub use spawn_batch::SPAWN_BATCH;
 pub use speak::SPEAK_TO_AGENT;
 pub use submit_plan::SUBMIT_PLAN;
 

@@ -77,7 +77,7 @@ async fn approve(cx: &Call<'_>, plan: &Plan) -> Result<(), String> {
         agent_id: cx.caller,
         role: &me.role,
         policy: me.policy,
-        tool: "spawn_batch",
+        tool: super::super::agent_tools::SPAWN_BATCH,
         action: &action,
         hook: None,
     };

@@ -424,6 +424,13 @@ fn every_built_in_tool_tells_its_kind_reach_reports_and_clip() {
             Reports::Nothing,
         ),
         (
+            "spawn_batch",
+            &none,
+            ToolKind::Other,
+            Reach::Team,
+            Reports::Nothing,
+        ),
+        (
             "claim_task",
             &none,
             ToolKind::Think,
@@ -587,4 +594,22 @@ fn an_mcp_tool_reads_only_on_its_servers_word() {
         (facts(false).kind, facts(false).reach),
         (ToolKind::Other, Reach::ChangesFiles)
     );
+}
+
+/// The spend fold (below the toolbox) names the tools that report or talk rather than
+/// work; each must be a built-in tool that acts on the team, so a renamed or new one
+/// cannot silently count as work in the waste report.
+#[test]
+fn the_spend_folds_reporting_tools_are_team_tools_of_the_toolbox() {
+    let tb = toolbox();
+    let none = serde_json::json!({});
+    for name in crate::protocol::spend::NOT_WORK {
+        let handler = tb.handler(name);
+        assert!(handler.is_some(), "{name} is not a tool");
+        let facts = handler.map(|h| h.facts(&none));
+        assert!(
+            facts.is_some_and(|f| f.reach == Reach::Team),
+            "{name} does not act on the team"
+        );
+    }
 }
