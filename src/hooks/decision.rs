@@ -51,7 +51,12 @@ struct Specific {
 pub fn can_block(event: HookEvent) -> bool {
     matches!(
         event,
-        HookEvent::PreToolUse | HookEvent::Stop | HookEvent::UserPromptSubmit
+        HookEvent::PreToolUse
+            | HookEvent::Stop
+            | HookEvent::UserPromptSubmit
+            | HookEvent::TaskCreated
+            | HookEvent::TaskCompleted
+            | HookEvent::TeammateIdle
     )
 }
 
@@ -180,6 +185,30 @@ mod tests {
         assert_eq!(d.block, None);
         assert_eq!(d.context.as_deref(), Some("lint failed"));
         assert_eq!(d.system_message.as_deref(), Some("hi"));
+    }
+
+    /// Claude Code's team hooks: exit 2 or `decision: "block"` keeps the task open (or
+    /// the teammate working, or the task off the board) with the reason.
+    #[test]
+    fn the_team_hooks_block_by_exit_2_or_a_json_decision() {
+        for event in [
+            HookEvent::TaskCreated,
+            HookEvent::TaskCompleted,
+            HookEvent::TeammateIdle,
+        ] {
+            let d = decide(event, &ran(2, "", "tests still fail\n"), "x");
+            assert_eq!(d.block.as_deref(), Some("tests still fail"));
+            let json = r#"{"decision": "block", "reason": "no changelog entry"}"#;
+            let d = decide(event, &ran(0, json, ""), "x");
+            assert_eq!(d.block.as_deref(), Some("no changelog entry"));
+            let d = decide(
+                event,
+                &ran(0, r#"{"continue": false, "stopReason": "enough"}"#, ""),
+                "x",
+            );
+            assert_eq!((d.block, d.stop.as_deref()), (None, Some("enough")));
+            assert_eq!(decide(event, &ran(1, "", "oops"), "x"), Decision::default());
+        }
     }
 
     #[test]

@@ -48,9 +48,23 @@ pub struct Payload<'a> {
     /// `agent_stop`: the worker's result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
-    /// `task_completed`: the task.
+    /// `task_created`, `task_completed`: the task, as squad's board holds it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<Value>,
+    /// `task_created`, `task_completed`: Claude Code's names for the task's id, title and
+    /// description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_description: Option<String>,
+    /// The team hooks: the worker (its spawn name, else its id) and the team (the
+    /// session's id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub teammate_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_name: Option<String>,
     /// `session_end`: why (`prompt_input_exit`, `other`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'static str>,
@@ -103,6 +117,11 @@ impl<'a> Payload<'a> {
             last_message: None,
             result: None,
             task: None,
+            task_id: None,
+            task_subject: None,
+            task_description: None,
+            teammate_name: None,
+            team_name: None,
             reason: None,
             trigger: None,
             custom_instructions: None,

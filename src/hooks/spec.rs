@@ -21,9 +21,17 @@ pub enum HookEvent {
     /// A worker returned its result.
     #[serde(alias = "SubagentStop")]
     AgentStop,
-    /// A task of the board is done.
+    /// A task of the board is about to be done (its worker returned its result): may
+    /// keep it open, the reason going back to the worker.
     #[serde(alias = "TaskCompleted")]
     TaskCompleted,
+    /// A task is about to be put on the board (`plan_tasks`): may refuse the plan.
+    #[serde(alias = "TaskCreated")]
+    TaskCreated,
+    /// A kept worker is about to rest between tasks: may keep it working, the reason
+    /// going to it.
+    #[serde(alias = "TeammateIdle")]
+    TeammateIdle,
     /// The persona's turn ends.
     #[serde(alias = "Stop")]
     Stop,
@@ -54,6 +62,8 @@ impl HookEvent {
             Self::AgentStart => "SubagentStart",
             Self::AgentStop => "SubagentStop",
             Self::TaskCompleted => "TaskCompleted",
+            Self::TaskCreated => "TaskCreated",
+            Self::TeammateIdle => "TeammateIdle",
             Self::Stop => "Stop",
             Self::SessionStart => "SessionStart",
             Self::UserPromptSubmit => "UserPromptSubmit",
@@ -70,6 +80,8 @@ impl HookEvent {
             Self::AgentStart => "agent_start",
             Self::AgentStop => "agent_stop",
             Self::TaskCompleted => "task_completed",
+            Self::TaskCreated => "task_created",
+            Self::TeammateIdle => "teammate_idle",
             Self::Stop => "stop",
             Self::SessionStart => "session_start",
             Self::UserPromptSubmit => "user_prompt_submit",
@@ -175,7 +187,7 @@ fn parse_entry(value: toml::Value, source: &HookSource) -> Result<HookSpec, Stri
     let entry: Entry = value.try_into().map_err(|e: toml::de::Error| {
         format!(
             "{} (fields: event = pre_tool_use | post_tool_use | agent_start | agent_stop | \
-             task_completed | stop | session_start | user_prompt_submit | session_end | \
+             task_created | task_completed | teammate_idle | stop | session_start | user_prompt_submit | session_end | \
              pre_compact | notification, or Claude Code's names; matcher, role, command, timeout_s)",
             e.message()
         )

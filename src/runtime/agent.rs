@@ -15,6 +15,7 @@ use super::policies::compaction::compactor::{CompactError, Trigger};
 use super::policies::compaction::fit::{ViaStack, compact};
 use super::policies::hooks::layer::{HooksPolicy, caller};
 use super::policies::hooks::service::Hooks;
+use super::policies::hooks::team as team_hooks;
 use super::policies::isolation::IsolationPolicy;
 use super::policies::isolation::worker::WorkerIsolation;
 use super::policies::verification::{self, layer::VerificationPolicy};
@@ -99,13 +100,17 @@ impl Host for AgentCx {
 
     async fn check_result(&self, result: &AgentResult) -> Checked {
         let Some(v) = self.policies().get::<VerificationPolicy>() else {
-            return Checked::Unchecked;
+            return team_hooks::before_task_done(self, result, Checked::Unchecked).await;
         };
         let start = |new: NewAgent| start_agent(self.session(), self.policies(), new);
         let checked = verification::check(v, self, &start, self.id(), result, self.cancel()).await;
         // Its change merges at the end of its turn only after a verdict that passed.
         v.isolation.note_checked(self.id(), &checked);
-        checked
+        team_hooks::before_task_done(self, result, checked).await
+    }
+
+    async fn refuses_plan(&self, tasks: &[super::board::PlannedTask]) -> Option<String> {
+        team_hooks::refuses_plan(self, tasks).await
     }
 
     fn first_request(&self, draft: &super::quote::Draft<'_>) -> super::quote::FirstRequest {
@@ -412,6 +417,11 @@ async fn after_turns(cx: &AgentCx, outcome: &TurnOutcome) -> AgentStatus {
     if is_worker && finished {
         worker_finished(cx, status, outcome).await;
     }
+    // Before it rests: a hook that keeps it working queues its message first, so the
+    // team is never idle in between.
+    if status != AgentStatus::Failed {
+        team_hooks::on_rest(cx).await;
+    }
     if status == AgentStatus::Failed {
         let why = outcome
             .error
@@ -441,16 +451,14 @@ async fn worker_finished(cx: &AgentCx, status: AgentStatus, outcome: &TurnOutcom
         .as_ref()
         .map(|r| r.summary.clone())
         .or_else(|| outcome.error.clone());
-    let finished = session.tasks.worker_finished(team, id, ok, summary);
+    // Its `task_completed` hooks ran before (`Host::check_result`): one could keep it open.
+    session.tasks.worker_finished(team, id, ok, summary);
     let returned = result.filter(|_| status == AgentStatus::Completed);
     let (at, Some(hooks)) = (caller(cx), hooks(cx)) else {
         return;
     };
     if let Some(result) = &returned {
         hooks.result_returned(&at, result).await;
-    }
-    for task in &finished {
-        hooks.task_completed(&at, task).await;
     }
 }
 

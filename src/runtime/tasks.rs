@@ -85,7 +85,7 @@ impl TaskBoard {
     }
 
     /// A worker came to rest: its task (if it had one) is done or failed.
-    /// Returns the tasks this completed (for the layers' `task_completed`).
+    /// Returns the tasks this completed.
     pub fn worker_finished(
         &self,
         team: &Team,

@@ -129,6 +129,10 @@ pub trait Host: Send + Sync {
     fn tool_context(&self) -> crate::tools::ToolContext;
     /// Checks the caller's result against the workspace (`policies/verification`).
     async fn check_result(&self, result: &AgentResult) -> Checked;
+    /// Why the user's `task_created` hooks refuse a plan, if one does.
+    async fn refuses_plan(&self, _tasks: &[super::board::PlannedTask]) -> Option<String> {
+        None
+    }
     /// The session's workers placed in environments (`policies/placement`); `None`
     /// where the session runs without placement.
     fn placements(
@@ -151,6 +155,9 @@ pub enum Checked {
     Deliver(Verdict),
     /// Not passed: the worker gets this correction and the result waits.
     Correct { verdict: Verdict, message: String },
+    /// A `task_completed` hook keeps its board task open: the worker gets this (the
+    /// hook's reason) and the result waits (`policies/hooks/team.rs`).
+    Kept(String),
 }
 
 /// One agent-tool call: who calls, and what it may act on.

@@ -65,9 +65,15 @@ impl AgentTool for PlanTasks {
                 "`tasks` must list at least one task".into(),
             ));
         }
-        let board = cx
-            .shared
-            .tasks
+        // The user's `task_created` hooks hear a plan the board would take, and may refuse it.
+        let tasks = cx.shared.tasks;
+        tasks
+            .check_plan(&args.tasks)
+            .map_err(|e| Failure::Fixable(e.to_string()))?;
+        if let Some(why) = cx.host.refuses_plan(&args.tasks).await {
+            return Err(Failure::Fixable(why));
+        }
+        let board = tasks
             .plan(cx.team, cx.caller, args.tasks)
             .map_err(|e| Failure::Fixable(e.to_string()))?;
         Ok(Done::output(board.to_string()))

@@ -91,6 +91,12 @@ impl AgentTool for ReturnResults {
                     effect: Effect::Correct(message),
                 });
             }
+            Checked::Kept(message) => {
+                return Ok(Done {
+                    output: "result not accepted yet: a task_completed hook keeps your task open; its reason follows".into(),
+                    effect: Effect::Correct(message),
+                });
+            }
         }
         let parent = cx.team.set_result(cx.caller, result.clone());
         // Each fact once: the verdict was its own event just before.

@@ -149,6 +149,7 @@ pub(super) async fn settle(cx: &AgentCx, end: StopReason, said: String) -> Settl
             team.emit(id, EventKind::Verification(verdict));
             return Settled::Correct(message);
         }
+        Checked::Kept(message) => return Settled::Correct(message),
     }
     let parent = team.set_result(id, result.clone());
     // Each fact once: the verdict was its own event just before.

@@ -5,7 +5,7 @@
 
 use super::{Inner, TaskBoard, publish};
 use crate::protocol::{AgentId, TaskStatus};
-use crate::runtime::board::ClaimRefused;
+use crate::runtime::board::{BoardError, ClaimRefused, PlannedTask};
 use crate::runtime::team::{AgentInput, Team};
 use crate::sync::lock;
 use std::time::Duration;
@@ -72,6 +72,17 @@ impl TaskBoard {
                 other => return other.map_err(|e| e.to_string()),
             }
         }
+    }
+
+    /// The task `agent` runs now, if any.
+    pub fn running_task(&self, agent: AgentId) -> Option<crate::protocol::Task> {
+        lock(&self.inner).board.task_of(agent).cloned()
+    }
+
+    /// Checks that a plan would be taken, without taking it (before its hooks hear it).
+    pub fn check_plan(&self, tasks: &[PlannedTask]) -> Result<(), BoardError> {
+        let mut trial = lock(&self.inner).board.clone();
+        trial.plan(tasks.to_vec()).map(|_| ())
     }
 
     /// The paths the task `agent` runs declared, with its id; none when it declared none.
@@ -151,7 +162,6 @@ fn offer_to(inner: &Inner, team: &Team, except: Option<AgentId>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::board::PlannedTask;
     use crate::runtime::events::EventSink;
     use std::sync::Arc;
 

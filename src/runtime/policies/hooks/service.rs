@@ -10,7 +10,7 @@
 
 use crate::hooks::{Decision, HookEvent, HookRun, HookSpec, Payload, SessionFacts, TrustStore};
 use crate::hooks::{decide, run_hook};
-use crate::protocol::{AgentId, AgentResult, EventKind, Task};
+use crate::protocol::{AgentId, AgentResult, EventKind};
 use crate::runtime::approval::ApprovalGate;
 use crate::runtime::points::{ToolDone, ToolUse};
 use crate::runtime::policies::isolation::confinement::Confinement;
@@ -59,6 +59,8 @@ pub struct Hooks {
     pub(super) gate: Arc<ApprovalGate>,
     /// The user's answers this session about changed workspace hooks, by approval key.
     pub(super) answered: tokio::sync::Mutex<HashMap<String, bool>>,
+    /// `teammate_idle` blocks in a row, by worker (`team.rs`).
+    pub(super) idle_blocks: std::sync::Mutex<HashMap<AgentId, u32>>,
 }
 
 impl Hooks {
@@ -79,6 +81,7 @@ impl Hooks {
             started: AtomicBool::new(false),
             gate,
             answered: tokio::sync::Mutex::new(HashMap::new()),
+            idle_blocks: std::sync::Mutex::new(HashMap::new()),
         }
     }
 
@@ -254,6 +257,9 @@ fn outcome(event: HookEvent, hook: &HookSpec, ran: &HookRun, d: &Decision) -> Op
         said.push(match event {
             HookEvent::Stop => format!("keeps the agent working: {why}"),
             HookEvent::UserPromptSubmit => format!("withheld the message: {why}"),
+            HookEvent::TaskCreated => format!("kept the task off the board: {why}"),
+            HookEvent::TaskCompleted => format!("kept the task open: {why}"),
+            HookEvent::TeammateIdle => format!("keeps the worker working: {why}"),
             _ => format!("blocked the call: {why}"),
         });
     }
@@ -315,12 +321,6 @@ impl Hooks {
     pub async fn result_returned(&self, cx: &Caller<'_>, result: &AgentResult) {
         let result = serde_json::to_value(result).ok();
         self.run(cx, HookEvent::AgentStop, &[], |p| p.result = result.clone())
-            .await;
-    }
-
-    pub async fn task_completed(&self, cx: &Caller<'_>, task: &Task) {
-        let task = serde_json::to_value(task).ok();
-        self.run(cx, HookEvent::TaskCompleted, &[], |p| p.task = task.clone())
             .await;
     }
 

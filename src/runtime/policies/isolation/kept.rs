@@ -23,6 +23,8 @@ impl WorkerIsolation {
             Checked::Deliver(v) | Checked::Correct { verdict: v, .. } => {
                 verdicts.insert(agent, v.clone())
             }
+            // A hook kept the task open: the verdict noted before it stands.
+            Checked::Kept(_) => None,
         };
     }
 
