@@ -19,6 +19,8 @@ pub struct TaskBoard {
 
 mod claims;
 mod leases;
+#[cfg(test)]
+mod restart_props;
 
 #[derive(Default)]
 struct Inner {

@@ -93,6 +93,8 @@ pub struct ReplayedSession {
     pub plans: HashMap<AgentId, crate::protocol::PlanState>,
     /// The persona coordinates only (`coordinate_only`'s last word).
     pub coordinate_only: bool,
+    /// The highest teammates' message id on record, so ids stay unique after a resume.
+    pub last_mail_id: u64,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -113,6 +115,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut batches = crate::protocol::BatchLedger::default();
     let mut plans = HashMap::new();
     let mut coordinate_only = false;
+    let mut last_mail_id = 0;
 
     for ev in events {
         last_seq = last_seq.max(ev.seq);
@@ -184,6 +187,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
                 message_id,
                 text,
             } => {
+                last_mail_id = last_mail_id.max(*message_id);
                 if let Some(recipient) = agents.get_mut(to) {
                     recipient.mail.push(PendingMail {
                         id: *message_id,
@@ -322,6 +326,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         batches,
         plans,
         coordinate_only,
+        last_mail_id,
     })
 }
 

@@ -83,6 +83,9 @@ fn restore_shared(session: &Session, policies: &Policies, replayed: &mut Replaye
     session.plans.restore(std::mem::take(&mut replayed.plans));
     let on = replayed.coordinate_only;
     session.plans.set_coordinate_only(&session.team, on, false);
+    // Teammates' message ids go on after the highest on record (`tasks/restart_props.rs`
+    // found ids used twice after a resume).
+    session.team.restore_mail_ids(replayed.last_mail_id);
 }
 
 /// Placed workers get their far side again (`policies/placement/resume.rs`).

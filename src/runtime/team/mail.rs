@@ -224,6 +224,13 @@ impl Team {
         }
     }
 
+    /// On resume: message ids go on after the highest on record (delivered ones too), so
+    /// each id names one message for the whole session.
+    pub fn restore_mail_ids(&self, last: u64) {
+        let mut agents = self.lock();
+        agents.next_mail = agents.next_mail.max(last);
+    }
+
     /// Every agent of the team as a sender picks its recipients (`message_agent`).
     pub fn directory(&self) -> Vec<Member> {
         self.lock()
