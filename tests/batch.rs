@@ -484,3 +484,38 @@ fn offered(body: &Value) -> Vec<String> {
         .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
         .collect()
 }
+
+/// The batch is quoted before it starts (issue 55 part 1): every row left, as the worker
+/// its spawn would start, told as a `quote` event; a quote above what is left of the
+/// session's budget refuses the batch naming both figures, and no row's worker starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_is_quoted_before_it_starts_and_refused_above_what_is_left() {
+    let sb = workspace();
+    sb.workspace_config("[team]\nrelease_after_s = 0\n[limits]\nmax_session_cost_usd = 0.05\n");
+    let mock = MockServer::start().await;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    mock.set_responder(responder(seen.clone()));
+    let run = exec_batch(&sb, &mock, &["--json"], "results.csv").await;
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    let events = run.events();
+    let quote = of_type(&events, "quote")
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no quote: {}", run.stderr));
+    assert_eq!(quote["fan_out"], true, "{quote:#}");
+    assert_eq!(quote["workers"].as_array().map(Vec::len), Some(ROWS));
+    let (cost, left) = (
+        quote["cost_usd"].as_f64().unwrap(),
+        quote["left_usd"].as_f64().unwrap(),
+    );
+    assert!(cost > left, "{quote:#}");
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains(&::squad::protocol::dollars(cost))
+            && said.contains(&::squad::protocol::dollars(left))
+            && said.contains("left of the budget"),
+        "{said}"
+    );
+    assert!(seen.lock().unwrap().starts.is_empty(), "a row started");
+    assert!(!sb.ws().join("results.csv").exists());
+}

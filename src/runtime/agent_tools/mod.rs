@@ -23,7 +23,7 @@ mod speak;
 mod submit_plan;
 mod update_task;
 mod wait;
-mod worker_model;
+pub(super) mod worker_model;
 
 pub use claim_task::CLAIM_TASK;
 pub use handoff::Handoff;

@@ -11,7 +11,7 @@ use super::row;
 use crate::batch::eta::Pace;
 use crate::protocol::{
     AgentId, AgentStatus, ApprovalAction, BatchProgress, BatchSpec, BatchStep, BatchUpdate,
-    EventKind, RowRecord, RowState,
+    EventKind, Quote, RowRecord, RowState,
 };
 use crate::runtime::team::Outcome;
 use std::collections::VecDeque;
@@ -24,7 +24,8 @@ const DEFAULT_CONCURRENCY: u32 = 4;
 /// it could not start.
 pub async fn run(cx: &Call<'_>, spec: BatchSpec, whose: Where) -> Result<String, String> {
     let plan = prepare(cx, spec, whose)?;
-    approve(cx, &plan).await?;
+    let quote = super::quoted::rows_left(cx, &plan)?;
+    approve(cx, &plan, &quote).await?;
     let host = RowHost(cx.host);
     let rows_cx = Call {
         caller: cx.caller,
@@ -36,7 +37,7 @@ pub async fn run(cx: &Call<'_>, spec: BatchSpec, whose: Where) -> Result<String,
     let before = cx.team.status(cx.caller).unwrap_or_default();
     cx.team.set_status(cx.caller, AgentStatus::Waiting, None);
     let mut run = Run::new(&plan, cx.shared.config.limits.max_live_agents);
-    run.emit(cx, started(&plan));
+    run.emit(cx, started(&plan, &quote));
     run.adopt(cx);
     let stopped = run.drive(&rows_cx).await;
     cx.team.set_status(cx.caller, before, None);
@@ -44,7 +45,7 @@ pub async fn run(cx: &Call<'_>, spec: BatchSpec, whose: Where) -> Result<String,
 }
 
 /// The batch as one approval: its rows, role, template and output (and the quote).
-async fn approve(cx: &Call<'_>, plan: &Plan) -> Result<(), String> {
+async fn approve(cx: &Call<'_>, plan: &Plan, quote: &Quote) -> Result<(), String> {
     let Some(me) = cx.team.card(cx.caller) else {
         return Err("agent no longer exists".into());
     };
@@ -66,12 +67,7 @@ async fn approve(cx: &Call<'_>, plan: &Plan) -> Result<(), String> {
         keep: false,
         name: Some(format!("batch of {left}")),
         environment: None,
-        // QUOTE CALL SITE (issue 55 part 1), not wired yet: the batch's quote, from
-        // `runtime::quote::make` over a `Draft` per row left (`row::task_text`, the role's
-        // model and tools, `plan.instructions`) and `publish` (which refuses above what is
-        // left), belongs here and in `started`'s `quote`, before this approval. Until
-        // then each row's spawn is quoted on its own by `spawn_agent`'s path.
-        quote: None,
+        quote: Some(Box::new(quote.clone())),
     };
     let req = ApprovalRequest {
         agent_id: cx.caller,
@@ -84,11 +80,11 @@ async fn approve(cx: &Call<'_>, plan: &Plan) -> Result<(), String> {
     cx.host.approve(req).await.map_err(|d| d.0)
 }
 
-fn started(plan: &Plan) -> BatchStep {
+fn started(plan: &Plan, quote: &Quote) -> BatchStep {
     BatchStep::Started {
         spec: Box::new(plan.spec.clone()),
         skipped: plan.settled.len(),
-        quote: None,
+        quote: Some(quote.lines().join("\n")),
     }
 }
 

@@ -5,11 +5,12 @@
 //! step is a durable `batch` event, and the output file is rewritten whole after each row
 //! settles. `plan.rs` reads what the batch needs, `row.rs` starts a row and judges its
 //! outcome, `drive.rs` keeps `max_concurrency` rows at work, `host.rs` lets the batch's one
-//! approval stand for its rows' spawns.
+//! approval stand for its rows' spawns, `quoted.rs` quotes the rows left before it.
 
 mod drive;
 mod host;
 mod plan;
+mod quoted;
 mod row;
 
 pub use drive::run;
