@@ -16,7 +16,6 @@ mod row;
 pub use drive::run;
 pub use plan::Where;
 
-use super::agent_tools::{Call, Shared};
 use super::cx::{AgentCx, Policies};
 use super::session::Session;
 use crate::protocol::{BatchSpec, EventKind};
@@ -30,20 +29,7 @@ pub fn serve(session: &Arc<Session>, policies: &Arc<Policies>, spec: BatchSpec) 
     tokio::spawn(async move {
         let root = session.root();
         let cx = AgentCx::new(session.clone(), policies, root, CancellationToken::new());
-        let call = Call {
-            caller: root,
-            team: &session.team,
-            shared: Shared {
-                config: &session.config,
-                roles: &session.roles,
-                tasks: &session.tasks,
-                questions: &session.questions,
-                batches: &session.batches,
-                plans: &session.plans,
-            },
-            host: &cx,
-            cancel: cx.cancel(),
-        };
+        let call = cx.invocation().as_call();
         if let Err(message) = run(&call, spec, Where::User).await {
             session.team.emit(root, EventKind::Error { message });
         }

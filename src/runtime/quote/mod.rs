@@ -113,7 +113,7 @@ pub fn make(cx: &Call<'_>, drafts: &[Draft<'_>], batch: bool) -> Quote {
     let config = cx.shared.config;
     let events = cx.team.events();
     let firsts: Vec<FirstRequest> = drafts.iter().map(|d| cx.host.first_request(d)).collect();
-    let (mut workers, live, pending) = events.spend(|tally| {
+    let (workers, live, pending) = events.spend(|tally| {
         let mut seen = tally.prefixes();
         let workers: Vec<WorkerQuote> = drafts
             .iter()
@@ -144,9 +144,6 @@ pub fn make(cx: &Call<'_>, drafts: &[Draft<'_>], batch: bool) -> Quote {
             .collect();
         (workers, tally.outstanding(), tally.pending())
     });
-    for w in &mut workers {
-        w.cost_usd = config.cost(&w.model, w.prompt_tokens, w.completion_tokens);
-    }
     // The team's live count holds the persona too.
     let live_workers = cx.team.live_count().saturating_sub(1) as u32 + pending.0;
     let threshold = config.limits.quote_past_workers;

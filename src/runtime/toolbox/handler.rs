@@ -26,6 +26,19 @@ pub struct Invocation<'a> {
     pub cancel: &'a CancellationToken,
 }
 
+impl<'a> Invocation<'a> {
+    /// The same call as an agent tool sees it.
+    pub fn as_call(&self) -> Call<'a> {
+        Call {
+            caller: self.agent,
+            team: self.team,
+            shared: self.shared,
+            host: self.host,
+            cancel: self.cancel,
+        }
+    }
+}
+
 /// How one call ended.
 pub enum Ran {
     Ok(String, Effect),
@@ -157,14 +170,7 @@ impl CallHandler for Agent {
     }
 
     async fn run(&self, call: &Invocation<'_>, args: Value) -> Ran {
-        let cx = Call {
-            caller: call.agent,
-            team: call.team,
-            shared: call.shared,
-            host: call.host,
-            cancel: call.cancel,
-        };
-        match self.0.call(&cx, args).await {
+        match self.0.call(&call.as_call(), args).await {
             Ok(done) => Ran::Ok(done.output, done.effect),
             Err(Failure::Fixable(message)) => Ran::Error(message),
             Err(Failure::Fatal(message)) => Ran::Fatal(message),
