@@ -1241,6 +1241,79 @@ fn timeline_of_three_agents_that_overlapped() {
     insta::assert_snapshot!("timeline_100x20", s.screen(100, 20));
 }
 
+/// Issue 54 part 7: the timeline has a line, at its time, for each message between
+/// teammates (sender → recipient, its first line), each claim and give-back, and each plan
+/// submitted and decided.
+#[test]
+fn timeline_lines_for_messages_claims_and_plans() {
+    use squad::protocol::{PlanDecision, PlanSubmitted};
+    let mut s = Script::new();
+    let root = s.root;
+    let (coder, tester) = (id(1), id(2));
+    s.status(root, AgentStatus::Running);
+    s.at(1);
+    s.spawn(coder, Some(root), "coder", "Claim from the board");
+    s.spawn(tester, Some(root), "tester", "Plan the tests");
+    for w in [coder, tester] {
+        s.status(w, AgentStatus::Running);
+    }
+    s.at(3);
+    let mut t1 = s.task("T1", "The lexer", TaskStatus::Running, &[]);
+    t1.assignee = Some(coder);
+    t1.claimed = true;
+    t1.paths = vec!["src/lexer/**".into()];
+    s.ev(coder, EventKind::TaskUpdated { task: t1.clone() });
+    s.at(5);
+    s.ev(
+        tester,
+        EventKind::PlanSubmitted(PlanSubmitted {
+            plan_id: 1,
+            plan: "Rewrite every test.\nThen the docs.".into(),
+        }),
+    );
+    s.at(7);
+    s.ev(
+        tester,
+        EventKind::PlanDecided(PlanDecision {
+            plan_id: 1,
+            approved: false,
+            reason: "only the lexer tests".into(),
+            by: Some(root),
+        }),
+    );
+    s.at(9);
+    s.ev(
+        coder,
+        EventKind::AgentMessage {
+            to: tester,
+            message_id: 1,
+            text: "I renamed Token::Ident to Token::Name\nin token.rs".into(),
+        },
+    );
+    s.at(12);
+    t1.status = TaskStatus::Ready;
+    t1.assignee = None;
+    t1.notes = vec!["given back by worker 1a2b3c4e: it failed".into()];
+    s.ev(coder, EventKind::TaskUpdated { task: t1 });
+    s.status(coder, AgentStatus::Failed);
+    s.at(14);
+    s.status(tester, AgentStatus::Completed);
+    s.status(root, AgentStatus::Inactive);
+    s.at(16);
+    s.command("/timeline");
+    let screen = s.screen(100, 24);
+    for needle in [
+        "3s  ⚑ coder 1a2b3c4e claimed T1 The lexer · lease src/lexer/**",
+        "5s  ▤ plan of tester 1a2b3c4f awaiting approval: Rewrite every test.…",
+        "7s  ▤ plan of tester 1a2b3c4f rejected by copilot: only the lexer tests",
+        "9s  ✉ coder 1a2b3c4e → tester 1a2b3c4f: I renamed Token::Ident to Token::Name…",
+        "12s  ↩ coder 1a2b3c4e gave back T1 The lexer: given back by worker 1a2b3c4e: it failed",
+    ] {
+        assert!(screen.contains(needle), "{needle}\n{screen}");
+    }
+    insta::assert_snapshot!("timeline_team_news_100x24", screen);
+}
+
 #[test]
 fn paused_team() {
     let (mut s, [coder, ..]) = team();

@@ -21,6 +21,7 @@ mod review;
 mod spawn;
 pub(crate) mod spend;
 mod task;
+mod team_news;
 mod verdict;
 
 pub use approval::{ApprovalAction, ApprovalDecision, ApprovalPolicy, Unanswered};
@@ -49,4 +50,5 @@ pub use review::{DroppedFinding, ReviewFinding, ReviewSeverity, ReviewTarget};
 pub use spawn::{FarSide, SpawnOptions, worker_name};
 pub use spend::{SpendTally, Spent};
 pub use task::{StuckTask, Task, TaskList, TaskStatus, deadlocked};
+pub use team_news::{TeamNews, TeamNewsFold, first_line};
 pub use verdict::{Finding, Severity, Verdict};

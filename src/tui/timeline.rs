@@ -1,6 +1,8 @@
 //! `/timeline`: one row per agent, time running left to right, so what ran in parallel
 //! and where the team waited shows at a glance. The segments come from
 //! `state/timeline.rs`; this scales them to the width and draws them with a legend.
+//! Under the rows, the team's latest news one line each at its time: who messaged whom,
+//! claims and give-backs, plans submitted and decided.
 
 use crate::protocol::AgentId;
 use crate::tui::format::{elapsed, truncate, width};
@@ -35,6 +37,52 @@ fn style(a: Activity, theme: &Theme) -> Style {
         Activity::Waiting => theme.fg(Color::Yellow),
         Activity::Approval => theme.bold(Color::Magenta),
     }
+}
+
+/// How many of the team's latest news lines the timeline shows.
+const NEWS_LINES: usize = 6;
+
+/// Longest part of a message or plan a news line shows.
+const NEWS_TEXT: usize = 80;
+
+/// `coder 1a2b3c4e`, or the persona's role alone.
+fn who(s: &SessionState, id: AgentId) -> String {
+    let role = s.agent(id).map_or("agent", |a| a.role.as_str());
+    if id == s.root_agent {
+        role.to_string()
+    } else {
+        format!("{role} {}", id.short())
+    }
+}
+
+/// The team's latest news: a heading, then `  12s  ✉ coder 1a2b3c4e → tester …` for
+/// each, oldest first, at most `max` lines in all.
+fn news(s: &SessionState, w: usize, max: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let all = s.timeline.news();
+    if all.is_empty() || max < 2 {
+        return Vec::new();
+    }
+    let shown = all.len().min(max - 1).min(NEWS_LINES);
+    let heading = if shown < all.len() {
+        format!("team · the latest {shown} of {}", all.len())
+    } else {
+        "team".to_string()
+    };
+    let mut out = vec![Line::styled(heading, theme.dim())];
+    let start = s.timeline.start().unwrap_or_default();
+    for (at, n) in &all[all.len() - shown..] {
+        let at = at.map_or(String::new(), |t| elapsed(t.saturating_sub(start)));
+        let at = format!("{at:>6}  ");
+        let text = truncate(
+            &n.line(|id| who(s, id), NEWS_TEXT),
+            w.saturating_sub(width(&at)),
+        );
+        out.push(Line::from(vec![
+            Span::styled(at, theme.dim()),
+            Span::raw(text),
+        ]));
+    }
+    out
 }
 
 /// Width of the agent names on the left.
@@ -161,7 +209,8 @@ pub fn render(
     // The axis and the legend stay put; the agents scroll between them.
     let rows = if span.is_some() { order.len() } else { 1 };
     let fixed = 1 + 1 + legend.len() as u16 + 1;
-    let rect = popup::centered(area, w, rows as u16 + fixed + 2);
+    let wanted_news = news(s, inner_w, NEWS_LINES + 1, theme).len() as u16;
+    let rect = popup::centered(area, w, rows as u16 + fixed + wanted_news + 2);
     let inner = popup::frame(
         buf,
         rect,
@@ -171,7 +220,9 @@ pub fn render(
     if inner.height < fixed + 1 {
         return;
     }
-    let body_h = inner.height - fixed;
+    // The news gives way to the agents' rows: at least one row stays.
+    let news = news(s, inner_w, (inner.height - fixed - 1) as usize, theme);
+    let body_h = inner.height - fixed - news.len() as u16;
     let line_at = |y: u16, line: Line<'static>| (Rect::new(inner.x, y, inner.width, 1), [line]);
     match span {
         None => {
@@ -197,6 +248,13 @@ pub fn render(
             popup::draw_lines(buf, body, &shown, 0);
         }
     }
+    let at = Rect::new(
+        inner.x,
+        inner.y + 1 + body_h,
+        inner.width,
+        news.len() as u16,
+    );
+    popup::draw_lines(buf, at, &news, 0);
     let bottom = inner.bottom() - 1 - legend.len() as u16;
     popup::draw_lines(
         buf,

@@ -11,8 +11,11 @@
 //! begin and end are not logged, so in the part read back they count as model time.
 //!
 //! Times are session time: a `Duration` since the epoch, less the cut-out gaps.
+//!
+//! The team's own news (who messaged whom, claims and give-backs, plan decisions) is kept
+//! beside the segments, each at its time, for the timeline's lines under the rows.
 
-use crate::protocol::{AgentId, AgentStatus, Event, EventKind};
+use crate::protocol::{AgentId, AgentStatus, Event, EventKind, TeamNews, TeamNewsFold};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -130,6 +133,9 @@ pub struct Timeline {
     /// The latest live event with a clock: when it arrived and its `ts`, to read the wall
     /// clock at a frame's `now`.
     anchor: Option<(Instant, u64)>,
+    /// The team's news in the order it came, at its session time (`None`: no clock).
+    news: Vec<(Option<Duration>, TeamNews)>,
+    team: TeamNewsFold,
 }
 
 impl Timeline {
@@ -176,8 +182,10 @@ impl Timeline {
         } else if let EventKind::ApprovalResolved { request_id, .. } = &ev.kind {
             track.approvals.remove(request_id);
         }
+        let news = self.team.observe(ev);
         if ev.ts == 0 {
             self.unclocked = true;
+            self.news.extend(news.map(|n| (None, n)));
             return;
         }
         // Events of two agents may arrive a little out of `seq` order: time never goes back.
@@ -186,6 +194,12 @@ impl Timeline {
         let now = Duration::from_millis(ts.saturating_sub(self.gap_ms));
         self.start.get_or_insert(now);
         track.settle(now);
+        self.news.extend(news.map(|n| (Some(now), n)));
+    }
+
+    /// The team's news, oldest first, each at its session time when it had a clock.
+    pub fn news(&self) -> &[(Option<Duration>, TeamNews)] {
+        &self.news
     }
 
     /// Where the axis starts: the first event with a clock.
@@ -405,6 +419,27 @@ mod tests {
         c.tool(3, "x", false);
         c.status(5, AgentStatus::Completed);
         assert_eq!(c.spans(), [(Model, 0, Some(5))]);
+    }
+
+    #[test]
+    fn team_news_is_kept_at_its_time() {
+        let mut c = Clock::new();
+        let to = AgentId::new();
+        c.status(0, AgentStatus::Running);
+        c.ev(
+            3,
+            EventKind::AgentMessage {
+                to,
+                message_id: 1,
+                text: "ping".into(),
+            },
+        );
+        // Not team news.
+        c.tool(4, "t", true);
+        let news = c.tl.news();
+        assert_eq!(news.len(), 1);
+        assert_eq!(news[0].0, Some(c.at(3)));
+        assert_eq!(news[0].1.agent(), c.id);
     }
 
     #[test]
