@@ -833,3 +833,259 @@ async fn continue_reattaches_a_placed_worker_whose_root_over_ssh_is_still_there(
         .collect();
     assert_eq!(left, vec![".squad-store.git".to_string()], "{left:?}");
 }
+
+// Nothing lost when a placed worker goes (issue 52 part 4): what it wrote there and had not
+// yet returned comes back first, and is kept as a local worker's change is kept.
+
+/// A worker that writes `before.txt`, then runs a long command there (it goes during it).
+fn interrupted_worker(body: &Value, sleeping: &std::sync::atomic::AtomicBool) -> MockResponse {
+    match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "w1",
+            "write_file",
+            r#"{"path": "before.txt", "content": "before.txt written there\n"}"#,
+        ),
+        1 => {
+            sleeping.store(true, std::sync::atomic::Ordering::SeqCst);
+            MockResponse::tool_call("z", "run_command", r#"{"command": "sleep 60"}"#)
+        }
+        _ => MockResponse::tool_call("r", "return_results", &good_result("x").to_string()),
+    }
+}
+
+/// The copilot spawns one `interrupted_worker` into `env` and despawns it once its long
+/// command runs there, `before` just before.
+fn despawned_from(
+    env: &'static str,
+    before: impl Fn() + Send + Sync + 'static,
+) -> (
+    impl Fn(&Value) -> MockResponse + Send + Sync + 'static,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    let sleeping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = sleeping.clone();
+    let responder = move |body: &Value| {
+        if is_worker(body) {
+            return interrupted_worker(body, &seen);
+        }
+        if tool_messages(body).iter().any(|(id, _)| id == "d") {
+            return MockResponse::text("done");
+        }
+        if tool_count(body) == 0 {
+            return MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "write a file",
+                        "environment": env})
+                .to_string(),
+            );
+        }
+        if !seen.load(std::sync::atomic::Ordering::SeqCst) {
+            return MockResponse::tool_call("wa", "wait_for_agents", r#"{"timeout_s": 1}"#);
+        }
+        // The long command has had time to begin there.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        before();
+        let id = spawned_ids(body).pop().unwrap();
+        MockResponse::tool_call("d", "despawn_agent", &json!({ "agent_id": id }).to_string())
+    };
+    (responder, sleeping)
+}
+
+/// The one root there of a worker (`squad-ID`) under `far`.
+fn root_there(far: &Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(far)
+        .ok()?
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("squad-"))
+        .map(|e| e.path())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_placed_worker_despawned_mid_task_keeps_what_it_wrote_there_on_its_branch() {
+    let Some(sshd) = Sshd::start("a_placed_worker_despawned_mid_task") else {
+        return;
+    };
+    let far = tempfile::tempdir().unwrap();
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n{}",
+        ssh_env("far", &sshd, far.path())
+    ));
+    let (responder, sleeping) = despawned_from("far", || {});
+    mock.set_responder(responder);
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "despawn"])
+        .await;
+    run.assert_ok();
+    let out = format!("{}{}", run.stdout, run.stderr);
+    assert!(sleeping.load(std::sync::atomic::Ordering::SeqCst), "{out}");
+    // As a local worker's change when it is despawned: kept on its branch, not merged.
+    let branches = git(
+        sb.ws(),
+        &["branch", "--list", "squad/*", "--format=%(refname:short)"],
+    );
+    let branch = branches.lines().next().unwrap_or_default().to_string();
+    assert!(
+        branch.starts_with("squad/"),
+        "no kept branch: {branches:?}\n{out}"
+    );
+    let kept = git(sb.ws(), &["show", &format!("{branch}:before.txt")]);
+    assert_eq!(kept, "before.txt written there\n");
+    assert!(!sb.ws().join("before.txt").exists(), "not merged: {out}");
+    // Its root there went, once its work was here.
+    assert_eq!(root_there(far.path()), None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_placed_worker_whose_work_cannot_come_back_as_it_goes_names_where_it_is() {
+    let Some(sshd) = Sshd::start("a_placed_worker_whose_work_cannot_come_back") else {
+        return;
+    };
+    let far = tempfile::tempdir().unwrap();
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n{}",
+        ssh_env("far", &sshd, far.path())
+    ));
+    // Its root there is no longer a worktree of the store: nothing can be collected.
+    let far_dir = far.path().to_path_buf();
+    let (responder, _) = despawned_from("far", move || {
+        let root = root_there(&far_dir).unwrap();
+        std::fs::remove_file(root.join(".git")).unwrap();
+    });
+    mock.set_responder(responder);
+    let run = sb
+        .exec(&mock, &["--json", "--approval", "auto", "despawn"])
+        .await;
+    let out = format!("{}{}", run.stdout, run.stderr);
+    let root = root_there(far.path()).expect("its root there stays");
+    assert_eq!(
+        std::fs::read_to_string(root.join("before.txt")).unwrap(),
+        "before.txt written there\n"
+    );
+    assert!(
+        out.contains("before its work in environment 'far' could come back"),
+        "{out}"
+    );
+    assert!(out.contains("none of its change had come back"), "{out}");
+    assert!(
+        out.contains(&format!("stays in {} there", root.display())),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_placed_worker_stopped_by_ctrl_c_mid_task_brings_its_work_back_and_continue_merges_it() {
+    let Some(podman) = Podman::start("a_placed_worker_stopped_by_ctrl_c") else {
+        return;
+    };
+    let env = unique_env("cc");
+    let prefix = format!("squad-{env}-");
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n{}",
+        container_env(env, &podman)
+    ));
+    mock.set_responder(resumed_into(env));
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "place"]);
+    let mut child = cmd.spawn().unwrap();
+    let start = std::time::Instant::now();
+    while !mock
+        .requests()
+        .iter()
+        .any(|r| is_worker(&r.body) && tool_count(&r.body) == 1)
+    {
+        assert!(start.elapsed().as_secs() < 60, "the worker never wrote");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    // The user's Ctrl+C: a clean shutdown.
+    let pid = child.id().unwrap() as i32;
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait()).await;
+    assert!(ended.is_ok(), "squad did not end after Ctrl+C");
+    assert!(
+        podman.containers_named(&prefix).is_empty(),
+        "its container goes at the shutdown"
+    );
+    let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
+    run.assert_ok();
+    let out = format!("{}{}", run.stdout, run.stderr);
+    // What it wrote before the Ctrl+C came back at the shutdown and merges with the rest.
+    assert!(sb.ws().join("before.txt").exists(), "{out}");
+    assert_eq!(sb.read("before.txt"), "before.txt written there\n");
+    assert_eq!(sb.read("after.txt"), "after.txt written there\n");
+    assert!(podman.containers_named(&prefix).is_empty());
+}
+
+/// The first file named `name` under `dir`, a few levels down.
+fn find_file(dir: &Path, name: &str, depth: usize) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if entry.file_name() == name {
+            return Some(path);
+        }
+        if depth > 0
+            && path.is_dir()
+            && let Some(found) = find_file(&path, name, depth - 1)
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_placed_workers_change_applied_here_as_squad_is_killed_comes_back_once() {
+    let Some(sshd) = Sshd::start("a_placed_workers_change_applied_as_killed") else {
+        return;
+    };
+    let far = tempfile::tempdir().unwrap();
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n[limits]\nmax_iterations = 6\n{}",
+        ssh_env("far", &sshd, far.path())
+    ));
+    mock.set_responder(|body| {
+        if is_worker(body) {
+            return match tool_count(body) {
+                0 => MockResponse::tool_call(
+                    "w1",
+                    "write_file",
+                    r#"{"path": "before.txt", "content": "before.txt written there\n"}"#,
+                ),
+                _ => MockResponse::tool_call("r", "return_results", &good_result("x").to_string()),
+            };
+        }
+        match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "s",
+                "spawn_agent",
+                &json!({"role_name": "implementer", "task_prompt": "write a file",
+                        "environment": "far"})
+                .to_string(),
+            ),
+            1 => MockResponse::tool_call("wa", "wait_for_agents", "{}"),
+            _ => MockResponse::text("done"),
+        }
+    });
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "place"]);
+    let mut child = cmd.spawn().unwrap();
+    // Killed the moment its change is in its worktree here: before the log can say so.
+    let worktrees = sb.data_dir().join("worktrees");
+    let start = std::time::Instant::now();
+    while find_file(&worktrees, "before.txt", 3).is_none() {
+        assert!(start.elapsed().as_secs() < 60, "its change never came back");
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
+    let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
+    let out = format!("{}{}", run.stdout, run.stderr);
+    assert!(!out.contains("does not apply"), "{out}");
+    run.assert_ok();
+    assert_eq!(sb.read("before.txt"), "before.txt written there\n", "{out}");
+}

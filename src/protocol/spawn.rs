@@ -52,6 +52,10 @@ pub struct FarSide {
     pub base: String,
     /// The commit of its change its worktree here holds: its base until one came back.
     pub applied: String,
+    /// A commit that came back and is being applied here, told before it is: after a kill
+    /// its worktree may hold it or not, and the next bring-back looks (`placement/back.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applying: Option<String>,
 }
 
 /// Most characters of a worker's name: a label, not a task.

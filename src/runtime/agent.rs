@@ -207,6 +207,8 @@ async fn agent_main(cx: AgentCx, mut inbox: mpsc::UnboundedReceiver<AgentInput>)
     if cx.team().status(cx.id()) == Some(AgentStatus::Cancelled) {
         (cx.session().tasks).give_back(cx.team(), cx.id(), "it was despawned");
     }
+    // A placed worker's change there comes back first (`policies/placement`).
+    cx.hear(Moment::Gone).await;
     if let Some(iso) = cx.policies().get::<IsolationPolicy>() {
         iso.gone(&cx).await;
     }

@@ -11,7 +11,8 @@
 //! - `tool_call`: one tool call passes down the layers to the core, which runs it.
 //! - `review`: a result the model is about to read: pass, a note, or a stop of the turn.
 //! - `turn_end`: the turn ended; a layer may ask the agent to go on with a message.
-//! - `hear`: a turn starts, or a worker's turns for one message are over ([`Moment`]).
+//! - `hear`: a turn starts, a worker's turns for one message are over, or the agent is
+//!   gone ([`Moment`]).
 //!
 //! Two rules combine them. The calls nest, as tower's services do: a layer gets the call
 //! and the rest of the stack (`next`), and may act before, after, around or instead of it;

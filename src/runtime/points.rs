@@ -57,6 +57,9 @@ pub enum Moment {
     TurnStart,
     /// A worker's turns for one message are over (not cancelled), as they ended.
     Settled(TurnEnd),
+    /// The agent's life is over (despawned, cancelled, released, the session ending),
+    /// heard once before its worktree is let go.
+    Gone,
 }
 
 impl Decision for Admit {

@@ -55,10 +55,12 @@ impl Policy for IsolationPolicy {
 }
 
 impl IsolationPolicy {
-    /// A worker is gone for good (despawned, cancelled, released): its worktree goes.
+    /// A worker is gone for good (despawned, cancelled, released): its worktree goes. One
+    /// stopped by the session's end keeps it for a resume; one cancelled never resumes.
     pub async fn gone(&self, cx: &AgentCx) {
         let iso = &self.isolation;
-        if cx.is_worker() && !iso.is_closing() {
+        let cancelled = cx.team().status(cx.id()) == Some(crate::protocol::AgentStatus::Cancelled);
+        if cx.is_worker() && (!iso.is_closing() || cancelled) {
             iso.clean_up(cx.team(), cx.id()).await;
         }
     }

@@ -1,8 +1,9 @@
 //! A placed worker's layer: its coding tools go to its far side (the call's handler is
 //! swapped before isolation and the approval see it, so the user approves the far side's
 //! diff); its change comes back before `return_results` is checked and when its turns are
-//! over, before isolation merges; a lost connection ends it, failed, with the reason and
-//! what of its work came back. It comes before isolation in the policies' order.
+//! over, before isolation merges, and when it goes, before isolation keeps or drops its
+//! worktree; a lost connection ends it, failed, with the reason and what of its work came
+//! back. It comes before isolation in the policies' order.
 
 use super::{PlacedWorker, Placements};
 use crate::protocol::{EventKind, TurnEnd};
@@ -99,8 +100,16 @@ impl Layer for PlacementLayer {
     }
 
     async fn hear(&self, cx: &AgentCx, moment: Moment) {
-        let Moment::Settled(end) = moment else {
-            return;
+        let end = match moment {
+            Moment::Settled(end) => end,
+            Moment::Gone => {
+                // Only a far side it was known by: a resumed worker never reopened has none.
+                if let Some(Ok(Some((_, worker)))) = self.me.get() {
+                    worker.going(cx).await;
+                }
+                return;
+            }
+            Moment::TurnStart => return,
         };
         let Ok(Some(worker)) = self.placed(cx).await else {
             return;

@@ -92,6 +92,8 @@ pub(super) fn placed(
         repo,
         tools,
         applied,
+        applying: Mutex::new(None),
+        keep_there: std::sync::atomic::AtomicBool::new(false),
         bringing: tokio::sync::Mutex::new(()),
     }
 }

@@ -123,6 +123,11 @@ pub struct PlacedWorker {
     pub(super) tools: HashMap<String, Arc<dyn ToolHandler>>,
     /// The far commit its worktree here holds (its base, until a change came back).
     pub(super) applied: Mutex<String>,
+    /// A commit that came back and is being applied (or was, when a killed run's log
+    /// names one): whether its worktree holds it is looked at before the next apply.
+    pub(super) applying: Mutex<Option<String>>,
+    /// Its work there could not be brought back when it went: its root there stays.
+    pub(super) keep_there: AtomicBool,
     /// Collecting and applying run one at a time.
     pub(super) bringing: tokio::sync::Mutex<()>,
 }
@@ -141,13 +146,17 @@ impl PlacedWorker {
             store,
             base: self.carried.base.clone(),
             applied: crate::sync::lock(&self.applied).clone(),
+            applying: crate::sync::lock(&self.applying).clone(),
         }
     }
 
-    /// Its worktree there goes and its connection closes (a container is removed).
+    /// Its worktree there goes and its connection closes (a container is removed); after
+    /// a bring-back under way, never during it. A root whose work could not come back stays.
     pub async fn release(&self) {
+        let _one = self.bringing.lock().await;
         if let crate::environments::carry::Way::Git { store } = &self.carried.way
             && self.remote.lost().is_none()
+            && !self.keep_there.load(Ordering::Relaxed)
         {
             let store = store.clone();
             let _ = self

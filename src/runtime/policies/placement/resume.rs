@@ -157,6 +157,8 @@ fn again(
     };
     let mut worker = placed(&far.env, remote, carried, repo.to_path_buf());
     worker.applied = std::sync::Mutex::new(applied);
+    // Killed while it was applied here: the next bring-back looks whether it is.
+    worker.applying = std::sync::Mutex::new(far.applying.clone());
     worker
 }
 
