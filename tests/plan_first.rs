@@ -262,3 +262,62 @@ async fn a_plan_awaiting_approval_when_squad_is_killed_still_awaits_after_contin
     assert!(after.iter().any(|b| offers(b, "write_file")));
     assert_eq!(sb.read("out.txt"), "planned\n");
 }
+
+/// Issue 54 part 4, the persona option: a persona whose role says `coordinate_only = true`
+/// starts without its writing tools (its workers keep theirs), a handoff to a persona
+/// with the option applies it and one to a persona without gives the writing tools back;
+/// each change is a `coordinate_only` event of the persona.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_coordinate_only_persona_starts_without_writing_tools_and_a_handoff_brings_its_own() {
+    let mock = MockServer::start().await;
+    let sb = Sandbox::new();
+    sb.write(
+        ".squad/roles/lead.toml",
+        "name = \"lead\"\nsystem_prompt = \"LEAD-PROMPT: coordinate.\"\n\
+         enabled_agents = [\"implementer\"]\nhandoffs = [\"front\"]\ncoordinate_only = true\n",
+    );
+    sb.write(
+        ".squad/roles/front.toml",
+        "name = \"front\"\nsystem_prompt = \"FRONT-PROMPT: talk to the user.\"\n\
+         handoffs = [\"lead\"]\n",
+    );
+    let handoff = |to: &str| {
+        MockResponse::tool_call(
+            "h",
+            "handoff_to",
+            &json!({"target_agent": to, "reason": "its turn"}).to_string(),
+        )
+    };
+    mock.push_all([
+        handoff("front"),
+        handoff("lead"),
+        MockResponse::text("LEAD-AGAIN: done"),
+    ]);
+    let run = sb
+        .exec(
+            &mock,
+            &["--json", "--approval", "auto", "--role", "lead", "go"],
+        )
+        .await;
+    run.assert_ok();
+    let reqs: Vec<Value> = mock.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(reqs.len(), 3);
+    // The lead starts coordinating only: reading and team tools, spawning included.
+    assert!(system(&reqs[0]).contains("LEAD-PROMPT"));
+    assert!(offers(&reqs[0], "read_file") && offers(&reqs[0], "spawn_agent"));
+    for writes in ["write_file", "edit_file", "run_command"] {
+        assert!(!offers(&reqs[0], writes), "{:?}", tool_names(&reqs[0]));
+    }
+    // Handed to a persona without the option: its writing tools.
+    assert!(system(&reqs[1]).contains("FRONT-PROMPT"));
+    assert!(offers(&reqs[1], "write_file"), "{:?}", tool_names(&reqs[1]));
+    // Back to the lead: coordinating only again.
+    assert!(system(&reqs[2]).contains("LEAD-PROMPT"));
+    assert!(!offers(&reqs[2], "write_file"));
+    let events = run.events();
+    let modes: Vec<&Value> = of_type(&events, "coordinate_only")
+        .into_iter()
+        .map(|e| &e["on"])
+        .collect();
+    assert_eq!(modes, [&json!(true), &json!(false), &json!(true)]);
+}

@@ -79,6 +79,7 @@ pub(super) fn built_in_agents() -> Vec<Role> {
             handoffs: Vec::new(),
             may_message: None,
             plan_first: false,
+            coordinate_only: false,
             max_iterations: None,
             test_command: None,
             verify: None,

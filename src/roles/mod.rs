@@ -147,6 +147,10 @@ pub struct Role {
     /// approved by their supervisor (`review_plan`) or the user (issue 54 part 4).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub plan_first: bool,
+    /// As the session's persona, it starts coordinating only: no writing tools, only its
+    /// reading and team tools (as `/lead` and Ctrl+L toggle; a handoff to it applies it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub coordinate_only: bool,
     #[serde(default)]
     pub max_iterations: Option<u32>,
     /// Overrides the config's test command for `run_tests`.
@@ -326,6 +330,14 @@ fn check_fields(role: &Role) -> Result<(), TomlProblem> {
         return Err(problem(
             "environment",
             "expected the name of an [environments.NAME] table, found an empty string".into(),
+        ));
+    }
+    if role.coordinate_only && role.enabled_agents.is_empty() {
+        return Err(problem(
+            "coordinate_only",
+            "a persona that coordinates only needs workers: expected enabled_agents to name \
+             the roles it spawns (or coordinate_only = false)"
+                .into(),
         ));
     }
     if role.max_iterations == Some(0) {

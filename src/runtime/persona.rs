@@ -32,6 +32,7 @@ pub fn switch_persona(
     let model = (session.team.model_choice()).unwrap_or_else(|| role.model(&session.config));
     let tools = session.tools.tools_for_model(role, false, None, &model);
     let from = session.team.switch_root(role.name.clone(), tools, model);
+    session.plans.follow_persona(&session.team, role);
     session.announce_sandbox(root);
     session.team.push_item(
         root,

@@ -199,6 +199,16 @@ fn broken_files_are_skipped_with_warnings_naming_file_and_key() {
             "name = \"h\"\nsystem_prompt = \"x\"\n[[verify_rules]]\nid = \"lint\"\ncommand = \"true\"\nwhen_changed = [\"src/[a\"]\n",
             "verify_rules[0]: `when_changed` pattern \"src/[a\" is not a valid glob",
         ),
+        (
+            "lead.toml",
+            "name = \"i\"\nsystem_prompt = \"x\"\nenabled_agents = [\"tester\"]\ncoordinate_only = \"yes\"\n",
+            "coordinate_only: expected true or false, found a string \"yes\" (line 4",
+        ),
+        (
+            "alone.toml",
+            "name = \"j\"\nsystem_prompt = \"x\"\ncoordinate_only = true\n",
+            "coordinate_only: a persona that coordinates only needs workers",
+        ),
     ];
     for (file, text, _) in &cases {
         d.ws_role(file, text);
@@ -217,6 +227,21 @@ fn broken_files_are_skipped_with_warnings_naming_file_and_key() {
     }
     assert_eq!(set.warnings.len(), cases.len(), "{:?}", set.warnings);
     assert_eq!(set.names(), BUILT_IN_NAMES);
+}
+
+/// Issue 54 part 4: `coordinate_only` in a persona's file is read (and left out of a
+/// file that does not say it, so every built-in is as it was).
+#[test]
+fn a_persona_may_start_coordinating_only() {
+    let d = Dirs::new();
+    d.ws_role(
+        "lead.toml",
+        "name = \"lead\"\nsystem_prompt = \"Lead.\"\nenabled_agents = [\"tester\"]\ncoordinate_only = true\n",
+    );
+    let set = d.load();
+    assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+    assert!(set.require("lead").unwrap().coordinate_only);
+    assert!(set.iter().all(|r| r.name == "lead" || !r.coordinate_only));
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Plan first, then write (issue 54 part 4): a `plan_first` role's workers keep only their
 //! reading tools until the plan they submit (`submit_plan`) is approved by their
 //! supervisor (`review_plan`) or the user (`Op::DecidePlan`); a rejection goes back with
-//! its reason. And the persona's coordinate-only mode (`/lead`). This file keeps the
+//! its reason. And the persona's coordinate-only mode (`/lead`, Ctrl+L, or its role's
+//! `coordinate_only`, which a persona brings when it takes the session). This file keeps the
 //! states, each change a durable event (`plan_submitted`, `plan_decided`,
 //! `coordinate_only`) that replay reads back; `gate.rs` fits an agent's tools to them.
 
@@ -12,6 +13,7 @@ pub use gate::{Fit, fit};
 use super::inbox::Notice;
 use super::team::Team;
 use crate::protocol::{AgentId, EventKind, PlanDecision, PlanState, PlanSubmitted, Priority};
+use crate::roles::Role;
 use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -204,6 +206,15 @@ impl Plans {
     /// Whether the persona coordinates only (`/lead`).
     pub fn coordinate_only(&self) -> bool {
         self.coordinate_only.load(Ordering::Relaxed)
+    }
+
+    /// A persona taking the session (at a new session's start, a handoff, `/role`) brings
+    /// its own mode: its role's `coordinate_only`, told only when it changes the mode, so a
+    /// persona without the option starts a session as it always did.
+    pub fn follow_persona(&self, team: &Team, role: &Role) {
+        if self.coordinate_only() != role.coordinate_only {
+            self.set_coordinate_only(team, role.coordinate_only, true);
+        }
     }
 
     /// The user's `/lead` (or the log's last word on it, `tell` false on resume).

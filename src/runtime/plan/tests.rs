@@ -163,6 +163,36 @@ fn the_coordinating_lead_keeps_reading_and_team_tools_and_its_workers_theirs() {
     assert!(has(&w.fitted(w.root), "write_file"));
 }
 
+/// A persona brings its role's `coordinate_only` when it takes the session, told only
+/// when the mode changes (a persona without it starts as it always did, no event).
+#[test]
+fn a_persona_brings_its_own_coordinate_only_setting() {
+    let mut w = world();
+    let _ = w.kinds();
+    let copilot = w.roles.get("copilot").unwrap().clone();
+    w.plans.follow_persona(&w.team, &copilot);
+    assert!(!w.plans.coordinate_only() && w.kinds().is_empty());
+    let mut lead = w.roles.get("lead").unwrap().clone();
+    lead.coordinate_only = true;
+    w.plans.follow_persona(&w.team, &lead);
+    assert!(w.plans.coordinate_only());
+    assert!(!has(&w.fitted(w.root), "write_file"));
+    let told = w.kinds();
+    assert!(
+        matches!(told.as_slice(), [(id, EventKind::CoordinateOnly { on: true })] if *id == w.root),
+        "{told:?}"
+    );
+    w.plans.follow_persona(&w.team, &lead);
+    assert!(w.kinds().is_empty(), "no change, nothing told");
+    // A writing persona taking over writes again.
+    w.plans.follow_persona(&w.team, &copilot);
+    assert!(!w.plans.coordinate_only());
+    assert!(matches!(
+        w.kinds().as_slice(),
+        [(_, EventKind::CoordinateOnly { on: false })]
+    ));
+}
+
 #[tokio::test]
 async fn a_rejection_carries_its_reason_and_the_same_plan_again_gets_it_back() {
     let mut w = world();

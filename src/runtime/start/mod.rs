@@ -205,6 +205,7 @@ fn start_persona(
         released: false,
     };
     start_agent(session, policies, persona);
+    session.plans.follow_persona(&session.team, role);
 }
 
 /// The workspace hook files with a hook that does not run now: new, or changed since the
