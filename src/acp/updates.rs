@@ -11,9 +11,9 @@ use crate::protocol::{AgentId, AgentStatus, HistoryItem, Op, Task, TaskStatus, T
 use crate::text::one_line;
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, CurrentModeUpdate, IdleStateUpdate, IdleStopReason, Plan,
-    PlanEntry, PlanEntryPriority, PlanEntryStatus, RunningStateUpdate, SessionCancelCapabilities,
-    SessionId, SessionMessage, SessionUpdate, StateUpdate, SubagentSessionCapabilities,
-    SubagentUpdate, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    RunningStateUpdate, SessionCancelCapabilities, SessionId, SessionMessage, SessionUpdate,
+    StateUpdate, SubagentSessionCapabilities, SubagentUpdate, ToolCall, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields,
 };
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 mod fold;
+mod team;
 
 /// Child session id → the worker it shows, for `session/cancel` on a child.
 pub type Children = Arc<Mutex<HashMap<String, (mpsc::UnboundedSender<Op>, AgentId)>>>;
@@ -61,6 +62,8 @@ pub struct Translator {
     views: HashMap<AgentId, View>,
     /// The board, for the plan.
     tasks: BTreeMap<String, Task>,
+    /// Who messaged whom, held which task, submitted which plan (`team.rs`).
+    team: team::TeamView,
     /// What the current prompt has seen.
     pub turn: TurnState,
 }
@@ -97,6 +100,7 @@ impl Translator {
             children,
             views,
             tasks: BTreeMap::new(),
+            team: team::TeamView::default(),
             turn: TurnState::default(),
         }
     }
@@ -356,21 +360,15 @@ impl Translator {
         }
     }
 
-    /// The whole board as the plan (ACP replaces the plan with each update).
+    /// The whole board as the plan (ACP replaces the plan with each update), each entry
+    /// naming its task's owner and lease.
     fn plan(&mut self, task: &Task) {
         self.tasks.insert(task.id.clone(), task.clone());
         let entries = self
             .tasks
             .values()
             .filter(|t| t.status != TaskStatus::Cancelled)
-            .map(|t| {
-                let status = match t.status {
-                    TaskStatus::Running => PlanEntryStatus::InProgress,
-                    s if s.is_final() => PlanEntryStatus::Completed,
-                    _ => PlanEntryStatus::Pending,
-                };
-                PlanEntry::new(t.title.clone(), PlanEntryPriority::Medium, status)
-            })
+            .map(|t| self.plan_entry(t))
             .collect();
         self.send(&self.session_id, SessionUpdate::Plan(Plan::new(entries)));
     }

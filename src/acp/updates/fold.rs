@@ -21,6 +21,8 @@ impl Translator {
                 ))),
             ),
             EventKind::ItemAdded { .. }
+            | EventKind::SessionStarted { .. }
+            | EventKind::AgentMessage { .. }
             | EventKind::AgentMessagesDelivered { .. }
             | EventKind::AgentSpawned { .. }
             | EventKind::AgentStatus { .. }
@@ -33,8 +35,7 @@ impl Translator {
                 self.event(event);
             }
             // Not replayed: what asks or acts, or what a loaded session does not show.
-            EventKind::SessionStarted { .. }
-            | EventKind::AgentBudget { .. }
+            EventKind::AgentBudget { .. }
             | EventKind::AgentSandbox { .. }
             | EventKind::AgentOptions(_)
             | EventKind::FarSide(_)
@@ -65,7 +66,6 @@ impl Translator {
             | EventKind::InboxDelivered { .. }
             | EventKind::McpServer { .. }
             | EventKind::MessageQueued { .. }
-            | EventKind::AgentMessage { .. }
             | EventKind::CoordinateOnly { .. }
             | EventKind::Paused
             | EventKind::Resumed
@@ -108,6 +108,7 @@ impl Translator {
     pub fn event(&mut self, event: &Event) -> Option<StopReason> {
         let agent = event.agent_id;
         let root = agent == self.root;
+        self.team_event(event);
         match &event.kind {
             EventKind::TurnStarted if root => self.turn.started = true,
             EventKind::TurnFinished { end } if root => self.turn.last_end = Some(*end),
