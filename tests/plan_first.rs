@@ -13,7 +13,7 @@ use common::agents::*;
 use common::*;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 fn roles(sb: &Sandbox) {
@@ -62,21 +62,25 @@ fn submit(plan: &str) -> MockResponse {
 }
 
 /// The worker: a first plan, a second once told why the first was rejected, then the
-/// write it planned and its result.
+/// write it planned (once it is offered `write_file`: a resumed worker may find its plan
+/// approved while it was away) and its result.
 fn worker(body: &Value) -> MockResponse {
     let last = last_result(body);
-    if tool_count(body) == 0 || last.contains("interrupted") {
-        return submit("PLAN-A: rewrite everything");
-    }
-    if last.contains("Plan rejected") {
-        return submit("PLAN-B: write out.txt only");
-    }
-    if last.contains("Plan approved") {
+    let wrote = tool_messages(body)
+        .iter()
+        .any(|(_, c)| c.contains("created 'out.txt'"));
+    if offers(body, "write_file") && !wrote {
         return MockResponse::tool_call(
             "w",
             "write_file",
             &json!({"path": "out.txt", "content": "planned\n"}).to_string(),
         );
+    }
+    if !wrote && last.contains("Plan rejected") {
+        return submit("PLAN-B: write out.txt only");
+    }
+    if !wrote {
+        return submit("PLAN-A: rewrite everything");
     }
     MockResponse::tool_call(
         "r",
@@ -84,7 +88,7 @@ fn worker(body: &Value) -> MockResponse {
         &json!({"result": {
             "status": "success",
             "summary": "PLANNED-AND-DONE",
-            "artifacts": [{"path": "out.txt", "change_type": "created"}],
+            "artifacts": [{"file_path": "out.txt", "description": "planned", "change_type": "created"}],
             "known_issues": []
         }})
         .to_string(),
@@ -184,8 +188,14 @@ async fn a_plan_awaiting_approval_when_squad_is_killed_still_awaits_after_contin
     roles(&sb);
     let second_run = Arc::new(AtomicBool::new(false));
     let resumed = second_run.clone();
+    // The worker's requests since the resume: the supervisor decides only after the
+    // worker asked once, so its first request shows the plan still awaiting.
+    let asked_again = Arc::new(AtomicUsize::new(0));
     mock.set_responder(move |body| {
         if is_worker(body) {
+            if resumed.load(Ordering::SeqCst) {
+                asked_again.fetch_add(1, Ordering::SeqCst);
+            }
             return worker(body);
         }
         let last = last_said(body);
@@ -199,6 +209,10 @@ async fn a_plan_awaiting_approval_when_squad_is_killed_still_awaits_after_contin
             if !resumed.load(Ordering::SeqCst) {
                 // Thinking it over when squad dies.
                 return MockResponse::text("hmm").with_delay(Duration::from_secs(30));
+            }
+            if asked_again.load(Ordering::SeqCst) == 0 {
+                // Its resubmission tells this supervisor again.
+                return MockResponse::text("waiting");
             }
             let id = spawned_ids(body).first().cloned().unwrap_or_default();
             return review(&id, true, "");
