@@ -52,6 +52,10 @@ fn alpha(body: &Value) -> MockResponse {
 fn beta(body: &Value) -> MockResponse {
     let told = |needle: &str| tool_messages(body).iter().any(|(_, c)| c.contains(needle));
     if told("Plan approved") {
+        // Its result only once alpha's message reached it, however late alpha is.
+        if !mentions(body, "PING-FROM-ALPHA") {
+            return tool("run_command", json!({"command": "sleep 0.3"}));
+        }
         return tool("return_results", good_result("beta done"));
     }
     if told("Plan rejected") {

@@ -38,10 +38,11 @@ async fn the_timeline_lists_a_claim_and_a_message_between_workers() {
                     _ => tool("return_results", good_result("alpha done")),
                 };
             }
-            return match tool_count(body) {
-                0 => tool("run_command", json!({"command": "sleep 1"})),
-                _ => tool("return_results", good_result("beta done")),
-            };
+            // Beta works until alpha's message reached it, however late alpha is.
+            if !mentions(body, "PING-FROM-ALPHA") {
+                return tool("run_command", json!({"command": "sleep 0.3"}));
+            }
+            return tool("return_results", good_result("beta done"));
         }
         match tool_count(body) {
             0 => tool(
