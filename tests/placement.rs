@@ -1037,55 +1037,85 @@ fn find_file(dir: &Path, name: &str, depth: usize) -> Option<std::path::PathBuf>
     None
 }
 
+/// A worker into `far` that writes `before.txt` there and returns it.
+fn returning_into_far(body: &Value) -> MockResponse {
+    if is_worker(body) {
+        return match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "w1",
+                "write_file",
+                r#"{"path": "before.txt", "content": "before.txt written there\n"}"#,
+            ),
+            _ => MockResponse::tool_call("r", "return_results", &good_result("x").to_string()),
+        };
+    }
+    match tool_count(body) {
+        0 => MockResponse::tool_call(
+            "s",
+            "spawn_agent",
+            &json!({"role_name": "implementer", "task_prompt": "write a file",
+                    "environment": "far"})
+            .to_string(),
+        ),
+        1 => MockResponse::tool_call("wa", "wait_for_agents", "{}"),
+        _ => MockResponse::text("done"),
+    }
+}
+
+/// The last `far_side` event of the one session log under `data`.
+fn last_far_side(data: &Path) -> Value {
+    let dir = data.join("sessions");
+    let log = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(log).unwrap();
+    text.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "far_side")
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_placed_workers_change_applied_here_as_squad_is_killed_comes_back_once() {
     let Some(sshd) = Sshd::start("a_placed_workers_change_applied_as_killed") else {
         return;
     };
-    let far = tempfile::tempdir().unwrap();
-    let mock = MockServer::start().await;
-    let sb = repo(&format!(
-        "[verify]\nenabled = false\n[limits]\nmax_iterations = 6\n{}",
-        ssh_env("far", &sshd, far.path())
-    ));
-    mock.set_responder(|body| {
-        if is_worker(body) {
-            return match tool_count(body) {
-                0 => MockResponse::tool_call(
-                    "w1",
-                    "write_file",
-                    r#"{"path": "before.txt", "content": "before.txt written there\n"}"#,
-                ),
-                _ => MockResponse::tool_call("r", "return_results", &good_result("x").to_string()),
-            };
+    // A few tries: the kill must fall after the apply and before the log says it came back.
+    for _ in 0..4 {
+        let far = tempfile::tempdir().unwrap();
+        let mock = MockServer::start().await;
+        let sb = repo(&format!(
+            "[verify]\nenabled = false\n[limits]\nmax_iterations = 6\n{}",
+            ssh_env("far", &sshd, far.path())
+        ));
+        mock.set_responder(returning_into_far);
+        let mut cmd = sb.command(Some(&mock));
+        cmd.args(["exec", "--approval", "auto", "place"]);
+        let mut child = cmd.spawn().unwrap();
+        // Killed the moment its change is in its worktree here.
+        let worktrees = sb.data_dir().join("worktrees");
+        let start = std::time::Instant::now();
+        while find_file(&worktrees, "before.txt", 3).is_none() {
+            assert!(start.elapsed().as_secs() < 60, "its change never came back");
+            std::thread::sleep(std::time::Duration::from_micros(500));
         }
-        match tool_count(body) {
-            0 => MockResponse::tool_call(
-                "s",
-                "spawn_agent",
-                &json!({"role_name": "implementer", "task_prompt": "write a file",
-                        "environment": "far"})
-                .to_string(),
-            ),
-            1 => MockResponse::tool_call("wa", "wait_for_agents", "{}"),
-            _ => MockResponse::text("done"),
+        child.start_kill().unwrap();
+        let _ = child.wait().await;
+        let far_side = last_far_side(&sb.data_dir());
+        if far_side["applied"] != far_side["base"] {
+            eprintln!("the log had its change as come back already: once more");
+            continue;
         }
-    });
-    let mut cmd = sb.command(Some(&mock));
-    cmd.args(["exec", "--approval", "auto", "place"]);
-    let mut child = cmd.spawn().unwrap();
-    // Killed the moment its change is in its worktree here: before the log can say so.
-    let worktrees = sb.data_dir().join("worktrees");
-    let start = std::time::Instant::now();
-    while find_file(&worktrees, "before.txt", 3).is_none() {
-        assert!(start.elapsed().as_secs() < 60, "its change never came back");
-        std::thread::sleep(std::time::Duration::from_micros(500));
+        let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
+        let out = format!("{}{}", run.stdout, run.stderr);
+        assert!(!out.contains("does not apply"), "{out}");
+        run.assert_ok();
+        assert_eq!(sb.read("before.txt"), "before.txt written there\n", "{out}");
+        return;
     }
-    child.start_kill().unwrap();
-    let _ = child.wait().await;
-    let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
-    let out = format!("{}{}", run.stdout, run.stderr);
-    assert!(!out.contains("does not apply"), "{out}");
-    run.assert_ok();
-    assert_eq!(sb.read("before.txt"), "before.txt written there\n", "{out}");
+    panic!("the kill never fell between the apply here and its record");
 }

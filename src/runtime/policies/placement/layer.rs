@@ -103,8 +103,13 @@ impl Layer for PlacementLayer {
         let end = match moment {
             Moment::Settled(end) => end,
             Moment::Gone => {
-                // Only a far side it was known by: a resumed worker never reopened has none.
-                if let Some(Ok(Some((_, worker)))) = self.me.get() {
+                // Never waiting for a reopening: a resumed worker that had no turn since is
+                // found in the registry once its far side was reattached.
+                let worker = match self.me.get() {
+                    Some(Ok(Some((_, worker)))) => Some(worker.clone()),
+                    _ => self.placements.get(cx.id()),
+                };
+                if let Some(worker) = worker {
                     worker.going(cx).await;
                 }
                 return;
