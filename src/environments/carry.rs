@@ -10,13 +10,12 @@
 use super::EnvError;
 use super::client::Remote;
 use super::protocol::{Collected, Request, base_ref};
+/// Where a placed worker's returned commit is kept here: never lost to a failed apply or
+/// a gc; pruned once no live or resumable worker needs it ([`super::refs::prune`]).
+pub use super::refs::returned_ref;
 use crate::isolation::{Git, Seal};
 use base64::Engine;
 use std::path::{Path, PathBuf};
-
-/// Where the returned commits of placed workers are kept here: never lost to a failed
-/// apply or a gc.
-pub const RETURNED_PREFIX: &str = "refs/squad/returned";
 
 /// How a worker's work travels to and from its far side.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +46,8 @@ pub async fn send_base(
     let fail = |why: String| EnvError::new(&env, why);
     let root = remote.hello().root.clone();
     let (repo_b, tree_b) = (repo.to_path_buf(), tree.to_string());
-    let base = blocking(move || base_commit(&repo_b, &tree_b))
+    let subject = super::refs::base_subject(&root);
+    let base = blocking(move || base_commit(&repo_b, &tree_b, &subject))
         .await
         .map_err(|e| fail(format!("cannot make the worker's base here: {e}")))?;
     if remote.hello().git.is_some() {
@@ -102,7 +102,7 @@ pub async fn send_base(
 }
 
 /// Brings the worker's work there back as a commit here on its base (kept under
-/// [`RETURNED_PREFIX`]`/name`); `None` when it changed nothing.
+/// [`super::refs::returned_ref`]); `None` when it changed nothing.
 pub async fn collect(
     remote: &Remote,
     repo: &Path,
@@ -111,7 +111,7 @@ pub async fn collect(
     message: &str,
 ) -> Result<Option<String>, EnvError> {
     let fail = |why: String| EnvError::new(remote.env(), why);
-    let keep = format!("{RETURNED_PREFIX}/{name}");
+    let keep = super::refs::returned_ref(name);
     let commit = match &carried.way {
         Way::Git { .. } => {
             let (base, message) = (carried.base.clone(), message.to_string());
@@ -168,11 +168,12 @@ pub fn apply(repo: &Path, seal: &Seal, from: &str, to: &str) -> Result<(), Strin
         .map_err(|e| e.to_string())
 }
 
-/// A commit of `tree` alone, kept under its own ref so no gc takes it while it travels.
-fn base_commit(repo: &Path, tree: &str) -> Result<String, String> {
+/// A commit of `tree` alone, kept under its own ref so no gc takes it while it travels;
+/// `subject` names its session and worker, so the ref names its owner.
+fn base_commit(repo: &Path, tree: &str, subject: &str) -> Result<String, String> {
     let git = Git::new(repo);
     let commit = git
-        .text(&["commit-tree", tree, "-m", "squad: a placed worker's base"])
+        .text(&["commit-tree", tree, "-m", subject])
         .map_err(|e| e.to_string())?;
     git.run(&["update-ref", &base_ref(&commit), &commit])
         .map_err(|e| e.to_string())?;

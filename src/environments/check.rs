@@ -49,6 +49,20 @@ pub async fn probe(name: &str, config: &EnvironmentConfig, level: Level) -> Prob
             fix: None,
         };
     }
+    // A container's squad: from the image, or copied in (its platform checked first).
+    let squad = match config.kind {
+        Some(EnvKind::Container) => match super::container::squad_there(name, config).await {
+            Ok(note) => format!(", {note}"),
+            Err(e) => {
+                return Probe {
+                    ok: false,
+                    message: format!("{head}: {}", e.reason),
+                    fix: Some(fix_for(config, &e.reason)),
+                };
+            }
+        },
+        _ => String::new(),
+    };
     let remote = match connect(name, config, level).await {
         Ok(remote) => remote,
         Err(e) => {
@@ -63,7 +77,7 @@ pub async fn probe(name: &str, config: &EnvironmentConfig, level: Level) -> Prob
     let git = run(&remote, "git --version").await;
     remote.close().await;
     let found = format!(
-        "{head}: squad {} runs there, root {}; {}",
+        "{head}: squad {} runs there{squad}; root {}; {}",
         hello.squad, hello.root, hello.sandbox
     );
     match git {
@@ -173,6 +187,15 @@ fn fix_for(config: &EnvironmentConfig, reason: &str) -> String {
             "pull or build the image (`podman pull {}`)",
             config.image.as_deref().unwrap_or("IMAGE")
         ),
+        Some(EnvKind::Container) if reason.contains("cannot be copied in") => {
+            "see above: an image of this machine's platform, or `squad` set to one built for it"
+                .to_string()
+        }
+        Some(EnvKind::Container) if config.squad.is_none() => {
+            "this squad is copied in and did not start there: put squad in the image or \
+             mount it (`mounts`), and set `squad` to its path there"
+                .to_string()
+        }
         Some(EnvKind::Container) => format!(
             "put squad in the image or mount it (`mounts`), and set `squad` to its path there (now {squad})"
         ),

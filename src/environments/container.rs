@@ -1,13 +1,15 @@
 //! The container transport: the engine's Docker API (Docker, or Podman's
 //! `podman system service`, which serves the same API) through `bollard`. One container per
 //! worker, started from the environment's image with its network (default none) and limits,
-//! its first process `squad tool-server --hold`; the worker's tool server is an exec beside
-//! it, speaking over the exec's attached stdin and stdout. The container is removed when
+//! its first process `squad tool-server --hold` (the image's squad at the configured path,
+//! or this squad copied in: [`super::copy_in`]); the worker's tool server is an exec beside
+//! it, started the same way, speaking over the exec's attached stdin and stdout. The container is removed when
 //! the connection is dropped. Every container squad starts carries the label
 //! [`LABEL`], so a later start can find the ones a kill left behind.
 
 use super::EnvError;
 use super::client::{Remote, StderrTail};
+use super::copy_in::{self, Launch};
 use super::protocol::Init;
 use crate::config::EnvironmentConfig;
 use bollard::Docker;
@@ -98,13 +100,39 @@ pub async fn connect(
     init: &Init,
 ) -> Result<Remote, EnvError> {
     let docker = engine(env, config).await?;
-    let id = start(&docker, env, config).await?;
+    let launch = launch(&docker, env, config).await?;
+    let id = start(&docker, env, config, &launch).await?;
     let guard = ContainerGuard {
         docker: docker.clone(),
         id: id.clone(),
     };
     // From here on, a failure removes the container (the guard drops).
-    serve_in(&docker, env, config, guard, init).await
+    serve_in(&docker, env, guard, &launch.argv, init).await
+}
+
+/// How squad will start in the environment's containers, checked without making one
+/// (`squad doctor`): from the image, or copied in (then the image's platform is checked).
+pub async fn squad_there(env: &str, config: &EnvironmentConfig) -> Result<String, EnvError> {
+    let docker = engine(env, config).await?;
+    Ok(launch(&docker, env, config).await?.note())
+}
+
+/// The image inspected (a missing one fails here, before any container is made), and how
+/// squad starts in it.
+async fn launch(
+    docker: &Docker,
+    env: &str,
+    config: &EnvironmentConfig,
+) -> Result<Launch, EnvError> {
+    let image = config
+        .image
+        .as_deref()
+        .ok_or_else(|| EnvError::new(env, "a container environment needs `image`"))?;
+    let inspected = docker
+        .inspect_image(image)
+        .await
+        .map_err(|e| EnvError::new(env, format!("cannot create a container from {image}: {e}")))?;
+    copy_in::launch(env, config, &inspected).await
 }
 
 /// Connects again to the worker's container `id` (a resumed session's): a new tool server
@@ -119,18 +147,27 @@ pub async fn reattach(
     let docker = engine(env, config).await?;
     let inspected = docker.inspect_container(id, None).await;
     let running = inspected
+        .as_ref()
         .ok()
-        .and_then(|c| c.state)
+        .and_then(|c| c.state.as_ref())
         .and_then(|s| s.running)
         .unwrap_or(false);
     if !running {
         return Ok(None);
     }
+    // Started as its first process was: the image's squad, or the one copied in.
+    let first = inspected.ok().and_then(|c| c.config).and_then(|c| c.cmd);
+    let argv = match first.as_deref() {
+        Some([argv @ .., serve, hold]) if serve == "tool-server" && hold == "--hold" => {
+            argv.to_vec()
+        }
+        _ => vec![config.squad_or_default().to_string()],
+    };
     let guard = ContainerGuard {
         docker: docker.clone(),
         id: id.to_string(),
     };
-    match serve_in(&docker, env, config, guard, init).await {
+    match serve_in(&docker, env, guard, &argv, init).await {
         Ok(remote) => Ok(Some(remote)),
         Err(e) => {
             tracing::info!("no reattaching to container {id}: {e}");
@@ -143,12 +180,13 @@ pub async fn reattach(
 async fn serve_in(
     docker: &Docker,
     env: &str,
-    config: &EnvironmentConfig,
     guard: ContainerGuard,
+    argv: &[String],
     init: &Init,
 ) -> Result<Remote, EnvError> {
     let id = guard.id.clone();
-    let squad = config.squad_or_default().to_string();
+    let mut cmd = argv.to_vec();
+    cmd.push("tool-server".to_string());
     let exec = docker
         .create_exec(
             &id,
@@ -156,7 +194,7 @@ async fn serve_in(
                 attach_stdin: Some(true),
                 attach_stdout: Some(true),
                 attach_stderr: Some(true),
-                cmd: Some(vec![squad, "tool-server".to_string()]),
+                cmd: Some(cmd),
                 ..Default::default()
             },
         )
@@ -191,8 +229,14 @@ async fn serve_in(
     Remote::connect(env, reader, input, init, tail, Box::new(guard)).await
 }
 
-/// Creates and starts the container; removes it again when starting fails.
-async fn start(docker: &Docker, env: &str, config: &EnvironmentConfig) -> Result<String, EnvError> {
+/// Creates the container, puts squad in when it is copied, and starts it; removes it again
+/// when either fails.
+async fn start(
+    docker: &Docker,
+    env: &str,
+    config: &EnvironmentConfig,
+    launch: &Launch,
+) -> Result<String, EnvError> {
     let image = config
         .image
         .clone()
@@ -201,10 +245,11 @@ async fn start(docker: &Docker, env: &str, config: &EnvironmentConfig) -> Result
         "squad-{env}-{}",
         &uuid::Uuid::new_v4().simple().to_string()[..8]
     );
-    let squad = config.squad_or_default().to_string();
+    let mut cmd = launch.argv.clone();
+    cmd.extend(["tool-server".to_string(), "--hold".to_string()]);
     let body = ContainerCreateBody {
         image: Some(image.clone()),
-        cmd: Some(vec![squad, "tool-server".into(), "--hold".into()]),
+        cmd: Some(cmd),
         labels: Some(owner_labels(env)),
         host_config: Some(HostConfig {
             network_mode: Some(config.network_mode().to_string()),
@@ -223,6 +268,15 @@ async fn start(docker: &Docker, env: &str, config: &EnvironmentConfig) -> Result
         .create_container(Some(options), body)
         .await
         .map_err(|e| EnvError::new(env, format!("cannot create a container from {image}: {e}")))?;
+    if let Some(bundle) = &launch.copied
+        && let Err(e) = copy_in::upload(docker, &created.id, bundle).await
+    {
+        remove(docker, &created.id).await;
+        return Err(EnvError::new(
+            env,
+            format!("cannot copy squad into the container {name}: {e}"),
+        ));
+    }
     if let Err(e) = docker.start_container(&created.id, None).await {
         remove(docker, &created.id).await;
         return Err(EnvError::new(

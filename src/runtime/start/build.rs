@@ -205,6 +205,7 @@ async fn services(
     );
     let isolation = Arc::new(isolation);
     sweep_containers(config, data_dir, &opened.session_id).await;
+    crate::environments::refs::prune_at_start(workspace.root(), data_dir, &opened.session_id).await;
     let replayed = opened.resumed.as_ref().map(|r| &r.replayed);
     let pause = Arc::new(PauseGate::new(replayed.is_some_and(|r| r.paused)));
     let limit = replayed.and_then(|r| r.session_budget);

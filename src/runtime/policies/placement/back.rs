@@ -2,7 +2,7 @@
 //! (or made here from the engine's archive), and applied to its worktree here as a patch
 //! from what came back before, so its worktree holds its change uncommitted, as a local
 //! worker's would; verification measures it and the merge queue merges it. A change that
-//! does not apply stays under `refs/squad/returned/ID` here, and the error names it.
+//! does not apply stays under `refs/squad/returned/SESSION/ID` here, and the error names it.
 //!
 //! Nothing is applied twice: the commit being applied is in the log, on disk, before it
 //! is, so after a kill between the apply and its record the next bring-back looks whether
@@ -11,7 +11,7 @@
 //! and isolation keeps it as it keeps a local worker's; what cannot come back is named.
 
 use super::PlacedWorker;
-use crate::environments::carry::{self, RETURNED_PREFIX};
+use crate::environments::carry;
 use crate::isolation::{Git, Seal};
 use crate::protocol::EventKind;
 use crate::runtime::cx::AgentCx;
@@ -69,9 +69,10 @@ impl PlacedWorker {
         let (team, agent) = (cx.team(), cx.id());
         iso.before_change(team, agent, None).await;
         iso.wait_for_files(team, agent).await;
+        let kept = carry::returned_ref(&name);
         let seal = iso.seal(team, agent).ok_or_else(|| {
             Failed::Here(format!(
-                "its change came back (commit {commit}, kept as {RETURNED_PREFIX}/{name}) but it \
+                "its change came back (commit {commit}, kept as {kept}) but it \
                  has no worktree here to land in"
             ))
         })?;
@@ -105,10 +106,10 @@ impl PlacedWorker {
         if let Err(e) = applied {
             *crate::sync::lock(&self.applying) = None;
             return Err(Failed::Here(format!(
-                "environment '{}': its change (commit {commit}, kept as {RETURNED_PREFIX}/{}) \
+                "environment '{}': its change (commit {commit}, kept as {}) \
                  does not apply to its worktree here: {e}",
                 self.env,
-                agent.short()
+                carry::returned_ref(&agent.short())
             )));
         }
         *crate::sync::lock(&self.applied) = commit;
