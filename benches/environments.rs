@@ -3,8 +3,7 @@
 //! and `podman system service`, started here):
 //!
 //! a. spawn to first tool result: connecting (child started, ssh login, container created
-//!    and started and the tool server exec'd; also with squad copied in: the binary, its
-//!    libraries and loader uploaded into the created container) plus one `read_file`;
+//!    and started and the tool server exec'd) plus one `read_file`;
 //! b. per-call overhead: `read_file` of a small file, N calls one after another, median and
 //!    p90, against the in-process handler;
 //! c. `WORKERS` container workers connected at once, each with one call: wall time;
@@ -265,16 +264,6 @@ async fn main() {
     let env = container_env(&podman);
     transport("container (podman, runc)", calls, || {
         in_container(&env, "bench")
-    })
-    .await;
-    // No squad in the image: this squad, its libraries and loader uploaded at each spawn.
-    let copied = EnvironmentConfig {
-        squad: None,
-        mounts: Vec::new(),
-        ..env.clone()
-    };
-    transport("container, squad copied in", calls, || {
-        in_container(&copied, "benchcp")
     })
     .await;
 
