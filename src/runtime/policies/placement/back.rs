@@ -42,6 +42,8 @@ impl PlacedWorker {
 
     async fn bring(&self, cx: &AgentCx) -> Result<(), Failed> {
         let _one = self.bringing.lock().await;
+        // A call that runs there from now on is after what this collects.
+        self.dirty.store(false, Ordering::SeqCst);
         let name = cx.id().short();
         let message = format!(
             "squad: worker {name}'s change in environment '{}'",
@@ -49,7 +51,10 @@ impl PlacedWorker {
         );
         let collected = carry::collect(&self.remote, &self.repo, &self.carried, &name, &message)
             .await
-            .map_err(|e| Failed::There(e.to_string()))?;
+            .map_err(|e| {
+                self.dirty.store(true, Ordering::SeqCst);
+                Failed::There(e.to_string())
+            })?;
         let from = crate::sync::lock(&self.applied).clone();
         let Some(commit) = collected.filter(|c| *c != from) else {
             return Ok(());
@@ -158,6 +163,8 @@ impl PlacedWorker {
     pub(super) async fn going(&self, cx: &AgentCx) {
         let why = match self.remote.lost() {
             Some(lost) => lost,
+            // Nothing ran there since its change last came back.
+            None if !self.dirty.load(Ordering::SeqCst) => return,
             None => match self.bring(cx).await {
                 Ok(()) => return,
                 Err(Failed::Here(why)) => {

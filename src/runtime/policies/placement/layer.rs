@@ -79,6 +79,9 @@ impl Layer for PlacementLayer {
             return ToolOut::ran(Ran::Fatal(worker.lost_reason(&why)));
         }
         if let Some(tool) = worker.tools.get(&req.call.name) {
+            worker
+                .dirty
+                .store(true, std::sync::atomic::Ordering::SeqCst);
             req.handler = Arc::new(Coding(tool.clone()));
             // Nothing here to fill behind the call: its files are there.
             req.writes = None;

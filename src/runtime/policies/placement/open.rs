@@ -94,6 +94,7 @@ pub(super) fn placed(
         applied,
         applying: Mutex::new(None),
         keep_there: std::sync::atomic::AtomicBool::new(false),
+        dirty: std::sync::atomic::AtomicBool::new(true),
         bringing: tokio::sync::Mutex::new(()),
     }
 }

@@ -128,6 +128,9 @@ pub struct PlacedWorker {
     pub(super) applying: Mutex<Option<String>>,
     /// Its work there could not be brought back when it went: its root there stays.
     pub(super) keep_there: AtomicBool,
+    /// A tool ran there since its change last came back (or it was reattached): only then
+    /// is there anything to bring back when it goes.
+    pub(super) dirty: AtomicBool,
     /// Collecting and applying run one at a time.
     pub(super) bringing: tokio::sync::Mutex<()>,
 }
