@@ -245,25 +245,31 @@ impl Team {
             .collect()
     }
 
-    /// Resting agents the log left with messages owed (`--continue`): a turn starts for
-    /// them. Interrupted ones get theirs when continued. Returns how many were woken.
+    /// `--continue`: the session goes on as before the kill, so no resting agent is held
+    /// any more (a message later sent to it wakes it, the board offers it tasks,
+    /// `tests/team_crash.rs` found a sender waiting for ever on a resumed resting
+    /// worker); those the log left with messages owed start a turn for them. Interrupted
+    /// ones get theirs when continued. Returns how many were woken.
     pub fn wake_for_owed_mail(&self) -> usize {
         let owed: Vec<AgentId> = {
             let mut agents = self.lock();
-            let ids: Vec<AgentId> = agents
+            let resting: Vec<AgentId> = agents
                 .values()
                 .filter(|a| {
-                    !a.mailbox.queue.is_empty()
-                        && !a.in_turn
+                    !a.in_turn
                         && a.status != AgentStatus::Interrupted
                         && !a.life.released
                         && !a.cancel.is_cancelled()
                 })
                 .map(|a| a.id)
                 .collect();
-            for id in &ids {
-                if let Some(a) = agents.get_mut(id) {
+            let mut ids = Vec::new();
+            for id in resting {
+                if let Some(a) = agents.get_mut(&id) {
                     a.hold = false;
+                    if !a.mailbox.queue.is_empty() {
+                        ids.push(id);
+                    }
                 }
             }
             ids
