@@ -95,6 +95,10 @@ pub struct ReplayedSession {
     pub coordinate_only: bool,
     /// The highest teammates' message id on record, so ids stay unique after a resume.
     pub last_mail_id: u64,
+    /// Running tasks whose worker returned its result after taking them, the log ending
+    /// before the board heard of it (killed between the result and its turn's end):
+    /// (task, worker). The resumed board finishes them as the result says.
+    pub returned: Vec<(String, AgentId)>,
 }
 
 /// Rebuilds the session's agents and histories from its events. `None` if the log has no
@@ -116,9 +120,11 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     let mut plans = HashMap::new();
     let mut coordinate_only = false;
     let mut last_mail_id = 0;
+    let mut returns = Returns::default();
 
     for ev in events {
         last_seq = last_seq.max(ev.seq);
+        returns.fold(ev);
         match &ev.kind {
             EventKind::SessionStarted {
                 session_id: id,
@@ -327,7 +333,33 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
         plans,
         coordinate_only,
         last_mail_id,
+        returned: returns.returned,
     })
+}
+
+/// Which worker returned a result while it held a running task that the log never shows
+/// finished after.
+#[derive(Default)]
+struct Returns {
+    /// Worker → the running task it holds.
+    holding: HashMap<AgentId, String>,
+    returned: Vec<(String, AgentId)>,
+}
+
+impl Returns {
+    fn fold(&mut self, ev: &Event) {
+        if let EventKind::TaskUpdated { task } = &ev.kind {
+            self.returned.retain(|(t, _)| *t != task.id);
+            self.holding.retain(|_, t| *t != task.id);
+            if let (crate::protocol::TaskStatus::Running, Some(a)) = (task.status, task.assignee) {
+                self.holding.insert(a, task.id.clone());
+            }
+        } else if let EventKind::ResultReturned { .. } = &ev.kind
+            && let Some(task) = self.holding.remove(&ev.agent_id)
+        {
+            self.returned.push((task, ev.agent_id));
+        }
+    }
 }
 
 impl ReplayedAgent {

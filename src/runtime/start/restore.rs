@@ -61,7 +61,7 @@ pub fn restore_agents(
     let team = &session.team;
     team.restore_delivery(|id, _| delivered.get(&id).copied().unwrap_or(true));
     team.restore_releases();
-    reconcile_claims(session);
+    reconcile_claims(session, &replayed.returned);
     // The log may end with them running (the process was killed): say what they are now.
     for (id, parent_id) in interrupted {
         team.emit(
@@ -112,9 +112,11 @@ fn reopen_placed(session: &Session, policies: &Policies, agents: &[ReplayedAgent
     );
 }
 
-/// A claimed task is held only by a worker that came back alive; others are ready again.
-fn reconcile_claims(session: &Session) {
+/// A task whose worker's result is on record is finished; a claimed task is held only by
+/// a worker that came back alive, others are ready again.
+fn reconcile_claims(session: &Session, returned: &[(String, AgentId)]) {
     let team = &session.team;
+    session.tasks.finish_returned(team, returned);
     let live: std::collections::HashSet<AgentId> = (team.directory().into_iter())
         .filter(|m| m.reachable && team.status(m.id) != Some(AgentStatus::Failed))
         .map(|m| m.id)

@@ -92,6 +92,22 @@ impl TaskBoard {
         (!t.paths.is_empty()).then(|| (t.id.clone(), t.paths.clone()))
     }
 
+    /// On resume: tasks whose worker's result is on record after it took them, the log
+    /// ending before the board heard of it (`ReplayedSession::returned`), are finished as
+    /// that result says, as its turn's end would have: not held for ever by a worker at
+    /// rest (`tests/team_crash.rs` found one, the board never done).
+    pub fn finish_returned(&self, team: &Team, returned: &[(String, AgentId)]) {
+        for (task, agent) in returned {
+            let holds = self.running_task(*agent).is_some_and(|t| t.id == *task);
+            let Some(result) = team.result(*agent).filter(|_| holds) else {
+                continue;
+            };
+            let ok = result.status == crate::protocol::ResultStatus::Success
+                && result.verification.as_ref().is_none_or(|v| v.passed);
+            self.worker_finished(team, *agent, ok, Some(result.summary));
+        }
+    }
+
     /// On resume: a claimed task whose worker did not come back alive is ready again, so
     /// no task is held by nobody; the workers that claimed are known again.
     pub fn reconcile(&self, team: &Team, alive: &dyn Fn(AgentId) -> bool) {
