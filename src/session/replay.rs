@@ -304,6 +304,7 @@ pub fn replay(events: &[Event]) -> Option<ReplayedSession> {
     for agent in agents.values_mut() {
         if agent.id != root {
             owe_unstarted_task(agent);
+            task_first(agent);
         }
         if !agent.status.is_idle() {
             agent.status = AgentStatus::Interrupted;
@@ -513,6 +514,19 @@ fn owe_unstarted_task(agent: &mut ReplayedAgent) {
         agent.history.push(HistoryItem::user(agent.task.clone()));
     }
     agent.status = AgentStatus::Interrupted;
+}
+
+/// A worker's conversation starts with its task. One an earlier resume gave its task from
+/// its spawn (`owe_unstarted_task`) had that item in memory only, so the log has its model's answers
+/// without it: it is given again, the same (`tests/team_crash.rs` found a worker killed
+/// twice asked with no task at all).
+fn task_first(agent: &mut ReplayedAgent) {
+    let answer_first = matches!(agent.history.first(), Some(HistoryItem::Assistant { .. }));
+    if answer_first && !agent.task.is_empty() {
+        agent
+            .history
+            .insert(0, HistoryItem::user(agent.task.clone()));
+    }
 }
 
 fn finished(status: AgentStatus) -> bool {
