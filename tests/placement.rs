@@ -1119,3 +1119,72 @@ async fn a_placed_workers_change_applied_here_as_squad_is_killed_comes_back_once
     }
     panic!("the kill never fell between the apply here and its record");
 }
+
+/// A worker into `far` that writes `before.txt` there and returns it; after a resume it
+/// rewrites that file there and returns again.
+fn rewriting_after_resume(body: &Value) -> MockResponse {
+    if is_worker(body) {
+        return match tool_count(body) {
+            0 => MockResponse::tool_call(
+                "w1",
+                "write_file",
+                r#"{"path": "before.txt", "content": "before.txt written there\n"}"#,
+            ),
+            1 => MockResponse::tool_call("r", "return_results", &good_result("x").to_string()),
+            2 => MockResponse::tool_call(
+                "w2",
+                "write_file",
+                r#"{"path": "before.txt", "content": "before.txt rewritten after the resume\n"}"#,
+            ),
+            _ => MockResponse::tool_call("r2", "return_results", &good_result("x").to_string()),
+        };
+    }
+    returning_into_far(body)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_change_applied_as_squad_is_killed_is_the_base_of_a_worker_started_there_again() {
+    let Some(sshd) = Sshd::start("a_change_applied_as_killed_restarted") else {
+        return;
+    };
+    // The kill must fall after the apply here and before the log says it came back; its
+    // root there is then removed, so --continue must start the worker there again.
+    for _ in 0..4 {
+        let far = tempfile::tempdir().unwrap();
+        let mock = MockServer::start().await;
+        let sb = repo(&format!(
+            "[verify]\nenabled = false\n[limits]\nmax_iterations = 8\n{}",
+            ssh_env("far", &sshd, far.path())
+        ));
+        mock.set_responder(rewriting_after_resume);
+        let mut cmd = sb.command(Some(&mock));
+        cmd.args(["exec", "--approval", "auto", "place"]);
+        let mut child = cmd.spawn().unwrap();
+        let worktrees = sb.data_dir().join("worktrees");
+        let start = std::time::Instant::now();
+        while find_file(&worktrees, "before.txt", 3).is_none() {
+            assert!(start.elapsed().as_secs() < 60, "its change never came back");
+            std::thread::sleep(std::time::Duration::from_micros(500));
+        }
+        child.start_kill().unwrap();
+        let _ = child.wait().await;
+        let far_side = last_far_side(&sb.data_dir());
+        if far_side["applied"] != far_side["base"] || far_side["applying"].is_null() {
+            eprintln!("the kill did not fall between the apply and its record: once more");
+            continue;
+        }
+        let root = far_side["root"].as_str().unwrap().to_string();
+        std::fs::remove_dir_all(&root).unwrap();
+        let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
+        let out = format!("{}{}", run.stdout, run.stderr);
+        assert!(!out.contains("does not apply"), "{out}");
+        run.assert_ok();
+        assert_eq!(
+            sb.read("before.txt"),
+            "before.txt rewritten after the resume\n",
+            "{out}"
+        );
+        return;
+    }
+    panic!("the kill never fell between the apply here and its record");
+}

@@ -113,17 +113,35 @@ pub async fn reopen(
         format!("{workdir}/.squad-store.git")
     });
     match restart(&remote, repo, far, &store).await {
-        Ok(carried) => {
-            let base = carried.base.clone();
-            let mut worker = placed(&far.env, remote, carried, repo.to_path_buf());
-            worker.applied = std::sync::Mutex::new(base);
-            Ok(worker)
-        }
+        Ok((carried, pending)) => Ok(restarted(far, remote, repo, carried, pending)),
         Err(e) => {
             remote.close().await;
             Err(fail(format!("cannot start the worker there again: {e}")))
         }
     }
+}
+
+/// The worker started there again from `carried`. Killed as a change (`pending`) was
+/// applied here, it goes on there from that change, and its next bring-back measures
+/// from what the worktree here surely holds after looking whether it holds that change
+/// too (`settle`), so what comes back is right either way and nothing is applied twice.
+fn restarted(
+    far: &FarSide,
+    remote: Remote,
+    repo: &Path,
+    carried: Carried,
+    pending: Option<String>,
+) -> PlacedWorker {
+    let base = carried.base.clone();
+    let mut worker = placed(&far.env, remote, carried, repo.to_path_buf());
+    match pending {
+        Some(pending) => {
+            worker.applied = std::sync::Mutex::new(far.applied.clone());
+            worker.applying = std::sync::Mutex::new(Some(pending));
+        }
+        None => worker.applied = std::sync::Mutex::new(base),
+    }
+    worker
 }
 
 /// Whether the far side still holds the worker's work in its root.
@@ -162,20 +180,30 @@ fn again(
     worker
 }
 
-/// Sends the tree of its last commit here (what its worktree here holds) as its base.
+/// Sends the tree of its last commit here as its base: the one the log says was being
+/// applied at the kill when this repository holds it (it came back, so it is kept under
+/// its returned ref), else the last one that came back. Returns the first with it.
 async fn restart(
     remote: &Remote,
     repo: &Path,
     far: &FarSide,
     store: &str,
-) -> Result<Carried, String> {
+) -> Result<(Carried, Option<String>), String> {
     let git = crate::isolation::Git::new(repo);
-    let tree = git
-        .text(&["rev-parse", &format!("{}^{{tree}}", far.applied)])
-        .map_err(|e| format!("its last commit {} is not here: {e}", far.applied))?;
-    carry::send_base(remote, repo, &tree, store)
+    let tree_of = |commit: &str| git.text(&["rev-parse", &format!("{commit}^{{tree}}")]);
+    let pending = far
+        .applying
+        .as_ref()
+        .and_then(|c| tree_of(c).ok().map(|tree| (c.clone(), tree)));
+    let tree = match &pending {
+        Some((_, tree)) => tree.clone(),
+        None => tree_of(&far.applied)
+            .map_err(|e| format!("its last commit {} is not here: {e}", far.applied))?,
+    };
+    let carried = carry::send_base(remote, repo, &tree, store)
         .await
-        .map_err(|e| e.reason)
+        .map_err(|e| e.reason)?;
+    Ok((carried, pending.map(|(commit, _)| commit)))
 }
 
 /// What of a worker's work is kept, for a reason it ends with.
