@@ -1087,29 +1087,10 @@ async fn a_placed_workers_change_applied_here_as_squad_is_killed_comes_back_once
     // A few tries: the kill must fall after the apply and before the log says it came back.
     for _ in 0..4 {
         let far = tempfile::tempdir().unwrap();
-        let mock = MockServer::start().await;
-        let sb = repo(&format!(
-            "[verify]\nenabled = false\n[limits]\nmax_iterations = 6\n{}",
-            ssh_env("far", &sshd, far.path())
-        ));
-        mock.set_responder(returning_into_far);
-        let mut cmd = sb.command(Some(&mock));
-        cmd.args(["exec", "--approval", "auto", "place"]);
-        let mut child = cmd.spawn().unwrap();
-        // Killed the moment its change is in its worktree here.
-        let worktrees = sb.data_dir().join("worktrees");
-        let start = std::time::Instant::now();
-        while find_file(&worktrees, "before.txt", 3).is_none() {
-            assert!(start.elapsed().as_secs() < 60, "its change never came back");
-            std::thread::sleep(std::time::Duration::from_micros(500));
-        }
-        child.start_kill().unwrap();
-        let _ = child.wait().await;
-        let far_side = last_far_side(&sb.data_dir());
-        if far_side["applied"] != far_side["base"] {
-            eprintln!("the log had its change as come back already: once more");
+        let Some((sb, mock, _)) = killed_as_applied(&sshd, far.path(), returning_into_far).await
+        else {
             continue;
-        }
+        };
         let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
         let out = format!("{}{}", run.stdout, run.stderr);
         assert!(!out.contains("does not apply"), "{out}");
@@ -1118,6 +1099,39 @@ async fn a_placed_workers_change_applied_here_as_squad_is_killed_comes_back_once
         return;
     }
     panic!("the kill never fell between the apply here and its record");
+}
+
+/// `exec place` into `far` over ssh with `responder`, killed the moment its worker's change
+/// is in its worktree here: its sandbox, mock and last `far_side` when the kill fell after
+/// that apply and before the log said it came back (its `applying` told), else None.
+async fn killed_as_applied(
+    sshd: &Sshd,
+    far: &Path,
+    responder: fn(&Value) -> MockResponse,
+) -> Option<(Sandbox, MockServer, Value)> {
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n[limits]\nmax_iterations = 8\n{}",
+        ssh_env("far", sshd, far)
+    ));
+    mock.set_responder(responder);
+    let mut cmd = sb.command(Some(&mock));
+    cmd.args(["exec", "--approval", "auto", "place"]);
+    let mut child = cmd.spawn().unwrap();
+    let worktrees = sb.data_dir().join("worktrees");
+    let start = std::time::Instant::now();
+    while find_file(&worktrees, "before.txt", 3).is_none() {
+        assert!(start.elapsed().as_secs() < 60, "its change never came back");
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
+    let far_side = last_far_side(&sb.data_dir());
+    if far_side["applied"] != far_side["base"] || far_side["applying"].is_null() {
+        eprintln!("the kill did not fall between the apply and its record: once more");
+        return None;
+    }
+    Some((sb, mock, far_side))
 }
 
 /// A worker into `far` that writes `before.txt` there and returns it; after a resume it
@@ -1151,30 +1165,12 @@ async fn a_change_applied_as_squad_is_killed_is_the_base_of_a_worker_started_the
     // root there is then removed, so --continue must start the worker there again.
     for _ in 0..4 {
         let far = tempfile::tempdir().unwrap();
-        let mock = MockServer::start().await;
-        let sb = repo(&format!(
-            "[verify]\nenabled = false\n[limits]\nmax_iterations = 8\n{}",
-            ssh_env("far", &sshd, far.path())
-        ));
-        mock.set_responder(rewriting_after_resume);
-        let mut cmd = sb.command(Some(&mock));
-        cmd.args(["exec", "--approval", "auto", "place"]);
-        let mut child = cmd.spawn().unwrap();
-        let worktrees = sb.data_dir().join("worktrees");
-        let start = std::time::Instant::now();
-        while find_file(&worktrees, "before.txt", 3).is_none() {
-            assert!(start.elapsed().as_secs() < 60, "its change never came back");
-            std::thread::sleep(std::time::Duration::from_micros(500));
-        }
-        child.start_kill().unwrap();
-        let _ = child.wait().await;
-        let far_side = last_far_side(&sb.data_dir());
-        if far_side["applied"] != far_side["base"] || far_side["applying"].is_null() {
-            eprintln!("the kill did not fall between the apply and its record: once more");
+        let Some((sb, mock, far_side)) =
+            killed_as_applied(&sshd, far.path(), rewriting_after_resume).await
+        else {
             continue;
-        }
-        let root = far_side["root"].as_str().unwrap().to_string();
-        std::fs::remove_dir_all(&root).unwrap();
+        };
+        std::fs::remove_dir_all(far_side["root"].as_str().unwrap()).unwrap();
         let run = sb.exec(&mock, &["--approval", "auto", "--continue"]).await;
         let out = format!("{}{}", run.stdout, run.stderr);
         assert!(!out.contains("does not apply"), "{out}");

@@ -145,17 +145,7 @@ pub async fn collect(
 /// Applies the change `from`..`to` (both in `repo`) to the worktree `seal` names, as
 /// uncommitted changes: what a local worker's edits would have left there.
 pub fn apply(repo: &Path, seal: &Seal, from: &str, to: &str) -> Result<(), String> {
-    let patch = Git::new(repo)
-        .run(&[
-            "diff",
-            "--binary",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-renames",
-            from,
-            to,
-        ])
-        .map_err(|e| e.to_string())?;
+    let patch = patch(repo, from, to)?;
     if patch.is_empty() {
         return Ok(());
     }
@@ -165,6 +155,21 @@ pub fn apply(repo: &Path, seal: &Seal, from: &str, to: &str) -> Result<(), Strin
             Some(&patch),
         )
         .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The change `from`..`to` (both in `repo`) as a binary patch `git apply` takes whole.
+pub fn patch(repo: &Path, from: &str, to: &str) -> Result<Vec<u8>, String> {
+    Git::new(repo)
+        .run(&[
+            "diff",
+            "--binary",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            from,
+            to,
+        ])
         .map_err(|e| e.to_string())
 }
 

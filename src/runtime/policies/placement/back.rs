@@ -232,16 +232,7 @@ fn same_tree(repo: &Path, a: &str, b: &str) -> bool {
 
 /// Whether the worktree `seal` names holds the change `from`..`to`: its reverse applies.
 fn holds(repo: &Path, seal: &Seal, from: &str, to: &str) -> bool {
-    let patch = Git::new(repo).run(&[
-        "diff",
-        "--binary",
-        "--no-ext-diff",
-        "--no-textconv",
-        "--no-renames",
-        from,
-        to,
-    ]);
-    match patch {
+    match carry::patch(repo, from, to) {
         Ok(p) if p.is_empty() => true,
         Ok(p) => Git::worktree(seal)
             .run_with_input(&["apply", "--reverse", "--check", "-"], Some(&p))
