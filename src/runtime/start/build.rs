@@ -204,8 +204,7 @@ async fn services(
         &opened.session_id,
     );
     let isolation = Arc::new(isolation);
-    sweep_containers(config, data_dir, &opened.session_id).await;
-    crate::environments::refs::prune_at_start(workspace.root(), data_dir, &opened.session_id).await;
+    sweep_placed(config, workspace.root(), data_dir, &opened.session_id).await;
     let replayed = opened.resumed.as_ref().map(|r| &r.replayed);
     let pause = Arc::new(PauseGate::new(replayed.is_some_and(|r| r.paused)));
     let limit = replayed.and_then(|r| r.session_budget);
@@ -259,8 +258,15 @@ fn permission_mode(approval: ApprovalPolicy) -> &'static str {
 
 /// The containers this session starts carry it; those a killed session of this data dir
 /// left behind are removed first (`environments::sweep`; a few seconds at most: an engine
-/// that does not answer is passed by).
-async fn sweep_containers(config: &Config, data_dir: Option<&std::path::Path>, session: &str) {
+/// that does not answer is passed by), then the refs placed workers no one needs.
+async fn sweep_placed(
+    config: &Config,
+    repo: &std::path::Path,
+    data_dir: Option<&std::path::Path>,
+    session: &str,
+) {
+    // Only where workers can be placed: a session without environments starts no engine
+    // call and no git process for them (tests/worktrees.rs counts them).
     let Some(data) = data_dir.filter(|_| !config.environments.is_empty()) else {
         return;
     };
@@ -270,6 +276,7 @@ async fn sweep_containers(config: &Config, data_dir: Option<&std::path::Path>, s
     for name in removed.unwrap_or_default() {
         tracing::info!("removed container {name}, left by a session that no longer runs");
     }
+    crate::environments::refs::prune_at_start(repo, Some(data), session).await;
 }
 
 /// The session's policies in their order.
