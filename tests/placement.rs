@@ -715,19 +715,25 @@ fn unique_env(stem: &str) -> &'static str {
     Box::leak(format!("{stem}{}", std::process::id()).into_boxed_str())
 }
 
+/// A session whose copilot places a `resumed_into` worker in a container environment of
+/// its own (named from `stem`): the prefix of its containers' names, the mock, the sandbox.
+async fn resumable_in_a_container(podman: &Podman, stem: &str) -> (String, MockServer, Sandbox) {
+    let env = unique_env(stem);
+    let mock = MockServer::start().await;
+    let sb = repo(&format!(
+        "[verify]\nenabled = false\n{}",
+        container_env(env, podman)
+    ));
+    mock.set_responder(resumed_into(env));
+    (format!("squad-{env}-"), mock, sb)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn continue_reattaches_a_placed_worker_whose_container_still_runs() {
     let Some(podman) = Podman::start("continue_reattaches_a_placed_worker") else {
         return;
     };
-    let env = unique_env("re");
-    let prefix = format!("squad-{env}-");
-    let mock = MockServer::start().await;
-    let sb = repo(&format!(
-        "[verify]\nenabled = false\n{}",
-        container_env(env, &podman)
-    ));
-    mock.set_responder(resumed_into(env));
+    let (prefix, mock, sb) = resumable_in_a_container(&podman, "re").await;
     killed_mid_task(&sb, &mock).await;
     let left = podman.containers_named(&prefix);
     assert_eq!(left.len(), 1, "the killed squad's container still runs");
@@ -751,14 +757,7 @@ async fn continue_restarts_a_placed_worker_whose_container_is_gone_there_from_it
     let Some(podman) = Podman::start("continue_restarts_a_placed_worker") else {
         return;
     };
-    let env = unique_env("rs");
-    let prefix = format!("squad-{env}-");
-    let mock = MockServer::start().await;
-    let sb = repo(&format!(
-        "[verify]\nenabled = false\n{}",
-        container_env(env, &podman)
-    ));
-    mock.set_responder(resumed_into(env));
+    let (prefix, mock, sb) = resumable_in_a_container(&podman, "rs").await;
     killed_mid_task(&sb, &mock).await;
     let left = podman.containers_named(&prefix);
     assert_eq!(left.len(), 1, "{left:?}");
@@ -980,14 +979,7 @@ async fn a_placed_worker_stopped_by_ctrl_c_mid_task_brings_its_work_back_and_con
     let Some(podman) = Podman::start("a_placed_worker_stopped_by_ctrl_c") else {
         return;
     };
-    let env = unique_env("cc");
-    let prefix = format!("squad-{env}-");
-    let mock = MockServer::start().await;
-    let sb = repo(&format!(
-        "[verify]\nenabled = false\n{}",
-        container_env(env, &podman)
-    ));
-    mock.set_responder(resumed_into(env));
+    let (prefix, mock, sb) = resumable_in_a_container(&podman, "cc").await;
     let mut cmd = sb.command(Some(&mock));
     cmd.args(["exec", "--approval", "auto", "place"]);
     let mut child = cmd.spawn().unwrap();
